@@ -1,0 +1,34 @@
+package io.samstream.gpu.model;
+
+import io.samstream.gpu.tensor.Tensor;
+
+/**
+ * A way to run SAM: the CPU fp32 reference, or CUDA. Both take model-ready tensors; resizing,
+ * coordinate transforms and mask post-processing live in {@code SamPredictor}, shared by all backends.
+ */
+public interface SamBackend extends AutoCloseable {
+    SamConfig config();
+
+    /** A short name for logs, e.g. "cpu (8 threads)". */
+    String name();
+
+    /**
+     * Runs the image encoder.
+     *
+     * @param images normalized, padded images {@code [B, 3, S, S]}, S = {@link SamConfig#imageSize()}
+     * @return image embeddings {@code [B, C, E, E]}, C = prompt dim, E = {@link SamConfig#embeddingSize()}
+     */
+    Tensor encode(Tensor images);
+
+    /**
+     * Runs the prompt encoder and mask decoder for one image.
+     *
+     * @param embedding the image's embedding {@code [1, C, E, E]}
+     * @param prompt    the prompt set, in model input coordinates
+     * @param multimask true for the 3 multimask outputs, false for the single-mask output
+     */
+    DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask);
+
+    @Override
+    default void close() {}
+}
