@@ -1,0 +1,150 @@
+package io.samstream.gpu.checkpoint;
+
+import static io.samstream.gpu.checkpoint.CheckpointAssertions.assertFails;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.gpu.checkpoint.PickleWriter.Global;
+import io.samstream.gpu.checkpoint.PickleWriter.Raw;
+import io.samstream.gpu.checkpoint.PickleWriter.Reduce;
+import io.samstream.gpu.checkpoint.PickleWriter.Tuple;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class RestrictedUnpicklerTest {
+    private static final Path FILE = Path.of("values.pth");
+
+    private static Object load(byte[] pickle) {
+        return RestrictedUnpickler.load(FILE, "archive/data.pkl", pickle);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 4})
+    void plainValuesKeepTheirTypesAndValues(int protocol) {
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("small", 200);
+        root.put("medium", 60_000);
+        root.put("negative", -5);
+        root.put("int32", 2_000_000_000);
+        root.put("int64", 1L << 40);
+        root.put("negative64", -(1L << 50));
+        root.put("huge", BigInteger.ONE.shiftLeft(70));
+        root.put("float", 0.1);
+        root.put("yes", true);
+        root.put("no", false);
+        root.put("none", null);
+        root.put("text", "héllo ✓");
+        root.put("list", new ArrayList<>(List.of(1, 2, 3)));
+        root.put("tuple", Tuple.of(1, "a", null, 2.5));
+        root.put("bytes", new Reduce(new Global("_codecs", "encode"), Tuple.of("ab\u00ff", "latin1")));
+        root.put("set", new Raw(new byte[] {(byte) 0x8f, '(', 'K', 1, 'K', 2, (byte) 0x90}));
+
+        @SuppressWarnings("unchecked")
+        Map<Object, Object> m = (Map<Object, Object>) load(PickleWriter.dumps(root, protocol));
+
+        assertEquals(200L, m.get("small"));
+        assertEquals(60_000L, m.get("medium"));
+        assertEquals(-5L, m.get("negative"));
+        assertEquals(2_000_000_000L, m.get("int32"));
+        assertEquals(1L << 40, m.get("int64"));
+        assertEquals(-(1L << 50), m.get("negative64"));
+        assertEquals(BigInteger.ONE.shiftLeft(70), m.get("huge"));
+        assertEquals(0.1, m.get("float"));
+        assertEquals(Boolean.TRUE, m.get("yes"));
+        assertEquals(Boolean.FALSE, m.get("no"));
+        assertTrue(m.containsKey("none"));
+        assertNull(m.get("none"));
+        assertEquals("héllo ✓", m.get("text"));
+        assertEquals(List.of(1L, 2L, 3L), m.get("list"));
+        assertEquals(java.util.Arrays.asList(1L, "a", null, 2.5), m.get("tuple"));
+        assertArrayEquals("ab\u00ff".getBytes(StandardCharsets.ISO_8859_1), (byte[]) m.get("bytes"));
+        assertEquals(Set.of(1L, 2L), m.get("set"));
+    }
+
+    @Test
+    void stackAndMemoOpcodesWork() {
+        // PROTO 2, MARK, BININT1 1, POP, BININT1 2, DUP, TUPLE, BINPUT 0, POP, BINGET 0, STOP
+        byte[] pickle = {(byte) 0x80, 2, '(', 'K', 1, '0', 'K', 2, '2', 't', 'q', 0, '0', 'h', 0, '.'};
+        assertEquals(List.of(2L, 2L), load(pickle));
+    }
+
+    @Test
+    void corruptStreamsAreReportedNotThrownRaw() {
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 'h', 9, '.'}), "memo entry 9, which was never stored");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 't', '.'}), "MARK that was never opened");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, '.'}), "empty stack");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 'X', 100, 0, 0, 0, 'a', '.'}),
+                "BINUNICODE of 100 bytes but only 2 remain");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 9, '.'}), "pickle protocol 9");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 'X', 2, 0, 0, 0, (byte) 0xff, (byte) 0xfe, '.'}),
+                "not valid UTF-8");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 'K', 1, 'K', 2, 'K', 3, 's', '.'}),
+                "SETITEM stores into an int instead of a dict");
+        assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, '}', '}', 'b', '.'}),
+                "BUILD sets the state of a dict");
+    }
+
+    @Test
+    void persistentIdsMustBeTorchStorages() {
+        byte[] pickle = PickleWriter.dumps(new PickleWriter.Persistent(Tuple.of("module", "x")), 2);
+        assertFails(FILE, () -> load(pickle), "not a torch storage reference");
+    }
+
+    @Test
+    void rebuildArgumentsAreChecked() {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        TorchSaveWriter.Storage s = w.floatStorage(1f, 2f);
+        Reduce badStride = new Reduce(TorchSaveWriter.REBUILD_TENSOR_V2, Tuple.of(TorchSaveWriter.persistentId(s), 0,
+                Tuple.of(2), Tuple.of(1, 1), false, new Reduce(PickleWriter.ORDERED_DICT, Tuple.of())));
+        assertFails(FILE, () -> load(PickleWriter.dumps(badStride, 2)), "1 sizes but 2 strides");
+
+        Reduce negativeOffset = new Reduce(TorchSaveWriter.REBUILD_TENSOR_V2, Tuple.of(TorchSaveWriter.persistentId(s),
+                -1, Tuple.of(2), Tuple.of(1), false, new Reduce(PickleWriter.ORDERED_DICT, Tuple.of())));
+        assertFails(FILE, () -> load(PickleWriter.dumps(negativeOffset, 2)), "storage offset should be a non-negative int");
+
+        Reduce fewArgs = new Reduce(TorchSaveWriter.REBUILD_TENSOR_V2, Tuple.of(TorchSaveWriter.persistentId(s), 0));
+        assertFails(FILE, () -> load(PickleWriter.dumps(fewArgs, 2)),
+                "torch._utils._rebuild_tensor_v2 is called with 2 arguments instead of 6 or 7");
+    }
+
+    @Test
+    void newerRebuildFunctionsAreUnderstood() {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        // _rebuild_tensor_v3 over an untyped storage of 8 bytes viewed as 2 float32 values, with metadata
+        PickleWriter.Persistent untyped = new PickleWriter.Persistent(
+                Tuple.of("storage", new Global("torch", "UntypedStorage"), "untyped", "cuda:0", 8));
+        Reduce v3 = new Reduce(new Global("torch._utils", "_rebuild_tensor_v3"), Tuple.of(untyped, 1, Tuple.of(1),
+                Tuple.of(1), false, new Reduce(PickleWriter.ORDERED_DICT, Tuple.of()), new Global("torch", "float32"),
+                new LinkedHashMap<>()));
+        // a tensor subclass path: _rebuild_from_type_v2(_rebuild_tensor_v2, torch.Tensor, args, state)
+        TorchSaveWriter.Storage half = w.shortStorage("HalfStorage", (short) 0x3C00);
+        Reduce inner = TorchSaveWriter.tensor(half, 1);
+        Reduce fromType = new Reduce(new Global("torch._tensor", "_rebuild_from_type_v2"), Tuple.of(
+                TorchSaveWriter.REBUILD_TENSOR_V2, new Global("torch", "Tensor"), inner.args(), new LinkedHashMap<>()));
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("v3", v3);
+        root.put("sub", fromType);
+
+        @SuppressWarnings("unchecked")
+        Map<Object, Object> m = (Map<Object, Object>) load(PickleWriter.dumps(root, 2));
+
+        TensorRef a = (TensorRef) m.get("v3");
+        assertEquals(ElementType.FLOAT32, a.dtype());
+        assertTrue(a.storage().untyped());
+        assertEquals(1, a.offset());
+        TensorRef b = (TensorRef) m.get("sub");
+        assertEquals(ElementType.FLOAT16, b.dtype());
+        assertArrayEquals(new int[] {1}, b.size());
+    }
+}
