@@ -4,14 +4,15 @@ import java.util.Locale;
 
 /**
  * One prompt set in <em>original image</em> pixels, as users give it (the reference
- * {@code SamPredictor.predict} arguments): points with labels, a box, or both.
+ * {@code SamPredictor.predict} arguments): points with labels, a box, or both. Coordinates are doubles
+ * because the reference scales them in float64 before the model sees them as float32.
  *
  * @param points    (x, y) points, or null
  * @param labels    per point: 1 foreground, 0 background; or null
  * @param box       {@code [x0, y0, x1, y1]}, or null
  * @param multimask true for the 3 multimask outputs, false for the single best mask
  */
-public record PromptSet(float[][] points, int[] labels, float[] box, boolean multimask) {
+public record PromptSet(double[][] points, int[] labels, double[] box, boolean multimask) {
 
     public int pointCount() {
         return points == null ? 0 : points.length;
@@ -38,7 +39,7 @@ public record PromptSet(float[][] points, int[] labels, float[] box, boolean mul
                 throw new IllegalArgumentException(points.length + " points but " + labels.length + " labels");
             }
             for (int i = 0; i < points.length; i++) {
-                float[] p = points[i];
+                double[] p = points[i];
                 if (p == null || p.length != 2) {
                     throw new IllegalArgumentException("point " + i + " must be [x, y]");
                 }
@@ -62,8 +63,8 @@ public record PromptSet(float[][] points, int[] labels, float[] box, boolean mul
         }
     }
 
-    private static void requireInside(String what, float x, float y, int width, int height) {
-        if (!Float.isFinite(x) || !Float.isFinite(y)) {
+    private static void requireInside(String what, double x, double y, int width, int height) {
+        if (!Double.isFinite(x) || !Double.isFinite(y)) {
             throw new IllegalArgumentException(what + " is not a finite coordinate");
         }
         if (x < 0 || y < 0 || x > width || y > height) {
@@ -71,11 +72,11 @@ public record PromptSet(float[][] points, int[] labels, float[] box, boolean mul
         }
     }
 
-    private static String fmt(float x, float y) {
+    private static String fmt(double x, double y) {
         return String.format(Locale.ROOT, "(%s, %s)", num(x), num(y));
     }
 
-    private static String num(float v) {
-        return v == Math.rint(v) && Math.abs(v) < 1e9 ? Long.toString((long) v) : Float.toString(v);
+    private static String num(double v) {
+        return v == Math.rint(v) && Math.abs(v) < 1e9 ? Long.toString((long) v) : Double.toString(v);
     }
 }

@@ -6,23 +6,23 @@ import picocli.CommandLine.TypeConversionException;
 final class Numbers {
     private Numbers() {}
 
-    static float[] parse(String value, String what, String form) {
+    static double[] parse(String value, String what, String form) {
         String[] parts = value.split(",", -1);
-        float[] out = new float[parts.length];
+        double[] out = new double[parts.length];
         for (int i = 0; i < parts.length; i++) {
             try {
-                out[i] = Float.parseFloat(parts[i].trim());
+                out[i] = Double.parseDouble(parts[i].trim());
             } catch (NumberFormatException e) {
                 throw new TypeConversionException(what + " '" + value + "' must be " + form + " with numbers");
             }
-            if (!Float.isFinite(out[i])) {
+            if (!Double.isFinite(out[i])) {
                 throw new TypeConversionException(what + " '" + value + "' has a value that is not finite");
             }
         }
         return out;
     }
 
-    static String format(float v) {
-        return v == Math.rint(v) ? Long.toString((long) v) : Float.toString(v);
+    static String format(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 }

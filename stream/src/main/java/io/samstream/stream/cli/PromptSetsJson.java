@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -65,13 +66,13 @@ final class PromptSetsJson {
                 throw new IllegalArgumentException("unknown field \"" + key + "\" (expected " + KEYS + ")");
             }
         }
-        float[][] points = null;
+        double[][] points = null;
         JsonNode p = node.get("points");
         if (p != null && !p.isNull()) {
             if (!p.isArray()) {
                 throw new IllegalArgumentException("\"points\" must be an array of [x, y]");
             }
-            points = new float[p.size()][];
+            points = new double[p.size()][];
             for (int i = 0; i < p.size(); i++) {
                 points[i] = numbers(p.get(i), 2, "point " + i);
             }
@@ -92,9 +93,9 @@ final class PromptSetsJson {
             }
         } else if (points != null) {
             labels = new int[points.length];
-            java.util.Arrays.fill(labels, 1);
+            Arrays.fill(labels, 1);
         }
-        float[] box = null;
+        double[] box = null;
         JsonNode b = node.get("box");
         if (b != null && !b.isNull()) {
             box = numbers(b, 4, "box");
@@ -106,16 +107,16 @@ final class PromptSetsJson {
         return new PromptSet(points, labels, box, m != null && m.asBoolean(false));
     }
 
-    private static float[] numbers(JsonNode node, int count, String what) {
+    private static double[] numbers(JsonNode node, int count, String what) {
         if (node == null || !node.isArray() || node.size() != count) {
             throw new IllegalArgumentException(what + " must be an array of " + count + " numbers, got " + node);
         }
-        float[] out = new float[count];
+        double[] out = new double[count];
         for (int i = 0; i < count; i++) {
             if (!node.get(i).isNumber()) {
                 throw new IllegalArgumentException(what + " must hold numbers, got " + node);
             }
-            out[i] = (float) node.get(i).asDouble();
+            out[i] = node.get(i).asDouble();
         }
         return out;
     }
