@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Files written by real torch.save (torch 2.11) and transformers' save_pretrained (5.17); see
- * tools/make_checkpoint_fixtures.py.
+ * tools/fixtures/make_checkpoint_fixtures.py.
  */
 class RealTorchFixturesTest {
 
