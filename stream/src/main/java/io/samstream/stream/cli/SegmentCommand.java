@@ -1,0 +1,150 @@
+package io.samstream.stream.cli;
+
+import io.samstream.config.ConfigLoader;
+import io.samstream.config.Device;
+import io.samstream.config.SamstreamConfig;
+import io.samstream.gpu.SamModels;
+import io.samstream.gpu.image.ImageFiles;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.predict.Prediction;
+import io.samstream.gpu.predict.PromptSet;
+import io.samstream.gpu.predict.SamPredictor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code samstream segment}: one image, any number of prompt sets, masks out. The image is encoded
+ * once; every prompt set (from {@code --prompts}, then the one the flags make) is decoded against it.
+ */
+@Command(
+        name = "segment",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Segment one image with SAM: encode it once, decode every prompt set.",
+            "Coordinates are in original image pixels. Writes DIR/masks.json (COCO RLE masks, predicted IoU,"
+                    + " boxes) and, with --npy, the reference predictor's arrays."
+        })
+final class SegmentCommand implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger(SegmentCommand.class);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--checkpoint", paramLabel = "CKPT",
+            description = "SAM checkpoint (.pth as released by Meta, or .safetensors). Default: samstream.model.checkpoint.")
+    Path checkpoint;
+
+    @Option(names = "--image", required = true, paramLabel = "IMG", description = "PNG or JPEG image.")
+    Path image;
+
+    @Option(names = "--point", paramLabel = "X,Y[,LABEL]", converter = PointConverter.class,
+            description = "A point prompt; LABEL 1 (default) = foreground, 0 = background. Repeatable.")
+    List<double[]> points = new ArrayList<>();
+
+    @Option(names = "--box", paramLabel = "X0,Y0,X1,Y1", converter = BoxConverter.class, description = "A box prompt.")
+    BoxConverter.Box box;
+
+    @Option(names = "--multimask", description = "Return the 3 multimask outputs for the flags' prompt set.")
+    boolean multimask;
+
+    @Option(names = "--prompts", paramLabel = "PROMPTS.json",
+            description = "JSON array of prompt sets {\"points\",\"labels\",\"box\",\"multimask\"}.")
+    Path promptsFile;
+
+    @Option(names = "--device", paramLabel = "auto|cpu|cuda", description = "Where the model runs. Default: samstream.device.")
+    String device;
+
+    @Option(names = "--threads", paramLabel = "N", description = "CPU backend threads. Default: samstream.cpu.threads.")
+    Integer threads;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Configuration file (HOCON).")
+    Path configFile;
+
+    @Option(names = "--npy", description = "Also write embedding.npy and prompt-<i>/{masks,iou,lowres}.npy.")
+    boolean npy;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output directory.")
+    Path out;
+
+    /** How many of the prompt sets came from --prompts (for error messages). */
+    private int fileSetCount;
+
+    @Override
+    public Integer call() throws Exception {
+        SamstreamConfig config = configFile == null ? ConfigLoader.load() : ConfigLoader.load(configFile);
+        List<PromptSet> sets = promptSets();
+        Path ckpt = checkpoint != null ? checkpoint : config.checkpoint().orElseThrow(() -> new ParameterException(
+                spec.commandLine(), "no checkpoint: give --checkpoint or set samstream.model.checkpoint"));
+        Device dev = device == null ? config.device() : Device.parse(device, "--device");
+        int nThreads = threads == null ? config.cpuThreads() : threads;
+        if (nThreads <= 0) {
+            throw new ParameterException(spec.commandLine(), "--threads must be positive, got " + nThreads);
+        }
+
+        RgbImage rgb = ImageFiles.read(image);
+        for (int i = 0; i < sets.size(); i++) {
+            try {
+                sets.get(i).validate(rgb.width(), rgb.height());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(describeSet(i) + ": " + e.getMessage());
+            }
+        }
+
+        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads)) {
+            SamPredictor predictor = new SamPredictor(backend);
+            long t0 = System.nanoTime();
+            predictor.setImage(rgb);
+            log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
+                    (System.nanoTime() - t0) / 1_000_000);
+            List<Prediction> predictions = new ArrayList<>();
+            for (PromptSet set : sets) {
+                predictions.add(predictor.predict(set));
+            }
+            SegmentOutput output = new SegmentOutput(out);
+            output.writeMasksJson(image, ckpt, backend, sets, predictions);
+            if (npy) {
+                output.writeNpy(predictor.embedding(), predictions);
+            }
+            spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
+        }
+        return 0;
+    }
+
+    /** The file's sets first, then the one the flags make. */
+    private List<PromptSet> promptSets() {
+        List<PromptSet> sets = new ArrayList<>();
+        if (promptsFile != null) {
+            sets.addAll(PromptSetsJson.read(promptsFile));
+            fileSetCount = sets.size();
+        }
+        if (!points.isEmpty() || box != null) {
+            double[][] xy = points.isEmpty() ? null : new double[points.size()][];
+            int[] labels = points.isEmpty() ? null : new int[points.size()];
+            for (int i = 0; i < points.size(); i++) {
+                xy[i] = new double[] {points.get(i)[0], points.get(i)[1]};
+                labels[i] = (int) points.get(i)[2];
+            }
+            sets.add(new PromptSet(xy, labels, box == null ? null : box.corners(), multimask));
+        } else if (multimask) {
+            throw new ParameterException(spec.commandLine(), "--multimask applies to --point/--box prompts; none given");
+        }
+        if (sets.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "no prompt: give --point, --box or --prompts");
+        }
+        return sets;
+    }
+
+    private String describeSet(int i) {
+        return i < fileSetCount ? promptsFile + ": prompt set " + i : "--point/--box prompt";
+    }
+}

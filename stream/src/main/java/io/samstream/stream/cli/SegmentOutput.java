@@ -1,0 +1,119 @@
+package io.samstream.stream.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.samstream.gpu.mask.CocoRle;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.predict.Prediction;
+import io.samstream.gpu.predict.PromptSet;
+import io.samstream.gpu.tensor.Npy;
+import io.samstream.gpu.tensor.NpyArray;
+import io.samstream.gpu.tensor.Tensor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * What {@code segment} writes into its output directory.
+ *
+ * <ul>
+ *   <li>{@code masks.json}: per prompt set, its masks as COCO compressed RLE ({@code pycocotools.mask.decode}
+ *       reads them), the predicted IoU, the mask's box {@code [x0, y0, x1, y1]} (x1, y1 exclusive; null
+ *       for an empty mask) and its area in pixels.
+ *   <li>with {@code --npy}, exactly the arrays the reference {@code SamPredictor} returns:
+ *       {@code embedding.npy} float32 [1,C,h,w]; per set {@code prompt-<i>/masks.npy} bool [N,H,W],
+ *       {@code iou.npy} float32 [N], {@code lowres.npy} float32 [N,L,L].
+ * </ul>
+ */
+final class SegmentOutput {
+    private final Path dir;
+
+    SegmentOutput(Path dir) throws IOException {
+        this.dir = dir;
+        Files.createDirectories(dir);
+    }
+
+    void writeMasksJson(Path image, Path checkpoint, SamBackend backend, List<PromptSet> sets,
+            List<Prediction> predictions) throws IOException {
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode root = json.createObjectNode();
+        Prediction first = predictions.get(0);
+        root.put("image", image.toString());
+        root.put("width", first.width());
+        root.put("height", first.height());
+        root.put("checkpoint", checkpoint.toString());
+        root.put("model", backend.config().describe());
+        root.put("device", backend.name());
+        ArrayNode out = root.putArray("prompt_sets");
+        for (int i = 0; i < sets.size(); i++) {
+            ObjectNode entry = out.addObject();
+            entry.put("index", i);
+            entry.set("prompt", promptJson(json, sets.get(i)));
+            ArrayNode masks = entry.putArray("masks");
+            Prediction p = predictions.get(i);
+            for (int m = 0; m < p.count(); m++) {
+                masks.add(maskJson(json, p.masks()[m], p.width(), p.height(), p.iouPredictions()[m]));
+            }
+        }
+        json.writeValue(dir.resolve("masks.json").toFile(), root);
+    }
+
+    void writeNpy(Tensor embedding, List<Prediction> predictions) throws IOException {
+        Npy.write(dir.resolve("embedding.npy"), embedding);
+        for (int i = 0; i < predictions.size(); i++) {
+            Prediction p = predictions.get(i);
+            Path set = Files.createDirectories(dir.resolve("prompt-" + i));
+            boolean[] flat = new boolean[p.count() * p.width() * p.height()];
+            for (int m = 0; m < p.count(); m++) {
+                System.arraycopy(p.masks()[m], 0, flat, m * p.width() * p.height(), p.width() * p.height());
+            }
+            Npy.write(set.resolve("masks.npy"), NpyArray.ofBool(flat, p.count(), p.height(), p.width()));
+            Npy.write(set.resolve("iou.npy"), NpyArray.ofFloat32(p.iouPredictions().clone(), p.count()));
+            Npy.write(set.resolve("lowres.npy"), p.lowResLogits());
+        }
+    }
+
+    private static ObjectNode promptJson(ObjectMapper json, PromptSet s) {
+        ObjectNode n = json.createObjectNode();
+        if (s.points() == null) {
+            n.putNull("points");
+            n.putNull("labels");
+        } else {
+            ArrayNode pts = n.putArray("points");
+            for (double[] p : s.points()) {
+                pts.addArray().add(p[0]).add(p[1]);
+            }
+            ArrayNode labels = n.putArray("labels");
+            for (int l : s.labels()) {
+                labels.add(l);
+            }
+        }
+        if (s.box() == null) {
+            n.putNull("box");
+        } else {
+            n.putArray("box").add(s.box()[0]).add(s.box()[1]).add(s.box()[2]).add(s.box()[3]);
+        }
+        n.put("multimask", s.multimask());
+        return n;
+    }
+
+    private static ObjectNode maskJson(ObjectMapper json, boolean[] mask, int width, int height, float iou) {
+        CocoRle rle = CocoRle.ofMask(mask, height, width);
+        ObjectNode n = json.createObjectNode();
+        ObjectNode m = n.putObject("mask");
+        m.putArray("size").add(height).add(width);
+        m.put("counts", rle.countsString());
+        n.put("predicted_iou", iou);
+        if (rle.area() == 0) {
+            n.putNull("box");
+        } else {
+            int[] b = rle.boundingBoxCorners();
+            n.putArray("box").add(b[0]).add(b[1]).add(b[2]).add(b[3]);
+        }
+        n.put("area", rle.area());
+        return n;
+    }
+}
