@@ -24,8 +24,7 @@ public final class SamModels {
 
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads) {
         StateDict weights = CheckpointLoader.load(checkpoint);
-        SamConfig config = SamConfigInference.infer(weights);
-        log.info("model {}: {}", checkpoint.getFileName(), config.describe());
+        SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
         return switch (device) {
             case CPU -> cpu(weights, config, cpuThreads);
             case AUTO -> {
