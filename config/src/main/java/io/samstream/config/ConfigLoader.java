@@ -53,8 +53,10 @@ public final class ConfigLoader {
                         + threads);
             }
             int resolved = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
+            EngineSectionsLoader.Sections engine = EngineSectionsLoader.load(config, origin);
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
-                    device, resolved);
+                    device, resolved, engine.streams(), engine.streamDefaults(), engine.batching(),
+                    engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(), engine.streamsTopic());
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

@@ -1,13 +1,29 @@
 package io.samstream.config;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * The validated configuration of an engine instance, read from {@code reference.conf} plus overrides.
  *
- * @param checkpoint the SAM checkpoint to load; empty means the bundled example model
- * @param device     where the model runs
- * @param cpuThreads threads of the CPU backend (already resolved: never 0)
+ * @param checkpoint     the SAM checkpoint to load; empty means the bundled example model
+ * @param device         where the model runs
+ * @param cpuThreads     threads of the CPU backend (already resolved: never 0)
+ * @param streams        the streams of the configuration file ({@code samstream.streams})
+ * @param streamDefaults what stream definitions leave out ({@code samstream.stream-defaults})
+ * @param batching       micro-batching ({@code samstream.batching})
+ * @param pipeline       in-flight limits ({@code samstream.pipeline})
+ * @param reconnect      backoff of live sources ({@code samstream.reconnect})
+ * @param sinks          where mask records go ({@code samstream.sinks})
+ * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
+ * @param streamsTopic   the compacted topic of stream definitions; empty when off
  */
-public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads) {}
+public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, List<StreamSpec> streams,
+        StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+        EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
+        Optional<String> streamsTopic) {
+    public SamstreamConfig {
+        streams = List.copyOf(streams);
+    }
+}

@@ -1,0 +1,90 @@
+package io.samstream.config;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The fixed prompts of a stream, decoded on every frame until prompt tracking lands: explicit objects
+ * (points and/or a box each, with an object id) and/or an N x N grid of single foreground points.
+ * Coordinates are pixels of the original frame.
+ *
+ * @param objects explicit objects, ids unique
+ * @param grid    N for an N x N point grid (objects {@code gridIdBase + 0 .. N*N-1}, row by row), 0 for none
+ */
+public record PromptSpec(List<ObjectPrompt> objects, int grid) {
+    /** Grid objects are numbered from here, so they never collide with hand-given ids below it. */
+    public static final int GRID_ID_BASE = 1000;
+    public static final int MAX_GRID = 32;
+
+    public PromptSpec {
+        objects = List.copyOf(objects);
+        if (grid < 0 || grid > MAX_GRID) {
+            throw new IllegalArgumentException("grid must be 0 (none) to " + MAX_GRID + ", got " + grid);
+        }
+        Set<Integer> ids = new HashSet<>();
+        for (ObjectPrompt o : objects) {
+            if (!ids.add(o.id())) {
+                throw new IllegalArgumentException("object id " + o.id() + " is given twice");
+            }
+            if (grid > 0 && o.id() >= GRID_ID_BASE && o.id() < GRID_ID_BASE + grid * grid) {
+                throw new IllegalArgumentException("object id " + o.id() + " collides with the grid's ids "
+                        + GRID_ID_BASE + ".." + (GRID_ID_BASE + grid * grid - 1));
+            }
+        }
+    }
+
+    /** Every object of a {@code width} x {@code height} frame: the explicit ones, then the grid's. */
+    public List<ObjectPrompt> resolve(int width, int height) {
+        List<ObjectPrompt> all = new ArrayList<>(objects);
+        for (int row = 0; row < grid; row++) {
+            for (int col = 0; col < grid; col++) {
+                double x = (col + 0.5) * width / grid;
+                double y = (row + 0.5) * height / grid;
+                all.add(new ObjectPrompt(GRID_ID_BASE + row * grid + col, new double[][] {{x, y, 1}}, null));
+            }
+        }
+        return all;
+    }
+
+    public boolean isEmpty() {
+        return objects.isEmpty() && grid == 0;
+    }
+
+    /**
+     * One object's prompt.
+     *
+     * @param id     the object's id in the mask records (0 or more)
+     * @param points {@code [x, y, label]} each (label 1 foreground, 0 background), or null
+     * @param box    {@code [x0, y0, x1, y1]}, or null
+     */
+    public record ObjectPrompt(int id, double[][] points, double[] box) {
+        public ObjectPrompt {
+            if (id < 0) {
+                throw new IllegalArgumentException("object id must be 0 or more, got " + id);
+            }
+            if ((points == null || points.length == 0) && box == null) {
+                throw new IllegalArgumentException("object " + id + " needs points or a box");
+            }
+            if (points != null) {
+                for (double[] p : points) {
+                    if (p.length != 2 && p.length != 3) {
+                        throw new IllegalArgumentException("object " + id + ": a point is [x, y] or [x, y, label]");
+                    }
+                    if (p.length == 3 && p[2] != 0 && p[2] != 1) {
+                        throw new IllegalArgumentException("object " + id + ": a point's label is 1 or 0, got " + p[2]);
+                    }
+                }
+            }
+            if (box != null && (box.length != 4 || box[2] <= box[0] || box[3] <= box[1])) {
+                throw new IllegalArgumentException("object " + id + ": a box is [x0, y0, x1, y1] with x1 > x0, y1 > y0");
+            }
+        }
+
+        /** Label of point {@code i}: its third number, else 1 (foreground). */
+        public int label(int i) {
+            return points[i].length == 3 ? (int) points[i][2] : 1;
+        }
+    }
+}

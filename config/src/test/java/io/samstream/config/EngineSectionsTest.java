@@ -1,0 +1,112 @@
+package io.samstream.config;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EngineSectionsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void defaults() {
+        SamstreamConfig c = ConfigLoader.load();
+        assertTrue(c.streams().isEmpty());
+        assertEquals(new EngineSettings.Batching(8, Duration.ofMillis(20)), c.batching());
+        assertEquals(2, c.pipeline().inFlight());
+        assertTrue(c.sinks().kafka());
+        assertTrue(c.sinks().jsonlDir().isEmpty());
+        assertEquals("127.0.0.1", c.metrics().host());
+        assertTrue(c.streamsTopic().isEmpty());
+        assertEquals(2, c.streamDefaults().prompts().grid());
+    }
+
+    @Test
+    void streamsWithPromptsAndDefaults() throws IOException {
+        SamstreamConfig c = ConfigLoader.load(write("""
+                samstream {
+                  stream-defaults.decoder = cpu
+                  streams = [
+                    { id = cam-1, location = "rtsp://127.0.0.1:8554/cam", prompts {
+                        objects = [ { id = 1, points = [[10, 20], [30, 40, 0]] }, { id = 2, box = [1, 2, 30, 40] } ] } }
+                    { id = clip, location = "/data/clip.mp4", live = true, prompts.grid = 3 }
+                    { id = plain, location = "/data/b.mkv" }
+                  ]
+                  batching { max-batch = 4, max-latency = 5ms }
+                  streams-topic = samstream.streams
+                }"""));
+        List<StreamSpec> s = c.streams();
+        assertEquals(3, s.size());
+        assertTrue(s.get(0).isLive());
+        assertEquals(StreamSpec.Decoder.CPU, s.get(0).decoder());
+        PromptSpec.ObjectPrompt o1 = s.get(0).prompts().objects().get(0);
+        assertEquals(1, o1.label(0));
+        assertEquals(0, o1.label(1));
+        assertArrayEquals(new double[] {1, 2, 30, 40}, s.get(0).prompts().objects().get(1).box());
+        assertEquals(0, s.get(0).prompts().grid(), "own prompts replace the defaults whole");
+        assertTrue(s.get(1).isLive());
+        assertEquals(9, s.get(1).prompts().resolve(90, 90).size());
+        assertEquals(PromptSpec.GRID_ID_BASE + 4, s.get(1).prompts().resolve(90, 90).get(4).id());
+        assertArrayEquals(new double[] {45, 45, 1}, s.get(1).prompts().resolve(90, 90).get(4).points()[0]);
+        assertFalse(s.get(2).isLive());
+        assertEquals(2, s.get(2).prompts().grid());
+        assertEquals(4, c.batching().maxBatch());
+        assertEquals("samstream.streams", c.streamsTopic().orElseThrow());
+    }
+
+    @Test
+    void errorsNameTheStreamAndKey() throws IOException {
+        assertMessage("samstream.streams = [ { id = a, location = x, prompt.grid = 2 } ]",
+                "samstream.streams[0]", "unknown key 'prompt'");
+        assertMessage("samstream.streams = [ { id = a, location = x }, { id = a, location = y } ]",
+                "samstream.streams[1]", "used twice");
+        assertMessage("samstream.streams = [ { location = x } ]", "samstream.streams[0].id is missing");
+        assertMessage("samstream.streams = [ { id = a, location = x, live = sometimes } ]", "(a).live");
+        assertMessage("samstream.streams = [ { id = a, location = x, prompts.objects = [ { id = 1, box = [1, 2, 3] } ] } ]",
+                "(a).prompts.objects[0]", "box");
+        assertMessage("samstream.streams = [ { id = \"a b\", location = x } ]", "stream id 'a b'");
+        assertMessage("samstream.batching.max-batch = 0", "samstream.batching.max-batch");
+        assertMessage("samstream.batching.max-latency = soon", "samstream.batching.max-latency");
+        assertMessage("samstream.reconnect { min-backoff = 10s, max-backoff = 1s }", "samstream.reconnect.min-backoff");
+        assertMessage("samstream.metrics.port = 70000", "samstream.metrics.port");
+        assertMessage("samstream.streams-topic = \"bad topic\"", "samstream.streams-topic");
+    }
+
+    @Test
+    void streamDefinitionFromJson() {
+        StreamDefaults d = ConfigLoader.load().streamDefaults();
+        StreamSpec s = StreamSpecs.fromJson("cam-2", "{\"location\":\"http://127.0.0.1:1/x\",\"prompts\":{\"grid\":1}}", d);
+        assertEquals("cam-2", s.id());
+        assertTrue(s.isLive());
+        assertEquals(1, s.prompts().grid());
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> StreamSpecs.fromJson("cam-2", "{\"id\":\"other\",\"location\":\"x\"}", d));
+        assertTrue(e.getMessage().contains("differs from the record key"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("k", "not json", d));
+        assertTrue(e.getMessage().contains("stream definition 'k'"), e.getMessage());
+    }
+
+    private void assertMessage(String conf, String... parts) throws IOException {
+        Path f = write(conf);
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        for (String p : parts) {
+            assertTrue(e.getMessage().contains(p), e.getMessage() + " should contain " + p);
+        }
+    }
+
+    private Path write(String text) throws IOException {
+        Path f = Files.createTempFile(dir, "app", ".conf");
+        Files.writeString(f, text);
+        return f;
+    }
+}
