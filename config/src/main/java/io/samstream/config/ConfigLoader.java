@@ -5,12 +5,17 @@ import com.typesafe.config.ConfigException.Missing;
 import com.typesafe.config.ConfigException.WrongType;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
+import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Reads {@code reference.conf}, an optional user file and system properties into a validated
@@ -18,6 +23,18 @@ import java.util.Set;
  */
 public final class ConfigLoader {
     private static final String ROOT = "samstream";
+    private static final String KAFKA = ROOT + ".kafka";
+    /** Free-form: Kafka's own producer properties, checked by Kafka (and the mask sink), not here. */
+    private static final String PRODUCER = "kafka.producer";
+    /** Kafka's rule for topic names. */
+    private static final Pattern TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+    private static final Pattern HOST_PORT = Pattern.compile("\\[?[A-Za-z0-9._:-]+]?:(\\d{1,5})");
+    /** Producer properties that have a key of their own, or that the mask sink sets itself. */
+    private static final Map<String, String> PRODUCER_PROPERTIES_SET_ELSEWHERE = Map.of(
+            "bootstrap.servers", "set " + KAFKA + ".bootstrap-servers instead",
+            "compression.type", "set " + KAFKA + ".compression instead",
+            "key.serializer", "the mask sink writes keys itself",
+            "value.serializer", "the mask sink writes values itself");
 
     private ConfigLoader() {}
 
@@ -55,11 +72,66 @@ public final class ConfigLoader {
             int resolved = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
             EngineSectionsLoader.Sections engine = EngineSectionsLoader.load(config, origin);
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
-                    device, resolved, engine.streams(), engine.streamDefaults(), engine.batching(),
-                    engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(), engine.streamsTopic());
+                    device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
+                    engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
+                    engine.streamsTopic());
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
+    }
+
+    private static KafkaSettings kafka(Config config, String origin) {
+        String servers = config.getString(KAFKA + ".bootstrap-servers").trim();
+        if (!servers.isEmpty()) {
+            for (String server : servers.split(",", -1)) {
+                var m = HOST_PORT.matcher(server.trim());
+                if (!m.matches() || Integer.parseInt(m.group(1)) < 1 || Integer.parseInt(m.group(1)) > 65535) {
+                    throw new ConfigException(origin + ": " + KAFKA + ".bootstrap-servers: '" + server.trim()
+                            + "' is not host:port (a list is comma-separated; empty starts the embedded broker)");
+                }
+            }
+        }
+        String masks = topic(config, "masks-topic", origin);
+        String prompts = topic(config, "prompts-topic", origin);
+        if (masks.equals(prompts)) {
+            throw new ConfigException(origin + ": " + KAFKA + ".masks-topic and " + KAFKA
+                    + ".prompts-topic must differ, both are '" + masks + "'");
+        }
+        KafkaSettings.Compression compression = KafkaSettings.Compression.parse(
+                config.getString(KAFKA + ".compression"), origin + ": " + KAFKA + ".compression");
+        return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
+                compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
+    }
+
+    private static String topic(Config config, String key, String origin) {
+        String topic = config.getString(KAFKA + "." + key).trim();
+        if (!TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
+            throw new ConfigException(origin + ": " + KAFKA + "." + key + ": '" + topic
+                    + "' is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
+        }
+        return topic;
+    }
+
+    /**
+     * Flattens the producer section into Kafka's dotted names: {@code linger.ms = 5} (nested) and
+     * {@code "linger.ms" = 5} (quoted) both give {@code linger.ms}, as does
+     * {@code -Dsamstream.kafka.producer.linger.ms=5}. Lists become Kafka's comma-separated form.
+     */
+    private static Map<String, String> producerProperties(Config section, String origin) {
+        Map<String, String> properties = new TreeMap<>();
+        for (Map.Entry<String, ConfigValue> e : section.entrySet()) {
+            String name = String.join(".", ConfigUtil.splitPath(e.getKey()));
+            String reason = PRODUCER_PROPERTIES_SET_ELSEWHERE.get(name);
+            if (reason != null) {
+                throw new ConfigException(origin + ": " + ROOT + "." + PRODUCER + "." + name + " is not allowed: "
+                        + reason);
+            }
+            Object value = e.getValue().unwrapped();
+            properties.put(name, value instanceof List<?> list
+                    ? list.stream().map(String::valueOf).collect(Collectors.joining(","))
+                    : String.valueOf(value));
+        }
+        return properties;
     }
 
     /** A misspelt key would otherwise be silently ignored; name it instead. */
@@ -70,7 +142,7 @@ public final class ConfigLoader {
         Config known = ConfigFactory.defaultReference().getConfig(ROOT);
         Set<Map.Entry<String, ConfigValue>> entries = config.getConfig(ROOT).entrySet();
         for (Map.Entry<String, ConfigValue> e : entries) {
-            if (!known.hasPathOrNull(e.getKey())) {
+            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")) {
                 throw new ConfigException(origin + ": unknown key " + ROOT + "." + e.getKey()
                         + " (reference.conf documents every key)");
             }

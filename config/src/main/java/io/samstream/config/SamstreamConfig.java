@@ -10,6 +10,7 @@ import java.util.Optional;
  * @param checkpoint     the SAM checkpoint to load; empty means the bundled example model
  * @param device         where the model runs
  * @param cpuThreads     threads of the CPU backend (already resolved: never 0)
+ * @param kafka          where masks are published and prompts read ({@code samstream.kafka})
  * @param streams        the streams of the configuration file ({@code samstream.streams})
  * @param streamDefaults what stream definitions leave out ({@code samstream.stream-defaults})
  * @param batching       micro-batching ({@code samstream.batching})
@@ -19,8 +20,8 @@ import java.util.Optional;
  * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
  */
-public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, List<StreamSpec> streams,
-        StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+        List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic) {
     public SamstreamConfig {

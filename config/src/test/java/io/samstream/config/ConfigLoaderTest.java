@@ -1,12 +1,17 @@
 package io.samstream.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -75,5 +80,106 @@ class ConfigLoaderTest {
         Path f = Files.createTempFile(dir, "app", ".conf");
         Files.writeString(f, text);
         return f;
+    }
+
+    @Test
+    void kafkaDefaultsStartTheEmbeddedBroker() {
+        KafkaSettings k = ConfigLoader.load().kafka();
+        assertTrue(k.embeddedBroker());
+        assertEquals(Optional.empty(), k.bootstrapServers());
+        assertEquals("samstream.masks", k.masksTopic());
+        assertEquals("samstream.prompts", k.promptsTopic());
+        assertEquals(KafkaSettings.Compression.LZ4, k.compression());
+        assertEquals("lz4", k.compression().kafkaName());
+        assertEquals(Map.of(), k.producer());
+    }
+
+    @Test
+    void kafkaFileOverridesDefaults() throws IOException {
+        Path f = write("samstream.kafka { bootstrap-servers = \" kafka-1:9092,10.0.0.2:9093 \", masks-topic = masks,"
+                + " prompts-topic = prompts, compression = ZSTD }");
+        KafkaSettings k = ConfigLoader.load(f).kafka();
+        assertEquals(Optional.of("kafka-1:9092,10.0.0.2:9093"), k.bootstrapServers());
+        assertFalse(k.embeddedBroker());
+        assertEquals("masks", k.masksTopic());
+        assertEquals("prompts", k.promptsTopic());
+        assertEquals(KafkaSettings.Compression.ZSTD, k.compression());
+    }
+
+    @Test
+    void producerPropertiesPassThroughNestedOrQuoted() throws IOException {
+        Path f = write("samstream.kafka.producer { linger.ms = 20, \"batch.size\" = 262144,"
+                + " enable.idempotence = true, interceptor.classes = [a.B, c.D], client.id = \"engine-1\" }");
+        assertEquals(Map.of("linger.ms", "20", "batch.size", "262144", "enable.idempotence", "true",
+                "interceptor.classes", "a.B,c.D", "client.id", "engine-1"), ConfigLoader.load(f).kafka().producer());
+    }
+
+    @Test
+    void producerPropertiesFromSystemPropertiesStyleOverrides() {
+        Properties p = new Properties();
+        p.setProperty("samstream.kafka.producer.linger.ms", "7");
+        SamstreamConfig c = ConfigLoader.validate(
+                ConfigFactory.parseProperties(p).withFallback(ConfigFactory.defaultReference()).resolve(), "-D");
+        assertEquals(Map.of("linger.ms", "7"), c.kafka().producer());
+    }
+
+    @Test
+    void producerPropertiesWithTheirOwnKeyAreRejected() throws IOException {
+        Path f = write("samstream.kafka.producer.compression.type = gzip");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.kafka.producer.compression.type"), e.getMessage());
+        assertTrue(e.getMessage().contains("samstream.kafka.compression"), e.getMessage());
+
+        Path g = write("samstream.kafka.producer { \"bootstrap.servers\" = \"x:1\" }");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.kafka.bootstrap-servers"), e.getMessage());
+    }
+
+    @Test
+    void producerMustBeASection() throws IOException {
+        Path f = write("samstream.kafka.producer = 5");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("kafka.producer"), e.getMessage());
+    }
+
+    @Test
+    void unknownKafkaKeyIsNamed() throws IOException {
+        Path f = write("samstream.kafka.mask-topic = x");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("unknown key samstream.kafka.mask-topic"), e.getMessage());
+    }
+
+    @Test
+    void badCompressionNamesKeyAndChoices() throws IOException {
+        Path f = write("samstream.kafka.compression = brotli");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.kafka.compression"), e.getMessage());
+        assertTrue(e.getMessage().contains("lz4 or zstd"), e.getMessage());
+    }
+
+    @Test
+    void badTopicsAreNamed() throws IOException {
+        Path f = write("samstream.kafka.masks-topic = \"masks of cam 1\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.kafka.masks-topic"), e.getMessage());
+
+        Path g = write("samstream.kafka.prompts-topic = \"\"");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.kafka.prompts-topic"), e.getMessage());
+
+        Path h = write("samstream.kafka { masks-topic = t, prompts-topic = t }");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(h));
+        assertTrue(e.getMessage().contains("must differ"), e.getMessage());
+    }
+
+    @Test
+    void badBootstrapServersAreNamed() throws IOException {
+        for (String servers : new String[] {"localhost", "kafka:9092,", "kafka:99999", "kafka:port"}) {
+            Path f = write("samstream.kafka.bootstrap-servers = \"" + servers + "\"");
+            ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), servers);
+            assertTrue(e.getMessage().contains("samstream.kafka.bootstrap-servers"), e.getMessage());
+        }
+        Path ipv6 = write("samstream.kafka.bootstrap-servers = \"[::1]:9092\"");
+        assertEquals(Optional.of("[::1]:9092"), ConfigLoader.load(ipv6).kafka().bootstrapServers());
     }
 }

@@ -1,5 +1,6 @@
 package io.samstream.gpu.checkpoint;
 
+import io.samstream.gpu.tensor.HalfFloats;
 import java.nio.ByteBuffer;
 
 /**

@@ -100,7 +100,7 @@ public final class NpyArray {
             case FLOAT32 -> b.asFloatBuffer().get(out);
             case FLOAT16 -> {
                 for (int i = 0; i < n; i++) {
-                    out[i] = Half.toFloat(b.getShort(i * 2));
+                    out[i] = HalfFloats.halfToFloat(b.getShort(i * 2));
                 }
             }
             case FLOAT64 -> {

@@ -14,16 +14,19 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads a PROMPTS.json file: a JSON array of prompt sets
  * {@code {"points":[[x,y],..]|null, "labels":[1,0,..]|null, "box":[x0,y0,x1,y1]|null, "multimask":bool}}.
  *
  * <p>Coordinates are original image pixels. {@code labels} may be omitted with points, meaning all
- * foreground; {@code multimask} defaults to false, like the {@code --multimask} flag. Every error names
- * the file and the prompt set.
+ * foreground; {@code multimask} defaults to false, like the {@code --multimask} flag. Other fields are
+ * ignored with a warning. Every error names the file and the prompt set.
  */
 final class PromptSetsJson {
+    private static final Logger log = LoggerFactory.getLogger(PromptSetsJson.class);
     private static final Set<String> KEYS = Set.of("points", "labels", "box", "multimask");
 
     private PromptSetsJson() {}
@@ -63,7 +66,8 @@ final class PromptSetsJson {
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             String key = it.next().getKey();
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("unknown field \"" + key + "\" (expected " + KEYS + ")");
+                // Files written for other tools may carry extra fields (names, notes): tolerate, but say so.
+                log.warn("prompt set field \"{}\" is not used (samstream reads {})", key, KEYS);
             }
         }
         double[][] points = null;

@@ -1,4 +1,4 @@
-package io.samstream.gpu.checkpoint;
+package io.samstream.gpu.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,10 +1,10 @@
-package io.samstream.gpu.checkpoint;
+package io.samstream.gpu.tensor;
 
 /** Exact widening of IEEE half precision and bfloat16 bit patterns to fp32 (Java 17 has neither built in). */
-final class HalfFloats {
+public final class HalfFloats {
     private HalfFloats() {}
 
-    static float halfToFloat(short bits) {
+    public static float halfToFloat(short bits) {
         int h = bits & 0xffff;
         int sign = (h & 0x8000) << 16;
         int exponent = (h >>> 10) & 0x1f;
@@ -22,7 +22,7 @@ final class HalfFloats {
         return Float.intBitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
     }
 
-    static float bfloat16ToFloat(short bits) {
+    public static float bfloat16ToFloat(short bits) {
         // bfloat16 is the upper half of an fp32.
         return Float.intBitsToFloat((bits & 0xffff) << 16);
     }

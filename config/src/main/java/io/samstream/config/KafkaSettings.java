@@ -1,0 +1,56 @@
+package io.samstream.config;
+
+import java.util.Collections;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The validated {@code samstream.kafka} section: where masks go and prompts come from.
+ *
+ * @param bootstrapServers the brokers ({@code host:port,...}); empty means "start the embedded broker"
+ * @param masksTopic       the topic mask records are published to
+ * @param promptsTopic     the topic prompts are read from
+ * @param compression      the compression of mask records
+ * @param producer         extra Kafka producer properties, passed through as they are (sorted by name)
+ */
+public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
+                            Compression compression, Map<String, String> producer) {
+
+    public KafkaSettings {
+        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+        Objects.requireNonNull(masksTopic, "masksTopic");
+        Objects.requireNonNull(promptsTopic, "promptsTopic");
+        Objects.requireNonNull(compression, "compression");
+        producer = Collections.unmodifiableMap(new TreeMap<>(producer));
+    }
+
+    /** True when no brokers are configured and the engine runs its own (embedded, single node). */
+    public boolean embeddedBroker() {
+        return bootstrapServers.isEmpty();
+    }
+
+    /** How mask records are compressed on the wire (they are mostly RLE text, which compresses well). */
+    public enum Compression {
+        /** Fast, the default. */
+        LZ4,
+        /** Smaller records for more CPU. */
+        ZSTD;
+
+        /** The value of Kafka's {@code compression.type}. */
+        public String kafkaName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** Parses lz4 / zstd (any case); the error names {@code where} and the accepted values. */
+        public static Compression parse(String value, String where) {
+            try {
+                return valueOf(value.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where + ": unknown compression '" + value + "' (expected lz4 or zstd)");
+            }
+        }
+    }
+}
