@@ -1,0 +1,243 @@
+package io.samstream.stream.engine;
+
+import akka.Done;
+import akka.NotUsed;
+import akka.actor.ActorSystem;
+import akka.japi.Pair;
+import akka.stream.KillSwitches;
+import akka.stream.UniqueKillSwitch;
+import akka.stream.javadsl.Keep;
+import akka.stream.javadsl.MergeHub;
+import akka.stream.javadsl.Sink;
+import akka.stream.javadsl.Source;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.samstream.config.EngineSettings;
+import io.samstream.config.StreamSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The streaming engine: per-stream sources merged into one pipeline (micro-batching, encoder, decoder,
+ * sinks), with streams added and removed while it runs.
+ *
+ * <pre>
+ * stream sources (blocking dispatcher; live: restart with backoff, keep newest; files: backpressure)
+ *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight)
+ *   -> decoder (prompts -> masks -> records) -> sinks (mapAsync pending-acks, in order) -> done
+ * </pre>
+ *
+ * A stream that fails (a corrupt file, a prompt outside its frames) fails alone; the others go on.
+ */
+public final class Engine implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Engine.class);
+    static final String BLOCKING_DISPATCHER = "samstream-engine.blocking-dispatcher";
+    static final String ENCODER_DISPATCHER = "samstream-engine.encoder-dispatcher";
+    static final String DECODER_DISPATCHER = "samstream-engine.decoder-dispatcher";
+
+    /** The parts of the configuration the engine runs by. */
+    public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+            EngineSettings.Reconnect reconnect) {}
+
+    private final Settings settings;
+    private final FrameSourceFactory sources;
+    private final FrameSink sink;
+    private final EngineMetrics metrics;
+    private final ActorSystem system;
+    private final ExecutorService sinkThread;
+    private final Sink<Job, NotUsed> merge;
+    private final UniqueKillSwitch pipelineSwitch;
+    private final CompletionStage<Done> pipelineDone;
+    private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
+            EngineMetrics metrics) {
+        this.settings = settings;
+        this.sources = sources;
+        this.sink = sink;
+        this.metrics = metrics;
+        this.system = ActorSystem.create("samstream", akkaConfig(settings.pipeline().inFlight()));
+        this.sinkThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "samstream-sinks");
+            t.setDaemon(true);
+            return t;
+        });
+        Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER);
+        Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER);
+        int inFlight = settings.pipeline().inFlight();
+
+        // One frame buffered per producer: what waits in the hub only adds latency.
+        Pair<Pair<Sink<Job, NotUsed>, UniqueKillSwitch>, CompletionStage<Done>> running = MergeHub.of(Job.class, 1)
+                .groupedWithin(settings.batching().maxBatch(), settings.batching().maxLatency())
+                .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
+                .via(Stages.decoder(segmenter, inFlight, decoderPool, metrics))
+                .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkThread, metrics))
+                .viaMat(KillSwitches.single(), Keep.both())
+                .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null)), Keep.both())
+                .run(system);
+        this.merge = running.first().first();
+        this.pipelineSwitch = running.first().second();
+        this.pipelineDone = running.second();
+        pipelineDone.whenComplete((d, e) -> {
+            if (e != null && !closed) {
+                log.error("the pipeline failed: {}", Errors.describe(e), e);
+            }
+        });
+        log.info("engine started: batches of up to {} frames or {} ms, {} in flight, {} unacknowledged records at most",
+                settings.batching().maxBatch(), settings.batching().maxLatency().toMillis(), inFlight,
+                settings.pipeline().pendingAcks());
+    }
+
+    private static Config akkaConfig(int inFlight) {
+        return ConfigFactory.parseString("""
+                akka {
+                  loggers = ["akka.event.slf4j.Slf4jLogger"]
+                  logging-filter = "akka.event.slf4j.Slf4jLoggingFilter"
+                  loglevel = INFO
+                  stdout-loglevel = OFF
+                  log-dead-letters = off
+                  log-dead-letters-during-shutdown = off
+                  coordinated-shutdown.run-by-jvm-shutdown-hook = off
+                }
+                samstream-engine {
+                  # Sources block in FFmpeg: one thread each while they read.
+                  blocking-dispatcher {
+                    type = Dispatcher
+                    executor = thread-pool-executor
+                    thread-pool-executor { fixed-pool-size = 256, allow-core-timeout = on }
+                    throughput = 1
+                  }
+                  encoder-dispatcher {
+                    type = Dispatcher
+                    executor = thread-pool-executor
+                    thread-pool-executor { fixed-pool-size = %d }
+                    throughput = 1
+                  }
+                  decoder-dispatcher = ${samstream-engine.encoder-dispatcher}
+                }
+                """.formatted(inFlight)).withFallback(ConfigFactory.load()).resolve();
+    }
+
+    /**
+     * Starts a stream. A running stream of the same id is removed first (its decoded frames are still
+     * published) and the new one goes on with its frame numbers.
+     */
+    public synchronized StreamHandle add(StreamSpec spec) {
+        if (closed) {
+            throw new IllegalStateException("the engine is closed");
+        }
+        long firstIndex = 0;
+        StreamHandle old = streams.get(spec.id());
+        if (old != null) {
+            old.remove();
+            firstIndex = old.nextIndex();
+            log.info("stream {}: redefined, restarting it", spec.id());
+        }
+        StreamHandle handle = new StreamHandle(spec, firstIndex, metrics, () -> sink.streamEnded(spec.id()));
+        handle.result().whenComplete((r, e) -> {
+            streams.remove(spec.id(), handle);
+            log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
+                    r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
+        });
+        Source<Job, UniqueKillSwitch> source = FrameSources.of(spec, handle, sources, settings.reconnect(),
+                        metrics.restarts(spec.id()), BLOCKING_DISPATCHER)
+                .viaMat(KillSwitches.single(), Keep.right())
+                .map(f -> {
+                    handle.emitted();
+                    metrics.framesWaiting().incrementAndGet();
+                    return new Job(handle, f);
+                })
+                .watchTermination((ks, done) -> {
+                    done.whenComplete((d, e) -> handle.sourceEnded(e));
+                    return ks;
+                })
+                // The stream's failure is its own: the hub and the other streams go on.
+                .recoverWithRetries(1, Throwable.class, Source::empty);
+        streams.put(spec.id(), handle);
+        handle.setKillSwitch(source.to(merge).run(system));
+        log.info("stream {}: started ({}, {})", spec.id(), spec.location(), spec.isLive() ? "live" : "file");
+        return handle;
+    }
+
+    /** Stops a stream's source; what it decoded is still published. False when no such stream runs. */
+    public synchronized boolean remove(String id) {
+        StreamHandle h = streams.get(id);
+        if (h == null) {
+            return false;
+        }
+        log.info("stream {}: removing", id);
+        h.remove();
+        return true;
+    }
+
+    /** The running streams. */
+    public List<StreamHandle> streams() {
+        return new ArrayList<>(streams.values());
+    }
+
+    public Optional<StreamHandle> stream(String id) {
+        return Optional.ofNullable(streams.get(id));
+    }
+
+    public EngineMetrics metrics() {
+        return metrics;
+    }
+
+    /** Completes when the pipeline itself stopped (it only does on close, or on an engine-wide failure). */
+    public CompletionStage<Done> pipelineDone() {
+        return pipelineDone;
+    }
+
+    /**
+     * Stops every source, waits up to {@code grace} for what was decoded to be published, then stops the
+     * pipeline and the actor system.
+     */
+    public void close(Duration grace) {
+        List<StreamHandle> running;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            running = streams();
+        }
+        running.forEach(StreamHandle::remove);
+        try {
+            CompletableFuture.allOf(running.stream().map(h -> h.result().toCompletableFuture())
+                    .toArray(CompletableFuture[]::new)).get(grace.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            log.warn("closing: streams still publishing after {} s, stopping anyway", grace.toSeconds());
+        }
+        pipelineSwitch.shutdown();
+        try {
+            pipelineDone.toCompletableFuture().get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            // Stopping regardless.
+        }
+        sinkThread.shutdown();
+        try {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.warn("closing: the actor system did not stop in time");
+        }
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(30));
+    }
+}

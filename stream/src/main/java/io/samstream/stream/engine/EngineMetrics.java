@@ -1,0 +1,134 @@
+package io.samstream.stream.engine;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The engine's meters (Micrometer; Prometheus names in brackets). Per stream (tag {@code stream}):
+ * frames decoded / dropped / published [samstream_frames_*_total], source restarts, failures.
+ * Engine-wide: batch sizes, encoder and decoder time, batches in flight, queue depths, capture-to-ack
+ * latency, sink send errors.
+ */
+public final class EngineMetrics {
+    private final MeterRegistry registry;
+    private final DistributionSummary batchSize;
+    private final Timer encoderTime;
+    private final Timer decoderTime;
+    private final Timer latency;
+    private final Counter sendErrors;
+    private final AtomicInteger batchesInFlight = new AtomicInteger();
+    /** Frames handed to the merge that are not yet in an encoder batch. */
+    private final AtomicLong framesWaiting = new AtomicLong();
+    /** Frames whose records went to the sinks and are not yet acknowledged. */
+    private final AtomicLong pendingAcks = new AtomicLong();
+
+    public EngineMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.batchSize = DistributionSummary.builder("samstream.batch.size").description("frames per encoder batch")
+                .publishPercentileHistogram().serviceLevelObjectives(1, 2, 4, 8, 16, 32).register(registry);
+        this.encoderTime = Timer.builder("samstream.encoder.time").description("image encoder time per batch")
+                .publishPercentileHistogram().register(registry);
+        this.decoderTime = Timer.builder("samstream.decoder.time")
+                .description("prompt/mask decoding and post-processing time per frame").publishPercentileHistogram()
+                .register(registry);
+        this.latency = Timer.builder("samstream.latency.capture.to.ack")
+                .description("from a frame's capture (or read) to its record's acknowledgement")
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofMinutes(5)).register(registry);
+        this.sendErrors = Counter.builder("samstream.sink.send.errors")
+                .description("failed sends of mask records (each is retried)").register(registry);
+        Gauge.builder("samstream.batches.in.flight", batchesInFlight, AtomicInteger::get)
+                .description("batches being encoded or decoded").register(registry);
+        Gauge.builder("samstream.queue.depth", framesWaiting, AtomicLong::get).tag("queue", "batching")
+                .description("frames waiting in the pipeline's queues").register(registry);
+        Gauge.builder("samstream.queue.depth", pendingAcks, AtomicLong::get).tag("queue", "pending-acks")
+                .description("frames waiting in the pipeline's queues").register(registry);
+    }
+
+    /** Metrics that go nowhere (tests, embedders without a registry). */
+    public static EngineMetrics inMemory() {
+        return new EngineMetrics(new SimpleMeterRegistry());
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    Counter decoded(String stream) {
+        return counter("samstream.frames.decoded", stream, "frames decoded by the stream's source");
+    }
+
+    Counter dropped(String stream) {
+        return counter("samstream.frames.dropped", stream, "live frames dropped because the engine was behind");
+    }
+
+    Counter published(String stream) {
+        return counter("samstream.frames.published", stream, "frames whose records every sink acknowledged");
+    }
+
+    Counter restarts(String stream) {
+        return counter("samstream.source.restarts", stream, "restarts (reconnects) of a live source");
+    }
+
+    Counter failures(String stream) {
+        return counter("samstream.stream.failures", stream, "streams that failed (a corrupt file, a bad prompt)");
+    }
+
+    private Counter counter(String name, String stream, String description) {
+        return Counter.builder(name).tag("stream", stream).description(description).register(registry);
+    }
+
+    DistributionSummary batchSize() {
+        return batchSize;
+    }
+
+    Timer encoderTime() {
+        return encoderTime;
+    }
+
+    Timer decoderTime() {
+        return decoderTime;
+    }
+
+    Timer latency() {
+        return latency;
+    }
+
+    Counter sendErrors() {
+        return sendErrors;
+    }
+
+    AtomicInteger batchesInFlight() {
+        return batchesInFlight;
+    }
+
+    AtomicLong framesWaiting() {
+        return framesWaiting;
+    }
+
+    AtomicLong pendingAcks() {
+        return pendingAcks;
+    }
+
+    /** Frames waiting for an encoder batch now (a queue-depth gauge). */
+    public long framesWaitingNow() {
+        return framesWaiting.get();
+    }
+
+    /** Frames published and not yet acknowledged now (a queue-depth gauge). */
+    public long pendingAcksNow() {
+        return pendingAcks.get();
+    }
+
+    /** Sink send errors so far. */
+    public double sendErrorCount() {
+        return sendErrors.count();
+    }
+}

@@ -1,0 +1,74 @@
+package io.samstream.stream.engine;
+
+import akka.NotUsed;
+import akka.stream.Attributes;
+import akka.stream.RestartSettings;
+import akka.stream.javadsl.RestartSource;
+import akka.stream.javadsl.Source;
+import io.micrometer.core.instrument.Counter;
+import io.samstream.config.EngineSettings;
+import io.samstream.config.StreamSpec;
+import io.samstream.connectors.video.FrameSource;
+import io.samstream.connectors.video.VideoFrame;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The source side of one stream: a {@link FrameSource} read on the blocking dispatcher, restarted with
+ * backoff when live, renumbered and counted, and held to the stream's frame policy (live: keep the newest
+ * frame, count what is dropped; files: backpressure to the decoder, never drop).
+ */
+final class FrameSources {
+    private static final Logger log = LoggerFactory.getLogger(FrameSources.class);
+
+    private FrameSources() {}
+
+    static Source<VideoFrame, NotUsed> of(StreamSpec spec, StreamHandle handle, FrameSourceFactory factory,
+            EngineSettings.Reconnect reconnect, Counter restarts, String blockingDispatcher) {
+        Source<VideoFrame, NotUsed> decoded;
+        if (spec.isLive()) {
+            AtomicInteger starts = new AtomicInteger();
+            RestartSettings backoff = RestartSettings.create(reconnect.minBackoff(), reconnect.maxBackoff(),
+                    reconnect.randomFactor());
+            decoded = RestartSource.withBackoff(backoff, () -> {
+                int attempt = starts.getAndIncrement();
+                if (attempt > 0) {
+                    restarts.increment();
+                    log.info("stream {}: reconnecting (restart {})", spec.id(), attempt);
+                }
+                return read(spec, factory, blockingDispatcher).watchTermination((mat, done) -> {
+                    done.whenComplete((d, e) -> log.warn("stream {}: live source {}; reconnecting with backoff",
+                            spec.id(), e == null ? "ended" : "failed: " + Errors.describe(e)));
+                    return mat;
+                });
+            });
+        } else {
+            decoded = read(spec, factory, blockingDispatcher);
+        }
+        Source<VideoFrame, NotUsed> numbered = decoded.map(handle::decoded);
+        if (spec.isLive()) {
+            // Downstream pulls when it can take a frame; in between only the newest frame is kept.
+            numbered = numbered.conflate((older, newer) -> {
+                handle.droppedOne();
+                return newer;
+            });
+        }
+        // Small buffers at the async boundaries: a frame waiting there only adds latency.
+        return numbered.withAttributes(Attributes.inputBuffer(1, 1));
+    }
+
+    /** The frames of one opening of the source, read on the blocking dispatcher. */
+    private static Source<VideoFrame, NotUsed> read(StreamSpec spec, FrameSourceFactory factory, String dispatcher) {
+        return Source.<VideoFrame, FrameSource>unfoldResource(
+                () -> {
+                    FrameSource s = factory.open(spec);
+                    log.info("stream {}: reading {}", spec.id(), s.describe());
+                    return s;
+                },
+                s -> Optional.ofNullable(s.next()),
+                FrameSource::close)
+                .async(dispatcher);
+    }
+}

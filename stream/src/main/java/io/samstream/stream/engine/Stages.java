@@ -1,0 +1,116 @@
+package io.samstream.stream.engine;
+
+import akka.NotUsed;
+import akka.stream.javadsl.Flow;
+import io.micrometer.core.instrument.Timer;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.gpu.tensor.Tensor;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+
+/** The engine's pipeline stages after the merge, each a small flow with one job. */
+final class Stages {
+    private Stages() {}
+
+    /**
+     * Encoder: at most {@code inFlight} batches at once on {@code executor}, in order. A batch that fails
+     * fails the streams of its frames only.
+     */
+    static Flow<List<Job>, Job.Encoded, NotUsed> encoder(Segmenter segmenter, int inFlight, Executor executor,
+            EngineMetrics metrics) {
+        return Flow.<List<Job>>create().mapAsync(inFlight, jobs -> {
+            metrics.framesWaiting().addAndGet(-jobs.size());
+            metrics.batchSize().record(jobs.size());
+            metrics.batchesInFlight().incrementAndGet();
+            return CompletableFuture.supplyAsync(() -> {
+                List<Job> live = new ArrayList<>(jobs.size());
+                for (Job j : jobs) {
+                    if (!j.stream().failed()) {
+                        live.add(j);
+                    }
+                }
+                if (live.isEmpty()) {
+                    return new Job.Encoded(jobs, List.of(), null);
+                }
+                Timer.Sample t = Timer.start();
+                try {
+                    List<Tensor> e = segmenter.encode(live.stream().map(Job::frame).toList());
+                    t.stop(metrics.encoderTime());
+                    // Failed streams' frames ride along without an embedding and are discarded.
+                    List<Tensor> all = new ArrayList<>(jobs.size());
+                    int k = 0;
+                    for (Job j : jobs) {
+                        all.add(k < live.size() && live.get(k) == j ? e.get(k++) : null);
+                    }
+                    return new Job.Encoded(jobs, all, null);
+                } catch (RuntimeException | Error ex) {
+                    return new Job.Encoded(jobs, List.of(), ex);
+                }
+            }, executor);
+        });
+    }
+
+    /** Decoder: prompts to masks to records, per frame, a batch at a time on {@code executor}. */
+    static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, int inFlight, Executor executor,
+            EngineMetrics metrics) {
+        return Flow.<Job.Encoded>create().mapAsync(inFlight, batch -> CompletableFuture.supplyAsync(() -> {
+            List<Job.Outcome> out = new ArrayList<>(batch.jobs().size());
+            for (int i = 0; i < batch.jobs().size(); i++) {
+                Job job = batch.jobs().get(i);
+                if (batch.error() != null) {
+                    job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
+                            batch.error()));
+                }
+                Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
+                if (embedding == null || job.stream().failed()) {
+                    out.add(new Job.Outcome(job, null));
+                    continue;
+                }
+                Timer.Sample t = Timer.start();
+                try {
+                    MaskRecord r = segmenter.decode(job.frame(), embedding, job.stream().spec().prompts());
+                    t.stop(metrics.decoderTime());
+                    out.add(new Job.Outcome(job, r));
+                } catch (RuntimeException ex) {
+                    job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
+                            + Errors.describe(ex), ex));
+                    out.add(new Job.Outcome(job, null));
+                }
+            }
+            metrics.batchesInFlight().decrementAndGet();
+            return out;
+        }, executor)).mapConcat(list -> list);
+    }
+
+    /**
+     * Publisher: hands each record to the sinks on {@code executor} (one thread: records leave in order) and
+     * waits for their acknowledgement, with at most {@code pendingAcks} records unacknowledged at once.
+     */
+    static Flow<Job.Outcome, Job.Outcome, NotUsed> publisher(FrameSink sink, int pendingAcks, Executor executor,
+            EngineMetrics metrics) {
+        return Flow.<Job.Outcome>create().mapAsync(pendingAcks, o -> {
+            if (o.record() == null) {
+                return CompletableFuture.completedFuture(o);
+            }
+            metrics.pendingAcks().incrementAndGet();
+            CompletionStage<Void> acked = CompletableFuture.supplyAsync(() -> sink.accept(o.record(), o.job().frame()),
+                    executor).thenCompose(s -> s);
+            return acked.handle((v, e) -> {
+                metrics.pendingAcks().decrementAndGet();
+                if (e != null) {
+                    o.job().stream().fail(new IllegalStateException("publishing frame " + o.record().frame()
+                            + " failed: " + Errors.describe(e), e));
+                    return new Job.Outcome(o.job(), null);
+                }
+                Instant captured = o.job().frame().capturedAt();
+                metrics.latency().record(Duration.between(captured, Instant.now()));
+                return o;
+            });
+        });
+    }
+}

@@ -1,0 +1,204 @@
+package io.samstream.stream.engine;
+
+import akka.stream.UniqueKillSwitch;
+import io.micrometer.core.instrument.Counter;
+import io.samstream.config.StreamSpec;
+import io.samstream.connectors.video.VideoFrame;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running stream: its counters, and its end. A stream ends when its source ended (a file's end,
+ * removal, failure) and every frame it put into the pipeline was published or discarded.
+ */
+public final class StreamHandle {
+    private static final Logger log = LoggerFactory.getLogger(StreamHandle.class);
+
+    /** How a stream ended. */
+    public enum State { RUNNING, ENDED, REMOVED, FAILED }
+
+    /** The outcome of a stream, once it ended. */
+    public record Result(String streamId, State state, long decoded, long dropped, long published,
+            Optional<Throwable> error) {}
+
+    private final StreamSpec spec;
+    private final Counter decodedCounter;
+    private final Counter droppedCounter;
+    private final Counter publishedCounter;
+    private final Counter failures;
+    private final AtomicLong nextIndex;
+    private final CompletableFuture<Result> result = new CompletableFuture<>();
+    private final Runnable onEnd;
+
+    private long emitted;
+    private long done;
+    private long published;
+    private boolean sourceEnded;
+    private boolean removed;
+    private Throwable error;
+    /** Set by a failure inside the pipeline: the stream's remaining frames are discarded. */
+    private boolean discarding;
+    private volatile UniqueKillSwitch killSwitch;
+
+    StreamHandle(StreamSpec spec, long firstIndex, EngineMetrics metrics, Runnable onEnd) {
+        this.spec = spec;
+        this.nextIndex = new AtomicLong(firstIndex);
+        this.decodedCounter = metrics.decoded(spec.id());
+        this.droppedCounter = metrics.dropped(spec.id());
+        this.publishedCounter = metrics.published(spec.id());
+        this.failures = metrics.failures(spec.id());
+        this.onEnd = onEnd;
+    }
+
+    public String id() {
+        return spec.id();
+    }
+
+    public StreamSpec spec() {
+        return spec;
+    }
+
+    /** Completes when the stream ended (never exceptionally: a failure is a {@link State#FAILED} result). */
+    public CompletionStage<Result> result() {
+        return result;
+    }
+
+    public synchronized State state() {
+        if (!result.isDone()) {
+            return State.RUNNING;
+        }
+        return result.join().state();
+    }
+
+    /** Frames decoded so far (including those dropped). */
+    public long decoded() {
+        return (long) decodedCounter.count();
+    }
+
+    public long dropped() {
+        return (long) droppedCounter.count();
+    }
+
+    public synchronized long published() {
+        return published;
+    }
+
+    /** Frames in the pipeline: handed to the merge, not yet published or discarded. */
+    public synchronized long inPipeline() {
+        return emitted - done;
+    }
+
+    /** The index the next decoded frame gets (frame numbers go on across reconnects and restarts). */
+    long nextIndex() {
+        return nextIndex.get();
+    }
+
+    void setKillSwitch(UniqueKillSwitch killSwitch) {
+        this.killSwitch = killSwitch;
+    }
+
+    /** Renumbers a decoded frame in this stream's sequence and counts it. */
+    VideoFrame decoded(VideoFrame f) {
+        decodedCounter.increment();
+        return new VideoFrame(spec.id(), nextIndex.getAndIncrement(), f.ptsMillis(), f.capturedAt(), f.width(),
+                f.height(), f.rgb());
+    }
+
+    void droppedOne() {
+        droppedCounter.increment();
+    }
+
+    synchronized void emitted() {
+        emitted++;
+    }
+
+    /** True once the stream failed inside the pipeline (its frames are discarded from then on). */
+    synchronized boolean failed() {
+        return discarding;
+    }
+
+    /** The frame left the pipeline: published (record acknowledged) or discarded. */
+    void frameDone(boolean wasPublished) {
+        if (wasPublished) {
+            publishedCounter.increment();
+        }
+        synchronized (this) {
+            done++;
+            if (wasPublished) {
+                published++;
+            }
+        }
+        maybeEnd();
+    }
+
+    /** The source ended; after a failure of its own the frames it decoded are still published. */
+    void sourceEnded(Throwable failure) {
+        boolean report;
+        synchronized (this) {
+            sourceEnded = true;
+            report = failure != null && error == null && !removed;
+            if (report) {
+                error = failure;
+            }
+        }
+        if (report) {
+            log.error("stream {} failed: {}", spec.id(), Errors.describe(failure));
+        }
+        maybeEnd();
+    }
+
+    /** Fails the stream (its remaining frames are discarded) and stops its source. */
+    void fail(Throwable cause) {
+        synchronized (this) {
+            if (error != null || removed) {
+                return;
+            }
+            error = cause;
+            discarding = true;
+        }
+        log.error("stream {} failed: {}", spec.id(), Errors.describe(cause));
+        UniqueKillSwitch k = killSwitch;
+        if (k != null) {
+            k.abort(cause);
+        }
+    }
+
+    /** Stops the source; frames already decoded are still published. */
+    void remove() {
+        synchronized (this) {
+            removed = true;
+        }
+        UniqueKillSwitch k = killSwitch;
+        if (k != null) {
+            k.shutdown();
+        }
+    }
+
+    private void maybeEnd() {
+        Result r;
+        synchronized (this) {
+            if (!sourceEnded || done < emitted || result.isDone()) {
+                return;
+            }
+            // A frame still held by the live policy when the source stopped never entered the pipeline.
+            long neverEntered = decoded() - dropped() - emitted;
+            if (neverEntered > 0) {
+                droppedCounter.increment(neverEntered);
+            }
+            State state = error != null ? State.FAILED : removed ? State.REMOVED : State.ENDED;
+            r = new Result(spec.id(), state, decoded(), dropped(), published, Optional.ofNullable(error));
+            if (state == State.FAILED) {
+                failures.increment();
+            }
+        }
+        try {
+            onEnd.run();
+        } finally {
+            result.complete(r);
+        }
+    }
+}
