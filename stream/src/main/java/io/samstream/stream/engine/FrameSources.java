@@ -39,8 +39,12 @@ final class FrameSources {
                     log.info("stream {}: reconnecting (restart {})", spec.id(), attempt);
                 }
                 return read(spec, factory, blockingDispatcher).watchTermination((mat, done) -> {
-                    done.whenComplete((d, e) -> log.warn("stream {}: live source {}; reconnecting with backoff",
-                            spec.id(), e == null ? "ended" : "failed: " + Errors.describe(e)));
+                    done.whenComplete((d, e) -> {
+                        if (!handle.removing()) {
+                            log.warn("stream {}: live source {}; reconnecting with backoff", spec.id(),
+                                    e == null ? "ended" : "failed: " + Errors.describe(e));
+                        }
+                    });
                     return mat;
                 });
             });

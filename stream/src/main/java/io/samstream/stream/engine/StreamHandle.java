@@ -97,6 +97,11 @@ public final class StreamHandle {
         return nextIndex.get();
     }
 
+    /** True once the stream is being removed or failed: its source stops for good. */
+    synchronized boolean removing() {
+        return removed || discarding;
+    }
+
     void setKillSwitch(UniqueKillSwitch killSwitch) {
         this.killSwitch = killSwitch;
     }

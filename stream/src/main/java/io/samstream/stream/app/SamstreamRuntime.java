@@ -1,0 +1,166 @@
+package io.samstream.stream.app;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.samstream.config.SamstreamConfig;
+import io.samstream.config.StreamSpec;
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.KafkaMaskSink;
+import io.samstream.gpu.SamModels;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.engine.Engine;
+import io.samstream.stream.engine.EngineMetrics;
+import io.samstream.stream.engine.FrameSink;
+import io.samstream.stream.engine.FrameSourceFactory;
+import io.samstream.stream.engine.KafkaFrameSink;
+import io.samstream.stream.engine.MetricsServer;
+import io.samstream.stream.engine.Segmenter;
+import io.samstream.stream.engine.StreamHandle;
+import io.samstream.stream.engine.StreamsTopicWatcher;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything an engine instance runs, built from the configuration: the Kafka brokers (or the embedded
+ * one), the model, the sinks, the metrics endpoint, the engine with the configured streams, and the
+ * streams-topic watcher. Closed in the reverse order.
+ */
+public final class SamstreamRuntime implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SamstreamRuntime.class);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final List<StreamHandle> configured = new ArrayList<>();
+    private EmbeddedKafkaBroker broker;
+    private String bootstrapServers;
+    private KafkaFrameSink kafkaSink;
+    private MetricsServer metricsServer;
+    private StreamsTopicWatcher watcher;
+    private Engine engine;
+    private String modelName;
+
+    private SamstreamRuntime() {}
+
+    /**
+     * Starts it all.
+     *
+     * @param sources    opens the streams' sources
+     * @param fileSinks  the file sinks for the configured jsonl/overlay folders (given the config), or none
+     */
+    public static SamstreamRuntime start(SamstreamConfig config, FrameSourceFactory sources,
+            Function<SamstreamConfig, Optional<FrameSink>> fileSinks) throws IOException {
+        SamstreamRuntime rt = new SamstreamRuntime();
+        try {
+            rt.startAll(config, sources, fileSinks);
+            return rt;
+        } catch (IOException | RuntimeException | Error e) {
+            rt.close();
+            throw e;
+        }
+    }
+
+    private void startAll(SamstreamConfig config, FrameSourceFactory sources,
+            Function<SamstreamConfig, Optional<FrameSink>> fileSinks) throws IOException {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        EngineMetrics metrics = new EngineMetrics(registry);
+        if (config.metrics().enabled()) {
+            metricsServer = MetricsServer.start(registry, config.metrics().host(), config.metrics().port());
+            resources.add(metricsServer);
+        }
+
+        boolean needsKafka = config.sinks().kafka() || config.streamsTopic().isPresent();
+        if (needsKafka) {
+            if (config.kafka().embeddedBroker()) {
+                broker = EmbeddedKafkaBroker.start();
+                resources.add(broker);
+                broker.createTopic(config.kafka().masksTopic(), 1, false);
+                log.info("no samstream.kafka.bootstrap-servers: started an embedded Kafka broker on {} (data in {})",
+                        broker.bootstrapServers(), broker.logDir());
+                bootstrapServers = broker.bootstrapServers();
+            } else {
+                bootstrapServers = config.kafka().bootstrapServers().orElseThrow();
+            }
+        }
+
+        Path checkpoint = config.checkpoint().orElseGet(BundledModel::locate);
+        SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads());
+        resources.add(backend);
+        modelName = BundledModel.modelName(checkpoint);
+
+        List<FrameSink> sinks = new ArrayList<>();
+        if (config.sinks().kafka()) {
+            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(config.kafka(), bootstrapServers), metrics);
+            sinks.add(kafkaSink);
+            log.info("publishing mask records to {} on {}", config.kafka().masksTopic(), bootstrapServers);
+        }
+        fileSinks.apply(config).ifPresent(sinks::add);
+        FrameSink sink = sinks.isEmpty() ? (r, f) -> java.util.concurrent.CompletableFuture.completedFuture(null)
+                : FrameSink.all(sinks);
+        resources.add(sink);
+
+        engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect()),
+                new Segmenter(backend, modelName), sources, sink, metrics);
+        resources.add(engine);
+        for (StreamSpec s : config.streams()) {
+            configured.add(engine.add(s));
+        }
+        if (config.streamsTopic().isPresent()) {
+            watcher = StreamsTopicWatcher.start(engine, bootstrapServers, config.streamsTopic().get(),
+                    config.streamDefaults());
+            resources.add(watcher);
+        }
+    }
+
+    public Engine engine() {
+        return engine;
+    }
+
+    /** The handles of the streams of the configuration file, in its order. */
+    public List<StreamHandle> configuredStreams() {
+        return List.copyOf(configured);
+    }
+
+    /** Where Kafka is ({@code host:port,...}); null when nothing uses Kafka. */
+    public String bootstrapServers() {
+        return bootstrapServers;
+    }
+
+    public Optional<KafkaFrameSink> kafkaSink() {
+        return Optional.ofNullable(kafkaSink);
+    }
+
+    public Optional<MetricsServer> metricsServer() {
+        return Optional.ofNullable(metricsServer);
+    }
+
+    public Optional<StreamsTopicWatcher> watcher() {
+        return Optional.ofNullable(watcher);
+    }
+
+    public String modelName() {
+        return modelName;
+    }
+
+    @Override
+    public void close() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            AutoCloseable r = resources.get(i);
+            try {
+                if (r instanceof Engine e) {
+                    e.close(Duration.ofSeconds(60));
+                } else {
+                    r.close();
+                }
+            } catch (Exception e) {
+                log.warn("closing {}: {}", r.getClass().getSimpleName(), e.toString());
+            }
+        }
+        resources.clear();
+    }
+}

@@ -1,0 +1,75 @@
+package io.samstream.stream.engine;
+
+import io.samstream.connectors.kafka.KafkaMaskSink;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.video.VideoFrame;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Mask records to Kafka, at least once: a record is done when the brokers acknowledged it. A send that
+ * fails (the producer's delivery timeout passed, e.g. a long outage) is counted, logged and sent again
+ * with backoff until it is acknowledged or the engine closes; a record is never dropped.
+ */
+public final class KafkaFrameSink implements FrameSink {
+    private static final Logger log = LoggerFactory.getLogger(KafkaFrameSink.class);
+    private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+    private static final Duration LAST_RETRY = Duration.ofSeconds(30);
+
+    private final KafkaMaskSink sink;
+    private final EngineMetrics metrics;
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "samstream-kafka-retries");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    public KafkaFrameSink(KafkaMaskSink sink, EngineMetrics metrics) {
+        this.sink = sink;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        send(record, done, FIRST_RETRY);
+        return done;
+    }
+
+    private void send(MaskRecord record, CompletableFuture<Void> done, Duration backoff) {
+        sink.send(record).whenComplete((metadata, error) -> {
+            if (error == null) {
+                done.complete(null);
+                return;
+            }
+            metrics.sendErrors().increment();
+            if (closed) {
+                done.completeExceptionally(error);
+                return;
+            }
+            log.warn("stream {} frame {}: send failed ({}), sending again in {} s", record.stream(), record.frame(),
+                    Errors.describe(error), backoff.toSeconds());
+            Duration next = backoff.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : backoff.multipliedBy(2);
+            retries.schedule(() -> send(record, done, next), backoff.toMillis(), TimeUnit.MILLISECONDS);
+        });
+    }
+
+    /** The sink's producer counters, for summaries. */
+    public KafkaMaskSink kafka() {
+        return sink;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        retries.shutdownNow();
+        sink.close();
+    }
+}

@@ -1,0 +1,106 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.config.ConfigLoader;
+import io.samstream.config.KafkaSettings;
+import io.samstream.config.PromptSpec;
+import io.samstream.config.StreamDefaults;
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.KafkaMaskSink;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.gpu.mask.CocoRle;
+import io.samstream.gpu.model.SamBackend;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The engine publishing to a real (embedded) broker, and following the stream-definitions topic. */
+@Timeout(180)
+class KafkaEngineTest {
+    static final Duration WAIT = Duration.ofSeconds(60);
+    static EmbeddedKafkaBroker broker;
+    static SamBackend backend;
+
+    @BeforeAll
+    static void start() {
+        broker = EmbeddedKafkaBroker.start();
+        backend = TestSources.tinyBackend();
+    }
+
+    @AfterAll
+    static void stop() {
+        backend.close();
+        broker.close();
+    }
+
+    private static KafkaFrameSink kafka(String topic, EngineMetrics metrics) {
+        broker.createTopic(topic, 2, false);
+        return new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
+    }
+
+    @Test
+    void definitionsOnTheStreamsTopicAddAndRemoveStreams() throws Exception {
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        String topic = "masks-dynamic";
+        StreamDefaults defaults = ConfigLoader.load().streamDefaults();
+        AtomicLong produced = new AtomicLong();
+        try (KafkaFrameSink sink = kafka(topic, metrics);
+             Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
+                     spec -> spec.isLive() ? new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 20, true, produced)
+                             : TestSources.Synthetic.file(spec.id(), 32, 24, 3), sink, metrics);
+             StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, broker.bootstrapServers(),
+                     "streams-defs", defaults);
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                     new StringSerializer(), new ByteArraySerializer())) {
+            send(producer, "cam-a", "{\"location\":\"rtsp://127.0.0.1:1/a\",\"prompts\":{\"grid\":1}}");
+            send(producer, "bad key!", "{\"location\":\"x\"}");
+            send(producer, "cam-b", "{\"location\":\"x\",\"prompts\":{\"grid\":-3}}");
+            send(producer, "clip", "{\"location\":\"clip.mp4\",\"prompts\":{\"grid\":1}}");
+            StreamHandle a = await(engine, "cam-a");
+            while (a.published() < 3) {
+                Thread.sleep(50);
+            }
+            send(producer, "cam-a", null);
+            StreamHandle.Result ra = a.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.REMOVED, ra.state());
+            while (watcher.rejected() < 2 || engine.stream("clip").isPresent() || watcher.applied() < 3) {
+                Thread.sleep(50);
+            }
+            assertTrue(engine.stream("cam-b").isEmpty(), "a malformed definition starts nothing");
+            List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), topic,
+                    (int) ra.published() + 3, WAIT);
+            assertEquals(ra.published(), records.stream().filter(r -> r.stream().equals("cam-a")).count());
+            assertEquals(3, records.stream().filter(r -> r.stream().equals("clip")).count());
+            assertTrue(engine.streams().isEmpty());
+        }
+    }
+
+    private static StreamHandle await(Engine engine, String id) throws InterruptedException {
+        while (engine.stream(id).isEmpty()) {
+            Thread.sleep(20);
+        }
+        return engine.stream(id).get();
+    }
+
+    private static void send(KafkaProducer<String, byte[]> p, String key, String json) throws Exception {
+        p.send(new ProducerRecord<>("streams-defs", key, json == null ? null : json.getBytes(StandardCharsets.UTF_8)))
+                .get(30, TimeUnit.SECONDS);
+    }
+}
