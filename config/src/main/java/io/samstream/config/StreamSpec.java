@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  *
  * @param id       the stream's name: Kafka record key, metric tag and output folder name
  * @param location a file path, a URL (rtsp, rtmp, http(s), hls, udp, srt), a V4L2 device
- *                 ({@code /dev/video0}) or a test pattern ({@code testsrc:...})
+ *                 ({@code /dev/video0}) or a test pattern ({@code testpattern:640x480@25?frames=100})
  * @param live     whether frames arrive in real time (see {@link #isLive()})
  * @param decoder  which decoder to prefer
  * @param prompts  the fixed prompts decoded on every frame
@@ -36,7 +36,7 @@ public record StreamSpec(String id, String location, Live live, Decoder decoder,
 
     /**
      * True when frames arrive in real time: given, or for {@code auto} guessed from the location
-     * (network URLs and {@code /dev/video*} are live, files and test patterns are not).
+     * (network URLs and cameras are live; files, and test patterns unless they say {@code live=true}, are not).
      */
     public boolean isLive() {
         return switch (live) {
@@ -47,10 +47,14 @@ public record StreamSpec(String id, String location, Live live, Decoder decoder,
     }
 
     static boolean guessLive(String location) {
-        String l = location.toLowerCase(Locale.ROOT);
-        return l.startsWith("rtsp:") || l.startsWith("rtsps:") || l.startsWith("rtmp:") || l.startsWith("rtmps:")
-                || l.startsWith("http:") || l.startsWith("https:") || l.startsWith("udp:") || l.startsWith("srt:")
-                || l.startsWith("tcp:") || l.startsWith("/dev/video") || l.startsWith("v4l2:");
+        String l = location.trim().toLowerCase(Locale.ROOT);
+        if (l.startsWith("testpattern:")) {
+            return l.matches(".*[?&]live=(true|yes|on|1)(&.*)?");
+        }
+        if (l.startsWith("file:")) {
+            return false;
+        }
+        return l.contains("://") || l.startsWith("/dev/") || l.startsWith("v4l2:");
     }
 
     /** {@code samstream.streams[].live}. */

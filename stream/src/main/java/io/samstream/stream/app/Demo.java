@@ -1,0 +1,156 @@
+package io.samstream.stream.app;
+
+import io.samstream.config.EngineSettings;
+import io.samstream.config.SamstreamConfig;
+import io.samstream.config.StreamSpec;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.stream.engine.FrameSink;
+import io.samstream.stream.engine.StreamHandle;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * {@code samstream demo}: one generated clip through the whole engine (bundled model, embedded Kafka
+ * unless the configuration names brokers), its records read back from Kafka, and a summary.
+ */
+public final class Demo {
+    static final String STREAM = "demo";
+    private static final Duration READ_BACK = Duration.ofSeconds(60);
+
+    private Demo() {}
+
+    /** @return 0 when every frame was published and read back, 1 otherwise */
+    public static int run(SamstreamConfig base, Path out, int frames, PrintWriter print, boolean terminal)
+            throws Exception {
+        Files.createDirectories(out);
+        String location = "testpattern:320x240@12?frames=" + frames;
+        StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),
+                base.streamDefaults().prompts());
+        SamstreamConfig config = new SamstreamConfig(base.checkpoint(), base.device(), base.cpuThreads(), base.kafka(),
+                List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
+                new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
+                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty());
+        Instant started = Instant.now();
+        // The demo's files go straight into DIR, not DIR/<stream>.
+        Function<SamstreamConfig, Optional<FrameSink>> files = c -> VideoConnectors.fileSinks(out.resolve("masks.jsonl"),
+                out.resolve("overlay.mp4"));
+        try (SamstreamRuntime rt = SamstreamRuntime.start(config, VideoConnectors.sources(), files)) {
+            print.printf("samstream demo: %d frames of %s, model %s, masks to Kafka topic %s on %s%s%n", frames, location,
+                    rt.modelName(), config.kafka().masksTopic(), rt.bootstrapServers(),
+                    config.kafka().embeddedBroker() ? " (embedded broker)" : "");
+            rt.metricsServer().ifPresent(m -> print.printf("metrics: http://%s:%d/metrics%n", config.metrics().host(),
+                    m.port()));
+            print.flush();
+            StreamHandle handle = rt.configuredStreams().get(0);
+            StreamHandle.Result result;
+            try (Progress progress = new Progress(print, terminal, rt.engine()::streams, OptionalLong.of(frames))) {
+                result = handle.result().toCompletableFuture().join();
+                progress.finish(List.of(handle));
+            }
+            long acked = rt.kafkaSink().map(k -> k.kafka().ackedCount()).orElse(0L);
+            print.printf("published: stream %s %s, %d frames decoded, %d records acknowledged by Kafka%s%n",
+                    STREAM, result.state().name().toLowerCase(Locale.ROOT), result.decoded(), acked,
+                    result.error().map(e -> " - " + e.getMessage()).orElse(""));
+
+            List<MaskRecord> read = readBack(rt.bootstrapServers(), config.kafka().masksTopic(), started,
+                    (int) result.published());
+            print.println(summary(read, result.published()));
+            print.printf("wrote %s and %s%n", out.resolve("masks.jsonl"), out.resolve("overlay.mp4"));
+            print.flush();
+            boolean ok = result.state() == StreamHandle.State.ENDED && result.published() == frames
+                    && read.size() == frames;
+            return ok ? 0 : 1;
+        }
+    }
+
+    /** One line per stream: what was read, in order or not, the objects, and the first frame's masks. */
+    static String summary(List<MaskRecord> records, long published) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "read back from Kafka: %d records (%d published)", records.size(), published));
+        if (records.isEmpty()) {
+            return sb.toString();
+        }
+        boolean inOrder = true;
+        for (int i = 0; i < records.size(); i++) {
+            inOrder &= records.get(i).frame() == i;
+        }
+        TreeSet<Integer> ids = new TreeSet<>();
+        double score = 0;
+        double stability = 0;
+        int objects = 0;
+        for (MaskRecord r : records) {
+            for (MaskRecord.ObjectMask o : r.objects()) {
+                ids.add(o.id());
+                score += o.score();
+                stability += o.stability();
+                objects++;
+            }
+        }
+        MaskRecord first = records.get(0);
+        sb.append(String.format(Locale.ROOT, "%n  stream %s: frames %d..%d%s, %dx%d, model %s, object ids %s,"
+                        + " mean score %.3f, mean stability %.3f", first.stream(), first.frame(),
+                records.get(records.size() - 1).frame(), inOrder ? " in order" : " OUT OF ORDER", first.width(),
+                first.height(), first.model(), ids, objects == 0 ? 0 : score / objects,
+                objects == 0 ? 0 : stability / objects));
+        for (MaskRecord.ObjectMask o : first.objects()) {
+            sb.append(String.format(Locale.ROOT, "%n    frame %d object %d: score %.3f stability %.3f box [%d,%d,%d,%d]"
+                            + " area %d rle %s", first.frame(), o.id(), o.score(), o.stability(), o.box().x0(),
+                    o.box().y0(), o.box().x1(), o.box().y1(), o.area(), abbreviate(o.mask().counts())));
+        }
+        return sb.toString();
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 24 ? s : s.substring(0, 21) + "...";
+    }
+
+    /** The demo stream's records of this run, read back as a consumer would. */
+    static List<MaskRecord> readBack(String bootstrap, String topic, Instant since, int expected) {
+        List<MaskRecord> out = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.CLIENT_ID_CONFIG, "samstream-demo-reader",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (PartitionInfo p : consumer.partitionsFor(topic, READ_BACK)) {
+                partitions.add(new TopicPartition(topic, p.partition()));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long deadline = System.nanoTime() + READ_BACK.toNanos();
+            while (out.size() < expected && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (!STREAM.equals(r.key())) {
+                        continue;
+                    }
+                    MaskRecord m = MaskRecordJson.read(r.value());
+                    if (!m.capturedAt().isBefore(since)) {
+                        out.add(m);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+}
