@@ -154,6 +154,32 @@ class EngineTest {
         }
     }
 
+    /** A live source that drops its connection is reopened with backoff; frame numbers go on. */
+    @Test
+    void aLiveSourceThatDisconnectsIsReopened() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        java.util.concurrent.atomic.AtomicInteger opens = new java.util.concurrent.atomic.AtomicInteger();
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), segmenter, spec -> {
+                    opens.incrementAndGet();
+                    // Each connection delivers 3 frames, then the peer goes away.
+                    return new TestSources.Synthetic("cam", 32, 24, 10, 3, 5, true, new java.util.concurrent.atomic.AtomicLong());
+                }, sink, metrics)) {
+            StreamHandle h = engine.add(TestSources.spec("cam", "rtsp://127.0.0.1/cam", true, TestSources.onePoint(5, 5)));
+            while (opens.get() < 3 || h.published() < 4) {
+                Thread.sleep(10);
+            }
+            engine.remove("cam");
+            StreamHandle.Result r = h.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.REMOVED, r.state(), "a live stream's disconnects are not failures");
+            assertTrue(metrics.registry().get("samstream.source.restarts").tag("stream", "cam").counter().count() >= 2);
+            List<MaskRecord> records = sink.of("cam");
+            for (int i = 1; i < records.size(); i++) {
+                assertTrue(records.get(i).frame() > records.get(i - 1).frame(), "numbering goes on across reconnects");
+            }
+        }
+    }
+
     /** A backend whose encoder takes {@code millis} longer per batch: a slow GPU. */
     static final class SlowBackend implements SamBackend {
         final SamBackend inner;
