@@ -1,0 +1,305 @@
+// Flash attention for SAM's image encoder: softmax(scale * q.k^T + rel_bias) . v, one head of one
+// sequence per CTA column, never materialising the attention matrix (online softmax, FlashAttention-2
+// style: each warp owns 16 query rows, K/V tiles of 64 keys stream through shared memory).
+//
+// Input is the qkv Linear output as the GEMM writes it, [B, H*W, 3*C] bf16 with C = heads * HD and
+// each token row laid out q | k | v, each head-major ([heads][HD]). Output is [B, H*W, C], heads
+// concatenated, ready for the projection GEMM. The two attention flavours of the encoder differ only
+// in which tokens form a sequence:
+//   global   (window == 0): all H*W tokens of an image;
+//   windowed (window == ws): the ws x ws windows of the grid zero-padded to a multiple of ws (64 -> 70
+//            for ws = 14), i.e. window_partition / window_unpartition of image_encoder.py, done here as
+//            an index mapping. In the reference the padding is applied to the normalised tokens
+//            *before* the qkv Linear, so a padded position's k and v are the qkv bias: that is what
+//            the kernel loads for them (qkv_bias may be null: zeros). Padded queries are not stored.
+//
+// Decomposed relative position bias (add_decomposed_rel_pos, MViTv2): for query (qh, qw) and key
+// (kh, kw) in sequence coordinates,
+//     bias = <q, Rh[qh - kh + Sh - 1]> + <q, Rw[qw - kw + Sw - 1]>
+// with the *unscaled* q, Rh = rel_h [2*Sh-1, HD], Rw = rel_w [2*Sw-1, HD]. Each CTA first tabulates
+// <q, Rh[.]> and <q, Rw[.]> for its queries (Sh + Sw floats per query, fp32, in shared memory); the
+// main loop then adds two table entries to each score. Tables longer than 2*S-1 (checkpoints trained
+// at another size) must be resampled on the host first, as get_rel_pos does.
+//
+// Scores live in the log2 domain (scaled by log2(e)) so the softmax uses ex2 directly.
+// Constraints (host-checked): HD in {64, 80}; Sh, Sw <= 64; pointers 16-byte aligned.
+#pragma once
+
+#include <math_constants.h>
+
+#include "common.cuh"
+
+namespace attention {
+
+constexpr int BKV = 64;              // keys per tile
+constexpr int SMEM_PAD = 8;          // bf16 per row: strides of 144 / 176 B keep ldmatrix conflict-free
+constexpr float LOG2E = 1.4426950408889634f;
+
+// Dynamic shared memory a CTA needs; the host computes the same number (CudaKernels.attentionSmem).
+__host__ __device__ constexpr int smem_bytes(int hd, int nwarps, int seq_h, int seq_w) {
+    return (16 * nwarps + 4 * BKV) * (hd + SMEM_PAD) * 2 + 16 * nwarps * (seq_h + seq_w + 1) * 4;
+}
+
+// Position i of an attention sequence -> token index in its image's H x W grid, or
+// PADDED for a window position outside the grid, or BEYOND for i >= L (tile overhang).
+constexpr int PADDED = -1, BEYOND = -2;
+
+struct Sequence {
+    int L, seq_h, seq_w;   // length and shape of the sequence
+    int oy, ox;            // top-left grid position of the window (0, 0 for global)
+    int H, W;              // token grid of the image
+    float inv_seq_w;
+
+    __device__ __forceinline__ int row_of(int i) const {
+        // i / seq_w without a division: exact for i < 2^16 (the fraction stays >= 0.5 / seq_w from
+        // an integer, far above float rounding).
+        return static_cast<int>((static_cast<float>(i) + 0.5f) * inv_seq_w);
+    }
+    __device__ __forceinline__ int token(int i) const {
+        if (i >= L) return BEYOND;
+        const int r = row_of(i), c = i - r * seq_w;
+        const int y = oy + r, x = ox + c;
+        return (y < H && x < W) ? y * W + x : PADDED;
+    }
+};
+
+template <int HD, int NWARPS>
+__device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, const bf16* __restrict__ qkv_bias,
+                                              const bf16* __restrict__ rel_h, const bf16* __restrict__ rel_w,
+                                              bf16* __restrict__ out, int H, int W, int heads, int window,
+                                              float scale) {
+    constexpr int BQ = 16 * NWARPS;       // queries per CTA
+    constexpr int THREADS = 32 * NWARPS;
+    constexpr int LD = HD + SMEM_PAD;     // shared row stride, elements
+    constexpr int CHUNKS = HD / 8;        // 16-byte chunks per head row
+    constexpr int KSTEPS = HD / 16;       // k16 steps of q.k^T
+    constexpr int DT = HD / 8;            // n8 tiles of the output row
+    static_assert(HD % 16 == 0, "head dim must be a multiple of 16");
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, q4 = lane & 3;   // mma fragment row group / column pair
+    const int head = blockIdx.y;
+    const int C = heads * HD, row_stride = 3 * C;
+
+    // ---- which sequence this CTA works on ------------------------------------------------------
+    Sequence seq;
+    int b;
+    seq.H = H;
+    seq.W = W;
+    if (window > 0) {
+        const int nwh = (H + window - 1) / window, nww = (W + window - 1) / window;
+        const int w = blockIdx.z % (nwh * nww);
+        b = blockIdx.z / (nwh * nww);
+        seq.oy = (w / nww) * window;
+        seq.ox = (w % nww) * window;
+        seq.seq_h = seq.seq_w = window;
+    } else {
+        b = blockIdx.z;
+        seq.oy = seq.ox = 0;
+        seq.seq_h = H;
+        seq.seq_w = W;
+    }
+    seq.L = seq.seq_h * seq.seq_w;
+    seq.inv_seq_w = 1.0f / seq.seq_w;
+    const int q0 = blockIdx.x * BQ;
+    const bf16* img = qkv + (size_t)b * H * W * row_stride;
+    bf16* out_img = out + (size_t)b * H * W * C;
+
+    // ---- shared memory -------------------------------------------------------------------------
+    extern __shared__ __align__(128) unsigned char smem[];
+    bf16* sQ = reinterpret_cast<bf16*>(smem);   // [BQ][LD]
+    bf16* sK = sQ + BQ * LD;                    // [2][BKV][LD]
+    bf16* sV = sK + 2 * BKV * LD;               // [2][BKV][LD]
+    float* sRel = reinterpret_cast<float*>(sV + 2 * BKV * LD);   // [BQ][seq_h + seq_w + 1]
+    const int rel_ld = seq.seq_h + seq.seq_w + 1;                // +1: rows start in different banks
+
+    // ---- loads ---------------------------------------------------------------------------------
+    // Q rows of this CTA (padded / overhanging positions: zeros; their outputs are never stored).
+    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const int tok = seq.token(q0 + r);
+        const bool ok = tok >= 0;
+        cp_async_16(smem_addr(sQ + r * LD + ch * 8),
+                    ok ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img, ok);
+    }
+    cp_async_commit();
+
+    // K and V rows of key tile t into buffer buf: real tokens from qkv, padded window positions from
+    // the qkv bias, positions past the sequence as zeros (masked out of the softmax below).
+    auto load_kv = [&](int t, int buf) {
+        bf16* k_dst = sK + buf * BKV * LD;
+        bf16* v_dst = sV + buf * BKV * LD;
+        for (int c = tid; c < BKV * CHUNKS; c += THREADS) {
+            const int r = c / CHUNKS, ch = c % CHUNKS;
+            const int tok = seq.token(t * BKV + r);
+            const bf16* k_src;
+            bool ok;
+            if (tok >= 0) {
+                k_src = img + (size_t)tok * row_stride + C + head * HD + ch * 8;
+                ok = true;
+            } else {
+                ok = tok == PADDED && qkv_bias != nullptr;
+                k_src = ok ? qkv_bias + C + head * HD + ch * 8 : img;
+            }
+            cp_async_16(smem_addr(k_dst + r * LD + ch * 8), k_src, ok);
+            cp_async_16(smem_addr(v_dst + r * LD + ch * 8), ok ? k_src + C : img, ok);
+        }
+    };
+    load_kv(0, 0);
+    cp_async_commit();
+
+    // ---- relative position tables, from Q in shared memory ---------------------------------------
+    cp_async_wait<1>();   // Q has landed (tile 0 may still be in flight)
+    __syncthreads();
+    {
+        const int per_q = seq.seq_h + seq.seq_w;
+        for (int idx = tid; idx < BQ * per_q; idx += THREADS) {
+            const int r = idx / per_q, j = idx % per_q;
+            const int i = min(q0 + r, seq.L - 1);   // overhang rows: any valid position will do
+            const int qh = seq.row_of(i), qw = i - qh * seq.seq_w;
+            const bf16* rel = j < seq.seq_h ? rel_h + (size_t)(qh - j + seq.seq_h - 1) * HD
+                                            : rel_w + (size_t)(qw - (j - seq.seq_h) + seq.seq_w - 1) * HD;
+            float dot = 0.f;
+#pragma unroll
+            for (int ch = 0; ch < CHUNKS; ++ch) {
+                const uint4 a = *reinterpret_cast<const uint4*>(sQ + r * LD + ch * 8);
+                const uint4 e = __ldg(reinterpret_cast<const uint4*>(rel + ch * 8));
+                const uint32_t av[4] = {a.x, a.y, a.z, a.w}, ev[4] = {e.x, e.y, e.z, e.w};
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    const float2 x = unpack_bf16x2(av[u]), y = unpack_bf16x2(ev[u]);
+                    dot = fmaf(x.x, y.x, dot);
+                    dot = fmaf(x.y, y.y, dot);
+                }
+            }
+            sRel[r * rel_ld + j] = dot * LOG2E;
+        }
+    }
+
+    // This warp's 16 query rows as mma A fragments, kept in registers for the whole key loop.
+    uint32_t qf[KSTEPS][4];
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+        ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                    smem_addr(sQ + (warp * 16 + (lane & 15)) * LD + ks * 16 + (lane >> 4) * 8));
+
+    // ---- main loop over key tiles -----------------------------------------------------------------
+    float o[DT][4];
+#pragma unroll
+    for (int d = 0; d < DT; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    float m[2] = {-CUDART_INF_F, -CUDART_INF_F};   // running max of rows g and g+8 (log2 domain)
+    float l[2] = {0.f, 0.f};                       // this thread's part of the running row sums
+    const float scale_log2 = scale * LOG2E;
+    const float* rel0 = sRel + (warp * 16 + g) * rel_ld;   // tables of rows g and g + 8
+    const float* rel1 = rel0 + 8 * rel_ld;
+    const int n_tiles = (seq.L + BKV - 1) / BKV;
+
+    for (int t = 0; t < n_tiles; ++t) {
+        const int buf = t & 1;
+        cp_async_wait<0>();
+        __syncthreads();   // tile t (and the tables) visible; every warp is done with tile t-1
+        if (t + 1 < n_tiles) load_kv(t + 1, buf ^ 1);
+        cp_async_commit();
+
+        const bf16* k_s = sK + buf * BKV * LD;
+        const bf16* v_s = sV + buf * BKV * LD;
+
+        // S = Q K^T for 16 rows x 64 keys (K rows are the "col" operand, as W in the GEMM).
+        float s[BKV / 8][4];
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+            for (int np = 0; np < BKV / 16; ++np) {
+                uint32_t b[4];
+                ldmatrix_x4(b[0], b[1], b[2], b[3],
+                            smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                      ((lane >> 3) & 1) * 8));
+                mma_bf16_16816(s[2 * np], qf[ks], b);
+                mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
+            }
+        }
+
+        // Scale, add the relative position bias, mask the overhang; new row maxima.
+        float mx[2] = {m[0], m[1]};
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int j = t * BKV + n * 8 + q4 * 2 + e;
+                if (j < seq.L) {
+                    const int kh = seq.row_of(j), kw = j - kh * seq.seq_w;
+                    s[n][e] = fmaf(s[n][e], scale_log2, rel0[kh] + rel0[seq.seq_h + kw]);
+                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rel1[kh] + rel1[seq.seq_h + kw]);
+                } else {
+                    s[n][e] = s[n][2 + e] = -CUDART_INF_F;
+                }
+                mx[0] = fmaxf(mx[0], s[n][e]);
+                mx[1] = fmaxf(mx[1], s[n][2 + e]);
+            }
+        }
+
+        // Online softmax: the 4 threads of a quad share a row; rescale what was accumulated so far.
+        float base[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            base[r] = mx[r] == -CUDART_INF_F ? 0.f : mx[r];   // fully masked so far: avoid inf - inf
+            const float alpha = fast_exp2(m[r] - base[r]);
+            m[r] = mx[r];
+            l[r] *= alpha;
+#pragma unroll
+            for (int d = 0; d < DT; ++d) {
+                o[d][2 * r] *= alpha;
+                o[d][2 * r + 1] *= alpha;
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+            s[n][0] = fast_exp2(s[n][0] - base[0]);
+            s[n][1] = fast_exp2(s[n][1] - base[0]);
+            s[n][2] = fast_exp2(s[n][2] - base[1]);
+            s[n][3] = fast_exp2(s[n][3] - base[1]);
+            l[0] += s[n][0] + s[n][1];
+            l[1] += s[n][2] + s[n][3];
+        }
+
+        // O += P V. The S accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment of k16
+        // step k, so P goes from registers to the tensor cores without touching shared memory.
+#pragma unroll
+        for (int kk = 0; kk < BKV / 16; ++kk) {
+            const uint32_t p[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
+                                   pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                   pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+            for (int dp = 0; dp < HD / 16; ++dp) {
+                // V is [key][d]: the transposing ldmatrix turns it into the "col" B operand.
+                uint32_t b[4];
+                ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
+                                  smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
+                                            (lane >> 4) * 8));
+                mma_bf16_16816(o[2 * dp], p, b);
+                mma_bf16_16816(o[2 * dp + 1], p, b + 2);
+            }
+        }
+    }
+
+    // ---- normalise and store (window_unpartition: padded positions are dropped) -------------------
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float sum = l[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = 1.f / sum;
+        const int tok = seq.token(q0 + warp * 16 + g + 8 * r);
+        if (tok < 0) continue;
+        bf16* dst = out_img + (size_t)tok * C + head * HD + q4 * 2;
+#pragma unroll
+        for (int d = 0; d < DT; ++d)
+            *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+    }
+}
+
+}  // namespace attention
