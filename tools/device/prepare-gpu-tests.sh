@@ -23,18 +23,17 @@ grep -qxF '/.device/' "$exclude" 2>/dev/null || echo '/.device/' >> "$exclude"
 
 cd "$repo"
 echo "building gpu + bench in $repo"
-mvn -B -q -pl gpu,bench -am package -DskipTests
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/test-classes"
+# Package, and copy the modules' runtime + test dependencies (JUnit itself comes with the console launcher).
+mvn -B -q -pl gpu,bench -am package dependency:copy-dependencies -DskipTests -DincludeScope=test \
+    -DoutputDirectory="$out/lib" -DexcludeGroupIds=io.samstream,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
 if [ ! -s gpu/target/classes/io/samstream/gpu/cuda/samstream_kernels.fatbin ]; then
     echo "no fatbin was built (nvcc missing?): the GPU tests would only skip" >&2
     exit 1
 fi
 
-rm -rf "$out"
-mkdir -p "$out/lib" "$out/test-classes"
 cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar "$out/lib/"
-# Runtime + test dependencies of gpu (JUnit itself comes with the console launcher).
-mvn -B -q -pl gpu dependency:copy-dependencies -DincludeScope=test -DoutputDirectory="$out/lib" \
-    -DexcludeGroupIds=org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian -DexcludeArtifactIds=samstream-config
 console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
 mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out/lib"

@@ -26,6 +26,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,
     --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
 cat "$work/nvidia-smi.txt"
 java -version 2>&1 | head -1
+# If JCuda's native library cannot load, say which shared library is missing.
+(cd "$work" && unzip -q -o "$here"/lib/jcuda-natives-*.jar 'lib/libJCudaDriver*' 2>/dev/null &&
+    ldd lib/libJCudaDriver*.so | grep -i 'not found') || true
 
 cp="$here/test-classes"
 for j in "$here"/lib/*.jar; do
@@ -47,6 +50,11 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
         grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls.log" | tail -60
         echo "=== $cls: exit $rc, $(( $(date +%s) - start )) s"
         [ $rc -ne 0 ] && status=1
+        # On the GPU machine a skipped (aborted) test means the GPU was not usable: count it as a failure.
+        if grep -qE '\[ +[1-9][0-9]* tests aborted' "$work/$cls.log"; then
+            echo "!!! $cls: tests were skipped on the GPU machine: $(grep -m1 -o 'GPU tests skipped: .*' "$work/$cls.log")"
+            status=1
+        fi
     done
 fi
 
