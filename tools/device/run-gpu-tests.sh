@@ -42,7 +42,7 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
         start=$(date +%s)
         prefix=()
         [ "${SANITIZE:-0}" = 1 ] && prefix=(compute-sanitizer --tool memcheck --print-limit 20)
-        timeout 300 "${prefix[@]}" java -Xmx24g -jar "$console" execute --disable-banner --details=tree \
+        timeout 300 "${prefix[@]}" java -Xmx24g -jar "$console" execute --disable-banner --disable-ansi-colors --details=tree \
             --class-path "$cp" --select-class "io.samstream.gpu.cuda.$cls" \
             --reports-dir "$work/junit-$cls" > "$work/$cls.log" 2>&1
         rc=$?
