@@ -13,6 +13,10 @@
 #   cuda-bench.tsv samstream's kernel timings (io.samstream.bench.CudaKernelBench)
 #   bench-table.md samstream next to PyTorch (bench/torch_kernels.py): copy it to bench/results/
 # SANITIZE=1 runs the test classes under compute-sanitizer (memcheck), much slower.
+# PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
+# Compute (speed of light, occupancy, warp stall reasons), e.g.
+#   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
+# and writes the reports to ncu.txt.
 # Exit status: non-zero when a test class failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,6 +71,22 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/torch_kernels.py" --java "$out/cuda-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/bench-table.md" 2>&1 | tee "$work/torch.log" || status=1
     fi
+fi
+
+if [ -n "${PROFILE:-}" ]; then
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    IFS=';' read -ra filters <<< "$PROFILE"
+    for f in "${filters[@]}"; do
+        echo "=== ncu: $f"
+        timeout 180 "$ncu" --clock-control none --target-processes all -k regex:samstream_ --launch-skip 3 \
+            --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+            --section MemoryWorkloadAnalysis \
+            java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench /tmp/ncu-bench.tsv 1 "$f" \
+            > "$work/ncu-run.txt" 2>&1
+        grep -vE '^==PROF==|^(gemm|attention|layernorm) ' "$work/ncu-run.txt" | grep -vE '^\s*$' \
+            | sed -n '/samstream_/,$p' | tee -a "$out/ncu.txt" | head -120
+    done
 fi
 
 tar czf "$out/reports.tgz" -C "$work" .

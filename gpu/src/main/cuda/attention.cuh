@@ -17,12 +17,17 @@
 // (kh, kw) in sequence coordinates,
 //     bias = <q, Rh[qh - kh + Sh - 1]> + <q, Rw[qw - kw + Sw - 1]>
 // with the *unscaled* q, Rh = rel_h [2*Sh-1, HD], Rw = rel_w [2*Sw-1, HD]. Each CTA first tabulates
-// <q, Rh[.]> and <q, Rw[.]> for its queries (Sh + Sw floats per query, fp32, in shared memory); the
-// main loop then adds two table entries to each score. Tables longer than 2*S-1 (checkpoints trained
-// at another size) must be resampled on the host first, as get_rel_pos does.
+// <q, Rh[.]> and <q, Rw[.]> for its queries (fp32, shared memory). Key tiles are whole sequence rows
+// (R = 64 / Sw rows of Sw keys: 1 row of 64 for global attention, 4 rows of 14 in a window), so a
+// thread's key columns have the same kw in every tile: their Rw terms are read once into registers,
+// and only the Rh term (one value per row and tile when R = 1) is looked up in the loop. Columns past
+// the R*Sw keys of a tile and rows past the sequence get a -inf bias: that is the whole masking.
+// Tables longer than 2*S-1 (checkpoints trained at another size) must be resampled on the host first,
+// as get_rel_pos does.
 //
 // Scores live in the log2 domain (scaled by log2(e)) so the softmax uses ex2 directly.
 // Constraints (host-checked): HD in {64, 80}; Sh, Sw <= 64; pointers 16-byte aligned.
+// Work per window of 14 x 14: 2 CTAs of 112 queries x 4 tiles of 56 keys (of 64 slots).
 #pragma once
 
 #include <math_constants.h>
@@ -35,9 +40,19 @@ constexpr int BKV = 64;              // keys per tile
 constexpr int SMEM_PAD = 8;          // bf16 per row: strides of 144 / 176 B keep ldmatrix conflict-free
 constexpr float LOG2E = 1.4426950408889634f;
 
+// Sequence rows per key tile.
+__host__ __device__ constexpr int rows_per_tile(int seq_w) { return seq_w >= BKV ? 1 : BKV / seq_w; }
+
+// Per query: Sh + R entries of <q, Rh> (the last R are -inf, for tile rows past the sequence), then Sw
+// entries of <q, Rw>, then one -inf entry (for key slots past a tile's keys; it also staggers the
+// rows across banks).
+__host__ __device__ constexpr int rel_stride(int seq_h, int seq_w) {
+    return seq_h + rows_per_tile(seq_w) + seq_w + 1;
+}
+
 // Dynamic shared memory a CTA needs; the host computes the same number (CudaKernels.attentionSmem).
 __host__ __device__ constexpr int smem_bytes(int hd, int nwarps, int seq_h, int seq_w) {
-    return (16 * nwarps + 4 * BKV) * (hd + SMEM_PAD) * 2 + 16 * nwarps * (seq_h + seq_w + 1) * 4;
+    return (16 * nwarps + 4 * BKV) * (hd + SMEM_PAD) * 2 + 16 * nwarps * rel_stride(seq_h, seq_w) * 4;
 }
 
 // Position i of an attention sequence -> token index in its image's H x W grid, or
@@ -63,7 +78,9 @@ struct Sequence {
     }
 };
 
-template <int HD, int NWARPS>
+// ONE_ROW: every key tile is exactly one sequence row (Sw > 32, i.e. R == 1: global attention on the
+// 64 x 64 grid); the Rh term is then one value per row and tile. Otherwise R >= 1 rows per tile.
+template <int HD, int NWARPS, bool ONE_ROW>
 __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, const bf16* __restrict__ qkv_bias,
                                               const bf16* __restrict__ rel_h, const bf16* __restrict__ rel_w,
                                               bf16* __restrict__ out, int H, int W, int heads, int window,
@@ -110,8 +127,11 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     bf16* sQ = reinterpret_cast<bf16*>(smem);   // [BQ][LD]
     bf16* sK = sQ + BQ * LD;                    // [2][BKV][LD]
     bf16* sV = sK + 2 * BKV * LD;               // [2][BKV][LD]
-    float* sRel = reinterpret_cast<float*>(sV + 2 * BKV * LD);   // [BQ][seq_h + seq_w + 1]
-    const int rel_ld = seq.seq_h + seq.seq_w + 1;                // +1: rows start in different banks
+    float* sRel = reinterpret_cast<float*>(sV + 2 * BKV * LD);   // [BQ][rel_ld], see rel_stride
+    const int R = rows_per_tile(seq.seq_w);                      // sequence rows per key tile
+    const int tile_keys = R * seq.seq_w;                         // real key slots per tile (<= BKV)
+    const int rel_ld = rel_stride(seq.seq_h, seq.seq_w);
+    const int relw_at = seq.seq_h + R;                           // where the <q, Rw> entries start
 
     // ---- loads ---------------------------------------------------------------------------------
     // Q rows of this CTA (padded / overhanging positions: zeros; their outputs are never stored).
@@ -124,14 +144,15 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     }
     cp_async_commit();
 
-    // K and V rows of key tile t into buffer buf: real tokens from qkv, padded window positions from
-    // the qkv bias, positions past the sequence as zeros (masked out of the softmax below).
+    // K and V rows of key tile t (sequence positions t*tile_keys ...) into buffer buf: real tokens from
+    // qkv, padded window positions from the qkv bias, slots past the tile or the sequence as zeros
+    // (their scores are -inf, see above).
     auto load_kv = [&](int t, int buf) {
         bf16* k_dst = sK + buf * BKV * LD;
         bf16* v_dst = sV + buf * BKV * LD;
         for (int c = tid; c < BKV * CHUNKS; c += THREADS) {
             const int r = c / CHUNKS, ch = c % CHUNKS;
-            const int tok = seq.token(t * BKV + r);
+            const int tok = r < tile_keys ? seq.token(t * tile_keys + r) : BEYOND;
             const bf16* k_src;
             bool ok;
             if (tok >= 0) {
@@ -152,13 +173,16 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     cp_async_wait<1>();   // Q has landed (tile 0 may still be in flight)
     __syncthreads();
     {
-        const int per_q = seq.seq_h + seq.seq_w;
-        for (int idx = tid; idx < BQ * per_q; idx += THREADS) {
-            const int r = idx / per_q, j = idx % per_q;
+        for (int idx = tid; idx < BQ * rel_ld; idx += THREADS) {
+            const int r = idx / rel_ld, j = idx % rel_ld;
+            if ((j >= seq.seq_h && j < relw_at) || j == rel_ld - 1) {   // the -inf entries
+                sRel[r * rel_ld + j] = -CUDART_INF_F;
+                continue;
+            }
             const int i = min(q0 + r, seq.L - 1);   // overhang rows: any valid position will do
             const int qh = seq.row_of(i), qw = i - qh * seq.seq_w;
             const bf16* rel = j < seq.seq_h ? rel_h + (size_t)(qh - j + seq.seq_h - 1) * HD
-                                            : rel_w + (size_t)(qw - (j - seq.seq_h) + seq.seq_w - 1) * HD;
+                                            : rel_w + (size_t)(qw - (j - relw_at) + seq.seq_w - 1) * HD;
             float dot = 0.f;
 #pragma unroll
             for (int ch = 0; ch < CHUNKS; ++ch) {
@@ -192,7 +216,26 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     const float scale_log2 = scale * LOG2E;
     const float* rel0 = sRel + (warp * 16 + g) * rel_ld;   // tables of rows g and g + 8
     const float* rel1 = rel0 + 8 * rel_ld;
-    const int n_tiles = (seq.L + BKV - 1) / BKV;
+    const int n_tiles = (seq.seq_h + R - 1) / R;
+    __syncthreads();   // tables complete
+
+    // This thread's key columns c = 8n + 2*q4 + e are the same in every tile. ONE_ROW: their Rw terms
+    // go to registers once (-inf for slots past the tile's keys: the mask).
+    float rw0[ONE_ROW ? BKV / 8 : 1][2], rw1[ONE_ROW ? BKV / 8 : 1][2];
+    if constexpr (ONE_ROW) {
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int c = n * 8 + q4 * 2 + e;
+                rw0[n][e] = c < tile_keys ? rel0[relw_at + c] : -CUDART_INF_F;
+                rw1[n][e] = c < tile_keys ? rel1[relw_at + c] : -CUDART_INF_F;
+            }
+        }
+    }
+    // Otherwise c -> (row dh in the tile, kw) each tile: c / seq_w as (c * div_magic) >> 16, exact for
+    // c < 64 and seq_w <= 64.
+    const int div_magic = 65536 / seq.seq_w + 1;
 
     for (int t = 0; t < n_tiles; ++t) {
         const int buf = t & 1;
@@ -221,23 +264,42 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
             }
         }
 
-        // Scale, add the relative position bias, mask the overhang; new row maxima.
+        // Scale and add the relative position bias (masking included); new row maxima.
         float mx[2] = {m[0], m[1]};
+        if constexpr (ONE_ROW) {   // one Rh term per row for the whole tile
+            const float h0 = rel0[t], h1 = rel1[t];
+#pragma unroll
+            for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    s[n][e] = fmaf(s[n][e], scale_log2, h0 + rw0[n][e]);
+                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, h1 + rw1[n][e]);
+                }
+            }
+        } else {
+            // An opaque copy of q4: keeps the compiler from hoisting 64 loop-invariant table addresses
+            // into registers (which costs the second CTA per SM); recomputing them is a few integer ops.
+            int lane_q4 = q4;
+            asm volatile("" : "+r"(lane_q4));
+            const int tile_row = t * R;
+#pragma unroll
+            for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int c = n * 8 + lane_q4 * 2 + e;
+                    const int dh = (c * div_magic) >> 16, kw = c - dh * seq.seq_w;
+                    // Key slots past the tile's keys take the -inf entry at the end of the row.
+                    const int h = c < tile_keys ? tile_row + dh : 0;
+                    const int w = c < tile_keys ? relw_at + kw : rel_ld - 1;
+                    s[n][e] = fmaf(s[n][e], scale_log2, rel0[h] + rel0[w]);
+                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rel1[h] + rel1[w]);
+                }
+            }
+        }
 #pragma unroll
         for (int n = 0; n < BKV / 8; ++n) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int j = t * BKV + n * 8 + q4 * 2 + e;
-                if (j < seq.L) {
-                    const int kh = seq.row_of(j), kw = j - kh * seq.seq_w;
-                    s[n][e] = fmaf(s[n][e], scale_log2, rel0[kh] + rel0[seq.seq_h + kw]);
-                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rel1[kh] + rel1[seq.seq_h + kw]);
-                } else {
-                    s[n][e] = s[n][2 + e] = -CUDART_INF_F;
-                }
-                mx[0] = fmaxf(mx[0], s[n][e]);
-                mx[1] = fmaxf(mx[1], s[n][2 + e]);
-            }
+            mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
+            mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
         }
 
         // Online softmax: the 4 threads of a quad share a row; rescale what was accumulated so far.

@@ -10,22 +10,23 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 1;
+extern "C" __device__ const int samstream_kernels_abi = 2;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
-// 128x128 tiles, 4 warps of 64x64, 4-stage ring (80 KB shared): two CTAs per SM.
-extern "C" __global__ void __launch_bounds__(128) samstream_gemm_bf16_128x128(
-    const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N, int K,
-    int epilogue) {
-    gemm::gemm_bf16<128, 128, 2, 2, 4>(A, W, bias, residual, C, M, N, K, epilogue);
-}
+// Warp tiles are 64x64 throughout (the best operand reuse per ldmatrix); the variants differ in CTA
+// tile, K step and ring depth. Shared memory: 128x128/32x4: 80 KB, 128x128/64x3: 108 KB (two CTAs
+// per SM either way), 128x256/32x4: 120 KB, 128x256/64x3: 162 KB (one CTA per SM).
+#define SAMSTREAM_GEMM(NAME, BM, BN, BK, WM, WN, STAGES)                                              \
+    extern "C" __global__ void __launch_bounds__(WM * WN * 32) NAME(                                 \
+        const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
+        int K, int epilogue) {                                                                        \
+        gemm::gemm_bf16<BM, BN, BK, WM, WN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);      \
+    }
 
-// 128x256 tiles, 8 warps of 64x64, 3-stage ring (90 KB shared): fewer operand reloads per FLOP.
-extern "C" __global__ void __launch_bounds__(256) samstream_gemm_bf16_128x256(
-    const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N, int K,
-    int epilogue) {
-    gemm::gemm_bf16<128, 256, 2, 4, 3>(A, W, bias, residual, C, M, N, K, epilogue);
-}
+SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x32, 128, 128, 32, 2, 2, 4)
+SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
+SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
+SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(
@@ -36,15 +37,21 @@ extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(
 
 // ---- Attention with decomposed relative position bias -------------------------------------------
 // Grid: x = query blocks of the sequence (16 * warps queries each), y = heads, z = images x windows.
-// 4 warps (64 queries) for global attention; 7 warps (112 queries, two CTAs per 14x14 window).
-#define SAMSTREAM_ATTENTION(HD, NW)                                                                   \
-    extern "C" __global__ void __launch_bounds__(32 * NW) samstream_attention_hd##HD##_w##NW(       \
+// "row" kernels: key tiles of one sequence row (sequences wider than 32 tokens: global attention),
+//   4 warps (64 queries, one grid row of 64 per CTA).
+// "rows" kernels: key tiles of several sequence rows (narrow sequences: 14 x 14 windows), 7 warps
+//   (112 queries: two CTAs per window).
+// Both ask for two CTAs per SM: the "row" kernels fit in 184 registers; the "rows" kernels are capped at
+// 128 (a few spilled values) instead of ~180 and one CTA per SM.
+#define SAMSTREAM_ATTENTION(HD, NW, MINB, ONE_ROW, SUFFIX)                                                 \
+    extern "C" __global__ void __launch_bounds__(32 * NW, MINB) samstream_attention_hd##HD##_##SUFFIX(  \
         const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, \
         int W, int heads, int window, float scale) {                                                  \
-        attention::attention_fwd<HD, NW>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale); \
+        attention::attention_fwd<HD, NW, ONE_ROW>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, \
+                                                  scale);                                             \
     }
 
-SAMSTREAM_ATTENTION(64, 4)
-SAMSTREAM_ATTENTION(64, 7)
-SAMSTREAM_ATTENTION(80, 4)
-SAMSTREAM_ATTENTION(80, 7)
+SAMSTREAM_ATTENTION(64, 4, 2, true, row)
+SAMSTREAM_ATTENTION(64, 7, 2, false, rows)
+SAMSTREAM_ATTENTION(80, 4, 2, true, row)
+SAMSTREAM_ATTENTION(80, 7, 2, false, rows)

@@ -26,7 +26,10 @@ import io.samstream.gpu.cuda.PinnedBuffer;
  * GEMM at batch 32 (M = 32 x 4096 tokens), attention at batch 8, LayerNorm at batch 32. Random bf16
  * data (never zeros), warm-up launches first, then the median of per-launch CUDA-event timings.
  *
- * <pre>java -cp ... io.samstream.bench.CudaKernelBench OUT.tsv [repeats]</pre>
+ * <pre>java -cp ... io.samstream.bench.CudaKernelBench OUT.tsv [repeats [FILTER]]</pre>
+ *
+ * FILTER (a substring of "op variant", e.g. "attention vit_b global") runs only the matching
+ * measurements: for profiling one kernel under ncu.
  *
  * Writes one TSV line per measurement (op, variant, shape, ms, TFLOP/s or GB/s); bench/torch_kernels.py
  * measures PyTorch on the same shapes and writes the combined table to bench/results/.
@@ -39,21 +42,28 @@ public final class CudaKernelBench {
     private final DeviceMemoryPool pool;
     private final CudaStream stream;
     private final int repeats;
+    private final String filter;
     private final List<String> rows = new ArrayList<>();
 
-    private CudaKernelBench(CudaContext ctx, int repeats) {
+    private CudaKernelBench(CudaContext ctx, int repeats, String filter) {
         this.ctx = ctx;
         this.kernels = new CudaKernels(ctx);
         this.pool = new DeviceMemoryPool(ctx, 6L << 30);
         this.stream = new CudaStream(ctx);
         this.repeats = repeats;
+        this.filter = filter;
+    }
+
+    private boolean wanted(String op, String variant) {
+        return filter == null || (op + " " + variant).contains(filter);
     }
 
     public static void main(String[] args) throws IOException {
         Path out = Path.of(args.length > 0 ? args[0] : "cuda-bench.tsv");
         int repeats = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+        String filter = args.length > 2 ? args[2] : null;
         try (CudaContext ctx = CudaContext.open(0)) {
-            CudaKernelBench b = new CudaKernelBench(ctx, repeats);
+            CudaKernelBench b = new CudaKernelBench(ctx, repeats, filter);
             System.out.println(b.kernels.describe());
             b.gemms();
             b.attention();
@@ -88,13 +98,20 @@ public final class CudaKernelBench {
             DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
             double flop = 2.0 * m * n * k;
             for (GemmTile tile : GemmTile.values()) {
+                String variant = s[0] + " " + s[3] + " " + tile + (tile == kernels.defaultTile(m, n) ? " (default)" : "");
+                if (!wanted("gemm", variant)) {
+                    continue;
+                }
                 float ms = time(() -> kernels.gemm(stream, a, w, bias, residual ? cm : null, cm, m, n, k, gelu, tile));
-                report("gemm", s[0] + " " + s[3] + " " + tile + (tile == kernels.defaultTile(m, n) ? " (default)" : ""),
-                        String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9, "TFLOP/s");
+                report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
+                        "TFLOP/s");
             }
             pool.release(mark);
         }
         // The pure bf16 matrix rate (no epilogue) at a large square shape, for the ceiling.
+        if (!wanted("gemm", "square")) {
+            return;
+        }
         long mark = pool.mark();
         int sq = 8192;
         DeviceBuffer w = random((long) sq * sq, 1.0 / Math.sqrt(sq), "W8k");
@@ -119,6 +136,10 @@ public final class CudaKernelBench {
             DeviceBuffer bias = random(3L * cTotal, 0.5, "qkv bias");
             DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
             for (int window : new int[] {14, 0}) {
+                String variant = model + (window > 0 ? " windowed 14x14" : " global");
+                if (!wanted("attention", variant)) {
+                    continue;
+                }
                 int s = window > 0 ? window : 64;
                 DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
                 float ms = time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out, batch, 64,
@@ -127,7 +148,7 @@ public final class CudaKernelBench {
                 double seqs = window > 0 ? batch * 25.0 : batch;
                 double len = window > 0 ? 196 : 4096;
                 double flop = seqs * heads * 4.0 * len * len * hd;
-                report("attention", model + (window > 0 ? " windowed 14x14" : " global"),
+                report("attention", variant,
                         String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms, flop / ms / 1e9,
                         "TFLOP/s");
             }
@@ -138,6 +159,9 @@ public final class CudaKernelBench {
     // ---- LayerNorm ----------------------------------------------------------------------------------
 
     private void layerNorm() {
+        if (!wanted("layernorm", "plain")) {
+            return;
+        }
         int rows = 32 * TOKENS, c = 768;
         long mark = pool.mark();
         DeviceBuffer x = random((long) rows * c, 1.0, "x"), r = random((long) rows * c, 1.0, "r");

@@ -35,35 +35,42 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
 
     /** Epilogue flags of the GEMM kernel (gemm.cuh). */
     static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
 
-    /** The GEMM tile shapes compiled into the fatbin. */
+    /**
+     * The GEMM variants compiled into the fatbin: CTA tile M x N x K-step, all with 64 x 64 warp tiles
+     * and a cp.async ring of the given depth.
+     */
     public enum GemmTile {
-        /** 128 x 128 CTA tile, 4 warps of 64 x 64, 4-stage cp.async ring. */
-        T128x128("samstream_gemm_bf16_128x128", 128, 128, 128, 4),
-        /** 128 x 256 CTA tile, 8 warps of 64 x 64, 3-stage cp.async ring. */
-        T128x256("samstream_gemm_bf16_128x256", 128, 256, 256, 3);
+        T128x128x32(128, 128, 32, 4),
+        T128x128x64(128, 128, 64, 3),
+        T128x256x32(128, 256, 32, 4),
+        T128x256x64(128, 256, 64, 3);
 
         final String symbol;
         final int bm, bn, threads, smem;
 
-        GemmTile(String symbol, int bm, int bn, int threads, int stages) {
-            this.symbol = symbol;
+        GemmTile(int bm, int bn, int bk, int stages) {
+            this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
             this.bm = bm;
             this.bn = bn;
-            this.threads = threads;
-            this.smem = stages * (bm + bn) * (32 + 8) * 2;
+            this.threads = (bm / 64) * (bn / 64) * 32;
+            this.smem = stages * (bm + bn) * (bk + 8) * 2;
         }
     }
 
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final int LAYERNORM_ROWS_PER_CTA = 8;
     private static final int LAYERNORM_MAX_C = 2048;
-    /** Attention CTA shapes: 4 warps (64 queries) for global attention, 7 (112) for 14 x 14 windows. */
-    private static final int ATTN_WARPS_GLOBAL = 4, ATTN_WARPS_WINDOWED = 7;
+    /**
+     * Attention kernels: "row" (key tiles of one sequence row, for sequences wider than 32 tokens: global
+     * attention; 4 warps, 64 queries per CTA) and "rows" (several rows per key tile: 14 x 14 windows;
+     * 7 warps, 112 queries per CTA).
+     */
+    private static final int ATTN_WARPS_ROW = 4, ATTN_WARPS_ROWS = 7;
     private static final int ATTN_BKV = 64, ATTN_MAX_SIDE = 64;
 
     private final CudaContext context;
@@ -109,8 +116,12 @@ public final class CudaKernels implements AutoCloseable {
         }
         add(LAYERNORM, 0);
         for (int hd : new int[] {64, 80}) {
-            for (int warps : new int[] {ATTN_WARPS_GLOBAL, ATTN_WARPS_WINDOWED}) {
-                add(attentionSymbol(hd, warps), attentionSmem(hd, warps, ATTN_MAX_SIDE, ATTN_MAX_SIDE));
+            for (boolean oneRow : new boolean[] {true, false}) {
+                int most = 0;
+                for (int seqW = oneRow ? ATTN_BKV / 2 + 1 : 1; seqW <= (oneRow ? ATTN_MAX_SIDE : ATTN_BKV / 2); seqW++) {
+                    most = Math.max(most, attentionSmem(hd, oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS, ATTN_MAX_SIDE, seqW));
+                }
+                add(attentionSymbol(hd, oneRow), most);
             }
         }
     }
@@ -136,6 +147,11 @@ public final class CudaKernels implements AutoCloseable {
         if (allowed > 48 * 1024) {
             Cuda.check(cuFuncSetAttribute(f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, allowed),
                     "allowing kernel " + name + " " + allowed + " B of shared memory");
+        }
+        if (smemNeeded > 0) {
+            // All of L1 as shared memory, so that as many CTAs fit as the registers allow.
+            Cuda.check(cuFuncSetAttribute(f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+                    "setting the shared-memory carveout of " + name);
         }
         int[] regs = new int[1];
         Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
@@ -179,7 +195,8 @@ public final class CudaKernels implements AutoCloseable {
      */
     public GemmTile defaultTile(int m, int n) {
         long ctas256 = (long) ((m + 127) / 128) * ((n + 255) / 256);
-        return n % 256 == 0 && ctas256 >= 2L * context.info().multiprocessors() ? GemmTile.T128x256 : GemmTile.T128x128;
+        return n % 256 == 0 && ctas256 >= 2L * context.info().multiprocessors() ? GemmTile.T128x256x32
+                : GemmTile.T128x128x32;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
@@ -248,13 +265,15 @@ public final class CudaKernels implements AutoCloseable {
     // Attention
     // ------------------------------------------------------------------------------------------------
 
-    static String attentionSymbol(int headDim, int warps) {
-        return "samstream_attention_hd" + headDim + "_w" + warps;
+    static String attentionSymbol(int headDim, boolean oneRow) {
+        return "samstream_attention_hd" + headDim + (oneRow ? "_row" : "_rows");
     }
 
-    /** Same formula as attention::smem_bytes in attention.cuh. */
+    /** Same formulas as attention::smem_bytes / rel_stride / rows_per_tile in attention.cuh. */
     static int attentionSmem(int headDim, int warps, int seqH, int seqW) {
-        return (16 * warps + 4 * ATTN_BKV) * (headDim + 8) * 2 + 16 * warps * (seqH + seqW + 1) * 4;
+        int rowsPerTile = seqW >= ATTN_BKV ? 1 : ATTN_BKV / seqW;
+        int relStride = seqH + rowsPerTile + seqW + 1;
+        return (16 * warps + 4 * ATTN_BKV) * (headDim + 8) * 2 + 16 * warps * relStride * 4;
     }
 
     /**
@@ -289,7 +308,8 @@ public final class CudaKernels implements AutoCloseable {
         if (qkvBias != null) {
             requireBf16(qkvBias, 3 * cTotal, op, "qkvBias");
         }
-        int warps = window > 0 ? ATTN_WARPS_WINDOWED : ATTN_WARPS_GLOBAL;
+        boolean oneRow = seqW > ATTN_BKV / 2;
+        int warps = oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS;
         int smem = attentionSmem(headDim, warps, seqH, seqW);
         int queriesPerCta = 16 * warps;
         long gridZ = (long) batch * windows;
@@ -298,7 +318,7 @@ public final class CudaKernels implements AutoCloseable {
         Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                 Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
                 Pointer.to(new float[] {scale}));
-        launch(attentionSymbol(headDim, warps), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
+        launch(attentionSymbol(headDim, oneRow), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
                 32 * warps, smem, stream, params, op);
     }
 

@@ -27,6 +27,8 @@ class AttentionGpuTest extends GpuTestBase {
             "1, 64, 64, 16, 80, 0, false, 800",
             // small and odd: non-square global grid, padding in both directions, no bias, other windows
             "2, 24, 40, 2, 80, 0, false, 0",
+            "1, 40, 33, 2, 64, 0, true, 0",
+            "1, 31, 32, 2, 80, 0, true, 0",
             "3, 20, 30, 3, 64, 14, true, 0",
             "1, 28, 28, 2, 64, 14, false, 0",
             "2, 20, 20, 2, 80, 8, true, 0",

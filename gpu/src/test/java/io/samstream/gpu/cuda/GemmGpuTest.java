@@ -24,23 +24,27 @@ class GemmGpuTest extends GpuTestBase {
     static Stream<Arguments> cases() {
         return Stream.of(
                 // SAM vit_b shapes, a ragged M (300 rows: 2 full tiles + 44)
-                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128),
-                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256),
-                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x128),
-                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x256),
-                Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, GemmTile.T128x128),
-                Arguments.of(300, 768, 3072, Epi.IN_PLACE_RESIDUAL, GemmTile.T128x256),
-                Arguments.of(257, 768, 768, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128),
-                Arguments.of(257, 768, 768, Epi.PLAIN, GemmTile.T128x256),
-                // ragged everything: N not a multiple of the tile, K not a multiple of 32, tiny M
-                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x128),
-                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x256),
-                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128),
-                Arguments.of(129, 264, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256),
-                Arguments.of(77, 24, 1288, Epi.PLAIN, GemmTile.T128x128),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x64),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x32),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x64),
+                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x128x64),
+                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x256x32),
+                Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, GemmTile.T128x128x32),
+                Arguments.of(300, 768, 3072, Epi.IN_PLACE_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(257, 768, 768, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(257, 768, 768, Epi.PLAIN, GemmTile.T128x256x32),
+                // ragged everything: N not a multiple of the tile, K not a multiple of the K step, tiny M
+                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x256x64),
+                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x32),
+                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(129, 264, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x32),
+                Arguments.of(129, 264, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(77, 24, 1288, Epi.PLAIN, GemmTile.T128x128x64),
                 // mask decoder-like widths
-                Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128),
-                Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x256));
+                Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x256x64));
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
