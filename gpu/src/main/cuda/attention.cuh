@@ -17,7 +17,8 @@
 // (kh, kw) in sequence coordinates,
 //     bias = <q, Rh[qh - kh + Sh - 1]> + <q, Rw[qw - kw + Sw - 1]>
 // with the *unscaled* q, Rh = rel_h [2*Sh-1, HD], Rw = rel_w [2*Sw-1, HD]. Each CTA first tabulates
-// <q, Rh[.]> and <q, Rw[.]> for its queries (fp32, shared memory). Key tiles are whole sequence rows
+// <q, Rh[.]> and <q, Rw[.]> for its queries (fp32, shared memory), as two small matrix products on the
+// tensor cores, Q . Rh^T and Q . Rw^T, whose elements are scattered to the entries they serve. Key tiles are whole sequence rows
 // (R = 64 / Sw rows of Sw keys: 1 row of 64 for global attention, 4 rows of 14 in a window), so a
 // thread's key columns have the same kw in every tile: their Rw terms are read once into registers,
 // and only the Rh term (one value per row and tile when R = 1) is looked up in the loop. Columns past
@@ -134,16 +135,6 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     const int relw_at = seq.seq_h + R;                           // where the <q, Rw> entries start
 
     // ---- loads ---------------------------------------------------------------------------------
-    // Q rows of this CTA (padded / overhanging positions: zeros; their outputs are never stored).
-    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
-        const int r = c / CHUNKS, ch = c % CHUNKS;
-        const int tok = seq.token(q0 + r);
-        const bool ok = tok >= 0;
-        cp_async_16(smem_addr(sQ + r * LD + ch * 8),
-                    ok ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img, ok);
-    }
-    cp_async_commit();
-
     // K and V rows of key tile t (sequence positions t*tile_keys ...) into buffer buf: real tokens from
     // qkv, padded window positions from the qkv bias, slots past the tile or the sequence as zeros
     // (their scores are -inf, see above).
@@ -166,39 +157,31 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
             cp_async_16(smem_addr(v_dst + r * LD + ch * 8), ok ? k_src + C : img, ok);
         }
     };
-    load_kv(0, 0);
-    cp_async_commit();
 
-    // ---- relative position tables, from Q in shared memory ---------------------------------------
-    cp_async_wait<1>();   // Q has landed (tile 0 may still be in flight)
-    __syncthreads();
-    {
-        for (int idx = tid; idx < BQ * rel_ld; idx += THREADS) {
-            const int r = idx / rel_ld, j = idx % rel_ld;
-            if ((j >= seq.seq_h && j < relw_at) || j == rel_ld - 1) {   // the -inf entries
-                sRel[r * rel_ld + j] = -CUDART_INF_F;
-                continue;
-            }
-            const int i = min(q0 + r, seq.L - 1);   // overhang rows: any valid position will do
-            const int qh = seq.row_of(i), qw = i - qh * seq.seq_w;
-            const bf16* rel = j < seq.seq_h ? rel_h + (size_t)(qh - j + seq.seq_h - 1) * HD
-                                            : rel_w + (size_t)(qw - (j - relw_at) + seq.seq_w - 1) * HD;
-            float dot = 0.f;
-#pragma unroll
-            for (int ch = 0; ch < CHUNKS; ++ch) {
-                const uint4 a = *reinterpret_cast<const uint4*>(sQ + r * LD + ch * 8);
-                const uint4 e = __ldg(reinterpret_cast<const uint4*>(rel + ch * 8));
-                const uint32_t av[4] = {a.x, a.y, a.z, a.w}, ev[4] = {e.x, e.y, e.z, e.w};
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    const float2 x = unpack_bf16x2(av[u]), y = unpack_bf16x2(ev[u]);
-                    dot = fmaf(x.x, y.x, dot);
-                    dot = fmaf(x.y, y.y, dot);
-                }
-            }
-            sRel[r * rel_ld + j] = dot * LOG2E;
-        }
+    // Q rows of this CTA (padded / overhanging positions: zeros; their outputs are never stored).
+    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const int tok = seq.token(q0 + r);
+        const bool ok = tok >= 0;
+        cp_async_16(smem_addr(sQ + r * LD + ch * 8),
+                    ok ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img, ok);
     }
+    // Rh and Rw, borrowing the K/V buffers until the tables are made: rows rounded up to 16 (at most
+    // 128 + 128 = the 4 x 64 rows of the K/V region), extra rows zero.
+    const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
+    bf16* sRh = sK;
+    bf16* sRw = sK + rh_rows * LD;
+    for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const bool is_h = r < rh_rows;
+        const int tr = is_h ? r : r - rh_rows;
+        const bool ok = tr < 2 * (is_h ? seq.seq_h : seq.seq_w) - 1;
+        const bf16* src = (is_h ? rel_h : rel_w) + (size_t)tr * HD + ch * 8;
+        cp_async_16(smem_addr(sRh + r * LD + ch * 8), ok ? src : rel_h, ok);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
 
     // This warp's 16 query rows as mma A fragments, kept in registers for the whole key loop.
     uint32_t qf[KSTEPS][4];
@@ -206,6 +189,57 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     for (int ks = 0; ks < KSTEPS; ++ks)
         ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
                     smem_addr(sQ + (warp * 16 + (lane & 15)) * LD + ks * 16 + (lane >> 4) * 8));
+
+    // ---- relative position tables on the tensor cores --------------------------------------------
+    // P = Q . Rh^T gives <q, Rh[m]> for every table row m; the query at sequence row qh needs
+    // relh[j] = P[qh - j + Sh - 1], j < Sh: each accumulator element is scattered to the one j it
+    // serves (or to none). Same for Rw with qw. Values are stored premultiplied by log2(e).
+    {
+        int qh[2], qw[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int i = min(q0 + warp * 16 + g + 8 * r, seq.L - 1);   // overhang rows: any valid position
+            qh[r] = seq.row_of(i);
+            qw[r] = i - qh[r] * seq.seq_w;
+        }
+        float* rel_row[2] = {sRel + (warp * 16 + g) * rel_ld, sRel + (warp * 16 + g + 8) * rel_ld};
+        for (int part = 0; part < 2; ++part) {   // 0: Rh -> entries [0, Sh); 1: Rw -> [relw_at, +Sw)
+            const bf16* table = part == 0 ? sRh : sRw;
+            const int rows = part == 0 ? rh_rows : rw_rows;
+            const int side = part == 0 ? seq.seq_h : seq.seq_w;
+            const int at = part == 0 ? 0 : relw_at;
+            for (int np = 0; np < rows / 16; ++np) {
+                float p[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+                for (int ks = 0; ks < KSTEPS; ++ks) {
+                    uint32_t b[4];
+                    ldmatrix_x4(b[0], b[1], b[2], b[3],
+                                smem_addr(table + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                          ((lane >> 3) & 1) * 8));
+                    mma_bf16_16816(p[0], qf[ks], b);
+                    mma_bf16_16816(p[1], qf[ks], b + 2);
+                }
+#pragma unroll
+                for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int r = e >> 1;
+                        const int m = np * 16 + nt * 8 + q4 * 2 + (e & 1);
+                        const int j = (part == 0 ? qh[r] : qw[r]) - m + side - 1;
+                        if (j >= 0 && j < side) rel_row[r][at + j] = p[nt][e] * LOG2E;
+                    }
+                }
+            }
+        }
+        // The -inf entries: Rh of tile rows past the sequence, and the last one of each row.
+        for (int idx = tid; idx < BQ * (R + 1); idx += THREADS) {
+            const int r = idx / (R + 1), k = idx % (R + 1);
+            sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
+        }
+    }
+    __syncthreads();   // tables complete; every warp is done with Rh / Rw in the K/V buffers
+    load_kv(0, 0);
+    cp_async_commit();
 
     // ---- main loop over key tiles -----------------------------------------------------------------
     float o[DT][4];
@@ -217,7 +251,6 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     const float* rel0 = sRel + (warp * 16 + g) * rel_ld;   // tables of rows g and g + 8
     const float* rel1 = rel0 + 8 * rel_ld;
     const int n_tiles = (seq.seq_h + R - 1) / R;
-    __syncthreads();   // tables complete
 
     // This thread's key columns c = 8n + 2*q4 + e are the same in every tile. ONE_ROW: their Rw terms
     // go to registers once (-inf for slots past the tile's keys: the mask).

@@ -190,13 +190,11 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The tile for a shape. 128 x 256 needs N to fill whole 256-column tiles and enough CTAs to fill the
-     * GPU; otherwise 128 x 128. (A first rule; the benchmark in bench/ measures both.)
+     * The variant for a shape: 128 x 128 x 64 (measured on the H200 at the vit_b shapes, batch 32: the
+     * fastest or within 3% of it for qkv, proj and mlp.lin2; see bench/results/).
      */
     public GemmTile defaultTile(int m, int n) {
-        long ctas256 = (long) ((m + 127) / 128) * ((n + 255) / 256);
-        return n % 256 == 0 && ctas256 >= 2L * context.info().multiprocessors() ? GemmTile.T128x256x32
-                : GemmTile.T128x128x32;
+        return GemmTile.T128x128x64;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
