@@ -5,14 +5,15 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
-#   reports.tgz    JUnit XML per class, the per-class logs, nvidia-smi
+#   reports-MODE.tgz  JUnit XML per class, the per-class logs, nvidia-smi
 #   cuda-bench.tsv samstream's kernel timings (io.samstream.bench.CudaKernelBench)
 #   bench-table.md samstream next to PyTorch (bench/torch_kernels.py): copy it to bench/results/
-# SANITIZE=1 runs the test classes under compute-sanitizer (memcheck), much slower.
+# "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
+# (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
 # PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
 # Compute (speed of light, occupancy, warp stall reasons), e.g.
 #   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
@@ -40,27 +41,44 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-if [ "$mode" = tests ] || [ "$mode" = all ]; then
-    for cls in CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest; do
-        echo "=== $cls"
+all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+runs=()
+case "$mode" in
+    tests | all) for c in $all_classes; do runs+=("plain:$c"); done ;;
+    sanitize)
+        for c in $all_classes; do runs+=("memcheck:$c"); done
+        for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
+esac
+for run in "${runs[@]}"; do
+        tool=${run%%:*} cls=${run#*:}
+        echo "=== $cls ($tool)"
         start=$(date +%s)
         prefix=()
-        [ "${SANITIZE:-0}" = 1 ] && prefix=(compute-sanitizer --tool memcheck --print-limit 20)
+        if [ "$tool" != plain ]; then
+            [ -n "$sanitizer" ] || { echo "!!! compute-sanitizer not found"; status=1; break; }
+            # API errors are not reported: the code checks every result itself, and one test provokes one.
+            prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
+        fi
         timeout 300 "${prefix[@]}" java -Xmx24g -jar "$console" execute --disable-banner --disable-ansi-colors --details=tree \
             --class-path "$cp" --select-class "io.samstream.gpu.cuda.$cls" \
-            --reports-dir "$work/junit-$cls" > "$work/$cls.log" 2>&1
+            --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
-        grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls.log" | tail -60
-        echo "=== $cls: exit $rc, $(( $(date +%s) - start )) s"
+        grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls-$tool.log" | tail -60
+        echo "=== $cls ($tool): exit $rc, $(( $(date +%s) - start )) s"
         [ $rc -ne 0 ] && status=1
         # On the GPU machine a skipped (aborted) test means the GPU was not usable: count it as a failure.
-        if grep -qE '\[ +[1-9][0-9]* tests aborted' "$work/$cls.log"; then
-            echo "!!! $cls: tests were skipped on the GPU machine: $(grep -m1 -o 'GPU tests skipped: .*' "$work/$cls.log")"
+        if grep -qE '\[ +[1-9][0-9]* tests aborted' "$work/$cls-$tool.log"; then
+            echo "!!! $cls: tests were skipped on the GPU machine: $(grep -m1 -o 'GPU tests skipped: .*' "$work/$cls-$tool.log")"
             status=1
         fi
-    done
-fi
+        if grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$work/$cls-$tool.log"; then
+            echo "!!! $cls: compute-sanitizer $tool reported errors"
+            status=1
+        fi
+done
 
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
     echo "=== CudaKernelBench"
@@ -89,7 +107,7 @@ if [ -n "${PROFILE:-}" ]; then
     done
 fi
 
-tar czf "$out/reports.tgz" -C "$work" .
+tar czf "$out/reports-$mode.tgz" -C "$work" .
 rm -rf "$work"
 echo "=== done, status $status; results in $out"
 exit $status
