@@ -1,0 +1,247 @@
+package io.samstream.bench;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+
+import io.samstream.gpu.cuda.Bf16;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaKernels.GemmTile;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.PinnedBuffer;
+
+/**
+ * Times the CUDA kernels at SAM image-encoder shapes (vit_b, and vit_h's head dim 80 for attention):
+ * GEMM at batch 32 (M = 32 x 4096 tokens), attention at batch 8, LayerNorm at batch 32. Random bf16
+ * data (never zeros), warm-up launches first, then the median of per-launch CUDA-event timings.
+ *
+ * <pre>java -cp ... io.samstream.bench.CudaKernelBench OUT.tsv [repeats [FILTER]]</pre>
+ *
+ * FILTER (a substring of "op variant", e.g. "attention vit_b global") runs only the matching
+ * measurements: for profiling one kernel under ncu.
+ *
+ * Writes one TSV line per measurement (op, variant, shape, ms, TFLOP/s or GB/s); bench/torch_kernels.py
+ * measures PyTorch on the same shapes and writes the combined table to bench/results/.
+ */
+public final class CudaKernelBench {
+    private static final int TOKENS = 64 * 64;
+
+    private final CudaContext ctx;
+    private final CudaKernels kernels;
+    private final DeviceMemoryPool pool;
+    private final CudaStream stream;
+    private final int repeats;
+    private final String filter;
+    private final List<String> rows = new ArrayList<>();
+
+    private CudaKernelBench(CudaContext ctx, int repeats, String filter) {
+        this.ctx = ctx;
+        this.kernels = new CudaKernels(ctx);
+        this.pool = new DeviceMemoryPool(ctx, 6L << 30);
+        this.stream = new CudaStream(ctx);
+        this.repeats = repeats;
+        this.filter = filter;
+    }
+
+    private boolean wanted(String op, String variant) {
+        return filter == null || (op + " " + variant).contains(filter);
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path out = Path.of(args.length > 0 ? args[0] : "cuda-bench.tsv");
+        int repeats = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+        String filter = args.length > 2 ? args[2] : null;
+        try (CudaContext ctx = CudaContext.open(0)) {
+            CudaKernelBench b = new CudaKernelBench(ctx, repeats, filter);
+            System.out.println(b.kernels.describe());
+            b.gemms();
+            b.attention();
+            b.layerNorm();
+            try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out))) {
+                w.println("device\t" + ctx.info().describe());
+                b.rows.forEach(w::println);
+            }
+            System.out.println("wrote " + out);
+        }
+    }
+
+    // ---- GEMM ---------------------------------------------------------------------------------------
+
+    private void gemms() {
+        int m = 32 * TOKENS;
+        DeviceBuffer a = random(m * 3072L, 1.0, "A");
+        DeviceBuffer c = random(m * 3072L, 1.0, "C");
+        String[][] shapes = {
+            // name, n, k, epilogue
+            {"qkv", "2304", "768", "bias"},
+            {"proj", "768", "768", "bias+residual"},
+            {"mlp.lin1", "3072", "768", "bias+gelu"},
+            {"mlp.lin2", "768", "3072", "bias+residual"},
+        };
+        for (String[] s : shapes) {
+            int n = Integer.parseInt(s[1]), k = Integer.parseInt(s[2]);
+            long mark = pool.mark();
+            DeviceBuffer w = random((long) n * k, 1.0 / Math.sqrt(k), "W");
+            DeviceBuffer bias = random(n, 0.5, "bias");
+            boolean gelu = s[3].contains("gelu"), residual = s[3].contains("residual");
+            DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
+            double flop = 2.0 * m * n * k;
+            for (GemmTile tile : GemmTile.values()) {
+                String variant = s[0] + " " + s[3] + " " + tile + (tile == kernels.defaultTile(m, n) ? " (default)" : "");
+                if (!wanted("gemm", variant)) {
+                    continue;
+                }
+                float ms = time(() -> kernels.gemm(stream, a, w, bias, residual ? cm : null, cm, m, n, k, gelu, tile));
+                report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
+                        "TFLOP/s");
+            }
+            pool.release(mark);
+        }
+        // The pure bf16 matrix rate (no epilogue) at a large square shape, for the ceiling.
+        if (!wanted("gemm", "square")) {
+            return;
+        }
+        long mark = pool.mark();
+        int sq = 8192;
+        DeviceBuffer w = random((long) sq * sq, 1.0 / Math.sqrt(sq), "W8k");
+        for (GemmTile tile : GemmTile.values()) {
+            DeviceBuffer a8 = a.slice(0, (long) sq * sq * 2, "A8k"), c8 = c.slice(0, (long) sq * sq * 2, "C8k");
+            float ms = time(() -> kernels.gemm(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
+            report("gemm", "square " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");
+        }
+        pool.release(mark);
+    }
+
+    // ---- attention ----------------------------------------------------------------------------------
+
+    private void attention() {
+        int batch = 8;
+        for (int[] cfg : new int[][] {{12, 64}, {16, 80}}) {   // vit_b / vit_l head dim, vit_h
+            int heads = cfg[0], hd = cfg[1];
+            String model = hd == 64 ? "vit_b" : "vit_h";
+            long mark = pool.mark();
+            int cTotal = heads * hd;
+            DeviceBuffer qkv = random((long) batch * TOKENS * 3 * cTotal, 1.0, "qkv");
+            DeviceBuffer bias = random(3L * cTotal, 0.5, "qkv bias");
+            DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
+            for (int window : new int[] {14, 0}) {
+                String variant = model + (window > 0 ? " windowed 14x14" : " global");
+                if (!wanted("attention", variant)) {
+                    continue;
+                }
+                int s = window > 0 ? window : 64;
+                DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
+                float ms = time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out, batch, 64,
+                        64, heads, hd, window));
+                // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding included).
+                double seqs = window > 0 ? batch * 25.0 : batch;
+                double len = window > 0 ? 196 : 4096;
+                double flop = seqs * heads * 4.0 * len * len * hd;
+                report("attention", variant,
+                        String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms, flop / ms / 1e9,
+                        "TFLOP/s");
+            }
+            pool.release(mark);
+        }
+    }
+
+    // ---- LayerNorm ----------------------------------------------------------------------------------
+
+    private void layerNorm() {
+        if (!wanted("layernorm", "plain")) {
+            return;
+        }
+        int rows = 32 * TOKENS, c = 768;
+        long mark = pool.mark();
+        DeviceBuffer x = random((long) rows * c, 1.0, "x"), r = random((long) rows * c, 1.0, "r");
+        DeviceBuffer g = random(c, 1.0, "gamma"), b = random(c, 1.0, "beta");
+        DeviceBuffer y = pool.allocateBf16((long) rows * c, "y"), sum = pool.allocateBf16((long) rows * c, "sum");
+        float ms = time(() -> kernels.layerNorm(stream, x, g, b, y, rows, c, 1e-6f));
+        report("layernorm", "plain", "rows=" + rows + " C=768", ms, 2.0 * rows * c * 2 / ms / 1e6, "GB/s");
+        ms = time(() -> kernels.layerNorm(stream, x, r, sum, g, b, y, rows, c, 1e-6f));
+        report("layernorm", "+residual, writes sum", "rows=" + rows + " C=768", ms, 4.0 * rows * c * 2 / ms / 1e6, "GB/s");
+        pool.release(mark);
+    }
+
+    // ---- helpers ------------------------------------------------------------------------------------
+
+    /** Median milliseconds of {@code repeats} launches, each between two events, after 3 warm-ups. */
+    private float time(Runnable launch) {
+        try (CudaEvent start = new CudaEvent(ctx, true); CudaEvent end = new CudaEvent(ctx, true)) {
+            for (int i = 0; i < 3; i++) {
+                launch.run();
+            }
+            stream.synchronize();
+            float[] ms = new float[repeats];
+            for (int i = 0; i < repeats; i++) {
+                stream.record(start);
+                launch.run();
+                stream.record(end);
+                end.synchronize();
+                ms[i] = CudaEvent.elapsedMillis(start, end);
+            }
+            Arrays.sort(ms);
+            return ms[repeats / 2];
+        }
+    }
+
+    private void report(String op, String variant, String shape, float ms, double rate, String unit) {
+        String line = String.format(Locale.ROOT, "%s\t%s\t%s\t%.4f\t%.1f\t%s", op, variant, shape, ms, rate, unit);
+        System.out.printf(Locale.ROOT, "%-10s %-42s %-26s %9.3f ms %8.1f %s%n", op, variant, shape, ms, rate, unit);
+        rows.add(line);
+    }
+
+    private PinnedBuffer randomBlock;
+
+    /** A buffer of {@code count} bf16 ~ N(0, std^2): a 32 Mi-value random block, uploaded and tiled. */
+    private DeviceBuffer random(long count, double std, String label) {
+        int block = 32 << 20;
+        if (randomBlock == null) {
+            randomBlock = new PinnedBuffer(ctx, 2L * block, "random block");
+            ByteBuffer bb = randomBlock.buffer();
+            Random rnd = new Random(42);
+            for (int i = 0; i < block; i++) {
+                bb.putShort(Bf16.fromFloat((float) rnd.nextGaussian()));
+            }
+        }
+        // N(0,1) scaled by a power of two keeps bf16 exact; nearest power of two is close enough here.
+        DeviceBuffer buf = pool.allocateBf16(count, label);
+        for (long at = 0; at < count; at += block) {
+            long n = Math.min(block, count - at);
+            stream.upload(randomBlock, 0, buf, at * 2, n * 2);
+        }
+        stream.synchronize();
+        if (std != 1.0) {
+            scale(buf, count, std);
+        }
+        return buf;
+    }
+
+    /** Scales by the power of two nearest to {@code std} (a GEMM with a diagonal would be overkill). */
+    private void scale(DeviceBuffer buf, long count, double std) {
+        // Simple and exact: rewrite through the host once (buffers that need scaling are small weights).
+        int n = Math.toIntExact(count);
+        try (PinnedBuffer tmp = new PinnedBuffer(ctx, 2L * n, "scale")) {
+            stream.download(buf, 0, tmp, 0, 2L * n);
+            stream.synchronize();
+            float f = (float) Math.scalb(1.0, Math.getExponent(std * Math.sqrt(2)));
+            ByteBuffer bb = tmp.buffer();
+            for (int i = 0; i < n; i++) {
+                bb.putShort(i * 2, Bf16.fromFloat(Bf16.toFloat(bb.getShort(i * 2)) * f));
+            }
+            stream.upload(tmp, 0, buf, 0, 2L * n);
+            stream.synchronize();
+        }
+    }
+}

@@ -1,0 +1,400 @@
+// Flash attention for SAM's image encoder: softmax(scale * q.k^T + rel_bias) . v, one head of one
+// sequence per CTA column, never materialising the attention matrix (online softmax, FlashAttention-2
+// style: each warp owns 16 query rows, K/V tiles of 64 keys stream through shared memory).
+//
+// Input is the qkv Linear output as the GEMM writes it, [B, H*W, 3*C] bf16 with C = heads * HD and
+// each token row laid out q | k | v, each head-major ([heads][HD]). Output is [B, H*W, C], heads
+// concatenated, ready for the projection GEMM. The two attention flavours of the encoder differ only
+// in which tokens form a sequence:
+//   global   (window == 0): all H*W tokens of an image;
+//   windowed (window == ws): the ws x ws windows of the grid zero-padded to a multiple of ws (64 -> 70
+//            for ws = 14), i.e. window_partition / window_unpartition of image_encoder.py, done here as
+//            an index mapping. In the reference the padding is applied to the normalised tokens
+//            *before* the qkv Linear, so a padded position's k and v are the qkv bias: that is what
+//            the kernel loads for them (qkv_bias may be null: zeros). Padded queries are not stored.
+//
+// Decomposed relative position bias (add_decomposed_rel_pos, MViTv2): for query (qh, qw) and key
+// (kh, kw) in sequence coordinates,
+//     bias = <q, Rh[qh - kh + Sh - 1]> + <q, Rw[qw - kw + Sw - 1]>
+// with the *unscaled* q, Rh = rel_h [2*Sh-1, HD], Rw = rel_w [2*Sw-1, HD]. Each CTA first tabulates
+// <q, Rh[.]> and <q, Rw[.]> for its queries (fp32, shared memory), as two small matrix products on the
+// tensor cores, Q . Rh^T and Q . Rw^T, whose elements are scattered to the entries they serve. Key tiles are whole sequence rows
+// (R = 64 / Sw rows of Sw keys: 1 row of 64 for global attention, 4 rows of 14 in a window), so a
+// thread's key columns have the same kw in every tile: their Rw terms are read once into registers,
+// and only the Rh term (one value per row and tile when R = 1) is looked up in the loop. Columns past
+// the R*Sw keys of a tile and rows past the sequence get a -inf bias: that is the whole masking.
+// Tables longer than 2*S-1 (checkpoints trained at another size) must be resampled on the host first,
+// as get_rel_pos does.
+//
+// Scores live in the log2 domain (scaled by log2(e)) so the softmax uses ex2 directly.
+// Constraints (host-checked): HD in {64, 80}; Sh, Sw <= 64; pointers 16-byte aligned.
+// Work per window of 14 x 14: 2 CTAs of 112 queries x 4 tiles of 56 keys (of 64 slots).
+#pragma once
+
+#include <math_constants.h>
+
+#include "common.cuh"
+
+namespace attention {
+
+constexpr int BKV = 64;              // keys per tile
+constexpr int SMEM_PAD = 8;          // bf16 per row: strides of 144 / 176 B keep ldmatrix conflict-free
+constexpr float LOG2E = 1.4426950408889634f;
+
+// Sequence rows per key tile.
+__host__ __device__ constexpr int rows_per_tile(int seq_w) { return seq_w >= BKV ? 1 : BKV / seq_w; }
+
+// Per query: Sh + R entries of <q, Rh> (the last R are -inf, for tile rows past the sequence), then Sw
+// entries of <q, Rw>, then one -inf entry (for key slots past a tile's keys; it also staggers the
+// rows across banks).
+__host__ __device__ constexpr int rel_stride(int seq_h, int seq_w) {
+    return seq_h + rows_per_tile(seq_w) + seq_w + 1;
+}
+
+// Dynamic shared memory a CTA needs; the host computes the same number (CudaKernels.attentionSmem).
+__host__ __device__ constexpr int smem_bytes(int hd, int nwarps, int seq_h, int seq_w) {
+    return (16 * nwarps + 4 * BKV) * (hd + SMEM_PAD) * 2 + 16 * nwarps * rel_stride(seq_h, seq_w) * 4;
+}
+
+// Position i of an attention sequence -> token index in its image's H x W grid, or
+// PADDED for a window position outside the grid, or BEYOND for i >= L (tile overhang).
+constexpr int PADDED = -1, BEYOND = -2;
+
+struct Sequence {
+    int L, seq_h, seq_w;   // length and shape of the sequence
+    int oy, ox;            // top-left grid position of the window (0, 0 for global)
+    int H, W;              // token grid of the image
+    float inv_seq_w;
+
+    __device__ __forceinline__ int row_of(int i) const {
+        // i / seq_w without a division: exact for i < 2^16 (the fraction stays >= 0.5 / seq_w from
+        // an integer, far above float rounding).
+        return static_cast<int>((static_cast<float>(i) + 0.5f) * inv_seq_w);
+    }
+    __device__ __forceinline__ int token(int i) const {
+        if (i >= L) return BEYOND;
+        const int r = row_of(i), c = i - r * seq_w;
+        const int y = oy + r, x = ox + c;
+        return (y < H && x < W) ? y * W + x : PADDED;
+    }
+};
+
+// ONE_ROW: every key tile is exactly one sequence row (Sw > 32, i.e. R == 1: global attention on the
+// 64 x 64 grid); the Rh term is then one value per row and tile. Otherwise R >= 1 rows per tile.
+template <int HD, int NWARPS, bool ONE_ROW>
+__device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, const bf16* __restrict__ qkv_bias,
+                                              const bf16* __restrict__ rel_h, const bf16* __restrict__ rel_w,
+                                              bf16* __restrict__ out, int H, int W, int heads, int window,
+                                              float scale) {
+    constexpr int BQ = 16 * NWARPS;       // queries per CTA
+    constexpr int THREADS = 32 * NWARPS;
+    constexpr int LD = HD + SMEM_PAD;     // shared row stride, elements
+    constexpr int CHUNKS = HD / 8;        // 16-byte chunks per head row
+    constexpr int KSTEPS = HD / 16;       // k16 steps of q.k^T
+    constexpr int DT = HD / 8;            // n8 tiles of the output row
+    static_assert(HD % 16 == 0, "head dim must be a multiple of 16");
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, q4 = lane & 3;   // mma fragment row group / column pair
+    const int head = blockIdx.y;
+    const int C = heads * HD, row_stride = 3 * C;
+
+    // ---- which sequence this CTA works on ------------------------------------------------------
+    Sequence seq;
+    int b;
+    seq.H = H;
+    seq.W = W;
+    if (window > 0) {
+        const int nwh = (H + window - 1) / window, nww = (W + window - 1) / window;
+        const int w = blockIdx.z % (nwh * nww);
+        b = blockIdx.z / (nwh * nww);
+        seq.oy = (w / nww) * window;
+        seq.ox = (w % nww) * window;
+        seq.seq_h = seq.seq_w = window;
+    } else {
+        b = blockIdx.z;
+        seq.oy = seq.ox = 0;
+        seq.seq_h = H;
+        seq.seq_w = W;
+    }
+    seq.L = seq.seq_h * seq.seq_w;
+    seq.inv_seq_w = 1.0f / seq.seq_w;
+    const int q0 = blockIdx.x * BQ;
+    const bf16* img = qkv + (size_t)b * H * W * row_stride;
+    bf16* out_img = out + (size_t)b * H * W * C;
+
+    // ---- shared memory -------------------------------------------------------------------------
+    extern __shared__ __align__(128) unsigned char smem[];
+    bf16* sQ = reinterpret_cast<bf16*>(smem);   // [BQ][LD]
+    bf16* sK = sQ + BQ * LD;                    // [2][BKV][LD]
+    bf16* sV = sK + 2 * BKV * LD;               // [2][BKV][LD]
+    float* sRel = reinterpret_cast<float*>(sV + 2 * BKV * LD);   // [BQ][rel_ld], see rel_stride
+    const int R = rows_per_tile(seq.seq_w);                      // sequence rows per key tile
+    const int tile_keys = R * seq.seq_w;                         // real key slots per tile (<= BKV)
+    const int rel_ld = rel_stride(seq.seq_h, seq.seq_w);
+    const int relw_at = seq.seq_h + R;                           // where the <q, Rw> entries start
+
+    // ---- loads ---------------------------------------------------------------------------------
+    // K and V rows of key tile t (sequence positions t*tile_keys ...) into buffer buf: real tokens from
+    // qkv, padded window positions from the qkv bias, slots past the tile or the sequence as zeros
+    // (their scores are -inf, see above).
+    auto load_kv = [&](int t, int buf) {
+        bf16* k_dst = sK + buf * BKV * LD;
+        bf16* v_dst = sV + buf * BKV * LD;
+        for (int c = tid; c < BKV * CHUNKS; c += THREADS) {
+            const int r = c / CHUNKS, ch = c % CHUNKS;
+            const int tok = r < tile_keys ? seq.token(t * tile_keys + r) : BEYOND;
+            const bf16* k_src;
+            bool ok;
+            if (tok >= 0) {
+                k_src = img + (size_t)tok * row_stride + C + head * HD + ch * 8;
+                ok = true;
+            } else {
+                ok = tok == PADDED && qkv_bias != nullptr;
+                k_src = ok ? qkv_bias + C + head * HD + ch * 8 : img;
+            }
+            cp_async_16(smem_addr(k_dst + r * LD + ch * 8), k_src, ok);
+            cp_async_16(smem_addr(v_dst + r * LD + ch * 8), ok ? k_src + C : img, ok);
+        }
+    };
+
+    // Q rows of this CTA (padded / overhanging positions: zeros; their outputs are never stored).
+    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const int tok = seq.token(q0 + r);
+        const bool ok = tok >= 0;
+        cp_async_16(smem_addr(sQ + r * LD + ch * 8),
+                    ok ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img, ok);
+    }
+    // Rh and Rw, borrowing the K/V buffers until the tables are made: rows rounded up to 16 (at most
+    // 128 + 128 = the 4 x 64 rows of the K/V region), extra rows zero.
+    const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
+    bf16* sRh = sK;
+    bf16* sRw = sK + rh_rows * LD;
+    for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const bool is_h = r < rh_rows;
+        const int tr = is_h ? r : r - rh_rows;
+        const bool ok = tr < 2 * (is_h ? seq.seq_h : seq.seq_w) - 1;
+        const bf16* src = (is_h ? rel_h : rel_w) + (size_t)tr * HD + ch * 8;
+        cp_async_16(smem_addr(sRh + r * LD + ch * 8), ok ? src : rel_h, ok);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    // This warp's 16 query rows as mma A fragments, kept in registers for the whole key loop.
+    uint32_t qf[KSTEPS][4];
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+        ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                    smem_addr(sQ + (warp * 16 + (lane & 15)) * LD + ks * 16 + (lane >> 4) * 8));
+
+    // ---- relative position tables on the tensor cores --------------------------------------------
+    // P = Q . Rh^T gives <q, Rh[m]> for every table row m; the query at sequence row qh needs
+    // relh[j] = P[qh - j + Sh - 1], j < Sh: each accumulator element is scattered to the one j it
+    // serves (or to none). Same for Rw with qw. Values are stored premultiplied by log2(e).
+    {
+        int qh[2], qw[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int i = min(q0 + warp * 16 + g + 8 * r, seq.L - 1);   // overhang rows: any valid position
+            qh[r] = seq.row_of(i);
+            qw[r] = i - qh[r] * seq.seq_w;
+        }
+        float* rel_row[2] = {sRel + (warp * 16 + g) * rel_ld, sRel + (warp * 16 + g + 8) * rel_ld};
+        for (int part = 0; part < 2; ++part) {   // 0: Rh -> entries [0, Sh); 1: Rw -> [relw_at, +Sw)
+            const bf16* table = part == 0 ? sRh : sRw;
+            const int rows = part == 0 ? rh_rows : rw_rows;
+            const int side = part == 0 ? seq.seq_h : seq.seq_w;
+            const int at = part == 0 ? 0 : relw_at;
+            for (int np = 0; np < rows / 16; ++np) {
+                float p[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+                for (int ks = 0; ks < KSTEPS; ++ks) {
+                    uint32_t b[4];
+                    ldmatrix_x4(b[0], b[1], b[2], b[3],
+                                smem_addr(table + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                          ((lane >> 3) & 1) * 8));
+                    mma_bf16_16816(p[0], qf[ks], b);
+                    mma_bf16_16816(p[1], qf[ks], b + 2);
+                }
+#pragma unroll
+                for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int r = e >> 1;
+                        const int m = np * 16 + nt * 8 + q4 * 2 + (e & 1);
+                        const int j = (part == 0 ? qh[r] : qw[r]) - m + side - 1;
+                        if (j >= 0 && j < side) rel_row[r][at + j] = p[nt][e] * LOG2E;
+                    }
+                }
+            }
+        }
+        // The -inf entries: Rh of tile rows past the sequence, and the last one of each row.
+        for (int idx = tid; idx < BQ * (R + 1); idx += THREADS) {
+            const int r = idx / (R + 1), k = idx % (R + 1);
+            sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
+        }
+    }
+    __syncthreads();   // tables complete; every warp is done with Rh / Rw in the K/V buffers
+    load_kv(0, 0);
+    cp_async_commit();
+
+    // ---- main loop over key tiles -----------------------------------------------------------------
+    float o[DT][4];
+#pragma unroll
+    for (int d = 0; d < DT; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    float m[2] = {-CUDART_INF_F, -CUDART_INF_F};   // running max of rows g and g+8 (log2 domain)
+    float l[2] = {0.f, 0.f};                       // this thread's part of the running row sums
+    const float scale_log2 = scale * LOG2E;
+    const float* rel0 = sRel + (warp * 16 + g) * rel_ld;   // tables of rows g and g + 8
+    const float* rel1 = rel0 + 8 * rel_ld;
+    const int n_tiles = (seq.seq_h + R - 1) / R;
+
+    // This thread's key columns c = 8n + 2*q4 + e are the same in every tile. ONE_ROW: their Rw terms
+    // go to registers once (-inf for slots past the tile's keys: the mask).
+    float rw0[ONE_ROW ? BKV / 8 : 1][2], rw1[ONE_ROW ? BKV / 8 : 1][2];
+    if constexpr (ONE_ROW) {
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int c = n * 8 + q4 * 2 + e;
+                rw0[n][e] = c < tile_keys ? rel0[relw_at + c] : -CUDART_INF_F;
+                rw1[n][e] = c < tile_keys ? rel1[relw_at + c] : -CUDART_INF_F;
+            }
+        }
+    }
+    // Otherwise c -> (row dh in the tile, kw) each tile: c / seq_w as (c * div_magic) >> 16, exact for
+    // c < 64 and seq_w <= 64.
+    const int div_magic = 65536 / seq.seq_w + 1;
+
+    for (int t = 0; t < n_tiles; ++t) {
+        const int buf = t & 1;
+        cp_async_wait<0>();
+        __syncthreads();   // tile t (and the tables) visible; every warp is done with tile t-1
+        if (t + 1 < n_tiles) load_kv(t + 1, buf ^ 1);
+        cp_async_commit();
+
+        const bf16* k_s = sK + buf * BKV * LD;
+        const bf16* v_s = sV + buf * BKV * LD;
+
+        // S = Q K^T for 16 rows x 64 keys (K rows are the "col" operand, as W in the GEMM).
+        float s[BKV / 8][4];
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+            for (int np = 0; np < BKV / 16; ++np) {
+                uint32_t b[4];
+                ldmatrix_x4(b[0], b[1], b[2], b[3],
+                            smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                      ((lane >> 3) & 1) * 8));
+                mma_bf16_16816(s[2 * np], qf[ks], b);
+                mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
+            }
+        }
+
+        // Scale and add the relative position bias (masking included); new row maxima.
+        float mx[2] = {m[0], m[1]};
+        if constexpr (ONE_ROW) {   // one Rh term per row for the whole tile
+            const float h0 = rel0[t], h1 = rel1[t];
+#pragma unroll
+            for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    s[n][e] = fmaf(s[n][e], scale_log2, h0 + rw0[n][e]);
+                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, h1 + rw1[n][e]);
+                }
+            }
+        } else {
+            // An opaque copy of q4: keeps the compiler from hoisting 64 loop-invariant table addresses
+            // into registers (which costs the second CTA per SM); recomputing them is a few integer ops.
+            int lane_q4 = q4;
+            asm volatile("" : "+r"(lane_q4));
+            const int tile_row = t * R;
+#pragma unroll
+            for (int n = 0; n < BKV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int c = n * 8 + lane_q4 * 2 + e;
+                    const int dh = (c * div_magic) >> 16, kw = c - dh * seq.seq_w;
+                    // Key slots past the tile's keys take the -inf entry at the end of the row.
+                    const int h = c < tile_keys ? tile_row + dh : 0;
+                    const int w = c < tile_keys ? relw_at + kw : rel_ld - 1;
+                    s[n][e] = fmaf(s[n][e], scale_log2, rel0[h] + rel0[w]);
+                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rel1[h] + rel1[w]);
+                }
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+            mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
+            mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
+        }
+
+        // Online softmax: the 4 threads of a quad share a row; rescale what was accumulated so far.
+        float base[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            base[r] = mx[r] == -CUDART_INF_F ? 0.f : mx[r];   // fully masked so far: avoid inf - inf
+            const float alpha = fast_exp2(m[r] - base[r]);
+            m[r] = mx[r];
+            l[r] *= alpha;
+#pragma unroll
+            for (int d = 0; d < DT; ++d) {
+                o[d][2 * r] *= alpha;
+                o[d][2 * r + 1] *= alpha;
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) {
+            s[n][0] = fast_exp2(s[n][0] - base[0]);
+            s[n][1] = fast_exp2(s[n][1] - base[0]);
+            s[n][2] = fast_exp2(s[n][2] - base[1]);
+            s[n][3] = fast_exp2(s[n][3] - base[1]);
+            l[0] += s[n][0] + s[n][1];
+            l[1] += s[n][2] + s[n][3];
+        }
+
+        // O += P V. The S accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment of k16
+        // step k, so P goes from registers to the tensor cores without touching shared memory.
+#pragma unroll
+        for (int kk = 0; kk < BKV / 16; ++kk) {
+            const uint32_t p[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
+                                   pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                   pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+            for (int dp = 0; dp < HD / 16; ++dp) {
+                // V is [key][d]: the transposing ldmatrix turns it into the "col" B operand.
+                uint32_t b[4];
+                ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
+                                  smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
+                                            (lane >> 4) * 8));
+                mma_bf16_16816(o[2 * dp], p, b);
+                mma_bf16_16816(o[2 * dp + 1], p, b + 2);
+            }
+        }
+    }
+
+    // ---- normalise and store (window_unpartition: padded positions are dropped) -------------------
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float sum = l[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = 1.f / sum;
+        const int tok = seq.token(q0 + warp * 16 + g + 8 * r);
+        if (tok < 0) continue;
+        bf16* dst = out_img + (size_t)tok * C + head * HD + q4 * 2;
+#pragma unroll
+        for (int d = 0; d < DT; ++d)
+            *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+    }
+}
+
+}  // namespace attention

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Compiles the CUDA kernels of the gpu module into one fatbin, the resource that
+# io.samstream.gpu.cuda.CudaKernels loads with cuModuleLoadData. Called by the gpu module's build
+# (exec-maven-plugin, phase process-resources); can be run by hand:
+#
+#   gpu/src/main/cuda/build-fatbin.sh SRC_DIR OUT_FATBIN
+#
+# Targets: machine code for sm_80 (A100), sm_86 (RTX 30xx / A10), sm_89 (RTX 40xx / L4),
+# sm_90a (H100 / H200, the arch-specific variant that allows wgmma) and PTX for compute_80, which the
+# driver compiles at load time on anything newer (Blackwell).
+#
+# nvcc is looked up in $NVCC, then PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, /usr/local/cuda-*/bin.
+# Without one the build still succeeds: it prints one line and leaves no fatbin, and at run time the
+# CUDA backend reports "this build has no CUDA kernels". SAMSTREAM_SKIP_CUDA=1 skips the compile on
+# purpose. The compile is skipped when the fatbin is newer than every source (incremental builds).
+# nvcc compiles the targets in parallel (--threads 0: one per target, bounded by the cores).
+set -euo pipefail
+
+src=${1:?usage: build-fatbin.sh SRC_DIR OUT_FATBIN}
+out=${2:?usage: build-fatbin.sh SRC_DIR OUT_FATBIN}
+
+if [ "${SAMSTREAM_SKIP_CUDA:-0}" = "1" ]; then
+    echo "[samstream] SAMSTREAM_SKIP_CUDA=1: building without CUDA kernels"
+    rm -f "$out"
+    exit 0
+fi
+
+find_nvcc() {
+    if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ]; then echo "$NVCC"; return; fi
+    if command -v nvcc >/dev/null 2>&1; then command -v nvcc; return; fi
+    local d
+    for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda $(ls -d /usr/local/cuda-* 2>/dev/null | sort -V -r); do
+        if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then echo "$d/bin/nvcc"; return; fi
+    done
+}
+
+nvcc=$(find_nvcc || true)
+if [ -z "$nvcc" ]; then
+    echo "[samstream] nvcc not found (PATH, CUDA_HOME, /usr/local/cuda*): building without CUDA kernels; the CUDA backend will report that this build has none"
+    rm -f "$out"
+    exit 0
+fi
+
+# Up to date? (newer than every .cu / .cuh and than this script)
+if [ -s "$out" ]; then
+    newer=$(find "$src" -maxdepth 1 \( -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \) -newer "$out" | head -1)
+    if [ -z "$newer" ]; then
+        echo "[samstream] CUDA kernels up to date: $out"
+        exit 0
+    fi
+fi
+
+mkdir -p "$(dirname "$out")"
+tmp="$out.tmp.$$"
+trap 'rm -f "$tmp"' EXIT
+start=$(date +%s)
+# -Xfatbin=-compress-all: the driver inflates at load; 5x smaller jar. SAMSTREAM_CUDA_LINEINFO=1 adds
+# source line tables for ncu / compute-sanitizer (3.5x larger fatbin).
+lineinfo=""
+[ "${SAMSTREAM_CUDA_LINEINFO:-0}" = "1" ] && lineinfo="-lineinfo"
+"$nvcc" -fatbin -std=c++17 -O3 $lineinfo -Xfatbin=-compress-all --threads 0 \
+    -gencode=arch=compute_80,code=sm_80 \
+    -gencode=arch=compute_86,code=sm_86 \
+    -gencode=arch=compute_89,code=sm_89 \
+    -gencode=arch=compute_90a,code=sm_90a \
+    -gencode=arch=compute_80,code=compute_80 \
+    -o "$tmp" "$src/samstream_kernels.cu"
+mv "$tmp" "$out"
+version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+echo "[samstream] CUDA kernels: nvcc $version, sm_80/86/89/90a + compute_80 PTX, $(( $(date +%s) - start )) s -> $out ($(wc -c <"$out") bytes)"

@@ -1,0 +1,372 @@
+package io.samstream.gpu.cuda;
+
+import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
+import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUresult;
+
+/**
+ * The kernels of {@code gpu/src/main/cuda}, loaded from the fatbin the build bundles, with one typed
+ * launch method per operation. Each method checks shapes, sizes and alignment against the buffers before
+ * it queues anything, so a wrong call fails in Java with the operation and the numbers named, never as
+ * a garbled result or an illegal address later.
+ *
+ * <p>All tensors are bf16, row-major, contiguous. Launches are asynchronous on the given stream.
+ */
+public final class CudaKernels implements AutoCloseable {
+    /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
+    public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
+    /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
+    static final int ABI_VERSION = 2;
+
+    /** Epilogue flags of the GEMM kernel (gemm.cuh). */
+    static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
+
+    /**
+     * The GEMM variants compiled into the fatbin: CTA tile M x N x K-step, all with 64 x 64 warp tiles
+     * and a cp.async ring of the given depth.
+     */
+    public enum GemmTile {
+        T128x128x32(128, 128, 32, 4),
+        T128x128x64(128, 128, 64, 3),
+        T128x256x32(128, 256, 32, 4),
+        T128x256x64(128, 256, 64, 3);
+
+        final String symbol;
+        final int bm, bn, threads, smem;
+
+        GemmTile(int bm, int bn, int bk, int stages) {
+            this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
+            this.bm = bm;
+            this.bn = bn;
+            this.threads = (bm / 64) * (bn / 64) * 32;
+            this.smem = stages * (bm + bn) * (bk + 8) * 2;
+        }
+    }
+
+    private static final String LAYERNORM = "samstream_layernorm_bf16";
+    private static final int LAYERNORM_ROWS_PER_CTA = 8;
+    private static final int LAYERNORM_MAX_C = 2048;
+    /**
+     * Attention kernels: "row" (key tiles of one sequence row, for sequences wider than 32 tokens: global
+     * attention; 4 warps, 64 queries per CTA) and "rows" (several rows per key tile: 14 x 14 windows;
+     * 7 warps, 112 queries per CTA).
+     */
+    private static final int ATTN_WARPS_ROW = 4, ATTN_WARPS_ROWS = 7;
+    private static final int ATTN_BKV = 64, ATTN_MAX_SIDE = 64;
+
+    private final CudaContext context;
+    private final CUmodule module = new CUmodule();
+    private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    private boolean closed;
+
+    private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
+
+    /** True when this build carries the fatbin (it does not when nvcc was absent at build time). */
+    public static boolean bundled() {
+        return CudaKernels.class.getClassLoader().getResource(RESOURCE) != null;
+    }
+
+    static byte[] readFatbin() {
+        try (InputStream in = CudaKernels.class.getClassLoader().getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new CudaException("this build has no CUDA kernels (" + RESOURCE
+                        + " is missing: nvcc was not found when the gpu module was built)");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + RESOURCE, e);
+        }
+    }
+
+    /** Loads the fatbin into {@code context} and looks up every kernel. */
+    public CudaKernels(CudaContext context) {
+        this.context = context;
+        byte[] fatbin = readFatbin();
+        context.bind();
+        DeviceInfo dev = context.info();
+        int r = cuModuleLoadData(module, fatbin);
+        if (r == CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU) {
+            throw new CudaException(r, Cuda.errorName(r), "loading the CUDA kernels: the fatbin has code for sm_80/86/89/90a"
+                    + " and compute_80 PTX, none of which runs on " + dev.describe());
+        }
+        Cuda.check(r, () -> "loading the CUDA kernels (" + Cuda.bytes(fatbin.length) + " fatbin) on " + dev.describe());
+        checkAbi();
+
+        for (GemmTile t : GemmTile.values()) {
+            add(t.symbol, t.smem);
+        }
+        add(LAYERNORM, 0);
+        for (int hd : new int[] {64, 80}) {
+            for (boolean oneRow : new boolean[] {true, false}) {
+                int most = 0;
+                for (int seqW = oneRow ? ATTN_BKV / 2 + 1 : 1; seqW <= (oneRow ? ATTN_MAX_SIDE : ATTN_BKV / 2); seqW++) {
+                    most = Math.max(most, attentionSmem(hd, oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS, ATTN_MAX_SIDE, seqW));
+                }
+                add(attentionSymbol(hd, oneRow), most);
+            }
+        }
+    }
+
+    private void checkAbi() {
+        CUdeviceptr ptr = new CUdeviceptr();
+        long[] size = new long[1];
+        Cuda.check(cuModuleGetGlobal(ptr, size, module, "samstream_kernels_abi"),
+                "looking up samstream_kernels_abi in the fatbin");
+        int[] abi = new int[1];
+        Cuda.check(cuMemcpyDtoH(Pointer.to(abi), ptr, 4), "reading samstream_kernels_abi");
+        if (abi[0] != ABI_VERSION) {
+            throw new CudaException("the bundled CUDA kernels have ABI version " + abi[0] + ", this code expects "
+                    + ABI_VERSION + ": rebuild the gpu module");
+        }
+    }
+
+    /** Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit). */
+    private void add(String name, int smemNeeded) {
+        CUfunction f = new CUfunction();
+        Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name + " in the fatbin");
+        int allowed = Math.min(smemNeeded, context.info().sharedMemPerBlockOptin());
+        if (allowed > 48 * 1024) {
+            Cuda.check(cuFuncSetAttribute(f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, allowed),
+                    "allowing kernel " + name + " " + allowed + " B of shared memory");
+        }
+        if (smemNeeded > 0) {
+            // All of L1 as shared memory, so that as many CTAs fit as the registers allow.
+            Cuda.check(cuFuncSetAttribute(f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+                    "setting the shared-memory carveout of " + name);
+        }
+        int[] regs = new int[1];
+        Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+                "reading the register count of " + name);
+        kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+    }
+
+    /** One line per kernel: name, registers, shared memory allowed. For logs. */
+    public String describe() {
+        StringBuilder sb = new StringBuilder("CUDA kernels on " + context.info().describe() + ":");
+        for (Kernel k : kernels.values()) {
+            sb.append(String.format(Locale.ROOT, "%n  %-32s %3d registers, up to %3d KiB shared", k.name, k.registers,
+                    k.maxDynamicSmem / 1024));
+        }
+        return sb.toString();
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // GEMM
+    // ------------------------------------------------------------------------------------------------
+
+    /**
+     * {@code c[m,n] = a[m,k] · w[n,k]ᵀ (+ bias[n]) (→ GELU) (+ residual[m,n])}, the tile chosen for the shape.
+     *
+     * @param bias     may be null
+     * @param residual may be null; may be the same buffer as {@code c} (in-place {@code x += f(x)})
+     * @param gelu     apply exact (erf) GELU after the bias, before the residual
+     */
+    public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
+                     DeviceBuffer c, int m, int n, int k, boolean gelu) {
+        gemm(stream, a, w, bias, residual, c, m, n, k, gelu, defaultTile(m, n));
+    }
+
+    /**
+     * The variant for a shape: 128 x 128 x 64 (measured on the H200 at the vit_b shapes, batch 32: the
+     * fastest or within 3% of it for qkv, proj and mlp.lin2; see bench/results/).
+     */
+    public GemmTile defaultTile(int m, int n) {
+        return GemmTile.T128x128x64;
+    }
+
+    public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
+                     DeviceBuffer c, int m, int n, int k, boolean gelu, GemmTile tile) {
+        String op = String.format(Locale.ROOT, "gemm m=%d n=%d k=%d", m, n, k);
+        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
+        require(n % 8 == 0, op + ": n must be a multiple of 8");
+        requireBf16(a, (long) m * k, op, "a");
+        requireBf16(w, (long) n * k, op, "w");
+        requireBf16(c, (long) m * n, op, "c");
+        if (bias != null) {
+            requireBf16(bias, n, op, "bias");
+        }
+        if (residual != null) {
+            requireBf16(residual, (long) m * n, op, "residual");
+        }
+        int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
+        require(gridY <= 65535, op + ": m too large for one launch");
+        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
+        Pointer params = Pointer.to(ptr(a), ptr(w), ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
+                Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
+        launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // LayerNorm
+    // ------------------------------------------------------------------------------------------------
+
+    /** {@code y = LayerNorm(x)} over the last dimension {@code c} of {@code rows} rows. */
+    public void layerNorm(CudaStream stream, DeviceBuffer x, DeviceBuffer gamma, DeviceBuffer beta, DeviceBuffer y,
+                          int rows, int c, float eps) {
+        layerNorm(stream, x, null, null, gamma, beta, y, rows, c, eps);
+    }
+
+    /**
+     * {@code s = x + residual} (written to {@code sumOut} when not null), {@code y = LayerNorm(s)}.
+     * With {@code residual} null, {@code s = x} and {@code sumOut} must be null. Any of x, sumOut and y
+     * may be the same buffer.
+     */
+    public void layerNorm(CudaStream stream, DeviceBuffer x, DeviceBuffer residual, DeviceBuffer sumOut,
+                          DeviceBuffer gamma, DeviceBuffer beta, DeviceBuffer y, int rows, int c, float eps) {
+        String op = String.format(Locale.ROOT, "layerNorm rows=%d c=%d", rows, c);
+        require(rows > 0 && c > 0, op + ": dimensions must be positive");
+        require(c % 8 == 0 && c <= LAYERNORM_MAX_C, op + ": c must be a multiple of 8 and at most " + LAYERNORM_MAX_C);
+        require(eps > 0 && Float.isFinite(eps), op + ": eps must be positive");
+        require(residual != null || sumOut == null, op + ": sumOut needs a residual");
+        long elems = (long) rows * c;
+        requireBf16(x, elems, op, "x");
+        requireBf16(y, elems, op, "y");
+        requireBf16(gamma, c, op, "gamma");
+        requireBf16(beta, c, op, "beta");
+        if (residual != null) {
+            requireBf16(residual, elems, op, "residual");
+        }
+        if (sumOut != null) {
+            requireBf16(sumOut, elems, op, "sumOut");
+        }
+        Pointer params = Pointer.to(ptr(x), ptr(residual), ptr(sumOut), ptr(gamma), ptr(beta), ptr(y),
+                Pointer.to(new int[] {rows}), Pointer.to(new int[] {c}), Pointer.to(new float[] {eps}));
+        int grid = (rows + LAYERNORM_ROWS_PER_CTA - 1) / LAYERNORM_ROWS_PER_CTA;
+        launch(LAYERNORM, grid, 1, 1, 32 * LAYERNORM_ROWS_PER_CTA, 0, stream, params, op);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Attention
+    // ------------------------------------------------------------------------------------------------
+
+    static String attentionSymbol(int headDim, boolean oneRow) {
+        return "samstream_attention_hd" + headDim + (oneRow ? "_row" : "_rows");
+    }
+
+    /** Same formulas as attention::smem_bytes / rel_stride / rows_per_tile in attention.cuh. */
+    static int attentionSmem(int headDim, int warps, int seqH, int seqW) {
+        int rowsPerTile = seqW >= ATTN_BKV ? 1 : ATTN_BKV / seqW;
+        int relStride = seqH + rowsPerTile + seqW + 1;
+        return (16 * warps + 4 * ATTN_BKV) * (headDim + 8) * 2 + 16 * warps * relStride * 4;
+    }
+
+    /**
+     * Multi-head self-attention of one encoder block with SAM's decomposed relative position bias, scale
+     * {@code headDim^-0.5}.
+     *
+     * @param qkv     the qkv Linear output {@code [batch, h*w, 3*heads*headDim]} (q | k | v per token)
+     * @param qkvBias that Linear's bias {@code [3*heads*headDim]}: the k, v of padded window positions; may
+     *                be null (zeros) for global attention or when the grid is a multiple of the window
+     * @param relH    {@code rel_pos_h} {@code [2*S_h-1, headDim]}, S_h = window, or h for global attention
+     * @param relW    {@code rel_pos_w} {@code [2*S_w-1, headDim]}
+     * @param out     {@code [batch, h*w, heads*headDim]}
+     * @param window  window side (14 in SAM) for windowed blocks, 0 for global attention
+     */
+    public void attention(CudaStream stream, DeviceBuffer qkv, DeviceBuffer qkvBias, DeviceBuffer relH,
+                          DeviceBuffer relW, DeviceBuffer out, int batch, int h, int w, int heads, int headDim,
+                          int window) {
+        String op = String.format(Locale.ROOT, "attention batch=%d grid=%dx%d heads=%d head_dim=%d window=%d", batch, h, w,
+                heads, headDim, window);
+        require(batch > 0 && h > 0 && w > 0 && heads > 0 && window >= 0, op + ": dimensions must be positive");
+        require(headDim == 64 || headDim == 80, op + ": head_dim must be 64 (vit_b, vit_l) or 80 (vit_h)");
+        int seqH = window > 0 ? window : h, seqW = window > 0 ? window : w;
+        require(seqH <= ATTN_MAX_SIDE && seqW <= ATTN_MAX_SIDE,
+                op + ": sequences of at most " + ATTN_MAX_SIDE + " x " + ATTN_MAX_SIDE + " tokens are supported");
+        int windows = window > 0 ? ((h + window - 1) / window) * ((w + window - 1) / window) : 1;
+        long cTotal = (long) heads * headDim;
+        long tokens = (long) batch * h * w;
+        requireBf16(qkv, tokens * 3 * cTotal, op, "qkv");
+        requireBf16(out, tokens * cTotal, op, "out");
+        requireBf16(relH, (long) (2 * seqH - 1) * headDim, op, "relH");
+        requireBf16(relW, (long) (2 * seqW - 1) * headDim, op, "relW");
+        if (qkvBias != null) {
+            requireBf16(qkvBias, 3 * cTotal, op, "qkvBias");
+        }
+        boolean oneRow = seqW > ATTN_BKV / 2;
+        int warps = oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS;
+        int smem = attentionSmem(headDim, warps, seqH, seqW);
+        int queriesPerCta = 16 * warps;
+        long gridZ = (long) batch * windows;
+        require(gridZ <= 65535, op + ": batch x windows must be at most 65535");
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
+                Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
+                Pointer.to(new float[] {scale}));
+        launch(attentionSymbol(headDim, oneRow), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
+                32 * warps, smem, stream, params, op);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    private void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
+                        String op) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        Kernel k = kernels.get(name);
+        if (smem > k.maxDynamicSmem) {
+            throw new CudaException(op + ": needs " + smem + " B of shared memory per CTA, " + context.info().name()
+                    + " allows " + k.maxDynamicSmem);
+        }
+        context.bind();
+        Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, threads, 1, 1, smem, stream.stream, params, null),
+                () -> "launching " + name + " for " + op);
+    }
+
+    private static Pointer ptr(DeviceBuffer b) {
+        return Pointer.to(b == null ? new CUdeviceptr() : b.pointer());
+    }
+
+    private static void require(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    private static void requireBf16(DeviceBuffer b, long elements, String op, String name) {
+        if (b == null) {
+            throw new IllegalArgumentException(op + ": " + name + " is required");
+        }
+        if (b.bf16Capacity() < elements) {
+            throw new IllegalArgumentException(op + ": " + name + " needs " + elements + " bf16 values, " + b + " holds "
+                    + b.bf16Capacity());
+        }
+        if (b.offset() % 16 != 0) {
+            throw new IllegalArgumentException(op + ": " + name + " must be 16-byte aligned (" + b + " at offset "
+                    + b.offset() + ")");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            context.bind();
+            Cuda.check(cuModuleUnload(module), "unloading the CUDA kernels");
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.samstream.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Random;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import io.samstream.gpu.cuda.CudaKernels.GemmTile;
+
+/**
+ * The tensor-core GEMM against a double-precision reference on the same bf16 inputs. The kernel
+ * accumulates in fp32 and rounds once to bf16, so each element must be within half a bf16 ulp of the
+ * exact value (2^-9 relative) plus fp32 accumulation noise: tolerance 2^-8 |ref| + 1e-3 rms(ref).
+ * Outputs are poisoned with NaN first and a guard band after C must stay NaN (no write past M x N).
+ */
+class GemmGpuTest extends GpuTestBase {
+    enum Epi { PLAIN, BIAS, BIAS_GELU, BIAS_RESIDUAL, BIAS_GELU_RESIDUAL, IN_PLACE_RESIDUAL }
+
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                // SAM vit_b shapes, a ragged M (300 rows: 2 full tiles + 44)
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x64),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x32),
+                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x64),
+                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x128x64),
+                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x256x32),
+                Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, GemmTile.T128x128x32),
+                Arguments.of(300, 768, 3072, Epi.IN_PLACE_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(257, 768, 768, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(257, 768, 768, Epi.PLAIN, GemmTile.T128x256x32),
+                // ragged everything: N not a multiple of the tile, K not a multiple of the K step, tiny M
+                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x256x64),
+                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x32),
+                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(129, 264, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x32),
+                Arguments.of(129, 264, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(77, 24, 1288, Epi.PLAIN, GemmTile.T128x128x64),
+                // mask decoder-like widths
+                Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128x32),
+                Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x256x64));
+    }
+
+    @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
+    @MethodSource("cases")
+    void matchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(31L * m + 7L * n + k + epi.ordinal());
+        float[] a = GpuTestSupport.randomBf16(rnd, m * k, 1.0);
+        float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
+        boolean hasBias = epi != Epi.PLAIN && epi != Epi.IN_PLACE_RESIDUAL;
+        boolean gelu = epi == Epi.BIAS_GELU || epi == Epi.BIAS_GELU_RESIDUAL;
+        boolean hasRes = epi == Epi.BIAS_RESIDUAL || epi == Epi.BIAS_GELU_RESIDUAL || epi == Epi.IN_PLACE_RESIDUAL;
+        float[] bias = hasBias ? GpuTestSupport.randomBf16(rnd, n, 0.5) : null;
+        float[] res = hasRes ? GpuTestSupport.randomBf16(rnd, m * n, 1.0) : null;
+
+        DeviceBuffer da = gpu.upload(a, "a"), dw = gpu.upload(w, "w");
+        DeviceBuffer db = hasBias ? gpu.upload(bias, "bias") : null;
+        int guard = 4096;
+        DeviceBuffer dcAll;
+        DeviceBuffer dres = null;
+        if (epi == Epi.IN_PLACE_RESIDUAL) {
+            float[] withGuard = new float[m * n + guard];
+            System.arraycopy(res, 0, withGuard, 0, m * n);
+            java.util.Arrays.fill(withGuard, m * n, withGuard.length, Float.NaN);
+            dcAll = gpu.upload(withGuard, "c (= residual) + guard");
+        } else {
+            dcAll = gpu.poisoned((long) m * n + guard, "c + guard");
+            dres = hasRes ? gpu.upload(res, "residual") : null;
+        }
+        DeviceBuffer dc = dcAll.slice(0, (long) m * n * 2, "c");
+        if (epi == Epi.IN_PLACE_RESIDUAL) {
+            dres = dc;
+        }
+
+        gpu.kernels.gemm(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
+        float[] got = gpu.download(dcAll, m * n + guard);
+
+        float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
+        float[] out = java.util.Arrays.copyOf(got, m * n);
+        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d %s", tile, m, n, k, epi), ref, out, 0x1p-8,
+                1e-3 * GpuTestSupport.rms(ref));
+        for (int i = m * n; i < got.length; i++) {
+            assertTrue(Float.isNaN(got[i]), "write past the end of C at element " + i);
+        }
+        gpu.pool.release(mark);
+    }
+
+    /** Full vit_b batch-1 shapes (M = 4096 tokens), the default tile; checked on 96 sampled rows. */
+    @ParameterizedTest(name = "vit_b m=4096 n={0} k={1}")
+    @MethodSource("vitbShapes")
+    void vitbShapesOnSampledRows(int n, int k, boolean gelu) {
+        int m = 4096;
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(n * 13L + k);
+        float[] a = GpuTestSupport.randomBf16(rnd, m * k, 1.0);
+        float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
+        float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
+        DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
+        gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+                k, gelu);
+        float[] got = gpu.download(dc, m * n);
+        int[] rows = rnd.ints(96, 0, m).toArray();
+        rows[0] = 0;
+        rows[1] = m - 1;
+        float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, gelu);
+        float[] out = new float[rows.length * n];
+        for (int i = 0; i < rows.length; i++) {
+            System.arraycopy(got, rows[i] * n, out, i * n, n);
+        }
+        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d (96 rows)", gpu.kernels.defaultTile(m, n), m,
+                n, k), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        for (float v : got) {
+            assertTrue(!Float.isNaN(v), "an element of C was never written");
+        }
+        gpu.pool.release(mark);
+    }
+
+    static Stream<Arguments> vitbShapes() {
+        return Stream.of(Arguments.of(2304, 768, false), Arguments.of(768, 768, false), Arguments.of(3072, 768, true),
+                Arguments.of(768, 3072, false));
+    }
+
+    @Test
+    void repeatedLaunchesAreDeterministic() {
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(5);
+        int m = 1000, n = 768, k = 768;
+        DeviceBuffer a = gpu.upload(GpuTestSupport.randomBf16(rnd, m * k, 1), "a");
+        DeviceBuffer w = gpu.upload(GpuTestSupport.randomBf16(rnd, n * k, 0.03), "w");
+        DeviceBuffer c1 = gpu.poisoned((long) m * n, "c1"), c2 = gpu.poisoned((long) m * n, "c2");
+        gpu.kernels.gemm(gpu.stream, a, w, null, null, c1, m, n, k, false);
+        gpu.kernels.gemm(gpu.stream, a, w, null, null, c2, m, n, k, false);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(gpu.download(c1, m * n), gpu.download(c2, m * n));
+        gpu.pool.release(mark);
+    }
+}

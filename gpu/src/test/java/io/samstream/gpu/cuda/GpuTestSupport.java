@@ -1,0 +1,154 @@
+package io.samstream.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Random;
+
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * What the GPU tests share: one context, the kernels, a 2 GiB device pool, a stream and a pinned
+ * staging buffer; bf16 uploads and downloads; the error measures the checks use.
+ *
+ * <p>{@link #assumeGpu()} skips the calling test (JUnit assumption) when {@link CudaAvailability} says
+ * no GPU is usable, with its reason, e.g. "GPU tests skipped: no CUDA GPU found" on CI.
+ */
+final class GpuTestSupport implements AutoCloseable {
+    static final long POOL_BYTES = 2L << 30;
+    static final int STAGING_BYTES = 64 << 20;
+
+    final CudaContext context;
+    final CudaKernels kernels;
+    final DeviceMemoryPool pool;
+    final CudaStream stream;
+    final PinnedBuffer staging;
+
+    private GpuTestSupport() {
+        context = CudaContext.open(0);
+        kernels = new CudaKernels(context);
+        pool = new DeviceMemoryPool(context, POOL_BYTES);
+        stream = new CudaStream(context);
+        staging = new PinnedBuffer(context, STAGING_BYTES, "test staging");
+    }
+
+    static void assumeGpu() {
+        CudaAvailability a = CudaAvailability.probe();
+        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+    }
+
+    /** Opens everything on device 0 (callers check {@link CudaAvailability} first). */
+    static GpuTestSupport open() {
+        GpuTestSupport gpu = new GpuTestSupport();
+        System.out.println(gpu.kernels.describe());
+        return gpu;
+    }
+
+    /** Uploads {@code values} as bf16 into a fresh pool buffer (synchronously). */
+    DeviceBuffer upload(float[] values, String label) {
+        DeviceBuffer b = pool.allocateBf16(values.length, label);
+        write(b, values);
+        return b;
+    }
+
+    void write(DeviceBuffer b, float[] values) {
+        int chunk = STAGING_BYTES / 2;
+        for (int start = 0; start < values.length; start += chunk) {
+            int n = Math.min(chunk, values.length - start);
+            float[] part = new float[n];
+            System.arraycopy(values, start, part, 0, n);
+            staging.putBf16(0, part);
+            stream.upload(staging, 0, b, (long) start * 2, (long) n * 2);
+            stream.synchronize();
+        }
+    }
+
+    /** A buffer of {@code count} bf16 NaNs: every element the kernel fails to write stays NaN. */
+    DeviceBuffer poisoned(long count, String label) {
+        DeviceBuffer b = pool.allocateBf16(count, label);
+        stream.fill16(b, Bf16.NAN);
+        return b;
+    }
+
+    /** Waits for the stream, then reads {@code count} bf16 values from {@code b} (from element {@code from}). */
+    float[] download(DeviceBuffer b, long from, int count) {
+        stream.synchronize();
+        float[] out = new float[count];
+        int chunk = STAGING_BYTES / 2;
+        for (int start = 0; start < count; start += chunk) {
+            int n = Math.min(chunk, count - start);
+            stream.download(b, (from + start) * 2, staging, 0, (long) n * 2);
+            stream.synchronize();
+            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
+        }
+        return out;
+    }
+
+    float[] download(DeviceBuffer b, int count) {
+        return download(b, 0, count);
+    }
+
+    @Override
+    public void close() {
+        staging.close();
+        stream.close();
+        pool.close();
+        kernels.close();
+        context.close();
+    }
+
+    // ---- data and error measures --------------------------------------------------------------------
+
+    /** Gaussian values of standard deviation {@code std}, already rounded to bf16 (what the GPU sees). */
+    static float[] randomBf16(Random rnd, int n, double std) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = Bf16.round((float) (rnd.nextGaussian() * std));
+        }
+        return v;
+    }
+
+    /**
+     * Asserts {@code |out - ref| <= rel * |ref| + abs} element-wise, no NaN, and prints the relative L2
+     * error {@code ||out - ref|| / ||ref||}; returns that error.
+     */
+    static double assertClose(String what, float[] ref, float[] out, double rel, double abs) {
+        double num = 0, den = 0, maxErr = 0;
+        int worst = -1;
+        for (int i = 0; i < ref.length; i++) {
+            double d = (double) out[i] - ref[i];
+            if (Float.isNaN(out[i])) {
+                throw new AssertionError(what + ": element " + i + " is NaN (never written?), expected " + ref[i]);
+            }
+            num += d * d;
+            den += (double) ref[i] * ref[i];
+            double excess = Math.abs(d) - (rel * Math.abs(ref[i]) + abs);
+            if (excess > 0 && (worst < 0 || excess > maxErr)) {
+                maxErr = excess;
+                worst = i;
+            }
+        }
+        double relL2 = Math.sqrt(num / Math.max(den, 1e-30));
+        System.out.printf("%s: relative L2 error %.3e over %d values%n", what, relL2, ref.length);
+        if (worst >= 0) {
+            int bad = 0;
+            for (int i = 0; i < ref.length; i++) {
+                if (Math.abs((double) out[i] - ref[i]) > rel * Math.abs(ref[i]) + abs) {
+                    bad++;
+                }
+            }
+            throw new AssertionError(String.format("%s: %d of %d values off; worst at %d: got %g, expected %g "
+                    + "(tolerance %g); relative L2 error %.3e", what, bad, ref.length, worst, out[worst], ref[worst],
+                    rel * Math.abs(ref[worst]) + abs, relL2));
+        }
+        assertTrue(relL2 < 1e-2, what + ": relative L2 error " + relL2);
+        return relL2;
+    }
+
+    static double rms(float[] v) {
+        double s = 0;
+        for (float x : v) {
+            s += (double) x * x;
+        }
+        return Math.sqrt(s / Math.max(1, v.length));
+    }
+}

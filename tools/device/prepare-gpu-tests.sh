@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the gpu and bench modules here and copies what the GPU machine needs to run the GPU tests and
+# the kernel benchmark into DEST/.device/cuda (DEST: the checkout that the device tool sends; by default
+# this one). The GPU machine has no Java and no network, so this also makes DEST/.device/jre.tar.xz (a
+# jlink'ed runtime) once. .device/ is kept out of git through DEST's .git/info/exclude.
+#
+#   tools/device/prepare-gpu-tests.sh [DEST]          e.g. tools/device/prepare-gpu-tests.sh /work/main
+#
+# Then call the device tool with carry [".device"] and the command
+#   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
+#   bash .device/cuda/run-gpu-tests.sh 2>&1 | tee $OUT/log.txt
+# (see run-gpu-tests.sh for what comes back). What travels is ~20 MB: class files, the dependency
+# jars the tests and the benchmark use (linux-x86_64 JCuda natives only), the JUnit console launcher.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+dest=$(cd "${1:-$repo}" && pwd)
+out="$dest/.device/cuda"
+
+exclude=$(git -C "$dest" rev-parse --git-path info/exclude)
+case "$exclude" in /*) ;; *) exclude="$dest/$exclude" ;; esac
+mkdir -p "$(dirname "$exclude")"
+grep -qxF '/.device/' "$exclude" 2>/dev/null || echo '/.device/' >> "$exclude"
+
+cd "$repo"
+echo "building gpu + bench in $repo"
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/test-classes"
+# Package, and copy the modules' runtime + test dependencies (JUnit itself comes with the console launcher).
+mvn -B -q -pl gpu,bench -am package dependency:copy-dependencies -DskipTests -DincludeScope=test \
+    -DoutputDirectory="$out/lib" -DexcludeGroupIds=io.samstream,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
+if [ ! -s gpu/target/classes/io/samstream/gpu/cuda/samstream_kernels.fatbin ]; then
+    echo "no fatbin was built (nvcc missing?): the GPU tests would only skip" >&2
+    exit 1
+fi
+
+cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar "$out/lib/"
+console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
+mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
+    -DoutputDirectory="$out/lib"
+# The CUDA test classes only (the checkpoint fixtures under test-classes are not needed there).
+(cd gpu/target/test-classes && find io/samstream/gpu/cuda -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
+
+cp tools/device/run-gpu-tests.sh bench/torch_kernels.py "$out/"
+commit=$(git rev-parse --short=12 HEAD)
+git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"
+echo "$commit" > "$out/COMMIT"
+
+if [ ! -s "$dest/.device/jre.tar.xz" ]; then
+    echo "making $dest/.device/jre.tar.xz (jlink)"
+    tmp=$(mktemp -d)
+    jlink --add-modules java.se,jdk.unsupported,jdk.crypto.ec,jdk.zipfs,jdk.management \
+        --strip-debug --no-man-pages --no-header-files --output "$tmp/jre"
+    tar cf - -C "$tmp" jre | xz -6 -T0 > "$dest/.device/jre.tar.xz"
+    rm -rf "$tmp"
+fi
+echo "ready: $(du -sh "$dest/.device" | cut -f1) in $dest/.device (commit $commit)"
+du -sh "$out"/* | sort -h | tail -5

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no Java, no network there): the CUDA tests of the gpu module, then the kernel
+# benchmark and PyTorch's numbers on the same shapes. Prepared here by tools/device/prepare-gpu-tests.sh,
+# which copies this script to .device/cuda/ with the classes and jars; start it from the root of the
+# tree the device tool sent:
+#
+#   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize] 2>&1 | tee $OUT/log.txt
+#
+# Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
+# gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
+#   reports-MODE.tgz  JUnit XML per class, the per-class logs, nvidia-smi
+#   cuda-bench.tsv samstream's kernel timings (io.samstream.bench.CudaKernelBench)
+#   bench-table.md samstream next to PyTorch (bench/torch_kernels.py): copy it to bench/results/
+# "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
+# (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
+# PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
+# Compute (speed of light, occupancy, warp stall reasons), e.g.
+#   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
+# and writes the reports to ncu.txt.
+# Exit status: non-zero when a test class failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/out}
+mode=${1:-all}
+mkdir -p "$out"
+work=$(mktemp -d)
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
+cat "$work/nvidia-smi.txt"
+java -version 2>&1 | head -1
+# If JCuda's native library cannot load, say which shared library is missing.
+(cd "$work" && unzip -q -o "$here"/lib/jcuda-natives-*.jar 'lib/libJCudaDriver*' 2>/dev/null &&
+    ldd lib/libJCudaDriver*.so | grep -i 'not found') || true
+
+cp="$here/test-classes"
+for j in "$here"/lib/*.jar; do
+    case "$j" in *junit-platform-console-standalone*) ;; *) cp="$cp:$j" ;; esac
+done
+console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
+
+all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+runs=()
+case "$mode" in
+    tests | all) for c in $all_classes; do runs+=("plain:$c"); done ;;
+    sanitize)
+        for c in $all_classes; do runs+=("memcheck:$c"); done
+        for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
+esac
+for run in "${runs[@]}"; do
+        tool=${run%%:*} cls=${run#*:}
+        echo "=== $cls ($tool)"
+        start=$(date +%s)
+        prefix=()
+        if [ "$tool" != plain ]; then
+            [ -n "$sanitizer" ] || { echo "!!! compute-sanitizer not found"; status=1; break; }
+            # API errors are not reported: the code checks every result itself, and one test provokes one.
+            prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
+        fi
+        timeout 300 "${prefix[@]}" java -Xmx24g -jar "$console" execute --disable-banner --disable-ansi-colors --details=tree \
+            --class-path "$cp" --select-class "io.samstream.gpu.cuda.$cls" \
+            --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
+        rc=$?
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
+        # The tree with the failures' messages; the full log is in reports.tgz.
+        grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls-$tool.log" | tail -60
+        echo "=== $cls ($tool): exit $rc, $(( $(date +%s) - start )) s"
+        [ $rc -ne 0 ] && status=1
+        # On the GPU machine a skipped (aborted) test means the GPU was not usable: count it as a failure.
+        if grep -qE '\[ +[1-9][0-9]* tests aborted' "$work/$cls-$tool.log"; then
+            echo "!!! $cls: tests were skipped on the GPU machine: $(grep -m1 -o 'GPU tests skipped: .*' "$work/$cls-$tool.log")"
+            status=1
+        fi
+        if grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$work/$cls-$tool.log"; then
+            echo "!!! $cls: compute-sanitizer $tool reported errors"
+            status=1
+        fi
+done
+
+if [ "$mode" = bench ] || [ "$mode" = all ]; then
+    echo "=== CudaKernelBench"
+    timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/cuda-bench.tsv" 20 \
+        2>&1 | tee "$work/bench.log" || status=1
+    if [ -s "$out/cuda-bench.tsv" ]; then
+        echo "=== PyTorch on the same shapes"
+        PYTHONUNBUFFERED=1 timeout 240 python3 "$here/torch_kernels.py" --java "$out/cuda-bench.tsv" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/bench-table.md" 2>&1 | tee "$work/torch.log" || status=1
+    fi
+fi
+
+if [ -n "${PROFILE:-}" ]; then
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    IFS=';' read -ra filters <<< "$PROFILE"
+    for f in "${filters[@]}"; do
+        echo "=== ncu: $f"
+        timeout 180 "$ncu" --clock-control none --target-processes all -k regex:samstream_ --launch-skip 3 \
+            --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+            --section MemoryWorkloadAnalysis \
+            java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench /tmp/ncu-bench.tsv 1 "$f" \
+            > "$work/ncu-run.txt" 2>&1
+        grep -vE '^==PROF==|^(gemm|attention|layernorm) ' "$work/ncu-run.txt" | grep -vE '^\s*$' \
+            | sed -n '/samstream_/,$p' | tee -a "$out/ncu.txt" | head -120
+    done
+fi
+
+tar czf "$out/reports-$mode.tgz" -C "$work" .
+rm -rf "$work"
+echo "=== done, status $status; results in $out"
+exit $status
