@@ -74,7 +74,12 @@ public final class Demo {
             List<MaskRecord> read = readBack(rt.bootstrapServers(), config.kafka().masksTopic(), started,
                     (int) result.published());
             print.println(summary(read, result.published()));
-            print.printf("wrote %s and %s%n", out.resolve("masks.jsonl"), out.resolve("overlay.mp4"));
+            for (String name : List.of("masks.jsonl", "overlay.mp4")) {
+                Path p = out.resolve(name);
+                if (Files.isRegularFile(p)) {
+                    print.printf("wrote %s (%d bytes)%n", p, Files.size(p));
+                }
+            }
             print.flush();
             boolean ok = result.state() == StreamHandle.State.ENDED && result.published() == frames
                     && read.size() == frames;

@@ -10,6 +10,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.FrameSource;
 import io.samstream.connectors.video.VideoFrame;
+import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -65,14 +66,41 @@ final class FrameSources {
 
     /** The frames of one opening of the source, read on the blocking dispatcher. */
     private static Source<VideoFrame, NotUsed> read(StreamSpec spec, FrameSourceFactory factory, String dispatcher) {
-        return Source.<VideoFrame, FrameSource>unfoldResource(
-                () -> {
-                    FrameSource s = factory.open(spec);
-                    log.info("stream {}: reading {}", spec.id(), s.describe());
-                    return s;
-                },
-                s -> Optional.ofNullable(s.next()),
-                FrameSource::close)
+        return Source.<VideoFrame, Opened>unfoldResource(
+                () -> Opened.open(spec, factory),
+                Opened::next,
+                Opened::close)
                 .async(dispatcher);
+    }
+
+    /**
+     * A source, or why it could not be opened. The error surfaces on the first read, where it fails the
+     * stream like any read error (Akka would log a failure in the open as an actor error, with a trace).
+     */
+    private record Opened(FrameSource source, IOException error) {
+        static Opened open(StreamSpec spec, FrameSourceFactory factory) {
+            try {
+                FrameSource s = factory.open(spec);
+                log.info("stream {}: reading {}", spec.id(), s.describe());
+                return new Opened(s, null);
+            } catch (IOException e) {
+                return new Opened(null, e);
+            } catch (RuntimeException e) {
+                return new Opened(null, new IOException(spec.id() + ": " + Errors.describe(e), e));
+            }
+        }
+
+        Optional<VideoFrame> next() throws IOException {
+            if (error != null) {
+                throw error;
+            }
+            return Optional.ofNullable(source.next());
+        }
+
+        void close() throws IOException {
+            if (source != null) {
+                source.close();
+            }
+        }
     }
 }
