@@ -1,6 +1,7 @@
 package io.samstream.stream.engine;
 
 import akka.NotUsed;
+import akka.event.Logging;
 import akka.stream.Attributes;
 import akka.stream.RestartSettings;
 import akka.stream.javadsl.RestartSource;
@@ -32,7 +33,9 @@ final class FrameSources {
         if (spec.isLive()) {
             AtomicInteger starts = new AtomicInteger();
             RestartSettings backoff = RestartSettings.create(reconnect.minBackoff(), reconnect.maxBackoff(),
-                    reconnect.randomFactor());
+                    reconnect.randomFactor())
+                    // Our own line below says what happened; Akka's would add a stack trace per attempt.
+                    .withLogSettings(RestartSettings.createLogSettings(Logging.DebugLevel()));
             decoded = RestartSource.withBackoff(backoff, () -> {
                 int attempt = starts.getAndIncrement();
                 if (attempt > 0) {
