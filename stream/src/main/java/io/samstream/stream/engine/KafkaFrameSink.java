@@ -4,7 +4,11 @@ import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,6 +33,8 @@ public final class KafkaFrameSink implements FrameSink {
         t.setDaemon(true);
         return t;
     });
+    /** Records waiting for their next attempt: failed, not dropped, when the sink closes first. */
+    private final Set<CompletableFuture<Void>> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     public KafkaFrameSink(KafkaMaskSink sink, EngineMetrics metrics) {
@@ -57,7 +63,16 @@ public final class KafkaFrameSink implements FrameSink {
             log.warn("stream {} frame {}: send failed ({}), sending again in {} s", record.stream(), record.frame(),
                     Errors.describe(error), backoff.toSeconds());
             Duration next = backoff.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : backoff.multipliedBy(2);
-            retries.schedule(() -> send(record, done, next), backoff.toMillis(), TimeUnit.MILLISECONDS);
+            waiting.add(done);
+            try {
+                retries.schedule(() -> {
+                    if (waiting.remove(done)) {
+                        send(record, done, next);
+                    }
+                }, backoff.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closing) {
+                failWaiting();
+            }
         });
     }
 
@@ -70,6 +85,16 @@ public final class KafkaFrameSink implements FrameSink {
     public void close() {
         closed = true;
         retries.shutdownNow();
+        failWaiting();
         sink.close();
+    }
+
+    private void failWaiting() {
+        for (CompletableFuture<Void> done : List.copyOf(waiting)) {
+            if (waiting.remove(done)) {
+                done.completeExceptionally(new IllegalStateException(
+                        "the Kafka sink closed before the record was acknowledged"));
+            }
+        }
     }
 }
