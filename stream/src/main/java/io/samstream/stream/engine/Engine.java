@@ -95,6 +95,9 @@ public final class Engine implements AutoCloseable {
             if (e != null && !closed) {
                 log.error("the pipeline failed: {}", Errors.describe(e), e);
             }
+            // Nothing flows any more: end every stream now rather than leave its waiters hanging.
+            Throwable cause = e != null ? e : new IllegalStateException("the engine's pipeline stopped");
+            streams.values().forEach(h -> h.abandon(cause));
         });
         log.info("engine started: batches of up to {} frames or {} ms, {} in flight, {} unacknowledged records at most",
                 settings.batching().maxBatch(), settings.batching().maxLatency().toMillis(), inFlight,

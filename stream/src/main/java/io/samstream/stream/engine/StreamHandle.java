@@ -183,6 +183,23 @@ public final class StreamHandle {
         }
     }
 
+    /** The pipeline itself stopped: the stream ends now, failed, whatever is still in flight. */
+    void abandon(Throwable cause) {
+        synchronized (this) {
+            if (error == null && !removed) {
+                error = cause;
+            }
+            discarding = true;
+            sourceEnded = true;
+            emitted = done;
+        }
+        UniqueKillSwitch k = killSwitch;
+        if (k != null) {
+            k.abort(cause);
+        }
+        maybeEnd();
+    }
+
     private void maybeEnd() {
         Result r;
         synchronized (this) {
