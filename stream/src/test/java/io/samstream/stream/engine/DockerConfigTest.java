@@ -20,4 +20,18 @@ class DockerConfigTest {
         assertTrue(Files.readString(Path.of("../docker/compose.yaml")).contains(c.metrics().port() + ":" + c.metrics().port()));
         assertEquals("samstream.streams", c.streamsTopic().orElseThrow());
     }
+
+    @Test
+    void dockerfileCopiesEveryModuleOfTheBuild() throws Exception {
+        String pom = Files.readString(Path.of("../pom.xml"));
+        String dockerfile = Files.readString(Path.of("../docker/Dockerfile"));
+        var modules = java.util.regex.Pattern.compile("<module>([^<]+)</module>").matcher(pom);
+        int n = 0;
+        while (modules.find()) {
+            n++;
+            String m = modules.group(1);
+            assertTrue(dockerfile.contains("COPY " + m + " " + m), "docker/Dockerfile does not copy module " + m);
+        }
+        assertTrue(n >= 4);
+    }
 }
