@@ -43,7 +43,7 @@ public final class StreamsTopicWatcher implements AutoCloseable {
     private final StreamDefaults defaults;
     private final KafkaConsumer<String, byte[]> consumer;
     private final Thread thread;
-    /** The definition each stream runs by, to skip re-adding an unchanged one. */
+    /** The definition last applied per stream id, to skip re-applying an unchanged one. */
     private final Map<String, String> current = new HashMap<>();
     private volatile boolean closed;
     private volatile long applied;
@@ -131,8 +131,9 @@ public final class StreamsTopicWatcher implements AutoCloseable {
         }
         try {
             StreamSpec spec = StreamSpecs.fromJson(id, json, defaults);
-            boolean running = engine.stream(id).isPresent();
-            if (running && Objects.equals(current.get(id), json)) {
+            // The same definition again (a producer's retry, a replay) changes nothing: a file stream
+            // that ended is not read again until its definition changes.
+            if (Objects.equals(current.get(id), json)) {
                 return;
             }
             current.put(id, json);

@@ -84,10 +84,19 @@ class KafkaEngineTest {
                 Thread.sleep(50);
             }
             assertTrue(engine.stream("cam-b").isEmpty(), "a malformed definition starts nothing");
+            // The same definition again does not read the ended file again; a changed one does.
+            send(producer, "clip", "{\"location\":\"clip.mp4\",\"prompts\":{\"grid\":1}}");
+            send(producer, "clip", "{\"location\":\"clip.mp4\",\"prompts\":{\"grid\":2}}");
+            while (watcher.applied() < 4 || engine.stream("clip").isPresent()) {
+                Thread.sleep(50);
+            }
             List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), topic,
-                    (int) ra.published() + 3, WAIT);
+                    (int) ra.published() + 6, WAIT);
             assertEquals(ra.published(), records.stream().filter(r -> r.stream().equals("cam-a")).count());
-            assertEquals(3, records.stream().filter(r -> r.stream().equals("clip")).count());
+            List<MaskRecord> clip = records.stream().filter(r -> r.stream().equals("clip")).toList();
+            assertEquals(6, clip.size(), "read twice: once per distinct definition");
+            assertEquals(List.of(1, 1, 1, 4, 4, 4), clip.stream().map(r -> r.objects().size()).toList());
+            assertEquals(List.of(0L, 1L, 2L, 0L, 1L, 2L), clip.stream().map(MaskRecord::frame).toList());
             assertTrue(engine.streams().isEmpty());
         }
     }
