@@ -9,7 +9,10 @@
 # Then call the device tool with carry [".device"] and the command
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
 #   bash .device/cuda/run-gpu-tests.sh 2>&1 | tee $OUT/log.txt
-# (see run-gpu-tests.sh for what comes back). What travels is ~20 MB: class files, the dependency
+# (see run-gpu-tests.sh for what comes back). For the encoder run (mode "encoder": its tests, then the vit_b
+# encoder next to Meta's bf16 eager one) also carry ".ref" (Meta's segment_anything source, git-ignored) and
+# export PYTHONPATH=$PWD/.ref; when other .device/ folders would push the tree over the device tool's limit,
+# stage with DEVICE_DIR=NAME and carry [".device/jre.tar.xz", ".device/NAME", ".ref"] only. What travels is ~20 MB: class files, the dependency
 # jars the tests and the benchmark use (linux-x86_64 JCuda natives only), the JUnit console launcher.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
