@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the gpu and bench modules here and copies what the GPU machine needs to run the GPU tests and
-# the kernel benchmark into DEST/.device/cuda (DEST: the checkout that the device tool sends; by default
+# the kernel and encoder benchmarks into DEST/.device/cuda (or DEST/.device/$DEVICE_DIR) (DEST: the checkout that the device tool sends; by default
 # this one). The GPU machine has no Java and no network, so this also makes DEST/.device/jre.tar.xz (a
 # jlink'ed runtime) once. .device/ is kept out of git through DEST's .git/info/exclude.
 #
@@ -9,12 +9,15 @@
 # Then call the device tool with carry [".device"] and the command
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
 #   bash .device/cuda/run-gpu-tests.sh 2>&1 | tee $OUT/log.txt
-# (see run-gpu-tests.sh for what comes back). What travels is ~20 MB: class files, the dependency
+# (see run-gpu-tests.sh for what comes back). For the encoder run (mode "encoder": its tests, then the vit_b
+# encoder next to Meta's bf16 eager one) also carry ".ref" (Meta's segment_anything source, git-ignored) and
+# export PYTHONPATH=$PWD/.ref; when other .device/ folders would push the tree over the device tool's limit,
+# stage with DEVICE_DIR=NAME and carry [".device/jre.tar.xz", ".device/NAME", ".ref"] only. What travels is ~20 MB: class files, the dependency
 # jars the tests and the benchmark use (linux-x86_64 JCuda natives only), the JUnit console launcher.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(cd "${1:-$repo}" && pwd)
-out="$dest/.device/cuda"
+out="$dest/.device/${DEVICE_DIR:-cuda}"
 
 exclude=$(git -C "$dest" rev-parse --git-path info/exclude)
 case "$exclude" in /*) ;; *) exclude="$dest/$exclude" ;; esac
@@ -37,10 +40,22 @@ cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/targ
 console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
 mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out/lib"
-# The CUDA test classes only (the checkpoint fixtures under test-classes are not needed there).
-(cd gpu/target/test-classes && find io/samstream/gpu/cuda -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
+# The GPU test classes and what they use: the cuda package, the CUDA parity test with the reference
+# fixtures it reads (models and cases of tiny256 / small1024, ~6 MB), the random-weights helper.
+(cd gpu/target/test-classes && find io/samstream/gpu/cuda io/samstream/gpu/parity io/samstream/gpu/model \
+    -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
+fx=gpu/src/test/resources/fixtures
+mkdir -p "$out/fixtures"
+cp "$fx/manifest.json" "$out/fixtures/"
+for cfg in tiny256 small1024; do
+    mkdir -p "$out/fixtures/$cfg"
+    cp "$fx/$cfg/model.pth" "$out/fixtures/$cfg/"
+    for d in "$fx/$cfg"/*/; do
+        case "$(basename "$d")" in hf) ;; *) cp -r "$d" "$out/fixtures/$cfg/" ;; esac
+    done
+done
 
-cp tools/device/run-gpu-tests.sh bench/torch_kernels.py "$out/"
+cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"
 echo "$commit" > "$out/COMMIT"

@@ -12,6 +12,10 @@
 #   reports-MODE.tgz  JUnit XML per class, the per-class logs, nvidia-smi
 #   cuda-bench.tsv samstream's kernel timings (io.samstream.bench.CudaKernelBench)
 #   bench-table.md samstream next to PyTorch (bench/torch_kernels.py): copy it to bench/results/
+#   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
+#                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
+#                  .ref/segment_anything and PYTHONPATH=.ref
+# Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
 # (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
 # PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
@@ -41,11 +45,15 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest"
+all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
+    parity.CudaParityGpuTest"
+# The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
+encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 runs=()
 case "$mode" in
     tests | all) for c in $all_classes; do runs+=("plain:$c"); done ;;
+    encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -60,8 +68,10 @@ for run in "${runs[@]}"; do
             # API errors are not reported: the code checks every result itself, and one test provokes one.
             prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
         fi
-        timeout 300 "${prefix[@]}" java -Xmx24g -jar "$console" execute --disable-banner --disable-ansi-colors --details=tree \
-            --class-path "$cp" --select-class "io.samstream.gpu.cuda.$cls" \
+        case "$cls" in *.*) fqcn="io.samstream.gpu.$cls" ;; *) fqcn="io.samstream.gpu.cuda.$cls" ;; esac
+        timeout 300 "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
+            --disable-banner --disable-ansi-colors --details=tree \
+            --class-path "$cp" --select-class "$fqcn" \
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
@@ -88,6 +98,17 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
         echo "=== PyTorch on the same shapes"
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/torch_kernels.py" --java "$out/cuda-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/bench-table.md" 2>&1 | tee "$work/torch.log" || status=1
+    fi
+fi
+
+if [ "$mode" = encoder ] || [ "$mode" = all ]; then
+    echo "=== EncoderBench (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
+    timeout 300 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench "$out/encoder-bench.tsv" ${ENCODER_BATCHES:-1 8 32} \
+        2>&1 | tee "$work/encoder-bench.log" || status=1
+    if [ -s "$out/encoder-bench.tsv" ]; then
+        echo "=== Meta segment-anything bf16 eager (needs .ref/segment_anything on PYTHONPATH)"
+        PYTHONUNBUFFERED=1 timeout 240 python3 "$here/encoder_torch.py" --java "$out/encoder-bench.tsv" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/encoder-table.md" 2>&1 | tee "$work/encoder-torch.log" || status=1
     fi
 fi
 

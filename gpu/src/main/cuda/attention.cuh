@@ -27,7 +27,7 @@
 // as get_rel_pos does.
 //
 // Scores live in the log2 domain (scaled by log2(e)) so the softmax uses ex2 directly.
-// Constraints (host-checked): HD in {64, 80}; Sh, Sw <= 64; pointers 16-byte aligned.
+// Constraints (host-checked): HD in {16, 32, 64, 80}; Sh, Sw <= 64; pointers 16-byte aligned.
 // Work per window of 14 x 14: 2 CTAs of 112 queries x 4 tiles of 56 keys (of 64 slots).
 #pragma once
 

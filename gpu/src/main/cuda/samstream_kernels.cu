@@ -6,11 +6,12 @@
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
 #include "attention.cuh"
+#include "encoder_ops.cuh"
 #include "gemm.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 2;
+extern "C" __device__ const int samstream_kernels_abi = 3;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // Warp tiles are 64x64 throughout (the best operand reuse per ldmatrix); the variants differ in CTA
@@ -55,3 +56,30 @@ SAMSTREAM_ATTENTION(64, 4, 2, true, row)
 SAMSTREAM_ATTENTION(64, 7, 2, false, rows)
 SAMSTREAM_ATTENTION(80, 4, 2, true, row)
 SAMSTREAM_ATTENTION(80, 7, 2, false, rows)
+// Narrow heads (SAM-family test models and small ViTs): same kernel, fewer k16 steps.
+SAMSTREAM_ATTENTION(16, 4, 2, true, row)
+SAMSTREAM_ATTENTION(16, 7, 2, false, rows)
+SAMSTREAM_ATTENTION(32, 4, 2, true, row)
+SAMSTREAM_ATTENTION(32, 7, 2, false, rows)
+
+// ---- image encoder data movement (encoder_ops.cuh); grid-stride loops, 256 threads --------------------
+extern "C" __global__ void __launch_bounds__(256) samstream_patchify_f32(const float* img, bf16* rows, int B, int S,
+                                                                         int P) {
+    encoder_ops::patchify_f32(img, rows, B, S, P);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_add_periodic_bf16(bf16* x, const bf16* add,
+                                                                              long long total, long long period) {
+    encoder_ops::add_periodic_bf16(x, add, total, period);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_im2col3x3_bf16(const bf16* x, bf16* rows, int B, int H,
+                                                                           int W, int C) {
+    encoder_ops::im2col3x3_bf16(x, rows, B, H, W, C);
+}
+
+// Block (32, 8), grid (ceil(T/32), ceil(C/32), B).
+extern "C" __global__ void __launch_bounds__(256) samstream_tokens_to_chw_f32(const bf16* y, float* out, int T,
+                                                                              int C) {
+    encoder_ops::tokens_to_chw_f32(y, out, T, C);
+}

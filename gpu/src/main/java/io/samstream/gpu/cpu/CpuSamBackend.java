@@ -30,11 +30,23 @@ public final class CpuSamBackend implements SamBackend {
      * @param threads total worker threads for the kernels, at least 1
      */
     public CpuSamBackend(StateDict weights, SamConfig config, int threads) {
+        this(weights, config, threads, true);
+    }
+
+    /**
+     * The prompt encoder and mask decoder only (no image encoder weights are read or kept):
+     * {@link #encode} then throws. For backends that run the image encoder elsewhere (CUDA) and decode here.
+     */
+    public static CpuSamBackend decoderOnly(StateDict weights, SamConfig config, int threads) {
+        return new CpuSamBackend(weights, config, threads, false);
+    }
+
+    private CpuSamBackend(StateDict weights, SamConfig config, int threads, boolean withImageEncoder) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, got " + threads);
         }
         this.config = config;
-        this.imageEncoder = new ImageEncoderCpu(weights, config);
+        this.imageEncoder = withImageEncoder ? new ImageEncoderCpu(weights, config) : null;
         this.promptEncoder = new PromptEncoderCpu(weights, config);
         this.maskDecoder = new MaskDecoderCpu(weights, config);
         this.pool = new CpuThreadPool(threads);
@@ -57,6 +69,9 @@ public final class CpuSamBackend implements SamBackend {
 
     @Override
     public Tensor encode(Tensor images) {
+        if (imageEncoder == null) {
+            throw new IllegalStateException("this CPU backend was built for decoding only (no image encoder)");
+        }
         int s = config.imageSize();
         if (images.rank() != 4 || images.dim(1) != 3 || images.dim(2) != s || images.dim(3) != s) {
             throw new IllegalArgumentException(

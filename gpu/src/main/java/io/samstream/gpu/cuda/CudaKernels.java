@@ -35,7 +35,7 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
 
     /** Epilogue flags of the GEMM kernel (gemm.cuh). */
     static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
@@ -63,6 +63,12 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     private static final String LAYERNORM = "samstream_layernorm_bf16";
+    private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
+            IM2COL3X3 = "samstream_im2col3x3_bf16", TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
+    /** Head dims with an attention kernel (vit_b / vit_l: 64, vit_h: 80; 16 and 32 for small SAM-family models). */
+    static final int[] ATTN_HEAD_DIMS = {16, 32, 64, 80};
+    /** CTAs per SM the grid-stride kernels are launched with (a wave or two fills the H200). */
+    private static final int ELEMENTWISE_THREADS = 256;
     private static final int LAYERNORM_ROWS_PER_CTA = 8;
     private static final int LAYERNORM_MAX_C = 2048;
     /**
@@ -115,7 +121,10 @@ public final class CudaKernels implements AutoCloseable {
             add(t.symbol, t.smem);
         }
         add(LAYERNORM, 0);
-        for (int hd : new int[] {64, 80}) {
+        for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, TOKENS_TO_CHW}) {
+            add(name, 0);
+        }
+        for (int hd : ATTN_HEAD_DIMS) {
             for (boolean oneRow : new boolean[] {true, false}) {
                 int most = 0;
                 for (int seqW = oneRow ? ATTN_BKV / 2 + 1 : 1; seqW <= (oneRow ? ATTN_MAX_SIDE : ATTN_BKV / 2); seqW++) {
@@ -292,7 +301,8 @@ public final class CudaKernels implements AutoCloseable {
         String op = String.format(Locale.ROOT, "attention batch=%d grid=%dx%d heads=%d head_dim=%d window=%d", batch, h, w,
                 heads, headDim, window);
         require(batch > 0 && h > 0 && w > 0 && heads > 0 && window >= 0, op + ": dimensions must be positive");
-        require(headDim == 64 || headDim == 80, op + ": head_dim must be 64 (vit_b, vit_l) or 80 (vit_h)");
+        require(headDim == 16 || headDim == 32 || headDim == 64 || headDim == 80,
+                op + ": head_dim must be 64 (vit_b, vit_l), 80 (vit_h), 16 or 32");
         int seqH = window > 0 ? window : h, seqW = window > 0 ? window : w;
         require(seqH <= ATTN_MAX_SIDE && seqW <= ATTN_MAX_SIDE,
                 op + ": sequences of at most " + ATTN_MAX_SIDE + " x " + ATTN_MAX_SIDE + " tokens are supported");
@@ -318,6 +328,97 @@ public final class CudaKernels implements AutoCloseable {
                 Pointer.to(new float[] {scale}));
         launch(attentionSymbol(headDim, oneRow), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
                 32 * warps, smem, stream, params, op);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Image encoder data movement (encoder_ops.cuh)
+    // ------------------------------------------------------------------------------------------------
+
+    /**
+     * Patch embedding rows: fp32 image {@code [batch, 3, s, s]} to bf16 {@code [batch * e * e, 3 * p * p]},
+     * e = s / p, columns ordered (channel, dy, dx) like the flattened Conv2d weight.
+     */
+    public void patchify(CudaStream stream, DeviceBuffer image, DeviceBuffer rows, int batch, int s, int p) {
+        String op = String.format(Locale.ROOT, "patchify batch=%d size=%d patch=%d", batch, s, p);
+        require(batch > 0 && s > 0 && p > 0, op + ": dimensions must be positive");
+        require(p % 8 == 0 && s % p == 0, op + ": patch must be a multiple of 8 and divide the image size");
+        long pixels = (long) batch * 3 * s * s;
+        requireBytes(image, pixels * 4, op, "image (fp32)");
+        requireBf16(rows, pixels, op, "rows");
+        long threads = pixels / 8;
+        Pointer params = Pointer.to(ptr(image), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {s}),
+                Pointer.to(new int[] {p}));
+        launch(PATCHIFY, gridFor(threads), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** {@code x[i] += add[i % period]} over {@code total} bf16 values (fp32 sum, one rounding). */
+    public void addPeriodic(CudaStream stream, DeviceBuffer x, DeviceBuffer add, long total, long period) {
+        String op = String.format(Locale.ROOT, "addPeriodic total=%d period=%d", total, period);
+        require(total > 0 && period > 0, op + ": sizes must be positive");
+        require(total % 8 == 0 && period % 8 == 0, op + ": total and period must be multiples of 8");
+        requireBf16(x, total, op, "x");
+        requireBf16(add, period, op, "add");
+        Pointer params = Pointer.to(ptr(x), ptr(add), Pointer.to(new long[] {total}), Pointer.to(new long[] {period}));
+        launch(ADD_PERIODIC, gridFor(total / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * Rows of a 3x3, stride 1, padding 1 convolution: channels-last {@code x [batch, h, w, c]} to
+     * {@code [batch * h * w, 9 * c]}, columns ordered (ky, kx, channel) (the weight must be laid out
+     * {@code [out, 3, 3, c]} to match); taps outside the image are zeros.
+     */
+    public void im2col3x3(CudaStream stream, DeviceBuffer x, DeviceBuffer rows, int batch, int h, int w, int c) {
+        String op = String.format(Locale.ROOT, "im2col3x3 batch=%d grid=%dx%d c=%d", batch, h, w, c);
+        require(batch > 0 && h > 0 && w > 0 && c > 0, op + ": dimensions must be positive");
+        require(c % 8 == 0, op + ": c must be a multiple of 8");
+        long pixels = (long) batch * h * w;
+        requireBf16(x, pixels * c, op, "x");
+        requireBf16(rows, pixels * 9 * c, op, "rows");
+        Pointer params = Pointer.to(ptr(x), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {h}),
+                Pointer.to(new int[] {w}), Pointer.to(new int[] {c}));
+        launch(IM2COL3X3, gridFor(pixels * 9 * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** bf16 tokens {@code [batch, t, c]} to fp32 channels-first {@code [batch, c, t]}. */
+    public void tokensToChw(CudaStream stream, DeviceBuffer tokens, DeviceBuffer out, int batch, int t, int c) {
+        String op = String.format(Locale.ROOT, "tokensToChw batch=%d t=%d c=%d", batch, t, c);
+        require(batch > 0 && t > 0 && c > 0, op + ": dimensions must be positive");
+        require(batch <= 65535 && (c + 31) / 32 <= 65535, op + ": too large for one launch");
+        long n = (long) batch * t * c;
+        requireBf16(tokens, n, op, "tokens");
+        requireBytes(out, n * 4, op, "out (fp32)");
+        Pointer params = Pointer.to(ptr(tokens), ptr(out), Pointer.to(new int[] {t}), Pointer.to(new int[] {c}));
+        launch2d(TOKENS_TO_CHW, (t + 31) / 32, (c + 31) / 32, batch, stream, params, op);
+    }
+
+    /** Grid-stride kernels: enough CTAs for a few waves, never more than the work needs. */
+    private int gridFor(long threads) {
+        long ctas = (threads + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+        long cap = (long) context.info().multiprocessors() * 16;
+        return (int) Math.max(1, Math.min(ctas, cap));
+    }
+
+    private void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        Kernel k = kernels.get(name);
+        context.bind();
+        Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, 32, 8, 1, 0, stream.stream, params, null),
+                () -> "launching " + name + " for " + op);
+    }
+
+    private static void requireBytes(DeviceBuffer b, long bytes, String op, String name) {
+        if (b == null) {
+            throw new IllegalArgumentException(op + ": " + name + " is required");
+        }
+        if (b.bytes() < bytes) {
+            throw new IllegalArgumentException(op + ": " + name + " needs " + bytes + " B, " + b + " holds " + b.bytes());
+        }
+        if (b.offset() % 16 != 0) {
+            throw new IllegalArgumentException(op + ": " + name + " must be 16-byte aligned (" + b + " at offset "
+                    + b.offset() + ")");
+        }
     }
 
     // ------------------------------------------------------------------------------------------------

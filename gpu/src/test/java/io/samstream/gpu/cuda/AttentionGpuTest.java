@@ -32,7 +32,14 @@ class AttentionGpuTest extends GpuTestBase {
             "3, 20, 30, 3, 64, 14, true, 0",
             "1, 28, 28, 2, 64, 14, false, 0",
             "2, 20, 20, 2, 80, 8, true, 0",
-            "1, 5, 9, 1, 64, 0, true, 0"})
+            "1, 5, 9, 1, 64, 0, true, 0",
+            // narrow heads (the SAM-shaped test models: head dim 16): windowed with padding, global
+            "2, 16, 16, 2, 16, 6, true, 0",
+            "2, 16, 16, 2, 16, 0, false, 0",
+            "1, 64, 64, 2, 16, 14, true, 0",
+            "1, 64, 64, 2, 16, 0, false, 600",
+            "2, 20, 20, 4, 32, 14, true, 0",
+            "1, 40, 40, 4, 32, 0, false, 0"})
     void matchesReference(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
         long mark = gpu.pool.mark();
         Random rnd = new Random(batch * 1_000_003L + h * 1009L + w * 17L + heads * 5L + hd + window);

@@ -100,7 +100,7 @@ final class SegmentCommand implements Callable<Integer> {
             }
         }
 
-        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads)) {
+        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1)) { // one image: size the GPU pool for batch 1
             SamPredictor predictor = new SamPredictor(backend);
             long t0 = System.nanoTime();
             predictor.setImage(rgb);

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Meta's segment-anything image encoder (vit_b, random weights) in bf16 eager on this GPU, at the batch
+sizes samstream's EncoderBench measured, and the side-by-side table of both.
+
+Runs on the GPU machine, after io.samstream.bench.EncoderBench wrote its TSV:
+
+    PYTHONPATH=.ref python3 bench/encoder_torch.py --java encoder-bench.tsv --commit C --out table.md
+
+Meta's source is not part of samstream (carry it as .ref/segment_anything). Timing: CUDA events around
+`iters` back-to-back forward passes after 2 warm-up passes, torch.inference_mode, input already on the
+GPU (as samstream's GPU figure). Memory: torch.cuda.max_memory_allocated over the timed passes, weights
+included.
+"""
+import argparse
+import datetime
+import sys
+from functools import partial
+
+import torch
+
+
+def meta_encoder():
+    from segment_anything.modeling import ImageEncoderViT
+    enc = ImageEncoderViT(depth=12, embed_dim=768, img_size=1024, mlp_ratio=4,
+                          norm_layer=partial(torch.nn.LayerNorm, eps=1e-6), num_heads=12, patch_size=16,
+                          qkv_bias=True, use_rel_pos=True, global_attn_indexes=[2, 5, 8, 11], window_size=14,
+                          out_chans=256)
+    return enc.eval().to(device="cuda", dtype=torch.bfloat16)
+
+
+def time_meta(enc, batch, iters):
+    x = torch.randn(batch, 3, 1024, 1024, device="cuda", dtype=torch.bfloat16)
+    with torch.inference_mode():
+        for _ in range(2):
+            enc(x)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            enc(x)
+        end.record()
+        torch.cuda.synchronize()
+    ms = start.elapsed_time(end) / iters
+    peak = torch.cuda.max_memory_allocated()
+    del x
+    torch.cuda.empty_cache()
+    return ms, peak
+
+
+def read_java(path):
+    rows, profile, meta = {}, {}, {}
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "encoder":
+                b = int(p[1])
+                rows[b] = dict(gpu_ms=float(p[2]), e2e_ms=float(p[3]), pool=int(p[4]), meminfo=int(p[5]))
+            elif p[0] == "profile":
+                profile.setdefault(int(p[1]), []).append((p[2], float(p[3])))
+            elif p[0] == "meta":
+                meta[p[1]] = p[2]
+    return rows, profile, meta
+
+
+def gib(n):
+    return f"{n / 2**30:.2f} GiB"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--java", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--commit", default="?")
+    args = ap.parse_args()
+    rows, profile, meta = read_java(args.java)
+    enc = meta_encoder()
+    meta_res = {}
+    for b in sorted(rows) or [1, 8, 32]:
+        iters = max(3, 32 // b)
+        try:
+            meta_res[b] = time_meta(enc, b, iters)
+            ms, peak = meta_res[b]
+            print(f"meta bf16 eager batch {b}: {ms:.2f} ms, {1000 * b / ms:.1f} img/s, peak {gib(peak)}", flush=True)
+        except torch.cuda.OutOfMemoryError as e:
+            print(f"meta bf16 eager batch {b}: out of memory: {e}", file=sys.stderr)
+
+    gpu = torch.cuda.get_device_name(0)
+    out = [f"# vit_b image encoder: samstream CUDA (bf16) vs Meta segment-anything bf16 eager",
+           "",
+           f"- date: {datetime.date.today().isoformat()}",
+           f"- GPU: {gpu}; torch {torch.__version__}; samstream commit {args.commit}; {meta.get('device', '')}",
+           "- random weights in vit_b's shapes, 1024x1024 input; GPU time between CUDA events over back-to-back",
+           "  passes with the input already on the device (both sides); samstream 'end to end' adds the fp32",
+           "  host->pinned copy, upload, download and pinned->Java copy of encode().",
+           "- memory: samstream = its one device pool (weights + activations of that batch) and the cuMemGetInfo",
+           "  drop when the backend was opened (pool + module + stream); Meta = torch.cuda.max_memory_allocated",
+           "  (weights included).",
+           "",
+           "| batch | samstream ms/batch | samstream img/s | samstream end-to-end img/s | Meta bf16 eager ms/batch "
+           "| Meta img/s | ratio | samstream pool / cuMemGetInfo delta | Meta peak |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for b in sorted(rows):
+        r = rows[b]
+        ours = 1000 * b / r["gpu_ms"]
+        e2e = 1000 * b / r["e2e_ms"]
+        if b in meta_res:
+            mms, peak = meta_res[b]
+            theirs = 1000 * b / mms
+            out.append(f"| {b} | {r['gpu_ms']:.2f} | {ours:.1f} | {e2e:.1f} | {mms:.2f} | {theirs:.1f} | "
+                       f"{ours / theirs:.2f}x | {gib(r['pool'])} / {gib(r['meminfo'])} | {gib(peak)} |")
+        else:
+            out.append(f"| {b} | {r['gpu_ms']:.2f} | {ours:.1f} | {e2e:.1f} | - | - | - | "
+                       f"{gib(r['pool'])} / {gib(r['meminfo'])} | - |")
+    for b in sorted(profile):
+        total = sum(ms for _, ms in profile[b])
+        out += ["", f"samstream, where the GPU time goes at batch {b} (events between launches; {total:.2f} ms in all):",
+                "", "| step | ms | share |", "|---|---|---|"]
+        agg = {}
+        for label, ms in profile[b]:
+            agg[label] = agg.get(label, 0) + ms
+        for label, ms in sorted(agg.items(), key=lambda kv: -kv[1]):
+            out.append(f"| {label} | {ms:.3f} | {100 * ms / total:.1f}% |")
+    text = "\n".join(out) + "\n"
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+package io.samstream.bench;
+
+import static jcuda.driver.JCudaDriver.cuMemGetInfo;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.model.SamCheckpointSchema;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.tensor.Tensor;
+
+/**
+ * The whole vit_b image encoder of {@link CudaSamBackend} (random weights in the official shapes, 1024 px)
+ * at batch 1, 8 and 32 (or the batches given): GPU ms per batch between CUDA events over back-to-back
+ * passes on a staged input, end-to-end {@code encode()} time (host copies and transfers included), the
+ * device pool's size and the cuMemGetInfo drop when the backend opened, and where the GPU time goes per
+ * step. One backend per batch, sized for that batch (so its memory is that batch's).
+ *
+ * <pre>java -cp ... io.samstream.bench.EncoderBench OUT.tsv [batch...]</pre>
+ *
+ * bench/encoder_torch.py then measures Meta's encoder in bf16 eager on the same GPU and writes the table.
+ */
+public final class EncoderBench {
+    static SamConfig vitB() {
+        return new SamConfig(1024, 16, 768, 12, 12, 3072, 14, new int[] {2, 5, 8, 11}, 256, 16, 2, 8, 2048, 2, 3, 3,
+                256);
+    }
+
+    /** Every tensor of the config, uniform values of roughly trained scale (timing only needs finite values). */
+    static StateDict randomWeights(SamConfig c, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        Map<String, Tensor> t = new LinkedHashMap<>();
+        SamCheckpointSchema.expectedShapes(c).forEach((key, shape) -> {
+            Tensor x = Tensor.zeros(shape);
+            float[] d = x.data();
+            double mean = 0, std;
+            if (key.endsWith(".bias")) {
+                std = 0.02;
+            } else if (x.rank() == 1) {
+                mean = 1;
+                std = 0.1;
+            } else if (key.endsWith("pos_embed") || key.contains("rel_pos_")) {
+                std = 0.02;
+            } else {
+                std = 1 / Math.sqrt((double) x.size() / x.dim(0));
+            }
+            double a = std * Math.sqrt(3);
+            for (int i = 0; i < d.length; i++) {
+                d[i] = (float) (mean + a * (2 * r.nextDouble() - 1));
+            }
+            t.put(key, x);
+        });
+        return new StateDict(Path.of("random-vit_b"), t);
+    }
+
+    static long freeBytes() {
+        long[] free = new long[1], total = new long[1];
+        cuMemGetInfo(free, total);
+        return free[0];
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path outPath = Path.of(args.length > 0 ? args[0] : "encoder-bench.tsv");
+        int[] batches = args.length > 1 ? java.util.Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
+                : new int[] {1, 8, 32};
+        SamConfig config = vitB();
+        long t0 = System.nanoTime();
+        StateDict weights = randomWeights(config, 1);
+        System.out.printf(Locale.ROOT, "random vit_b weights: %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        Files.createDirectories(outPath.toAbsolutePath().getParent());
+        try (CudaContext ctx = CudaContext.open(0);
+             PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
+            out.println("meta\tdevice\t" + ctx.info().describe());
+            for (int batch : batches) {
+                ctx.bind();
+                long before = freeBytes();
+                try (CudaSamBackend backend = new CudaSamBackend(weights, config, batch, 4)) {
+                    ctx.bind();
+                    long delta = before - freeBytes();
+                    Tensor images = random(batch, config.imageSize(), batch);
+                    backend.stageInput(images);
+                    backend.timeForward(batch, 2);   // warm-up (module load, clocks)
+                    int iters = Math.max(5, 64 / batch);
+                    double ms = backend.timeForward(batch, iters);
+                    // End to end: encode() from a Java float[] to a Java float[].
+                    backend.encode(images);
+                    int e2eIters = 3;
+                    long s0 = System.nanoTime();
+                    for (int i = 0; i < e2eIters; i++) {
+                        backend.encode(images);
+                    }
+                    double e2e = (System.nanoTime() - s0) / 1e6 / e2eIters;
+                    System.out.printf(Locale.ROOT,
+                            "batch %2d: %8.2f ms GPU (%7.1f img/s), %8.2f ms end to end (%7.1f img/s); pool %.2f GiB,"
+                                    + " cuMemGetInfo delta %.2f GiB%n",
+                            batch, ms, 1000 * batch / ms, e2e, 1000 * batch / e2e, backend.poolBytes() / 1073741824.0,
+                            delta / 1073741824.0);
+                    out.printf(Locale.ROOT, "encoder\t%d\t%.4f\t%.4f\t%d\t%d%n", batch, ms, e2e, backend.poolBytes(), delta);
+                    Map<String, Double> prof = backend.profileForward(batch, 2);
+                    for (Map.Entry<String, Double> en : prof.entrySet()) {
+                        System.out.printf(Locale.ROOT, "  %-22s %8.3f ms%n", en.getKey(), en.getValue());
+                        out.printf(Locale.ROOT, "profile\t%d\t%s\t%.4f%n", batch, en.getKey(), en.getValue());
+                    }
+                    out.flush();
+                }
+            }
+        }
+    }
+
+    static Tensor random(int batch, int s, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] v = new float[batch * 3 * s * s];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (float) (r.nextDouble() * 4 - 2);
+        }
+        return new Tensor(v, batch, 3, s, s);
+    }
+}

@@ -1,0 +1,535 @@
+package io.samstream.gpu.cuda;
+
+import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cpu.CpuSamBackend;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.tensor.Tensor;
+
+/**
+ * SAM with the image encoder on a CUDA GPU in bf16 (fp32 accumulation), on the kernels of
+ * {@code gpu/src/main/cuda}.
+ *
+ * <p><b>Image encoder.</b> Activations are channels-last tokens {@code [B * E * E, C]} throughout, bf16:
+ * <ol>
+ *   <li>fp32 image upload (pinned, async) → patch rows by index mapping ({@code patchify}) → one GEMM with
+ *       the conv bias → + absolute position embedding;</li>
+ *   <li>per block: LayerNorm → qkv GEMM (+bias) → flash attention with the decomposed relative position
+ *       bias (windowed blocks partition / pad / unpartition by index mapping inside the kernel) → proj GEMM
+ *       (+bias +residual, in place) → LayerNorm → lin1 GEMM (+bias, GELU) → lin2 GEMM (+bias +residual);</li>
+ *   <li>neck: 1x1 conv as a GEMM → LayerNorm2d (a row LayerNorm over the channels of each pixel) → 3x3 conv
+ *       as rows ({@code im2col3x3}, weight re-laid out {@code [O, 3, 3, C]}) + GEMM → LayerNorm2d →
+ *       fp32 channels-first {@code [B, C, E, E]} (a transposing kernel) → async download.</li>
+ * </ol>
+ * The residual stream is kept in bf16, as in Meta's bf16 model.
+ *
+ * <p><b>Memory.</b> One device pool, sized when the backend is made: the bf16 weights (uploaded once) plus
+ * the activations of the largest batch ({@code maxBatch}); two pinned host buffers for the input and the
+ * output of the largest batch. A forward pass allocates nothing and does not wait on the host until its
+ * result has to be read. Buffers are reused across blocks: {@code x} (the residual stream), {@code h}
+ * (normalized tokens, then the attention output), and one "wide" buffer holding in turn the patch rows,
+ * the qkv output, the MLP hidden layer and the 3x3-conv rows.
+ *
+ * <p><b>Mask decoder.</b> Not on the GPU yet: {@link #decode} runs the CPU fp32 prompt encoder and mask
+ * decoder ({@link CpuSamBackend#decoderOnly}, built from the same weights; they are small), on the fp32
+ * embedding this backend returns. A GPU decoder is later work.
+ *
+ * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers).
+ * Inputs larger than {@code maxBatch} or of the wrong size are refused with an {@link IllegalArgumentException}
+ * before anything is queued.
+ */
+public final class CudaSamBackend implements SamBackend {
+    private static final Logger log = LoggerFactory.getLogger(CudaSamBackend.class);
+    private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
+
+    private final SamConfig config;
+    private final int maxBatch;
+    private final int s, p, e, tokens, d, heads, headDim, mlp, neckC, window, wide;
+    private final CudaContext context;
+    private final CudaKernels kernels;
+    private final CudaStream stream;
+    private final DeviceMemoryPool pool;
+    private final PinnedBuffer inPinned, outPinned;
+    private final CpuSamBackend decoder;
+
+    // weights
+    private final DeviceBuffer patchW, patchB, posEmbed;
+    private final Block[] blocks;
+    private final DeviceBuffer neck0W, neck1G, neck1B, neck2W, neck3G, neck3B;
+    // activations (largest batch)
+    private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
+    private final long weightBytes, activationBytes;
+    private boolean closed;
+
+    private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
+                         DeviceBuffer projW, DeviceBuffer projB, DeviceBuffer relH, DeviceBuffer relW,
+                         DeviceBuffer norm2G, DeviceBuffer norm2B, DeviceBuffer lin1W, DeviceBuffer lin1B,
+                         DeviceBuffer lin2W, DeviceBuffer lin2B, int window) {}
+
+    /**
+     * Opens device 0, checks the model fits the kernels, sizes the pool and uploads the weights.
+     *
+     * @param weights        the checkpoint's tensors under Meta's key names
+     * @param config         the model's shape (normally inferred from the same checkpoint)
+     * @param maxBatch       the largest batch {@link #encode} will take (activations are sized for it)
+     * @param decoderThreads CPU threads of the mask decoder
+     * @throws IllegalArgumentException when the model's shape is not one the kernels support
+     * @throws CudaException            when the GPU is unusable or too small
+     */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads) {
+        this.config = config;
+        this.maxBatch = maxBatch;
+        this.s = config.imageSize();
+        this.p = config.patchSize();
+        this.e = config.embeddingSize();
+        this.tokens = e * e;
+        this.d = config.encoderDim();
+        this.heads = config.encoderHeads();
+        this.headDim = config.encoderHeadDim();
+        this.mlp = config.encoderMlpDim();
+        this.neckC = config.promptDim();
+        this.window = config.windowSize();
+        checkSupported(config, maxBatch);
+        this.wide = Math.max(Math.max(3 * d, mlp), Math.max(3 * p * p, 9 * neckC));
+
+        long m = (long) maxBatch * tokens;
+        long imageBytes = (long) maxBatch * 3 * s * s * 4, outBytes = (long) maxBatch * neckC * tokens * 4;
+        long activations = align(imageBytes) + 2 * align(m * d * 2) + align(m * wide * 2) + 2 * align(m * neckC * 2)
+                + align(outBytes);
+        long weightsSize = weightBytes(config);
+        this.weightBytes = weightsSize;
+        this.activationBytes = activations;
+
+        this.context = CudaContext.open(0);
+        CudaKernels k = null;
+        CudaStream st = null;
+        DeviceMemoryPool pl = null;
+        PinnedBuffer in = null, o = null;
+        CpuSamBackend dec = null;
+        try {
+            k = new CudaKernels(context);
+            st = new CudaStream(context);
+            pl = new DeviceMemoryPool(context, weightsSize + activations);
+            in = new PinnedBuffer(context, Math.max(imageBytes, 16L << 20), "encoder input");
+            o = new PinnedBuffer(context, outBytes, "encoder output");
+            if (weights.hasPrefix("mask_decoder.")) {
+                dec = CpuSamBackend.decoderOnly(weights, config, Math.max(1, decoderThreads));
+            }
+        } catch (RuntimeException | Error ex) {
+            closeAll(dec, o, in, pl, st, k);
+            context.close();
+            throw ex;
+        }
+        this.kernels = k;
+        this.stream = st;
+        this.pool = pl;
+        this.inPinned = in;
+        this.outPinned = o;
+        this.decoder = dec;
+        try {
+            String enc = "image_encoder.";
+            patchW = upload(weights.get(enc + "patch_embed.proj.weight", d, 3, p, p).data(), "patch_embed.proj.weight");
+            patchB = upload(weights.get(enc + "patch_embed.proj.bias", d).data(), "patch_embed.proj.bias");
+            posEmbed = upload(weights.get(enc + "pos_embed", 1, e, e, d).data(), "pos_embed");
+            blocks = new Block[config.encoderDepth()];
+            for (int i = 0; i < blocks.length; i++) {
+                blocks[i] = loadBlock(weights, enc + "blocks." + i + ".", config.isGlobalAttention(i) ? 0 : window);
+            }
+            neck0W = upload(weights.get(enc + "neck.0.weight", neckC, d, 1, 1).data(), "neck.0.weight");
+            neck1G = upload(weights.get(enc + "neck.1.weight", neckC).data(), "neck.1.weight");
+            neck1B = upload(weights.get(enc + "neck.1.bias", neckC).data(), "neck.1.bias");
+            neck2W = upload(conv3x3ChannelsLast(weights.get(enc + "neck.2.weight", neckC, neckC, 3, 3).data(), neckC,
+                    neckC), "neck.2.weight");
+            neck3G = upload(weights.get(enc + "neck.3.weight", neckC).data(), "neck.3.weight");
+            neck3B = upload(weights.get(enc + "neck.3.bias", neckC).data(), "neck.3.bias");
+
+            image = pool.allocate(imageBytes, "encoder input image (fp32)");
+            x = pool.allocateBf16(m * d, "tokens x");
+            h = pool.allocateBf16(m * d, "tokens h");
+            wideBuf = pool.allocateBf16(m * wide, "wide activations");
+            neckA = pool.allocateBf16(m * neckC, "neck a");
+            neckB = pool.allocateBf16(m * neckC, "neck b");
+            out = pool.allocate(outBytes, "embeddings (fp32)");
+        } catch (RuntimeException | Error ex) {
+            close();
+            throw ex;
+        }
+        log.info("cuda backend: {} on {}, max batch {}: device pool {} (weights {}, activations {}), pinned {}",
+                config.describe(), context.info().describe(), maxBatch, Cuda.bytes(pool.capacity()),
+                Cuda.bytes(weightBytes), Cuda.bytes(activationBytes), Cuda.bytes(inPinned.bytes() + outPinned.bytes()));
+    }
+
+    /** Why the kernels cannot run this model, or nothing. */
+    static void checkSupported(SamConfig c, int maxBatch) {
+        List<String> problems = new ArrayList<>();
+        if (maxBatch < 1) {
+            problems.add("max batch must be at least 1, got " + maxBatch);
+        }
+        int hd = c.encoderHeadDim();
+        if (c.encoderDim() % c.encoderHeads() != 0 || !(hd == 16 || hd == 32 || hd == 64 || hd == 80)) {
+            problems.add("encoder head dim " + c.encoderDim() + "/" + c.encoderHeads() + " (kernels: 16, 32, 64, 80)");
+        }
+        if (c.patchSize() % 8 != 0 || c.imageSize() % c.patchSize() != 0) {
+            problems.add("patch size " + c.patchSize() + " (must be a multiple of 8 dividing the image size "
+                    + c.imageSize() + ")");
+        }
+        if (c.encoderDim() % 8 != 0 || c.encoderMlpDim() % 8 != 0 || c.promptDim() % 8 != 0) {
+            problems.add("widths " + c.encoderDim() + "/" + c.encoderMlpDim() + "/" + c.promptDim()
+                    + " (must be multiples of 8)");
+        }
+        if (c.encoderDim() > 2048 || c.promptDim() > 2048) {
+            problems.add("LayerNorm width above 2048");
+        }
+        int side = c.embeddingSize();
+        if (c.globalAttnIndexes().length > 0 && side > 64) {
+            problems.add("global attention over a " + side + "x" + side + " grid (kernels: up to 64x64)");
+        }
+        if (c.windowSize() > 64 || c.windowSize() < 1) {
+            problems.add("window " + c.windowSize() + " (kernels: 1..64)");
+        }
+        if ((long) maxBatch * side * side > 65535L * 128 || (long) maxBatch * 3 * c.imageSize() * c.imageSize() * 4
+                > Integer.MAX_VALUE) {
+            problems.add("max batch " + maxBatch + " is too large for one launch / one pinned buffer");
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the CUDA backend cannot run " + c.describe() + ": "
+                    + String.join("; ", problems));
+        }
+    }
+
+    private static long align(long bytes) {
+        return BumpAllocator.alignUp(Math.max(bytes, 1));
+    }
+
+    /** Bytes the bf16 weights take in the pool (each tensor 256-byte aligned). */
+    static long weightBytes(SamConfig c) {
+        int d = c.encoderDim(), e = c.embeddingSize(), p = c.patchSize(), n = c.promptDim(), m = c.encoderMlpDim();
+        long total = align((long) d * 3 * p * p * 2) + align(d * 2L) + align((long) e * e * d * 2);
+        for (int i = 0; i < c.encoderDepth(); i++) {
+            int side = c.isGlobalAttention(i) ? e : c.windowSize();
+            long rel = align((long) (2 * side - 1) * c.encoderHeadDim() * 2);
+            total += 4 * align(d * 2L) + align(3L * d * d * 2) + align(3L * d * 2) + align((long) d * d * 2)
+                    + align(d * 2L) + 2 * rel + align((long) m * d * 2) + align(m * 2L) + align((long) d * m * 2)
+                    + align(d * 2L);
+        }
+        total += align((long) n * d * 2) + 4 * align(n * 2L) + align(9L * n * n * 2);
+        return total;
+    }
+
+    private Block loadBlock(StateDict sd, String prefix, int blockWindow) {
+        int side = blockWindow > 0 ? blockWindow : e;
+        return new Block(
+                upload(sd.get(prefix + "norm1.weight", d).data(), prefix + "norm1.weight"),
+                upload(sd.get(prefix + "norm1.bias", d).data(), prefix + "norm1.bias"),
+                upload(sd.get(prefix + "attn.qkv.weight", 3 * d, d).data(), prefix + "attn.qkv.weight"),
+                upload(sd.get(prefix + "attn.qkv.bias", 3 * d).data(), prefix + "attn.qkv.bias"),
+                upload(sd.get(prefix + "attn.proj.weight", d, d).data(), prefix + "attn.proj.weight"),
+                upload(sd.get(prefix + "attn.proj.bias", d).data(), prefix + "attn.proj.bias"),
+                upload(relPos(sd, prefix + "attn.rel_pos_h", side), prefix + "attn.rel_pos_h"),
+                upload(relPos(sd, prefix + "attn.rel_pos_w", side), prefix + "attn.rel_pos_w"),
+                upload(sd.get(prefix + "norm2.weight", d).data(), prefix + "norm2.weight"),
+                upload(sd.get(prefix + "norm2.bias", d).data(), prefix + "norm2.bias"),
+                upload(sd.get(prefix + "mlp.lin1.weight", mlp, d).data(), prefix + "mlp.lin1.weight"),
+                upload(sd.get(prefix + "mlp.lin1.bias", mlp).data(), prefix + "mlp.lin1.bias"),
+                upload(sd.get(prefix + "mlp.lin2.weight", d, mlp).data(), prefix + "mlp.lin2.weight"),
+                upload(sd.get(prefix + "mlp.lin2.bias", d).data(), prefix + "mlp.lin2.bias"),
+                blockWindow);
+    }
+
+    /** A rel_pos table with exactly 2 * side - 1 rows, resampled as get_rel_pos does when it has another length. */
+    private float[] relPos(StateDict sd, String key, int side) {
+        Tensor t = sd.get(key);
+        if (t.rank() != 2 || t.dim(1) != headDim || t.dim(0) < 1) {
+            throw new IllegalArgumentException(key + " has shape " + t.shapeString() + ", expected [L, " + headDim + "]");
+        }
+        int needed = 2 * side - 1;
+        return t.dim(0) == needed ? t.data() : resizeLinear(t.data(), t.dim(0), headDim, needed);
+    }
+
+    /** F.interpolate(mode="linear") of each column from {@code length} to {@code outLength} points (as the CPU backend). */
+    static float[] resizeLinear(float[] table, int length, int dim, int outLength) {
+        float[] res = new float[outLength * dim];
+        float scale = (float) length / (float) outLength;
+        for (int i = 0; i < outLength; i++) {
+            float src = Math.max(scale * (i + 0.5f) - 0.5f, 0f);
+            int i0 = Math.min((int) Math.floor(src), length - 1);
+            int i1 = i0 + (i0 < length - 1 ? 1 : 0);
+            float l1 = Math.min(Math.max(src - i0, 0f), 1f), l0 = 1f - l1;
+            for (int c = 0; c < dim; c++) {
+                res[i * dim + c] = l0 * table[i0 * dim + c] + l1 * table[i1 * dim + c];
+            }
+        }
+        return res;
+    }
+
+    /** Conv2d weight {@code [O, C, 3, 3]} to {@code [O, 3, 3, C]}: the column order of {@code im2col3x3}. */
+    static float[] conv3x3ChannelsLast(float[] w, int outC, int inC) {
+        float[] r = new float[w.length];
+        for (int o = 0; o < outC; o++) {
+            for (int c = 0; c < inC; c++) {
+                for (int tap = 0; tap < 9; tap++) {
+                    r[(o * 9 + tap) * inC + c] = w[(o * inC + c) * 9 + tap];
+                }
+            }
+        }
+        return r;
+    }
+
+    /** Uploads fp32 values as bf16 through the input staging buffer (construction only: synchronous). */
+    private DeviceBuffer upload(float[] values, String what) {
+        DeviceBuffer b = pool.allocateBf16(values.length, what);
+        int chunk = (int) Math.min(inPinned.bytes() / 2, 1 << 24);
+        ByteBuffer buf = inPinned.buffer();
+        for (int start = 0; start < values.length; start += chunk) {
+            int n = Math.min(chunk, values.length - start);
+            buf.clear();
+            for (int i = 0; i < n; i++) {
+                buf.putShort(Bf16.fromFloat(values[start + i]));
+            }
+            stream.upload(inPinned, 0, b, (long) start * 2, (long) n * 2);
+            stream.synchronize();
+        }
+        return b;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public SamConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch + "; mask decoder on the cpu)";
+    }
+
+    public int maxBatch() {
+        return maxBatch;
+    }
+
+    /** Bytes of the device pool (weights + activations of the largest batch). */
+    public long poolBytes() {
+        return pool.capacity();
+    }
+
+    public long weightBytes() {
+        return weightBytes;
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    @Override
+    public synchronized Tensor encode(Tensor images) {
+        int batch = checkImages(images);
+        FloatBuffer fin = inPinned.buffer().asFloatBuffer();
+        fin.put(images.data(), 0, batch * 3 * s * s);
+        long inBytes = (long) batch * 3 * s * s * 4;
+        stream.upload(inPinned, 0, image, 0, inBytes);
+        enqueueForward(batch, null);
+        long outBytes = (long) batch * neckC * tokens * 4;
+        stream.download(out, 0, outPinned, 0, outBytes);
+        stream.synchronize();
+        float[] result = new float[batch * neckC * tokens];
+        outPinned.buffer().asFloatBuffer().get(result);
+        return new Tensor(result, batch, neckC, e, e);
+    }
+
+    private int checkImages(Tensor images) {
+        ensureOpen();
+        if (images.rank() != 4 || images.dim(1) != 3 || images.dim(2) != s || images.dim(3) != s) {
+            throw new IllegalArgumentException("images must be [B, 3, " + s + ", " + s + "], got " + images.shapeString());
+        }
+        int batch = images.dim(0);
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch of " + batch + " images, but this CUDA backend was sized for at most "
+                    + maxBatch + " (raise the max batch, or split the batch)");
+        }
+        return batch;
+    }
+
+    /**
+     * Uploads images to the device input buffer and waits: for benchmarks, which then time
+     * {@link #timeForward} on them without host copies.
+     */
+    public synchronized void stageInput(Tensor images) {
+        int batch = checkImages(images);
+        inPinned.buffer().asFloatBuffer().put(images.data(), 0, batch * 3 * s * s);
+        stream.upload(inPinned, 0, image, 0, (long) batch * 3 * s * s * 4);
+        stream.synchronize();
+    }
+
+    /**
+     * GPU time of one forward pass on the staged input, in milliseconds: the mean over {@code iterations}
+     * passes queued back to back between two events (no host copies).
+     */
+    public synchronized double timeForward(int batch, int iterations) {
+        ensureOpen();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch " + batch + " outside 1.." + maxBatch);
+        }
+        try (CudaEvent start = new CudaEvent(context, true); CudaEvent end = new CudaEvent(context, true)) {
+            stream.record(start);
+            for (int i = 0; i < iterations; i++) {
+                enqueueForward(batch, null);
+            }
+            stream.record(end);
+            end.synchronize();
+            return CudaEvent.elapsedMillis(start, end) / iterations;
+        }
+    }
+
+    /**
+     * GPU milliseconds per kind of step of one forward pass (patch embedding, LayerNorm, qkv, windowed /
+     * global attention, proj, lin1, lin2, neck), from events recorded between the launches, summed over
+     * {@code iterations} passes and divided by them. The events cost a little time of their own.
+     */
+    public synchronized Map<String, Double> profileForward(int batch, int iterations) {
+        ensureOpen();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch " + batch + " outside 1.." + maxBatch);
+        }
+        List<String> labels = new ArrayList<>();
+        List<CudaEvent> events = new ArrayList<>();
+        Map<String, Double> totals = new LinkedHashMap<>();
+        try {
+            for (int it = 0; it < iterations; it++) {
+                labels.clear();
+                Profiler prof = new Profiler(labels, events);
+                prof.mark("start");
+                enqueueForward(batch, prof);
+                stream.synchronize();
+                for (int i = 1; i < labels.size(); i++) {
+                    totals.merge(labels.get(i), (double) CudaEvent.elapsedMillis(events.get(i - 1), events.get(i)),
+                            Double::sum);
+                }
+            }
+        } finally {
+            events.forEach(CudaEvent::close);
+        }
+        totals.replaceAll((k, v) -> v / iterations);
+        return totals;
+    }
+
+    /** Records a timing event after each step (events are made on first use and reused). */
+    private final class Profiler {
+        final List<String> labels;
+        final List<CudaEvent> events;
+
+        Profiler(List<String> labels, List<CudaEvent> events) {
+            this.labels = labels;
+            this.events = events;
+        }
+
+        void mark(String label) {
+            int i = labels.size();
+            if (events.size() <= i) {
+                events.add(new CudaEvent(context, true));
+            }
+            labels.add(label);
+            stream.record(events.get(i));
+        }
+    }
+
+    /** Queues one forward pass of {@code batch} images from {@link #image} to {@link #out}. */
+    private void enqueueForward(int batch, Profiler prof) {
+        int m = batch * tokens;
+        long md = (long) m * d;
+        kernels.patchify(stream, image, wideBuf, batch, s, p);
+        kernels.gemm(stream, wideBuf, patchW, patchB, null, x, m, d, 3 * p * p, false);
+        kernels.addPeriodic(stream, x, posEmbed, md, (long) tokens * d);
+        mark(prof, "patch_embed");
+        for (Block b : blocks) {
+            kernels.layerNorm(stream, x, b.norm1G, b.norm1B, h, m, d, ENCODER_EPS);
+            mark(prof, "layernorm");
+            kernels.gemm(stream, h, b.qkvW, b.qkvB, null, wideBuf, m, 3 * d, d, false);
+            mark(prof, "qkv");
+            kernels.attention(stream, wideBuf, b.window > 0 ? b.qkvB : null, b.relH, b.relW, h, batch, e, e, heads,
+                    headDim, b.window);
+            mark(prof, b.window > 0 ? "attention windowed" : "attention global");
+            kernels.gemm(stream, h, b.projW, b.projB, x, x, m, d, d, false);
+            mark(prof, "proj");
+            kernels.layerNorm(stream, x, b.norm2G, b.norm2B, h, m, d, ENCODER_EPS);
+            mark(prof, "layernorm");
+            kernels.gemm(stream, h, b.lin1W, b.lin1B, null, wideBuf, m, mlp, d, true);
+            mark(prof, "mlp.lin1");
+            kernels.gemm(stream, wideBuf, b.lin2W, b.lin2B, x, x, m, d, mlp, false);
+            mark(prof, "mlp.lin2");
+        }
+        kernels.gemm(stream, x, neck0W, null, null, neckA, m, neckC, d, false);
+        kernels.layerNorm(stream, neckA, neck1G, neck1B, neckA, m, neckC, NECK_EPS);
+        kernels.im2col3x3(stream, neckA, wideBuf, batch, e, e, neckC);
+        kernels.gemm(stream, wideBuf, neck2W, null, null, neckB, m, neckC, 9 * neckC, false);
+        kernels.layerNorm(stream, neckB, neck3G, neck3B, neckB, m, neckC, NECK_EPS);
+        kernels.tokensToChw(stream, neckB, out, batch, tokens, neckC);
+        mark(prof, "neck");
+    }
+
+    private static void mark(Profiler prof, String label) {
+        if (prof != null) {
+            prof.mark(label);
+        }
+    }
+
+    @Override
+    public DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask) {
+        ensureOpen();
+        if (decoder == null) {
+            throw new IllegalStateException("this CUDA backend was built from weights without a mask decoder");
+        }
+        return decoder.decode(embedding, prompt, multimask);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the CUDA backend is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            stream.synchronize();
+        } catch (RuntimeException ignored) {
+            // a failed kernel: release everything anyway
+        }
+        closeAll(decoder, outPinned, inPinned, pool, stream, kernels);
+        context.close();
+    }
+
+    private static void closeAll(AutoCloseable... resources) {
+        for (AutoCloseable r : resources) {
+            if (r != null) {
+                try {
+                    r.close();
+                } catch (Exception ex) {
+                    log.warn("closing {}: {}", r.getClass().getSimpleName(), ex.toString());
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "CudaSamBackend[%s, max batch %d]", config.describe(), maxBatch);
+    }
+}
