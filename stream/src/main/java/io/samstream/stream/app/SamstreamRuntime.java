@@ -89,7 +89,9 @@ public final class SamstreamRuntime implements AutoCloseable {
         }
 
         Path checkpoint = config.checkpoint().orElseGet(BundledModel::locate);
-        SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads());
+        // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes.
+        SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
+                config.batching().maxBatch());
         resources.add(backend);
         modelName = BundledModel.modelName(checkpoint);
 
