@@ -108,8 +108,9 @@ class EngineTest {
             } while (source.produced.get() != seen);
             assertEquals(pendingAcks, sink.accepted(), "no more records out than pending-acks allows");
             assertEquals(pendingAcks, engine.metrics().pendingAcksNow());
-            // pending-acks + decoder/encoder in flight + one batch forming + one frame per boundary.
-            assertTrue(source.produced.get() <= pendingAcks + 3 * 2 + 6,
+            // pending-acks + a batch in the encoder, one in the decoder, one forming + a frame or so per
+            // boundary (13 here): bounded by the stages' buffers, far below the file's 80 frames.
+            assertTrue(source.produced.get() <= pendingAcks + 3 * 2 + 8,
                     "the source was held back: " + source.produced.get() + " frames decoded");
             assertEquals(0, h.published());
 
