@@ -144,8 +144,10 @@ class EngineTest {
             assertEquals(StreamHandle.State.REMOVED, r.state());
             assertTrue(r.dropped() > 0, "frames were dropped");
             assertEquals(r.decoded(), r.dropped() + r.published(), "every frame is published or counted as dropped");
-            // The frames between source and sink stay bounded by the stages' buffers, not by how long it ran.
-            assertTrue(maxInPipeline <= 2 * maxBatch + 4, "frames in the pipeline: " + maxInPipeline);
+            // The frames between source and sink stay bounded by the stages' buffers (a batch in the encoder,
+            // one in the decoder, one forming, a frame at the hub and at the sinks: 8 here), not by how
+            // long it ran (hundreds of frames were decoded meanwhile).
+            assertTrue(maxInPipeline <= 3 * maxBatch + 4, "frames in the pipeline: " + maxInPipeline);
             List<MaskRecord> records = sink.of("cam");
             for (int i = 1; i < records.size(); i++) {
                 assertTrue(records.get(i).frame() > records.get(i - 1).frame(), "frames in order");
