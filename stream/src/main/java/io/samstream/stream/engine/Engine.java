@@ -155,7 +155,7 @@ public final class Engine implements AutoCloseable {
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
         });
-        Source<Job, UniqueKillSwitch> source = FrameSources.of(spec, handle, sources, settings.reconnect(),
+        Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, sources, settings.reconnect(),
                         metrics.restarts(spec.id()), BLOCKING_DISPATCHER)
                 .viaMat(KillSwitches.single(), Keep.right())
                 .map(f -> {

@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
  * backoff when live, renumbered and counted, and held to the stream's frame policy (live: keep the newest
  * frame, count what is dropped; files: backpressure to the decoder, never drop).
  */
-final class FrameSources {
-    private static final Logger log = LoggerFactory.getLogger(FrameSources.class);
+final class StreamSource {
+    private static final Logger log = LoggerFactory.getLogger(StreamSource.class);
 
-    private FrameSources() {}
+    private StreamSource() {}
 
     static Source<VideoFrame, NotUsed> of(StreamSpec spec, StreamHandle handle, FrameSourceFactory factory,
             EngineSettings.Reconnect reconnect, Counter restarts, String blockingDispatcher) {
