@@ -8,7 +8,7 @@ import java.util.List;
 
 /** The example model shipped in {@code examples/}: the default when no checkpoint is configured. */
 final class BundledModel {
-    static final String FILE = "examples/sam-small1024-random.pth";
+    static final String FILE = "examples/sam-demo-synthetic.pth";
 
     private BundledModel() {}
 
