@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
 
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * What the GPU tests share: one context, the kernels, a 2 GiB device pool, a stream and a pinned
@@ -32,8 +31,7 @@ final class GpuTestSupport implements AutoCloseable {
     }
 
     static void assumeGpu() {
-        CudaAvailability a = CudaAvailability.probe();
-        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        GpuTests.assumeGpu();
     }
 
     /** Opens everything on device 0 (callers check {@link CudaAvailability} first). */

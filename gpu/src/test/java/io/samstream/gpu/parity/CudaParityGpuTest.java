@@ -13,6 +13,7 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
+import io.samstream.gpu.cuda.GpuTests;
 import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.RgbImage;
@@ -34,7 +35,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
@@ -62,14 +62,12 @@ class CudaParityGpuTest {
 
     @BeforeEach
     void requireGpu() {
-        CudaAvailability a = CudaAvailability.probe();
-        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        GpuTests.assumeGpu();
     }
 
     @TestFactory
     Stream<DynamicNode> everyReferenceCaseOnCuda() throws IOException {
-        CudaAvailability a = CudaAvailability.probe();
-        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        GpuTests.assumeGpu();
         JsonNode manifest = new ObjectMapper().readTree(FIXTURES.resolve("manifest.json").toFile());
         List<DynamicNode> configs = new ArrayList<>();
         for (Map.Entry<String, JsonNode> entry : manifest.get("configs").properties()) {
