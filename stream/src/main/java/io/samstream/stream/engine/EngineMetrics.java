@@ -23,6 +23,7 @@ public final class EngineMetrics {
     private final Timer decoderTime;
     private final Timer latency;
     private final Counter sendErrors;
+    private final Counter sendRejected;
     private final AtomicInteger batchesInFlight = new AtomicInteger();
     /** Frames handed to the merge that are not yet in an encoder batch. */
     private final AtomicLong framesWaiting = new AtomicLong();
@@ -43,7 +44,10 @@ public final class EngineMetrics {
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofMinutes(5)).register(registry);
         this.sendErrors = Counter.builder("samstream.sink.send.errors")
-                .description("failed sends of mask records (each is retried)").register(registry);
+                .description("failed sends of mask records (retriable ones are retried)").register(registry);
+        this.sendRejected = Counter.builder("samstream.sink.send.rejected")
+                .description("sends of mask records that failed for good (not retriable): their stream fails")
+                .register(registry);
         Gauge.builder("samstream.batches.in.flight", batchesInFlight, AtomicInteger::get)
                 .description("batches being encoded or decoded").register(registry);
         Gauge.builder("samstream.queue.depth", framesWaiting, AtomicLong::get).tag("queue", "batching")
@@ -105,6 +109,10 @@ public final class EngineMetrics {
         return sendErrors;
     }
 
+    Counter sendRejected() {
+        return sendRejected;
+    }
+
     AtomicInteger batchesInFlight() {
         return batchesInFlight;
     }
@@ -125,6 +133,11 @@ public final class EngineMetrics {
     /** Frames published and not yet acknowledged now (a queue-depth gauge). */
     public long pendingAcksNow() {
         return pendingAcks.get();
+    }
+
+    /** Sink sends that failed for good (not retried) so far. */
+    public double sendRejectedCount() {
+        return sendRejected.count();
     }
 
     /** Sink send errors so far. */

@@ -4,22 +4,29 @@ import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.errors.RetriableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Mask records to Kafka, at least once: a record is done when the brokers acknowledged it. A send that
- * fails (the producer's delivery timeout passed, e.g. a long outage) is counted, logged and sent again
- * with backoff until it is acknowledged or the engine closes; a record is never dropped.
+ * fails retriably (the producer's delivery timeout passed, e.g. a long outage) is counted, logged and sent
+ * again with backoff until it is acknowledged or the engine closes; a record is never dropped. A send that
+ * fails for good (record too large, serialization, invalid topic, authorization, ...) is counted and fails
+ * that record's stage at once, naming the stream and the cause: its stream fails alone.
  */
 public final class KafkaFrameSink implements FrameSink {
     private static final Logger log = LoggerFactory.getLogger(KafkaFrameSink.class);
@@ -60,6 +67,14 @@ public final class KafkaFrameSink implements FrameSink {
                 done.completeExceptionally(error);
                 return;
             }
+            if (!retriable(error)) {
+                metrics.sendRejected().increment();
+                log.error("stream {} frame {}: send failed for good, not retrying: {}", record.stream(),
+                        record.frame(), Errors.describe(error));
+                done.completeExceptionally(new IllegalStateException("stream " + record.stream() + ": Kafka refused "
+                        + "the record of frame " + record.frame() + " (not retriable): " + describe(error), error));
+                return;
+            }
             log.warn("stream {} frame {}: send failed ({}), sending again in {} s", record.stream(), record.frame(),
                     Errors.describe(error), backoff.toSeconds());
             Duration next = backoff.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : backoff.multipliedBy(2);
@@ -74,6 +89,30 @@ public final class KafkaFrameSink implements FrameSink {
                 failWaiting();
             }
         });
+    }
+
+    /**
+     * True when sending again may succeed: a {@link RetriableException} (timeouts, an unavailable leader, ...)
+     * or a timeout anywhere in the cause chain (the sink's stages wrap Kafka's error in a CompletionException).
+     */
+    static boolean retriable(Throwable error) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof RetriableException || t instanceof org.apache.kafka.common.errors.TimeoutException
+                    || t instanceof java.util.concurrent.TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The innermost cause's class and message. */
+    private static String describe(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName() + ": " + Errors.describe(t);
     }
 
     /** The sink's producer counters, for summaries. */
