@@ -31,6 +31,9 @@ public final class StreamHandle {
     private final Counter publishedCounter;
     private final Counter failures;
     private final AtomicLong nextIndex;
+    /** This run's counts (the meters above are per stream id, shared with earlier runs of the same id). */
+    private final AtomicLong decodedCount = new AtomicLong();
+    private final AtomicLong droppedCount = new AtomicLong();
     private final CompletableFuture<Result> result = new CompletableFuture<>();
     private final Runnable onEnd;
 
@@ -76,11 +79,11 @@ public final class StreamHandle {
 
     /** Frames decoded so far (including those dropped). */
     public long decoded() {
-        return (long) decodedCounter.count();
+        return decodedCount.get();
     }
 
     public long dropped() {
-        return (long) droppedCounter.count();
+        return droppedCount.get();
     }
 
     public synchronized long published() {
@@ -109,12 +112,14 @@ public final class StreamHandle {
     /** Renumbers a decoded frame in this stream's sequence and counts it. */
     VideoFrame decoded(VideoFrame f) {
         decodedCounter.increment();
+        decodedCount.incrementAndGet();
         return new VideoFrame(spec.id(), nextIndex.getAndIncrement(), f.ptsMillis(), f.capturedAt(), f.width(),
                 f.height(), f.rgb());
     }
 
     void droppedOne() {
         droppedCounter.increment();
+        droppedCount.incrementAndGet();
     }
 
     synchronized void emitted() {
@@ -210,6 +215,7 @@ public final class StreamHandle {
             long neverEntered = decoded() - dropped() - emitted;
             if (neverEntered > 0) {
                 droppedCounter.increment(neverEntered);
+                droppedCount.addAndGet(neverEntered);
             }
             State state = error != null ? State.FAILED : removed ? State.REMOVED : State.ENDED;
             r = new Result(spec.id(), state, decoded(), dropped(), published, Optional.ofNullable(error));

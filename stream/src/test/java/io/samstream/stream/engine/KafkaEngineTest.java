@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -60,10 +61,14 @@ class KafkaEngineTest {
         String topic = "masks-dynamic";
         StreamDefaults defaults = ConfigLoader.load().streamDefaults();
         AtomicLong produced = new AtomicLong();
+        AtomicInteger clipRuns = new AtomicInteger();
         try (KafkaFrameSink sink = kafka(topic, metrics);
              Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
                      spec -> spec.isLive() ? new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 20, true, produced)
-                             : TestSources.Synthetic.file(spec.id(), 32, 24, 3), sink, metrics);
+                             // The second run of the file is slow enough to be caught running.
+                             : clipRuns.incrementAndGet() == 1 ? TestSources.Synthetic.file(spec.id(), 32, 24, 3)
+                             : new TestSources.Synthetic(spec.id(), 32, 24, 3, -1, 300, false, new AtomicLong()),
+                     sink, metrics);
              StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, broker.bootstrapServers(),
                      "streams-defs", defaults);
              KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
@@ -87,7 +92,17 @@ class KafkaEngineTest {
             // The same definition again does not read the ended file again; a changed one does.
             send(producer, "clip", "{\"location\":\"clip.mp4\",\"prompts\":{\"grid\":1}}");
             send(producer, "clip", "{\"location\":\"clip.mp4\",\"prompts\":{\"grid\":2}}");
-            while (watcher.applied() < 4 || engine.stream("clip").isPresent()) {
+            while (watcher.applied() < 4) {
+                Thread.sleep(20);
+            }
+            StreamHandle clipAgain = engine.stream("clip").orElseThrow();
+            StreamHandle.Result second = clipAgain.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            // This run's counts, not those of the earlier run of the same id.
+            assertEquals(StreamHandle.State.ENDED, second.state());
+            assertEquals(3, second.decoded());
+            assertEquals(0, second.dropped(), "a file drops nothing");
+            assertEquals(3, second.published());
+            while (engine.stream("clip").isPresent()) {
                 Thread.sleep(50);
             }
             List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), topic,
