@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,9 +21,11 @@ public final class EngineRun {
     /** @return 0 when every configured stream ended cleanly, 1 when any failed */
     public static int run(SamstreamConfig config, PrintWriter out, boolean terminal) throws Exception {
         CountDownLatch stopped = new CountDownLatch(1);
+        AtomicBoolean stopRequested = new AtomicBoolean();
         try (SamstreamRuntime rt = SamstreamRuntime.start(config, VideoConnectors.sources(),
                 VideoConnectors::fileSinks)) {
             Thread hook = new Thread(() -> {
+                stopRequested.set(true);
                 log.info("stopping: publishing what was decoded, then closing");
                 rt.close();
                 stopped.countDown();
@@ -33,14 +36,29 @@ public final class EngineRun {
             try (Progress progress = new Progress(out, terminal, rt.engine()::streams, OptionalLong.empty())) {
                 if (service) {
                     log.info("running until stopped (Ctrl-C)");
-                    stopped.await();
+                    // Ends on Ctrl-C, or when the pipeline itself stops (an engine-wide failure): then exit 1
+                    // rather than run on with nothing flowing.
+                    CompletableFuture<Void> stop = CompletableFuture.runAsync(() -> {
+                        try {
+                            stopped.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    CompletableFuture<?> pipeline = rt.engine().pipelineDone().toCompletableFuture();
+                    CompletableFuture.anyOf(stop, pipeline).exceptionally(e -> null).join();
+                    if (!stopRequested.get() && pipeline.isDone()) {
+                        log.error("the engine's pipeline stopped: exiting");
+                        removeHook(hook);
+                        return 1;
+                    }
                     return 0;
                 }
                 CompletableFuture.allOf(handles.stream().map(h -> h.result().toCompletableFuture())
                         .toArray(CompletableFuture[]::new)).join();
                 progress.finish(handles);
             }
-            Runtime.getRuntime().removeShutdownHook(hook);
+            removeHook(hook);
             List<StreamHandle.Result> results = new ArrayList<>();
             for (StreamHandle h : handles) {
                 results.add(h.result().toCompletableFuture().join());
@@ -55,6 +73,15 @@ public final class EngineRun {
             }
             out.flush();
             return failed == 0 ? 0 : 1;
+        }
+    }
+
+    /** Removes the hook unless the JVM is already shutting down (then the hook runs anyway). */
+    private static void removeHook(Thread hook) {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // Shutdown in progress: the hook closes the runtime, closing twice does nothing.
         }
     }
 }

@@ -142,6 +142,10 @@ public final class Engine implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the engine is closed");
         }
+        if (pipelineDone.toCompletableFuture().isDone()) {
+            throw new IllegalStateException("cannot add stream " + spec.id()
+                    + ": the engine's pipeline has stopped (see the error logged when it did)");
+        }
         long firstIndex = 0;
         StreamHandle old = streams.get(spec.id());
         if (old != null) {

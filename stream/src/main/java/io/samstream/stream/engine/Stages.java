@@ -59,32 +59,40 @@ final class Stages {
     static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, int inFlight, Executor executor,
             EngineMetrics metrics) {
         return Flow.<Job.Encoded>create().mapAsync(inFlight, batch -> CompletableFuture.supplyAsync(() -> {
-            List<Job.Outcome> out = new ArrayList<>(batch.jobs().size());
-            for (int i = 0; i < batch.jobs().size(); i++) {
-                Job job = batch.jobs().get(i);
-                if (batch.error() != null) {
-                    job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
-                            batch.error()));
-                }
-                Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
-                if (embedding == null || job.stream().failed()) {
-                    out.add(new Job.Outcome(job, null));
-                    continue;
-                }
-                Timer.Sample t = Timer.start();
-                try {
-                    MaskRecord r = segmenter.decode(job.frame(), embedding, job.stream().spec().prompts());
-                    t.stop(metrics.decoderTime());
-                    out.add(new Job.Outcome(job, r));
-                } catch (RuntimeException ex) {
-                    job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
-                            + Errors.describe(ex), ex));
-                    out.add(new Job.Outcome(job, null));
-                }
+            try {
+                return decodeBatch(segmenter, batch, metrics);
+            } finally {
+                metrics.batchesInFlight().decrementAndGet();
             }
-            metrics.batchesInFlight().decrementAndGet();
-            return out;
         }, executor)).mapConcat(list -> list);
+    }
+
+    /** One batch's frames, each on its own: a frame that fails (even with an Error) fails its stream only. */
+    private static List<Job.Outcome> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
+        List<Job.Outcome> out = new ArrayList<>(batch.jobs().size());
+        for (int i = 0; i < batch.jobs().size(); i++) {
+            Job job = batch.jobs().get(i);
+            if (batch.error() != null) {
+                job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
+                        batch.error()));
+            }
+            Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
+            if (embedding == null || job.stream().failed()) {
+                out.add(new Job.Outcome(job, null));
+                continue;
+            }
+            Timer.Sample t = Timer.start();
+            try {
+                MaskRecord r = segmenter.decode(job.frame(), embedding, job.stream().spec().prompts());
+                t.stop(metrics.decoderTime());
+                out.add(new Job.Outcome(job, r));
+            } catch (RuntimeException | Error ex) {
+                job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
+                        + Errors.describe(ex), ex));
+                out.add(new Job.Outcome(job, null));
+            }
+        }
+        return out;
     }
 
     /**

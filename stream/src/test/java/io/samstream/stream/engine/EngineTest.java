@@ -183,8 +183,61 @@ class EngineTest {
         }
     }
 
+    /** An Error while decoding a frame fails that stream only; the pipeline goes on and counts its batches. */
+    @Test
+    void anErrorInTheDecoderFailsItsStreamAlone() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        java.util.concurrent.atomic.AtomicBoolean explode = new java.util.concurrent.atomic.AtomicBoolean(true);
+        SamBackend exploding = new SlowBackend(backend, 0) {
+            @Override
+            public io.samstream.gpu.model.DecoderOutput decode(io.samstream.gpu.tensor.Tensor embedding,
+                    io.samstream.gpu.model.Prompt prompt, boolean multimask) {
+                if (explode.get()) {
+                    throw new StackOverflowError("decoder blew up");
+                }
+                return super.decode(embedding, prompt, multimask);
+            }
+        };
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(exploding, "exploding"),
+                spec -> TestSources.Synthetic.file(spec.id(), 32, 24, 4), sink, metrics)) {
+            StreamHandle boom = engine.add(TestSources.spec("boom", "boom.mp4", false, TestSources.onePoint(5, 5)));
+            StreamHandle.Result rb = boom.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.FAILED, rb.state());
+            assertTrue(rb.error().orElseThrow().getMessage().contains("decoder blew up"),
+                    rb.error().orElseThrow().getMessage());
+            explode.set(false);
+            StreamHandle ok = engine.add(TestSources.spec("ok", "ok.mp4", false, TestSources.onePoint(5, 5)));
+            StreamHandle.Result ro = ok.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.ENDED, ro.state(), "the pipeline survived the Error");
+            assertEquals(4, ro.published());
+            assertEquals(0, metrics.batchesInFlight().get(), "every batch left the decoder");
+        }
+    }
+
+    /** Once the pipeline stopped, adding a stream is refused rather than left hanging. */
+    @Test
+    void addingAStreamAfterThePipelineStoppedIsRefused() throws Exception {
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), segmenter,
+                spec -> TestSources.Synthetic.file(spec.id(), 32, 24, 2), new CollectingSink(),
+                EngineMetrics.inMemory())) {
+            java.lang.reflect.Field f = Engine.class.getDeclaredField("pipelineSwitch");
+            f.setAccessible(true);
+            ((akka.stream.UniqueKillSwitch) f.get(engine)).abort(new IllegalStateException("simulated failure"));
+            try {
+                engine.pipelineDone().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException expected) {
+                // the pipeline failed
+            }
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> engine.add(TestSources.spec("late", "late.mp4", false, TestSources.onePoint(5, 5))));
+            assertTrue(e.getMessage().contains("late") && e.getMessage().contains("pipeline has stopped"),
+                    e.getMessage());
+        }
+    }
+
     /** A backend whose encoder takes {@code millis} longer per batch: a slow GPU. */
-    static final class SlowBackend implements SamBackend {
+    static class SlowBackend implements SamBackend {
         final SamBackend inner;
         final long millis;
 
