@@ -23,9 +23,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +68,8 @@ public final class Engine implements AutoCloseable {
     private final CompletionStage<Done> pipelineDone;
     private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile Thread sinkThreadRef;
+    private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
             EngineMetrics metrics) {
@@ -73,6 +81,7 @@ public final class Engine implements AutoCloseable {
         this.sinkThread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "samstream-sinks");
             t.setDaemon(true);
+            sinkThreadRef = t;
             return t;
         });
         Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER);
@@ -146,14 +155,23 @@ public final class Engine implements AutoCloseable {
             throw new IllegalStateException("cannot add stream " + spec.id()
                     + ": the engine's pipeline has stopped (see the error logged when it did)");
         }
-        long firstIndex = 0;
+        AtomicLong nextIndex = new AtomicLong();
         StreamHandle old = streams.get(spec.id());
         if (old != null) {
             old.remove();
-            firstIndex = old.nextIndex();
+            // Shared, not copied: the old source may still be numbering frames.
+            nextIndex = old.indexCounter();
             log.info("stream {}: redefined, restarting it", spec.id());
         }
-        StreamHandle handle = new StreamHandle(spec, firstIndex, metrics, () -> sink.streamEnded(spec.id()));
+        AtomicReference<StreamHandle> self = new AtomicReference<>();
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, () -> {
+            // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
+            // not end the new run's. The registered handle is removed only after this ran.
+            if (streams.get(spec.id()) == self.get()) {
+                onSinkThread(() -> sink.streamEnded(spec.id()));
+            }
+        });
+        self.set(handle);
         handle.result().whenComplete((r, e) -> {
             streams.remove(spec.id(), handle);
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
@@ -177,6 +195,30 @@ public final class Engine implements AutoCloseable {
         handle.setKillSwitch(source.to(merge).run(system));
         log.info("stream {}: started ({}, {})", spec.id(), spec.location(), spec.isLive() ? "live" : "file");
         return handle;
+    }
+
+    /** Runs {@code task} on the sinks' thread (sinks are called from that one thread only) and waits for it. */
+    private void onSinkThread(Runnable task) {
+        if (Thread.currentThread() == sinkThreadRef) {
+            task.run();
+            return;
+        }
+        Future<?> f;
+        try {
+            f = sinkThread.submit(task);
+        } catch (RejectedExecutionException stopped) {
+            task.run(); // the sink thread stopped (closing): nothing else calls the sinks any more
+            return;
+        }
+        try {
+            f.get(SINK_TASK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            log.warn("sink: {}", Errors.describe(e));
+        } catch (TimeoutException e) {
+            log.warn("sink: still busy after {} s, not waiting any longer", SINK_TASK_WAIT.toSeconds());
+        }
     }
 
     /** Stops a stream's source; what it decoded is still published. False when no such stream runs. */
@@ -235,6 +277,13 @@ public final class Engine implements AutoCloseable {
             // Stopping regardless.
         }
         sinkThread.shutdown();
+        try {
+            if (!sinkThread.awaitTermination(10, TimeUnit.SECONDS)) {
+                log.warn("closing: the sink thread did not stop in time");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         try {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -48,8 +48,16 @@ public final class StreamHandle {
     private volatile UniqueKillSwitch killSwitch;
 
     StreamHandle(StreamSpec spec, long firstIndex, EngineMetrics metrics, Runnable onEnd) {
+        this(spec, new AtomicLong(firstIndex), metrics, onEnd);
+    }
+
+    /**
+     * @param nextIndex the frame counter, shared with the earlier run of a redefined stream so that frames
+     *                  its source still decodes and this run's never get the same number
+     */
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, Runnable onEnd) {
         this.spec = spec;
-        this.nextIndex = new AtomicLong(firstIndex);
+        this.nextIndex = nextIndex;
         this.decodedCounter = metrics.decoded(spec.id());
         this.droppedCounter = metrics.dropped(spec.id());
         this.publishedCounter = metrics.published(spec.id());
@@ -98,6 +106,11 @@ public final class StreamHandle {
     /** The index the next decoded frame gets (frame numbers go on across reconnects and restarts). */
     long nextIndex() {
         return nextIndex.get();
+    }
+
+    /** The frame counter itself, for the next run of a redefined stream. */
+    AtomicLong indexCounter() {
+        return nextIndex;
     }
 
     /** True once the stream is being removed or failed: its source stops for good. */

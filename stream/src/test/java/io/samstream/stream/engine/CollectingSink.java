@@ -15,6 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class CollectingSink implements FrameSink {
     final Map<String, List<MaskRecord>> records = new ConcurrentHashMap<>();
     final List<String> ended = new CopyOnWriteArrayList<>();
+    /** The threads {@link #streamEnded} ran on. */
+    final List<String> endedOn = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<CompletableFuture<Void>> held = new ConcurrentLinkedQueue<>();
     private volatile boolean holding;
 
@@ -55,6 +57,7 @@ final class CollectingSink implements FrameSink {
 
     @Override
     public void streamEnded(String streamId) {
+        endedOn.add(Thread.currentThread().getName());
         ended.add(streamId);
     }
 }

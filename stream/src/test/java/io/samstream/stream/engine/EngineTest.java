@@ -183,6 +183,37 @@ class EngineTest {
         }
     }
 
+    /** A redefined stream's old run ending does not end the new run at the sinks (files are keyed by id). */
+    @Test
+    void theOldRunOfARedefinedStreamDoesNotEndTheNewRunsSinkState() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), segmenter,
+                spec -> new TestSources.Synthetic("cam", 32, 24, -1, -1, 10, true,
+                        new java.util.concurrent.atomic.AtomicLong()), sink, EngineMetrics.inMemory())) {
+            StreamHandle first = engine.add(TestSources.spec("cam", "rtsp://127.0.0.1/cam", true,
+                    TestSources.onePoint(5, 5)));
+            while (first.published() < 2) {
+                Thread.sleep(10);
+            }
+            StreamHandle second = engine.add(TestSources.spec("cam", "rtsp://127.0.0.1/cam", true,
+                    TestSources.onePoint(6, 6)));
+            assertEquals(StreamHandle.State.REMOVED,
+                    first.result().toCompletableFuture().get(60, TimeUnit.SECONDS).state());
+            assertTrue(sink.ended.isEmpty(), "the new run of cam is still going: " + sink.ended);
+            long before = sink.of("cam").size();
+            while (sink.of("cam").size() < before + 2) {
+                Thread.sleep(10);
+            }
+            engine.remove("cam");
+            second.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(List.of("cam"), sink.ended, "ended once, by the run that is registered");
+            assertEquals(List.of("samstream-sinks"), sink.endedOn, "on the sinks' thread");
+            List<MaskRecord> records = sink.of("cam");
+            assertEquals(records.size(), records.stream().map(MaskRecord::frame).distinct().count(),
+                    "frame numbers go on across the redefinition, never twice the same");
+        }
+    }
+
     /** An Error while decoding a frame fails that stream only; the pipeline goes on and counts its batches. */
     @Test
     void anErrorInTheDecoderFailsItsStreamAlone() throws Exception {
