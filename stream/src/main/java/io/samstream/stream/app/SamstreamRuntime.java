@@ -45,6 +45,8 @@ public final class SamstreamRuntime implements AutoCloseable {
     private Engine engine;
     private String modelName;
 
+    private boolean closed;
+
     private SamstreamRuntime() {}
 
     /**
@@ -149,8 +151,23 @@ public final class SamstreamRuntime implements AutoCloseable {
         return modelName;
     }
 
+    /** A runtime over {@code resources} only (closed last to first): for tests of {@link #close}. */
+    static SamstreamRuntime ofResources(List<? extends AutoCloseable> resources) {
+        SamstreamRuntime rt = new SamstreamRuntime();
+        rt.resources.addAll(resources);
+        return rt;
+    }
+
+    /**
+     * Closes everything, last started first. Idempotent and safe from several threads at once (Ctrl-C's
+     * shutdown hook while {@code run} closes): the second caller waits for the first and does nothing.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         for (int i = resources.size() - 1; i >= 0; i--) {
             AutoCloseable r = resources.get(i);
             try {
