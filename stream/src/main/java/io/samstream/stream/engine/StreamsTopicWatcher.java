@@ -102,7 +102,15 @@ public final class StreamsTopicWatcher implements AutoCloseable {
         try {
             while (!closed) {
                 for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    apply(r.key(), r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
+                    try {
+                        apply(r.key(), r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
+                    } catch (RuntimeException e) {
+                        // One definition that cannot be applied (the engine refused it, ...) is skipped: the
+                        // next ones still are.
+                        rejected++;
+                        log.error("stream definitions: skipped the record with key '{}': {}", r.key(),
+                                Errors.describe(e), e);
+                    }
                 }
             }
         } catch (WakeupException e) {

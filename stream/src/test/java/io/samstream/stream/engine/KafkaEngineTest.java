@@ -116,6 +116,31 @@ class KafkaEngineTest {
         }
     }
 
+    /** A definition the engine refuses is counted as rejected; the watcher goes on with the next ones. */
+    @Test
+    void theWatcherSurvivesADefinitionTheEngineRefuses() throws Exception {
+        StreamDefaults defaults = ConfigLoader.load().streamDefaults();
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
+                spec -> TestSources.Synthetic.file(spec.id(), 32, 24, 1), new CollectingSink(), metrics);
+        engine.close(); // add now throws IllegalStateException
+        try (StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, broker.bootstrapServers(),
+                     "streams-defs-refused", defaults);
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                     new StringSerializer(), new ByteArraySerializer())) {
+            for (String id : List.of("one", "two")) {
+                producer.send(new ProducerRecord<>("streams-defs-refused", id,
+                        "{\"location\":\"clip.mp4\"}".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (watcher.rejected() < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(2, watcher.rejected(), "both refused definitions counted, the watcher kept polling");
+        }
+    }
+
     private static StreamHandle await(Engine engine, String id) throws InterruptedException {
         while (engine.stream(id).isEmpty()) {
             Thread.sleep(20);
