@@ -32,6 +32,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -150,9 +151,28 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * The controller acknowledges a new topic before the broker leads its partitions. An idempotent
      * producer whose first batch lands in that gap (NOT_LEADER) while its second is accepted gets
      * stuck on OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout. Listing the partitions'
-     * offsets succeeds only once the broker leads them (the admin client retries until then).
+     * offsets succeeds only once the broker leads them. Right after creation the broker may not know
+     * the topic yet (UNKNOWN_TOPIC_OR_PARTITION and other retriable errors surface here on a loaded
+     * machine): those are retried until {@link #ADMIN_TIMEOUT}.
      */
     private static void awaitLeaders(Admin admin, String topic)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+        while (true) {
+            try {
+                listAllOffsets(admin, topic);
+                return;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof RetriableException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                log.debug("Topic {} not ready yet ({}), retrying", topic, e.getCause().getMessage());
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private static void listAllOffsets(Admin admin, String topic)
             throws ExecutionException, InterruptedException, TimeoutException {
         TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
                 .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
