@@ -97,10 +97,19 @@ public final class ConfigLoader {
             throw new ConfigException(origin + ": " + KAFKA + ".masks-topic and " + KAFKA
                     + ".prompts-topic must differ, both are '" + masks + "'");
         }
+        Optional<String> deadLetter = Optional.empty();
+        if (!config.getString(KAFKA + ".prompts-dead-letter-topic").trim().isEmpty()) {
+            String dlt = topic(config, "prompts-dead-letter-topic", origin);
+            if (dlt.equals(masks) || dlt.equals(prompts)) {
+                throw new ConfigException(origin + ": " + KAFKA + ".prompts-dead-letter-topic must differ from "
+                        + KAFKA + ".masks-topic and " + KAFKA + ".prompts-topic, it is '" + dlt + "'");
+            }
+            deadLetter = Optional.of(dlt);
+        }
         KafkaSettings.Compression compression = KafkaSettings.Compression.parse(
                 config.getString(KAFKA + ".compression"), origin + ": " + KAFKA + ".compression");
         return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
-                compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
+                deadLetter, compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
     }
 
     private static String topic(Config config, String key, String origin) {

@@ -12,19 +12,28 @@ import java.util.TreeMap;
  *
  * @param bootstrapServers the brokers ({@code host:port,...}); empty means "start the embedded broker"
  * @param masksTopic       the topic mask records are published to
- * @param promptsTopic     the topic prompts are read from
+ * @param promptsTopic     the topic runtime prompt changes are read from
+ * @param promptsDeadLetterTopic where rejected prompt messages are copied to; empty when none
  * @param compression      the compression of mask records
  * @param producer         extra Kafka producer properties, passed through as they are (sorted by name)
  */
 public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
-                            Compression compression, Map<String, String> producer) {
+                            Optional<String> promptsDeadLetterTopic, Compression compression,
+                            Map<String, String> producer) {
 
     public KafkaSettings {
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
         Objects.requireNonNull(masksTopic, "masksTopic");
         Objects.requireNonNull(promptsTopic, "promptsTopic");
+        Objects.requireNonNull(promptsDeadLetterTopic, "promptsDeadLetterTopic");
         Objects.requireNonNull(compression, "compression");
         producer = Collections.unmodifiableMap(new TreeMap<>(producer));
+    }
+
+    /** Without a dead-letter topic for rejected prompt messages. */
+    public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
+            Compression compression, Map<String, String> producer) {
+        this(bootstrapServers, masksTopic, promptsTopic, Optional.empty(), compression, producer);
     }
 
     /** True when no brokers are configured and the engine runs its own (embedded, single node). */

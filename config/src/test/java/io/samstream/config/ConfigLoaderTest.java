@@ -173,6 +173,21 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void promptsDeadLetterTopicIsOptionalAndDistinct() throws IOException {
+        assertEquals(Optional.empty(), ConfigLoader.load().kafka().promptsDeadLetterTopic());
+        Path f = write("samstream.kafka.prompts-dead-letter-topic = prompts-dlt");
+        assertEquals(Optional.of("prompts-dlt"), ConfigLoader.load(f).kafka().promptsDeadLetterTopic());
+        for (String t : new String[] {"samstream.prompts", "samstream.masks"}) {
+            Path g = write("samstream.kafka.prompts-dead-letter-topic = " + t);
+            ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g), t);
+            assertTrue(e.getMessage().contains("prompts-dead-letter-topic must differ"), e.getMessage());
+        }
+        Path h = write("samstream.kafka.prompts-dead-letter-topic = \"bad topic\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(h));
+        assertTrue(e.getMessage().contains("samstream.kafka.prompts-dead-letter-topic"), e.getMessage());
+    }
+
+    @Test
     void badBootstrapServersAreNamed() throws IOException {
         for (String servers : new String[] {"localhost", "kafka:9092,", "kafka:99999", "kafka:port"}) {
             Path f = write("samstream.kafka.bootstrap-servers = \"" + servers + "\"");

@@ -16,6 +16,7 @@ import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.MetricsServer;
 import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.engine.StreamHandle;
+import io.samstream.stream.engine.PromptsTopicWatcher;
 import io.samstream.stream.engine.StreamsTopicWatcher;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -42,6 +43,7 @@ public final class SamstreamRuntime implements AutoCloseable {
     private KafkaFrameSink kafkaSink;
     private MetricsServer metricsServer;
     private StreamsTopicWatcher watcher;
+    private PromptsTopicWatcher promptsWatcher;
     private Engine engine;
     private String modelName;
 
@@ -111,6 +113,12 @@ public final class SamstreamRuntime implements AutoCloseable {
         engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect()),
                 new Segmenter(backend, modelName), sources, sink, metrics);
         resources.add(engine);
+        if (needsKafka) {
+            // Before the streams start, so that a change sent once a stream runs is never missed.
+            promptsWatcher = PromptsTopicWatcher.start(engine, bootstrapServers, config.kafka().promptsTopic(),
+                    config.kafka().promptsDeadLetterTopic());
+            resources.add(promptsWatcher);
+        }
         for (StreamSpec s : config.streams()) {
             configured.add(engine.add(s));
         }
@@ -141,6 +149,11 @@ public final class SamstreamRuntime implements AutoCloseable {
 
     public Optional<MetricsServer> metricsServer() {
         return Optional.ofNullable(metricsServer);
+    }
+
+    /** The prompts-topic watcher; empty when nothing uses Kafka. */
+    public Optional<PromptsTopicWatcher> promptsWatcher() {
+        return Optional.ofNullable(promptsWatcher);
     }
 
     public Optional<StreamsTopicWatcher> watcher() {

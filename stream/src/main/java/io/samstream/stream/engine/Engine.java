@@ -95,7 +95,7 @@ public final class Engine implements AutoCloseable {
                 .via(Stages.decoder(segmenter, inFlight, decoderPool, metrics))
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkThread, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
-                .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null)), Keep.both())
+                .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null, o.job().frame().index())), Keep.both())
                 .run(system);
         this.merge = running.first().first();
         this.pipelineSwitch = running.first().second();
@@ -230,6 +230,20 @@ public final class Engine implements AutoCloseable {
         log.info("stream {}: removing", id);
         h.remove();
         return true;
+    }
+
+    /**
+     * Applies one message of the prompts topic to its stream (only to that stream).
+     *
+     * @return the frame it applies from
+     * @throws PromptRejected when no such stream runs, or the stream refuses the change
+     */
+    public long applyPrompt(PromptMessage m) throws PromptRejected {
+        StreamHandle h = streams.get(m.stream());
+        if (h == null) {
+            throw new PromptRejected(PromptRejected.UNKNOWN_STREAM, "no stream '" + m.stream() + "' runs here");
+        }
+        return h.applyPrompt(m);
     }
 
     /** The running streams. */

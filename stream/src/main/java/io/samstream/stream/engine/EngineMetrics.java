@@ -89,6 +89,29 @@ public final class EngineMetrics {
         return Counter.builder(name).tag("stream", stream).description(description).register(registry);
     }
 
+    /** Prompt messages applied [samstream_prompts_accepted_total{op}]. */
+    Counter promptsAccepted(String op) {
+        return Counter.builder("samstream.prompts.accepted").tag("op", op)
+                .description("messages of the prompts topic applied").register(registry);
+    }
+
+    /** Prompt messages rejected [samstream_prompts_rejected_total{reason}]. */
+    Counter promptsRejected(String reason) {
+        return Counter.builder("samstream.prompts.rejected").tag("reason", reason)
+                .description("messages of the prompts topic rejected (logged; dead-lettered when configured)")
+                .register(registry);
+    }
+
+    /** Prompt messages rejected so far for {@code reason}. */
+    public double promptsRejectedCount(String reason) {
+        return promptsRejected(reason).count();
+    }
+
+    /** Prompt messages accepted so far for {@code op}. */
+    public double promptsAcceptedCount(String op) {
+        return promptsAccepted(op).count();
+    }
+
     DistributionSummary batchSize() {
         return batchSize;
     }

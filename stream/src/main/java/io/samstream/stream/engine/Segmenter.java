@@ -78,9 +78,13 @@ public final class Segmenter {
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      */
     public MaskRecord decode(VideoFrame frame, Tensor embedding, PromptSpec prompts) {
+        return decode(frame, embedding, prompts.resolve(frame.width(), frame.height()));
+    }
+
+    /** The mask record of one frame for these objects (already resolved for the frame's size). */
+    public MaskRecord decode(VideoFrame frame, Tensor embedding, List<ObjectPrompt> objects) {
         ImageSize original = new ImageSize(frame.height(), frame.width());
         ImageSize resized = resize.preprocessShape(original);
-        List<ObjectPrompt> objects = prompts.resolve(frame.width(), frame.height());
         List<ObjectMask> masks = new ArrayList<>(objects.size());
         for (ObjectPrompt o : objects) {
             masks.add(decodeObject(o, embedding, original, resized));

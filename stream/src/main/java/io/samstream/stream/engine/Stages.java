@@ -83,7 +83,9 @@ final class Stages {
             }
             Timer.Sample t = Timer.start();
             try {
-                MaskRecord r = segmenter.decode(job.frame(), embedding, job.stream().spec().prompts());
+                MaskRecord r = segmenter.decode(job.frame(), embedding,
+                        job.stream().prompts().forFrame(job.frame().index())
+                                .resolve(job.frame().width(), job.frame().height()));
                 t.stop(metrics.decoderTime());
                 out.add(new Job.Outcome(job, r));
             } catch (RuntimeException | Error ex) {

@@ -36,6 +36,11 @@ public final class StreamHandle {
     private final AtomicLong droppedCount = new AtomicLong();
     private final CompletableFuture<Result> result = new CompletableFuture<>();
     private final Runnable onEnd;
+    /** The prompts of this run: the configured ones plus the prompts topic's changes. */
+    private final StreamPrompts prompts;
+    /** The size of the last decoded frame (0 before the first), to check run-time prompts against. */
+    private volatile int frameWidth;
+    private volatile int frameHeight;
 
     private long emitted;
     private long done;
@@ -63,6 +68,21 @@ public final class StreamHandle {
         this.publishedCounter = metrics.published(spec.id());
         this.failures = metrics.failures(spec.id());
         this.onEnd = onEnd;
+        this.prompts = new StreamPrompts(spec.id(), spec.prompts());
+    }
+
+    /** This run's prompts (a redefined stream starts again from its configured prompts). */
+    StreamPrompts prompts() {
+        return prompts;
+    }
+
+    /**
+     * Applies a change of the prompts topic from the next frame (or the message's frame, when later).
+     *
+     * @return the frame it applies from
+     */
+    public long applyPrompt(PromptMessage m) throws PromptRejected {
+        return prompts.apply(m, nextIndex.get(), frameWidth, frameHeight);
     }
 
     public String id() {
@@ -124,6 +144,8 @@ public final class StreamHandle {
 
     /** Renumbers a decoded frame in this stream's sequence and counts it. */
     VideoFrame decoded(VideoFrame f) {
+        frameWidth = f.width();
+        frameHeight = f.height();
         decodedCounter.increment();
         decodedCount.incrementAndGet();
         return new VideoFrame(spec.id(), nextIndex.getAndIncrement(), f.ptsMillis(), f.capturedAt(), f.width(),
@@ -145,6 +167,11 @@ public final class StreamHandle {
     }
 
     /** The frame left the pipeline: published (record acknowledged) or discarded. */
+    void frameDone(boolean wasPublished, long index) {
+        prompts.frameDone(index);
+        frameDone(wasPublished);
+    }
+
     void frameDone(boolean wasPublished) {
         if (wasPublished) {
             publishedCounter.increment();

@@ -1,0 +1,173 @@
+package io.samstream.stream.engine;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.OptionalLong;
+
+/**
+ * One message of the prompts topic: value = UTF-8 JSON
+ * {@code {"stream","op":"add|update|remove|reset","object","points":[[x,y,label]],"box":[x0,y0,x1,y1],"frame"?}},
+ * key = stream id (optional; when present it must name the same stream). Unknown fields are ignored.
+ *
+ * @param stream the stream it changes
+ * @param op     what it does
+ * @param object the object id ({@code -1} for reset, which has none)
+ * @param prompt the new prompt of add and update (null for remove and reset)
+ * @param frame  the first frame it applies to; empty: from the next frame ("now")
+ */
+public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The operations of the prompts topic. */
+    public enum Op {
+        /** A new object (its id must not exist yet). */
+        ADD,
+        /** Replaces an existing object's prompt. */
+        UPDATE,
+        /** Drops an object. */
+        REMOVE,
+        /** Back to the stream's configured prompts. */
+        RESET;
+
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Parses and validates a record's key and value; the exception says why it is rejected. */
+    public static PromptMessage parse(String key, byte[] value) throws PromptRejected {
+        if (value == null) {
+            throw new PromptRejected(PromptRejected.MALFORMED_JSON, "empty value (a tombstone)");
+        }
+        return parse(key, new String(value, StandardCharsets.UTF_8));
+    }
+
+    public static PromptMessage parse(String key, String value) throws PromptRejected {
+        JsonNode root;
+        try {
+            root = JSON.readTree(value);
+        } catch (JsonProcessingException e) {
+            throw new PromptRejected(PromptRejected.MALFORMED_JSON, "not JSON: " + e.getOriginalMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new PromptRejected(PromptRejected.MALFORMED_JSON, "the value is not a JSON object");
+        }
+        JsonNode s = root.get("stream");
+        if (s == null || s.isNull() || !s.isTextual() || s.asText().isBlank()) {
+            throw new PromptRejected(PromptRejected.MISSING_STREAM, "\"stream\" (a stream id string) is missing");
+        }
+        String stream = s.asText();
+        if (key != null && !key.equals(stream)) {
+            throw new PromptRejected(PromptRejected.KEY_MISMATCH, "the key '" + key
+                    + "' is not the message's stream '" + stream + "'");
+        }
+        JsonNode o = root.get("op");
+        Op op = null;
+        if (o != null && o.isTextual()) {
+            for (Op candidate : Op.values()) {
+                if (candidate.wireName().equals(o.asText())) {
+                    op = candidate;
+                }
+            }
+        }
+        if (op == null) {
+            throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : o.toString())
+                    + ", expected add, update, remove or reset");
+        }
+        OptionalLong frame = OptionalLong.empty();
+        JsonNode f = root.get("frame");
+        if (f != null && !f.isNull()) {
+            if (!f.isIntegralNumber() || !f.canConvertToLong() || f.asLong() < 0) {
+                throw new PromptRejected(PromptRejected.BAD_FRAME, "\"frame\" must be a frame number (0 or more), got " + f);
+            }
+            frame = OptionalLong.of(f.asLong());
+        }
+        if (op == Op.RESET) {
+            return new PromptMessage(stream, op, -1, null, frame);
+        }
+        JsonNode id = root.get("object");
+        if (id == null || id.isNull()) {
+            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" (an object id) is missing");
+        }
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
+            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 or more), got " + id);
+        }
+        int object = id.asInt();
+        if (op == Op.REMOVE) {
+            return new PromptMessage(stream, op, object, null, frame);
+        }
+        double[][] points = points(root.get("points"));
+        double[] box = box(root.get("box"));
+        if (points == null && box == null) {
+            throw new PromptRejected(PromptRejected.MISSING_PROMPT, op.wireName() + " of object " + object
+                    + " needs \"points\" or a \"box\"");
+        }
+        return new PromptMessage(stream, op, object, new ObjectPrompt(object, points, box), frame);
+    }
+
+    private static double[][] points(JsonNode n) throws PromptRejected {
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isArray()) {
+            throw new PromptRejected(PromptRejected.BAD_POINT, "\"points\" must be a list of [x, y, label]");
+        }
+        if (n.isEmpty()) {
+            return null;
+        }
+        double[][] points = new double[n.size()][];
+        for (int i = 0; i < n.size(); i++) {
+            JsonNode p = n.get(i);
+            if (!p.isArray() || (p.size() != 2 && p.size() != 3)) {
+                throw new PromptRejected(PromptRejected.BAD_POINT, "point " + i + " is " + p + ", expected [x, y, label]");
+            }
+            double x = coordinate(p.get(0), "point " + i);
+            double y = coordinate(p.get(1), "point " + i);
+            double label = 1;
+            if (p.size() == 3) {
+                JsonNode l = p.get(2);
+                if (!l.isNumber() || (l.asDouble() != 0 && l.asDouble() != 1)) {
+                    throw new PromptRejected(PromptRejected.BAD_LABEL, "point " + i + ": the label is " + l
+                            + ", expected 1 (foreground) or 0 (background)");
+                }
+                label = l.asDouble();
+            }
+            points[i] = new double[] {x, y, label};
+        }
+        return points;
+    }
+
+    private static double[] box(JsonNode n) throws PromptRejected {
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isArray() || n.size() != 4) {
+            throw new PromptRejected(PromptRejected.BAD_BOX, "\"box\" is " + n + ", expected [x0, y0, x1, y1]");
+        }
+        double[] b = new double[4];
+        for (int i = 0; i < 4; i++) {
+            b[i] = coordinate(n.get(i), "box");
+        }
+        if (b[2] <= b[0] || b[3] <= b[1]) {
+            throw new PromptRejected(PromptRejected.BAD_BOX, "box " + n
+                    + ": corners swapped or empty, expected x1 > x0 and y1 > y0");
+        }
+        return b;
+    }
+
+    private static double coordinate(JsonNode v, String where) throws PromptRejected {
+        // Jackson reads NaN / Infinity only as strings (or with a non-default feature): both end up here.
+        if (v == null || !v.isNumber() || !Double.isFinite(v.asDouble())) {
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v
+                    + " is not a finite number");
+        }
+        if (v.asDouble() < 0) {
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v + " is negative");
+        }
+        return v.asDouble();
+    }
+}

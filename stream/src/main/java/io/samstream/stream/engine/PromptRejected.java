@@ -1,0 +1,37 @@
+package io.samstream.stream.engine;
+
+import java.util.Objects;
+
+/**
+ * A prompt message that was not applied: {@link #reason()} is a short fixed code (a metric tag),
+ * the message says what was wrong in words.
+ */
+public final class PromptRejected extends Exception {
+    /** The reason codes, one per kind of rejection. */
+    public static final String MALFORMED_JSON = "malformed_json";
+    public static final String UNKNOWN_OP = "unknown_op";
+    public static final String MISSING_STREAM = "missing_stream";
+    public static final String KEY_MISMATCH = "key_mismatch";
+    public static final String MISSING_OBJECT = "missing_object";
+    public static final String MISSING_PROMPT = "missing_prompt";
+    public static final String BAD_POINT = "bad_point";
+    public static final String BAD_LABEL = "bad_label";
+    public static final String BAD_COORDINATE = "bad_coordinate";
+    public static final String BAD_BOX = "bad_box";
+    public static final String BAD_FRAME = "bad_frame";
+    public static final String UNKNOWN_STREAM = "unknown_stream";
+    public static final String OBJECT_EXISTS = "object_exists";
+    public static final String UNKNOWN_OBJECT = "unknown_object";
+    public static final String OUTSIDE_FRAME = "outside_frame";
+
+    private final String reason;
+
+    public PromptRejected(String reason, String message) {
+        super(message, null, false, false);
+        this.reason = Objects.requireNonNull(reason);
+    }
+
+    public String reason() {
+        return reason;
+    }
+}

@@ -1,0 +1,240 @@
+package io.samstream.stream.engine;
+
+import io.samstream.config.PromptSpec;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One stream's prompts at run time: its configured prompts plus the changes of the prompts topic.
+ * Every change makes a new immutable {@link Snapshot} that applies from a frame number on; the decoder
+ * asks for the snapshot of the frame it decodes ({@link #forFrame}), so each frame sees one consistent
+ * set of objects and frames decoded concurrently each get the right one. Changes are validated against
+ * the newest snapshot, in the order they arrive.
+ */
+final class StreamPrompts {
+    private static final Logger log = LoggerFactory.getLogger(StreamPrompts.class);
+
+    /** A snapshot and the first frame it applies to. */
+    private record Entry(long fromFrame, Snapshot snapshot) {}
+
+    private final String stream;
+    private final Snapshot configured;
+    /** Ordered by fromFrame; the first applies from frame 0. Replaced, never modified. */
+    private volatile List<Entry> entries;
+
+    StreamPrompts(String stream, PromptSpec configured) {
+        this.stream = stream;
+        this.configured = new Snapshot(stream, configured, Map.of(), Set.of());
+        this.entries = List.of(new Entry(0, this.configured));
+    }
+
+    /** The prompts of frame {@code index}. */
+    Snapshot forFrame(long index) {
+        List<Entry> e = entries;
+        for (int i = e.size() - 1; i > 0; i--) {
+            if (e.get(i).fromFrame() <= index) {
+                return e.get(i).snapshot();
+            }
+        }
+        return e.get(0).snapshot();
+    }
+
+    /** The newest snapshot (what the next change is checked against). */
+    Snapshot latest() {
+        List<Entry> e = entries;
+        return e.get(e.size() - 1).snapshot();
+    }
+
+    /**
+     * Applies one change.
+     *
+     * @param nextFrame the number the stream's next frame gets ("now")
+     * @param width     the stream's frame width, 0 when no frame was seen yet (then nothing is checked)
+     * @return the frame it applies from
+     * @throws PromptRejected for an id that exists already (add) or does not exist (update, remove), or a
+     *                        prompt outside the frame
+     */
+    synchronized long apply(PromptMessage m, long nextFrame, int width, int height) throws PromptRejected {
+        Snapshot base = latest();
+        Snapshot next = switch (m.op()) {
+            case RESET -> configured;
+            case ADD -> {
+                if (base.ids().contains(m.object())) {
+                    throw new PromptRejected(PromptRejected.OBJECT_EXISTS, "stream " + stream + ": object "
+                            + m.object() + " exists already (update it, or remove it first)");
+                }
+                yield base.with(m.prompt(), width, height);
+            }
+            case UPDATE -> {
+                if (!base.ids().contains(m.object())) {
+                    throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
+                            + m.object() + " to update (add it first)");
+                }
+                yield base.with(m.prompt(), width, height);
+            }
+            case REMOVE -> {
+                if (!base.ids().contains(m.object())) {
+                    throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
+                            + m.object() + " to remove");
+                }
+                yield base.without(m.object());
+            }
+        };
+        List<Entry> e = entries;
+        long last = e.get(e.size() - 1).fromFrame();
+        long from = m.frame().orElse(nextFrame);
+        if (from < nextFrame) {
+            log.info("stream {}: {} of object {} was for frame {}, already past: applied from frame {} (now)",
+                    stream, m.op().wireName(), m.object(), from, nextFrame);
+            from = nextFrame;
+        }
+        if (from < last) {
+            // Changes apply in the order they arrive: one built on a later pending change cannot come first.
+            log.info("stream {}: {} of object {} applies from frame {}, after the change pending there", stream,
+                    m.op().wireName(), m.object(), last);
+            from = last;
+        }
+        List<Entry> updated = new ArrayList<>(e);
+        if (from == last) {
+            updated.remove(updated.size() - 1); // superseded at the same frame
+        }
+        updated.add(new Entry(from, next));
+        entries = List.copyOf(updated);
+        return from;
+    }
+
+    /** Frame {@code index} left the pipeline (frames leave in order): older snapshots are not needed any more. */
+    void frameDone(long index) {
+        if (entries.size() < 2) {
+            return;
+        }
+        synchronized (this) {
+            List<Entry> e = entries;
+            int drop = 0;
+            while (drop + 1 < e.size() && e.get(drop + 1).fromFrame() <= index + 1) {
+                drop++;
+            }
+            if (drop > 0) {
+                List<Entry> kept = new ArrayList<>(e.subList(drop, e.size()));
+                kept.set(0, new Entry(0, kept.get(0).snapshot()));
+                entries = List.copyOf(kept);
+            }
+        }
+    }
+
+    /**
+     * One consistent set of a stream's objects: the configured ones, less those removed, with those added
+     * or updated at run time.
+     */
+    static final class Snapshot {
+        private final String stream;
+        private final PromptSpec configured;
+        /** Objects added or updated at run time, by id (none of them is in {@link #removed}). */
+        private final Map<Integer, ObjectPrompt> changed;
+        /** Configured objects removed at run time. */
+        private final Set<Integer> removed;
+        private final Set<Integer> configuredIds;
+        private final Set<Integer> ids;
+        private final AtomicBoolean warnedOutside = new AtomicBoolean();
+
+        Snapshot(String stream, PromptSpec configured, Map<Integer, ObjectPrompt> changed, Set<Integer> removed) {
+            this.stream = stream;
+            this.configured = configured;
+            this.changed = Collections.unmodifiableMap(new LinkedHashMap<>(changed));
+            this.removed = Set.copyOf(removed);
+            Set<Integer> all = new LinkedHashSet<>();
+            for (ObjectPrompt o : configured.objects()) {
+                all.add(o.id());
+            }
+            for (int i = 0; i < configured.grid() * configured.grid(); i++) {
+                all.add(PromptSpec.GRID_ID_BASE + i);
+            }
+            this.configuredIds = Set.copyOf(all);
+            all.removeAll(removed);
+            all.addAll(changed.keySet());
+            this.ids = Collections.unmodifiableSet(all);
+        }
+
+        /** Every object id of this snapshot. */
+        Set<Integer> ids() {
+            return ids;
+        }
+
+        Snapshot with(ObjectPrompt o, int width, int height) throws PromptRejected {
+            if (width > 0 && !inside(o, width, height)) {
+                throw new PromptRejected(PromptRejected.OUTSIDE_FRAME, "stream " + stream + ": object " + o.id()
+                        + " has a point or box corner outside the " + width + "x" + height + " frame");
+            }
+            Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
+            c.put(o.id(), o);
+            Set<Integer> r = new LinkedHashSet<>(removed);
+            r.remove(o.id());
+            return new Snapshot(stream, configured, c, r);
+        }
+
+        Snapshot without(int id) {
+            Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
+            Set<Integer> r = new LinkedHashSet<>(removed);
+            c.remove(id);
+            if (configuredIds.contains(id)) {
+                r.add(id);
+            }
+            return new Snapshot(stream, configured, c, r);
+        }
+
+        /**
+         * The objects of a {@code width} x {@code height} frame: configured ones first (in their order, an
+         * updated one in its place), then those added at run time. A run-time object outside the frame (its
+         * size was not known when it came) is left out, with a warning, rather than failing the stream.
+         */
+        List<ObjectPrompt> resolve(int width, int height) {
+            List<ObjectPrompt> out = new ArrayList<>();
+            Set<Integer> placed = new LinkedHashSet<>();
+            for (ObjectPrompt o : configured.resolve(width, height)) {
+                ObjectPrompt c = changed.get(o.id());
+                if (c != null) {
+                    placed.add(o.id());
+                    addIfInside(out, c, width, height);
+                } else if (!removed.contains(o.id())) {
+                    out.add(o);
+                }
+            }
+            for (ObjectPrompt c : changed.values()) {
+                if (!placed.contains(c.id())) {
+                    addIfInside(out, c, width, height);
+                }
+            }
+            return out;
+        }
+
+        private void addIfInside(List<ObjectPrompt> out, ObjectPrompt o, int width, int height) {
+            if (inside(o, width, height)) {
+                out.add(o);
+            } else if (warnedOutside.compareAndSet(false, true)) {
+                log.warn("stream {}: object {} (from the prompts topic) lies outside the {}x{} frame: left out",
+                        stream, o.id(), width, height);
+            }
+        }
+
+        static boolean inside(ObjectPrompt o, int width, int height) {
+            if (o.points() != null) {
+                for (double[] p : o.points()) {
+                    if (p[0] > width || p[1] > height) {
+                        return false;
+                    }
+                }
+            }
+            double[] b = o.box();
+            return b == null || (b[2] <= width && b[3] <= height);
+        }
+    }
+}

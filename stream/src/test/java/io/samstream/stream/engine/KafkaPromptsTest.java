@@ -1,0 +1,183 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.gpu.model.SamBackend;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Prompt changes from a real (embedded) broker's prompts topic, applied to running streams. */
+@Timeout(180)
+class KafkaPromptsTest {
+    static final String PROMPTS = "prompts-test";
+    static final String DEAD = "prompts-test-dlt";
+    static EmbeddedKafkaBroker broker;
+    static SamBackend backend;
+
+    @BeforeAll
+    static void start() {
+        broker = EmbeddedKafkaBroker.start();
+        backend = TestSources.tinyBackend();
+    }
+
+    @AfterAll
+    static void stop() {
+        backend.close();
+        broker.close();
+    }
+
+    @Test
+    void promptsMidStreamAddAndRemoveObjectsOfTheirStreamOnly() throws Exception {
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
+                     // Endless, paced files: they run until removed and never drop a frame.
+                     spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()),
+                     sink, metrics);
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), PROMPTS,
+                     Optional.of(DEAD));
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                     new StringSerializer(), new ByteArraySerializer())) {
+            StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
+            StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
+            waitFor(() -> a.published() >= 3 && b.published() >= 3);
+
+            send(producer, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":42,\"box\":[2,2,20,20],"
+                    + "\"note\":\"unknown fields are fine\"}");
+            waitFor(() -> sink.of("cam-a").stream().anyMatch(has(42)));
+
+            // Rejected: malformed, an unknown stream, an id that exists; the streams go on.
+            send(producer, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"frobnicate\",\"object\":1}");
+            send(producer, null, "{\"stream\":\"nope\",\"op\":\"remove\",\"object\":7}");
+            send(producer, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":7,\"points\":[[5,5,1]]}");
+            send(producer, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"remove\",\"object\":7}");
+            waitFor(() -> {
+                List<MaskRecord> r = sink.of("cam-a");
+                return !r.isEmpty() && ids(r.get(r.size() - 1)).equals(Set.of(42));
+            });
+            long publishedThen = a.published();
+            waitFor(() -> a.published() >= publishedThen + 3);
+
+            assertEquals(3, watcher.rejected());
+            assertEquals(2, watcher.accepted());
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.UNKNOWN_OP));
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.UNKNOWN_STREAM));
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.OBJECT_EXISTS));
+            assertEquals(1, metrics.promptsAcceptedCount("add"));
+            assertEquals(1, metrics.promptsAcceptedCount("remove"));
+            assertEquals(StreamHandle.State.RUNNING, a.state());
+            assertEquals(StreamHandle.State.RUNNING, b.state());
+
+            // Object 42 appears once and stays; 7 goes once and never comes back; frames stay in order.
+            List<MaskRecord> ra = sink.of("cam-a");
+            int firstWith42 = indexOf(ra, has(42));
+            int firstWithout7 = indexOf(ra, has(7).negate());
+            assertTrue(firstWith42 > 0 && firstWithout7 > firstWith42, firstWith42 + " " + firstWithout7);
+            assertTrue(ra.subList(firstWith42, ra.size()).stream().allMatch(has(42)));
+            assertTrue(ra.subList(firstWithout7, ra.size()).stream().noneMatch(has(7)));
+            for (int i = 1; i < ra.size(); i++) {
+                assertEquals(ra.get(i - 1).frame() + 1, ra.get(i).frame());
+            }
+            // Stream B never saw A's changes.
+            List<MaskRecord> rb = sink.of("cam-b");
+            assertTrue(rb.size() > 6);
+            assertTrue(rb.stream().allMatch(r -> ids(r).equals(Set.of(7))), "cam-b keeps its configured object");
+
+            List<ConsumerRecord<String, byte[]>> dead = readAll(DEAD, 3);
+            assertEquals(List.of(PromptRejected.UNKNOWN_OP, PromptRejected.UNKNOWN_STREAM,
+                    PromptRejected.OBJECT_EXISTS), dead.stream().map(r -> header(r, PromptsTopicWatcher.REASON_HEADER))
+                    .toList());
+            assertEquals("cam-a", dead.get(0).key());
+            assertEquals("{\"stream\":\"cam-a\",\"op\":\"frobnicate\",\"object\":1}",
+                    new String(dead.get(0).value(), StandardCharsets.UTF_8));
+            assertTrue(header(dead.get(1), PromptsTopicWatcher.SOURCE_HEADER).startsWith(PROMPTS + "/0/"));
+
+            // reset: back to the configured object, for A only.
+            send(producer, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"reset\"}");
+            waitFor(() -> {
+                List<MaskRecord> r = sink.of("cam-a");
+                return ids(r.get(r.size() - 1)).equals(Set.of(7));
+            });
+            assertEquals(1, metrics.promptsAcceptedCount("reset"));
+        }
+    }
+
+    private static Predicate<MaskRecord> has(int id) {
+        return r -> ids(r).contains(id);
+    }
+
+    private static Set<Integer> ids(MaskRecord r) {
+        return r.objects().stream().map(o -> o.id()).collect(Collectors.toSet());
+    }
+
+    private static int indexOf(List<MaskRecord> records, Predicate<MaskRecord> p) {
+        for (int i = 0; i < records.size(); i++) {
+            if (p.test(records.get(i))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String header(ConsumerRecord<String, byte[]> r, String name) {
+        return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void send(KafkaProducer<String, byte[]> p, String key, String json) throws Exception {
+        p.send(new ProducerRecord<>(PROMPTS, key, json.getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+    }
+
+    private static List<ConsumerRecord<String, byte[]>> readAll(String topic, int expected) {
+        List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            c.assign(List.of(new TopicPartition(topic, 0)));
+            c.seekToBeginning(List.of(new TopicPartition(topic, 0)));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (out.size() < expected && System.nanoTime() < deadline) {
+                c.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+}

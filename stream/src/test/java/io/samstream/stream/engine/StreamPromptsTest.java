@@ -1,0 +1,82 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.samstream.config.PromptSpec;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StreamPromptsTest {
+    static final PromptSpec CONFIGURED = new PromptSpec(
+            List.of(new ObjectPrompt(1, new double[][] {{10, 10, 1}}, null)), 1);
+
+    private static PromptMessage msg(String json) throws PromptRejected {
+        return PromptMessage.parse(null, json);
+    }
+
+    private static List<Integer> ids(StreamPrompts.Snapshot s) {
+        return s.resolve(100, 80).stream().map(ObjectPrompt::id).toList();
+    }
+
+    @Test
+    void addUpdateRemoveResetFromTheNextFrame() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        assertEquals(List.of(1, 1000), ids(p.forFrame(0)));
+        assertEquals(5, p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"box\":[1,1,20,20]}"), 5, 100, 80));
+        assertEquals(List.of(1, 1000), ids(p.forFrame(4)), "frames before the change keep the old prompts");
+        assertEquals(List.of(1, 1000, 2), ids(p.forFrame(5)));
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"update\",\"object\":1,\"box\":[0,0,9,9]}"), 6, 100, 80);
+        ObjectPrompt updated = p.forFrame(6).resolve(100, 80).get(0);
+        assertEquals(1, updated.id());
+        assertEquals(9, updated.box()[2]);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000}"), 7, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1}"), 7, 100, 80);
+        assertEquals(List.of(2), ids(p.forFrame(7)));
+        assertEquals(List.of(1, 1000, 2), ids(p.forFrame(6)));
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"points\":[[3,3,1]]}"), 8, 100, 80);
+        assertEquals(List.of(1, 2), ids(p.forFrame(8)), "a removed id can be added again");
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"reset\"}"), 9, 100, 80);
+        assertEquals(List.of(1, 1000), ids(p.forFrame(9)));
+        assertEquals(10, ((ObjectPrompt) p.forFrame(9).resolve(100, 80).get(0)).points()[0][0]);
+    }
+
+    @Test
+    void aLaterFrameWaitsAndAPastOneAppliesNow() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        assertEquals(20, p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1,\"frame\":20}"), 3, 0, 0));
+        assertEquals(List.of(1, 1000), ids(p.forFrame(19)));
+        assertEquals(List.of(1000), ids(p.forFrame(20)));
+        // Built on the pending change, so it cannot come before it.
+        assertEquals(20, p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000,\"frame\":10}"), 3, 0, 0));
+        assertEquals(List.of(), ids(p.forFrame(20)));
+        StreamPrompts q = new StreamPrompts("s", CONFIGURED);
+        assertEquals(50, q.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1,\"frame\":2}"), 50, 0, 0));
+        q.frameDone(60);
+        assertEquals(List.of(1000), ids(q.forFrame(61)));
+    }
+
+    @Test
+    void refusedChangesLeaveThePromptsAsTheyWere() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        assertReason(PromptRejected.OBJECT_EXISTS, p, "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"box\":[0,0,5,5]}");
+        assertReason(PromptRejected.OBJECT_EXISTS, p, "{\"stream\":\"s\",\"op\":\"add\",\"object\":1000,\"box\":[0,0,5,5]}");
+        assertReason(PromptRejected.UNKNOWN_OBJECT, p, "{\"stream\":\"s\",\"op\":\"update\",\"object\":2,\"box\":[0,0,5,5]}");
+        assertReason(PromptRejected.UNKNOWN_OBJECT, p, "{\"stream\":\"s\",\"op\":\"remove\",\"object\":2}");
+        assertReason(PromptRejected.OUTSIDE_FRAME, p, "{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"box\":[0,0,500,5]}");
+        assertEquals(List.of(1, 1000), ids(p.forFrame(100)));
+    }
+
+    @Test
+    void aRunTimeObjectOutsideAFrameOfUnknownSizeIsLeftOutNotFatal() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"points\":[[500,5,1]]}"), 0, 0, 0);
+        assertEquals(List.of(1, 1000), ids(p.forFrame(0)));
+    }
+
+    private static void assertReason(String reason, StreamPrompts p, String json) {
+        PromptRejected e = assertThrows(PromptRejected.class, () -> p.apply(msg(json), 1, 100, 80));
+        assertEquals(reason, e.reason());
+    }
+}
