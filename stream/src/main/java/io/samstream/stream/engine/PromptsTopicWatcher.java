@@ -2,31 +2,17 @@ package io.samstream.stream.engine;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
 
 /**
  * Follows the prompts topic and applies its messages to the engine's streams ({@link PromptMessage}).
@@ -43,31 +29,19 @@ public final class PromptsTopicWatcher implements AutoCloseable {
     public static final String SOURCE_HEADER = "samstream.source";
 
     private final Engine engine;
-    private final String topic;
     private final Optional<String> deadLetterTopic;
-    private final KafkaConsumer<String, byte[]> consumer;
     private final KafkaProducer<String, byte[]> deadLetters;
-    private final Thread thread;
-    private volatile boolean closed;
+    private TopicFollower follower;
     private volatile long accepted;
     private volatile long rejected;
 
-    private PromptsTopicWatcher(Engine engine, String bootstrapServers, String topic, Optional<String> deadLetterTopic) {
+    private PromptsTopicWatcher(Engine engine, String bootstrapServers, Optional<String> deadLetterTopic) {
         this.engine = engine;
-        this.topic = topic;
         this.deadLetterTopic = deadLetterTopic;
-        this.consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.CLIENT_ID_CONFIG, "samstream-prompts",
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest"), new StringDeserializer(),
-                new ByteArrayDeserializer());
         this.deadLetters = deadLetterTopic.isEmpty() ? null : new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ProducerConfig.CLIENT_ID_CONFIG, "samstream-prompts-dead-letters",
                 ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
-        this.thread = new Thread(this::run, "samstream-prompts-topic");
-        this.thread.setDaemon(true);
     }
 
     /**
@@ -76,64 +50,19 @@ public final class PromptsTopicWatcher implements AutoCloseable {
      */
     public static PromptsTopicWatcher start(Engine engine, String bootstrapServers, String topic,
             Optional<String> deadLetterTopic) {
-        createIfMissing(bootstrapServers, topic);
-        deadLetterTopic.ifPresent(t -> createIfMissing(bootstrapServers, t));
-        PromptsTopicWatcher w = new PromptsTopicWatcher(engine, bootstrapServers, topic, deadLetterTopic);
-        try {
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (PartitionInfo p : w.consumer.partitionsFor(topic, Duration.ofSeconds(30))) {
-                partitions.add(new TopicPartition(topic, p.partition()));
-            }
-            w.consumer.assign(partitions);
-            w.consumer.seekToEnd(partitions);
-            for (TopicPartition p : partitions) {
-                w.consumer.position(p, Duration.ofSeconds(30)); // resolve the end now, not at the first poll
-            }
-        } catch (RuntimeException e) {
-            w.consumer.close(Duration.ZERO);
-            if (w.deadLetters != null) {
-                w.deadLetters.close(Duration.ZERO);
-            }
-            throw e;
-        }
-        w.thread.start();
+        TopicFollower.createIfMissing(bootstrapServers, topic, false);
+        deadLetterTopic.ifPresent(t -> TopicFollower.createIfMissing(bootstrapServers, t, false));
+        PromptsTopicWatcher w = new PromptsTopicWatcher(engine, bootstrapServers, deadLetterTopic);
+        w.follower = TopicFollower.start(bootstrapServers, topic, "samstream-prompts", TopicFollower.StartAt.END,
+                w::handle, w::closeDeadLetters);
         log.info("following prompt changes on topic {}{}", topic,
                 deadLetterTopic.map(t -> " (rejected ones go to " + t + ")").orElse(""));
         return w;
     }
 
-    static void createIfMissing(String bootstrapServers, String topic) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
-            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
-            if (!existing.contains(topic)) {
-                admin.createTopics(List.of(new NewTopic(topic, 1, (short) -1))).all().get(30, TimeUnit.SECONDS);
-                log.info("created the topic {}", topic);
-            }
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new IllegalStateException("cannot create the topic " + topic + ": " + Errors.describe(e), e);
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot create the topic " + topic + ": " + Errors.describe(e), e);
-        }
-    }
-
-    private void run() {
-        try {
-            while (!closed) {
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    handle(r);
-                }
-            }
-        } catch (WakeupException e) {
-            // closing
-        } catch (RuntimeException e) {
-            log.error("prompts: stopped following {}: {}", topic, Errors.describe(e), e);
-        } finally {
-            consumer.close(Duration.ofSeconds(5));
-            if (deadLetters != null) {
-                deadLetters.close(Duration.ofSeconds(5));
-            }
+    private void closeDeadLetters() {
+        if (deadLetters != null) {
+            deadLetters.close(Duration.ofSeconds(5));
         }
     }
 
@@ -192,12 +121,6 @@ public final class PromptsTopicWatcher implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        consumer.wakeup();
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        follower.close();
     }
 }
