@@ -1,6 +1,8 @@
 package io.samstream.gpu.model;
 
 import io.samstream.gpu.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A way to run SAM: the CPU fp32 reference, or CUDA. Both take model-ready tensors; resizing,
@@ -28,6 +30,21 @@ public interface SamBackend extends AutoCloseable {
      * @param multimask true for the 3 multimask outputs, false for the single-mask output
      */
     DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask);
+
+    /**
+     * Runs the prompt encoder and mask decoder for several prompt sets of one image (object tracks,
+     * the point grid of automatic discovery). Backends that can batch (CUDA) override it; the default
+     * decodes one prompt set after the other.
+     *
+     * @return one output per prompt set, in order
+     */
+    default List<DecoderOutput> decodeBatch(Tensor embedding, List<Prompt> prompts, boolean multimask) {
+        List<DecoderOutput> out = new ArrayList<>(prompts.size());
+        for (Prompt p : prompts) {
+            out.add(decode(embedding, p, multimask));
+        }
+        return out;
+    }
 
     @Override
     default void close() {}
