@@ -4,7 +4,7 @@
 #   demo     ./samstream demo through the launcher (device auto -> CUDA there), its output and log
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
-#            on CUDA (STREAMS, FRAMES override), table in $OUT/stream-bench.md
+#            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
 #   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT
 #   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track]     (default: all four)
 set -uo pipefail
@@ -46,9 +46,12 @@ PY
                 --details=tree --disable-banner 2>&1 | tail -40 || status=1
             ;;
         stream)
-            java -Xmx32g -cp "$cp" io.samstream.bench.StreamBench "$out/stream-bench.md" --random-vit-b --device cuda \
-                --streams "${STREAMS:-1,4,16}" --frames "${FRAMES:-150}" 2>&1 | grep -v DEBUG | tail -40 || status=1
-            cat "$out/stream-bench.md"
+            # Bounded (STREAM_TIMEOUT s): the table is rewritten after each stream count, so a cut run keeps its rows.
+            timeout "${STREAM_TIMEOUT:-300}" java -Xmx32g -cp "$cp" io.samstream.bench.StreamBench "$out/stream-bench.md" \
+                --random-vit-b --device cuda --streams "${STREAMS:-1,4,16}" --frames "${FRAMES:-60}" ${STREAM_ARGS:-} 2>&1 \
+                | grep --line-buffered -v DEBUG > "$out/stream-log.txt" || status=1
+            grep -E '^\||decoder h|Exception|ERROR' "$out/stream-log.txt" | head -40
+            cat "$out/stream-bench.md" 2>/dev/null
             ;;
         track)
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
