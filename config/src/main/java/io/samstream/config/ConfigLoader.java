@@ -71,10 +71,13 @@ public final class ConfigLoader {
             }
             int resolved = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
             EngineSectionsLoader.Sections engine = EngineSectionsLoader.load(config, origin);
+            ModelSparsity sparsity = ModelSparsity.parse(config.getString(ROOT + ".model.sparsity"),
+                    config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
+                    origin + ": " + ROOT + ".model.sparse-layers");
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
                     device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
-                    engine.streamsTopic());
+                    engine.streamsTopic(), sparsity);
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

@@ -19,12 +19,25 @@ import java.util.Optional;
  * @param sinks          where mask records go ({@code samstream.sinks})
  * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
+ * @param sparsity       weight sparsity of the image encoder ({@code samstream.model.sparsity})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
-        Optional<String> streamsTopic) {
+        Optional<String> streamsTopic, ModelSparsity sparsity) {
     public SamstreamConfig {
         streams = List.copyOf(streams);
+        if (sparsity == null) {
+            throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
+        }
+    }
+
+    /** The dense model ({@link ModelSparsity#NONE}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, ModelSparsity.NONE);
     }
 }

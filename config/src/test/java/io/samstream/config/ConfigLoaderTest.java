@@ -197,4 +197,25 @@ class ConfigLoaderTest {
         Path ipv6 = write("samstream.kafka.bootstrap-servers = \"[::1]:9092\"");
         assertEquals(Optional.of("[::1]:9092"), ConfigLoader.load(ipv6).kafka().bootstrapServers());
     }
+
+    @Test
+    void sparsityDefaultsToDenseAndParsesTwoFour() throws IOException {
+        assertEquals(ModelSparsity.NONE, ConfigLoader.load().sparsity());
+        Path f = write("samstream.model { sparsity = \"2:4\", sparse-layers = mlp }");
+        assertEquals(new ModelSparsity(true, ModelSparsity.Layers.MLP), ConfigLoader.load(f).sparsity());
+        Path g = write("samstream.model.sparsity = \"2:4\"");
+        assertEquals(new ModelSparsity(true, ModelSparsity.Layers.ALL), ConfigLoader.load(g).sparsity());
+    }
+
+    @Test
+    void badSparsityValuesNameTheirKey() throws IOException {
+        Path f = write("samstream.model.sparsity = \"4:8\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.model.sparsity"), e.getMessage());
+        assertTrue(e.getMessage().contains("none or 2:4"), e.getMessage());
+        Path g = write("samstream.model.sparse-layers = attention");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.model.sparse-layers"), e.getMessage());
+        assertTrue(e.getMessage().contains("all or mlp"), e.getMessage());
+    }
 }
