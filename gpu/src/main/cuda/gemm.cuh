@@ -35,6 +35,27 @@ __device__ __forceinline__ float gelu_erf(float x) {
     return 0.5f * x * (x >= 0.f ? 2.0f - erfc_z : erfc_z);
 }
 
+// The fused epilogue, shared by every GEMM of this directory (dense mma.sync, sparse mma.sp): one pair of
+// adjacent output columns (col, col + 1, col even) of one row. `v0`, `v1` are the fp32 sums with the
+// bias already added; then exact GELU, + residual, one bf16x2 store at C[idx]. `residual` may alias C.
+__device__ __forceinline__ float2 load_bias_pair(const bf16* __restrict__ bias, int col, bool has_bias) {
+    return has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
+}
+
+__device__ __forceinline__ void store_pair(bf16* C, const bf16* residual, size_t idx, float v0, float v1,
+                                           bool has_gelu, bool has_res) {
+    if (has_gelu) {
+        v0 = gelu_erf(v0);
+        v1 = gelu_erf(v1);
+    }
+    if (has_res) {
+        float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
+        v0 += r.x;
+        v1 += r.y;
+    }
+    *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
+}
+
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct Config {
     static constexpr int THREADS = WARPS_M * WARPS_N * 32;
@@ -164,25 +185,15 @@ __device__ __forceinline__ void gemm_bf16(const bf16* __restrict__ A, const bf16
     for (int nt = 0; nt < NT; ++nt) {
         const int col = block_n + warp_n * Cfg::WN + nt * 8 + (lane & 3) * 2;
         if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
-        float2 b = has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
+        const float2 b = load_bias_pair(bias, col, has_bias);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const int row = block_m + warp_m * Cfg::WM + mt * 16 + (lane >> 2) + half * 8;
                 if (row >= M) continue;
-                float v0 = acc[mt][nt][2 * half] + b.x, v1 = acc[mt][nt][2 * half + 1] + b.y;
-                if (has_gelu) {
-                    v0 = gelu_erf(v0);
-                    v1 = gelu_erf(v1);
-                }
-                const size_t idx = (size_t)row * N + col;
-                if (has_res) {
-                    float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
-                    v0 += r.x;
-                    v1 += r.y;
-                }
-                *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
+                store_pair(C, residual, (size_t)row * N + col, acc[mt][nt][2 * half] + b.x,
+                           acc[mt][nt][2 * half + 1] + b.y, has_gelu, has_res);
             }
         }
     }
