@@ -1,6 +1,7 @@
 package io.samstream.gpu;
 
 import io.samstream.config.Device;
+import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
@@ -9,6 +10,7 @@ import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
+import io.samstream.gpu.sparse.SparseEncoder;
 import java.nio.file.Path;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -25,6 +27,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code auto}: CUDA when {@link CudaAvailability#probe()} says a GPU is usable and the backend starts,
  *       else the CPU; the choice and the reason are logged.</li>
  * </ul>
+ *
+ * <p>With {@link ModelSparsity} 2:4 the chosen encoder Linears are pruned once, here
+ * ({@link SparseEncoder#apply}), so every device runs the same sparse model: the CPU on the pruned weights,
+ * CUDA on their compressed form with the sparse tensor cores.
  */
 public final class SamModels {
     private static final Logger log = LoggerFactory.getLogger(SamModels.class);
@@ -43,14 +49,26 @@ public final class SamModels {
      * @param maxBatch   the largest batch of images the encoder will be given (sizes the GPU memory)
      */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch) {
+        return open(checkpoint, device, cpuThreads, maxBatch, ModelSparsity.NONE);
+    }
+
+    /** {@link #open(Path, Device, int, int)} with the encoder's weight sparsity. */
+    public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
+                                  ModelSparsity sparsity) {
         StateDict weights = CheckpointLoader.load(checkpoint);
         SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
-        return open(weights, config, device, cpuThreads, maxBatch, CudaAvailability::probe);
+        return open(weights, config, device, cpuThreads, maxBatch, sparsity, CudaAvailability::probe);
     }
 
     /** {@link #open(Path, Device, int, int)} on loaded weights, with the availability check injectable (tests). */
     static SamBackend open(StateDict weights, SamConfig config, Device device, int cpuThreads, int maxBatch,
                            Supplier<CudaAvailability> probe) {
+        return open(weights, config, device, cpuThreads, maxBatch, ModelSparsity.NONE, probe);
+    }
+
+    static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
+                           ModelSparsity sparsity, Supplier<CudaAvailability> probe) {
+        StateDict weights = SparseEncoder.apply(dense, sparsity);
         return switch (device) {
             case CPU -> cpu(weights, config, cpuThreads);
             case CUDA -> {

@@ -95,7 +95,7 @@ public final class SamstreamRuntime implements AutoCloseable {
         Path checkpoint = config.checkpoint().orElseGet(BundledModel::locate);
         // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes.
         SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
-                config.batching().maxBatch());
+                config.batching().maxBatch(), config.sparsity());
         resources.add(backend);
         modelName = BundledModel.modelName(checkpoint);
 

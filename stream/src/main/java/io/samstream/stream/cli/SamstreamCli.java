@@ -13,7 +13,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = SamstreamCli.Version.class,
         description = "Streaming video segmentation with the Segment Anything Model.",
-        subcommands = {DemoCommand.class, RunCommand.class, SegmentCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, RunCommand.class, SegmentCommand.class, PruneCommand.class,
+                CommandLine.HelpCommand.class})
 public final class SamstreamCli {
 
     public static void main(String[] args) {

@@ -2,6 +2,7 @@ package io.samstream.stream.cli;
 
 import io.samstream.config.ConfigLoader;
 import io.samstream.config.Device;
+import io.samstream.config.ModelSparsity;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.image.ImageFiles;
@@ -70,6 +71,11 @@ final class SegmentCommand implements Callable<Integer> {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "Configuration file (HOCON).")
     Path configFile;
 
+    @Option(names = "--sparsity", paramLabel = "none|2:4",
+            description = "Encoder weight sparsity (2:4: prune at load; layers from samstream.model.sparse-layers)."
+                    + " Default: samstream.model.sparsity.")
+    String sparsity;
+
     @Option(names = "--npy", description = "Also write embedding.npy and prompt-<i>/{masks,iou,lowres}.npy.")
     boolean npy;
 
@@ -100,7 +106,9 @@ final class SegmentCommand implements Callable<Integer> {
             }
         }
 
-        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1)) { // one image: size the GPU pool for batch 1
+        ModelSparsity sparse = sparsity == null ? config.sparsity()
+                : ModelSparsity.parse(sparsity, config.sparsity().layers().name(), "--sparsity", "sparse-layers");
+        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1, sparse)) { // batch 1: one image
             SamPredictor predictor = new SamPredictor(backend);
             long t0 = System.nanoTime();
             predictor.setImage(rgb);
