@@ -8,6 +8,7 @@
 #include "attention.cuh"
 #include "encoder_ops.cuh"
 #include "gemm.cuh"
+#include "gemm_sparse.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
@@ -28,6 +29,19 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x32, 128, 128, 32, 2, 2, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
+
+// ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
+// Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
+// Shared memory: 128x128: 87 KB (two CTAs per SM), 128x256: 141 KB (one CTA per SM).
+#define SAMSTREAM_GEMM_SPARSE(NAME, BN, BM, WN, WM, STAGES)                                              \
+    extern "C" __global__ void __launch_bounds__(WN * WM * 32) NAME(                                    \
+        const bf16* A, const bf16* Wv, const uint32_t* Wm, const bf16* bias, const bf16* residual, bf16* C, \
+        int M, int N, int K, int epilogue) {                                                            \
+        gemm_sparse::gemm_sparse_bf16<BN, BM, WN, WM, STAGES>(A, Wv, Wm, bias, residual, C, M, N, K, epilogue); \
+    }
+
+SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x128, 128, 128, 2, 2, 3)
+SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x256, 128, 256, 2, 4, 3)
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(

@@ -62,6 +62,47 @@ public final class CudaKernels implements AutoCloseable {
         }
     }
 
+    /**
+     * The 2:4-sparse GEMM variants (gemm_sparse.cuh, mma.sp; every target): CTA tile of BN weight rows
+     * (output columns) x BM activation rows (output rows), 64 x 64 warp tiles, K step 64, 3 stages.
+     */
+    public enum SparseTile {
+        S128x128(128, 128),
+        S128x256(128, 256);
+
+        private static final int STAGES = 3;
+        final String symbol;
+        final int bn, bm, threads, smem;
+
+        SparseTile(int bn, int bm) {
+            this.symbol = "samstream_gemm_sparse_" + bn + "x" + bm;
+            this.bn = bn;
+            this.bm = bm;
+            this.threads = (bn / 64) * (bm / 64) * 32;
+            // Same formula as gemm_sparse::Config::SMEM_BYTES: values (BK/2 + 8) + activations (BK + 8) + metadata.
+            this.smem = STAGES * ((bn * 40 + bm * 72) * 2 + bn / 16 * 32 * 4);
+        }
+    }
+
+    /**
+     * A 2:4-sparse Linear weight {@code [n, k]} on the device, in the layout of
+     * {@link io.samstream.gpu.sparse.TwoFourWeights}: {@code values} bf16 {@code [roundUp(n, 16), roundUp(k, 64) / 2]},
+     * {@code metadata} u32 {@code [roundUp(n, 16) / 16][roundUp(k, 64) / 32][16]}.
+     */
+    public record SparseWeight(DeviceBuffer values, DeviceBuffer metadata, int n, int k) {
+        long valueCount() {
+            return (long) roundUp(n, 16) * roundUp(k, 64) / 2;
+        }
+
+        long metadataBytes() {
+            return (long) roundUp(n, 16) / 16 * (roundUp(k, 64) / 32) * 64;
+        }
+
+        private static int roundUp(int v, int m) {
+            return (v + m - 1) / m * m;
+        }
+    }
+
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
             IM2COL3X3 = "samstream_im2col3x3_bf16", TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
@@ -118,6 +159,9 @@ public final class CudaKernels implements AutoCloseable {
         checkAbi();
 
         for (GemmTile t : GemmTile.values()) {
+            add(t.symbol, t.smem);
+        }
+        for (SparseTile t : SparseTile.values()) {
             add(t.symbol, t.smem);
         }
         add(LAYERNORM, 0);
@@ -227,6 +271,41 @@ public final class CudaKernels implements AutoCloseable {
         Pointer params = Pointer.to(ptr(a), ptr(w), ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
                 Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
+    }
+
+    /**
+     * {@code c[m,n] = a[m,k] · wᵀ (+ bias[n]) (→ GELU) (+ residual[m,n])} with {@code w} 2:4-sparse on the
+     * sparse tensor cores; the same epilogue and argument rules as {@link #gemm}.
+     */
+    public void gemmSparse(CudaStream stream, DeviceBuffer a, SparseWeight w, DeviceBuffer bias, DeviceBuffer residual,
+                           DeviceBuffer c, int m, boolean gelu, SparseTile tile) {
+        int n = w.n(), k = w.k();
+        String op = String.format(Locale.ROOT, "gemmSparse m=%d n=%d k=%d", m, n, k);
+        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
+        require(n % 8 == 0, op + ": n must be a multiple of 8");
+        requireBf16(a, (long) m * k, op, "a");
+        requireBf16(w.values(), w.valueCount(), op, "values");
+        requireBytes(w.metadata(), w.metadataBytes(), op, "metadata");
+        requireBf16(c, (long) m * n, op, "c");
+        if (bias != null) {
+            requireBf16(bias, n, op, "bias");
+        }
+        if (residual != null) {
+            requireBf16(residual, (long) m * n, op, "residual");
+        }
+        int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
+        require(gridY <= 65535, op + ": m too large for one launch");
+        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
+        Pointer params = Pointer.to(ptr(a), ptr(w.values()), ptr(w.metadata()), ptr(bias), ptr(residual), ptr(c),
+                Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
+                Pointer.to(new int[] {epilogue}));
+        launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
+    }
+
+    /** The sparse tile for a shape: 128 x 128 (two CTAs per SM), the one the GPU tests and benchmarks cover first. */
+    public SparseTile defaultSparseTile(int m, int n) {
+        return SparseTile.S128x128;
     }
 
     // ------------------------------------------------------------------------------------------------
