@@ -60,7 +60,7 @@ class AutomaticMaskGeneratorSceneTest {
         for (int m = 0; m < masks.size(); m++) {
             boolean[] mask = generator.mask(masks.get(m), W, H);
             for (int o = 0; o < objects.size(); o++) {
-                iou[m][o] = iou(mask, visible(rgb, objects.get(o)));
+                iou[m][o] = PatternTruth.iou(mask, PatternTruth.visible(rgb, W, H, objects.get(o)));
             }
         }
         String table = describe(masks, objects, iou);
@@ -75,29 +75,6 @@ class AutomaticMaskGeneratorSceneTest {
         for (int m = 1; m < masks.size(); m++) {
             assertTrue(masks.get(m - 1).predictedIou() >= masks.get(m).predictedIou(), "best first" + table);
         }
-    }
-
-    /** A shape's visible pixels: its colour inside its box (no background pixel has a palette colour). */
-    static boolean[] visible(byte[] rgb, PatternObject o) {
-        boolean[] mask = new boolean[W * H];
-        for (int y = Math.max(0, o.box()[1]); y <= Math.min(H - 1, o.box()[3]); y++) {
-            for (int x = Math.max(0, o.box()[0]); x <= Math.min(W - 1, o.box()[2]); x++) {
-                int at = 3 * (y * W + x);
-                int c = (rgb[at] & 0xff) << 16 | (rgb[at + 1] & 0xff) << 8 | (rgb[at + 2] & 0xff);
-                mask[y * W + x] = c == o.rgb();
-            }
-        }
-        return mask;
-    }
-
-    static double iou(boolean[] a, boolean[] b) {
-        long inter = 0;
-        long union = 0;
-        for (int i = 0; i < a.length; i++) {
-            inter += a[i] && b[i] ? 1 : 0;
-            union += a[i] || b[i] ? 1 : 0;
-        }
-        return union == 0 ? 0 : (double) inter / union;
     }
 
     private static String describe(List<GeneratedMask> masks, List<PatternObject> objects, double[][] iou) {
