@@ -41,8 +41,10 @@ import java.util.List;
  * saving is in the order and in what is kept. The IoU filter needs no pixels, so only its survivors are
  * upscaled, one at a time, to a plane that is dropped once the stability score, area and box are known;
  * the NMS survivors are upscaled once more for their masks. Only low-res logits of candidates are held.
- * On CPU the decoder dominates: with the demo model, a 320x240 frame and a 16 x 16 grid, 256 decodes
- * take about 90% of {@link #generate}.
+ * On CPU the decoder dominates: with the demo model on 2 cores, the decoder runs take about 90% of
+ * {@link #generate} (320x240 and 16 x 16 points: 4.9 of 5.3 s; 1280x720 and 32 x 32: 19 of 22 s), so the
+ * grid size sets the cost; a tracker can skip points on objects it already follows
+ * ({@link #generate(Tensor, int, int, boolean[])}).
  *
  * <p>Other differences from the reference: the second NMS uses {@code boxNmsThreshold} (the reference the
  * larger of it and its {@code crop_nms_thresh}, 0.7 by default); grid points reach the model as float32
@@ -138,19 +140,41 @@ public final class AutomaticMaskGenerator {
      * @param height    the original image's height in pixels
      */
     public List<GeneratedMask> generate(Tensor embedding, int width, int height) {
+        return generate(embedding, width, height, null);
+    }
+
+    /**
+     * As {@link #generate(Tensor, int, int)}, but grid points on pixels set in {@code covered} are not
+     * decoded (not part of the reference): a tracker that already follows objects passes their masks, so
+     * key-frame discovery spends decoder runs only where something new can be. Each point is one decoder
+     * run, the bulk of the cost.
+     *
+     * @param covered row-major {@code height * width} pixels whose grid points to skip, or null for none
+     */
+    public List<GeneratedMask> generate(Tensor embedding, int width, int height, boolean[] covered) {
         if (embedding == null || embedding.rank() != 4 || embedding.dim(0) != 1) {
             throw new IllegalArgumentException("the embedding must be one image's [1, C, E, E], got "
                     + (embedding == null ? "null" : embedding.shapeString()));
         }
         ImageSize original = new ImageSize(height, width);
+        if (covered != null && covered.length != original.pixels()) {
+            throw new IllegalArgumentException("the covered mask has " + covered.length + " pixels, the image "
+                    + width + "x" + height + " has " + original.pixels());
+        }
         ImageSize resized = resize.preprocessShape(original);
-        double[][] grid = PointGrid.forImage(settings.pointsPerSide(), width, height);
+        List<double[]> grid = new ArrayList<>();
+        for (double[] p : PointGrid.forImage(settings.pointsPerSide(), width, height)) {
+            // A grid point lies strictly inside the image, so its pixel is (floor x, floor y).
+            if (covered == null || !covered[(int) p[1] * width + (int) p[0]]) {
+                grid.add(p);
+            }
+        }
         List<Candidate> candidates = new ArrayList<>();
-        for (int from = 0; from < grid.length; from += settings.pointsPerBatch()) {
-            int to = Math.min(grid.length, from + settings.pointsPerBatch());
+        for (int from = 0; from < grid.size(); from += settings.pointsPerBatch()) {
+            int to = Math.min(grid.size(), from + settings.pointsPerBatch());
             List<Prompt> prompts = new ArrayList<>(to - from);
             for (int i = from; i < to; i++) {
-                double[] xy = resize.applyCoords(grid[i], original);
+                double[] xy = resize.applyCoords(grid.get(i), original);
                 prompts.add(new Prompt(new float[][] {{(float) xy[0], (float) xy[1]}}, new int[] {1}, null, null));
             }
             List<DecoderOutput> outputs = backend.decodeBatch(embedding, prompts, true);
@@ -159,7 +183,7 @@ public final class AutomaticMaskGenerator {
                         + prompts.size() + " prompt sets");
             }
             for (int k = 0; k < outputs.size(); k++) {
-                collect(outputs.get(k), grid[from + k], resized, original, candidates);
+                collect(outputs.get(k), grid.get(from + k), resized, original, candidates);
             }
         }
         return suppress(candidates, resized, original);

@@ -181,6 +181,25 @@ class AutomaticMaskGeneratorTest {
     }
 
     @Test
+    void pointsOnCoveredPixelsAreNotDecoded() {
+        ScriptedBackend backend = new ScriptedBackend();
+        boolean[] covered = new boolean[W * H];
+        for (int y = 2 * B[1]; y < 2 * B[3]; y++) {
+            for (int x = 2 * B[0]; x < 2 * B[2]; x++) {
+                covered[y * W + x] = true; // B is already tracked
+            }
+        }
+        List<GeneratedMask> masks = new AutomaticMaskGenerator(backend, settings(0)).generate(EMBEDDING, W, H, covered);
+        // B spans pixels 32..55 x 20..39: grid columns x = 34, 38, ..., 54 (6), rows y = 22.5, ..., 37.5 (6).
+        assertEquals(256 - 6 * 6, backend.decodes);
+        assertEquals(3, masks.size(), describe(masks));
+        assertTrue(masks.stream().noneMatch(m -> m.predictedIou() == 0.97f), "B is not found again");
+        assertEquals("the covered mask has 10 pixels, the image 64x48 has 3072", assertThrows(
+                IllegalArgumentException.class, () -> new AutomaticMaskGenerator(backend, settings(0))
+                        .generate(EMBEDDING, W, H, new boolean[10])).getMessage());
+    }
+
+    @Test
     void rejectsAnEmbeddingOfSeveralImages() {
         AutomaticMaskGenerator g = new AutomaticMaskGenerator(new ScriptedBackend(), settings(0));
         assertEquals("the embedding must be one image's [1, C, E, E], got [2, 32, 8, 8]",
