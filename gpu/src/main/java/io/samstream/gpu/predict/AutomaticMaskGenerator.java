@@ -20,13 +20,14 @@ import java.util.List;
  *   <li>A {@link PointGrid} of {@code pointsPerSide^2} single foreground points, decoded
  *       {@code pointsPerBatch} at a time ({@link SamBackend#decodeBatch}) with multimask output: three
  *       candidate masks per point.
- *   <li>Candidates whose predicted IoU is not above {@code predIouThreshold} are dropped (no filter at 0).
+ *   <li>Candidates whose predicted IoU is not above {@code predIouThreshold} are dropped (no filter at 0;
+ *       a NaN or infinite prediction is always dropped).
  *   <li>The survivors' logits are upscaled to the image ({@link MaskPostprocessor}, the reference's
  *       post-processing); candidates whose {@link StabilityScore} there is below
  *       {@code stabilityThreshold} are dropped (no filter at 0).
  *   <li>The mask is the upscaled logits above 0; its box is the reference's {@code batched_mask_to_box}
- *       (x1, y1 the last set column and row). Empty masks are dropped (the reference keeps them only when
- *       both filters are off, with a box of zeros that suppresses nothing).
+ *       (x1, y1 the last set column and row). Empty masks are dropped (the reference keeps them when the
+ *       stability filter is off, with a box of zeros that suppresses nothing).
  *   <li>{@link BoxNms} with {@code boxNmsThreshold}, scored by predicted IoU.
  *   <li>With {@code minArea > 0}, the reference's {@code min_mask_region_area} post-processing: holes and
  *       islands (8-connected) under {@code minArea} pixels are filled and removed ({@link SmallRegions}),
@@ -213,7 +214,8 @@ public final class AutomaticMaskGenerator {
         int l = all.dim(-1);
         int plane = all.dim(-2) * l;
         for (int m = 0; m < out.count(); m++) {
-            if (settings.predIouThreshold() > 0 && !(iou[m] > settings.predIouThreshold())) {
+            boolean passes = settings.predIouThreshold() > 0 ? iou[m] > settings.predIouThreshold() : true;
+            if (!Float.isFinite(iou[m]) || !passes) {
                 continue;
             }
             Tensor lowRes = new Tensor(Arrays.copyOfRange(all.data(), m * plane, (m + 1) * plane), 1, all.dim(-2), l);

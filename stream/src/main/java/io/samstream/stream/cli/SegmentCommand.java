@@ -81,7 +81,8 @@ final class SegmentCommand implements Callable<Integer> {
     float stabilityThreshold = AutomaticMaskGenerator.Settings.defaults().stabilityThreshold();
 
     @Option(names = "--box-nms-thresh", paramLabel = "T",
-            description = "--auto: drop a mask whose box IoU with a better one is above T (default: ${DEFAULT-VALUE}).")
+            description = "--auto: drop a mask whose box IoU with a better one is above T"
+                    + " (default: ${DEFAULT-VALUE}).")
     float boxNmsThreshold = AutomaticMaskGenerator.Settings.defaults().boxNmsThreshold();
 
     @Option(names = "--min-area", paramLabel = "PX",
@@ -139,10 +140,11 @@ final class SegmentCommand implements Callable<Integer> {
                 long t1 = System.nanoTime();
                 List<GeneratedMask> masks = new AutomaticMaskGenerator(backend, autoSettings)
                         .generate(predictor.embedding(), rgb.width(), rgb.height());
-                log.info("automatic mask generation: {} masks from {} points in {} ms", masks.size(),
-                        autoSettings.pointsPerSide() * autoSettings.pointsPerSide(), (System.nanoTime() - t1) / 1_000_000);
-                new SegmentOutput(out).writeAutoMasksJson(image, ckpt, backend, rgb.width(), rgb.height(), autoSettings,
-                        masks);
+                int points = autoSettings.pointsPerSide() * autoSettings.pointsPerSide();
+                log.info("automatic mask generation: {} masks from {} points in {} ms", masks.size(), points,
+                        (System.nanoTime() - t1) / 1_000_000);
+                new SegmentOutput(out).writeAutoMasksJson(image, ckpt, backend, rgb.width(), rgb.height(),
+                        autoSettings, masks);
                 spec.commandLine().getOut().printf("%d mask(s) -> %s%n", masks.size(), out.resolve("masks.json"));
                 return 0;
             }

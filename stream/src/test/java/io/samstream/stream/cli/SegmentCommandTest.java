@@ -164,7 +164,8 @@ class SegmentCommandTest {
         byte[] rgb = source.render(0);
         BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
         for (int i = 0; i < w * h; i++) {
-            img.setRGB(i % w, i / w, (rgb[3 * i] & 0xff) << 16 | (rgb[3 * i + 1] & 0xff) << 8 | (rgb[3 * i + 2] & 0xff));
+            int c = (rgb[3 * i] & 0xff) << 16 | (rgb[3 * i + 1] & 0xff) << 8 | (rgb[3 * i + 2] & 0xff);
+            img.setRGB(i % w, i / w, c);
         }
         Path png = tmp.resolve("frame.png");
         ImageIO.write(img, "png", png.toFile());
