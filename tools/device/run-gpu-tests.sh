@@ -51,6 +51,8 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
 all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
     parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
+# CLASSES="A B" runs only those classes (modes tests / all / decoder / sanitize).
+all_classes=${CLASSES:-$all_classes}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
