@@ -128,7 +128,11 @@ public final class DecoderBench {
             encoder.start();
             try {
                 for (int i = 0; i < frames; i++) {
-                    backend.decodeBatch(queue.take(), prompts, true);
+                    Tensor emb = queue.poll(60, java.util.concurrent.TimeUnit.SECONDS);
+                    if (emb == null) {
+                        throw new IllegalStateException("the encoder thread produced nothing for 60 s");
+                    }
+                    backend.decodeBatch(emb, prompts, true);
                 }
                 encoder.join();
             } catch (InterruptedException ex) {
