@@ -328,55 +328,199 @@ __device__ __forceinline__ void attention_thread(const TQ* __restrict__ Q, int l
     }
 }
 
+// ---- the same two schedules with whole-row vector loads, for hd == HD in {16, 32, 64} -----------------------
+// Rows are read and written as 16-byte vectors (8 bf16 / 4 fp32): the host checks that every row start is
+// 16-byte aligned. Two keys per step give the loads of the next key something to overlap with.
+__device__ __forceinline__ void ld_row(const bf16* __restrict__ p, float* v, int n) {
+    for (int i = 0; i < n; i += 8) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(p + i);
+        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const float2 f = unpack_bf16x2(w[k]);
+            v[i + 2 * k] = f.x;
+            v[i + 2 * k + 1] = f.y;
+        }
+    }
+}
+
+__device__ __forceinline__ void ld_row(const float* __restrict__ p, float* v, int n) {
+    for (int i = 0; i < n; i += 4) {
+        const float4 f = *reinterpret_cast<const float4*>(p + i);
+        v[i] = f.x;
+        v[i + 1] = f.y;
+        v[i + 2] = f.z;
+        v[i + 3] = f.w;
+    }
+}
+
+__device__ __forceinline__ void st_row(bf16* p, const float* v, int n) {
+    for (int i = 0; i < n; i += 8) {
+        uint4 raw;
+        raw.x = pack_bf16x2(v[i], v[i + 1]);
+        raw.y = pack_bf16x2(v[i + 2], v[i + 3]);
+        raw.z = pack_bf16x2(v[i + 4], v[i + 5]);
+        raw.w = pack_bf16x2(v[i + 6], v[i + 7]);
+        *reinterpret_cast<uint4*>(p + i) = raw;
+    }
+}
+
+__device__ __forceinline__ void st_row(float* p, const float* v, int n) {
+    for (int i = 0; i < n; i += 4) *reinterpret_cast<float4*>(p + i) = make_float4(v[i], v[i + 1], v[i + 2], v[i + 3]);
+}
+
+// Online-softmax update of (m, l, acc) with key row k and value row v.
+template <int HD, typename TK>
+__device__ __forceinline__ void attend_one(const float* q, const TK* kr, const TK* vr, float divisor, float& m, float& l,
+                                           float* acc) {
+    float kv[HD];
+#pragma unroll
+    for (int i = 0; i < HD / 8; ++i) ld_row(kr + 8 * i, kv + 8 * i, 8);
+    float s = 0.f;
+#pragma unroll
+    for (int d = 0; d < HD; ++d) s += q[d] * kv[d];
+    s = s / divisor;
+#pragma unroll
+    for (int i = 0; i < HD / 8; ++i) ld_row(vr + 8 * i, kv + 8 * i, 8);
+    const float mn = fmaxf(m, s);
+    const float corr = expf(m - mn), e = expf(s - mn);
+    l = l * corr + e;
+#pragma unroll
+    for (int d = 0; d < HD; ++d) acc[d] = acc[d] * corr + e * kv[d];
+    m = mn;
+}
+
+template <int HD, typename TQ, typename TK, typename TO>
+__device__ __forceinline__ void attention_warp_vec(const TQ* __restrict__ Q, int ldq, const TK* __restrict__ K, int ldk,
+                                                   const TK* __restrict__ V, int ldv, TO* __restrict__ O, int ldo,
+                                                   int B, int nq, int nk, int heads, float divisor) {
+    const int lane = threadIdx.x & 31;
+    const long long w = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (w >= (long long)B * heads * nq) return;
+    const int i = (int)(w % nq), h = (int)((w / nq) % heads), b = (int)(w / ((long long)nq * heads));
+    float q[HD], acc[HD];
+#pragma unroll
+    for (int k = 0; k < HD / 8; ++k) ld_row(Q + ((size_t)b * nq + i) * ldq + h * HD + 8 * k, q + 8 * k, 8);
+#pragma unroll
+    for (int d = 0; d < HD; ++d) acc[d] = 0.f;
+    float m = -CUDART_INF_F, l = 0.f;
+    const TK* kb = K + (size_t)b * nk * ldk + h * HD;
+    const TK* vb = V + (size_t)b * nk * ldv + h * HD;
+#pragma unroll 2
+    for (int j = lane; j < nk; j += 32) attend_one<HD>(q, kb + (size_t)j * ldk, vb + (size_t)j * ldv, divisor, m, l, acc);
+    const float mw = warp_max(m);
+    const float f = m == -CUDART_INF_F ? 0.f : expf(m - mw);
+    const float lw = warp_sum(l * f);
+    float o[HD];
+#pragma unroll
+    for (int d = 0; d < HD; ++d) o[d] = warp_sum(acc[d] * f) / lw;
+    if (lane == 0) {
+#pragma unroll
+        for (int k = 0; k < HD / 8; ++k) st_row(O + ((size_t)b * nq + i) * ldo + h * HD + 8 * k, o + 8 * k, 8);
+    }
+}
+
+template <int HD, typename TQ, typename TK, typename TO>
+__device__ __forceinline__ void attention_thread_vec(const TQ* __restrict__ Q, int ldq, const TK* __restrict__ K,
+                                                     int ldk, const TK* __restrict__ V, int ldv, TO* __restrict__ O,
+                                                     int ldo, int B, int nq, int nk, int heads, float divisor) {
+    const long long total = (long long)B * heads * nq;
+    for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < total;
+         w += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(w % nq), h = (int)((w / nq) % heads), b = (int)(w / ((long long)nq * heads));
+        float q[HD], acc[HD];
+#pragma unroll
+        for (int k = 0; k < HD / 8; ++k) ld_row(Q + ((size_t)b * nq + i) * ldq + h * HD + 8 * k, q + 8 * k, 8);
+#pragma unroll
+        for (int d = 0; d < HD; ++d) acc[d] = 0.f;
+        float m = -CUDART_INF_F, l = 0.f;
+        const TK* kb = K + (size_t)b * nk * ldk + h * HD;
+        const TK* vb = V + (size_t)b * nk * ldv + h * HD;
+        for (int j = 0; j < nk; ++j) attend_one<HD>(q, kb + (size_t)j * ldk, vb + (size_t)j * ldv, divisor, m, l, acc);
+#pragma unroll
+        for (int d = 0; d < HD; ++d) acc[d] /= l;
+#pragma unroll
+        for (int k = 0; k < HD / 8; ++k) st_row(O + ((size_t)b * nq + i) * ldo + h * HD + 8 * k, acc + 8 * k, 8);
+    }
+}
+
 // ---- ConvTranspose2d(k=2, s=2) scatter + LayerNorm2d + GELU ---------------------------------------------
-// pp bf16 [B, H, W, Co*4] is the per-pixel GEMM output (column o*4 + dy*2 + dx, bias included); writes
-// y bf16 [B, 2H, 2W, Co] = GELU(LayerNorm over Co). One thread per output pixel.
+// pp bf16 [B, H, W, 4*Co] is the per-pixel GEMM output, tap-major: column (dy*2 + dx)*Co + o (the host lays
+// the weight rows out so), bias included; writes y bf16 [B, 2H, 2W, Co] = GELU(LayerNorm over Co). One warp
+// per output pixel, lanes over the channels (contiguous both ways). Co <= 32 * UP_MAXV.
+constexpr int UP_MAXV = 8;
+
 __device__ __forceinline__ void upscale_ln_gelu(const bf16* __restrict__ pp, const bf16* __restrict__ g,
                                                 const bf16* __restrict__ b, bf16* __restrict__ y, int B, int H, int W,
                                                 int Co, float eps) {
-    const long long total = (long long)B * 4 * H * W;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-         i += (long long)gridDim.x * blockDim.x) {
-        const int X = (int)(i % (2 * W));
-        const long long r = i / (2 * W);
-        const int Y = (int)(r % (2 * H)), n = (int)(r / (2 * H));
-        const bf16* src = pp + (((size_t)n * H + Y / 2) * W + X / 2) * Co * 4 + (Y % 2) * 2 + X % 2;
-        float mean = 0.f;
-        for (int o = 0; o < Co; ++o) mean += __bfloat162float(src[o * 4]);
-        mean /= Co;
-        float var = 0.f;
-        for (int o = 0; o < Co; ++o) {
-            const float d = __bfloat162float(src[o * 4]) - mean;
-            var += d * d;
-        }
-        const float rstd = rsqrtf(var / Co + eps);
-        bf16* dst = y + i * Co;
-        for (int o = 0; o < Co; ++o)
-            dst[o] = __float2bfloat16_rn(
-                gelu((__bfloat162float(src[o * 4]) - mean) * rstd * __bfloat162float(g[o]) + __bfloat162float(b[o])));
+    const int lane = threadIdx.x & 31;
+    const long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (i >= (long long)B * 4 * H * W) return;
+    const int X = (int)(i % (2 * W));
+    const long long r = i / (2 * W);
+    const int Y = (int)(r % (2 * H)), n = (int)(r / (2 * H));
+    const bf16* src = pp + (((size_t)n * H + Y / 2) * W + X / 2) * Co * 4 + (size_t)((Y % 2) * 2 + X % 2) * Co;
+    float v[UP_MAXV];
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < UP_MAXV; ++k) {
+        const int o = lane + 32 * k;
+        v[k] = o < Co ? __bfloat162float(src[o]) : 0.f;
+        sum += v[k];
+    }
+    const float mean = warp_sum(sum) / Co;
+    float sq = 0.f;
+#pragma unroll
+    for (int k = 0; k < UP_MAXV; ++k) {
+        const int o = lane + 32 * k;
+        if (o < Co) sq += (v[k] - mean) * (v[k] - mean);
+    }
+    const float rstd = rsqrtf(warp_sum(sq) / Co + eps);
+    bf16* dst = y + i * Co;
+#pragma unroll
+    for (int k = 0; k < UP_MAXV; ++k) {
+        const int o = lane + 32 * k;
+        if (o < Co)
+            dst[o] = __float2bfloat16_rn(gelu((v[k] - mean) * rstd * __bfloat162float(g[o]) + __bfloat162float(b[o])));
     }
 }
 
 // ---- mask logits: masks fp32 [P, count, 4E, 4E] = hyper[first + m] . upscaled features --------------------
-// pp bf16 [P, 2E, 2E, Co*4] is the second ConvTranspose's per-pixel output with bias and GELU applied (the
-// scatter is folded into the read); hyper fp32 [mt, P, Co]. One thread per output logit.
+// pp bf16 [P, 2E, 2E, 4*Co], tap-major like above, is the second ConvTranspose's per-pixel output with bias
+// and GELU applied (the scatter is folded into the read); hyper fp32 [mt, P, Co]. One thread per output
+// pixel computes all `count` masks from one read of its Co features. Co <= MASK_MAXC.
+constexpr int MASK_MAXC = 64;
+
 __device__ __forceinline__ void mask_logits(const bf16* __restrict__ pp, const float* __restrict__ hyper,
                                             float* __restrict__ masks, int P, int E, int Co, int mt, int first,
                                             int count) {
     const int S = 4 * E, H = 2 * E;
-    const long long total = (long long)P * count * S * S;
+    const long long plane = (long long)S * S;
+    const long long total = (long long)P * plane;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
         const int X = (int)(i % S);
-        const long long r = i / S;
-        const int Y = (int)(r % S);
-        const long long pm = r / S;
-        const int m = (int)(pm % count), p = (int)(pm / count);
-        const bf16* src = pp + (((size_t)p * H + Y / 2) * H + X / 2) * Co * 4 + (Y % 2) * 2 + X % 2;
-        const float* w = hyper + ((size_t)(first + m) * P + p) * Co;
-        float a = 0.f;
-        for (int c = 0; c < Co; ++c) a += w[c] * __bfloat162float(src[c * 4]);
-        masks[i] = a;
+        const int Y = (int)((i / S) % S);
+        const int p = (int)(i / plane);
+        const bf16* src = pp + (((size_t)p * H + Y / 2) * H + X / 2) * Co * 4 + (size_t)((Y % 2) * 2 + X % 2) * Co;
+        float f[MASK_MAXC];
+        if (Co % 8 == 0) {
+#pragma unroll
+            for (int c = 0; c < MASK_MAXC; c += 8)
+                if (c < Co) ld_row(src + c, f + c, 8);
+        } else {
+#pragma unroll
+            for (int c = 0; c < MASK_MAXC; ++c)
+                if (c < Co) f[c] = __bfloat162float(src[c]);
+        }
+        for (int m = 0; m < count; ++m) {
+            const float* w = hyper + ((size_t)(first + m) * P + p) * Co;
+            float a = 0.f;
+#pragma unroll
+            for (int c = 0; c < MASK_MAXC; ++c)
+                if (c < Co) a += w[c] * f[c];
+            masks[((size_t)p * count + m) * plane + (i - (long long)p * plane)] = a;
+        }
     }
 }
 

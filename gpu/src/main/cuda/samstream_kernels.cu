@@ -150,7 +150,23 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_layernorm_f32(co
 SAMSTREAM_DEC_ATTN_ALL(16)
 SAMSTREAM_DEC_ATTN_ALL(32)
 SAMSTREAM_DEC_ATTN_ALL(64)
+// Vector-load variants for hd == HD exactly (16-byte aligned rows); no hd argument.
+#define SAMSTREAM_DEC_ATTN_VEC(KIND, HD, TQ, TK, TO, SUFFIX)                                                     \
+    extern "C" __global__ void __launch_bounds__(256) samstream_dec_attn_vec_##KIND##_hd##HD##_##SUFFIX(         \
+        const TQ* Q, int ldq, const TK* K, int ldk, const TK* V, int ldv, TO* O, int ldo, int B, int nq, int nk, \
+        int heads, float divisor) {                                                                           \
+        decoder_ops::attention_##KIND##_vec<HD, TQ, TK, TO>(Q, ldq, K, ldk, V, ldv, O, ldo, B, nq, nk, heads,   \
+                                                            divisor);                                         \
+    }
+#define SAMSTREAM_DEC_ATTN_VEC_ALL(HD)                          \
+    SAMSTREAM_DEC_ATTN_VEC(warp, HD, float, bf16, float, fhf)   \
+    SAMSTREAM_DEC_ATTN_VEC(thread, HD, float, float, float, fff) \
+    SAMSTREAM_DEC_ATTN_VEC(thread, HD, bf16, float, bf16, hfh)
+SAMSTREAM_DEC_ATTN_VEC_ALL(16)
+SAMSTREAM_DEC_ATTN_VEC_ALL(32)
+SAMSTREAM_DEC_ATTN_VEC_ALL(64)
 
+// One warp per output pixel, 8 per CTA.
 extern "C" __global__ void __launch_bounds__(256) samstream_dec_upscale_ln_gelu(const bf16* pp, const bf16* g,
                                                                                const bf16* b, bf16* y, int B, int H,
                                                                                int W, int Co, float eps) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -28,7 +29,8 @@ import io.samstream.gpu.tensor.Tensor;
  * </ul>
  * each as the end-to-end {@code decodeBatch()} time (Java prompts and embedding in, Java logits out:
  * uploads and the download of the fp32 low-res logits included) and the GPU time between the decoder's
- * events (after the uploads, before the download). Then encoder / decoder overlap: N frames, each
+ * events (after the uploads, before the download); the same with the graph replay off ("no graph": every kernel
+ * launched from Java), and where the GPU time goes at 64 sets. Then encoder / decoder overlap: N frames, each
  * encoded (batch 1) and decoded with 64 point prompts, once serialized on one thread and once with the
  * encoder on one thread and the decoder on another (their streams overlap on the GPU).
  *
@@ -61,9 +63,10 @@ public final class DecoderBench {
                 float x0 = (float) r.nextDouble(0, s / 2.0), y0 = (float) r.nextDouble(0, s / 2.0);
                 boxMask.add(new Prompt(null, null, new float[] {x0, y0, x0 + s / 4f, y0 + s / 4f}, mask));
             }
-            for (String kind : new String[] {"point", "box+mask"}) {
-                List<Prompt> all = kind.equals("point") ? points : boxMask;
-                boolean multimask = kind.equals("point");
+            for (String kind : new String[] {"point", "box+mask", "point (no graph)"}) {
+                List<Prompt> all = kind.startsWith("point") ? points : boxMask;
+                boolean multimask = kind.startsWith("point");
+                backend.maskDecoder().useGraphs(!kind.endsWith("(no graph)"));
                 for (int sets : new int[] {1, MAX_SETS}) {
                     List<Prompt> batch = all.subList(0, sets);
                     for (int i = 0; i < 3; i++) {
@@ -87,6 +90,16 @@ public final class DecoderBench {
                     out.flush();
                 }
             }
+            backend.maskDecoder().useGraphs(true);
+            Map<String, Double> prof = backend.maskDecoder().profile(embedding, points, true, 5);
+            double total = prof.values().stream().mapToDouble(Double::doubleValue).sum();
+            System.out.printf(Locale.ROOT, "profile, %d point sets (kernels launched one by one, events between): %.3f ms%n",
+                    MAX_SETS, total);
+            for (Map.Entry<String, Double> en : prof.entrySet()) {
+                System.out.printf(Locale.ROOT, "  %-36s %8.3f ms%n", en.getKey(), en.getValue());
+                out.printf(Locale.ROOT, "profile\t%d\t%s\t%.4f%n", MAX_SETS, en.getKey(), en.getValue());
+            }
+            out.flush();
             overlap(backend, config, embedding, points, frames, out);
         }
     }

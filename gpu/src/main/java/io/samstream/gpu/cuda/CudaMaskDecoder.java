@@ -69,6 +69,15 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final long inEmb, inCoords, inCodes, inSlots, inMasks;
     private float lastGpuMillis = Float.NaN;
     private boolean closed;
+    /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
+    private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
+    private boolean graphsEnabled = !Boolean.getBoolean("samstream.cuda.decoder.noGraphs");
+    private Profiler profiler;
+
+    /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
+    static final int MAX_GRAPHS = 32;
+
+    private record GraphKey(int sets, int ns, boolean multimask, boolean masks) {}
 
     /** An fp32 Linear {@code [out, in]} with bias. */
     private record Dense(DeviceBuffer w, DeviceBuffer b, int in, int out) {}
@@ -87,8 +96,9 @@ public final class CudaMaskDecoder implements AutoCloseable {
     public static String unsupported(SamConfig c) {
         int dim = c.promptDim();
         List<String> problems = new ArrayList<>();
-        if (dim % 32 != 0 || dim > 2048) {
-            problems.add("prompt dim " + dim + " (kernels: a multiple of 32 up to 2048)");
+        if (dim % 32 != 0 || dim / 8 > DecoderKernels.MAX_UPSCALE2) {
+            problems.add("prompt dim " + dim + " (kernels: a multiple of 32 up to " + 8 * DecoderKernels.MAX_UPSCALE2
+                    + ")");
         }
         int internal = dim / Math.max(1, c.attentionDownsample());
         if (c.attentionDownsample() < 1 || dim % c.attentionDownsample() != 0 || internal % 8 != 0) {
@@ -311,23 +321,27 @@ public final class CudaMaskDecoder implements AutoCloseable {
                 f32(sd.get(name + ".bias", dim).data(), name + ".bias"));
     }
 
-    /** ConvTranspose2d weight {@code [in, out, 2, 2]} as GEMM rows {@code [out*4, in]} (row o*4 + dy*2 + dx). */
+    /**
+     * ConvTranspose2d weight {@code [in, out, 2, 2]} as GEMM rows {@code [4*out, in]}, tap-major: row
+     * {@code (dy*2 + dx)*out + o}, so that the channels of one output pixel are contiguous in the GEMM output.
+     */
     static float[] convTransposeRows(float[] w, int inC, int outC) {
         float[] r = new float[w.length];
         for (int i = 0; i < inC; i++) {
             for (int o = 0; o < outC; o++) {
                 for (int tap = 0; tap < 4; tap++) {
-                    r[(o * 4 + tap) * inC + i] = w[(i * outC + o) * 4 + tap];
+                    r[(tap * outC + o) * inC + i] = w[(i * outC + o) * 4 + tap];
                 }
             }
         }
         return r;
     }
 
+    /** The bias of the tap-major rows: b repeated for each of the four taps. */
     private static float[] expandBias(float[] b) {
         float[] r = new float[b.length * 4];
-        for (int o = 0; o < b.length; o++) {
-            Arrays.fill(r, o * 4, o * 4 + 4, b[o]);
+        for (int tap = 0; tap < 4; tap++) {
+            System.arraycopy(b, 0, r, tap * b.length, b.length);
         }
         return r;
     }
@@ -356,6 +370,14 @@ public final class CudaMaskDecoder implements AutoCloseable {
 
     public long poolBytes() {
         return pool.capacity();
+    }
+
+    /**
+     * Whether batches replay captured CUDA graphs (default; {@code -Dsamstream.cuda.decoder.noGraphs=true}
+     * turns them off) or launch their ~80 kernels one by one. For tests and benchmarks.
+     */
+    public synchronized void useGraphs(boolean on) {
+        graphsEnabled = on;
     }
 
     /** GPU milliseconds of the last batch (after its uploads, before its download), from two events. */
@@ -422,8 +444,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private void runBatch(List<Prompt> prompts, List<Integer> chunk, int ns, boolean multimask,
                           DecoderOutput[] results) {
         int sets = chunk.size();
-        int nq = 1 + mt + ns;
-        int rows = sets * nq;
         // Stage the sparse prompts (normalised coordinates, codes) and the mask inputs.
         ByteBuffer buf = in.buffer();
         FloatBuffer cf = ((ByteBuffer) buf.duplicate().position((int) inCoords)).slice()
@@ -472,15 +492,65 @@ public final class CudaMaskDecoder implements AutoCloseable {
         if (withMask > 0) {
             stream.upload(in, inMasks, masksIn, 0, (long) withMask * l * l * 4);
         }
+        int first = multimask ? 1 : 0, count = multimask ? mt - 1 : 1;
+        boolean masks = withMask > 0;
         stream.record(gpuStart);
+        if (profiler != null) {
+            profiler.begin();
+            enqueue(sets, ns, first, count, masks);
+        } else if (graphsEnabled) {
+            GraphKey key = new GraphKey(sets, ns, multimask, masks);
+            CudaGraph g = graphs.get(key);
+            if (g == null) {
+                g = captureOrNull(sets, ns, first, count, masks);
+            }
+            if (g != null) {
+                g.launch(stream);
+            } else {
+                enqueue(sets, ns, first, count, masks);
+            }
+        } else {
+            enqueue(sets, ns, first, count, masks);
+        }
+        stream.record(gpuEnd);
 
+        long maskBytes = (long) sets * count * l * l * 4;
+        long iouAt = BumpAllocator.alignUp(maskBytes);
+        stream.download(masksOut, 0, out, 0, maskBytes);
+        stream.download(iouOut, 0, out, iouAt, (long) sets * mt * 4);
+        stream.synchronize();
+        lastGpuMillis = CudaEvent.elapsedMillis(gpuStart, gpuEnd);
+        if (profiler != null) {
+            profiler.collect();
+        }
+
+        FloatBuffer of = out.buffer().asFloatBuffer();
+        FloatBuffer iouF = ((ByteBuffer) out.buffer().position((int) iouAt)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        for (int j = 0; j < sets; j++) {
+            float[] m = new float[count * l * l];
+            of.position(j * count * l * l);
+            of.get(m);
+            float[] iou = new float[count];
+            for (int k = 0; k < count; k++) {
+                iou[k] = iouF.get(j * mt + first + k);
+            }
+            results[chunk.get(j)] = new DecoderOutput(new Tensor(m, count, l, l), iou);
+        }
+    }
+
+    /** Queues the whole decoder for one batch (inputs already uploaded); captured into graphs as is. */
+    private void enqueue(int sets, int ns, int first, int count, boolean withMask) {
+        int nq = 1 + mt + ns;
+        int rows = sets * nq;
         // Prompt encoder: tokens, keys = embedding + dense prompt.
         dk.promptTokens(stream, coords, codes, outTokens, gauss, pointEmbed, notAPoint, tokens, sets, mt, ns, c);
         stream.copy(tokens, queries, (long) rows * c * 4);
         dk.embedKeys(stream, emb, noMask, keys, sets, t, c);
-        if (withMask > 0) {
+        if (withMask) {
             dk.maskKeys(stream, emb, masksIn, maskSlot, downscaler, keys, sets, e, c, mi, LN2D_EPS);
         }
+        mark("prompt encoder, keys");
 
         long img = (long) sets * t;
         DeviceBuffer wideA = wide.slice(0, img * internal * 2, "image q/k");
@@ -501,9 +571,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
             dk.linear(stream, attnTok, c, ly.selfO.w, ly.selfO.b, ly.skipPe ? null : queries, queries, c, rows, c, c,
                     false);
             dk.layerNorm(stream, queries, ly.norm1.g, ly.norm1.b, queries, rows, c, DECODER_EPS);
+            mark("token self attention");
 
             // Tokens to image.
             dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
+            mark("keys + pe");
             crossTokenToImage(ly.t2i, sets, nq, rows, wideA, wideB, hdCross);
             dk.layerNorm(stream, queries, ly.norm2.g, ly.norm2.b, queries, rows, c, DECODER_EPS);
 
@@ -511,61 +583,49 @@ public final class CudaMaskDecoder implements AutoCloseable {
             dk.linear(stream, queries, c, ly.lin1.w, ly.lin1.b, null, hidden, mlp, rows, mlp, c, true);
             dk.linear(stream, hidden, mlp, ly.lin2.w, ly.lin2.b, queries, queries, c, rows, c, mlp, false);
             dk.layerNorm(stream, queries, ly.norm3.g, ly.norm3.b, queries, rows, c, DECODER_EPS);
+            mark("token mlp");
 
             // Image to tokens (keys + pe is unchanged since the tokens-to-image step).
             dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
             dk.linear(stream, qtmp, c, ly.i2tK.w, ly.i2tK.b, null, kp, internal, rows, internal, c, false);
             dk.linear(stream, queries, c, ly.i2tV.w, ly.i2tV.b, null, vp, internal, rows, internal, c, false);
             kernels.gemm(stream, keysPe, ly.i2tQW, ly.i2tQB, null, wideA, (int) img, internal, c, false);
+            mark("image to token: gemm q");
             dk.attention(stream, Attn.IMAGE_TO_TOKEN, wideA, internal, kp, internal, vp, internal, wideC, internal,
                     sets, t, nq, heads, hdCross);
+            mark("image to token: attention");
             kernels.gemm(stream, wideC, ly.i2tOW, ly.i2tOB, keys, keys, (int) img, c, internal, false);
             kernels.layerNorm(stream, keys, ly.norm4G, ly.norm4B, keys, (int) img, c, DECODER_EPS);
+            mark("image to token: gemm out + norm4");
         }
         dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
+        mark("keys + pe");
         crossTokenToImage(finalAttn, sets, nq, rows, wideA, wideB, hdCross);
         dk.layerNorm(stream, queries, finalNorm.g, finalNorm.b, queries, rows, c, DECODER_EPS);
 
         // Upscaler: ConvT(C -> C/4) as a GEMM per pixel, scatter + LayerNorm2d + GELU, ConvT(C/4 -> C/8) + GELU.
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
         kernels.gemm(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
+        mark("upscale: gemm 1");
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
         dk.upscaleLnGelu(stream, pp1, upNormG, upNormB, up1, sets, e, e, co1, LN2D_EPS);
+        mark("upscale: scatter + layernorm + gelu");
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
         kernels.gemm(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, true);
+        mark("upscale: gemm 2 + gelu");
 
         // Hypernetworks of the needed mask tokens (outputs [mt, sets, C/8]), the mask logits, the IoU head.
-        int first = multimask ? 1 : 0, count = multimask ? mt - 1 : 1;
         for (int tk = first; tk < first + count; tk++) {
             DeviceBuffer x = queries.slice((long) (1 + tk) * c * 4, ((long) (rows - 1 - tk)) * c * 4, "mask token rows");
             Dense[] h = hyper[tk];
             DeviceBuffer dst = hyperOut.slice((long) tk * sets * co2 * 4, (long) sets * co2 * 4, "hyper " + tk);
             mlpForward(h, x, nq * c, dst, sets);
         }
+        mark("hypernetworks");
         dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count);
+        mark("mask logits");
         mlpForward(iouHead, queries, nq * c, iouOut, sets);
-        stream.record(gpuEnd);
-
-        long maskBytes = (long) sets * count * l * l * 4;
-        long iouAt = BumpAllocator.alignUp(maskBytes);
-        stream.download(masksOut, 0, out, 0, maskBytes);
-        stream.download(iouOut, 0, out, iouAt, (long) sets * mt * 4);
-        stream.synchronize();
-        lastGpuMillis = CudaEvent.elapsedMillis(gpuStart, gpuEnd);
-
-        FloatBuffer of = out.buffer().asFloatBuffer();
-        FloatBuffer iouF = ((ByteBuffer) out.buffer().position((int) iouAt)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
-        for (int j = 0; j < sets; j++) {
-            float[] m = new float[count * l * l];
-            of.position(j * count * l * l);
-            of.get(m);
-            float[] iou = new float[count];
-            for (int k = 0; k < count; k++) {
-                iou[k] = iouF.get(j * mt + first + k);
-            }
-            results[chunk.get(j)] = new DecoderOutput(new Tensor(m, count, l, l), iou);
-        }
+        mark("iou head");
     }
 
     /** queries += out(attn(q(queries + tokens), k(keys + pe), v(keys))), the tokens-to-image step. */
@@ -576,8 +636,10 @@ public final class CudaMaskDecoder implements AutoCloseable {
         dk.linear(stream, qtmp, c, a.q.w, a.q.b, null, qp, internal, rows, internal, c, false);
         kernels.gemm(stream, keysPe, a.kW, a.kB, null, imgK, img, internal, c, false);
         kernels.gemm(stream, keys, a.vW, a.vB, null, imgV, img, internal, c, false);
+        mark("token to image: q + gemm k, v");
         dk.attention(stream, Attn.TOKEN_TO_IMAGE, qp, internal, imgK, internal, imgV, internal, attnTok, internal, sets,
                 nq, t, heads, hd);
+        mark("token to image: attention");
         dk.linear(stream, attnTok, internal, a.o.w, a.o.b, queries, queries, c, rows, c, internal, false);
     }
 
@@ -595,6 +657,85 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
     }
 
+    /**
+     * Captures the decoder for one batch shape into a graph (kept for later batches of that shape), or returns
+     * null and falls back to plain launches from then on when capture is not possible here.
+     */
+    private CudaGraph captureOrNull(int sets, int ns, int first, int count, boolean masks) {
+        CudaGraph g;
+        try {
+            g = CudaGraph.capture(stream, () -> enqueue(sets, ns, first, count, masks));
+        } catch (CudaException ex) {
+            graphsEnabled = false;
+            org.slf4j.LoggerFactory.getLogger(CudaMaskDecoder.class).warn(
+                    "CUDA graph capture of the mask decoder failed, launching its kernels one by one: {}", ex.toString());
+            return null;
+        }
+        graphs.put(new GraphKey(sets, ns, first == 1, masks), g);
+        if (graphs.size() > MAX_GRAPHS) {
+            var eldest = graphs.entrySet().iterator().next();
+            eldest.getValue().close();
+            graphs.remove(eldest.getKey());
+        }
+        return g;
+    }
+
+    /** Records a timing event after each step of a profiled batch (events made on first use, reused). */
+    private final class Profiler {
+        final List<String> labels = new ArrayList<>();
+        final List<CudaEvent> events = new ArrayList<>();
+        final Map<String, Double> totals = new LinkedHashMap<>();
+
+        void begin() {
+            labels.clear();
+            mark("start");
+        }
+
+        void mark(String label) {
+            int i = labels.size();
+            if (events.size() <= i) {
+                events.add(new CudaEvent(context, true));
+            }
+            labels.add(label);
+            stream.record(events.get(i));
+        }
+
+        /** After the stream has synchronized: adds this batch's step times. */
+        void collect() {
+            for (int i = 1; i < labels.size(); i++) {
+                totals.merge(labels.get(i), (double) CudaEvent.elapsedMillis(events.get(i - 1), events.get(i)),
+                        Double::sum);
+            }
+        }
+    }
+
+    private void mark(String label) {
+        if (profiler != null) {
+            profiler.mark(label);
+        }
+    }
+
+    /**
+     * GPU milliseconds per step of the decoder, summed over steps of the same name (the layers) and averaged
+     * over {@code iterations} calls of {@link #decode} on these prompts, from events between the launches
+     * (no graph: kernels launched one by one).
+     */
+    public synchronized Map<String, Double> profile(Tensor embedding, List<Prompt> prompts, boolean multimask,
+                                                    int iterations) {
+        Profiler p = new Profiler();
+        profiler = p;
+        try {
+            for (int i = 0; i < iterations; i++) {
+                decode(embedding, prompts, multimask);
+            }
+        } finally {
+            profiler = null;
+            p.events.forEach(CudaEvent::close);
+        }
+        p.totals.replaceAll((k, v) -> v / iterations);
+        return p.totals;
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
@@ -608,6 +749,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
         } catch (RuntimeException ignored) {
             // a failed kernel: release everything anyway
         }
+        graphs.values().forEach(CudaGraph::close);
+        graphs.clear();
         closeQuietly(gpuEnd, gpuStart, out, in, pool, stream);
     }
 

@@ -18,6 +18,8 @@ final class DecoderKernels {
             UPSCALE = "samstream_dec_upscale_ln_gelu", MASK_LOGITS = "samstream_dec_mask_logits";
     /** Head-dim bounds the attention kernels are compiled for (register arrays). */
     static final int[] ATTN_HD = {16, 32, 64};
+    /** Channel limits of the upscaler kernels (registers): first ConvTranspose output, second. */
+    static final int MAX_UPSCALE1 = 256, MAX_UPSCALE2 = 64;
     /** Hidden channels of the mask downscaler the kernel holds in registers. */
     static final int MAX_MASK_IN_CHANS = 64;
     private static final int THREADS = 256;
@@ -40,6 +42,11 @@ final class DecoderKernels {
 
         String symbol(int hdBound) {
             return "samstream_dec_attn_" + kind + "_hd" + hdBound + "_" + suffix;
+        }
+
+        /** The vector-load variant for a head dim of exactly {@code hd} (one of {@link #ATTN_HD}). */
+        String vecSymbol(int hd) {
+            return "samstream_dec_attn_vec_" + kind + "_hd" + hd + "_" + suffix;
         }
 
         int bytesQ() {
@@ -68,6 +75,7 @@ final class DecoderKernels {
         for (Attn a : Attn.values()) {
             for (int hd : ATTN_HD) {
                 kernels.addKernel(a.symbol(hd));
+                kernels.addKernel(a.vecSymbol(hd));
             }
         }
     }
@@ -205,6 +213,9 @@ final class DecoderKernels {
         need(v, ((long) sets * nk - 1) * ldv * a.bytesKv() + (long) width * a.bytesKv(), op, "v");
         need(o, ((long) sets * nq - 1) * ldo * a.bytesO() + (long) width * a.bytesO(), op, "o");
         long work = (long) sets * heads * nq;
+        // Whole-row 16-byte loads when every row start is 16-byte aligned and hd is a compiled width.
+        boolean vec = bound == hd && aligned(q, ldq, a.bytesQ(), hd) && aligned(kBuf, ldk, a.bytesKv(), hd)
+                && aligned(v, ldv, a.bytesKv(), hd) && aligned(o, ldo, a.bytesO(), hd);
         int gridX;
         if (a.kind.equals("warp")) {
             long ctas = (work + 7) / 8;
@@ -213,32 +224,46 @@ final class DecoderKernels {
         } else {
             gridX = gridFor(work);
         }
-        k.launchKernel(a.symbol(bound), gridX, 1, 1, THREADS, 1, s, Pointer.to(ptr(q), i(ldq), ptr(kBuf), i(ldk), ptr(v),
-                i(ldv), ptr(o), i(ldo), i(sets), i(nq), i(nk), i(heads), i(hd),
-                Pointer.to(new float[] {(float) Math.sqrt(hd)})), op);
+        Pointer divisor = Pointer.to(new float[] {(float) Math.sqrt(hd)});
+        if (vec) {
+            k.launchKernel(a.vecSymbol(hd), gridX, 1, 1, THREADS, 1, s, Pointer.to(ptr(q), i(ldq), ptr(kBuf), i(ldk),
+                    ptr(v), i(ldv), ptr(o), i(ldo), i(sets), i(nq), i(nk), i(heads), divisor), op);
+        } else {
+            k.launchKernel(a.symbol(bound), gridX, 1, 1, THREADS, 1, s, Pointer.to(ptr(q), i(ldq), ptr(kBuf), i(ldk),
+                    ptr(v), i(ldv), ptr(o), i(ldo), i(sets), i(nq), i(nk), i(heads), i(hd), divisor), op);
+        }
+    }
+
+    /** Rows of {@code ld} elements of {@code bytes} each, head slices of {@code hd}: all 16-byte aligned. */
+    private static boolean aligned(DeviceBuffer b, int ld, int bytes, int hd) {
+        return b.offset() % 16 == 0 && ((long) ld * bytes) % 16 == 0 && ((long) hd * bytes) % 16 == 0;
     }
 
     void upscaleLnGelu(CudaStream s, DeviceBuffer perPixel, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int batch,
                        int h, int w, int co, float eps) {
         String op = f("upscaleLnGelu batch=%d grid=%dx%d co=%d", batch, h, w, co);
+        require(co <= MAX_UPSCALE1, op + ": at most " + MAX_UPSCALE1 + " channels");
         long pixels = (long) batch * h * w;
         need(perPixel, pixels * co * 4 * 2, op, "perPixel");
         need(y, pixels * 4 * co * 2, op, "y");
         need(g, (long) co * 2, op, "gamma");
         need(b, (long) co * 2, op, "beta");
-        grid(UPSCALE, pixels * 4, s, op, ptr(perPixel), ptr(g), ptr(b), ptr(y), i(batch), i(h), i(w), i(co),
-                Pointer.to(new float[] {eps}));
+        long ctas = (pixels * 4 + 7) / 8;   // one warp per output pixel
+        require(ctas <= Integer.MAX_VALUE, op + ": too large");
+        k.launchKernel(UPSCALE, (int) ctas, 1, 1, THREADS, 1, s, Pointer.to(ptr(perPixel), ptr(g), ptr(b), ptr(y),
+                i(batch), i(h), i(w), i(co), Pointer.to(new float[] {eps})), op);
     }
 
     void maskLogits(CudaStream s, DeviceBuffer perPixel, DeviceBuffer hyper, DeviceBuffer masks, int sets, int e,
                     int co, int maskTokens, int first, int count) {
         String op = f("maskLogits sets=%d e=%d co=%d first=%d count=%d", sets, e, co, first, count);
         require(first >= 0 && count > 0 && first + count <= maskTokens, op + ": masks outside the mask tokens");
+        require(co <= MAX_UPSCALE2, op + ": at most " + MAX_UPSCALE2 + " channels");
         long s4 = 4L * e;
         need(perPixel, (long) sets * 4 * e * e * co * 4 * 2, op, "perPixel");
         need(hyper, (long) maskTokens * sets * co * 4, op, "hyper");
         need(masks, (long) sets * count * s4 * s4 * 4, op, "masks");
-        grid(MASK_LOGITS, (long) sets * count * s4 * s4, s, op, ptr(perPixel), ptr(hyper), ptr(masks), i(sets), i(e),
+        grid(MASK_LOGITS, (long) sets * s4 * s4, s, op, ptr(perPixel), ptr(hyper), ptr(masks), i(sets), i(e),
                 i(co), i(maskTokens), i(first), i(count));
     }
 

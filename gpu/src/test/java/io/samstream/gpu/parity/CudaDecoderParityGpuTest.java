@@ -194,7 +194,23 @@ class CudaDecoderParityGpuTest {
                         batch.size(), multimask, worst);
                 // Rows of a batch never mix: the same kernels give the same numbers, up to nothing.
                 assertTrue(worst <= 1e-5, "batched vs alone: max |diff| " + worst);
+
+                // The captured graphs replay exactly what the kernels launched one by one compute.
+                cuda.maskDecoder().useGraphs(false);
+                List<DecoderOutput> direct = cuda.decodeBatch(embedding, batch, multimask);
+                cuda.maskDecoder().useGraphs(true);
+                double graphDiff = 0;
+                for (int i = 0; i < batch.size(); i++) {
+                    graphDiff = Math.max(graphDiff, CudaParityGpuTest.maxAbsDiff(direct.get(i).lowResLogits().data(),
+                            together.get(i).lowResLogits().data()));
+                }
+                assertEquals(0.0, graphDiff, "graph replay vs direct launches");
             }
+            // The per-step profile covers the steps and runs without graphs.
+            Map<String, Double> prof = cuda.maskDecoder().profile(embedding, batch.subList(0, 4), true, 2);
+            assertTrue(prof.containsKey("token to image: attention") && prof.containsKey("mask logits"), prof.toString());
+            assertTrue(prof.values().stream().allMatch(v -> v >= 0) && prof.values().stream().mapToDouble(v -> v).sum() > 0,
+                    prof.toString());
         }
     }
 
