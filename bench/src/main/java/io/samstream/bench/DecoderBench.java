@@ -73,19 +73,21 @@ public final class DecoderBench {
                         backend.decodeBatch(embedding, batch, multimask);   // warm-up
                     }
                     int iters = sets == 1 ? 200 : 30;
-                    double[] wall = new double[iters], gpu = new double[iters];
+                    double[] wall = new double[iters], gpu = new double[iters], unpack = new double[iters];
                     for (int i = 0; i < iters; i++) {
                         long t0 = System.nanoTime();
                         List<DecoderOutput> o = backend.decodeBatch(embedding, batch, multimask);
                         wall[i] = (System.nanoTime() - t0) / 1e6;
                         gpu[i] = backend.maskDecoder().lastGpuMillis();
+                        unpack[i] = backend.maskDecoder().lastUnpackMillis();
                         if (o.size() != sets || o.get(0).lowResLogits().dim(1) != l) {
                             throw new IllegalStateException("unexpected decoder output");
                         }
                     }
                     double w = median(wall), g = median(gpu);
-                    System.out.printf(Locale.ROOT, "decoder %-8s %2d sets: %7.3f ms end to end (%8.1f sets/s), %7.3f ms GPU"
-                            + " (%8.1f sets/s)%n", kind, sets, w, 1000 * sets / w, g, 1000 * sets / g);
+                    System.out.printf(Locale.ROOT, "decoder %-16s %2d sets: %7.3f ms end to end (%8.1f sets/s), %7.3f ms GPU"
+                            + " (%8.1f sets/s); copying the logits into Java arrays %.3f ms%n", kind, sets, w, 1000 * sets / w, g,
+                            1000 * sets / g, median(unpack));
                     out.printf(Locale.ROOT, "decoder\t%s\t%d\t%.4f\t%.4f%n", kind, sets, w, g);
                     out.flush();
                 }

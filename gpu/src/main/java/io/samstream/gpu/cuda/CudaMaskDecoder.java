@@ -32,6 +32,12 @@ import io.samstream.gpu.tensor.Tensor;
  * upload (embedding once per call, points / boxes / masks per batch) → prompt tokens, keys → two-way
  * transformer → final attention → upscaler → hypernetworks, mask logits, IoU head → download, one wait.
  *
+ * <p><b>Launches.</b> A batch is ~80 small kernels; launched one by one from Java their host cost exceeds
+ * their GPU time at a few sets. So each batch shape (sets, sparse tokens, multimask, any mask input) is
+ * captured once into a CUDA graph ({@link CudaGraph}, thread-local capture: the encoder's thread is not
+ * disturbed) and replayed with one launch; the {@value #MAX_GRAPHS} most recently used shapes are kept.
+ * If capture fails the decoder logs it and launches kernel by kernel.
+ *
  * <p><b>Memory.</b> One device pool and two pinned buffers sized at construction for {@code maxSets} sets
  * of at most {@link #MAX_SPARSE} sparse tokens; a decode allocates nothing. For vit_b at 64 sets: about
  * 0.6 GB of device memory, 70 MB pinned.
@@ -68,6 +74,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final DeviceBuffer keys, keysPe, wide, masksOut;
     private final long inEmb, inCoords, inCodes, inSlots, inMasks;
     private float lastGpuMillis = Float.NaN;
+    private double lastUnpackMillis = Double.NaN;
     private boolean closed;
     /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
     private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
@@ -380,6 +387,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
         graphsEnabled = on;
     }
 
+    /** Host milliseconds the last batch took to copy its outputs from pinned memory into Java arrays. */
+    public synchronized double lastUnpackMillis() {
+        return lastUnpackMillis;
+    }
+
     /** GPU milliseconds of the last batch (after its uploads, before its download), from two events. */
     public synchronized float lastGpuMillis() {
         return lastGpuMillis;
@@ -524,6 +536,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             profiler.collect();
         }
 
+        long unpack0 = System.nanoTime();
         FloatBuffer of = out.buffer().asFloatBuffer();
         FloatBuffer iouF = ((ByteBuffer) out.buffer().position((int) iouAt)).slice()
                 .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
@@ -537,6 +550,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             }
             results[chunk.get(j)] = new DecoderOutput(new Tensor(m, count, l, l), iou);
         }
+        lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
     }
 
     /** Queues the whole decoder for one batch (inputs already uploaded); captured into graphs as is. */
