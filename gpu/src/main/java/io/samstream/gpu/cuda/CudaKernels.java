@@ -440,7 +440,8 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * Looks up one more kernel of the fatbin by name (no dynamic shared memory): the mask decoder's
-     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it.
+     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
+     * other threads launch kernels of this object (the table is read without a lock).
      */
     synchronized void addKernel(String name) {
         if (!kernels.containsKey(name)) {
