@@ -78,7 +78,7 @@ public final class SamModels {
                     throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
                 }
                 try {
-                    yield cuda(weights, config, cpuThreads, maxBatch);
+                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalStateException("device cuda: " + e.getMessage(), e);
                 }
@@ -90,7 +90,7 @@ public final class SamModels {
                     yield cpu(weights, config, cpuThreads);
                 }
                 try {
-                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch);
+                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity);
                     log.info("device auto: CUDA is usable ({}), running on the GPU", a.reason());
                     yield b;
                 } catch (RuntimeException e) {
@@ -102,8 +102,9 @@ public final class SamModels {
         };
     }
 
-    private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch) {
-        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads);
+    private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
+                                   ModelSparsity sparsity) {
+        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads, sparsity);
         log.info("device: {}", backend.name());
         return backend;
     }

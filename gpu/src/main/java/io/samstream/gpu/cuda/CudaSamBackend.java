@@ -18,6 +18,10 @@ import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.config.ModelSparsity;
+import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.sparse.TwoFourWeights;
 
 /**
  * SAM with the image encoder on a CUDA GPU in bf16 (fp32 accumulation), on the kernels of
@@ -79,10 +83,15 @@ public final class CudaSamBackend implements SamBackend {
     private final long weightBytes, activationBytes;
     private volatile boolean closed;
 
+    /** One encoder block's weights; a pruned Linear has its 2:4 form ({@code ...S}) and no dense one ({@code ...W} null). */
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
                          DeviceBuffer projW, DeviceBuffer projB, DeviceBuffer relH, DeviceBuffer relW,
                          DeviceBuffer norm2G, DeviceBuffer norm2B, DeviceBuffer lin1W, DeviceBuffer lin1B,
-                         DeviceBuffer lin2W, DeviceBuffer lin2B, int window) {}
+                         DeviceBuffer lin2W, DeviceBuffer lin2B, int window, SparseWeight qkvS, SparseWeight projS,
+                         SparseWeight lin1S, SparseWeight lin2S) {}
+
+    /** Encoder weight sparsity: which block Linears run on the sparse tensor cores (gemm_sparse.cuh). */
+    private final ModelSparsity sparsity;
 
     /**
      * Opens device 0, checks the model fits the kernels, sizes the pool and uploads the weights.
@@ -109,6 +118,24 @@ public final class CudaSamBackend implements SamBackend {
      *                       the model)
      */
     public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets) {
+        this(weights, config, maxBatch, decoderThreads, maxPromptSets, ModelSparsity.NONE);
+    }
+
+    /**
+     * As {@link #CudaSamBackend(StateDict, SamConfig, int, int)} with 2:4 sparsity: the Linears {@code sparsity}
+     * names must already be pruned in {@code weights} ({@link SparseEncoder#apply}; a dense one is an error) and
+     * run on the sparse tensor cores; the others stay dense.
+     */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, ModelSparsity sparsity) {
+        this(weights, config, maxBatch, decoderThreads, DEFAULT_MAX_PROMPT_SETS, sparsity);
+    }
+
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
+                          ModelSparsity sparsity) {
+        if (sparsity == null) {
+            throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
+        }
+        this.sparsity = sparsity;
         this.config = config;
         this.maxBatch = maxBatch;
         this.s = config.imageSize();
@@ -258,22 +285,52 @@ public final class CudaSamBackend implements SamBackend {
 
     private Block loadBlock(StateDict sd, String prefix, int blockWindow) {
         int side = blockWindow > 0 ? blockWindow : e;
+        String qkv = prefix + "attn.qkv", proj = prefix + "attn.proj", lin1 = prefix + "mlp.lin1", lin2 = prefix + "mlp.lin2";
         return new Block(
                 upload(sd.get(prefix + "norm1.weight", d).data(), prefix + "norm1.weight"),
                 upload(sd.get(prefix + "norm1.bias", d).data(), prefix + "norm1.bias"),
-                upload(sd.get(prefix + "attn.qkv.weight", 3 * d, d).data(), prefix + "attn.qkv.weight"),
+                denseLinear(sd, qkv, 3 * d, d),
                 upload(sd.get(prefix + "attn.qkv.bias", 3 * d).data(), prefix + "attn.qkv.bias"),
-                upload(sd.get(prefix + "attn.proj.weight", d, d).data(), prefix + "attn.proj.weight"),
+                denseLinear(sd, proj, d, d),
                 upload(sd.get(prefix + "attn.proj.bias", d).data(), prefix + "attn.proj.bias"),
                 upload(relPos(sd, prefix + "attn.rel_pos_h", side), prefix + "attn.rel_pos_h"),
                 upload(relPos(sd, prefix + "attn.rel_pos_w", side), prefix + "attn.rel_pos_w"),
                 upload(sd.get(prefix + "norm2.weight", d).data(), prefix + "norm2.weight"),
                 upload(sd.get(prefix + "norm2.bias", d).data(), prefix + "norm2.bias"),
-                upload(sd.get(prefix + "mlp.lin1.weight", mlp, d).data(), prefix + "mlp.lin1.weight"),
+                denseLinear(sd, lin1, mlp, d),
                 upload(sd.get(prefix + "mlp.lin1.bias", mlp).data(), prefix + "mlp.lin1.bias"),
-                upload(sd.get(prefix + "mlp.lin2.weight", d, mlp).data(), prefix + "mlp.lin2.weight"),
+                denseLinear(sd, lin2, d, mlp),
                 upload(sd.get(prefix + "mlp.lin2.bias", d).data(), prefix + "mlp.lin2.bias"),
-                blockWindow);
+                blockWindow,
+                sparseLinear(sd, qkv, 3 * d, d), sparseLinear(sd, proj, d, d), sparseLinear(sd, lin1, mlp, d),
+                sparseLinear(sd, lin2, d, mlp));
+    }
+
+    /** The bf16 weight of a Linear that stays dense; null for a pruned one (it has {@link #sparseLinear}). */
+    private DeviceBuffer denseLinear(StateDict sd, String module, int out, int in) {
+        float[] w = sd.get(module + ".weight", out, in).data();
+        return SparseEncoder.isPruned(sparsity, module)
+                ? null : upload(w, module + ".weight");
+    }
+
+    /** The 2:4 form of a pruned Linear (its weight must be 2:4 already); null for a dense one. */
+    private SparseWeight sparseLinear(StateDict sd, String module, int out, int in) {
+        if (!SparseEncoder.isPruned(sparsity, module)) {
+            return null;
+        }
+        TwoFourWeights w = TwoFourWeights.compress(sd.get(module + ".weight", out, in).data(), out, in,
+                module + ".weight");
+        return SparseWeightUpload.upload(w, pool, stream, inPinned, module + ".weight");
+    }
+
+    /** One encoder Linear: the sparse kernel when it is pruned, else the dense one. */
+    private void linear(DeviceBuffer a, DeviceBuffer dense, SparseWeight sparse, DeviceBuffer bias, DeviceBuffer residual,
+                        DeviceBuffer c, int m, int n, int k, boolean gelu) {
+        if (sparse != null) {
+            kernels.gemmSparse(stream, a, sparse, bias, residual, c, m, gelu, kernels.defaultSparseTile(m, n));
+        } else {
+            kernels.gemm(stream, a, dense, bias, residual, c, m, n, k, gelu);
+        }
     }
 
     /** A rel_pos table with exactly 2 * side - 1 rows, resampled as get_rel_pos does when it has another length. */
@@ -341,7 +398,8 @@ public final class CudaSamBackend implements SamBackend {
 
     @Override
     public String name() {
-        return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch + "; mask decoder on the "
+        return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch
+                + (sparsity.twoFour() ? ", encoder " + sparsity.describe() : "") + "; mask decoder on the "
                 + (gpuDecoder != null ? "gpu, " + gpuDecoder.maxSets() + " prompt sets per batch)" : "cpu)");
     }
 
@@ -485,18 +543,18 @@ public final class CudaSamBackend implements SamBackend {
         for (Block b : blocks) {
             kernels.layerNorm(stream, x, b.norm1G, b.norm1B, h, m, d, ENCODER_EPS);
             mark(prof, "layernorm");
-            kernels.gemm(stream, h, b.qkvW, b.qkvB, null, wideBuf, m, 3 * d, d, false);
+            linear(h, b.qkvW, b.qkvS, b.qkvB, null, wideBuf, m, 3 * d, d, false);
             mark(prof, "qkv");
             kernels.attention(stream, wideBuf, b.window > 0 ? b.qkvB : null, b.relH, b.relW, h, batch, e, e, heads,
                     headDim, b.window);
             mark(prof, b.window > 0 ? "attention windowed" : "attention global");
-            kernels.gemm(stream, h, b.projW, b.projB, x, x, m, d, d, false);
+            linear(h, b.projW, b.projS, b.projB, x, x, m, d, d, false);
             mark(prof, "proj");
             kernels.layerNorm(stream, x, b.norm2G, b.norm2B, h, m, d, ENCODER_EPS);
             mark(prof, "layernorm");
-            kernels.gemm(stream, h, b.lin1W, b.lin1B, null, wideBuf, m, mlp, d, true);
+            linear(h, b.lin1W, b.lin1S, b.lin1B, null, wideBuf, m, mlp, d, true);
             mark(prof, "mlp.lin1");
-            kernels.gemm(stream, wideBuf, b.lin2W, b.lin2B, x, x, m, d, mlp, false);
+            linear(wideBuf, b.lin2W, b.lin2S, b.lin2B, x, x, m, d, mlp, false);
             mark(prof, "mlp.lin2");
         }
         kernels.gemm(stream, x, neck0W, null, null, neckA, m, neckC, d, false);
