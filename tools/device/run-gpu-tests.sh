@@ -15,6 +15,8 @@
 #   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
+# Mode "sparse": GemmGpuTest and SparseGemmGpuTest (or $CLASSES), every GEMM row of CudaKernelBench (dense and
+#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -49,8 +51,8 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
-    parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
+all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
+    EncoderOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
 # CLASSES="A B" runs only those classes (modes tests / all / decoder / sanitize).
 all_classes=${CLASSES:-$all_classes}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
@@ -60,6 +62,7 @@ runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
+    sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -116,6 +119,21 @@ if [ "$mode" = encoder ] || [ "$mode" = all ]; then
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/encoder_torch.py" --java "$out/encoder-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/encoder-table.md" 2>&1 | tee "$work/encoder-torch.log" || status=1
     fi
+fi
+
+if [ "$mode" = sparse ]; then
+    # Every GEMM row (dense tiles and 2:4 sparse tiles, same shapes, TFLOP/s counted as 2MNK for both), then the
+    # vit_b encoder dense and with 2:4 sparsity (all encoder linears, MLPs only) at ENCODER_BATCHES.
+    echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse)"
+    timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/sparse-kernels.tsv" 20 "gemm" \
+        2>&1 | tee "$work/sparse-kernels.log" || status=1
+    for sp in "none all" "2:4 all" "2:4 mlp"; do
+        set -- $sp
+        name=$(echo "$1-$2" | sed 's/:/of/')
+        echo "=== EncoderBench --sparsity $1 --sparse-layers $2 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
+        timeout 300 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --sparsity "$1" --sparse-layers "$2" \
+            "$out/encoder-$name.tsv" ${ENCODER_BATCHES:-1 8 32} 2>&1 | tee "$work/encoder-$name.log" || status=1
+    done
 fi
 
 if [ "$mode" = decoder ]; then

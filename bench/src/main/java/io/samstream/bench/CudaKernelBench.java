@@ -20,6 +20,11 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.SparseWeightUpload;
+import io.samstream.gpu.cuda.CudaKernels.SparseTile;
+import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.sparse.TwoFourPruning;
+import io.samstream.gpu.sparse.TwoFourWeights;
 
 /**
  * Times the CUDA kernels at SAM image-encoder shapes (vit_b, and vit_h's head dim 80 for attention):
@@ -66,6 +71,7 @@ public final class CudaKernelBench {
             CudaKernelBench b = new CudaKernelBench(ctx, repeats, filter);
             System.out.println(b.kernels.describe());
             b.gemms();
+            b.sparseGemms();
             b.attention();
             b.layerNorm();
             try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out))) {
@@ -121,6 +127,51 @@ public final class CudaKernelBench {
             report("gemm", "square " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");
         }
         pool.release(mark);
+    }
+
+    /**
+     * The 2:4-sparse GEMM (gemm_sparse.cuh) at the same shapes and epilogues, every sparse tile; TFLOP/s
+     * counted as for the dense product (2 M N K), so the rates compare directly with the dense rows.
+     */
+    private void sparseGemms() {
+        int m = 32 * TOKENS;
+        String[][] shapes = {{"qkv", "2304", "768", "bias"}, {"proj", "768", "768", "bias+residual"},
+            {"mlp.lin1", "3072", "768", "bias+gelu"}, {"mlp.lin2", "768", "3072", "bias+residual"}};
+        if (!wanted("gemm", "sparse2:4")) {
+            return;
+        }
+        long outer = pool.mark();
+        DeviceBuffer a = random(m * 3072L, 1.0, "A");
+        DeviceBuffer c = random(m * 3072L, 1.0, "C");
+        try (PinnedBuffer staging = new PinnedBuffer(ctx, 64L << 20, "sparse weight staging")) {
+            Random rnd = new Random(7);
+            for (String[] sh : shapes) {
+                int n = Integer.parseInt(sh[1]), k = Integer.parseInt(sh[2]);
+                long mark = pool.mark();
+                float[] dense = new float[n * k];
+                for (int i = 0; i < dense.length; i++) {
+                    dense[i] = (float) (rnd.nextGaussian() / Math.sqrt(k));
+                }
+                TwoFourWeights tw = TwoFourWeights.compress(TwoFourPruning.prune(dense, n, k, sh[0]), n, k, sh[0]);
+                SparseWeight w = SparseWeightUpload.upload(tw, pool, stream, staging, sh[0]);
+                DeviceBuffer bias = random(n, 0.5, "bias");
+                boolean gelu = sh[3].contains("gelu"), residual = sh[3].contains("residual");
+                DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
+                double flop = 2.0 * m * n * k;
+                for (SparseTile tile : SparseTile.values()) {
+                    String variant = sh[0] + " " + sh[3] + " sparse2:4 " + tile
+                            + (tile == kernels.defaultSparseTile(m, n) ? " (default)" : "");
+                    if (!wanted("gemm", variant)) {
+                        continue;
+                    }
+                    float ms = time(() -> kernels.gemmSparse(stream, a, w, bias, residual ? cm : null, cm, m, gelu, tile));
+                    report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
+                            "TFLOP/s");
+                }
+                pool.release(mark);
+            }
+        }
+        pool.release(outer);
     }
 
     // ---- attention ----------------------------------------------------------------------------------

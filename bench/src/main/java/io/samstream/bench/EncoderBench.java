@@ -11,7 +11,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 
+import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.model.SamCheckpointSchema;
@@ -25,7 +27,10 @@ import io.samstream.gpu.tensor.Tensor;
  * device pool's size and the cuMemGetInfo drop when the backend opened, and where the GPU time goes per
  * step. One backend per batch, sized for that batch (so its memory is that batch's).
  *
- * <pre>java -cp ... io.samstream.bench.EncoderBench OUT.tsv [batch...]</pre>
+ * <pre>java -cp ... io.samstream.bench.EncoderBench [--sparsity 2:4 [--sparse-layers all|mlp]] OUT.tsv [batch...]</pre>
+ *
+ * With {@code --sparsity 2:4} the random weights are pruned first and the pruned Linears run on the sparse
+ * GEMM (the TSV's {@code meta sparsity} line says which).
  *
  * bench/encoder_torch.py then measures Meta's encoder in bf16 eager on the same GPU and writes the table.
  */
@@ -69,21 +74,27 @@ public final class EncoderBench {
     }
 
     public static void main(String[] args) throws IOException {
+        // --sparsity 2:4 [--sparse-layers all|mlp]: the encoder with pruned Linears on the sparse GEMM.
+        java.util.List<String> rest = new java.util.ArrayList<>(java.util.List.of(args));
+        ModelSparsity sparsity = ModelSparsity.parse(option(rest, "--sparsity", "none"),
+                option(rest, "--sparse-layers", "all"), "--sparsity", "--sparse-layers");
+        args = rest.toArray(new String[0]);
         Path outPath = Path.of(args.length > 0 ? args[0] : "encoder-bench.tsv");
         int[] batches = args.length > 1 ? java.util.Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
                 : new int[] {1, 8, 32};
         SamConfig config = vitB();
         long t0 = System.nanoTime();
-        StateDict weights = randomWeights(config, 1);
+        StateDict weights = SparseEncoder.apply(randomWeights(config, 1), sparsity);
         System.out.printf(Locale.ROOT, "random vit_b weights: %.1f s%n", (System.nanoTime() - t0) / 1e9);
         Files.createDirectories(outPath.toAbsolutePath().getParent());
         try (CudaContext ctx = CudaContext.open(0);
              PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
             out.println("meta\tdevice\t" + ctx.info().describe());
+            out.println("meta\tsparsity\t" + sparsity.describe());
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
-                try (CudaSamBackend backend = new CudaSamBackend(weights, config, batch, 4)) {
+                try (CudaSamBackend backend = new CudaSamBackend(weights, config, batch, 4, sparsity)) {
                     ctx.bind();
                     long delta = before - freeBytes();
                     Tensor images = random(batch, config.imageSize(), batch);
@@ -114,6 +125,20 @@ public final class EncoderBench {
                 }
             }
         }
+    }
+
+    /** Removes {@code name VALUE} from {@code args} and returns VALUE, or {@code fallback} when absent. */
+    private static String option(java.util.List<String> args, String name, String fallback) {
+        int i = args.indexOf(name);
+        if (i < 0) {
+            return fallback;
+        }
+        if (i + 1 >= args.size()) {
+            throw new IllegalArgumentException(name + " needs a value");
+        }
+        String v = args.remove(i + 1);
+        args.remove(i);
+        return v;
     }
 
     static Tensor random(int batch, int s, long seed) {
