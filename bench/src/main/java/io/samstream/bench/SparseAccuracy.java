@@ -95,6 +95,14 @@ public final class SparseAccuracy {
             md.append(demoRow(s, threads));
             System.out.print(md);
         }
+        md.append("\nReading it: the random-weight fixtures have no structure for the pruned weights to lose")
+                .append(" gracefully (random weights have no small ones to drop, so pruning removes a sizeable share of every row), so they show the worst case;")
+                .append(" their masks mean nothing, only the agreement does. The demo model is trained (on synthetic")
+                .append(" scenes) and shows what pruning a trained encoder without fine-tuning costs there. Neither")
+                .append(" is an official SAM checkpoint (none is available offline): rerun this on vit_b before")
+                .append(" relying on 2:4 for real footage; SparseGPT-style or fine-tuned pruning would recover more.\n")
+                .append("\nCommand: `java -cp ... io.samstream.bench.SparseAccuracy bench/results/sparse-accuracy.md ")
+                .append(threads).append("` from the repository root (CPU only; a few minutes on 2 cores).\n");
         Files.writeString(Path.of(args[0]), md.toString());
         System.out.println("wrote " + args[0]);
     }

@@ -1,10 +1,15 @@
 package io.samstream.gpu;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.Device;
+import io.samstream.config.ModelSparsity;
+import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
@@ -44,5 +49,29 @@ class SamModelsDeviceTest {
         })) {
             assertEquals(CpuSamBackend.class, b.getClass());
         }
+    }
+
+    @Test
+    void cpuRunsThePrunedModelUnderTwoFourSparsity() {
+        SamConfig c = RandomSamWeights.tinyConfig();
+        StateDict w = RandomSamWeights.stateDict(c, 1);
+        ModelSparsity mlp = new ModelSparsity(true, ModelSparsity.Layers.MLP);
+        Tensor image = Tensor.zeros(1, 3, c.imageSize(), c.imageSize());
+        java.util.Random r = new java.util.Random(3);
+        for (int i = 0; i < image.size(); i++) {
+            image.data()[i] = (float) r.nextGaussian();
+        }
+        float[] viaOpen, pruned, dense;
+        try (SamBackend b = SamModels.open(w, c, Device.CPU, 1, 4, mlp, () -> NO_GPU)) {
+            viaOpen = b.encode(image).data();
+        }
+        try (SamBackend b = new CpuSamBackend(SparseEncoder.apply(w, mlp), c, 1)) {
+            pruned = b.encode(image).data();
+        }
+        try (SamBackend b = new CpuSamBackend(w, c, 1)) {
+            dense = b.encode(image).data();
+        }
+        assertArrayEquals(pruned, viaOpen, 0f);
+        assertFalse(java.util.Arrays.equals(dense, viaOpen), "2:4 must change the embedding");
     }
 }
