@@ -56,7 +56,8 @@ public final class GpuFramePreprocessor implements AutoCloseable {
 
     /**
      * Queues the pre-processing of {@code frames} into image slots {@code 0 .. frames.size() - 1} of
-     * {@code images} (fp32 {@code [B, 3, S, S]}, B at least the number of frames) on {@code stream}. Returns
+     * {@code images} (fp32 {@code [B, 3, S, S]}, B at least the number of frames) on {@code stream} (always the
+     * same stream: the device scratch is reused in stream order). Returns
      * when the last frame is staged; the results are there once the stream gets past this point.
      */
     public void enqueue(CudaStream stream, List<RgbImage> frames, DeviceBuffer images) {

@@ -139,8 +139,8 @@ class ImageOpsGpuTest extends GpuTestBase {
     }
 
     /** Asserts one GPU summary against the CPU one; returns the number of differing mask pixels. */
-    private static long compareSummary(MaskSummary cpu, MaskSummary gpuS, Tensor plane, ImageSize resized,
-            ImageSize original, String what) {
+    private static long compareSummary(int inputSize, MaskSummary cpu, MaskSummary gpuS, Tensor plane,
+            ImageSize resized, ImageSize original, String what) {
         long[] a = cpu.columnMajorBits();
         long[] b = gpuS.columnMajorBits();
         assertEquals(original.height(), gpuS.height(), what);
@@ -150,7 +150,7 @@ class ImageOpsGpuTest extends GpuTestBase {
             differing += Long.bitCount(a[i] ^ b[i]);
         }
         if (differing > 0) {
-            float[] up = new MaskPostprocessor(S).upscaleLogits(plane, resized, original).data();
+            float[] up = new MaskPostprocessor(inputSize).upscaleLogits(plane, resized, original).data();
             int h = original.height();
             for (int i = 0; i < a.length; i++) {
                 long x = a[i] ^ b[i];
@@ -202,7 +202,7 @@ class ImageOpsGpuTest extends GpuTestBase {
                     String what = "mask " + m + " at " + original + " (resized " + resized + ")";
                     Tensor plane = new Tensor(java.util.Arrays.copyOfRange(lowRes.data(), m * l * l, (m + 1) * l * l), 1,
                             l, l);
-                    differing += compareSummary(cpu.get(m), host.get(m), plane, resized, original, what);
+                    differing += compareSummary(S, cpu.get(m), host.get(m), plane, resized, original, what);
                     assertArrayEquals(host.get(m).columnMajorBits(), device.get(m).columnMajorBits(), what + " device input");
                     assertEquals(host.get(m).stability(), device.get(m).stability(), what + " device input");
                     pixels += original.pixels();
@@ -241,7 +241,7 @@ class ImageOpsGpuTest extends GpuTestBase {
             List<MaskSummary> got = backend.postprocessMasks(lowRes, resized, original);
             for (int m = 0; m < 3; m++) {
                 Tensor plane = new Tensor(java.util.Arrays.copyOfRange(lowRes.data(), m * l * l, (m + 1) * l * l), 1, l, l);
-                compareSummary(cpu.get(m), got.get(m), plane, resized, original, "backend mask " + m);
+                compareSummary(s, cpu.get(m), got.get(m), plane, resized, original, "backend mask " + m);
             }
         }
     }
