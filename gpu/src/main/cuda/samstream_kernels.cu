@@ -178,3 +178,29 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_logits(cons
                                                                            int first, int count) {
     decoder_ops::mask_logits(pp, hyper, masks, P, E, Co, mt, first, count);
 }
+
+// ---- pre- and post-processing (image_ops.cuh); grid-stride loops, 256 threads ------------------------
+// Added kernels only (no signature above changed), so the ABI version stays; a fatbin without them fails
+// at lookup with the kernel's name.
+#include "image_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_u8(
+    const uint8_t* src, uint8_t* dst, int in_w, int out_w, int out_h, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize) {
+    image_ops::pillow_pass_u8(src, dst, in_w, out_w, out_h, horizontal, first_row, bounds, weights, ksize);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normalize_f32(
+    const uint8_t* src, float* out, int in_w, int w, int h, int S, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize, float mean0, float mean1, float mean2, float std0,
+    float std1, float std2) {
+    image_ops::pillow_pass_normalize_f32(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights, ksize,
+                                         mean0, mean1, mean2, std0, std1, std2);
+}
+
+// Grid (CTAs per mask, masks); 256 threads.
+extern "C" __global__ void __launch_bounds__(256) samstream_mask_postprocess(
+    const float* logits, int Lh, int Lw, int S, int hr, int wr, int H, int W, int words_per_mask, uint32_t* bits,
+    uint32_t* stats) {
+    image_ops::mask_postprocess(logits, Lh, Lw, S, hr, wr, H, W, words_per_mask, bits, stats);
+}

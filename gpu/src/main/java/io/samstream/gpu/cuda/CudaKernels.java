@@ -82,6 +82,7 @@ public final class CudaKernels implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -166,6 +167,25 @@ public final class CudaKernels implements AutoCloseable {
         Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                 "reading the register count of " + name);
         kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+    }
+
+    /**
+     * A kernel of the fatbin by its extern "C" name, for the launchers of other classes of this package
+     * ({@link ImageOpsKernels}); looked up once. Fails, naming the kernel, when the fatbin lacks it.
+     */
+    synchronized CUfunction function(String name) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        CUfunction f = extraFunctions.get(name);
+        if (f == null) {
+            f = new CUfunction();
+            context.bind();
+            Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name
+                    + " in the fatbin (a build older than the code? rebuild the gpu module)");
+            extraFunctions.put(name, f);
+        }
+        return f;
     }
 
     /** One line per kernel: name, registers, shared memory allowed. For logs. */

@@ -13,6 +13,9 @@ import org.slf4j.LoggerFactory;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -50,6 +53,11 @@ import io.samstream.gpu.tensor.Tensor;
  * a host tensor), so no event orders them. Decoders the kernels cannot run (see
  * {@link CudaMaskDecoder#unsupported}) fall back to the CPU fp32 decoder ({@link CpuSamBackend#decoderOnly}).
  *
+ * <p><b>Pre- and post-processing.</b> {@link #encodeFrames} uploads 8-bit frames and resizes / normalizes /
+ * pads them into the encoder input on the encoder stream ({@link GpuFramePreprocessor});
+ * {@link #postprocessMasks} upscales, thresholds and summarizes mask logits on its own stream
+ * ({@link GpuMaskPostprocessor}). Both are made at first use, with their own buffers.
+ *
  * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
  * calls are serialized among themselves, independently of encode.
  * Inputs larger than {@code maxBatch} or of the wrong size are refused with an {@link IllegalArgumentException}
@@ -78,6 +86,11 @@ public final class CudaSamBackend implements SamBackend {
     private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
     private final long weightBytes, activationBytes;
     private volatile boolean closed;
+    // GPU pre- and post-processing (encodeFrames, postprocessMasks), made at first use; guarded by imageOpsLock.
+    private final Object imageOpsLock = new Object();
+    private ImageOpsKernels imageOps;
+    private GpuFramePreprocessor framePreprocessor;
+    private GpuMaskPostprocessor maskPostprocessor;
 
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
                          DeviceBuffer projW, DeviceBuffer projB, DeviceBuffer relH, DeviceBuffer relW,
@@ -378,6 +391,63 @@ public final class CudaSamBackend implements SamBackend {
         return new Tensor(result, batch, neckC, e, e);
     }
 
+    /**
+     * {@link SamBackend#encodeFrames} with the pre-processing on the GPU: the 8-bit frames are staged in
+     * pinned memory, uploaded asynchronously and resized / normalized / padded straight into the encoder's
+     * input buffer on the encoder stream ({@link GpuFramePreprocessor}; the same values as the CPU default).
+     */
+    @Override
+    public synchronized Tensor encodeFrames(List<RgbImage> frames) {
+        ensureOpen();
+        int batch = frames.size();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch of " + batch + " frames, but this CUDA backend was sized for 1.."
+                    + maxBatch + " (raise the max batch, or split the batch)");
+        }
+        GpuFramePreprocessor pre;
+        synchronized (imageOpsLock) {
+            if (framePreprocessor == null) {
+                framePreprocessor = new GpuFramePreprocessor(context, imageOps(), s);
+            }
+            pre = framePreprocessor;
+        }
+        pre.enqueue(stream, frames, image);
+        enqueueForward(batch, null);
+        long outBytes = (long) batch * neckC * tokens * 4;
+        stream.download(out, 0, outPinned, 0, outBytes);
+        stream.synchronize();
+        float[] result = new float[batch * neckC * tokens];
+        outPinned.buffer().asFloatBuffer().get(result);
+        return new Tensor(result, batch, neckC, e, e);
+    }
+
+    /**
+     * {@link SamBackend#postprocessMasks} on the GPU ({@link GpuMaskPostprocessor}, its own stream, so it
+     * does not wait for an encoder batch); the same values as the CPU default.
+     */
+    @Override
+    public List<MaskSummary> postprocessMasks(Tensor lowResLogits, ImageSize resized, ImageSize original) {
+        return maskPostprocessor().run(lowResLogits, resized, original);
+    }
+
+    /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
+    public GpuMaskPostprocessor maskPostprocessor() {
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            if (maskPostprocessor == null) {
+                maskPostprocessor = new GpuMaskPostprocessor(context, imageOps(), s);
+            }
+            return maskPostprocessor;
+        }
+    }
+
+    private ImageOpsKernels imageOps() {
+        if (imageOps == null) {
+            imageOps = new ImageOpsKernels(kernels);
+        }
+        return imageOps;
+    }
+
     private int checkImages(Tensor images) {
         ensureOpen();
         if (images.rank() != 4 || images.dim(1) != 3 || images.dim(2) != s || images.dim(3) != s) {
@@ -554,6 +624,9 @@ public final class CudaSamBackend implements SamBackend {
             stream.synchronize();
         } catch (RuntimeException ignored) {
             // a failed kernel: release everything anyway
+        }
+        synchronized (imageOpsLock) {
+            closeAll(maskPostprocessor, framePreprocessor);
         }
         closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, kernels);
         context.close();
