@@ -45,8 +45,9 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
-    parity.CudaParityGpuTest"
+# CLASSES="A B ..." replaces the list of modes tests / all / sanitize (e.g. to run the classes a change touches first).
+all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
+    parity.CudaParityGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
