@@ -51,12 +51,15 @@ public final class CudaKernels implements AutoCloseable {
         T128x128x64(128, 128, 64, 3),
         T128x256x32(128, 256, 32, 4),
         T128x256x64(128, 256, 64, 3),
-        H128x256(256, 4),
-        H128x128(128, 6);
+        H128x256(128, 256, 4, 1.0),
+        H256x192(256, 192, 4, 1.2),
+        H128x128(128, 128, 6, 0.82);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
+        /** Hopper tiles: throughput per output element relative to 128x256 (measured / L2-traffic estimate), for {@link #defaultTile}. */
+        final double rate;
 
         GemmTile(int bm, int bn, int bk, int stages) {
             this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
@@ -65,16 +68,18 @@ public final class CudaKernels implements AutoCloseable {
             this.threads = (bm / 64) * (bn / 64) * 32;
             this.smem = stages * (bm + bn) * (bk + 8) * 2;
             this.hopper = false;
+            this.rate = 0;
         }
 
         /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
-        GemmTile(int bn, int stages) {
-            this.symbol = "samstream_gemm_sm90_128x" + bn;
-            this.bm = 128;
+        GemmTile(int bm, int bn, int stages, double rate) {
+            this.symbol = "samstream_gemm_sm90_" + bm + "x" + bn;
+            this.bm = bm;
             this.bn = bn;
             this.threads = 384;
-            this.smem = stages * (128 + bn) * 64 * 2 + 2 * stages * 8 + 1024;
+            this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
             this.hopper = true;
+            this.rate = rate;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -237,8 +242,10 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The variant for a shape. On Hopper: the wgmma kernel, 128 x 256 tiles unless 128 x 128 ones fill the
-     * GPU's waves clearly better (one CTA per SM either way: small grids such as M = 4096, N = 768 at batch 1).
+     * The variant for a shape. On Hopper: the wgmma kernel with the tile that finishes first by a simple model:
+     * (output tiles per SM, rounded up: the kernel is persistent, one CTA per SM) x tile area / the tile's
+     * relative rate ({@link GemmTile#rate}: bigger tiles fetch fewer bytes from L2 per FLOP, the bound). Large
+     * M picks 256 x 192; small grids such as M = 4096 (batch 1) pick smaller tiles that fill more SMs.
      * Elsewhere: the mma.sync 128 x 128 x 64 tile (measured on the H200 at the vit_b shapes, batch 32: the
      * fastest or within 3% of it for qkv, proj and mlp.lin2; see bench/results/).
      */
@@ -247,11 +254,17 @@ public final class CudaKernels implements AutoCloseable {
             return GemmTile.T128x128x64;
         }
         int sms = context.info().multiprocessors();
-        long rows = (m + 127) / 128;
-        long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
-        // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
-        double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
-        return narrowCost < wideCost ? GemmTile.H128x128 : GemmTile.H128x256;
+        GemmTile best = null;
+        double bestCost = Double.MAX_VALUE;
+        for (GemmTile t : new GemmTile[] {GemmTile.H256x192, GemmTile.H128x256, GemmTile.H128x128}) {
+            long tiles = (long) ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+            double cost = Math.ceil((double) tiles / sms) * t.bm * t.bn / t.rate;
+            if (cost < bestCost) {
+                best = t;
+                bestCost = cost;
+            }
+        }
+        return best;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
@@ -273,6 +286,11 @@ public final class CudaKernels implements AutoCloseable {
         }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
+        if (tile.hopper) {
+            // Persistent: at most one CTA per SM, each walking output tiles blockIdx.x, + gridDim.x, ...
+            gridX = (int) Math.min((long) gridX * gridY, context.info().multiprocessors());
+            gridY = 1;
+        }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
         Pointer params = Pointer.to(ptr(a), ptr(w), ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
                 Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));

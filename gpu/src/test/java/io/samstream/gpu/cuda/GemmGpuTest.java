@@ -58,7 +58,7 @@ class GemmGpuTest extends GpuTestBase {
      */
     static Stream<Arguments> hopperCases() {
         List<Arguments> cases = new ArrayList<>();
-        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H128x128}) {
+        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
             cases.add(Arguments.of(300, 2304, 768, Epi.BIAS, tile));                 // vit_b qkv
             cases.add(Arguments.of(300, 3072, 768, Epi.BIAS_GELU, tile));            // vit_b lin1
             cases.add(Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, tile));        // vit_b lin2
@@ -75,6 +75,10 @@ class GemmGpuTest extends GpuTestBase {
             cases.add(Arguments.of(77, 24, 1288, Epi.PLAIN, tile));
             cases.add(Arguments.of(7, 2048, 256, Epi.BIAS_GELU, tile));
         }
+        // More output tiles than SMs (each persistent CTA walks several), all edges ragged at once.
+        cases.add(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256));
+        cases.add(Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192));
+        cases.add(Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128));
         return cases.stream();
     }
 
@@ -97,7 +101,7 @@ class GemmGpuTest extends GpuTestBase {
 
     static Stream<Arguments> largeShapes() {
         List<Arguments> cases = new ArrayList<>();
-        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H128x128}) {
+        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
             cases.add(Arguments.of(2304, 768, false, tile));
             cases.add(Arguments.of(4096, 1024, true, tile));
             cases.add(Arguments.of(1280, 5120, false, tile));
@@ -112,6 +116,7 @@ class GemmGpuTest extends GpuTestBase {
         boolean hopper = dev.ccMajor() == 9 && dev.ccMinor() == 0;
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x256));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x128));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H256x192));
         assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
