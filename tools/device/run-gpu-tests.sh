@@ -45,6 +45,7 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
+# CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
 # CLASSES="A B ..." replaces the list of modes tests / all / sanitize (e.g. to run the classes a change touches first).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
     parity.CudaParityGpuTest"}
@@ -70,7 +71,7 @@ for run in "${runs[@]}"; do
             prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
         fi
         case "$cls" in *.*) fqcn="io.samstream.gpu.$cls" ;; *) fqcn="io.samstream.gpu.cuda.$cls" ;; esac
-        timeout 300 "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
+        timeout "${CLASS_TIMEOUT:-300}" "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
             --disable-banner --disable-ansi-colors --details=tree \
             --class-path "$cp" --select-class "$fqcn" \
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
