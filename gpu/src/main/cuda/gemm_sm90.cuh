@@ -2,11 +2,13 @@
 // out, fp32 accumulation in the registers of warpgroup MMA (wgmma.mma_async). Same function, constraints
 // and epilogue as gemm.cuh (the mma.sync kernel, which sm_80-89 keep), so the host can swap them.
 //
-// Why this shape. The mma.sync kernel is L2-bandwidth bound at 128x128 tiles (64 FLOP per byte fetched)
-// and register/ldmatrix bound at 128x256. wgmma reads both operands straight from shared memory, so a
-// 128x256 CTA tile (85 FLOP/B) costs no ldmatrix traffic, and its accumulators (64x256 per warpgroup,
-// 128 fp32 registers per thread) fit in the 168 registers a 384-thread CTA gets (ptxas: 154, no spills;
-// setmaxnreg to move registers from the producer was tried and is not needed).
+// Why. The mma.sync kernel tops out near 300 TFLOP/s on the H200 (ldmatrix traffic, 2 warps per scheduler,
+// L2 -> shared at 128x128 tiles). wgmma reads both operands straight from shared memory and runs
+// asynchronously, so one CTA of 384 threads per SM keeps the tensor cores busier: measured 1.5-1.7x the
+// mma.sync kernel on the encoder's shapes (bench/results/2026-11-30-h200-wgmma.md). The 128x256 tile's
+// accumulators (64x256 per consumer warpgroup, 128 fp32 registers per thread) fit in the 168 registers a
+// 384-thread CTA gets (ptxas: 160, no spills). The 256x192 tile (2 x 96 x 2 = 192 accumulators per thread)
+// moves registers from the producer (setmaxnreg 40 / 232, REBALANCE).
 //
 // No TMA: JCuda 12.6 cannot build tensor maps (no cuTensorMapEncodeTiled), so a producer warpgroup
 // copies the tiles with 16-byte cp.async into the 128-byte-swizzled layout that wgmma's shared-memory
@@ -222,10 +224,11 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 
 #endif  // SAMSTREAM_SM90A
 
-// Persistent: gridDim.x CTAs (at most one per SM) walk the output tiles t = blockIdx.x, + gridDim.x, ...
-// (t -> row band t / n_tiles, column tile t % n_tiles: CTAs running together share A row bands). The
-// producer runs ahead across tile boundaries, so the next tile's first stages load while the consumers
-// are in the previous tile's epilogue, and L2 -> shared traffic (the bound) does not pause.
+// Any 1-D grid: CTA b computes output tiles t = b, b + gridDim.x, ... (t -> row band t / n_tiles, column
+// tile t % n_tiles: CTAs running together share A row bands). The host launches one CTA per tile by
+// default; launched persistently (grid <= SMs) the producer runs ahead across tile boundaries, loading
+// the next tile while the consumers are in the previous tile's epilogue (measured: +1-6% at K >= 4096,
+// -13% on the vit_b proj shape, so not the default).
 template <int BM, int BN, int STAGES>
 __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const bf16* __restrict__ W,
                                                const bf16* __restrict__ bias, const bf16* residual, bf16* C,

@@ -31,8 +31,8 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
 
 // ---- Hopper GEMM (gemm_sm90.cuh): same signature and function, wgmma + warp-specialised cp.async pipeline;
-// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), persistent (grid <= SMs), one
-// CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 256x192 x 4: 225 KB, 128x128 x 6: 193 KB.
+// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), 1-D grid over the output tiles
+// (one CTA per tile, or persistent), one CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 256x192 x 4: 225 KB, 128x128 x 6: 193 KB.
 // Bodies exist for sm_90a only (trap elsewhere).
 #define SAMSTREAM_GEMM_SM90(NAME, BM, BN, STAGES)                                                     \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \

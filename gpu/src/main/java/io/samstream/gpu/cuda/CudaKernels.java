@@ -51,15 +51,13 @@ public final class CudaKernels implements AutoCloseable {
         T128x128x64(128, 128, 64, 3),
         T128x256x32(128, 256, 32, 4),
         T128x256x64(128, 256, 64, 3),
-        H128x256(128, 256, 4, 1.0),
-        H256x192(256, 192, 4, 1.2),
-        H128x128(128, 128, 6, 0.82);
+        H128x256(128, 256, 4),
+        H256x192(256, 192, 4),
+        H128x128(128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
-        /** Hopper tiles: throughput per output element relative to 128x256 (measured / L2-traffic estimate), for {@link #defaultTile}. */
-        final double rate;
 
         GemmTile(int bm, int bn, int bk, int stages) {
             this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
@@ -68,18 +66,16 @@ public final class CudaKernels implements AutoCloseable {
             this.threads = (bm / 64) * (bn / 64) * 32;
             this.smem = stages * (bm + bn) * (bk + 8) * 2;
             this.hopper = false;
-            this.rate = 0;
         }
 
         /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
-        GemmTile(int bm, int bn, int stages, double rate) {
+        GemmTile(int bm, int bn, int stages) {
             this.symbol = "samstream_gemm_sm90_" + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
             this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
             this.hopper = true;
-            this.rate = rate;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -90,9 +86,17 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * System property that turns the Hopper GEMM off ({@code -Dsamstream.cuda.wgmma=false}): the default
-     * tile is then the mma.sync one on every GPU. On by default; for comparisons and as an escape hatch.
+     * tile is then the mma.sync one on every GPU. On by default; for comparisons and as an escape hatch. Read at
+     * every launch (CUDA graphs keep the kernels they were captured with).
      */
     public static final String WGMMA_PROPERTY = "samstream.cuda.wgmma";
+
+    /**
+     * System property: {@code true} launches the Hopper GEMM persistently (at most one CTA per SM, each walking
+     * several output tiles) instead of one CTA per tile. Off by default: measured on the H200 (bench/results/
+     * 2026-11-30-h200-wgmma.md) it gained 1-6% at K >= 4096 and lost 13% on the vit_b proj shape.
+     */
+    public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
 
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
@@ -242,29 +246,22 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The variant for a shape. On Hopper: the wgmma kernel with the tile that finishes first by a simple model:
-     * (output tiles per SM, rounded up: the kernel is persistent, one CTA per SM) x tile area / the tile's
-     * relative rate ({@link GemmTile#rate}: bigger tiles fetch fewer bytes from L2 per FLOP, the bound). Large
-     * M picks 256 x 192; small grids such as M = 4096 (batch 1) pick smaller tiles that fill more SMs.
-     * Elsewhere: the mma.sync 128 x 128 x 64 tile (measured on the H200 at the vit_b shapes, batch 32: the
-     * fastest or within 3% of it for qkv, proj and mlp.lin2; see bench/results/).
+     * The variant for a shape. On Hopper: the wgmma kernel, 128 x 256 tiles unless 128 x 128 ones fill the
+     * GPU's waves clearly better (one CTA per SM either way: small grids such as M = 4096, N = 2304 at batch 1).
+     * Measured on the H200 (bench/results/2026-11-30-h200-wgmma.md): 128 x 256 is the fastest Hopper tile at
+     * the vit_b shapes; 256 x 192 gains 2% on the vit_l / vit_h qkv shapes only and loses up to 25% with the
+     * GELU epilogue, so it is not picked. Elsewhere: the mma.sync 128 x 128 x 64 tile.
      */
     public GemmTile defaultTile(int m, int n) {
         if (!wgmmaDefault()) {
             return GemmTile.T128x128x64;
         }
         int sms = context.info().multiprocessors();
-        GemmTile best = null;
-        double bestCost = Double.MAX_VALUE;
-        for (GemmTile t : new GemmTile[] {GemmTile.H256x192, GemmTile.H128x256, GemmTile.H128x128}) {
-            long tiles = (long) ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-            double cost = Math.ceil((double) tiles / sms) * t.bm * t.bn / t.rate;
-            if (cost < bestCost) {
-                best = t;
-                bestCost = cost;
-            }
-        }
-        return best;
+        long rows = (m + 127) / 128;
+        long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
+        // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
+        double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
+        return narrowCost < wideCost ? GemmTile.H128x128 : GemmTile.H128x256;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
@@ -287,8 +284,12 @@ public final class CudaKernels implements AutoCloseable {
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
         if (tile.hopper) {
-            // Persistent: at most one CTA per SM, each walking output tiles blockIdx.x, + gridDim.x, ...
-            gridX = (int) Math.min((long) gridX * gridY, context.info().multiprocessors());
+            // A 1-D grid over the output tiles (column tiles fastest); persistent: at most one CTA per SM, each
+            // walking tiles blockIdx.x, + gridDim.x, ...
+            long tiles = (long) gridX * gridY;
+            require(tiles <= Integer.MAX_VALUE, op + ": too many output tiles for one launch");
+            boolean persistent = Boolean.parseBoolean(System.getProperty(PERSISTENT_PROPERTY, "false"));
+            gridX = (int) (persistent ? Math.min(tiles, context.info().multiprocessors()) : tiles);
             gridY = 1;
         }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);

@@ -75,11 +75,33 @@ class GemmGpuTest extends GpuTestBase {
             cases.add(Arguments.of(77, 24, 1288, Epi.PLAIN, tile));
             cases.add(Arguments.of(7, 2048, 256, Epi.BIAS_GELU, tile));
         }
-        // More output tiles than SMs (each persistent CTA walks several), all edges ragged at once.
-        cases.add(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256));
-        cases.add(Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192));
-        cases.add(Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128));
+        cases.addAll(manyTileCases().toList());
         return cases.stream();
+    }
+
+    /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
+    static Stream<Arguments> manyTileCases() {
+        return Stream.of(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256),
+                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128),
+                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H128x256));
+    }
+
+    /** The same kernels launched persistently ({@link CudaKernels#PERSISTENT_PROPERTY}): the pipeline runs on across tiles. */
+    @ParameterizedTest(name = "persistent m={0} n={1} k={2} {3} {4}")
+    @MethodSource("manyTileCases")
+    void hopperPersistentMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
+        String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
+        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, "true");
+        try {
+            hopperMatchesReference(m, n, k, epi, tile);
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
+            }
+        }
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
