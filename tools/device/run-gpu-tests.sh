@@ -51,10 +51,10 @@ for j in "$here"/lib/*.jar; do
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
-    ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
-# CLASSES="A B" runs only those classes (modes tests / all / decoder / sanitize).
-all_classes=${CLASSES:-$all_classes}
+# CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
+# CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize (e.g. to run the classes a change touches first).
+all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
+    ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

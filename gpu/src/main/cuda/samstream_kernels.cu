@@ -9,6 +9,7 @@
 #include "decoder_ops.cuh"
 #include "encoder_ops.cuh"
 #include "gemm.cuh"
+#include "gemm_sm90.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
@@ -29,6 +30,21 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x32, 128, 128, 32, 2, 2, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
+
+// ---- Hopper GEMM (gemm_sm90.cuh): same signature and function, wgmma + warp-specialised cp.async pipeline;
+// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), 1-D grid over the output tiles
+// (one CTA per tile, or persistent), one CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 256x192 x 4: 225 KB, 128x128 x 6: 193 KB.
+// Bodies exist for sm_90a only (trap elsewhere).
+#define SAMSTREAM_GEMM_SM90(NAME, BM, BN, STAGES)                                                     \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \
+        const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
+        int K, int epilogue) {                                                                        \
+        gemm_sm90::gemm_bf16_sm90<BM, BN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);        \
+    }
+
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x256, 128, 256, 4)
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_256x192, 256, 192, 4)
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(

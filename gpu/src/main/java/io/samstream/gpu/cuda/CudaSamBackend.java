@@ -3,6 +3,7 @@ package io.samstream.gpu.cuda;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -58,6 +59,13 @@ import io.samstream.gpu.tensor.Tensor;
  * {@link #postprocessMasks} upscales, thresholds and summarizes mask logits on its own stream
  * ({@link GpuMaskPostprocessor}). Both are made at first use, with their own buffers.
  *
+ * <p><b>CUDA graphs.</b> The forward pass of each batch size is captured into a CUDA graph the first time
+ * that size runs and replayed after that: one launch instead of ~100, and no per-kernel launch gaps (what
+ * matters at batch 1). One graph per batch size actually used (not padded up to a few captured sizes: the
+ * graphs are small, and padding would cost up to 2x the compute); all of them name the same pool buffers,
+ * which never move. {@code -Dsamstream.cuda.graphs=false} runs every pass eagerly instead. The GEMMs use
+ * the Hopper (wgmma) kernel on compute capability 9.0 ({@link CudaKernels#defaultTile}).
+ *
  * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
  * calls are serialized among themselves, independently of encode.
  * Inputs larger than {@code maxBatch} or of the wrong size are refused with an {@link IllegalArgumentException}
@@ -66,6 +74,8 @@ import io.samstream.gpu.tensor.Tensor;
 public final class CudaSamBackend implements SamBackend {
     private static final Logger log = LoggerFactory.getLogger(CudaSamBackend.class);
     private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
+    /** System property: {@code false} runs forward passes eagerly instead of replaying CUDA graphs. */
+    public static final String GRAPHS_PROPERTY = "samstream.cuda.graphs";
 
     private final SamConfig config;
     private final int maxBatch;
@@ -91,6 +101,9 @@ public final class CudaSamBackend implements SamBackend {
     private ImageOpsKernels imageOps;
     private GpuFramePreprocessor framePreprocessor;
     private GpuMaskPostprocessor maskPostprocessor;
+    private final boolean useGraphs = Boolean.parseBoolean(System.getProperty(GRAPHS_PROPERTY, "true"));
+    /** Captured forward passes by batch size (made on first use). */
+    private final Map<Integer, CudaGraph> graphs = new HashMap<>();
 
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
                          DeviceBuffer projW, DeviceBuffer projB, DeviceBuffer relH, DeviceBuffer relW,
@@ -377,12 +390,17 @@ public final class CudaSamBackend implements SamBackend {
 
     @Override
     public synchronized Tensor encode(Tensor images) {
+        return encode(images, useGraphs);
+    }
+
+    /** As {@link #encode(Tensor)}, replaying the batch's CUDA graph or queueing every kernel (for tests, benchmarks). */
+    public synchronized Tensor encode(Tensor images, boolean graph) {
         int batch = checkImages(images);
         FloatBuffer fin = inPinned.buffer().asFloatBuffer();
         fin.put(images.data(), 0, batch * 3 * s * s);
         long inBytes = (long) batch * 3 * s * s * 4;
         stream.upload(inPinned, 0, image, 0, inBytes);
-        enqueueForward(batch, null);
+        runForward(batch, graph);
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
@@ -412,7 +430,7 @@ public final class CudaSamBackend implements SamBackend {
             pre = framePreprocessor;
         }
         pre.enqueue(stream, frames, image);
-        enqueueForward(batch, null);
+        runForward(batch, useGraphs);
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
@@ -474,17 +492,25 @@ public final class CudaSamBackend implements SamBackend {
 
     /**
      * GPU time of one forward pass on the staged input, in milliseconds: the mean over {@code iterations}
-     * passes queued back to back between two events (no host copies).
+     * passes queued back to back between two events (no host copies), run as {@link #encode} runs them.
      */
     public synchronized double timeForward(int batch, int iterations) {
+        return timeForward(batch, iterations, useGraphs);
+    }
+
+    /** As {@link #timeForward(int, int)}, replaying the batch's CUDA graph or queueing every kernel. */
+    public synchronized double timeForward(int batch, int iterations, boolean graph) {
         ensureOpen();
         if (batch < 1 || batch > maxBatch) {
             throw new IllegalArgumentException("batch " + batch + " outside 1.." + maxBatch);
         }
         try (CudaEvent start = new CudaEvent(context, true); CudaEvent end = new CudaEvent(context, true)) {
+            if (graph) {
+                graphFor(batch);   // the capture (first use) stays out of the timing
+            }
             stream.record(start);
             for (int i = 0; i < iterations; i++) {
-                enqueueForward(batch, null);
+                runForward(batch, graph);
             }
             stream.record(end);
             end.synchronize();
@@ -542,6 +568,29 @@ public final class CudaSamBackend implements SamBackend {
             labels.add(label);
             stream.record(events.get(i));
         }
+    }
+
+    /** Whether forward passes replay CUDA graphs (see the class doc). */
+    public boolean usesGraphs() {
+        return useGraphs;
+    }
+
+    /** Queues one forward pass: a replay of the batch's graph, or every kernel one by one. */
+    private void runForward(int batch, boolean graph) {
+        if (graph) {
+            graphFor(batch).launch(stream);
+        } else {
+            enqueueForward(batch, null);
+        }
+    }
+
+    private CudaGraph graphFor(int batch) {
+        CudaGraph g = graphs.get(batch);
+        if (g == null) {
+            g = CudaGraph.capture(stream, () -> enqueueForward(batch, null), "the encoder forward pass at batch " + batch);
+            graphs.put(batch, g);
+        }
+        return g;
     }
 
     /** Queues one forward pass of {@code batch} images from {@link #image} to {@link #out}. */
@@ -628,6 +677,8 @@ public final class CudaSamBackend implements SamBackend {
         synchronized (imageOpsLock) {
             closeAll(maskPostprocessor, framePreprocessor);
         }
+        closeAll(graphs.values().toArray(new AutoCloseable[0]));
+        graphs.clear();
         closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, kernels);
         context.close();
     }
