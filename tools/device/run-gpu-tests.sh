@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|track-eval] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -15,6 +15,10 @@
 #   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
+#   track-eval-cpu.md, track-eval-cuda.md  (mode track-eval) the tracking benchmark (io.samstream.bench.TrackEval:
+#                  synthetic clips through the whole engine with examples/sam-demo-synthetic.pth; J&F, id
+#                  switches, discovery recall) on the CPU backend and on CUDA, for the CPU-vs-GPU comparison;
+#                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
 # (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
@@ -110,6 +114,20 @@ if [ "$mode" = encoder ] || [ "$mode" = all ]; then
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/encoder_torch.py" --java "$out/encoder-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/encoder-table.md" 2>&1 | tee "$work/encoder-torch.log" || status=1
     fi
+fi
+
+if [ "$mode" = track-eval ]; then
+    extra=()
+    [ -n "${TRACK_EVAL_CONFIG:-}" ] && extra=(--engine-config "$TRACK_EVAL_CONFIG")
+    # CUDA first (fast); each run under TRACK_EVAL_TIMEOUT seconds (default 280: both fit one device call).
+    for dev in cuda cpu; do
+        echo "=== TrackEval ($dev)"
+        timeout "${TRACK_EVAL_TIMEOUT:-280}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device "$dev" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/track-eval-$dev.md" "${extra[@]}" \
+            > "$work/track-eval-$dev.log" 2>&1 || status=1
+        grep -E '^(box|oracle|discovery) |Exception|ERROR|wrote ' "$work/track-eval-$dev.log" | head -40
+        [ -s "$out/track-eval-$dev.md" ] && sed -n '/^| \*\*all/p' "$out/track-eval-$dev.md"
+    done
 fi
 
 if [ -n "${PROFILE:-}" ]; then
