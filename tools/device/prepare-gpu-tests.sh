@@ -7,7 +7,9 @@
 #   tools/device/prepare-gpu-tests.sh [DEST]          e.g. tools/device/prepare-gpu-tests.sh /work/main
 #
 # Mode "track-eval" of run-gpu-tests.sh runs the tracking benchmark (io.samstream.bench.TrackEval) on the
-# CPU and on CUDA; it needs nothing more than this (the demo model is part of the tree).
+# CPU and on CUDA; the demo model is part of the tree, and it needs neither the fixtures nor the test
+# classes, so carry only [".device/jre.tar.xz", ".device/NAME/lib", ".device/NAME/run-gpu-tests.sh",
+# ".device/NAME/COMMIT"] (~45 MB; lib is ~26 MB since bench brings the engine's Akka and Scala).
 # Then call the device tool with carry [".device"] and the command
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
 #   bash .device/cuda/run-gpu-tests.sh 2>&1 | tee $OUT/log.txt
