@@ -102,6 +102,7 @@ public final class TrackEval {
         boolean tracking = TrackHarness.knows("samstream.tracking");
         boolean discovery = TrackHarness.knows("samstream.discovery");
         String device0 = null;
+        boolean baseline = false;
         for (Mode mode : modes) {
             String modeDefault = defaultConfig(mode, tracking, discovery);
             String hocon = modeConfig.getOrDefault(mode, modeDefault);
@@ -136,6 +137,7 @@ public final class TrackEval {
                 }
             }
             if (mode == Mode.BOX && !TrackHarness.trackingOn(engineConfig)) {
+                baseline = true;
                 md.append("**Pre-tracking baseline**: tracking is off (" + (tracking ? "`samstream.tracking.enabled` is"
                         + " not on in this config" : "this build has no `samstream.tracking`") + "), so the engine"
                         + " decodes each box prompt as given on every later frame: the box stays where the object"
@@ -155,6 +157,9 @@ public final class TrackEval {
         }
         if (device0 == null) {
             md.insert(md.indexOf("\n\n") + 2, header(date, "(nothing ran)", commit, "-", checkpoint, clips));
+        }
+        if (baseline) {
+            md.insert(md.indexOf("\n"), " (pre-tracking baseline)");
         }
         md.append(HOW_TO_READ);
         System.out.println(md);
@@ -195,6 +200,8 @@ public final class TrackEval {
         StringBuilder b = new StringBuilder();
         b.append("- date: ").append(date).append('\n');
         b.append("- device: ").append(device).append('\n');
+        loadAverage().ifPresent(l -> b.append("- load average at the start (1, 5, 15 min; frames/s depend on it): ")
+                .append(l).append('\n'));
         b.append("- commit: ").append(commit).append('\n');
         b.append("- model: ").append(modelName).append(" (").append(checkpoint.getFileName()).append(")\n");
         b.append("- clips: ");
@@ -248,6 +255,16 @@ public final class TrackEval {
             // Not Linux: the backend's name alone.
         }
         return backend + " on " + cpu + ", " + Runtime.getRuntime().availableProcessors() + " cores visible";
+    }
+
+    /** /proc/loadavg's first three figures, where there is one. */
+    private static java.util.Optional<String> loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return java.util.Optional.of(f[0] + ", " + f[1] + ", " + f[2]);
+        } catch (IOException | RuntimeException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     private static String gitCommit() {
