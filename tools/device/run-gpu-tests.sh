@@ -15,9 +15,10 @@
 #   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
-#   track-eval-cpu.md, track-eval-cuda.md  (mode track-eval) the tracking benchmark (io.samstream.bench.TrackEval:
-#                  synthetic clips through the whole engine with examples/sam-demo-synthetic.pth; J&F, id
-#                  switches, discovery recall) on the CPU backend and on CUDA, for the CPU-vs-GPU comparison;
+#   track-eval-cpu.md, track-eval-cuda.md (+ .tsv), track-eval-compare.md  (mode track-eval) the tracking
+#                  benchmark (io.samstream.bench.TrackEval: synthetic clips through the whole engine with
+#                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
+#                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
@@ -128,6 +129,11 @@ if [ "$mode" = track-eval ]; then
         grep -E '^(box|oracle|discovery) |Exception|ERROR|wrote ' "$work/track-eval-$dev.log" | head -40
         [ -s "$out/track-eval-$dev.md" ] && sed -n '/^| \*\*all/p' "$out/track-eval-$dev.md"
     done
+    # Issue #6: the same figures on CPU and GPU within 0.02.
+    if [ -s "$out/track-eval-cpu.tsv" ] && [ -s "$out/track-eval-cuda.tsv" ]; then
+        java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
+            --out "$out/track-eval-compare.md" | tail -3 || status=1
+    fi
 fi
 
 if [ -n "${PROFILE:-}" ]; then

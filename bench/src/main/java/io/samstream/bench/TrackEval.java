@@ -1,6 +1,7 @@
 package io.samstream.bench;
 
 import io.samstream.bench.track.ClipScore;
+import io.samstream.bench.track.ResultsTsv;
 import io.samstream.bench.track.SyntheticClip;
 import io.samstream.bench.track.TrackClips;
 import io.samstream.bench.track.TrackHarness;
@@ -36,12 +37,14 @@ import java.util.concurrent.TimeUnit;
  *      [--commit ID] [--out FILE.md]</pre>
  *
  * The engine's settings are HOCON on top of reference.conf, validated as {@code samstream run} validates its
- * file. Each mode has a default: box mode turns {@code samstream.tracking} on, the reference turns it off,
- * discovery mode turns {@code samstream.discovery} (and tracking) on, each only where this build's reference.conf has that
- * section. Without tracking, box mode is the pre-tracking baseline (the engine decodes each box prompt as
- * given on every later frame); without discovery, discovery mode is skipped and the report says so.
- * {@code --box-config} / {@code --discovery-config} replace a mode's default; {@code --engine-config} is
- * added to both (after the default).
+ * file. Each mode has a default ({@link #defaultConfig}): box mode turns {@code samstream.tracking} on (and
+ * discovery off), the reference turns both off, discovery mode turns {@code samstream.discovery} (and
+ * tracking) on, each only where this build's reference.conf has that section. Without tracking, box mode
+ * is the pre-tracking baseline (the engine decodes each box prompt as given on every later frame); without
+ * discovery, discovery mode is skipped and the report says so. {@code --box-config} /
+ * {@code --oracle-config} / {@code --discovery-config} replace a mode's default; {@code --engine-config} is
+ * added to every mode (after its default). With {@code --out X.md} the figures also go to {@code X.tsv}, for
+ * {@link TrackCompare} (CPU against CUDA).
  */
 public final class TrackEval {
     private static final String MODEL = "examples/sam-demo-synthetic.pth";
@@ -97,6 +100,7 @@ public final class TrackEval {
         }
 
         StringBuilder md = new StringBuilder();
+        StringBuilder tsv = new StringBuilder(ResultsTsv.HEADER).append('\n');
         md.append("# Tracking benchmark: synthetic clips through the whole engine\n\n");
         String date = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         boolean tracking = TrackHarness.knows("samstream.tracking");
@@ -146,6 +150,7 @@ public final class TrackEval {
             md.append("Engine config (on top of reference.conf; model, device, no Kafka sink, no metrics endpoint set by"
                     + " the harness):\n\n```hocon\n").append(engineConfig.isEmpty() ? "# (nothing more)" : engineConfig)
                     .append("\n```\n\n");
+            tsv.append(ResultsTsv.rows(mode.label(), rows));
             if (mode == Mode.ORACLE) {
                 md.append(TrackReport.boxTable(rows)).append('\n');
             } else if (mode == Mode.BOX) {
@@ -168,7 +173,9 @@ public final class TrackEval {
                 Files.createDirectories(out.getParent());
             }
             Files.writeString(out, md.toString());
-            System.err.println("wrote " + out);
+            Path tsvFile = out.resolveSibling(out.getFileName().toString().replaceFirst("\\.md$", "") + ".tsv");
+            Files.writeString(tsvFile, tsv.toString());
+            System.err.println("wrote " + out + " and " + tsvFile);
         }
         // Akka and JCuda leave non-daemon threads behind on some paths: the report is written, end here.
         System.exit(0);
@@ -186,12 +193,19 @@ public final class TrackEval {
             `bench/src/main/java/io/samstream/bench/track/` (ClipScore and the classes it uses); clips: TrackClips.
             """;
 
-    private static String defaultConfig(Mode mode, boolean tracking, boolean discovery) {
-        String t = tracking ? "samstream.tracking.enabled = on" : "";
+    /**
+     * A mode's engine config when none is given: box prompts with tracking and without discovery (whose
+     * objects would compete with the prompted ones); the reference with neither; discovery with both. Keys
+     * this build does not know are left out (and discovery mode is then skipped: null).
+     */
+    static String defaultConfig(Mode mode, boolean tracking, boolean discovery) {
+        String dOff = discovery ? "samstream.discovery.enabled = off\n" : "";
         return switch (mode) {
-            case BOX -> t;
-            case ORACLE -> tracking ? "samstream.tracking.enabled = off" : "";
-            case DISCOVERY -> discovery ? ("samstream.discovery.enabled = on\n" + t).strip() : null;
+            case BOX -> ((tracking ? "samstream.tracking.enabled = on\n" : "") + dOff).strip();
+            case ORACLE -> ((tracking ? "samstream.tracking.enabled = off\n" : "") + dOff).strip();
+            case DISCOVERY -> discovery
+                    ? ("samstream.discovery.enabled = on\n" + (tracking ? "samstream.tracking.enabled = on" : "")).strip()
+                    : null;
         };
     }
 
