@@ -438,6 +438,32 @@ public final class CudaKernels implements AutoCloseable {
                 () -> "launching " + name + " for " + op);
     }
 
+    /**
+     * Looks up one more kernel of the fatbin by name (no dynamic shared memory): the mask decoder's
+     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
+     * other threads launch kernels of this object (the table is read without a lock).
+     */
+    synchronized void addKernel(String name) {
+        if (!kernels.containsKey(name)) {
+            add(name, 0);
+        }
+    }
+
+    /** Launches a kernel added with {@link #addKernel} with a 1-, 2- or 3-d block and no dynamic shared memory. */
+    void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
+                      String op) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        Kernel k = kernels.get(name);
+        if (k == null) {
+            throw new IllegalStateException("kernel " + name + " was not looked up (addKernel)");
+        }
+        context.bind();
+        Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, bx, by, 1, 0, stream.stream, params, null),
+                () -> "launching " + name + " for " + op);
+    }
+
     private static Pointer ptr(DeviceBuffer b) {
         return Pointer.to(b == null ? new CUdeviceptr() : b.pointer());
     }
