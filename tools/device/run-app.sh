@@ -5,7 +5,8 @@
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
 #            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
-#   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT
+#   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT, and their
+#            comparison (TrackCompare) in $OUT/track-eval-compare.md
 #   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track]     (default: all four)
 set -uo pipefail
 stage=.device/stage
@@ -59,6 +60,11 @@ PY
                     java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d --out "$out/track-eval-$d.md" \
                         --commit "$(cat $stage/COMMIT)" 2>&1 | tail -30 || status=1
                 done
+                # Issue #6: the same figures on CPU and GPU within 0.02 (TrackEval writes a .tsv next to each .md).
+                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ]; then
+                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
+                        --out "$out/track-eval-compare.md" | tail -3 || status=1
+                fi
             else
                 echo "no TrackEval in this build: skipped"
             fi

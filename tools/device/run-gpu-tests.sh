@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|encoder|imageops|all|sanitize] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -15,6 +15,11 @@
 #   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
+#   track-eval-cpu.md, track-eval-cuda.md (+ .tsv), track-eval-compare.md  (mode track-eval) the tracking
+#                  benchmark (io.samstream.bench.TrackEval: synthetic clips through the whole engine with
+#                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
+#                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
+#                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -138,6 +143,25 @@ if [ "$mode" = imageops ] || [ "$mode" = all ]; then
     echo "=== ImageOpsBench (1080p pre- and post-processing, CPU vs GPU)"
     timeout 240 java -Xmx16g -cp "$cp" io.samstream.bench.ImageOpsBench "$out/imageops-bench.tsv" 5 \
         2>&1 | tee "$work/imageops-bench.log" || status=1
+fi
+
+if [ "$mode" = track-eval ]; then
+    extra=()
+    [ -n "${TRACK_EVAL_CONFIG:-}" ] && extra=(--engine-config "$TRACK_EVAL_CONFIG")
+    # CUDA first (fast); each run under TRACK_EVAL_TIMEOUT seconds (default 280: both fit one device call).
+    for dev in cuda cpu; do
+        echo "=== TrackEval ($dev)"
+        timeout "${TRACK_EVAL_TIMEOUT:-280}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device "$dev" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/track-eval-$dev.md" "${extra[@]}" \
+            > "$work/track-eval-$dev.log" 2>&1 || status=1
+        grep -E '^(box|oracle|discovery) |Exception|ERROR|wrote ' "$work/track-eval-$dev.log" | head -40
+        [ -s "$out/track-eval-$dev.md" ] && sed -n '/^| \*\*all/p' "$out/track-eval-$dev.md"
+    done
+    # Issue #6: the same figures on CPU and GPU within 0.02.
+    if [ -s "$out/track-eval-cpu.tsv" ] && [ -s "$out/track-eval-cuda.tsv" ]; then
+        java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
+            --out "$out/track-eval-compare.md" | tail -3 || status=1
+    fi
 fi
 
 if [ -n "${PROFILE:-}" ]; then
