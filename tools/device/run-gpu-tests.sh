@@ -33,6 +33,7 @@
 # Compute (speed of light, occupancy, warp stall reasons), e.g.
 #   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
 # and writes the reports to ncu.txt.
+# EXTRA_CP adds to the class path (tools/device/run-app.sh: the staged application's classes instead of lib/).
 # Exit status: non-zero when a test class failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +51,7 @@ java -version 2>&1 | head -1
 (cd "$work" && unzip -q -o "$here"/lib/jcuda-natives-*.jar 'lib/libJCudaDriver*' 2>/dev/null &&
     ldd lib/libJCudaDriver*.so | grep -i 'not found') || true
 
-cp="$here/test-classes"
+cp="$here/test-classes${EXTRA_CP:+:$EXTRA_CP}"
 for j in "$here"/lib/*.jar; do
     case "$j" in *junit-platform-console-standalone*) ;; *) cp="$cp:$j" ;; esac
 done
