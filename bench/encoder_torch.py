@@ -50,6 +50,7 @@ def time_meta(enc, batch, iters):
 
 def read_java(path):
     rows, profile, meta = {}, {}, {}
+    variants = {}
     with open(path) as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
@@ -60,6 +61,9 @@ def read_java(path):
                 profile.setdefault(int(p[1]), []).append((p[2], float(p[3])))
             elif p[0] == "meta":
                 meta[p[1]] = p[2]
+            elif p[0] == "variant":
+                variants.setdefault(int(p[1]), []).append((p[2], float(p[3])))
+    meta["variants"] = variants
     return rows, profile, meta
 
 
@@ -112,6 +116,15 @@ def main():
         else:
             out.append(f"| {b} | {r['gpu_ms']:.2f} | {ours:.1f} | {e2e:.1f} | - | - | - | "
                        f"{gib(r['pool'])} / {gib(r['meminfo'])} | - |")
+    variants = meta.get("variants", {})
+    if variants:
+        out += ["", "samstream variants, same backend, same run (ms/batch; img/s):", "",
+                "| batch | default (CUDA graph, Hopper GEMM on sm_90) | " + " | ".join(v for v, _ in variants[min(variants)])
+                + " |", "|---" * (2 + len(variants[min(variants)])) + "|"]
+        for b in sorted(variants):
+            cells = [f"{rows[b]['gpu_ms']:.2f}; {1000 * b / rows[b]['gpu_ms']:.1f}"] if b in rows else ["-"]
+            cells += [f"{ms:.2f}; {1000 * b / ms:.1f}" for _, ms in variants[b]]
+            out.append(f"| {b} | " + " | ".join(cells) + " |")
     for b in sorted(profile):
         total = sum(ms for _, ms in profile[b])
         out += ["", f"samstream, where the GPU time goes at batch {b} (events between launches; {total:.2f} ms in all):",

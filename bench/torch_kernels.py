@@ -50,6 +50,7 @@ def rand(*shape, std=1.0):
 
 
 def gemms(rows):
+    out_rows = rows
     m = 32 * 4096
     sq = 8192
     a, b = rand(sq, sq), rand(sq, sq, std=sq ** -0.5)
@@ -74,6 +75,22 @@ def gemms(rows):
                          "TFLOP/s"))
         del x, w, bias, res
     del x_full
+    # vit_b at batch 1, the neck's 3x3 conv rows, vit_l / vit_h widths: cuBLAS alone (F.linear, +bias when the
+    # samstream kernel has one), for the rate ceiling next to samstream's old and Hopper kernels.
+    for name, rows, n, k in [("b1 qkv", 4096, 2304, 768), ("b1 proj", 4096, 768, 768), ("b1 mlp.lin1", 4096, 3072, 768),
+                             ("b1 mlp.lin2", 4096, 768, 3072), ("neck 3x3", m, 256, 2304),
+                             ("vit_l qkv", m, 3072, 1024), ("vit_l mlp.lin1", m, 4096, 1024),
+                             ("vit_l mlp.lin2", m, 1024, 4096), ("vit_h qkv", m, 3840, 1280),
+                             ("vit_h proj", m, 1280, 1280), ("vit_h mlp.lin1", m, 5120, 1280),
+                             ("vit_h mlp.lin2", m, 1280, 5120)]:
+        x, w = rand(rows, k), rand(n, k, std=k ** -0.5)
+        bias = None if name.startswith("neck") else rand(n, std=0.5)
+        ms = timed(lambda: F.linear(x, w, bias))
+        rows_flop = 2.0 * rows * n * k
+        rows_out = ("gemm", f"{name} F.linear" + ("" if bias is None else " (+bias)"), f"M={rows} N={n} K={k}", ms,
+                    rows_flop / ms / 1e9, "TFLOP/s")
+        out_rows.append(rows_out)
+        del x, w, bias
 
 
 def rel_pos_bias(q, rel_h, rel_w, s):

@@ -6,6 +6,10 @@
 #
 #   tools/device/prepare-gpu-tests.sh [DEST]          e.g. tools/device/prepare-gpu-tests.sh /work/main
 #
+# Mode "track-eval" of run-gpu-tests.sh runs the tracking benchmark (io.samstream.bench.TrackEval) on the
+# CPU and on CUDA; the demo model is part of the tree, and it needs neither the fixtures nor the test
+# classes, so carry only [".device/jre.tar.xz", ".device/NAME/lib", ".device/NAME/run-gpu-tests.sh",
+# ".device/NAME/COMMIT"] (~45 MB; lib is ~26 MB since bench brings the engine's Akka and Scala).
 # Then call the device tool with carry [".device"] and the command
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
 #   bash .device/cuda/run-gpu-tests.sh 2>&1 | tee $OUT/log.txt
@@ -36,7 +40,25 @@ if [ ! -s gpu/target/classes/io/samstream/gpu/cuda/samstream_kernels.fatbin ]; t
     exit 1
 fi
 
-cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar "$out/lib/"
+# bench depends on stream (StreamBench, TrackEval), whose dependencies came along. Nothing run on the GPU
+# machine needs FFmpeg or a Kafka broker (TrackEval feeds frames from memory and keeps masks in memory;
+# StreamBench, which needs both, is not staged here), and tree + carry must stay under the device tool's
+# 64 MiB: drop them (~70 MB), and JCuda's 24 MB PTX-compiler library, which nothing loads (our kernels
+# are compiled here by nvcc and loaded through the driver API).
+for j in "$out"/lib/*.jar; do
+    case "$(basename "$j")" in
+        ffmpeg-* | javacpp-* | kafka* | zstd-jni-* | snappy-java-* | lz4-java-* | scala-reflect-* | log4j-* | \
+        caffeine-* | commons-* | argparse4j-* | jopt-simple-* | jose4j-* | metrics-core-* | pcollections-* | \
+        re2j-* | hash4j-* | jackson-dataformat-* | snakeyaml-* | scala-logging_* | scala-parser-combinators_* | \
+        akka-protobuf-* | picocli-* | prometheus-metrics-exposition-formats-*) rm "$j" ;;
+    esac
+done
+natives=$(ls "$out"/lib/jcuda-natives-*.jar)
+slim=$(mktemp -d)
+(cd "$slim" && unzip -q "$natives" && rm -f lib/libJNvPTXCompiler* && rm "$natives" && zip -q -r "$natives" .)
+rm -rf "$slim"
+cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar \
+    connectors/target/samstream-connectors-*.jar stream/target/samstream-stream-*.jar "$out/lib/"
 console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
 mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out/lib"

@@ -6,11 +6,15 @@
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
 #            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
 #   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT
+#   gputests every GPU test class of the gpu module (run-gpu-tests.sh tests, on the staged classes), and their
+#            comparison (TrackCompare) in $OUT/track-eval-compare.md
 #   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track]     (default: all four)
 set -uo pipefail
 stage=.device/stage
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
+# Everything lands in a temporary folder and comes back as $OUT/app-results.tgz (the device tool returns 8 files at most).
+final=${OUT:-/tmp/out}
+out=$(mktemp -d)
+mkdir -p "$final"
 modes=${*:-demo nvdec stream track}
 status=0
 echo "commit $(cat $stage/COMMIT)"
@@ -55,15 +59,30 @@ PY
             ;;
         track)
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
-                for d in cpu cuda; do
-                    java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d --out "$out/track-eval-$d.md" \
-                        --commit "$(cat $stage/COMMIT)" 2>&1 | tail -30 || status=1
+                for d in cuda cpu; do
+                    timeout "${TRACK_TIMEOUT:-200}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d \
+                        --modes "${TRACK_MODES:-box,discovery}" --out "$out/track-eval-$d.md" \
+                        --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$d.log" 2>&1 || status=1
+                    grep -E '^\| \*\*all|Exception|ERROR' "$out/track-eval-$d.log" | head -20
                 done
+                # Issue #6: the same figures on CPU and GPU within 0.02 (TrackEval writes a .tsv next to each .md).
+                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ]; then
+                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
+                        --out "$out/track-eval-compare.md" | tail -3 || status=1
+                fi
             else
                 echo "no TrackEval in this build: skipped"
             fi
             ;;
+        gputests)
+            g=.device/gputests
+            mkdir -p "$g/lib" && cp "$stage"/lib/junit-platform-console-standalone-*.jar "$g/lib/"
+            EXTRA_CP="$stage/app:$stage/bench" CLASS_TIMEOUT="${CLASS_TIMEOUT:-150}" bash "$g/run-gpu-tests.sh" tests \
+                2>&1 | grep -E '^=== |tests (successful|failed|aborted)|FAILED|!!!|MethodSource|=> ' | head -80 || status=1
+            ;;
         *) echo "unknown mode $mode"; status=1 ;;
     esac
 done
+cp "$out"/*.md "$final/" 2>/dev/null
+tar czf "$final/app-results.tgz" -C "$out" .
 exit $status

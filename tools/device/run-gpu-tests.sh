@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -15,6 +15,11 @@
 #   encoder-bench.tsv, encoder-table.md  (modes encoder / all) the whole vit_b encoder at batch 1/8/32
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
+#   track-eval-cpu.md, track-eval-cuda.md (+ .tsv), track-eval-compare.md  (mode track-eval) the tracking
+#                  benchmark (io.samstream.bench.TrackEval: synthetic clips through the whole engine with
+#                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
+#                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
+#                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "sparse": GemmGpuTest and SparseGemmGpuTest (or $CLASSES), every GEMM row of CudaKernelBench (dense and
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
@@ -22,12 +27,15 @@
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
 #   next to Meta's prompt encoder + mask decoder (bench/decoder_torch.py; needs PYTHONPATH=.ref):
 #   decoder-bench.tsv, decoder-table.md.
+# Mode "imageops": ImageOpsGpuTest (GPU pre- / post-processing vs the CPU reference) and
+#   io.samstream.bench.ImageOpsBench (1080p, CPU vs GPU) -> imageops-bench.tsv; "all" runs both too.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
 # (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
 # PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
 # Compute (speed of light, occupancy, warp stall reasons), e.g.
 #   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
 # and writes the reports to ncu.txt.
+# EXTRA_CP adds to the class path (tools/device/run-app.sh: the staged application's classes instead of lib/).
 # Exit status: non-zero when a test class failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,24 +53,27 @@ java -version 2>&1 | head -1
 (cd "$work" && unzip -q -o "$here"/lib/jcuda-natives-*.jar 'lib/libJCudaDriver*' 2>/dev/null &&
     ldd lib/libJCudaDriver*.so | grep -i 'not found') || true
 
-cp="$here/test-classes"
+cp="$here/test-classes${EXTRA_CP:+:$EXTRA_CP}"
 for j in "$here"/lib/*.jar; do
     case "$j" in *junit-platform-console-standalone*) ;; *) cp="$cp:$j" ;; esac
 done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
-all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
-    EncoderOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
-# CLASSES="A B" runs only those classes (modes tests / all / decoder / sanitize).
-all_classes=${CLASSES:-$all_classes}
+# CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
+# CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize (e.g. to run the classes a change touches first).
+all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
+    EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
+# Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
+imageops_classes="ImageOpsGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
     sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest}; do runs+=("plain:$c"); done ;;
+    imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -144,6 +155,31 @@ if [ "$mode" = decoder ]; then
         echo "=== Meta segment-anything prompt encoder + mask decoder (needs .ref/segment_anything on PYTHONPATH)"
         PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-240}" python3 "$here/decoder_torch.py" --java "$out/decoder-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/decoder-table.md" 2>&1 | tee "$work/decoder-torch.log" || status=1
+    fi
+fi
+
+if [ "$mode" = imageops ] || [ "$mode" = all ]; then
+    echo "=== ImageOpsBench (1080p pre- and post-processing, CPU vs GPU)"
+    timeout 240 java -Xmx16g -cp "$cp" io.samstream.bench.ImageOpsBench "$out/imageops-bench.tsv" 5 \
+        2>&1 | tee "$work/imageops-bench.log" || status=1
+fi
+
+if [ "$mode" = track-eval ]; then
+    extra=()
+    [ -n "${TRACK_EVAL_CONFIG:-}" ] && extra=(--engine-config "$TRACK_EVAL_CONFIG")
+    # CUDA first (fast); each run under TRACK_EVAL_TIMEOUT seconds (default 280: both fit one device call).
+    for dev in cuda cpu; do
+        echo "=== TrackEval ($dev)"
+        timeout "${TRACK_EVAL_TIMEOUT:-280}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device "$dev" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/track-eval-$dev.md" "${extra[@]}" \
+            > "$work/track-eval-$dev.log" 2>&1 || status=1
+        grep -E '^(box|oracle|discovery) |Exception|ERROR|wrote ' "$work/track-eval-$dev.log" | head -40
+        [ -s "$out/track-eval-$dev.md" ] && sed -n '/^| \*\*all/p' "$out/track-eval-$dev.md"
+    done
+    # Issue #6: the same figures on CPU and GPU within 0.02.
+    if [ -s "$out/track-eval-cpu.tsv" ] && [ -s "$out/track-eval-cuda.tsv" ]; then
+        java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
+            --out "$out/track-eval-compare.md" | tail -3 || status=1
     fi
 fi
 

@@ -7,7 +7,7 @@
 #
 #   1. carry [".device/app"], command:
 #        mkdir -p .device/stage && tar xJf .device/app/app.tar.xz -C .device/stage && du -sh .device/stage
-#   2. (right after) carry [".device/jre.tar.xz", ".device/stage-scripts"], command:
+#   2. (right after) carry [".device/jre.tar.xz", ".device/stage-scripts", ".device/gputests", ".ref"], command:
 #        tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH &&
 #        bash .device/stage-scripts/run-app.sh 2>&1 | tee $OUT/log.txt
 #
@@ -31,6 +31,24 @@ mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-con
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD || commit="$commit+dirty"
 echo "$commit" > "$work/COMMIT"
+echo "$commit" > .device/gputests/COMMIT
+
+# The GPU tests (run-gpu-tests.sh with the application's classes): test classes and reference fixtures,
+# carried in the second call.
+g=.device/gputests
+rm -rf "$g" && mkdir -p "$g/test-classes" "$g/fixtures"
+mvn -B -q -ntp -pl gpu -am test-compile
+(cd gpu/target/test-classes && find io/samstream/gpu -name '*.class' -exec cp --parents {} "$repo/$g/test-classes/" \;)
+fx=gpu/src/test/resources/fixtures
+cp "$fx/manifest.json" "$g/fixtures/"
+for cfg in tiny256 small1024; do
+    mkdir -p "$g/fixtures/$cfg"
+    cp "$fx/$cfg/model.pth" "$g/fixtures/$cfg/"
+    for d in "$fx/$cfg"/*/; do
+        case "$(basename "$d")" in hf) ;; *) cp -r "$d" "$g/fixtures/$cfg/" ;; esac
+    done
+done
+cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py "$g/"
 
 mkdir -p .device/app .device/stage-scripts
 tar cf - -C "$work" . | xz -6 -T0 > .device/app/app.tar.xz

@@ -10,6 +10,7 @@
 #include "encoder_ops.cuh"
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
+#include "gemm_sm90.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
@@ -30,6 +31,21 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x32, 128, 128, 32, 2, 2, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
+
+// ---- Hopper GEMM (gemm_sm90.cuh): same signature and function, wgmma + warp-specialised cp.async pipeline;
+// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), 1-D grid over the output tiles
+// (one CTA per tile, or persistent), one CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 256x192 x 4: 225 KB, 128x128 x 6: 193 KB.
+// Bodies exist for sm_90a only (trap elsewhere).
+#define SAMSTREAM_GEMM_SM90(NAME, BM, BN, STAGES)                                                     \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \
+        const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
+        int K, int epilogue) {                                                                        \
+        gemm_sm90::gemm_bf16_sm90<BM, BN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);        \
+    }
+
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x256, 128, 256, 4)
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_256x192, 256, 192, 4)
+SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
@@ -191,4 +207,30 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_logits(cons
                                                                            float* masks, int P, int E, int Co, int mt,
                                                                            int first, int count) {
     decoder_ops::mask_logits(pp, hyper, masks, P, E, Co, mt, first, count);
+}
+
+// ---- pre- and post-processing (image_ops.cuh); grid-stride loops, 256 threads ------------------------
+// Added kernels only (no signature above changed), so the ABI version stays; a fatbin without them fails
+// at lookup with the kernel's name.
+#include "image_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_u8(
+    const uint8_t* src, uint8_t* dst, int in_w, int out_w, int out_h, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize) {
+    image_ops::pillow_pass_u8(src, dst, in_w, out_w, out_h, horizontal, first_row, bounds, weights, ksize);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normalize_f32(
+    const uint8_t* src, float* out, int in_w, int w, int h, int S, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize, float mean0, float mean1, float mean2, float std0,
+    float std1, float std2) {
+    image_ops::pillow_pass_normalize_f32(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights, ksize,
+                                         mean0, mean1, mean2, std0, std1, std2);
+}
+
+// Grid (CTAs per mask, masks); 256 threads.
+extern "C" __global__ void __launch_bounds__(256) samstream_mask_postprocess(
+    const float* logits, int Lh, int Lw, int S, int hr, int wr, int H, int W, int words_per_mask, uint32_t* bits,
+    uint32_t* stats) {
+    image_ops::mask_postprocess(logits, Lh, Lw, S, hr, wr, H, W, words_per_mask, bits, stats);
 }

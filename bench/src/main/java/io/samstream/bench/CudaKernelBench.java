@@ -53,7 +53,7 @@ public final class CudaKernelBench {
     private CudaKernelBench(CudaContext ctx, int repeats, String filter) {
         this.ctx = ctx;
         this.kernels = new CudaKernels(ctx);
-        this.pool = new DeviceMemoryPool(ctx, 6L << 30);
+        this.pool = new DeviceMemoryPool(ctx, 8L << 30);
         this.stream = new CudaStream(ctx);
         this.repeats = repeats;
         this.filter = filter;
@@ -86,30 +86,48 @@ public final class CudaKernelBench {
 
     private void gemms() {
         int m = 32 * TOKENS;
-        DeviceBuffer a = random(m * 3072L, 1.0, "A");
-        DeviceBuffer c = random(m * 3072L, 1.0, "C");
+        DeviceBuffer a = random(m * 5120L, 1.0, "A");
+        DeviceBuffer c = random(m * 5120L, 1.0, "C");
         String[][] shapes = {
-            // name, n, k, epilogue
-            {"qkv", "2304", "768", "bias"},
-            {"proj", "768", "768", "bias+residual"},
-            {"mlp.lin1", "3072", "768", "bias+gelu"},
-            {"mlp.lin2", "768", "3072", "bias+residual"},
+            // name, n, k, epilogue, rows (M); vit_b at batch 32 with every tile, the rest old default vs Hopper
+            {"qkv", "2304", "768", "bias", "" + m},
+            {"proj", "768", "768", "bias+residual", "" + m},
+            {"mlp.lin1", "3072", "768", "bias+gelu", "" + m},
+            {"mlp.lin2", "768", "3072", "bias+residual", "" + m},
+            {"b1 qkv", "2304", "768", "bias", "" + TOKENS},
+            {"b1 proj", "768", "768", "bias+residual", "" + TOKENS},
+            {"b1 mlp.lin1", "3072", "768", "bias+gelu", "" + TOKENS},
+            {"b1 mlp.lin2", "768", "3072", "bias+residual", "" + TOKENS},
+            {"neck 3x3", "256", "2304", "none", "" + m},
+            {"vit_l qkv", "3072", "1024", "bias", "" + m},
+            {"vit_l mlp.lin1", "4096", "1024", "bias+gelu", "" + m},
+            {"vit_l mlp.lin2", "1024", "4096", "bias+residual", "" + m},
+            {"vit_h qkv", "3840", "1280", "bias", "" + m},
+            {"vit_h proj", "1280", "1280", "bias+residual", "" + m},
+            {"vit_h mlp.lin1", "5120", "1280", "bias+gelu", "" + m},
+            {"vit_h mlp.lin2", "1280", "5120", "bias+residual", "" + m},
         };
         for (String[] s : shapes) {
-            int n = Integer.parseInt(s[1]), k = Integer.parseInt(s[2]);
+            int n = Integer.parseInt(s[1]), k = Integer.parseInt(s[2]), rows = Integer.parseInt(s[4]);
             long mark = pool.mark();
             DeviceBuffer w = random((long) n * k, 1.0 / Math.sqrt(k), "W");
-            DeviceBuffer bias = random(n, 0.5, "bias");
+            DeviceBuffer bias = s[3].contains("bias") ? random(n, 0.5, "bias") : null;
             boolean gelu = s[3].contains("gelu"), residual = s[3].contains("residual");
-            DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
-            double flop = 2.0 * m * n * k;
+            DeviceBuffer am = a.slice(0, (long) rows * k * 2, "A");
+            DeviceBuffer cm = c.slice(0, (long) rows * n * 2, "C");
+            double flop = 2.0 * rows * n * k;
+            boolean allTiles = rows == m && !s[0].contains(" ");
+            GemmTile def = kernels.defaultTile(rows, n);
             for (GemmTile tile : GemmTile.values()) {
-                String variant = s[0] + " " + s[3] + " " + tile + (tile == kernels.defaultTile(m, n) ? " (default)" : "");
+                if (!kernels.supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
+                    continue;
+                }
+                String variant = s[0] + " " + s[3] + " " + tile + (tile == def ? " (default)" : "");
                 if (!wanted("gemm", variant)) {
                     continue;
                 }
-                float ms = time(() -> kernels.gemm(stream, a, w, bias, residual ? cm : null, cm, m, n, k, gelu, tile));
-                report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
+                float ms = time(() -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
+                report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), ms, flop / ms / 1e9,
                         "TFLOP/s");
             }
             pool.release(mark);
@@ -122,6 +140,9 @@ public final class CudaKernelBench {
         int sq = 8192;
         DeviceBuffer w = random((long) sq * sq, 1.0 / Math.sqrt(sq), "W8k");
         for (GemmTile tile : GemmTile.values()) {
+            if (!kernels.supports(tile)) {
+                continue;
+            }
             DeviceBuffer a8 = a.slice(0, (long) sq * sq * 2, "A8k"), c8 = c.slice(0, (long) sq * sq * 2, "C8k");
             float ms = time(() -> kernels.gemm(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
             report("gemm", "square " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");

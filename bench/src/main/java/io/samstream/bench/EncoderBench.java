@@ -15,6 +15,7 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
@@ -116,6 +117,25 @@ public final class EncoderBench {
                             batch, ms, 1000 * batch / ms, e2e, 1000 * batch / e2e, backend.poolBytes() / 1073741824.0,
                             delta / 1073741824.0);
                     out.printf(Locale.ROOT, "encoder\t%d\t%.4f\t%.4f\t%d\t%d%n", batch, ms, e2e, backend.poolBytes(), delta);
+                    // The same backend without the CUDA graph, and without the Hopper GEMM too (the previous path).
+                    double eager = backend.timeForward(batch, iters, false);
+                    String wgmma = System.getProperty(CudaKernels.WGMMA_PROPERTY);
+                    System.setProperty(CudaKernels.WGMMA_PROPERTY, "false");
+                    double old;
+                    try {
+                        backend.timeForward(batch, 1, false);
+                        old = backend.timeForward(batch, iters, false);
+                    } finally {
+                        if (wgmma == null) {
+                            System.clearProperty(CudaKernels.WGMMA_PROPERTY);
+                        } else {
+                            System.setProperty(CudaKernels.WGMMA_PROPERTY, wgmma);
+                        }
+                    }
+                    System.out.printf(Locale.ROOT, "  variants: graph %s %.2f ms; eager launches %.2f ms; eager, mma.sync"
+                            + " GEMMs %.2f ms%n", backend.usesGraphs() ? "on" : "off", ms, eager, old);
+                    out.printf(Locale.ROOT, "variant\t%d\teager launches (no CUDA graph)\t%.4f%n", batch, eager);
+                    out.printf(Locale.ROOT, "variant\t%d\teager launches, mma.sync GEMMs (previous path)\t%.4f%n", batch, old);
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
                         System.out.printf(Locale.ROOT, "  %-22s %8.3f ms%n", en.getKey(), en.getValue());

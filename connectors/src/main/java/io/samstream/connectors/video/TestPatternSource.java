@@ -1,5 +1,6 @@
 package io.samstream.connectors.video;
 
+import io.samstream.connectors.video.PatternPainter.Kind;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Instant;
@@ -12,7 +13,8 @@ import java.util.Random;
  * and bouncing over a textured background, the kind of scene a segmenter finds objects in. Frame
  * {@code i} is a pure function of (seed, size, fps, i): the same seed gives the same pixels on every
  * machine ({@link Random} is specified bit for bit), so tests can compare frames and
- * {@link #objectsAt(long)} gives the ground truth (where each shape is) for prompts and checks.
+ * {@link #objectsAt(long)} gives the ground truth (where each shape is) for prompts and checks. The drawing
+ * itself (background, shapes, palette) is {@link PatternPainter}'s.
  *
  * <p>Not live (the default), it makes frames as fast as they are taken, like a file. Live, it paces
  * them at the frame rate in real time, like a camera, and reports {@link #isLive()} true.
@@ -23,7 +25,6 @@ public final class TestPatternSource implements FrameSource {
     public static final long ENDLESS = -1;
 
     private static final int SHAPE_COUNT = 4;
-    private static final int CELL = 8;
 
     private final String streamId;
     private final int width;
@@ -63,7 +64,7 @@ public final class TestPatternSource implements FrameSource {
         this.seed = seed;
         this.live = live;
         Random random = new Random(seed);
-        this.background = texturedBackground(width, height, random);
+        this.background = PatternPainter.texturedBackground(width, height, random);
         this.shapes = shapes(width, height, fps, random);
     }
 
@@ -163,36 +164,8 @@ public final class TestPatternSource implements FrameSource {
         }
     }
 
-    /** A smooth colour gradient with blocky noise and a fine checker: texture everywhere, no flat areas. */
-    private static byte[] texturedBackground(int width, int height, Random random) {
-        int cellsX = (width + CELL - 1) / CELL;
-        int cellsY = (height + CELL - 1) / CELL;
-        int[] noise = new int[cellsX * cellsY];
-        for (int i = 0; i < noise.length; i++) {
-            noise[i] = random.nextInt(41) - 20;
-        }
-        double phase = random.nextDouble() * Math.PI * 2;
-        byte[] rgb = new byte[3 * width * height];
-        for (int y = 0; y < height; y++) {
-            for (int x = 0; x < width; x++) {
-                double u = (double) x / width;
-                double v = (double) y / height;
-                int n = noise[(y / CELL) * cellsX + x / CELL] + (((x >> 1) + (y >> 1)) % 2 == 0 ? 6 : -6);
-                int r = 90 + (int) (40 * Math.sin(phase + 2 * Math.PI * u)) + n;
-                int g = 100 + (int) (40 * v) + n;
-                int b = 110 + (int) (40 * Math.cos(phase + 2 * Math.PI * (u + v) / 2)) + n;
-                int at = 3 * (y * width + x);
-                rgb[at] = (byte) clamp(r);
-                rgb[at + 1] = (byte) clamp(g);
-                rgb[at + 2] = (byte) clamp(b);
-            }
-        }
-        return rgb;
-    }
-
     private static List<Shape> shapes(int width, int height, double fps, Random random) {
-        int[] palette = {0xE63232, 0x32C850, 0x3C64F0, 0xF0D228, 0xE650DC, 0x28D2DC};
-        int first = random.nextInt(palette.length);
+        int first = random.nextInt(PatternPainter.paletteSize());
         Kind[] kinds = Kind.values();
         List<Shape> shapes = new ArrayList<>(SHAPE_COUNT);
         int side = Math.min(width, height);
@@ -203,17 +176,11 @@ public final class TestPatternSource implements FrameSource {
             // Crosses the frame in 2 to 6 seconds whatever the size and rate.
             double speed = side / (2 + 4 * random.nextDouble()) / fps;
             double angle = random.nextDouble() * Math.PI * 2;
-            shapes.add(new Shape(kinds[i % kinds.length], palette[(first + i) % palette.length], radius, x0, y0,
+            shapes.add(new Shape(kinds[i % kinds.length], PatternPainter.paletteColour(first + i), radius, x0, y0,
                     speed * Math.cos(angle), speed * Math.sin(angle), width, height));
         }
         return shapes;
     }
-
-    private static int clamp(int value) {
-        return Math.max(0, Math.min(255, value));
-    }
-
-    private enum Kind { DISC, BOX, TRIANGLE, DIAMOND }
 
     /** A shape moving in a straight line and bouncing off the frame's edges. */
     private static final class Shape {
@@ -261,44 +228,7 @@ public final class TestPatternSource implements FrameSource {
         }
 
         void draw(byte[] rgb, int width, int height, long index) {
-            double cx = centerX(index);
-            double cy = centerY(index);
-            byte r = (byte) (this.rgb >> 16);
-            byte g = (byte) (this.rgb >> 8);
-            byte b = (byte) this.rgb;
-            int y0 = Math.max(0, (int) Math.floor(cy - radius));
-            int y1 = Math.min(height - 1, (int) Math.ceil(cy + radius));
-            int x0 = Math.max(0, (int) Math.floor(cx - radius));
-            int x1 = Math.min(width - 1, (int) Math.ceil(cx + radius));
-            for (int y = y0; y <= y1; y++) {
-                double dy = y + 0.5 - cy;
-                for (int x = x0; x <= x1; x++) {
-                    double dx = x + 0.5 - cx;
-                    if (covers(dx, dy)) {
-                        int at = 3 * (y * width + x);
-                        rgb[at] = r;
-                        rgb[at + 1] = g;
-                        rgb[at + 2] = b;
-                    }
-                }
-            }
-        }
-
-        /** Whether the pixel centre at (dx, dy) from the shape's centre is inside it. */
-        private boolean covers(double dx, double dy) {
-            double rr = radius;
-            switch (kind) {
-                case DISC:
-                    return dx * dx + dy * dy <= rr * rr;
-                case BOX:
-                    return Math.abs(dx) <= rr && Math.abs(dy) <= rr * 0.7;
-                case DIAMOND:
-                    return Math.abs(dx) + Math.abs(dy) <= rr;
-                case TRIANGLE:
-                default:
-                    // Apex up, base at +0.8r: inside when below the two slanted edges.
-                    return dy <= rr * 0.8 && dy >= -rr && Math.abs(dx) <= (dy + rr) * 0.6;
-            }
+            PatternPainter.fill(rgb, width, height, kind, centerX(index), centerY(index), radius, this.rgb);
         }
     }
 }

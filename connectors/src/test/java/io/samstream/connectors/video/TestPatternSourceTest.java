@@ -50,6 +50,25 @@ class TestPatternSourceTest {
         }
     }
 
+    /**
+     * The demo model was trained on these exact pixels (tools/demo_model/scenes.py re-implements them) and
+     * the tracking benchmark paints with the same {@link PatternPainter}: a refactor must not change them.
+     * The digest was taken before the drawing moved into PatternPainter.
+     */
+    @Test
+    void thePixelsStayTheSameAcrossRefactors() throws Exception {
+        java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        for (long seed : new long[] {1, 7, 42}) {
+            TestPatternSource p = new TestPatternSource("x", 320, 240, 30, 60, seed, false);
+            for (int i = 0; i < 60; i += 7) {
+                md.update(p.render(i));
+            }
+        }
+        md.update(new TestPatternSource("x", 1280, 720, 25, 60, 3, false).render(33));
+        assertEquals("9f9d03494b556f4e241ab1ed1096c257d571ca1e097b9e88ef729014ba22a5a5",
+                java.util.HexFormat.of().formatHex(md.digest()));
+    }
+
     @Test
     void backgroundHasTexture() {
         byte[] rgb = new TestPatternSource("t", 64, 48, 10, 1, 0, false).render(0);

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuGraphDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphExecDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphInstantiate;
 import static jcuda.driver.JCudaDriver.cuGraphLaunch;
+import static jcuda.driver.JCudaDriver.cuGraphUpload;
 import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
 import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
 
@@ -12,55 +13,55 @@ import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUstreamCaptureMode;
 
 /**
- * A CUDA graph captured from the work one thread queues on one stream, instantiated once and replayed with
- * one launch: for sequences of many small kernels (the mask decoder) whose launch cost on the host would
- * otherwise exceed their GPU time. The captured launches keep their arguments, so a graph is only valid
- * while the buffers it was captured with hold the inputs (fixed pool addresses do).
+ * A CUDA graph captured from the work a piece of code queues on a stream, instantiated once and replayed
+ * with one launch. The captured launches keep the argument values (pointers, sizes) they had at capture,
+ * so replaying is only right while the buffers they name stay where they are (a fixed device pool).
  */
-final class CudaGraph implements AutoCloseable {
+public final class CudaGraph implements AutoCloseable {
     private final CudaContext context;
-    private final CUgraph graph;
-    private final CUgraphExec exec;
+    private final CUgraph graph = new CUgraph();
+    private final CUgraphExec exec = new CUgraphExec();
     private boolean closed;
 
-    private CudaGraph(CudaContext context, CUgraph graph, CUgraphExec exec) {
+    private CudaGraph(CudaContext context) {
         this.context = context;
-        this.graph = graph;
-        this.exec = exec;
     }
 
     /**
-     * Captures what {@code work} queues on {@code stream} (from this thread; other threads' streams are not
-     * affected: thread-local capture mode) and instantiates it. Nothing runs during capture.
+     * Captures what {@code work} queues on {@code stream} (nothing runs during the capture) and instantiates
+     * it. If {@code work} throws, the capture is ended and discarded and the exception passes on.
      */
-    static CudaGraph capture(CudaStream stream, Runnable work) {
-        CudaContext context = stream.context();
-        context.bind();
+    public static CudaGraph capture(CudaStream stream, Runnable work, String what) {
+        CudaContext ctx = stream.context();
+        ctx.bind();
+        CudaGraph g = new CudaGraph(ctx);
+        // Thread-local: other threads' unrelated CUDA calls may go on during the capture.
         Cuda.check(cuStreamBeginCapture(stream.stream, CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                "beginning a CUDA graph capture");
-        CUgraph graph = new CUgraph();
+                () -> "starting to capture " + what + " into a CUDA graph");
         try {
             work.run();
-        } catch (RuntimeException | Error ex) {
-            if (cuStreamEndCapture(stream.stream, graph) == 0) {
-                cuGraphDestroy(graph);
+        } catch (RuntimeException | Error e) {
+            CUgraph partial = new CUgraph();
+            if (cuStreamEndCapture(stream.stream, partial) == 0) {
+                cuGraphDestroy(partial);
             }
-            throw ex;
+            throw e;
         }
-        Cuda.check(cuStreamEndCapture(stream.stream, graph), "ending a CUDA graph capture");
-        CUgraphExec exec = new CUgraphExec();
-        int r = cuGraphInstantiate(exec, graph, 0);
-        if (r != 0) {
-            cuGraphDestroy(graph);
-            Cuda.check(r, "instantiating a CUDA graph");
+        Cuda.check(cuStreamEndCapture(stream.stream, g.graph), () -> "ending the capture of " + what);
+        try {
+            Cuda.check(cuGraphInstantiate(g.exec, g.graph, 0), () -> "instantiating the CUDA graph of " + what);
+            Cuda.check(cuGraphUpload(g.exec, stream.stream), () -> "uploading the CUDA graph of " + what);
+        } catch (RuntimeException e) {
+            cuGraphDestroy(g.graph);
+            throw e;
         }
-        return new CudaGraph(context, graph, exec);
+        return g;
     }
 
-    /** Queues one replay on {@code stream}. */
-    void launch(CudaStream stream) {
+    /** Queues one replay of the graph on {@code stream}. */
+    public void launch(CudaStream stream) {
         if (closed) {
-            throw new IllegalStateException("CUDA graph is closed");
+            throw new IllegalStateException("the CUDA graph is closed");
         }
         context.bind();
         Cuda.check(cuGraphLaunch(exec, stream.stream), "launching a CUDA graph");
@@ -71,8 +72,8 @@ final class CudaGraph implements AutoCloseable {
         if (!closed) {
             closed = true;
             context.bind();
-            cuGraphExecDestroy(exec);
-            cuGraphDestroy(graph);
+            Cuda.check(cuGraphExecDestroy(exec), "destroying a CUDA graph instance");
+            Cuda.check(cuGraphDestroy(graph), "destroying a CUDA graph");
         }
     }
 }

@@ -41,17 +41,23 @@ public final class CudaKernels implements AutoCloseable {
     static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
 
     /**
-     * The GEMM variants compiled into the fatbin: CTA tile M x N x K-step, all with 64 x 64 warp tiles
-     * and a cp.async ring of the given depth.
+     * The GEMM variants compiled into the fatbin. {@code T...}: the mma.sync kernel (gemm.cuh), CTA tile
+     * M x N x K-step, 64 x 64 warp tiles, a cp.async ring of the given depth; runs on every target.
+     * {@code H...}: the Hopper kernel (gemm_sm90.cuh), warpgroup MMA fed by a producer warpgroup, CTA tile
+     * M x N, K step 64; compute capability 9.0 only ({@link #supports}).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
         T128x128x64(128, 128, 64, 3),
         T128x256x32(128, 256, 32, 4),
-        T128x256x64(128, 256, 64, 3);
+        T128x256x64(128, 256, 64, 3),
+        H128x256(128, 256, 4),
+        H256x192(256, 192, 4),
+        H128x128(128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
+        final boolean hopper;
 
         GemmTile(int bm, int bn, int bk, int stages) {
             this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
@@ -59,6 +65,22 @@ public final class CudaKernels implements AutoCloseable {
             this.bn = bn;
             this.threads = (bm / 64) * (bn / 64) * 32;
             this.smem = stages * (bm + bn) * (bk + 8) * 2;
+            this.hopper = false;
+        }
+
+        /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
+        GemmTile(int bm, int bn, int stages) {
+            this.symbol = "samstream_gemm_sm90_" + bm + "x" + bn;
+            this.bm = bm;
+            this.bn = bn;
+            this.threads = 384;
+            this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
+            this.hopper = true;
+        }
+
+        /** True for the warpgroup-MMA (sm_90a) kernels. */
+        public boolean hopper() {
+            return hopper;
         }
     }
 
@@ -103,6 +125,20 @@ public final class CudaKernels implements AutoCloseable {
         }
     }
 
+    /**
+     * System property that turns the Hopper GEMM off ({@code -Dsamstream.cuda.wgmma=false}): the default
+     * tile is then the mma.sync one on every GPU. On by default; for comparisons and as an escape hatch. Read at
+     * every launch (CUDA graphs keep the kernels they were captured with).
+     */
+    public static final String WGMMA_PROPERTY = "samstream.cuda.wgmma";
+
+    /**
+     * System property: {@code true} launches the Hopper GEMM persistently (at most one CTA per SM, each walking
+     * several output tiles) instead of one CTA per tile. Off by default: measured on the H200 (bench/results/
+     * 2026-11-30-h200-wgmma.md) it gained 1-6% at K >= 4096 and lost 13% on the vit_b proj shape.
+     */
+    public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
+
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
             IM2COL3X3 = "samstream_im2col3x3_bf16", TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
@@ -123,6 +159,7 @@ public final class CudaKernels implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -212,6 +249,25 @@ public final class CudaKernels implements AutoCloseable {
         kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
     }
 
+    /**
+     * A kernel of the fatbin by its extern "C" name, for the launchers of other classes of this package
+     * ({@link ImageOpsKernels}); looked up once. Fails, naming the kernel, when the fatbin lacks it.
+     */
+    synchronized CUfunction function(String name) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        CUfunction f = extraFunctions.get(name);
+        if (f == null) {
+            f = new CUfunction();
+            context.bind();
+            Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name
+                    + " in the fatbin (a build older than the code? rebuild the gpu module)");
+            extraFunctions.put(name, f);
+        }
+        return f;
+    }
+
     /** One line per kernel: name, registers, shared memory allowed. For logs. */
     public String describe() {
         StringBuilder sb = new StringBuilder("CUDA kernels on " + context.info().describe() + ":");
@@ -242,18 +298,42 @@ public final class CudaKernels implements AutoCloseable {
         gemm(stream, a, w, bias, residual, c, m, n, k, gelu, defaultTile(m, n));
     }
 
+    /** True when {@code tile} can run on this GPU (the Hopper tiles need compute capability 9.0). */
+    public boolean supports(GemmTile tile) {
+        DeviceInfo dev = context.info();
+        return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
+    }
+
+    /** True when {@link #defaultTile} picks the Hopper kernels: an sm_90 GPU, and not turned off by {@link #WGMMA_PROPERTY}. */
+    public boolean wgmmaDefault() {
+        return supports(GemmTile.H128x256) && Boolean.parseBoolean(System.getProperty(WGMMA_PROPERTY, "true"));
+    }
+
     /**
-     * The variant for a shape: 128 x 128 x 64 (measured on the H200 at the vit_b shapes, batch 32: the
-     * fastest or within 3% of it for qkv, proj and mlp.lin2; see bench/results/).
+     * The variant for a shape. On Hopper: the wgmma kernel, 128 x 256 tiles unless 128 x 128 ones fill the
+     * GPU's waves clearly better (one CTA per SM either way: small grids such as M = 4096, N = 2304 at batch 1).
+     * Measured on the H200 (bench/results/2026-11-30-h200-wgmma.md): 128 x 256 is the fastest Hopper tile at
+     * the vit_b shapes; 256 x 192 gains 2% on the vit_l / vit_h qkv shapes only and loses up to 25% with the
+     * GELU epilogue, so it is not picked. Elsewhere: the mma.sync 128 x 128 x 64 tile.
      */
     public GemmTile defaultTile(int m, int n) {
-        return GemmTile.T128x128x64;
+        if (!wgmmaDefault()) {
+            return GemmTile.T128x128x64;
+        }
+        int sms = context.info().multiprocessors();
+        long rows = (m + 127) / 128;
+        long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
+        // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
+        double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
+        return narrowCost < wideCost ? GemmTile.H128x128 : GemmTile.H128x256;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
                      DeviceBuffer c, int m, int n, int k, boolean gelu, GemmTile tile) {
         String op = String.format(Locale.ROOT, "gemm m=%d n=%d k=%d", m, n, k);
         require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
+                + context.info().describe());
         require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
         require(n % 8 == 0, op + ": n must be a multiple of 8");
         requireBf16(a, (long) m * k, op, "a");
@@ -267,6 +347,15 @@ public final class CudaKernels implements AutoCloseable {
         }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
+        if (tile.hopper) {
+            // A 1-D grid over the output tiles (column tiles fastest); persistent: at most one CTA per SM, each
+            // walking tiles blockIdx.x, + gridDim.x, ...
+            long tiles = (long) gridX * gridY;
+            require(tiles <= Integer.MAX_VALUE, op + ": too many output tiles for one launch");
+            boolean persistent = Boolean.parseBoolean(System.getProperty(PERSISTENT_PROPERTY, "false"));
+            gridX = (int) (persistent ? Math.min(tiles, context.info().multiprocessors()) : tiles);
+            gridY = 1;
+        }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
         Pointer params = Pointer.to(ptr(a), ptr(w), ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
                 Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));

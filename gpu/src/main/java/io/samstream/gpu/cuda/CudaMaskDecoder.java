@@ -678,7 +678,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private CudaGraph captureOrNull(int sets, int ns, int first, int count, boolean masks) {
         CudaGraph g;
         try {
-            g = CudaGraph.capture(stream, () -> enqueue(sets, ns, first, count, masks));
+            g = CudaGraph.capture(stream, () -> enqueue(sets, ns, first, count, masks),
+                    "the mask decoder for " + sets + " prompt sets");
         } catch (CudaException ex) {
             graphsEnabled = false;
             org.slf4j.LoggerFactory.getLogger(CudaMaskDecoder.class).warn(

@@ -3,6 +3,7 @@ package io.samstream.gpu.cuda;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -13,6 +14,9 @@ import org.slf4j.LoggerFactory;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -54,6 +58,18 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  * a host tensor), so no event orders them. Decoders the kernels cannot run (see
  * {@link CudaMaskDecoder#unsupported}) fall back to the CPU fp32 decoder ({@link CpuSamBackend#decoderOnly}).
  *
+ * <p><b>Pre- and post-processing.</b> {@link #encodeFrames} uploads 8-bit frames and resizes / normalizes /
+ * pads them into the encoder input on the encoder stream ({@link GpuFramePreprocessor});
+ * {@link #postprocessMasks} upscales, thresholds and summarizes mask logits on its own stream
+ * ({@link GpuMaskPostprocessor}). Both are made at first use, with their own buffers.
+ *
+ * <p><b>CUDA graphs.</b> The forward pass of each batch size is captured into a CUDA graph the first time
+ * that size runs and replayed after that: one launch instead of ~100, and no per-kernel launch gaps (what
+ * matters at batch 1). One graph per batch size actually used (not padded up to a few captured sizes: the
+ * graphs are small, and padding would cost up to 2x the compute); all of them name the same pool buffers,
+ * which never move. {@code -Dsamstream.cuda.graphs=false} runs every pass eagerly instead. The GEMMs use
+ * the Hopper (wgmma) kernel on compute capability 9.0 ({@link CudaKernels#defaultTile}).
+ *
  * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
  * calls are serialized among themselves, independently of encode.
  * Inputs larger than {@code maxBatch} or of the wrong size are refused with an {@link IllegalArgumentException}
@@ -62,6 +78,8 @@ import io.samstream.gpu.sparse.TwoFourWeights;
 public final class CudaSamBackend implements SamBackend {
     private static final Logger log = LoggerFactory.getLogger(CudaSamBackend.class);
     private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
+    /** System property: {@code false} runs forward passes eagerly instead of replaying CUDA graphs. */
+    public static final String GRAPHS_PROPERTY = "samstream.cuda.graphs";
 
     private final SamConfig config;
     private final int maxBatch;
@@ -82,6 +100,14 @@ public final class CudaSamBackend implements SamBackend {
     private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
     private final long weightBytes, activationBytes;
     private volatile boolean closed;
+    // GPU pre- and post-processing (encodeFrames, postprocessMasks), made at first use; guarded by imageOpsLock.
+    private final Object imageOpsLock = new Object();
+    private ImageOpsKernels imageOps;
+    private GpuFramePreprocessor framePreprocessor;
+    private GpuMaskPostprocessor maskPostprocessor;
+    private final boolean useGraphs = Boolean.parseBoolean(System.getProperty(GRAPHS_PROPERTY, "true"));
+    /** Captured forward passes by batch size (made on first use). */
+    private final Map<Integer, CudaGraph> graphs = new HashMap<>();
 
     /** One encoder block's weights; a pruned Linear has its 2:4 form ({@code ...S}) and no dense one ({@code ...W} null). */
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
@@ -422,18 +448,80 @@ public final class CudaSamBackend implements SamBackend {
 
     @Override
     public synchronized Tensor encode(Tensor images) {
+        return encode(images, useGraphs);
+    }
+
+    /** As {@link #encode(Tensor)}, replaying the batch's CUDA graph or queueing every kernel (for tests, benchmarks). */
+    public synchronized Tensor encode(Tensor images, boolean graph) {
         int batch = checkImages(images);
         FloatBuffer fin = inPinned.buffer().asFloatBuffer();
         fin.put(images.data(), 0, batch * 3 * s * s);
         long inBytes = (long) batch * 3 * s * s * 4;
         stream.upload(inPinned, 0, image, 0, inBytes);
-        enqueueForward(batch, null);
+        runForward(batch, graph);
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
         float[] result = new float[batch * neckC * tokens];
         outPinned.buffer().asFloatBuffer().get(result);
         return new Tensor(result, batch, neckC, e, e);
+    }
+
+    /**
+     * {@link SamBackend#encodeFrames} with the pre-processing on the GPU: the 8-bit frames are staged in
+     * pinned memory, uploaded asynchronously and resized / normalized / padded straight into the encoder's
+     * input buffer on the encoder stream ({@link GpuFramePreprocessor}; the same values as the CPU default).
+     */
+    @Override
+    public synchronized Tensor encodeFrames(List<RgbImage> frames) {
+        ensureOpen();
+        int batch = frames.size();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch of " + batch + " frames, but this CUDA backend was sized for 1.."
+                    + maxBatch + " (raise the max batch, or split the batch)");
+        }
+        GpuFramePreprocessor pre;
+        synchronized (imageOpsLock) {
+            if (framePreprocessor == null) {
+                framePreprocessor = new GpuFramePreprocessor(context, imageOps(), s);
+            }
+            pre = framePreprocessor;
+        }
+        pre.enqueue(stream, frames, image);
+        runForward(batch, useGraphs);
+        long outBytes = (long) batch * neckC * tokens * 4;
+        stream.download(out, 0, outPinned, 0, outBytes);
+        stream.synchronize();
+        float[] result = new float[batch * neckC * tokens];
+        outPinned.buffer().asFloatBuffer().get(result);
+        return new Tensor(result, batch, neckC, e, e);
+    }
+
+    /**
+     * {@link SamBackend#postprocessMasks} on the GPU ({@link GpuMaskPostprocessor}, its own stream, so it
+     * does not wait for an encoder batch); the same values as the CPU default.
+     */
+    @Override
+    public List<MaskSummary> postprocessMasks(Tensor lowResLogits, ImageSize resized, ImageSize original) {
+        return maskPostprocessor().run(lowResLogits, resized, original);
+    }
+
+    /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
+    public GpuMaskPostprocessor maskPostprocessor() {
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            if (maskPostprocessor == null) {
+                maskPostprocessor = new GpuMaskPostprocessor(context, imageOps(), s);
+            }
+            return maskPostprocessor;
+        }
+    }
+
+    private ImageOpsKernels imageOps() {
+        if (imageOps == null) {
+            imageOps = new ImageOpsKernels(kernels);
+        }
+        return imageOps;
     }
 
     private int checkImages(Tensor images) {
@@ -462,17 +550,25 @@ public final class CudaSamBackend implements SamBackend {
 
     /**
      * GPU time of one forward pass on the staged input, in milliseconds: the mean over {@code iterations}
-     * passes queued back to back between two events (no host copies).
+     * passes queued back to back between two events (no host copies), run as {@link #encode} runs them.
      */
     public synchronized double timeForward(int batch, int iterations) {
+        return timeForward(batch, iterations, useGraphs);
+    }
+
+    /** As {@link #timeForward(int, int)}, replaying the batch's CUDA graph or queueing every kernel. */
+    public synchronized double timeForward(int batch, int iterations, boolean graph) {
         ensureOpen();
         if (batch < 1 || batch > maxBatch) {
             throw new IllegalArgumentException("batch " + batch + " outside 1.." + maxBatch);
         }
         try (CudaEvent start = new CudaEvent(context, true); CudaEvent end = new CudaEvent(context, true)) {
+            if (graph) {
+                graphFor(batch);   // the capture (first use) stays out of the timing
+            }
             stream.record(start);
             for (int i = 0; i < iterations; i++) {
-                enqueueForward(batch, null);
+                runForward(batch, graph);
             }
             stream.record(end);
             end.synchronize();
@@ -530,6 +626,29 @@ public final class CudaSamBackend implements SamBackend {
             labels.add(label);
             stream.record(events.get(i));
         }
+    }
+
+    /** Whether forward passes replay CUDA graphs (see the class doc). */
+    public boolean usesGraphs() {
+        return useGraphs;
+    }
+
+    /** Queues one forward pass: a replay of the batch's graph, or every kernel one by one. */
+    private void runForward(int batch, boolean graph) {
+        if (graph) {
+            graphFor(batch).launch(stream);
+        } else {
+            enqueueForward(batch, null);
+        }
+    }
+
+    private CudaGraph graphFor(int batch) {
+        CudaGraph g = graphs.get(batch);
+        if (g == null) {
+            g = CudaGraph.capture(stream, () -> enqueueForward(batch, null), "the encoder forward pass at batch " + batch);
+            graphs.put(batch, g);
+        }
+        return g;
     }
 
     /** Queues one forward pass of {@code batch} images from {@link #image} to {@link #out}. */
@@ -613,6 +732,11 @@ public final class CudaSamBackend implements SamBackend {
         } catch (RuntimeException ignored) {
             // a failed kernel: release everything anyway
         }
+        synchronized (imageOpsLock) {
+            closeAll(maskPostprocessor, framePreprocessor);
+        }
+        closeAll(graphs.values().toArray(new AutoCloseable[0]));
+        graphs.clear();
         closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, kernels);
         context.close();
     }

@@ -1,7 +1,12 @@
 package io.samstream.gpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -45,6 +50,112 @@ class GemmGpuTest extends GpuTestBase {
                 // mask decoder-like widths
                 Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128x32),
                 Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x256x64));
+    }
+
+    /**
+     * The Hopper (wgmma) tiles: every epilogue, the encoders' widths (vit_b / l / h) with ragged M, N that
+     * is not a multiple of the tile, K that is not a multiple of the 64-wide K step, tiny M and N.
+     */
+    static Stream<Arguments> hopperCases() {
+        List<Arguments> cases = new ArrayList<>();
+        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
+            cases.add(Arguments.of(300, 2304, 768, Epi.BIAS, tile));                 // vit_b qkv
+            cases.add(Arguments.of(300, 3072, 768, Epi.BIAS_GELU, tile));            // vit_b lin1
+            cases.add(Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, tile));        // vit_b lin2
+            cases.add(Arguments.of(257, 768, 768, Epi.IN_PLACE_RESIDUAL, tile));     // vit_b proj, in place
+            cases.add(Arguments.of(130, 3072, 1024, Epi.BIAS, tile));                // vit_l qkv
+            cases.add(Arguments.of(130, 1024, 4096, Epi.BIAS_GELU_RESIDUAL, tile));  // vit_l lin2 (+GELU too)
+            cases.add(Arguments.of(65, 3840, 1280, Epi.BIAS, tile));                 // vit_h qkv
+            cases.add(Arguments.of(65, 5120, 1280, Epi.BIAS_GELU, tile));            // vit_h lin1
+            cases.add(Arguments.of(65, 1280, 5120, Epi.IN_PLACE_RESIDUAL, tile));    // vit_h lin2
+            cases.add(Arguments.of(200, 256, 2304, Epi.PLAIN, tile));                // neck 3x3 conv rows
+            cases.add(Arguments.of(1, 8, 8, Epi.BIAS, tile));
+            cases.add(Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, tile));
+            cases.add(Arguments.of(129, 264, 104, Epi.BIAS_GELU_RESIDUAL, tile));
+            cases.add(Arguments.of(77, 24, 1288, Epi.PLAIN, tile));
+            cases.add(Arguments.of(7, 2048, 256, Epi.BIAS_GELU, tile));
+        }
+        cases.addAll(manyTileCases().toList());
+        return cases.stream();
+    }
+
+    /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
+    static Stream<Arguments> manyTileCases() {
+        return Stream.of(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256),
+                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128),
+                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H128x256));
+    }
+
+    /** The same kernels launched persistently ({@link CudaKernels#PERSISTENT_PROPERTY}): the pipeline runs on across tiles. */
+    @ParameterizedTest(name = "persistent m={0} n={1} k={2} {3} {4}")
+    @MethodSource("manyTileCases")
+    void hopperPersistentMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
+        String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
+        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, "true");
+        try {
+            hopperMatchesReference(m, n, k, epi, tile);
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
+    @MethodSource("hopperCases")
+    void hopperMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
+        assumeTrue(gpu.kernels.supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+                + gpu.context.info().describe() + " is not");
+        matchesReference(m, n, k, epi, tile);
+    }
+
+    /** Full-size rows of the vit_l / vit_h shapes (M = 4096 tokens, sampled rows) on both Hopper tiles. */
+    @ParameterizedTest(name = "m=4096 n={0} k={1} gelu={2} {3}")
+    @MethodSource("largeShapes")
+    void hopperLargeShapesOnSampledRows(int n, int k, boolean gelu, GemmTile tile) {
+        assumeTrue(gpu.kernels.supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+                + gpu.context.info().describe() + " is not");
+        sampledRows(n, k, gelu, tile);
+    }
+
+    static Stream<Arguments> largeShapes() {
+        List<Arguments> cases = new ArrayList<>();
+        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
+            cases.add(Arguments.of(2304, 768, false, tile));
+            cases.add(Arguments.of(4096, 1024, true, tile));
+            cases.add(Arguments.of(1280, 5120, false, tile));
+        }
+        return cases.stream();
+    }
+
+    /** The Hopper tiles run on compute capability 9.0 only; elsewhere a launch is refused in Java, naming why. */
+    @Test
+    void hopperTilesOnlyOnComputeCapability90() {
+        DeviceInfo dev = gpu.context.info();
+        boolean hopper = dev.ccMajor() == 9 && dev.ccMinor() == 0;
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x256));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x128));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H256x192));
+        assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
+        if (!hopper) {
+            long mark = gpu.pool.mark();
+            DeviceBuffer a = gpu.poisoned(64, "a");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> gpu.kernels.gemm(gpu.stream, a, a, null, null, a, 8, 8, 8, false, GemmTile.H128x256));
+            assertTrue(e.getMessage().contains("compute capability 9.0"), e.getMessage());
+            gpu.pool.release(mark);
+        }
+    }
+
+    @Test
+    void defaultTileIsTheHopperOneOnHopper() {
+        boolean hopper = gpu.kernels.supports(GemmTile.H128x256)
+                && Boolean.parseBoolean(System.getProperty(CudaKernels.WGMMA_PROPERTY, "true"));
+        assertEquals(hopper, gpu.kernels.defaultTile(32 * 4096, 3072).hopper());
+        assertEquals(hopper, gpu.kernels.defaultTile(4096, 768).hopper());
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
@@ -96,6 +207,10 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "vit_b m=4096 n={0} k={1}")
     @MethodSource("vitbShapes")
     void vitbShapesOnSampledRows(int n, int k, boolean gelu) {
+        sampledRows(n, k, gelu, gpu.kernels.defaultTile(4096, n));
+    }
+
+    private void sampledRows(int n, int k, boolean gelu, GemmTile tile) {
         int m = 4096;
         long mark = gpu.pool.mark();
         Random rnd = new Random(n * 13L + k);
@@ -104,7 +219,7 @@ class GemmGpuTest extends GpuTestBase {
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
         gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
-                k, gelu);
+                k, gelu, tile);
         float[] got = gpu.download(dc, m * n);
         int[] rows = rnd.ints(96, 0, m).toArray();
         rows[0] = 0;
@@ -114,7 +229,7 @@ class GemmGpuTest extends GpuTestBase {
         for (int i = 0; i < rows.length; i++) {
             System.arraycopy(got, rows[i] * n, out, i * n, n);
         }
-        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d (96 rows)", gpu.kernels.defaultTile(m, n), m,
+        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d (96 rows)", tile, m,
                 n, k), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         for (float v : got) {
             assertTrue(!Float.isNaN(v), "an element of C was never written");

@@ -46,6 +46,7 @@ public final class SamstreamRuntime implements AutoCloseable {
     private PromptsTopicWatcher promptsWatcher;
     private Engine engine;
     private String modelName;
+    private String backendName;
 
     private boolean closed;
 
@@ -98,6 +99,7 @@ public final class SamstreamRuntime implements AutoCloseable {
                 config.batching().maxBatch(), config.sparsity());
         resources.add(backend);
         modelName = BundledModel.modelName(checkpoint);
+        backendName = backend.name();
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
@@ -162,6 +164,11 @@ public final class SamstreamRuntime implements AutoCloseable {
 
     public String modelName() {
         return modelName;
+    }
+
+    /** What the model runs on, e.g. "cpu fp32 (16 threads)" or "cuda bf16 (NVIDIA H200, ...)" (benchmarks report it). */
+    public String backendName() {
+        return backendName;
     }
 
     /** A runtime over {@code resources} only (closed last to first): for tests of {@link #close}. */
