@@ -56,7 +56,7 @@ final class PruneCommand implements Callable<Integer> {
         StateDict pruned = SparseEncoder.apply(dense, sparsity);
         CheckpointWriter.writeSafetensors(pruned, out, "2:4 pruned encoder linears (" + layers + ") of "
                 + checkpoint.getFileName());
-        spec.commandLine().getOut().printf("pruned %d encoder linear weights to 2:4 -> %s%n",
+        spec.commandLine().getOut().printf("pruned %d encoder linear weights to 2:4 -> %s (safetensors)%n",
                 SparseEncoder.prunedLinears(pruned, sparsity.layers()).size(), out);
         return 0;
     }
