@@ -71,7 +71,7 @@ public final class SamModels {
                            ModelSparsity sparsity, Supplier<CudaAvailability> probe) {
         StateDict weights = SparseEncoder.apply(dense, sparsity);
         return switch (device) {
-            case CPU -> cpu(weights, config, cpuThreads);
+            case CPU -> cpu(weights, config, cpuThreads, sparsity);
             case CUDA -> {
                 CudaAvailability a = probe.get();
                 if (!a.available()) {
@@ -87,7 +87,7 @@ public final class SamModels {
                 CudaAvailability a = probe.get();
                 if (!a.available()) {
                     log.info("device auto: running on the CPU because {}", a.reason());
-                    yield cpu(weights, config, cpuThreads);
+                    yield cpu(weights, config, cpuThreads, sparsity);
                 }
                 try {
                     SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity);
@@ -96,7 +96,7 @@ public final class SamModels {
                 } catch (RuntimeException e) {
                     log.warn("device auto: a GPU is usable ({}) but the CUDA backend did not start: {}; running on the CPU",
                             a.reason(), e.getMessage());
-                    yield cpu(weights, config, cpuThreads);
+                    yield cpu(weights, config, cpuThreads, sparsity);
                 }
             }
         };
@@ -109,8 +109,9 @@ public final class SamModels {
         return backend;
     }
 
-    private static SamBackend cpu(StateDict weights, SamConfig config, int threads) {
-        SamBackend backend = new CpuSamBackend(weights, config, threads);
+    private static SamBackend cpu(StateDict weights, SamConfig config, int threads, ModelSparsity sparsity) {
+        SamBackend backend = new CpuSamBackend(weights, config, threads,
+                sparsity.twoFour() ? "encoder " + sparsity.describe() : "");
         log.info("device: {}", backend.name());
         return backend;
     }

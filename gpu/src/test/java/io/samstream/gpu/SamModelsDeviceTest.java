@@ -63,6 +63,7 @@ class SamModelsDeviceTest {
         }
         float[] viaOpen, pruned, dense;
         try (SamBackend b = SamModels.open(w, c, Device.CPU, 1, 4, mlp, () -> NO_GPU)) {
+            assertTrue(b.name().contains("2:4 (encoder MLPs)"), b.name());
             viaOpen = b.encode(image).data();
         }
         try (SamBackend b = new CpuSamBackend(SparseEncoder.apply(w, mlp), c, 1)) {

@@ -23,6 +23,7 @@ public final class CpuSamBackend implements SamBackend {
     private final ImageEncoderCpu imageEncoder;
     private final PromptEncoderCpu promptEncoder;
     private final MaskDecoderCpu maskDecoder;
+    private String variant = "";
 
     /**
      * @param weights the model's tensors under Meta's key names
@@ -31,6 +32,15 @@ public final class CpuSamBackend implements SamBackend {
      */
     public CpuSamBackend(StateDict weights, SamConfig config, int threads) {
         this(weights, config, threads, true);
+    }
+
+    /**
+     * As {@link #CpuSamBackend(StateDict, SamConfig, int)}, with {@code variant} (e.g. "encoder 2:4 (all encoder
+     * linears)") added to {@link #name()}, so outputs say which model variant made them.
+     */
+    public CpuSamBackend(StateDict weights, SamConfig config, int threads, String variant) {
+        this(weights, config, threads, true);
+        this.variant = variant == null || variant.isEmpty() ? "" : ", " + variant;
     }
 
     /**
@@ -59,7 +69,7 @@ public final class CpuSamBackend implements SamBackend {
 
     @Override
     public String name() {
-        return "cpu fp32 (" + pool.threads() + (pool.threads() == 1 ? " thread)" : " threads)");
+        return "cpu fp32 (" + pool.threads() + (pool.threads() == 1 ? " thread" : " threads") + variant + ")";
     }
 
     /** The prompt encoder, whose intermediate embeddings parity tests compare with the reference's. */
