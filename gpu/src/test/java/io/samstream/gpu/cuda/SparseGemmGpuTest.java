@@ -148,6 +148,79 @@ class SparseGemmGpuTest extends GpuTestBase {
                 Arguments.of(768, 3072, false));
     }
 
+    /**
+     * The metadata register layout (TwoFourWeights' class doc: lanes t = 0, 1 of a quad hold k 16t..16t+15, row
+     * g in the low half, g + 8 in the high half). Should the kernel disagree with the reference, this tells
+     * which of the other plausible layouts the hardware reads instead, so the fix is one line in
+     * TwoFourWeights.wordIndex / shift rather than a search.
+     */
+    @Test
+    void metadataLayoutIsTheOneTheTensorCoresRead() {
+        long mark = gpu.pool.mark();
+        int m = 64, n = 16, k = 64;
+        Random rnd = new Random(99);
+        float[] a = GpuTestSupport.randomBf16(rnd, m * k, 1.0);
+        float[] w = TwoFourPruning.prune(GpuTestSupport.randomBf16(rnd, n * k, 0.2), n, k, "w");
+        float[] ref = ReferenceOps.gemmRows(a, w, null, null, ReferenceOps.allRows(m), n, k, false);
+        TwoFourWeights tw = TwoFourWeights.compress(w, n, k, "w");
+        DeviceBuffer da = gpu.upload(a, "a");
+        String[] names = {"documented (t = k half, row g low / g+8 high)", "t = row half, 32 k in one word",
+            "t = k half, row g high / g+8 low"};
+        StringBuilder report = new StringBuilder();
+        boolean documentedOk = false;
+        for (int layout = 0; layout < names.length; layout++) {
+            int[] meta = new int[tw.metadata().length];
+            for (int r = 0; r < n; r++) {
+                for (int c = 0; c < k / 4; c++) {
+                    int code = (tw.metadata()[documentedWord(r, c, k / 32)] >>> documentedShift(r, c)) & 0xF;
+                    int g = r % 8, step = c / 8, cc = c % 8;
+                    int t = layout == 1 ? (r >= 8 ? 1 : 0) : cc / 4;
+                    int shift = switch (layout) {
+                        case 0 -> (r >= 8 ? 16 : 0) + 4 * (cc % 4);
+                        case 1 -> 4 * cc;
+                        default -> (r >= 8 ? 0 : 16) + 4 * (cc % 4);
+                    };
+                    meta[step * 16 + 2 * g + t] |= code << shift;
+                }
+            }
+            if (layout == 0) {
+                org.junit.jupiter.api.Assertions.assertArrayEquals(tw.metadata(), meta, "test's re-encoding of layout 0");
+            }
+            DeviceBuffer dm = gpu.pool.allocate((long) meta.length * 4, "meta");
+            java.nio.ByteBuffer buf = gpu.staging.buffer();
+            for (int v : meta) {
+                buf.putInt(v);
+            }
+            gpu.stream.upload(gpu.staging, 0, dm, 0, (long) meta.length * 4);
+            gpu.stream.synchronize();
+            SparseWeight sw = SparseWeightUpload.upload(tw, gpu.pool, gpu.stream, gpu.staging, "w");
+            SparseWeight candidate = new SparseWeight(sw.values(), dm, n, k);
+            DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
+            gpu.kernels.gemmSparse(gpu.stream, da, candidate, null, null, dc, m, false, SparseTile.S128x128);
+            float[] got = gpu.download(dc, m * n);
+            double worst = 0;
+            for (int i = 0; i < ref.length; i++) {
+                worst = Math.max(worst, Math.abs(ref[i] - got[i]) / (0x1p-8 * Math.abs(ref[i]) + 1e-3 * GpuTestSupport.rms(ref)));
+            }
+            report.append(String.format(Locale.ROOT, "%n  layout %d (%s): worst error / tolerance %.2f", layout,
+                    names[layout], worst));
+            if (layout == 0) {
+                documentedOk = worst <= 1;
+            }
+        }
+        System.out.println("mma.sp metadata layouts:" + report);
+        assertTrue(documentedOk, "the tensor cores do not read the documented metadata layout:" + report);
+        gpu.pool.release(mark);
+    }
+
+    private static int documentedWord(int r, int c, int steps) {
+        return ((r / 16) * steps + c / 8) * 16 + 2 * (r % 8) + (c % 8) / 4;
+    }
+
+    private static int documentedShift(int r, int c) {
+        return ((r % 16) >= 8 ? 16 : 0) + 4 * (c % 4);
+    }
+
     @Test
     void wrongSizesAreRefusedBeforeLaunch() {
         long mark = gpu.pool.mark();
