@@ -98,7 +98,9 @@ public final class SamstreamRuntime implements AutoCloseable {
         SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
                 config.batching().maxBatch(), config.sparsity());
         resources.add(backend);
-        modelName = BundledModel.modelName(checkpoint);
+        // Mask records name the model; a pruned one is another model, so they say so.
+        modelName = BundledModel.modelName(checkpoint)
+                + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
         backendName = backend.name();
 
         List<FrameSink> sinks = new ArrayList<>();
