@@ -48,7 +48,8 @@ public final class Demo {
         SamstreamConfig config = new SamstreamConfig(base.checkpoint(), base.device(), base.cpuThreads(), base.kafka(),
                 List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
                 new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
-                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty());
+                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty(),
+                base.tracking(), base.discovery());
         Instant started = Instant.now();
         // The demo's files go straight into DIR, not DIR/<stream>.
         Function<SamstreamConfig, Optional<FrameSink>> files = c -> VideoConnectors.fileSinks(out.resolve("masks.jsonl"),
