@@ -41,6 +41,25 @@ class TrackingEngineTest {
         return new double[] {Math.max(0, b[0]), Math.max(0, b[1]), Math.min(W, b[2]), Math.min(H, b[3])};
     }
 
+    /** A point on the background in frames {@code from..to} (no shape's box comes within 8 pixels of it). */
+    static double[] backgroundPoint(TestPatternSource source, long from, long to) {
+        for (int y = 10; y < H; y += 10) {
+            for (int x = 10; x < W; x += 10) {
+                boolean clear = true;
+                for (long i = from; i <= to && clear; i++) {
+                    for (TestPatternSource.PatternObject o : source.objectsAt(i)) {
+                        int[] b = o.box();
+                        clear &= x < b[0] - 8 || x > b[2] + 8 || y < b[1] - 8 || y > b[3] + 8;
+                    }
+                }
+                if (clear) {
+                    return new double[] {x, y};
+                }
+            }
+        }
+        throw new AssertionError("no background point in frames " + from + ".." + to);
+    }
+
     static boolean[] truth(TestPatternSource source, long index, int k) {
         return DemoScene.truth(source, new VideoFrame("x", index, 0, Instant.now(), W, H, source.render(index)), k);
     }
