@@ -49,7 +49,8 @@ import java.util.concurrent.TimeUnit;
  * present) as a file: every frame, backpressure, no drops. Masks go to an embedded Kafka broker.
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
- *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]</pre>
+ *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
+ *      [--decoder auto|cpu|nvdec]</pre>
  *
  * Latency is from the frame's decode (its capture time for a file) to the Kafka acknowledgement of its
  * record, so for files it includes the wait in the pipeline's bounded queues. "Encoder busy" is the
@@ -71,6 +72,7 @@ public final class StreamBench {
         int maxBatch = 8;
         int inFlight = 2;
         int grid = 2;
+        DecoderPreference decoder = DecoderPreference.AUTO;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -86,6 +88,7 @@ public final class StreamBench {
                 case "--max-batch" -> maxBatch = Integer.parseInt(args[++i]);
                 case "--in-flight" -> inFlight = Integer.parseInt(args[++i]);
                 case "--grid" -> grid = Integer.parseInt(args[++i]);
+                case "--decoder" -> decoder = DecoderPreference.parse(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -103,22 +106,27 @@ public final class StreamBench {
         writeClip(clip, width, height, frames);
 
         List<String> rows = new ArrayList<>();
-        String backendName;
+        String header;
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
                 : new CudaSamBackend(weights, config, maxBatch, threads);
              EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start()) {
-            backendName = backend.name();
+            header = String.format(Locale.ROOT, "# Engine: %s concurrent %dx%d H.264 streams%n%n"
+                    + "Backend %s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
+                    + " %dx%d point grid per frame, video decoder %s, embedded Kafka (acks=all).%n%n",
+                    Arrays.toString(streamCounts).replaceAll("[\\[\\]]", ""), width, height, backend.name(),
+                    config.describe(), frames, maxBatch, inFlight, grid, grid, decoder);
             for (int n : streamCounts) {
-                rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid));
+                rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder));
                 System.err.println(rows.get(rows.size() - 1));
+                // Written after every row: a run cut short still leaves what it measured.
+                writeTable(out, header, rows);
             }
         }
+    }
+
+    private static void writeTable(Path out, String header, List<String> rows) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out))) {
-            w.printf(Locale.ROOT, "# Engine: %s concurrent %dx%d H.264 streams%n%n",
-                    Arrays.toString(streamCounts).replaceAll("[\\[\\]]", ""), width, height);
-            w.printf(Locale.ROOT, "Backend %s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
-                    + " %dx%d point grid per frame, embedded Kafka (acks=all).%n%n", backendName, config.describe(),
-                    frames, maxBatch, inFlight, grid, grid);
+            w.print(header);
             w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder ms/frame |"
                     + " decoder ms/frame | encoder busy |");
             w.println("|---|---|---|---|---|---|---|---|---|");
@@ -127,7 +135,7 @@ public final class StreamBench {
     }
 
     private static String run(SamBackend backend, EmbeddedKafkaBroker broker, Path clip, int streams, int frames,
-            int maxBatch, int inFlight, int grid) throws Exception {
+            int maxBatch, int inFlight, int grid, DecoderPreference decoder) throws Exception {
         String topic = "bench-" + streams;
         broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
         EngineMetrics metrics = EngineMetrics.inMemory();
@@ -152,7 +160,7 @@ public final class StreamBench {
         long t0;
         long t1;
         try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
-                spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
+                spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder, Map.of())),
                 timed, metrics)) {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();

@@ -10,6 +10,7 @@ import io.samstream.gpu.model.SamBackend;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -32,7 +33,12 @@ class BrokerOutageTest {
         AtomicLong produced = new AtomicLong();
         try (SamBackend backend = TestSources.tinyBackend();
              KafkaFrameSink sink = new KafkaFrameSink(
-                     KafkaMaskSink.builder(broker.bootstrapServers(), "masks").build(), metrics);
+                     KafkaMaskSink.builder(broker.bootstrapServers(), "masks")
+                             // Short timeouts: records expire in the producer during the outage, so the
+                             // sink's own resend path (not only the producer's retries) is exercised.
+                             .producerProperties(Map.of("delivery.timeout.ms", 2000, "request.timeout.ms", 1000,
+                                     "linger.ms", 0, "max.block.ms", 1000))
+                             .build(), metrics);
              Engine engine = new Engine(TestSources.settings(2, 1, 4), new Segmenter(backend, "tiny256"),
                      spec -> new TestSources.Synthetic("clip", 32, 24, frames, -1, 20, false, produced), sink,
                      metrics)) {
@@ -47,6 +53,10 @@ class BrokerOutageTest {
             }
             long publishedDuringOutage = h.published();
             assertTrue(publishedDuringOutage < frames, "the stream waits for the broker");
+            // Longer than the delivery timeout: sends fail and are sent again.
+            while (metrics.sendErrors().count() == 0) {
+                Thread.sleep(50);
+            }
             broker = EmbeddedKafkaBroker.builder().port(port).logDir(kafkaData).start();
 
             StreamHandle.Result r = h.result().toCompletableFuture().get(120, TimeUnit.SECONDS);
@@ -64,6 +74,7 @@ class BrokerOutageTest {
                 }
             }
             assertEquals(frames, expected, "every frame arrived");
+            assertTrue(metrics.sendErrors().count() > 0, "sends failed during the outage and were sent again");
         } finally {
             broker.close();
         }

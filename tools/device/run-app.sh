@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the root of the tree the device tool sent, after tools/device/stage-app.sh's
+# two-call staging (see its header): the application on the GPU.
+#   demo     ./samstream demo through the launcher (device auto -> CUDA there), its output and log
+#   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
+#   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
+#            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
+#   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT
+#   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track]     (default: all four)
+set -uo pipefail
+stage=.device/stage
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+modes=${*:-demo nvdec stream track}
+status=0
+echo "commit $(cat $stage/COMMIT)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+java -version 2>&1 | head -1
+cp="$stage/app:$stage/bench"
+
+for mode in $modes; do
+    echo "=== $mode ($(date -u +%T))"
+    case "$mode" in
+        demo)
+            # The launcher wants a jar: zip the staged classes back into one (stored, fast).
+            (cd "$stage/app" && python3 - <<'PY'
+import os, zipfile
+with zipfile.ZipFile('/tmp/samstream.jar', 'w', zipfile.ZIP_STORED) as z:
+    z.write('META-INF/MANIFEST.MF')
+    for root, _, files in os.walk('.'):
+        for f in files:
+            p = os.path.relpath(os.path.join(root, f))
+            if p != 'META-INF/MANIFEST.MF':
+                z.write(p)
+PY
+            )
+            SAMSTREAM_JAR=/tmp/samstream.jar JAVA_OPTS=-Xmx8g ./samstream demo --out /tmp/demo \
+                > "$out/demo-log.txt" 2>&1 || status=1
+            tail -25 "$out/demo-log.txt"
+            cp /tmp/demo/overlay.mp4 "$out/demo-overlay.mp4" 2>/dev/null || true
+            head -c 200000 /tmp/demo/masks.jsonl > "$out/demo-masks-head.jsonl" 2>/dev/null || true
+            ;;
+        nvdec)
+            java -jar "$stage"/lib/junit-platform-console-standalone-*.jar execute \
+                -cp "$stage/connectors-tests:$stage/app" --select-class io.samstream.connectors.video.FfmpegFrameSourceTest \
+                --details=tree --disable-banner 2>&1 | tail -40 || status=1
+            ;;
+        stream)
+            # Bounded (STREAM_TIMEOUT s): the table is rewritten after each stream count, so a cut run keeps its rows.
+            timeout "${STREAM_TIMEOUT:-300}" java -Xmx32g -cp "$cp" io.samstream.bench.StreamBench "$out/stream-bench.md" \
+                --random-vit-b --device cuda --streams "${STREAMS:-1,4,16}" --frames "${FRAMES:-60}" ${STREAM_ARGS:-} 2>&1 \
+                | grep --line-buffered -v DEBUG > "$out/stream-log.txt" || status=1
+            grep -E '^\||decoder h|Exception|ERROR' "$out/stream-log.txt" | head -40
+            cat "$out/stream-bench.md" 2>/dev/null
+            ;;
+        track)
+            if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
+                for d in cpu cuda; do
+                    java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d --out "$out/track-eval-$d.md" \
+                        --commit "$(cat $stage/COMMIT)" 2>&1 | tail -30 || status=1
+                done
+            else
+                echo "no TrackEval in this build: skipped"
+            fi
+            ;;
+        *) echo "unknown mode $mode"; status=1 ;;
+    esac
+done
+exit $status

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Stages the whole application for the GPU machine: the shaded CLI jar's classes (samstream.jar, ~80 MB
+# as a jar), the bench module's classes, the connectors' test classes and the JUnit console, as one
+# xz-compressed tar (~45 MB) in .device/app/. With the JRE (19 MB) and the tracked tree that is more than
+# the device tool carries in one call (64 MiB), so a run takes two calls on the same warm machine (it
+# stays warm ~30 s after a call, keeping ignored files):
+#
+#   1. carry [".device/app"], command:
+#        mkdir -p .device/stage && tar xJf .device/app/app.tar.xz -C .device/stage && du -sh .device/stage
+#   2. (right after) carry [".device/jre.tar.xz", ".device/stage-scripts"], command:
+#        tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH &&
+#        bash .device/stage-scripts/run-app.sh 2>&1 | tee $OUT/log.txt
+#
+#   tools/device/stage-app.sh            (builds the jars first when needed)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+mvn -B -q -ntp -DskipTests package
+# Test classes of connectors (the NVDEC test) without running them.
+mvn -B -q -ntp -pl connectors -am test-compile
+console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/app" "$work/bench" "$work/connectors-tests" "$work/lib"
+(cd "$work/app" && unzip -q "$repo/stream/target/samstream.jar")
+(cd "$work/bench" && unzip -q "$repo"/bench/target/samstream-bench-*.jar -x 'META-INF/*')
+cp -r connectors/target/test-classes/. "$work/connectors-tests/"
+mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
+    -DoutputDirectory="$work/lib"
+commit=$(git rev-parse --short=12 HEAD)
+git diff --quiet HEAD || commit="$commit+dirty"
+echo "$commit" > "$work/COMMIT"
+
+mkdir -p .device/app .device/stage-scripts
+tar cf - -C "$work" . | xz -6 -T0 > .device/app/app.tar.xz
+cp tools/device/run-app.sh bench/encoder_torch.py .device/stage-scripts/ 2>/dev/null || true
+grep -qxF '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
+echo "staged $(du -h .device/app/app.tar.xz | cut -f1) (commit $commit)"
