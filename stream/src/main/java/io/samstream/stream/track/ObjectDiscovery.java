@@ -13,6 +13,11 @@ public interface ObjectDiscovery {
      */
     record Found(Tensor lowResLogits, float predictedIou, float stability, double[] box, long area) {}
 
-    /** The objects of the frame whose embedding this is, best first. */
-    List<Found> discover(Tensor embedding, int width, int height);
+    /**
+     * The objects of the frame whose embedding this is, best first.
+     *
+     * @param covered row-major {@code height * width} pixels that tracked objects cover already (where a
+     *                search need not look again); a hint, the tracker checks novelty itself
+     */
+    List<Found> discover(Tensor embedding, int width, int height, boolean[] covered);
 }

@@ -4,6 +4,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -71,6 +72,8 @@ public final class ObjectTracker {
     private final Map<Integer, Track> tracks = new LinkedHashMap<>();
     /** Prompted ids whose track ended (lost or merged), with the revision that did: not seeded again. */
     private final Map<Integer, Long> ended = new HashMap<>();
+    /** What {@link #tracks()} shows: the live tracks after the last frame. */
+    private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
     private long generation;
     private long frames;
@@ -96,9 +99,12 @@ public final class ObjectTracker {
         this.centroidPoint = centroidPoint;
     }
 
-    /** The live tracks now (a copy), in the order they were made. */
+    /**
+     * The live tracks after the last frame, in the order they were made. Safe from any thread (a
+     * published copy; the tracks' own state belongs to the tracking thread).
+     */
     public List<Track> tracks() {
-        return new ArrayList<>(tracks.values());
+        return published;
     }
 
     /** One decoding job of a frame: a seed or a followed track. */
@@ -167,6 +173,7 @@ public final class ObjectTracker {
             discover(frame, embedding, kept, objects);
         }
         frames++;
+        published = List.copyOf(tracks.values());
         meters.active().set(tracks.size());
         return new Frame(objects, lost);
     }
@@ -353,11 +360,18 @@ public final class ObjectTracker {
     /** New objects: found masks that no object of this frame covers by more than the allowed overlap. */
     private void discover(long frame, Tensor embedding, List<Work> kept, List<ObjectMask> objects) {
         List<boolean[]> taken = new ArrayList<>();
+        boolean[] covered = new boolean[geometry.width() * geometry.height()];
         for (Work w : kept) {
             taken.add(w.mask);
+            ObjectMask o = w.read.object();
+            boolean[] m = CocoRle.decode(o.mask().counts(), o.mask().height(), o.mask().width());
+            for (int i = 0; i < m.length; i++) {
+                covered[i] |= m[i];
+            }
         }
         int found = 0;
-        for (ObjectDiscovery.Found f : discovery.finder().discover(embedding, geometry.width(), geometry.height())) {
+        for (ObjectDiscovery.Found f : discovery.finder().discover(embedding, geometry.width(), geometry.height(),
+                covered)) {
             boolean[] m = LowResMask.binary(f.lowResLogits());
             boolean novel = LowResMask.area(m) > 0;
             for (int i = 0; i < taken.size() && novel; i++) {

@@ -196,8 +196,12 @@ class ObjectTrackerTest {
         FrameGeometry g = new FrameGeometry(W, H, DemoScene.backend().config().imageSize(),
                 DemoScene.backend().config().lowResSize());
         int[] calls = {0};
-        ObjectDiscovery finder = (embedding, width, height) -> {
+        ObjectDiscovery finder = (embedding, width, height, covered) -> {
             calls[0]++;
+            // The hint: shape 0 (prompted, tracked) is covered at its centre, shape 2 (not yet found) is not.
+            long at = scene.embeddings.indexOf(embedding);
+            PatternObject s0 = scene.source.objectsAt(at).get(0);
+            assertTrue(covered[s0.centerY() * width + s0.centerX()], "frame " + at + ": shape 0 is covered");
             long index = scene.embeddings.indexOf(embedding);
             List<ObjectDiscovery.Found> found = new ArrayList<>();
             for (int k : new int[] {0, 2}) {
