@@ -20,6 +20,8 @@ import java.util.concurrent.Executor;
 
 /** The engine's pipeline stages after the merge, each a small flow with one job. */
 final class Stages {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Stages.class);
+
     private Stages() {}
 
     /**
@@ -43,21 +45,46 @@ final class Stages {
                     return new Job.Encoded(jobs, List.of(), null);
                 }
                 Timer.Sample t = Timer.start();
+                List<Tensor> e;
                 try {
-                    List<Tensor> e = segmenter.encode(live.stream().map(Job::frame).toList());
+                    e = segmenter.encode(live.stream().map(Job::frame).toList());
                     t.stop(metrics.encoderTime());
-                    // Failed streams' frames ride along without an embedding and are discarded.
-                    List<Tensor> all = new ArrayList<>(jobs.size());
-                    int k = 0;
-                    for (Job j : jobs) {
-                        all.add(k < live.size() && live.get(k) == j ? e.get(k++) : null);
-                    }
-                    return new Job.Encoded(jobs, all, null);
                 } catch (RuntimeException | Error ex) {
-                    return new Job.Encoded(jobs, List.of(), ex);
+                    if (live.size() == 1) {
+                        return new Job.Encoded(jobs, List.of(), ex);
+                    }
+                    e = encodeOneByOne(segmenter, live, ex);
                 }
+                // Failed streams' frames ride along without an embedding and are discarded.
+                List<Tensor> all = new ArrayList<>(jobs.size());
+                int k = 0;
+                for (Job j : jobs) {
+                    all.add(k < live.size() && live.get(k) == j ? e.get(k++) : null);
+                }
+                return new Job.Encoded(jobs, all, null);
             }, executor);
         });
+    }
+
+    /**
+     * After a batch failed: each frame on its own, so that the frame at fault (a size the backend refuses,
+     * say) fails its own stream and the other streams of the batch go on. A failure that is not the
+     * frame's (the GPU is gone) then fails every stream, each with the error.
+     */
+    private static List<Tensor> encodeOneByOne(Segmenter segmenter, List<Job> live, Throwable batchError) {
+        log.warn("a batch of {} frames failed to encode ({}): encoding its frames one by one", live.size(),
+                Errors.describe(batchError));
+        List<Tensor> out = new ArrayList<>(live.size());
+        for (Job j : live) {
+            try {
+                out.add(segmenter.encode(List.of(j.frame())).get(0));
+            } catch (RuntimeException | Error ex) {
+                j.stream().fail(new IllegalStateException("encoding frame " + j.frame().index() + " failed: "
+                        + Errors.describe(ex), ex));
+                out.add(null);
+            }
+        }
+        return out;
     }
 
     /**

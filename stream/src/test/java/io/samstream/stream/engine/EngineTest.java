@@ -246,6 +246,45 @@ class EngineTest {
         }
     }
 
+    /**
+     * A frame the encoder refuses fails its own stream only, even when it shares a batch with other streams'
+     * frames: the batch is encoded again frame by frame.
+     */
+    @Test
+    void aFrameTheEncoderRefusesFailsItsStreamAloneNotItsBatch() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        int s = backend.config().imageSize();
+        // 40x24 frames are padded from row 154 on, 32x24 ones from row 192: this backend refuses the former.
+        SamBackend picky = new SlowBackend(backend, 0) {
+            @Override
+            public io.samstream.gpu.tensor.Tensor encode(io.samstream.gpu.tensor.Tensor images) {
+                float[] d = images.data();
+                for (int i = 0; i < images.shape()[0]; i++) {
+                    if (d[i * 3 * s * s + 170 * s + 10] == 0f) {
+                        throw new IllegalArgumentException("image " + i + " is not what this encoder takes");
+                    }
+                }
+                return super.encode(images);
+            }
+        };
+        int frames = 12;
+        try (Engine engine = new Engine(TestSources.settings(8, 1, 8), new Segmenter(picky, "picky"),
+                spec -> spec.id().equals("wide") ? TestSources.Synthetic.file("wide", 40, 24, frames)
+                        : TestSources.Synthetic.file(spec.id(), 32, 24, frames), sink, metrics)) {
+            StreamHandle wide = engine.add(TestSources.spec("wide", "wide.mp4", false, TestSources.onePoint(5, 5)));
+            StreamHandle ok = engine.add(TestSources.spec("ok", "ok.mp4", false, TestSources.onePoint(5, 5)));
+            StreamHandle.Result rw = wide.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            StreamHandle.Result ro = ok.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.FAILED, rw.state());
+            String message = rw.error().orElseThrow().getMessage();
+            assertTrue(message.contains("encoding frame") && message.contains("not what this encoder takes"), message);
+            assertEquals(StreamHandle.State.ENDED, ro.state(), "the other stream of the batch went on");
+            assertEquals(frames, ro.published());
+            assertEquals(frames, sink.records.get("ok").size());
+        }
+    }
+
     /** Once the pipeline stopped, adding a stream is refused rather than left hanging. */
     @Test
     void addingAStreamAfterThePipelineStoppedIsRefused() throws Exception {
