@@ -20,7 +20,8 @@ import java.util.List;
 
 /**
  * The model work of the engine, free of Akka: a batch of frames to embeddings ({@link #encode}), one
- * frame's embedding and prompts to its mask record ({@link #decode}). Thread-safe when the backend is.
+ * frame's embedding and fixed prompts to its mask record ({@link #decode}, tracking off), or a tracker's
+ * objects of a frame to it ({@link #record}). Thread-safe when the backend is.
  */
 public final class Segmenter {
     private final SamBackend backend;

@@ -118,7 +118,6 @@ public final class ObjectTracker {
         final long revision;
         /** The shifted previous mask (followed tracks): what the chosen output should stay consistent with. */
         final boolean[] previous;
-        DecoderOutput output;
         Tensor chosen;
         float score;
         boolean[] mask;
