@@ -7,6 +7,8 @@ import io.samstream.gpu.SamModels;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.predict.AutomaticMaskGenerator;
+import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.Prediction;
 import io.samstream.gpu.predict.PromptSet;
 import io.samstream.gpu.predict.SamPredictor;
@@ -32,7 +34,8 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {
             "Segment one image with SAM: encode it once, decode every prompt set.",
             "Coordinates are in original image pixels. Writes DIR/masks.json (COCO RLE masks, predicted IoU,"
-                    + " boxes) and, with --npy, the reference predictor's arrays."
+                    + " boxes) and, with --npy, the reference predictor's arrays.",
+            "With --auto, no prompts: every object, found by SAM's automatic mask generation."
         })
 final class SegmentCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(SegmentCommand.class);
@@ -61,6 +64,32 @@ final class SegmentCommand implements Callable<Integer> {
             description = "JSON array of prompt sets {\"points\",\"labels\",\"box\",\"multimask\"}.")
     Path promptsFile;
 
+    @Option(names = "--auto", description = "Find every object: SAM's automatic mask generation (point grid,"
+            + " filters, box NMS) instead of prompts.")
+    boolean auto;
+
+    @Option(names = "--points-per-side", paramLabel = "N",
+            description = "--auto: the point grid is N x N (default: ${DEFAULT-VALUE}).")
+    int pointsPerSide = AutomaticMaskGenerator.Settings.defaults().pointsPerSide();
+
+    @Option(names = "--pred-iou-thresh", paramLabel = "T",
+            description = "--auto: keep masks whose predicted IoU is above T (default: ${DEFAULT-VALUE}).")
+    float predIouThreshold = AutomaticMaskGenerator.Settings.defaults().predIouThreshold();
+
+    @Option(names = "--stability-thresh", paramLabel = "T",
+            description = "--auto: keep masks whose stability score is at least T (default: ${DEFAULT-VALUE}).")
+    float stabilityThreshold = AutomaticMaskGenerator.Settings.defaults().stabilityThreshold();
+
+    @Option(names = "--box-nms-thresh", paramLabel = "T",
+            description = "--auto: drop a mask whose box IoU with a better one is above T"
+                    + " (default: ${DEFAULT-VALUE}).")
+    float boxNmsThreshold = AutomaticMaskGenerator.Settings.defaults().boxNmsThreshold();
+
+    @Option(names = "--min-area", paramLabel = "PX",
+            description = "--auto: remove islands and fill holes under PX pixels, drop masks under PX pixels"
+                    + " (default: ${DEFAULT-VALUE}, off).")
+    int minArea = AutomaticMaskGenerator.Settings.defaults().minArea();
+
     @Option(names = "--device", paramLabel = "auto|cpu|cuda", description = "Where the model runs. Default: samstream.device.")
     String device;
 
@@ -82,7 +111,8 @@ final class SegmentCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         SamstreamConfig config = configFile == null ? ConfigLoader.load() : ConfigLoader.load(configFile);
-        List<PromptSet> sets = promptSets();
+        AutomaticMaskGenerator.Settings autoSettings = auto ? autoSettings() : null;
+        List<PromptSet> sets = auto ? List.of() : promptSets();
         Path ckpt = checkpoint != null ? checkpoint : config.checkpoint().orElseThrow(() -> new ParameterException(
                 spec.commandLine(), "no checkpoint: give --checkpoint or set samstream.model.checkpoint"));
         Device dev = device == null ? config.device() : Device.parse(device, "--device");
@@ -106,6 +136,18 @@ final class SegmentCommand implements Callable<Integer> {
             predictor.setImage(rgb);
             log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
                     (System.nanoTime() - t0) / 1_000_000);
+            if (auto) {
+                long t1 = System.nanoTime();
+                List<GeneratedMask> masks = new AutomaticMaskGenerator(backend, autoSettings)
+                        .generate(predictor.embedding(), rgb.width(), rgb.height());
+                int points = autoSettings.pointsPerSide() * autoSettings.pointsPerSide();
+                log.info("automatic mask generation: {} masks from {} points in {} ms", masks.size(), points,
+                        (System.nanoTime() - t1) / 1_000_000);
+                new SegmentOutput(out).writeAutoMasksJson(image, ckpt, backend, rgb.width(), rgb.height(),
+                        autoSettings, masks);
+                spec.commandLine().getOut().printf("%d mask(s) -> %s%n", masks.size(), out.resolve("masks.json"));
+                return 0;
+            }
             List<Prediction> predictions = new ArrayList<>();
             for (PromptSet set : sets) {
                 predictions.add(predictor.predict(set));
@@ -118,6 +160,35 @@ final class SegmentCommand implements Callable<Integer> {
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
         }
         return 0;
+    }
+
+    /** The generator's settings from the flags; prompts and --npy do not go with --auto. */
+    private AutomaticMaskGenerator.Settings autoSettings() {
+        if (!points.isEmpty() || box != null || promptsFile != null || multimask) {
+            throw new ParameterException(spec.commandLine(),
+                    "--auto finds objects without prompts: drop --point, --box, --prompts and --multimask");
+        }
+        if (npy) {
+            throw new ParameterException(spec.commandLine(), "--npy writes the predictor's arrays of prompt sets;"
+                    + " it does not go with --auto");
+        }
+        AutomaticMaskGenerator.Settings d = AutomaticMaskGenerator.Settings.defaults();
+        try {
+            return new AutomaticMaskGenerator.Settings(pointsPerSide, d.pointsPerBatch(), predIouThreshold,
+                    stabilityThreshold, d.stabilityOffset(), boxNmsThreshold, minArea);
+        } catch (IllegalArgumentException e) {
+            // The settings name their fields; say which flag that is.
+            String message = e.getMessage();
+            String[][] flags = {{"pointsPerSide", "--points-per-side"}, {"predIouThreshold", "--pred-iou-thresh"},
+                {"stabilityThreshold", "--stability-thresh"}, {"boxNmsThreshold", "--box-nms-thresh"},
+                {"minArea", "--min-area"}};
+            for (String[] f : flags) {
+                if (message.startsWith(f[0] + " ")) {
+                    message = f[1] + message.substring(f[0].length());
+                }
+            }
+            throw new ParameterException(spec.commandLine(), message);
+        }
     }
 
     /** The file's sets first, then the one the flags make. */
@@ -139,7 +210,7 @@ final class SegmentCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--multimask applies to --point/--box prompts; none given");
         }
         if (sets.isEmpty()) {
-            throw new ParameterException(spec.commandLine(), "no prompt: give --point, --box or --prompts");
+            throw new ParameterException(spec.commandLine(), "no prompt: give --point, --box or --prompts (or --auto)");
         }
         return sets;
     }

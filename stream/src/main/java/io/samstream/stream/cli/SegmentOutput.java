@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.predict.AutomaticMaskGenerator;
+import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.Prediction;
 import io.samstream.gpu.predict.PromptSet;
 import io.samstream.gpu.tensor.Npy;
@@ -23,6 +25,9 @@ import java.util.List;
  *   <li>{@code masks.json}: per prompt set, its masks as COCO compressed RLE ({@code pycocotools.mask.decode}
  *       reads them), the predicted IoU, the mask's box {@code [x0, y0, x1, y1]} (x1, y1 exclusive; null
  *       for an empty mask) and its area in pixels.
+ *   <li>with {@code --auto}, instead of prompt sets: the generator's {@code settings} and its
+ *       {@code masks}, best first, each as above plus its stability score and the grid {@code point}
+ *       that prompted it.
  *   <li>with {@code --npy}, exactly the arrays the reference {@code SamPredictor} returns:
  *       {@code embedding.npy} float32 [1,C,h,w]; per set {@code prompt-<i>/masks.npy} bool [N,H,W],
  *       {@code iou.npy} float32 [N], {@code lowres.npy} float32 [N,L,L].
@@ -57,6 +62,43 @@ final class SegmentOutput {
             for (int m = 0; m < p.count(); m++) {
                 masks.add(maskJson(json, p.masks()[m], p.width(), p.height(), p.iouPredictions()[m]));
             }
+        }
+        json.writeValue(dir.resolve("masks.json").toFile(), root);
+    }
+
+    void writeAutoMasksJson(Path image, Path checkpoint, SamBackend backend, int width, int height,
+            AutomaticMaskGenerator.Settings settings, List<GeneratedMask> masks) throws IOException {
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode root = json.createObjectNode();
+        root.put("image", image.toString());
+        root.put("width", width);
+        root.put("height", height);
+        root.put("checkpoint", checkpoint.toString());
+        root.put("model", backend.config().describe());
+        root.put("device", backend.name());
+        ObjectNode s = root.putObject("settings");
+        s.put("points_per_side", settings.pointsPerSide());
+        s.put("points_per_batch", settings.pointsPerBatch());
+        s.put("pred_iou_thresh", settings.predIouThreshold());
+        s.put("stability_score_thresh", settings.stabilityThreshold());
+        s.put("stability_score_offset", settings.stabilityOffset());
+        s.put("box_nms_thresh", settings.boxNmsThreshold());
+        s.put("min_area", settings.minArea());
+        ArrayNode out = root.putArray("masks");
+        for (GeneratedMask m : masks) {
+            CocoRle rle = m.rle();
+            ObjectNode n = out.addObject();
+            ObjectNode mask = n.putObject("mask");
+            mask.putArray("size").add(height).add(width);
+            mask.put("counts", rle.countsString());
+            n.put("predicted_iou", m.predictedIou());
+            n.put("stability", m.stability());
+            ArrayNode box = n.putArray("box");
+            for (double v : m.box()) {
+                box.add((long) v); // whole pixels
+            }
+            n.put("area", m.area());
+            n.putArray("point").add(m.point()[0]).add(m.point()[1]);
         }
         json.writeValue(dir.resolve("masks.json").toFile(), root);
     }

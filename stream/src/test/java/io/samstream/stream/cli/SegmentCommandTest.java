@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.connectors.video.TestPatternSource.PatternObject;
 import io.samstream.gpu.mask.CocoRle;
+import io.samstream.stream.discovery.PatternTruth;
+import java.awt.image.BufferedImage;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
 import java.io.IOException;
@@ -14,7 +18,9 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +33,7 @@ class SegmentCommandTest {
     private static final Path FIXTURES = Path.of("../gpu/src/test/resources/fixtures/tiny256");
     private static final Path MODEL = FIXTURES.resolve("model.pth");
     private static final Path CASE = FIXTURES.resolve("landscape-shrink");
+    private static final Path DEMO_MODEL = Path.of("../examples/sam-demo-synthetic.pth");
 
     @TempDir
     Path tmp;
@@ -147,6 +154,76 @@ class SegmentCommandTest {
                 "--out", tmp.toString());
         assertEquals(2, r.code);
         assertTrue(r.err.contains("no prompt"), r.err);
+    }
+
+    @Test
+    void autoFindsEveryShapeOfATestPatternFrame() throws IOException {
+        int w = 320;
+        int h = 240;
+        TestPatternSource source = new TestPatternSource("s", w, h, 25, 1, 1, false);
+        byte[] rgb = source.render(0);
+        BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        for (int i = 0; i < w * h; i++) {
+            int c = (rgb[3 * i] & 0xff) << 16 | (rgb[3 * i + 1] & 0xff) << 8 | (rgb[3 * i + 2] & 0xff);
+            img.setRGB(i % w, i / w, c);
+        }
+        Path png = tmp.resolve("frame.png");
+        ImageIO.write(img, "png", png.toFile());
+        Path out = tmp.resolve("auto");
+        Result r = run("segment", "--checkpoint", DEMO_MODEL.toString(), "--image", png.toString(), "--auto",
+                "--points-per-side", "10", "--min-area", "100", "--device", "cpu", "--out", out.toString());
+        assertEquals(0, r.code, r.err);
+        assertTrue(r.out.contains("4 mask(s)"), r.out);
+
+        JsonNode json = new ObjectMapper().readTree(out.resolve("masks.json").toFile());
+        assertEquals(10, json.get("settings").get("points_per_side").asInt());
+        assertEquals(100, json.get("settings").get("min_area").asInt());
+        JsonNode masks = json.get("masks");
+        List<PatternObject> objects = source.objectsAt(0);
+        assertEquals(objects.size(), masks.size(), masks.toString());
+        boolean[] found = new boolean[objects.size()];
+        for (JsonNode m : masks) {
+            boolean[] mask = CocoRle.decode(m.get("mask").get("counts").asText(), h, w);
+            long area = 0;
+            for (boolean b : mask) {
+                area += b ? 1 : 0;
+            }
+            assertEquals(area, m.get("area").asLong());
+            int[] box = CocoRle.ofMask(mask, h, w).boundingBoxCorners();
+            for (int k = 0; k < 4; k++) {
+                assertEquals(box[k], m.get("box").get(k).asInt(), "box " + m.get("box"));
+            }
+            assertTrue(m.get("predicted_iou").floatValue() > 0.88f);
+            assertTrue(m.get("stability").floatValue() >= 0.95f);
+            int best = -1;
+            for (int o = 0; o < objects.size(); o++) {
+                if (PatternTruth.iou(mask, PatternTruth.visible(rgb, w, h, objects.get(o))) >= 0.7) {
+                    best = o;
+                }
+            }
+            assertTrue(best >= 0 && !found[best], "each mask is a different shape: " + m.get("box"));
+            found[best] = true;
+        }
+    }
+
+    @Test
+    void autoTakesNoPrompts() {
+        Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--auto", "--point", "10,10", "--out", tmp.toString());
+        assertEquals(2, r.code);
+        assertTrue(r.err.contains("--auto finds objects without prompts"), r.err);
+    }
+
+    @Test
+    void autoSettingsAreCheckedUnderTheirFlagNames() {
+        Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--auto", "--pred-iou-thresh", "1.5", "--out", tmp.toString());
+        assertEquals(2, r.code);
+        assertTrue(r.err.contains("--pred-iou-thresh must be in [0, 1], got 1.5"), r.err);
+        r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--auto", "--points-per-side", "0", "--out", tmp.toString());
+        assertEquals(2, r.code);
+        assertTrue(r.err.contains("--points-per-side must be in 1..1024, got 0"), r.err);
     }
 
     @Test

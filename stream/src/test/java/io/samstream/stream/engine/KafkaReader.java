@@ -33,7 +33,9 @@ final class KafkaReader {
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             long deadline = System.nanoTime() + timeout.toNanos();
-            while (out.size() < expected && System.nanoTime() < deadline) {
+            // At least `expected` records, and everything the log held when reading began (repeats included).
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, timeout);
+            while ((out.size() < expected || !reached(consumer, end)) && System.nanoTime() < deadline) {
                 for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                     MaskRecord m = MaskRecordJson.read(r.value());
                     if (!m.stream().equals(r.key())) {
@@ -45,5 +47,14 @@ final class KafkaReader {
             consumer.poll(Duration.ofMillis(300)).forEach(r -> out.add(MaskRecordJson.read(r.value())));
         }
         return out;
+    }
+
+    private static boolean reached(KafkaConsumer<?, ?> consumer, Map<TopicPartition, Long> end) {
+        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+            if (consumer.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -1,0 +1,35 @@
+package io.samstream.stream.discovery;
+
+import io.samstream.connectors.video.TestPatternSource.PatternObject;
+
+/** Ground truth of a rendered {@code TestPatternSource} frame, for tests of automatic discovery. */
+public final class PatternTruth {
+    private PatternTruth() {}
+
+    /**
+     * A shape's visible pixels, row-major: its colour inside its box. Exact because no background pixel
+     * has a palette colour (each has a channel of 200 or more; the background stays below 180) and no
+     * two shapes share one.
+     */
+    public static boolean[] visible(byte[] rgb, int width, int height, PatternObject o) {
+        boolean[] mask = new boolean[width * height];
+        for (int y = Math.max(0, o.box()[1]); y <= Math.min(height - 1, o.box()[3]); y++) {
+            for (int x = Math.max(0, o.box()[0]); x <= Math.min(width - 1, o.box()[2]); x++) {
+                int at = 3 * (y * width + x);
+                int c = (rgb[at] & 0xff) << 16 | (rgb[at + 1] & 0xff) << 8 | (rgb[at + 2] & 0xff);
+                mask[y * width + x] = c == o.rgb();
+            }
+        }
+        return mask;
+    }
+
+    public static double iou(boolean[] a, boolean[] b) {
+        long inter = 0;
+        long union = 0;
+        for (int i = 0; i < a.length; i++) {
+            inter += a[i] && b[i] ? 1 : 0;
+            union += a[i] || b[i] ? 1 : 0;
+        }
+        return union == 0 ? 0 : (double) inter / union;
+    }
+}
