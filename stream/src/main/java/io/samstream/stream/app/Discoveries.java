@@ -2,10 +2,11 @@ package io.samstream.stream.app;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.track.GeneratorDiscovery;
 import io.samstream.stream.track.ObjectTracker;
 import java.util.Optional;
 
-/** The engine's automatic discovery, built from {@code samstream.discovery}. */
+/** The engine's automatic discovery, built from {@code samstream.discovery}; empty when it is off. */
 final class Discoveries {
     private Discoveries() {}
 
@@ -13,7 +14,7 @@ final class Discoveries {
         if (!settings.enabled()) {
             return Optional.empty();
         }
-        throw new IllegalStateException("samstream.discovery.enabled: this build has no automatic mask generator yet"
-                + " (set samstream.discovery.enabled = off)");
+        return Optional.of(new ObjectTracker.Discovery(new GeneratorDiscovery(backend, settings), settings.interval(),
+                settings.newObjectMaxOverlap()));
     }
 }
