@@ -11,6 +11,8 @@ import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.GeneratorDiscovery;
+import io.samstream.stream.track.ObjectTracker;
 import io.samstream.stream.track.Track;
 import java.time.Duration;
 import java.time.Instant;
@@ -113,6 +115,34 @@ class TrackingEngineTest {
                 assertTrue(otherIou < 0.3, s + ": the scenes differ, so a leaked track would show (" + otherIou + ")");
             }
             assertEquals(0.0, metrics.objectsLostCount("cam-a"));
+        }
+    }
+
+    @Test
+    void discoveryFindsUnpromptedObjectsOnKeyFrames() throws Exception {
+        int frames = 4;
+        EngineSettings.Discovery d = new EngineSettings.Discovery(true, 100, 10, 0.86, 0.92, 0.7, 100, 0.5);
+        Engine.Settings s = new Engine.Settings(new EngineSettings.Batching(2, Duration.ofMillis(10)),
+                new EngineSettings.Pipeline(2, 16), new EngineSettings.Reconnect(Duration.ofMillis(50),
+                        Duration.ofMillis(200), 0), TRACKING, Optional.of(new ObjectTracker.Discovery(
+                                new GeneratorDiscovery(DemoScene.backend(), d), d.interval(), d.newObjectMaxOverlap())));
+        CollectingSink sink = new CollectingSink();
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        try (Engine engine = new Engine(s, new Segmenter(DemoScene.backend(), "demo"),
+                spec -> new TestPatternSource(spec.id(), W, H, 12, frames, 1, false), sink, metrics)) {
+            StreamHandle h = engine.add(TestSources.spec("auto", "a", false, new PromptSpec(List.of(), 0)));
+            assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(240, TimeUnit.SECONDS).state());
+            List<MaskRecord> records = sink.of("auto");
+            assertEquals(frames, records.size());
+            List<Integer> ids = records.get(0).objects().stream().map(MaskRecord.ObjectMask::id).toList();
+            assertEquals(List.of(1_000_000, 1_000_001, 1_000_002, 1_000_003), ids, "the four shapes, found");
+            for (MaskRecord r : records) {
+                assertEquals(ids, r.objects().stream().map(MaskRecord.ObjectMask::id).toList(), "and followed");
+            }
+            assertEquals(4.0, metrics.registry().get("samstream.objects.discovered").tag("stream", "auto").counter()
+                    .count());
+            // The live-tracks gauge drops to 0 once the stream ended (right after its result completes).
+            waitFor(() -> metrics.registry().get("samstream.tracks.active").tag("stream", "auto").gauge().value() == 0);
         }
     }
 
