@@ -9,6 +9,7 @@ import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.image.SamPreprocessor;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FrameGeometry;
@@ -16,6 +17,7 @@ import io.samstream.stream.track.LowResMask;
 import io.samstream.stream.track.MaskReadout;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -80,18 +82,35 @@ public final class Segmenter {
     public MaskRecord decode(VideoFrame frame, Tensor embedding, List<ObjectPrompt> objects) {
         FrameGeometry g = new FrameGeometry(frame.width(), frame.height(), backend.config().imageSize(),
                 backend.config().lowResSize());
-        List<ObjectMask> masks = new ArrayList<>(objects.size());
-        for (ObjectPrompt o : objects) {
-            DecoderOutput out = backend.decode(embedding, g.modelPrompt(o), FrameGeometry.wantsMultimask(o));
-            // The best of SAM's masks by predicted IoU (the only one without multimask output).
-            int best = 0;
-            float[] iou = out.iouPredictions();
-            for (int i = 1; i < iou.length; i++) {
-                if (iou[i] > iou[best]) {
-                    best = i;
+        // Lone points (multimask) and the rest (single mask) each go to the decoder in one batch.
+        List<ObjectMask> masks = new ArrayList<>(Collections.nCopies(objects.size(), (ObjectMask) null));
+        for (boolean multimask : new boolean[] {false, true}) {
+            List<Integer> which = new ArrayList<>();
+            List<Prompt> prompts = new ArrayList<>();
+            for (int i = 0; i < objects.size(); i++) {
+                if (FrameGeometry.wantsMultimask(objects.get(i)) == multimask) {
+                    which.add(i);
+                    prompts.add(g.modelPrompt(objects.get(i)));
                 }
             }
-            masks.add(readout.read(o.id(), LowResMask.select(out.lowResLogits(), best), iou[best], g).object());
+            if (prompts.isEmpty()) {
+                continue;
+            }
+            List<DecoderOutput> outs = backend.decodeBatch(embedding, prompts, multimask);
+            for (int k = 0; k < which.size(); k++) {
+                DecoderOutput out = outs.get(k);
+                // The best of SAM's masks by predicted IoU (the only one without multimask output).
+                int best = 0;
+                float[] iou = out.iouPredictions();
+                for (int i = 1; i < iou.length; i++) {
+                    if (iou[i] > iou[best]) {
+                        best = i;
+                    }
+                }
+                ObjectPrompt o = objects.get(which.get(k));
+                masks.set(which.get(k), readout.read(o.id(), LowResMask.select(out.lowResLogits(), best), iou[best], g)
+                        .object());
+            }
         }
         return record(frame, masks, List.of());
     }
