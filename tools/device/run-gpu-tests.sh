@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|encoder|imageops|all|sanitize] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -16,6 +16,12 @@
 #                  (ENCODER_BATCHES) next to Meta's bf16 eager encoder; run from a tree with
 #                  .ref/segment_anything and PYTHONPATH=.ref
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
+# Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
+#   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
+#   next to Meta's prompt encoder + mask decoder (bench/decoder_torch.py; needs PYTHONPATH=.ref):
+#   decoder-bench.tsv, decoder-table.md.
+# Mode "imageops": ImageOpsGpuTest (GPU pre- / post-processing vs the CPU reference) and
+#   io.samstream.bench.ImageOpsBench (1080p, CPU vs GPU) -> imageops-bench.tsv; "all" runs both too.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
 # (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
 # PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
@@ -46,14 +52,19 @@ done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
 all_classes="CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest AttentionGpuTest EncoderOpsGpuTest
-    parity.CudaParityGpuTest"
+    ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"
+# CLASSES="A B" runs only those classes (modes tests / all / decoder / sanitize).
+all_classes=${CLASSES:-$all_classes}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
+# Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
+imageops_classes="ImageOpsGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 runs=()
 case "$mode" in
-    tests | all) for c in $all_classes; do runs+=("plain:$c"); done ;;
+    tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
+    imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -69,7 +80,7 @@ for run in "${runs[@]}"; do
             prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
         fi
         case "$cls" in *.*) fqcn="io.samstream.gpu.$cls" ;; *) fqcn="io.samstream.gpu.cuda.$cls" ;; esac
-        timeout 300 "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
+        timeout "${CLASS_TIMEOUT:-300}" "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
             --disable-banner --disable-ansi-colors --details=tree \
             --class-path "$cp" --select-class "$fqcn" \
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
@@ -110,6 +121,23 @@ if [ "$mode" = encoder ] || [ "$mode" = all ]; then
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/encoder_torch.py" --java "$out/encoder-bench.tsv" \
             --commit "$(cat "$here/COMMIT")" --out "$out/encoder-table.md" 2>&1 | tee "$work/encoder-torch.log" || status=1
     fi
+fi
+
+if [ "$mode" = decoder ]; then
+    echo "=== DecoderBench (vit_b decoder, 1 and 64 prompt sets; overlap)"
+    timeout "${BENCH_TIMEOUT:-240}" java -Xmx24g -cp "$cp" io.samstream.bench.DecoderBench "$out/decoder-bench.tsv" \
+        2>&1 | tee "$work/decoder-bench.log" || status=1
+    if [ -s "$out/decoder-bench.tsv" ]; then
+        echo "=== Meta segment-anything prompt encoder + mask decoder (needs .ref/segment_anything on PYTHONPATH)"
+        PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-240}" python3 "$here/decoder_torch.py" --java "$out/decoder-bench.tsv" \
+            --commit "$(cat "$here/COMMIT")" --out "$out/decoder-table.md" 2>&1 | tee "$work/decoder-torch.log" || status=1
+    fi
+fi
+
+if [ "$mode" = imageops ] || [ "$mode" = all ]; then
+    echo "=== ImageOpsBench (1080p pre- and post-processing, CPU vs GPU)"
+    timeout 240 java -Xmx16g -cp "$cp" io.samstream.bench.ImageOpsBench "$out/imageops-bench.tsv" 5 \
+        2>&1 | tee "$work/imageops-bench.log" || status=1
 fi
 
 if [ -n "${PROFILE:-}" ]; then

@@ -6,6 +6,7 @@
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
 #include "attention.cuh"
+#include "decoder_ops.cuh"
 #include "encoder_ops.cuh"
 #include "gemm.cuh"
 #include "layernorm.cuh"
@@ -82,4 +83,124 @@ extern "C" __global__ void __launch_bounds__(256) samstream_im2col3x3_bf16(const
 extern "C" __global__ void __launch_bounds__(256) samstream_tokens_to_chw_f32(const bf16* y, float* out, int T,
                                                                               int C) {
     encoder_ops::tokens_to_chw_f32(y, out, T, C);
+}
+
+// ---- prompt encoder and mask decoder (decoder_ops.cuh); grid-stride loops, 256 threads unless stated ------
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_prompt_tokens(
+    const float* coords, const int* codes, const float* out_tokens, const float* gauss, const float* point_embed,
+    const float* not_a_point, float* tokens, int P, int mt, int ns, int C) {
+    decoder_ops::prompt_tokens(coords, codes, out_tokens, gauss, point_embed, not_a_point, tokens, P, mt, ns, C);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_dense_pe(const float* gauss, bf16* pe, int E, int C) {
+    decoder_ops::dense_pe(gauss, pe, E, C);
+}
+
+// Block (32, 8), grid (ceil(T/32), ceil(C/32), P).
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_embed_keys(const float* emb, const float* no_mask,
+                                                                           bf16* keys, int T, int C) {
+    decoder_ops::embed_keys(emb, no_mask, keys, T, C);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_keys(
+    const float* emb, const float* masks, const int* mask_slot, const float* w1, const float* b1, const float* g1,
+    const float* be1, const float* w2, const float* b2, const float* g2, const float* be2, const float* w3,
+    const float* b3, bf16* keys, int P, int E, int C, int MI, float eps) {
+    decoder_ops::mask_keys(emb, masks, mask_slot, w1, b1, g1, be1, w2, b2, g2, be2, w3, b3, keys, P, E, C, MI, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_add_periodic_to_bf16(const bf16* x, const bf16* add,
+                                                                                    bf16* y, long long total,
+                                                                                    long long period) {
+    decoder_ops::add_periodic_to_bf16(x, add, y, total, period);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_add_f32(const float* a, const float* b, float* y,
+                                                                       long long n) {
+    decoder_ops::add_f32(a, b, y, n);
+}
+
+// Block 256 (16 x 16 outputs), grid (ceil(N/16), ceil(M/16)).
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_linear_f32(const float* X, int ldx, const float* W,
+                                                                          const float* bias, const float* R, float* Y,
+                                                                          int ldy, int M, int N, int K, int relu) {
+    decoder_ops::linear_f32(X, ldx, W, bias, R, Y, ldy, M, N, K, relu);
+}
+
+// One warp per row, 8 rows per CTA.
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_layernorm_f32(const float* x, const float* g,
+                                                                             const float* b, float* y, int rows,
+                                                                             int C, float eps) {
+    decoder_ops::layernorm_f32(x, g, b, y, rows, C, eps);
+}
+
+// Attention: "warp" one warp per (set, head, query), 8 per CTA; "thread" one thread per (set, head, query).
+// Suffix: head-dim bound, then the types of q, k / v, out (f: fp32, h: bf16).
+#define SAMSTREAM_DEC_ATTN(KIND, HD, TQ, TK, TO, SUFFIX)                                                       \
+    extern "C" __global__ void __launch_bounds__(256) samstream_dec_attn_##KIND##_hd##HD##_##SUFFIX(           \
+        const TQ* Q, int ldq, const TK* K, int ldk, const TK* V, int ldv, TO* O, int ldo, int B, int nq, int nk, \
+        int heads, int hd, float divisor) {                                                                   \
+        decoder_ops::attention_##KIND<HD, TQ, TK, TO>(Q, ldq, K, ldk, V, ldv, O, ldo, B, nq, nk, heads, hd,     \
+                                                      divisor);                                               \
+    }
+#define SAMSTREAM_DEC_ATTN_ALL(HD)                          \
+    SAMSTREAM_DEC_ATTN(warp, HD, float, bf16, float, fhf)   \
+    SAMSTREAM_DEC_ATTN(thread, HD, float, float, float, fff) \
+    SAMSTREAM_DEC_ATTN(thread, HD, bf16, float, bf16, hfh)
+SAMSTREAM_DEC_ATTN_ALL(16)
+SAMSTREAM_DEC_ATTN_ALL(32)
+SAMSTREAM_DEC_ATTN_ALL(64)
+// Vector-load variants for hd == HD exactly (16-byte aligned rows); no hd argument.
+#define SAMSTREAM_DEC_ATTN_VEC(KIND, HD, TQ, TK, TO, SUFFIX)                                                     \
+    extern "C" __global__ void __launch_bounds__(256) samstream_dec_attn_vec_##KIND##_hd##HD##_##SUFFIX(         \
+        const TQ* Q, int ldq, const TK* K, int ldk, const TK* V, int ldv, TO* O, int ldo, int B, int nq, int nk, \
+        int heads, float divisor) {                                                                           \
+        decoder_ops::attention_##KIND##_vec<HD, TQ, TK, TO>(Q, ldq, K, ldk, V, ldv, O, ldo, B, nq, nk, heads,   \
+                                                            divisor);                                         \
+    }
+#define SAMSTREAM_DEC_ATTN_VEC_ALL(HD)                          \
+    SAMSTREAM_DEC_ATTN_VEC(warp, HD, float, bf16, float, fhf)   \
+    SAMSTREAM_DEC_ATTN_VEC(thread, HD, float, float, float, fff) \
+    SAMSTREAM_DEC_ATTN_VEC(thread, HD, bf16, float, bf16, hfh)
+SAMSTREAM_DEC_ATTN_VEC_ALL(16)
+SAMSTREAM_DEC_ATTN_VEC_ALL(32)
+SAMSTREAM_DEC_ATTN_VEC_ALL(64)
+
+// One warp per output pixel, 8 per CTA.
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_upscale_ln_gelu(const bf16* pp, const bf16* g,
+                                                                               const bf16* b, bf16* y, int B, int H,
+                                                                               int W, int Co, float eps) {
+    decoder_ops::upscale_ln_gelu(pp, g, b, y, B, H, W, Co, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_logits(const bf16* pp, const float* hyper,
+                                                                           float* masks, int P, int E, int Co, int mt,
+                                                                           int first, int count) {
+    decoder_ops::mask_logits(pp, hyper, masks, P, E, Co, mt, first, count);
+}
+
+// ---- pre- and post-processing (image_ops.cuh); grid-stride loops, 256 threads ------------------------
+// Added kernels only (no signature above changed), so the ABI version stays; a fatbin without them fails
+// at lookup with the kernel's name.
+#include "image_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_u8(
+    const uint8_t* src, uint8_t* dst, int in_w, int out_w, int out_h, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize) {
+    image_ops::pillow_pass_u8(src, dst, in_w, out_w, out_h, horizontal, first_row, bounds, weights, ksize);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normalize_f32(
+    const uint8_t* src, float* out, int in_w, int w, int h, int S, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize, float mean0, float mean1, float mean2, float std0,
+    float std1, float std2) {
+    image_ops::pillow_pass_normalize_f32(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights, ksize,
+                                         mean0, mean1, mean2, std0, std1, std2);
+}
+
+// Grid (CTAs per mask, masks); 256 threads.
+extern "C" __global__ void __launch_bounds__(256) samstream_mask_postprocess(
+    const float* logits, int Lh, int Lw, int S, int hr, int wr, int H, int W, int words_per_mask, uint32_t* bits,
+    uint32_t* stats) {
+    image_ops::mask_postprocess(logits, Lh, Lw, S, hr, wr, H, W, words_per_mask, bits, stats);
 }

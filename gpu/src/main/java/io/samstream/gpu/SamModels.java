@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>{@code cpu}: the fp32 reference backend.</li>
- *   <li>{@code cuda}: {@link CudaSamBackend} (image encoder in bf16 on the GPU, mask decoder on the CPU), or
+ *   <li>{@code cuda}: {@link CudaSamBackend} (image encoder in bf16 and mask decoder on the GPU), or
  *       an {@link IllegalStateException} naming why CUDA cannot be used ({@link CudaAvailability}'s reason, or
  *       the model shape the kernels do not support) — never a silent fallback.</li>
  *   <li>{@code auto}: CUDA when {@link CudaAvailability#probe()} says a GPU is usable and the backend starts,
@@ -39,7 +39,8 @@ public final class SamModels {
     }
 
     /**
-     * @param cpuThreads threads of the CPU backend (or of the CPU mask decoder under CUDA)
+     * @param cpuThreads threads of the CPU backend (or of the fallback CPU mask decoder under CUDA, for decoders
+     *                   the GPU kernels do not support)
      * @param maxBatch   the largest batch of images the encoder will be given (sizes the GPU memory)
      */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch) {

@@ -82,6 +82,7 @@ public final class CudaKernels implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -166,6 +167,25 @@ public final class CudaKernels implements AutoCloseable {
         Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                 "reading the register count of " + name);
         kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+    }
+
+    /**
+     * A kernel of the fatbin by its extern "C" name, for the launchers of other classes of this package
+     * ({@link ImageOpsKernels}); looked up once. Fails, naming the kernel, when the fatbin lacks it.
+     */
+    synchronized CUfunction function(String name) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        CUfunction f = extraFunctions.get(name);
+        if (f == null) {
+            f = new CUfunction();
+            context.bind();
+            Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name
+                    + " in the fatbin (a build older than the code? rebuild the gpu module)");
+            extraFunctions.put(name, f);
+        }
+        return f;
     }
 
     /** One line per kernel: name, registers, shared memory allowed. For logs. */
@@ -435,6 +455,32 @@ public final class CudaKernels implements AutoCloseable {
         }
         context.bind();
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, threads, 1, 1, smem, stream.stream, params, null),
+                () -> "launching " + name + " for " + op);
+    }
+
+    /**
+     * Looks up one more kernel of the fatbin by name (no dynamic shared memory): the mask decoder's
+     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
+     * other threads launch kernels of this object (the table is read without a lock).
+     */
+    synchronized void addKernel(String name) {
+        if (!kernels.containsKey(name)) {
+            add(name, 0);
+        }
+    }
+
+    /** Launches a kernel added with {@link #addKernel} with a 1-, 2- or 3-d block and no dynamic shared memory. */
+    void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
+                      String op) {
+        if (closed) {
+            throw new IllegalStateException("CUDA kernels are closed");
+        }
+        Kernel k = kernels.get(name);
+        if (k == null) {
+            throw new IllegalStateException("kernel " + name + " was not looked up (addKernel)");
+        }
+        context.bind();
+        Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, bx, by, 1, 0, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
     }
 

@@ -13,6 +13,9 @@ import org.slf4j.LoggerFactory;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -43,11 +46,20 @@ import io.samstream.gpu.tensor.Tensor;
  * (normalized tokens, then the attention output), and one "wide" buffer holding in turn the patch rows,
  * the qkv output, the MLP hidden layer and the 3x3-conv rows.
  *
- * <p><b>Mask decoder.</b> Not on the GPU yet: {@link #decode} runs the CPU fp32 prompt encoder and mask
- * decoder ({@link CpuSamBackend#decoderOnly}, built from the same weights; they are small), on the fp32
- * embedding this backend returns. A GPU decoder is later work.
+ * <p><b>Mask decoder.</b> {@link #decode} and {@link #decodeBatch} run the prompt encoder and mask decoder on
+ * the GPU ({@link CudaMaskDecoder}: batched over the prompt sets of one image, up to {@code maxPromptSets}
+ * per batch, more are chunked), on its own stream, memory pool and lock: a decode runs while another thread
+ * encodes, and the two streams overlap on the GPU. They share no device memory (the embedding travels as
+ * a host tensor), so no event orders them. Decoders the kernels cannot run (see
+ * {@link CudaMaskDecoder#unsupported}) fall back to the CPU fp32 decoder ({@link CpuSamBackend#decoderOnly}).
  *
- * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers).
+ * <p><b>Pre- and post-processing.</b> {@link #encodeFrames} uploads 8-bit frames and resizes / normalizes /
+ * pads them into the encoder input on the encoder stream ({@link GpuFramePreprocessor});
+ * {@link #postprocessMasks} upscales, thresholds and summarizes mask logits on its own stream
+ * ({@link GpuMaskPostprocessor}). Both are made at first use, with their own buffers.
+ *
+ * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
+ * calls are serialized among themselves, independently of encode.
  * Inputs larger than {@code maxBatch} or of the wrong size are refused with an {@link IllegalArgumentException}
  * before anything is queued.
  */
@@ -64,6 +76,7 @@ public final class CudaSamBackend implements SamBackend {
     private final DeviceMemoryPool pool;
     private final PinnedBuffer inPinned, outPinned;
     private final CpuSamBackend decoder;
+    private final CudaMaskDecoder gpuDecoder;
 
     // weights
     private final DeviceBuffer patchW, patchB, posEmbed;
@@ -72,7 +85,12 @@ public final class CudaSamBackend implements SamBackend {
     // activations (largest batch)
     private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
     private final long weightBytes, activationBytes;
-    private boolean closed;
+    private volatile boolean closed;
+    // GPU pre- and post-processing (encodeFrames, postprocessMasks), made at first use; guarded by imageOpsLock.
+    private final Object imageOpsLock = new Object();
+    private ImageOpsKernels imageOps;
+    private GpuFramePreprocessor framePreprocessor;
+    private GpuMaskPostprocessor maskPostprocessor;
 
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, DeviceBuffer qkvW, DeviceBuffer qkvB,
                          DeviceBuffer projW, DeviceBuffer projB, DeviceBuffer relH, DeviceBuffer relW,
@@ -90,6 +108,20 @@ public final class CudaSamBackend implements SamBackend {
      * @throws CudaException            when the GPU is unusable or too small
      */
     public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads) {
+        this(weights, config, maxBatch, decoderThreads, DEFAULT_MAX_PROMPT_SETS);
+    }
+
+    /** Prompt sets the GPU mask decoder takes in one batch unless told otherwise (SAM's automatic mask generator uses 64). */
+    public static final int DEFAULT_MAX_PROMPT_SETS = 64;
+
+    /**
+     * As {@link #CudaSamBackend(StateDict, SamConfig, int, int)}, with the GPU mask decoder's memory sized for
+     * {@code maxPromptSets} prompt sets per batch ({@link #decodeBatch} chunks larger calls).
+     *
+     * @param decoderThreads CPU threads of the fallback CPU mask decoder (used only when the GPU one cannot run
+     *                       the model)
+     */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets) {
         this.config = config;
         this.maxBatch = maxBatch;
         this.s = config.imageSize();
@@ -119,6 +151,7 @@ public final class CudaSamBackend implements SamBackend {
         DeviceMemoryPool pl = null;
         PinnedBuffer in = null, o = null;
         CpuSamBackend dec = null;
+        CudaMaskDecoder gdec = null;
         try {
             k = new CudaKernels(context);
             st = new CudaStream(context);
@@ -126,10 +159,16 @@ public final class CudaSamBackend implements SamBackend {
             in = new PinnedBuffer(context, Math.max(imageBytes, 16L << 20), "encoder input");
             o = new PinnedBuffer(context, outBytes, "encoder output");
             if (weights.hasPrefix("mask_decoder.")) {
-                dec = CpuSamBackend.decoderOnly(weights, config, Math.max(1, decoderThreads));
+                String why = CudaMaskDecoder.unsupported(config);
+                if (why == null) {
+                    gdec = new CudaMaskDecoder(weights, config, context, k, maxPromptSets);
+                } else {
+                    log.warn("mask decoder on the CPU: the CUDA decoder kernels cannot run it ({})", why);
+                    dec = CpuSamBackend.decoderOnly(weights, config, Math.max(1, decoderThreads));
+                }
             }
         } catch (RuntimeException | Error ex) {
-            closeAll(dec, o, in, pl, st, k);
+            closeAll(gdec, dec, o, in, pl, st, k);
             context.close();
             throw ex;
         }
@@ -139,6 +178,7 @@ public final class CudaSamBackend implements SamBackend {
         this.inPinned = in;
         this.outPinned = o;
         this.decoder = dec;
+        this.gpuDecoder = gdec;
         try {
             String enc = "image_encoder.";
             patchW = upload(weights.get(enc + "patch_embed.proj.weight", d, 3, p, p).data(), "patch_embed.proj.weight");
@@ -314,7 +354,8 @@ public final class CudaSamBackend implements SamBackend {
 
     @Override
     public String name() {
-        return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch + "; mask decoder on the cpu)";
+        return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch + "; mask decoder on the "
+                + (gpuDecoder != null ? "gpu, " + gpuDecoder.maxSets() + " prompt sets per batch)" : "cpu)");
     }
 
     public int maxBatch() {
@@ -348,6 +389,63 @@ public final class CudaSamBackend implements SamBackend {
         float[] result = new float[batch * neckC * tokens];
         outPinned.buffer().asFloatBuffer().get(result);
         return new Tensor(result, batch, neckC, e, e);
+    }
+
+    /**
+     * {@link SamBackend#encodeFrames} with the pre-processing on the GPU: the 8-bit frames are staged in
+     * pinned memory, uploaded asynchronously and resized / normalized / padded straight into the encoder's
+     * input buffer on the encoder stream ({@link GpuFramePreprocessor}; the same values as the CPU default).
+     */
+    @Override
+    public synchronized Tensor encodeFrames(List<RgbImage> frames) {
+        ensureOpen();
+        int batch = frames.size();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch of " + batch + " frames, but this CUDA backend was sized for 1.."
+                    + maxBatch + " (raise the max batch, or split the batch)");
+        }
+        GpuFramePreprocessor pre;
+        synchronized (imageOpsLock) {
+            if (framePreprocessor == null) {
+                framePreprocessor = new GpuFramePreprocessor(context, imageOps(), s);
+            }
+            pre = framePreprocessor;
+        }
+        pre.enqueue(stream, frames, image);
+        enqueueForward(batch, null);
+        long outBytes = (long) batch * neckC * tokens * 4;
+        stream.download(out, 0, outPinned, 0, outBytes);
+        stream.synchronize();
+        float[] result = new float[batch * neckC * tokens];
+        outPinned.buffer().asFloatBuffer().get(result);
+        return new Tensor(result, batch, neckC, e, e);
+    }
+
+    /**
+     * {@link SamBackend#postprocessMasks} on the GPU ({@link GpuMaskPostprocessor}, its own stream, so it
+     * does not wait for an encoder batch); the same values as the CPU default.
+     */
+    @Override
+    public List<MaskSummary> postprocessMasks(Tensor lowResLogits, ImageSize resized, ImageSize original) {
+        return maskPostprocessor().run(lowResLogits, resized, original);
+    }
+
+    /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
+    public GpuMaskPostprocessor maskPostprocessor() {
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            if (maskPostprocessor == null) {
+                maskPostprocessor = new GpuMaskPostprocessor(context, imageOps(), s);
+            }
+            return maskPostprocessor;
+        }
+    }
+
+    private ImageOpsKernels imageOps() {
+        if (imageOps == null) {
+            imageOps = new ImageOpsKernels(kernels);
+        }
+        return imageOps;
     }
 
     private int checkImages(Tensor images) {
@@ -486,13 +584,28 @@ public final class CudaSamBackend implements SamBackend {
         }
     }
 
+    /** The GPU mask decoder (for its timings), or null when the decoder runs on the CPU or there is none. */
+    public CudaMaskDecoder maskDecoder() {
+        return gpuDecoder;
+    }
+
+    /** Not synchronized with {@link #encode}: the decoder has its own stream and lock. */
     @Override
     public DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask) {
+        return decodeBatch(embedding, java.util.Collections.singletonList(prompt), multimask).get(0);
+    }
+
+    /** All prompt sets of one image on the GPU, batched (see {@link CudaMaskDecoder}); not synchronized with encode. */
+    @Override
+    public List<DecoderOutput> decodeBatch(Tensor embedding, List<Prompt> prompts, boolean multimask) {
         ensureOpen();
+        if (gpuDecoder != null) {
+            return gpuDecoder.decode(embedding, prompts, multimask);
+        }
         if (decoder == null) {
             throw new IllegalStateException("this CUDA backend was built from weights without a mask decoder");
         }
-        return decoder.decode(embedding, prompt, multimask);
+        return decoder.decodeBatch(embedding, prompts, multimask);
     }
 
     private void ensureOpen() {
@@ -512,7 +625,10 @@ public final class CudaSamBackend implements SamBackend {
         } catch (RuntimeException ignored) {
             // a failed kernel: release everything anyway
         }
-        closeAll(decoder, outPinned, inPinned, pool, stream, kernels);
+        synchronized (imageOpsLock) {
+            closeAll(maskPostprocessor, framePreprocessor);
+        }
+        closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, kernels);
         context.close();
     }
 

@@ -1,7 +1,10 @@
 package io.samstream.gpu.image;
 
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.tensor.Tensor;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * {@code Sam.postprocess_masks} followed by the predictor's threshold: low-resolution mask logits to
@@ -72,6 +75,22 @@ public final class MaskPostprocessor {
             plan.run(lowRes.data(), m * plan.inPlane, null, masks[m], 0);
         }
         return masks;
+    }
+
+    /**
+     * What the engine keeps of each upscaled plane, in one pass over its pixels and without building the
+     * logits: the mask bits (column-major), area, box and the stability counts ({@link MaskSummary}). The
+     * values are those of {@link #upscaleLogits} thresholded at 0 (mask), +1 and -1 (stability); the box and
+     * area are those of {@link io.samstream.gpu.mask.CocoRle} of the mask. One summary per low-res plane,
+     * in the order of the leading dimensions of {@code lowRes}.
+     */
+    public List<MaskSummary> summarize(Tensor lowRes, ImageSize resized, ImageSize original) {
+        Plan plan = plan(lowRes, resized, original);
+        List<MaskSummary> out = new ArrayList<>(plan.count);
+        for (int m = 0; m < plan.count; m++) {
+            out.add(plan.summarize(lowRes.data(), m * plan.inPlane));
+        }
+        return out;
     }
 
     /** Thresholds logits at {@link #MASK_THRESHOLD}; NaN counts as outside. */
@@ -154,6 +173,58 @@ public final class MaskPostprocessor {
                     }
                 }
             }
+        }
+
+        /** Upscales one plane into a {@link MaskSummary} (the loop of {@link #run}, counting instead of storing). */
+        MaskSummary summarize(float[] in, int inOffset) {
+            Arrays.fill(rowIndex, -1);
+            int outHeight = secondRows.outSize;
+            int outWidth = secondCols.outSize;
+            float stable = MASK_THRESHOLD + MaskSummary.STABILITY_OFFSET;
+            float loose = MASK_THRESHOLD - MaskSummary.STABILITY_OFFSET;
+            long[] bits = new long[(int) (((long) outHeight * outWidth + 63) >>> 6)];
+            long area = 0;
+            long stableCount = 0;
+            long looseCount = 0;
+            int minX = outWidth;
+            int minY = outHeight;
+            int maxX = -1;
+            int maxY = -1;
+            for (int y = 0; y < outHeight; y++) {
+                float[] top = intermediateRow(in, inOffset, secondRows.i0[y], -1);
+                float[] bottom = intermediateRow(in, inOffset, secondRows.i1[y], secondRows.i0[y]);
+                float wy0 = secondRows.l0[y];
+                float wy1 = secondRows.l1[y];
+                int rowMinX = outWidth;
+                int rowMaxX = -1;
+                for (int x = 0; x < outWidth; x++) {
+                    int c0 = secondCols.i0[x];
+                    int c1 = secondCols.i1[x];
+                    float v = lerp2(wy0, wy1, secondCols.l0[x], secondCols.l1[x], top[c0], top[c1], bottom[c0],
+                            bottom[c1]);
+                    if (v > stable) {
+                        stableCount++;
+                    }
+                    if (v > loose) {
+                        looseCount++;
+                    }
+                    if (v > MASK_THRESHOLD) {
+                        long p = (long) x * outHeight + y;
+                        bits[(int) (p >>> 6)] |= 1L << p;
+                        area++;
+                        rowMinX = Math.min(rowMinX, x);
+                        rowMaxX = x;
+                    }
+                }
+                if (rowMaxX >= 0) {
+                    minX = Math.min(minX, rowMinX);
+                    maxX = Math.max(maxX, rowMaxX);
+                    minY = Math.min(minY, y);
+                    maxY = y;
+                }
+            }
+            int[] box = area == 0 ? new int[4] : new int[] {minX, minY, maxX + 1, maxY + 1};
+            return new MaskSummary(outHeight, outWidth, bits, area, box, stableCount, looseCount);
         }
 
         /** PyTorch's bilinear combination of a (top left), b (top right), c (bottom left), d (bottom right). */

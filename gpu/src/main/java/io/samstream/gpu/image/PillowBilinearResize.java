@@ -1,5 +1,8 @@
 package io.samstream.gpu.image;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Pillow's {@code Image.resize(size, Image.BILINEAR)} for 8-bit RGB images, bit for bit.
  *
@@ -42,6 +45,63 @@ public final class PillowBilinearResize {
             return resample(resample(image, image.width(), height), width, height);
         }
         return resample(image, width, height);
+    }
+
+    /**
+     * One separable pass of {@link #resize}, with its fixed-point weights, for executors other than this
+     * class (the CUDA pre-processing runs these on the GPU). A horizontal pass reads rows
+     * {@code firstRow .. firstRow + outHeight} of its {@code inWidth x inHeight} input and resamples each to
+     * {@code outWidth} columns; a vertical pass keeps the width and resamples columns to {@code outHeight}
+     * rows. Output pixel {@code o} along the resampled axis is
+     * {@code clip8((1 << 21) + sum_i in[bounds[2o] + i] * weights[o * kernelSize + i])} for
+     * {@code i < bounds[2o + 1]}, where 8-bit values are clipped after each pass, as here.
+     */
+    public record Pass(boolean horizontal, int inWidth, int inHeight, int outWidth, int outHeight, int firstRow,
+            int kernelSize, int[] bounds, int[] weights) {}
+
+    /**
+     * The passes {@link #resize} makes to turn a {@code width x height} image into {@code outWidth x outHeight},
+     * in order, each reading the previous one's output (the first reads the image): none when the size is
+     * unchanged, at most two. Executing them as described in {@link Pass} gives {@link #resize}'s bytes.
+     */
+    public static List<Pass> passes(int width, int height, int outWidth, int outHeight) {
+        if (width <= 0 || height <= 0 || outWidth <= 0 || outHeight <= 0) {
+            throw new IllegalArgumentException("sizes must be positive, got " + width + "x" + height + " to "
+                    + outWidth + "x" + outHeight);
+        }
+        List<Pass> passes = new ArrayList<>(2);
+        if (height > (long) width * 100 && outHeight < height) {
+            addPasses(passes, width, height, width, outHeight);
+            addPasses(passes, width, outHeight, outWidth, outHeight);
+        } else {
+            addPasses(passes, width, height, outWidth, outHeight);
+        }
+        return passes;
+    }
+
+    /** The passes of {@link #resample}, in the same order and with the same weights. */
+    private static void addPasses(List<Pass> passes, int width, int height, int outWidth, int outHeight) {
+        boolean horizontal = outWidth != width;
+        boolean vertical = outHeight != height;
+        if (!horizontal && !vertical) {
+            return;
+        }
+        Weights rows = Weights.compute(height, outHeight);
+        int rowsIn = height;
+        if (horizontal) {
+            int firstRow = rows.firstUsed();
+            int rowCount = rows.lastUsedExclusive() - firstRow;
+            Weights cols = Weights.compute(width, outWidth);
+            passes.add(new Pass(true, width, height, outWidth, rowCount, firstRow, cols.kernelSize, cols.bounds.clone(),
+                    cols.fixed.clone()));
+            rows = rows.shiftedBy(-firstRow);
+            rowsIn = rowCount;
+        }
+        if (vertical) {
+            int w = horizontal ? outWidth : width;
+            passes.add(new Pass(false, w, rowsIn, w, outHeight, 0, rows.kernelSize, rows.bounds.clone(),
+                    rows.fixed.clone()));
+        }
     }
 
     /** Pillow's ImagingResample with the whole image as the box. */

@@ -1,12 +1,19 @@
 package io.samstream.gpu.model;
 
+import io.samstream.gpu.image.FramePreprocessor;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.MaskPostprocessor;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A way to run SAM: the CPU fp32 reference, or CUDA. Both take model-ready tensors; resizing,
- * coordinate transforms and mask post-processing live in {@code SamPredictor}, shared by all backends.
+ * A way to run SAM: the CPU fp32 reference, or CUDA. {@link #encode} and {@link #decode} take model-ready
+ * tensors; {@link #encodeFrames} and {@link #postprocessMasks} add the reference pre- and post-processing
+ * (on the CPU by default, on the GPU in the CUDA backend). Coordinate transforms live in
+ * {@code SamPredictor} and the engine's Segmenter.
  */
 public interface SamBackend extends AutoCloseable {
     SamConfig config();
@@ -21,6 +28,32 @@ public interface SamBackend extends AutoCloseable {
      * @return image embeddings {@code [B, C, E, E]}, C = prompt dim, E = {@link SamConfig#embeddingSize()}
      */
     Tensor encode(Tensor images);
+
+    /**
+     * Pre-processes and encodes a batch of 8-bit RGB frames of any size: each resized so its longest side is
+     * S (Pillow's antialiased bilinear), normalized with SAM's mean and std, zero-padded to S x S, then
+     * {@link #encode}d. The default does the pre-processing on the CPU ({@link FramePreprocessor}); the CUDA
+     * backend does it on the GPU from the uploaded bytes, with the same result.
+     *
+     * @return image embeddings {@code [B, C, E, E]}, one per frame, in order
+     */
+    default Tensor encodeFrames(List<RgbImage> frames) {
+        return encode(new FramePreprocessor(config().imageSize()).batch(frames));
+    }
+
+    /**
+     * Post-processes low-res mask logits ({@code [..., L, L]}, e.g. {@code [N, L, L]}) of one frame: each plane
+     * upscaled (bilinear to S x S, cropped to {@code resized}, bilinear to {@code original}), thresholded at 0,
+     * and summarized (mask bits, area, box, stability score). The default runs on the CPU
+     * ({@link MaskPostprocessor#summarize}); the CUDA backend runs it on the GPU, with the same result.
+     *
+     * @param resized  the frame's size after the longest-side resize (at most S x S)
+     * @param original the frame's size
+     * @return one summary per plane, in order
+     */
+    default List<MaskSummary> postprocessMasks(Tensor lowResLogits, ImageSize resized, ImageSize original) {
+        return new MaskPostprocessor(config().imageSize()).summarize(lowResLogits, resized, original);
+    }
 
     /**
      * Runs the prompt encoder and mask decoder for one image.

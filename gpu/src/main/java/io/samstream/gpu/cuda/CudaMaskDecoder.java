@@ -1,0 +1,782 @@
+package io.samstream.gpu.cuda;
+
+import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.DecoderKernels.Attn;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.tensor.Tensor;
+
+/**
+ * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own
+ * CUDA stream, device memory and lock (so that it runs while another thread runs the image encoder).
+ *
+ * <p><b>Precision.</b> The image side — the keys {@code [P, E*E, C]} (embedding + dense prompt, updated by
+ * each image-to-token attention), their projections, the two transposed convolutions of the upscaler — is
+ * bf16 storage with fp32 accumulation, through the encoder's bf16 GEMM and LayerNorm: that is where the
+ * work is. The token side (a few rows per set: queries, the MLPs, hypernetworks, IoU head) and all
+ * softmaxes are fp32 (small kernels in {@code decoder_ops.cuh}); mask logits are accumulated and returned
+ * in fp32.
+ *
+ * <p><b>Batching.</b> Prompt sets with the same number of sparse tokens run as one batch of up to
+ * {@code maxSets} (sets with different counts cannot share the attention shapes; they run as separate
+ * batches, in input order within each). More than {@code maxSets} sets are chunked. Each batch:
+ * upload (embedding once per call, points / boxes / masks per batch) → prompt tokens, keys → two-way
+ * transformer → final attention → upscaler → hypernetworks, mask logits, IoU head → download, one wait.
+ *
+ * <p><b>Launches.</b> A batch is ~80 small kernels; launched one by one from Java their host cost exceeds
+ * their GPU time at a few sets. So each batch shape (sets, sparse tokens, multimask, any mask input) is
+ * captured once into a CUDA graph ({@link CudaGraph}, thread-local capture: the encoder's thread is not
+ * disturbed) and replayed with one launch; the {@value #MAX_GRAPHS} most recently used shapes are kept.
+ * If capture fails the decoder logs it and launches kernel by kernel.
+ *
+ * <p><b>Memory.</b> One device pool and two pinned buffers sized at construction for {@code maxSets} sets
+ * of at most {@link #MAX_SPARSE} sparse tokens; a decode allocates nothing. For vit_b at 64 sets: about
+ * 0.6 GB of device memory, 70 MB pinned.
+ */
+public final class CudaMaskDecoder implements AutoCloseable {
+    /** Sparse tokens (points + padding point + 2 box corners) one prompt set may have. */
+    public static final int MAX_SPARSE = 64;
+    private static final float DECODER_EPS = 1e-5f, LN2D_EPS = 1e-6f;
+
+    private final SamConfig config;
+    private final int maxSets;
+    private final int c, e, t, l, heads, internal, mlp, mt, mi, iouHidden, iouDepth, co1, co2;
+    private final CudaContext context;
+    private final CudaKernels kernels;
+    private final DecoderKernels dk;
+    private final CudaStream stream;
+    private final DeviceMemoryPool pool;
+    private final PinnedBuffer in, out;
+    private final CudaEvent gpuStart, gpuEnd;
+    private final long poolBytes;
+
+    // weights
+    private final DeviceBuffer gauss, pointEmbed, notAPoint, noMask, densePe, outTokens;
+    private final DecoderKernels.MaskDownscaler downscaler;
+    private final Layer[] layers;
+    private final CrossAttn finalAttn;
+    private final Norm finalNorm;
+    private final DeviceBuffer up1W, up1B, upNormG, upNormB, up2W, up2B;
+    private final Dense[][] hyper;
+    private final Dense[] iouHead;
+    // inputs and activations (maxSets)
+    private final DeviceBuffer emb, masksIn, maskSlot, coords, codes;
+    private final DeviceBuffer tokens, queries, qtmp, qp, kp, vp, attnTok, hidden, hA, hB, hyperOut, iouOut;
+    private final DeviceBuffer keys, keysPe, wide, masksOut;
+    private final long inEmb, inCoords, inCodes, inSlots, inMasks;
+    private float lastGpuMillis = Float.NaN;
+    private double lastUnpackMillis = Double.NaN;
+    private boolean closed;
+    /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
+    private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
+    private boolean graphsEnabled = !Boolean.getBoolean("samstream.cuda.decoder.noGraphs");
+    private Profiler profiler;
+
+    /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
+    static final int MAX_GRAPHS = 32;
+
+    private record GraphKey(int sets, int ns, boolean multimask, boolean masks) {}
+
+    /** An fp32 Linear {@code [out, in]} with bias. */
+    private record Dense(DeviceBuffer w, DeviceBuffer b, int in, int out) {}
+
+    private record Norm(DeviceBuffer g, DeviceBuffer b) {}
+
+    /** q / out projections fp32 (token side), k / v projections bf16 (image side) of tokens-to-image attention. */
+    private record CrossAttn(Dense q, DeviceBuffer kW, DeviceBuffer kB, DeviceBuffer vW, DeviceBuffer vB, Dense o) {}
+
+    private record Layer(Dense selfQ, Dense selfK, Dense selfV, Dense selfO, Norm norm1, CrossAttn t2i, Norm norm2,
+                         Dense lin1, Dense lin2, Norm norm3, DeviceBuffer i2tQW, DeviceBuffer i2tQB, Dense i2tK,
+                         Dense i2tV, DeviceBuffer i2tOW, DeviceBuffer i2tOB, DeviceBuffer norm4G, DeviceBuffer norm4B,
+                         boolean skipPe) {}
+
+    /** Why the decoder kernels cannot run this model's decoder, or null. */
+    public static String unsupported(SamConfig c) {
+        int dim = c.promptDim();
+        List<String> problems = new ArrayList<>();
+        if (dim % 32 != 0 || dim / 8 > DecoderKernels.MAX_UPSCALE2) {
+            problems.add("prompt dim " + dim + " (kernels: a multiple of 32 up to " + 8 * DecoderKernels.MAX_UPSCALE2
+                    + ")");
+        }
+        int internal = dim / Math.max(1, c.attentionDownsample());
+        if (c.attentionDownsample() < 1 || dim % c.attentionDownsample() != 0 || internal % 8 != 0) {
+            problems.add("cross-attention width " + dim + "/" + c.attentionDownsample() + " (must be a multiple of 8)");
+        }
+        if (c.decoderHeads() < 1 || dim % c.decoderHeads() != 0 || internal % c.decoderHeads() != 0
+                || DecoderKernels.hdBound(dim / c.decoderHeads()) < 0) {
+            problems.add("decoder heads " + c.decoderHeads() + " (head dims up to 64)");
+        }
+        if (c.maskInChans() % 4 != 0 || c.maskInChans() > DecoderKernels.MAX_MASK_IN_CHANS) {
+            problems.add("mask_in_chans " + c.maskInChans() + " (a multiple of 4 up to 64)");
+        }
+        return problems.isEmpty() ? null : String.join("; ", problems);
+    }
+
+    /**
+     * Uploads the decoder's weights and sizes its memory for {@code maxSets} prompt sets per batch.
+     *
+     * @throws IllegalArgumentException when the decoder's shape is not supported or maxSets < 1
+     */
+    public CudaMaskDecoder(StateDict sd, SamConfig config, CudaContext context, CudaKernels kernels, int maxSets) {
+        String why = unsupported(config);
+        if (why != null) {
+            throw new IllegalArgumentException("the CUDA mask decoder cannot run " + config.describe() + ": " + why);
+        }
+        if (maxSets < 1) {
+            throw new IllegalArgumentException("max prompt sets per batch must be at least 1, got " + maxSets);
+        }
+        this.config = config;
+        this.maxSets = maxSets;
+        this.c = config.promptDim();
+        this.e = config.embeddingSize();
+        this.t = e * e;
+        this.l = config.lowResSize();
+        this.heads = config.decoderHeads();
+        this.internal = c / config.attentionDownsample();
+        this.mlp = config.decoderMlpDim();
+        this.mt = config.numMultimaskOutputs() + 1;
+        this.mi = config.maskInChans();
+        this.iouHidden = config.iouHeadHiddenDim();
+        this.iouDepth = config.iouHeadDepth();
+        this.co1 = c / 4;
+        this.co2 = c / 8;
+        this.context = context;
+        this.kernels = kernels;
+
+        int nqMax = 1 + mt + MAX_SPARSE;
+        long s = maxSets;
+        long rowsTok = s * nqMax;
+        long imgElems = s * t * c;
+        long wideElems = s * t * Math.max(3L * internal, 2L * c);
+        long outMasks = s * Math.max(1, mt - 1) * l * l;
+        long[] act = {c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
+                rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
+                (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
+        long total = 64L * 256;   // alignment of the buffers allocated from one entry below
+        for (long a : act) {
+            total += BumpAllocator.alignUp(Math.max(a, 1));
+        }
+        long weightsBound = weightBytesBound(config);
+        this.poolBytes = total + weightsBound;
+        this.inEmb = 0;
+        this.inCoords = BumpAllocator.alignUp((long) c * t * 4);
+        this.inCodes = inCoords + BumpAllocator.alignUp(s * MAX_SPARSE * 8);
+        this.inSlots = inCodes + BumpAllocator.alignUp(s * MAX_SPARSE * 4);
+        this.inMasks = inSlots + BumpAllocator.alignUp(s * 4);
+        long inBytes = Math.max(inMasks + s * l * l * 4, 4L << 20);
+        long outBytes = outMasks * 4 + BumpAllocator.alignUp(s * mt * 4) + 256;
+
+        CudaStream st = null;
+        DeviceMemoryPool pl = null;
+        PinnedBuffer pin = null, pout = null;
+        CudaEvent ev0 = null, ev1 = null;
+        try {
+            this.dk = new DecoderKernels(kernels);
+            st = new CudaStream(context);
+            pl = new DeviceMemoryPool(context, poolBytes);
+            pin = new PinnedBuffer(context, inBytes, "mask decoder input");
+            pout = new PinnedBuffer(context, outBytes, "mask decoder output");
+            ev0 = new CudaEvent(context, true);
+            ev1 = new CudaEvent(context, true);
+        } catch (RuntimeException | Error ex) {
+            closeQuietly(ev1, ev0, pout, pin, pl, st);
+            throw ex;
+        }
+        this.stream = st;
+        this.pool = pl;
+        this.in = pin;
+        this.out = pout;
+        this.gpuStart = ev0;
+        this.gpuEnd = ev1;
+        try {
+            String p = "prompt_encoder.";
+            gauss = f32(sd.get(p + "pe_layer.positional_encoding_gaussian_matrix", 2, c / 2).data(), "pe gaussian");
+            float[] pts = new float[4 * c];
+            for (int i = 0; i < 4; i++) {
+                System.arraycopy(sd.get(p + "point_embeddings." + i + ".weight", 1, c).data(), 0, pts, i * c, c);
+            }
+            pointEmbed = f32(pts, "point_embeddings");
+            notAPoint = f32(sd.get(p + "not_a_point_embed.weight", 1, c).data(), "not_a_point_embed");
+            noMask = f32(sd.get(p + "no_mask_embed.weight", 1, c).data(), "no_mask_embed");
+            String md = p + "mask_downscaling.";
+            downscaler = new DecoderKernels.MaskDownscaler(
+                    f32(sd.get(md + "0.weight", mi / 4, 1, 2, 2).data(), md + "0.weight"),
+                    f32(sd.get(md + "0.bias", mi / 4).data(), md + "0.bias"),
+                    f32(sd.get(md + "1.weight", mi / 4).data(), md + "1.weight"),
+                    f32(sd.get(md + "1.bias", mi / 4).data(), md + "1.bias"),
+                    f32(sd.get(md + "3.weight", mi, mi / 4, 2, 2).data(), md + "3.weight"),
+                    f32(sd.get(md + "3.bias", mi).data(), md + "3.bias"),
+                    f32(sd.get(md + "4.weight", mi).data(), md + "4.weight"),
+                    f32(sd.get(md + "4.bias", mi).data(), md + "4.bias"),
+                    f32(sd.get(md + "6.weight", c, mi, 1, 1).data(), md + "6.weight"),
+                    f32(sd.get(md + "6.bias", c).data(), md + "6.bias"));
+            densePe = pool.allocateBf16((long) t * c, "dense pe");
+            dk.densePe(stream, gauss, densePe, e, c);
+
+            String d = "mask_decoder.";
+            float[] ot = new float[(1 + mt) * c];
+            System.arraycopy(sd.get(d + "iou_token.weight", 1, c).data(), 0, ot, 0, c);
+            System.arraycopy(sd.get(d + "mask_tokens.weight", mt, c).data(), 0, ot, c, mt * c);
+            outTokens = f32(ot, "output tokens");
+            layers = new Layer[config.decoderDepth()];
+            for (int i = 0; i < layers.length; i++) {
+                layers[i] = loadLayer(sd, d + "transformer.layers." + i + ".", i == 0);
+            }
+            finalAttn = loadCross(sd, d + "transformer.final_attn_token_to_image.");
+            finalNorm = norm(sd, d + "transformer.norm_final_attn", c);
+            up1W = bf16(convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c, co1),
+                    "output_upscaling.0.weight");
+            up1B = bf16(expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()), "output_upscaling.0.bias");
+            upNormG = bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
+            upNormB = bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
+            up2W = bf16(convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(), co1, co2),
+                    "output_upscaling.3.weight");
+            up2B = bf16(expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()), "output_upscaling.3.bias");
+            hyper = new Dense[mt][];
+            for (int i = 0; i < mt; i++) {
+                hyper[i] = mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
+            }
+            iouHead = mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
+
+            emb = pool.allocate(act[0], "embedding (fp32, channels-first)");
+            masksIn = pool.allocate(act[1], "mask inputs");
+            maskSlot = pool.allocate(act[2], "mask slots");
+            coords = pool.allocate(act[3], "sparse coords");
+            codes = pool.allocate(act[4], "sparse codes");
+            long tokBytes = rowsTok * c * 4;
+            tokens = pool.allocate(tokBytes, "tokens");
+            queries = pool.allocate(tokBytes, "queries");
+            qtmp = pool.allocate(tokBytes, "queries + pe");
+            qp = pool.allocate(tokBytes, "token q");
+            kp = pool.allocate(tokBytes, "token k");
+            vp = pool.allocate(tokBytes, "token v");
+            attnTok = pool.allocate(rowsTok * c * 4, "token attention out");
+            hidden = pool.allocate(act[6], "token mlp hidden");
+            hA = pool.allocate(s * Math.max(c, iouHidden) * 4, "head hidden a");
+            hB = pool.allocate(s * Math.max(c, iouHidden) * 4, "head hidden b");
+            hyperOut = pool.allocate(act[8], "hypernetwork outputs");
+            iouOut = pool.allocate(act[9], "iou predictions");
+            keys = pool.allocateBf16(imgElems, "keys");
+            keysPe = pool.allocateBf16(imgElems, "keys + pe / upscaled");
+            wide = pool.allocateBf16(wideElems, "image projections / upscaler rows");
+            masksOut = pool.allocate(outMasks * 4, "mask logits");
+            stream.synchronize();
+        } catch (RuntimeException | Error ex) {
+            close();
+            throw ex;
+        }
+    }
+
+    /** An upper bound of the weight bytes (each tensor 256-aligned, fp32). */
+    private static long weightBytesBound(SamConfig c) {
+        long dim = c.promptDim(), e = c.embeddingSize(), mlp = c.decoderMlpDim(), h = c.iouHeadHiddenDim();
+        long perLayer = 16 * dim * dim + 2 * dim * mlp + 64 * dim + mlp;
+        long w = c.decoderDepth() * perLayer + 8 * dim * dim + e * e * dim + 16 * dim * dim
+                + (c.numMultimaskOutputs() + 1) * (3 * dim * dim) + 3 * h * h + 4 * h * dim
+                + 4 * c.maskInChans() * c.maskInChans() + 2 * dim * c.maskInChans() + 64 * dim;
+        return w * 4 + 512L * 256;
+    }
+
+    private Layer loadLayer(StateDict sd, String pre, boolean skipPe) {
+        String sa = pre + "self_attn.", ia = pre + "cross_attn_image_to_token.";
+        return new Layer(dense(sd, sa + "q_proj", c, c), dense(sd, sa + "k_proj", c, c), dense(sd, sa + "v_proj", c, c),
+                dense(sd, sa + "out_proj", c, c), norm(sd, pre + "norm1", c),
+                loadCross(sd, pre + "cross_attn_token_to_image."), norm(sd, pre + "norm2", c),
+                dense(sd, pre + "mlp.lin1", c, mlp), dense(sd, pre + "mlp.lin2", mlp, c), norm(sd, pre + "norm3", c),
+                bf16(sd.get(ia + "q_proj.weight", internal, c).data(), ia + "q_proj.weight"),
+                bf16(sd.get(ia + "q_proj.bias", internal).data(), ia + "q_proj.bias"),
+                dense(sd, ia + "k_proj", c, internal), dense(sd, ia + "v_proj", c, internal),
+                bf16(sd.get(ia + "out_proj.weight", c, internal).data(), ia + "out_proj.weight"),
+                bf16(sd.get(ia + "out_proj.bias", c).data(), ia + "out_proj.bias"),
+                bf16(sd.get(pre + "norm4.weight", c).data(), pre + "norm4.weight"),
+                bf16(sd.get(pre + "norm4.bias", c).data(), pre + "norm4.bias"), skipPe);
+    }
+
+    private CrossAttn loadCross(StateDict sd, String pre) {
+        return new CrossAttn(dense(sd, pre + "q_proj", c, internal),
+                bf16(sd.get(pre + "k_proj.weight", internal, c).data(), pre + "k_proj.weight"),
+                bf16(sd.get(pre + "k_proj.bias", internal).data(), pre + "k_proj.bias"),
+                bf16(sd.get(pre + "v_proj.weight", internal, c).data(), pre + "v_proj.weight"),
+                bf16(sd.get(pre + "v_proj.bias", internal).data(), pre + "v_proj.bias"),
+                dense(sd, pre + "out_proj", internal, c));
+    }
+
+    private Dense dense(StateDict sd, String name, int inDim, int outDim) {
+        return new Dense(f32(sd.get(name + ".weight", outDim, inDim).data(), name + ".weight"),
+                f32(sd.get(name + ".bias", outDim).data(), name + ".bias"), inDim, outDim);
+    }
+
+    private Dense[] mlp(StateDict sd, String prefix, int inDim, int hiddenDim, int outDim, int depth) {
+        Dense[] r = new Dense[depth];
+        for (int i = 0; i < depth; i++) {
+            r[i] = dense(sd, prefix + ".layers." + i, i == 0 ? inDim : hiddenDim, i == depth - 1 ? outDim : hiddenDim);
+        }
+        return r;
+    }
+
+    private Norm norm(StateDict sd, String name, int dim) {
+        return new Norm(f32(sd.get(name + ".weight", dim).data(), name + ".weight"),
+                f32(sd.get(name + ".bias", dim).data(), name + ".bias"));
+    }
+
+    /**
+     * ConvTranspose2d weight {@code [in, out, 2, 2]} as GEMM rows {@code [4*out, in]}, tap-major: row
+     * {@code (dy*2 + dx)*out + o}, so that the channels of one output pixel are contiguous in the GEMM output.
+     */
+    static float[] convTransposeRows(float[] w, int inC, int outC) {
+        float[] r = new float[w.length];
+        for (int i = 0; i < inC; i++) {
+            for (int o = 0; o < outC; o++) {
+                for (int tap = 0; tap < 4; tap++) {
+                    r[(tap * outC + o) * inC + i] = w[(i * outC + o) * 4 + tap];
+                }
+            }
+        }
+        return r;
+    }
+
+    /** The bias of the tap-major rows: b repeated for each of the four taps. */
+    private static float[] expandBias(float[] b) {
+        float[] r = new float[b.length * 4];
+        for (int tap = 0; tap < 4; tap++) {
+            System.arraycopy(b, 0, r, tap * b.length, b.length);
+        }
+        return r;
+    }
+
+    private DeviceBuffer f32(float[] v, String what) {
+        DeviceBuffer b = pool.allocate((long) v.length * 4, what);
+        in.buffer().asFloatBuffer().put(v);
+        stream.upload(in, 0, b, 0, (long) v.length * 4);
+        stream.synchronize();
+        return b;
+    }
+
+    private DeviceBuffer bf16(float[] v, String what) {
+        DeviceBuffer b = pool.allocateBf16(v.length, what);
+        in.putBf16(0, v);
+        stream.upload(in, 0, b, 0, (long) v.length * 2);
+        stream.synchronize();
+        return b;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    public int maxSets() {
+        return maxSets;
+    }
+
+    public long poolBytes() {
+        return pool.capacity();
+    }
+
+    /**
+     * Whether batches replay captured CUDA graphs (default; {@code -Dsamstream.cuda.decoder.noGraphs=true}
+     * turns them off) or launch their ~80 kernels one by one. For tests and benchmarks.
+     */
+    public synchronized void useGraphs(boolean on) {
+        graphsEnabled = on;
+    }
+
+    /** Host milliseconds the last batch took to copy its outputs from pinned memory into Java arrays. */
+    public synchronized double lastUnpackMillis() {
+        return lastUnpackMillis;
+    }
+
+    /** GPU milliseconds of the last batch (after its uploads, before its download), from two events. */
+    public synchronized float lastGpuMillis() {
+        return lastGpuMillis;
+    }
+
+    /**
+     * Decodes several prompt sets of one image.
+     *
+     * @param embedding the image embedding {@code [1, C, E, E]} (host, fp32)
+     * @return one output per prompt set, in order
+     */
+    public synchronized List<DecoderOutput> decode(Tensor embedding, List<Prompt> prompts, boolean multimask) {
+        if (closed) {
+            throw new IllegalStateException("the CUDA mask decoder is closed");
+        }
+        if (!embedding.hasShape(1, c, e, e)) {
+            throw new IllegalArgumentException("embedding must be [1, " + c + ", " + e + ", " + e + "], got "
+                    + embedding.shapeString());
+        }
+        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            Prompt p = prompts.get(i);
+            if (p == null) {
+                throw new IllegalArgumentException("prompt set " + i + " is null");
+            }
+            int ns = sparseCount(p);
+            if (ns > MAX_SPARSE) {
+                throw new IllegalArgumentException("prompt set " + i + " has " + ns + " sparse tokens (points, padding, "
+                        + "box corners); the CUDA mask decoder takes at most " + MAX_SPARSE);
+            }
+            if (p.maskInput() != null && !p.maskInput().hasShape(1, l, l)) {
+                throw new IllegalArgumentException("mask input of prompt set " + i + " must be [1, " + l + ", " + l
+                        + "], got " + p.maskInput().shapeString());
+            }
+            groups.computeIfAbsent(ns, k -> new ArrayList<>()).add(i);
+        }
+        DecoderOutput[] results = new DecoderOutput[prompts.size()];
+        if (prompts.isEmpty()) {
+            return List.of();
+        }
+        in.buffer().asFloatBuffer().put(embedding.data(), 0, c * t);
+        stream.upload(in, inEmb, emb, 0, (long) c * t * 4);
+        for (Map.Entry<Integer, List<Integer>> g : groups.entrySet()) {
+            List<Integer> idx = g.getValue();
+            for (int from = 0; from < idx.size(); from += maxSets) {
+                List<Integer> chunk = idx.subList(from, Math.min(idx.size(), from + maxSets));
+                runBatch(prompts, chunk, g.getKey(), multimask, results);
+            }
+        }
+        return Arrays.asList(results);
+    }
+
+    /** Number of sparse tokens of a prompt set, as the reference's prompt encoder makes them. */
+    static int sparseCount(Prompt p) {
+        int n = 0;
+        if (p.points() != null) {
+            n += p.pointCount() + (p.hasBox() ? 0 : 1);
+        }
+        return n + (p.hasBox() ? 2 : 0);
+    }
+
+    private void runBatch(List<Prompt> prompts, List<Integer> chunk, int ns, boolean multimask,
+                          DecoderOutput[] results) {
+        int sets = chunk.size();
+        // Stage the sparse prompts (normalised coordinates, codes) and the mask inputs.
+        ByteBuffer buf = in.buffer();
+        FloatBuffer cf = ((ByteBuffer) buf.duplicate().position((int) inCoords)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        java.nio.IntBuffer ci = ((ByteBuffer) buf.duplicate().position((int) inCodes)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+        java.nio.IntBuffer si = ((ByteBuffer) buf.duplicate().position((int) inSlots)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+        FloatBuffer mf = ((ByteBuffer) buf.duplicate().position((int) inMasks)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        float size = config.imageSize();
+        int withMask = 0;
+        for (int idx : chunk) {
+            Prompt p = prompts.get(idx);
+            if (p.points() != null) {
+                float[][] pts = p.points();
+                int[] labels = p.labels();
+                for (int i = 0; i < pts.length; i++) {
+                    cf.put((pts[i][0] + 0.5f) / size).put((pts[i][1] + 0.5f) / size);
+                    int lab = labels[i];
+                    ci.put(lab == -1 || lab == 0 || lab == 1 ? lab : 4);
+                }
+                if (!p.hasBox()) {
+                    cf.put(0f).put(0f);
+                    ci.put(-1);
+                }
+            }
+            if (p.hasBox()) {
+                float[] b = p.box();
+                cf.put((b[0] + 0.5f) / size).put((b[1] + 0.5f) / size).put((b[2] + 0.5f) / size)
+                        .put((b[3] + 0.5f) / size);
+                ci.put(2).put(3);
+            }
+            if (p.maskInput() != null) {
+                mf.put(p.maskInput().data(), 0, l * l);
+                si.put(withMask++);
+            } else {
+                si.put(-1);
+            }
+        }
+        if (ns > 0) {
+            stream.upload(in, inCoords, coords, 0, (long) sets * ns * 8);
+            stream.upload(in, inCodes, codes, 0, (long) sets * ns * 4);
+        }
+        stream.upload(in, inSlots, maskSlot, 0, (long) sets * 4);
+        if (withMask > 0) {
+            stream.upload(in, inMasks, masksIn, 0, (long) withMask * l * l * 4);
+        }
+        int first = multimask ? 1 : 0, count = multimask ? mt - 1 : 1;
+        boolean masks = withMask > 0;
+        stream.record(gpuStart);
+        if (profiler != null) {
+            profiler.begin();
+            enqueue(sets, ns, first, count, masks);
+        } else if (graphsEnabled) {
+            GraphKey key = new GraphKey(sets, ns, multimask, masks);
+            CudaGraph g = graphs.get(key);
+            if (g == null) {
+                g = captureOrNull(sets, ns, first, count, masks);
+            }
+            if (g != null) {
+                g.launch(stream);
+            } else {
+                enqueue(sets, ns, first, count, masks);
+            }
+        } else {
+            enqueue(sets, ns, first, count, masks);
+        }
+        stream.record(gpuEnd);
+
+        long maskBytes = (long) sets * count * l * l * 4;
+        long iouAt = BumpAllocator.alignUp(maskBytes);
+        stream.download(masksOut, 0, out, 0, maskBytes);
+        stream.download(iouOut, 0, out, iouAt, (long) sets * mt * 4);
+        stream.synchronize();
+        lastGpuMillis = CudaEvent.elapsedMillis(gpuStart, gpuEnd);
+        if (profiler != null) {
+            profiler.collect();
+        }
+
+        long unpack0 = System.nanoTime();
+        FloatBuffer of = out.buffer().asFloatBuffer();
+        FloatBuffer iouF = ((ByteBuffer) out.buffer().position((int) iouAt)).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        for (int j = 0; j < sets; j++) {
+            float[] m = new float[count * l * l];
+            of.position(j * count * l * l);
+            of.get(m);
+            float[] iou = new float[count];
+            for (int k = 0; k < count; k++) {
+                iou[k] = iouF.get(j * mt + first + k);
+            }
+            results[chunk.get(j)] = new DecoderOutput(new Tensor(m, count, l, l), iou);
+        }
+        lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
+    }
+
+    /** Queues the whole decoder for one batch (inputs already uploaded); captured into graphs as is. */
+    private void enqueue(int sets, int ns, int first, int count, boolean withMask) {
+        int nq = 1 + mt + ns;
+        int rows = sets * nq;
+        // Prompt encoder: tokens, keys = embedding + dense prompt.
+        dk.promptTokens(stream, coords, codes, outTokens, gauss, pointEmbed, notAPoint, tokens, sets, mt, ns, c);
+        stream.copy(tokens, queries, (long) rows * c * 4);
+        dk.embedKeys(stream, emb, noMask, keys, sets, t, c);
+        if (withMask) {
+            dk.maskKeys(stream, emb, masksIn, maskSlot, downscaler, keys, sets, e, c, mi, LN2D_EPS);
+        }
+        mark("prompt encoder, keys");
+
+        long img = (long) sets * t;
+        DeviceBuffer wideA = wide.slice(0, img * internal * 2, "image q/k");
+        DeviceBuffer wideB = wide.slice(img * internal * 2, img * internal * 2, "image v");
+        DeviceBuffer wideC = wide.slice(2 * img * internal * 2, img * internal * 2, "image attention out");
+        int hdSelf = c / heads, hdCross = internal / heads;
+        for (Layer ly : layers) {
+            // Self attention of the tokens (the first layer without the positional embedding, replacing).
+            DeviceBuffer qIn = queries;
+            if (!ly.skipPe) {
+                dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
+                qIn = qtmp;
+            }
+            dk.linear(stream, qIn, c, ly.selfQ.w, ly.selfQ.b, null, qp, c, rows, c, c, false);
+            dk.linear(stream, qIn, c, ly.selfK.w, ly.selfK.b, null, kp, c, rows, c, c, false);
+            dk.linear(stream, queries, c, ly.selfV.w, ly.selfV.b, null, vp, c, rows, c, c, false);
+            dk.attention(stream, Attn.SELF, qp, c, kp, c, vp, c, attnTok, c, sets, nq, nq, heads, hdSelf);
+            dk.linear(stream, attnTok, c, ly.selfO.w, ly.selfO.b, ly.skipPe ? null : queries, queries, c, rows, c, c,
+                    false);
+            dk.layerNorm(stream, queries, ly.norm1.g, ly.norm1.b, queries, rows, c, DECODER_EPS);
+            mark("token self attention");
+
+            // Tokens to image.
+            dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
+            mark("keys + pe");
+            crossTokenToImage(ly.t2i, sets, nq, rows, wideA, wideB, hdCross);
+            dk.layerNorm(stream, queries, ly.norm2.g, ly.norm2.b, queries, rows, c, DECODER_EPS);
+
+            // MLP.
+            dk.linear(stream, queries, c, ly.lin1.w, ly.lin1.b, null, hidden, mlp, rows, mlp, c, true);
+            dk.linear(stream, hidden, mlp, ly.lin2.w, ly.lin2.b, queries, queries, c, rows, c, mlp, false);
+            dk.layerNorm(stream, queries, ly.norm3.g, ly.norm3.b, queries, rows, c, DECODER_EPS);
+            mark("token mlp");
+
+            // Image to tokens (keys + pe is unchanged since the tokens-to-image step).
+            dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
+            dk.linear(stream, qtmp, c, ly.i2tK.w, ly.i2tK.b, null, kp, internal, rows, internal, c, false);
+            dk.linear(stream, queries, c, ly.i2tV.w, ly.i2tV.b, null, vp, internal, rows, internal, c, false);
+            kernels.gemm(stream, keysPe, ly.i2tQW, ly.i2tQB, null, wideA, (int) img, internal, c, false);
+            mark("image to token: gemm q");
+            dk.attention(stream, Attn.IMAGE_TO_TOKEN, wideA, internal, kp, internal, vp, internal, wideC, internal,
+                    sets, t, nq, heads, hdCross);
+            mark("image to token: attention");
+            kernels.gemm(stream, wideC, ly.i2tOW, ly.i2tOB, keys, keys, (int) img, c, internal, false);
+            kernels.layerNorm(stream, keys, ly.norm4G, ly.norm4B, keys, (int) img, c, DECODER_EPS);
+            mark("image to token: gemm out + norm4");
+        }
+        dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
+        mark("keys + pe");
+        crossTokenToImage(finalAttn, sets, nq, rows, wideA, wideB, hdCross);
+        dk.layerNorm(stream, queries, finalNorm.g, finalNorm.b, queries, rows, c, DECODER_EPS);
+
+        // Upscaler: ConvT(C -> C/4) as a GEMM per pixel, scatter + LayerNorm2d + GELU, ConvT(C/4 -> C/8) + GELU.
+        DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
+        kernels.gemm(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
+        mark("upscale: gemm 1");
+        DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
+        dk.upscaleLnGelu(stream, pp1, upNormG, upNormB, up1, sets, e, e, co1, LN2D_EPS);
+        mark("upscale: scatter + layernorm + gelu");
+        DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
+        kernels.gemm(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, true);
+        mark("upscale: gemm 2 + gelu");
+
+        // Hypernetworks of the needed mask tokens (outputs [mt, sets, C/8]), the mask logits, the IoU head.
+        for (int tk = first; tk < first + count; tk++) {
+            DeviceBuffer x = queries.slice((long) (1 + tk) * c * 4, ((long) (rows - 1 - tk)) * c * 4, "mask token rows");
+            Dense[] h = hyper[tk];
+            DeviceBuffer dst = hyperOut.slice((long) tk * sets * co2 * 4, (long) sets * co2 * 4, "hyper " + tk);
+            mlpForward(h, x, nq * c, dst, sets);
+        }
+        mark("hypernetworks");
+        dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count);
+        mark("mask logits");
+        mlpForward(iouHead, queries, nq * c, iouOut, sets);
+        mark("iou head");
+    }
+
+    /** queries += out(attn(q(queries + tokens), k(keys + pe), v(keys))), the tokens-to-image step. */
+    private void crossTokenToImage(CrossAttn a, int sets, int nq, int rows, DeviceBuffer imgK, DeviceBuffer imgV,
+                                   int hd) {
+        int img = sets * t;
+        dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
+        dk.linear(stream, qtmp, c, a.q.w, a.q.b, null, qp, internal, rows, internal, c, false);
+        kernels.gemm(stream, keysPe, a.kW, a.kB, null, imgK, img, internal, c, false);
+        kernels.gemm(stream, keys, a.vW, a.vB, null, imgV, img, internal, c, false);
+        mark("token to image: q + gemm k, v");
+        dk.attention(stream, Attn.TOKEN_TO_IMAGE, qp, internal, imgK, internal, imgV, internal, attnTok, internal, sets,
+                nq, t, heads, hd);
+        mark("token to image: attention");
+        dk.linear(stream, attnTok, internal, a.o.w, a.o.b, queries, queries, c, rows, c, internal, false);
+    }
+
+    /** An MLP (ReLU between layers) over {@code sets} rows of x, {@code ldx} apart, into dst [sets, out]. */
+    private void mlpForward(Dense[] layersOf, DeviceBuffer x, int ldx, DeviceBuffer dst, int sets) {
+        DeviceBuffer src = x;
+        int ld = ldx;
+        for (int i = 0; i < layersOf.length; i++) {
+            Dense dl = layersOf[i];
+            boolean last = i == layersOf.length - 1;
+            DeviceBuffer to = last ? dst : (i % 2 == 0 ? hA : hB);
+            dk.linear(stream, src, ld, dl.w, dl.b, null, to, dl.out, sets, dl.out, dl.in, !last);
+            src = to;
+            ld = dl.out;
+        }
+    }
+
+    /**
+     * Captures the decoder for one batch shape into a graph (kept for later batches of that shape), or returns
+     * null and falls back to plain launches from then on when capture is not possible here.
+     */
+    private CudaGraph captureOrNull(int sets, int ns, int first, int count, boolean masks) {
+        CudaGraph g;
+        try {
+            g = CudaGraph.capture(stream, () -> enqueue(sets, ns, first, count, masks));
+        } catch (CudaException ex) {
+            graphsEnabled = false;
+            org.slf4j.LoggerFactory.getLogger(CudaMaskDecoder.class).warn(
+                    "CUDA graph capture of the mask decoder failed, launching its kernels one by one: {}", ex.toString());
+            return null;
+        }
+        graphs.put(new GraphKey(sets, ns, first == 1, masks), g);
+        if (graphs.size() > MAX_GRAPHS) {
+            var eldest = graphs.entrySet().iterator().next();
+            eldest.getValue().close();
+            graphs.remove(eldest.getKey());
+        }
+        return g;
+    }
+
+    /** Records a timing event after each step of a profiled batch (events made on first use, reused). */
+    private final class Profiler {
+        final List<String> labels = new ArrayList<>();
+        final List<CudaEvent> events = new ArrayList<>();
+        final Map<String, Double> totals = new LinkedHashMap<>();
+
+        void begin() {
+            labels.clear();
+            mark("start");
+        }
+
+        void mark(String label) {
+            int i = labels.size();
+            if (events.size() <= i) {
+                events.add(new CudaEvent(context, true));
+            }
+            labels.add(label);
+            stream.record(events.get(i));
+        }
+
+        /** After the stream has synchronized: adds this batch's step times. */
+        void collect() {
+            for (int i = 1; i < labels.size(); i++) {
+                totals.merge(labels.get(i), (double) CudaEvent.elapsedMillis(events.get(i - 1), events.get(i)),
+                        Double::sum);
+            }
+        }
+    }
+
+    private void mark(String label) {
+        if (profiler != null) {
+            profiler.mark(label);
+        }
+    }
+
+    /**
+     * GPU milliseconds per step of the decoder, summed over steps of the same name (the layers) and averaged
+     * over {@code iterations} calls of {@link #decode} on these prompts, from events between the launches
+     * (no graph: kernels launched one by one).
+     */
+    public synchronized Map<String, Double> profile(Tensor embedding, List<Prompt> prompts, boolean multimask,
+                                                    int iterations) {
+        Profiler p = new Profiler();
+        profiler = p;
+        try {
+            for (int i = 0; i < iterations; i++) {
+                decode(embedding, prompts, multimask);
+            }
+        } finally {
+            profiler = null;
+            p.events.forEach(CudaEvent::close);
+        }
+        p.totals.replaceAll((k, v) -> v / iterations);
+        return p.totals;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (stream != null) {
+                stream.synchronize();
+            }
+        } catch (RuntimeException ignored) {
+            // a failed kernel: release everything anyway
+        }
+        graphs.values().forEach(CudaGraph::close);
+        graphs.clear();
+        closeQuietly(gpuEnd, gpuStart, out, in, pool, stream);
+    }
+
+    private static void closeQuietly(AutoCloseable... resources) {
+        for (AutoCloseable r : resources) {
+            if (r != null) {
+                try {
+                    r.close();
+                } catch (Exception ignored) {
+                    // closing what could be closed
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+package io.samstream.gpu.cuda;
+
+import java.util.Locale;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * Typed launches of the prompt encoder's and mask decoder's kernels ({@code decoder_ops.cuh}), with the
+ * sizes of every buffer checked before anything is queued, like {@link CudaKernels} (whose module holds
+ * them). fp32 buffers are token-side activations and fp32 weights; bf16 buffers are image-side.
+ */
+final class DecoderKernels {
+    static final String PROMPT_TOKENS = "samstream_dec_prompt_tokens", DENSE_PE = "samstream_dec_dense_pe",
+            EMBED_KEYS = "samstream_dec_embed_keys", MASK_KEYS = "samstream_dec_mask_keys",
+            ADD_PERIODIC_TO = "samstream_dec_add_periodic_to_bf16", ADD_F32 = "samstream_dec_add_f32",
+            LINEAR = "samstream_dec_linear_f32", LAYERNORM = "samstream_dec_layernorm_f32",
+            UPSCALE = "samstream_dec_upscale_ln_gelu", MASK_LOGITS = "samstream_dec_mask_logits";
+    /** Head-dim bounds the attention kernels are compiled for (register arrays). */
+    static final int[] ATTN_HD = {16, 32, 64};
+    /** Channel limits of the upscaler kernels (registers): first ConvTranspose output, second. */
+    static final int MAX_UPSCALE1 = 256, MAX_UPSCALE2 = 64;
+    /** Hidden channels of the mask downscaler the kernel holds in registers. */
+    static final int MAX_MASK_IN_CHANS = 64;
+    private static final int THREADS = 256;
+
+    /** The three attention flavours: q, k / v and output types. */
+    enum Attn {
+        /** tokens to image: fp32 queries, bf16 image keys / values, fp32 out; one warp per query. */
+        TOKEN_TO_IMAGE("warp", "fhf"),
+        /** token self attention: all fp32; one thread per query. */
+        SELF("thread", "fff"),
+        /** image to tokens: bf16 image queries, fp32 token keys / values, bf16 out; one thread per query. */
+        IMAGE_TO_TOKEN("thread", "hfh");
+
+        final String kind, suffix;
+
+        Attn(String kind, String suffix) {
+            this.kind = kind;
+            this.suffix = suffix;
+        }
+
+        String symbol(int hdBound) {
+            return "samstream_dec_attn_" + kind + "_hd" + hdBound + "_" + suffix;
+        }
+
+        /** The vector-load variant for a head dim of exactly {@code hd} (one of {@link #ATTN_HD}). */
+        String vecSymbol(int hd) {
+            return "samstream_dec_attn_vec_" + kind + "_hd" + hd + "_" + suffix;
+        }
+
+        int bytesQ() {
+            return suffix.charAt(0) == 'f' ? 4 : 2;
+        }
+
+        int bytesKv() {
+            return suffix.charAt(1) == 'f' ? 4 : 2;
+        }
+
+        int bytesO() {
+            return suffix.charAt(2) == 'f' ? 4 : 2;
+        }
+    }
+
+    private final CudaKernels k;
+    private final int multiprocessors;
+
+    DecoderKernels(CudaKernels kernels) {
+        this.k = kernels;
+        this.multiprocessors = kernels.context().info().multiprocessors();
+        for (String name : new String[] {PROMPT_TOKENS, DENSE_PE, EMBED_KEYS, MASK_KEYS, ADD_PERIODIC_TO, ADD_F32, LINEAR,
+                LAYERNORM, UPSCALE, MASK_LOGITS}) {
+            kernels.addKernel(name);
+        }
+        for (Attn a : Attn.values()) {
+            for (int hd : ATTN_HD) {
+                kernels.addKernel(a.symbol(hd));
+                kernels.addKernel(a.vecSymbol(hd));
+            }
+        }
+    }
+
+    /** Smallest compiled head-dim bound that holds {@code hd}, or -1. */
+    static int hdBound(int hd) {
+        for (int b : ATTN_HD) {
+            if (hd <= b) {
+                return b;
+            }
+        }
+        return -1;
+    }
+
+    void promptTokens(CudaStream s, DeviceBuffer coords, DeviceBuffer codes, DeviceBuffer outTokens, DeviceBuffer gauss,
+                      DeviceBuffer pointEmbed, DeviceBuffer notAPoint, DeviceBuffer tokens, int sets, int maskTokens,
+                      int sparse, int c) {
+        String op = f("promptTokens sets=%d mask_tokens=%d sparse=%d c=%d", sets, maskTokens, sparse, c);
+        int nq = 1 + maskTokens + sparse;
+        need(coords, (long) sets * sparse * 2 * 4, op, "coords");
+        need(codes, (long) sets * sparse * 4, op, "codes");
+        need(outTokens, (long) (1 + maskTokens) * c * 4, op, "outTokens");
+        need(gauss, (long) c * 4, op, "gauss");
+        need(pointEmbed, 4L * c * 4, op, "pointEmbed");
+        need(notAPoint, (long) c * 4, op, "notAPoint");
+        need(tokens, (long) sets * nq * c * 4, op, "tokens");
+        grid(PROMPT_TOKENS, (long) sets * nq * c, s, op, ptr(coords), ptr(codes), ptr(outTokens), ptr(gauss),
+                ptr(pointEmbed), ptr(notAPoint), ptr(tokens), i(sets), i(maskTokens), i(sparse), i(c));
+    }
+
+    void densePe(CudaStream s, DeviceBuffer gauss, DeviceBuffer pe, int e, int c) {
+        String op = f("densePe e=%d c=%d", e, c);
+        need(gauss, (long) c * 4, op, "gauss");
+        need(pe, (long) e * e * c * 2, op, "pe");
+        grid(DENSE_PE, (long) e * e * c, s, op, ptr(gauss), ptr(pe), i(e), i(c));
+    }
+
+    void embedKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer noMask, DeviceBuffer keys, int sets, int t, int c) {
+        String op = f("embedKeys sets=%d t=%d c=%d", sets, t, c);
+        need(emb, (long) c * t * 4, op, "emb");
+        need(noMask, (long) c * 4, op, "noMask");
+        need(keys, (long) sets * t * c * 2, op, "keys");
+        require(sets <= 65535, op + ": at most 65535 sets");
+        k.launchKernel(EMBED_KEYS, (t + 31) / 32, (c + 31) / 32, sets, 32, 8, s,
+                Pointer.to(ptr(emb), ptr(noMask), ptr(keys), i(t), i(c)), op);
+    }
+
+    /** The weights of the mask downscaler, fp32. */
+    record MaskDownscaler(DeviceBuffer w1, DeviceBuffer b1, DeviceBuffer g1, DeviceBuffer be1, DeviceBuffer w2,
+                          DeviceBuffer b2, DeviceBuffer g2, DeviceBuffer be2, DeviceBuffer w3, DeviceBuffer b3) {}
+
+    void maskKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer masks, DeviceBuffer maskSlot, MaskDownscaler w,
+                  DeviceBuffer keys, int sets, int e, int c, int maskInChans, float eps) {
+        String op = f("maskKeys sets=%d e=%d c=%d mask_in_chans=%d", sets, e, c, maskInChans);
+        require(maskInChans % 4 == 0 && maskInChans <= MAX_MASK_IN_CHANS,
+                op + ": mask_in_chans must be a multiple of 4 up to " + MAX_MASK_IN_CHANS);
+        int t = e * e;
+        need(emb, (long) c * t * 4, op, "emb");
+        need(maskSlot, (long) sets * 4, op, "maskSlot");
+        need(keys, (long) sets * t * c * 2, op, "keys");
+        need(w.w1(), (long) maskInChans * 4, op, "w1");
+        need(w.w2(), (long) maskInChans * maskInChans * 4, op, "w2");
+        need(w.w3(), (long) c * maskInChans * 4, op, "w3");
+        grid(MASK_KEYS, (long) sets * t, s, op, ptr(emb), ptr(masks), ptr(maskSlot), ptr(w.w1()), ptr(w.b1()),
+                ptr(w.g1()), ptr(w.be1()), ptr(w.w2()), ptr(w.b2()), ptr(w.g2()), ptr(w.be2()), ptr(w.w3()),
+                ptr(w.b3()), ptr(keys), i(sets), i(e), i(c), i(maskInChans), Pointer.to(new float[] {eps}));
+    }
+
+    /** {@code y[i] = x[i] + add[i % period]}, bf16. */
+    void addPeriodicTo(CudaStream s, DeviceBuffer x, DeviceBuffer add, DeviceBuffer y, long total, long period) {
+        String op = f("addPeriodicTo total=%d period=%d", total, period);
+        require(total % 8 == 0 && period % 8 == 0, op + ": sizes must be multiples of 8");
+        need16(x, total * 2, op, "x");
+        need16(add, period * 2, op, "add");
+        need16(y, total * 2, op, "y");
+        grid(ADD_PERIODIC_TO, total / 8, s, op, ptr(x), ptr(add), ptr(y), Pointer.to(new long[] {total}),
+                Pointer.to(new long[] {period}));
+    }
+
+    void addF32(CudaStream s, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y, long n) {
+        String op = f("addF32 n=%d", n);
+        need(a, n * 4, op, "a");
+        need(b, n * 4, op, "b");
+        need(y, n * 4, op, "y");
+        grid(ADD_F32, n, s, op, ptr(a), ptr(b), ptr(y), Pointer.to(new long[] {n}));
+    }
+
+    /**
+     * fp32 {@code y[m, n] = x[m, :]·w[n, :] (+bias) (relu) (+residual)}; rows of x {@code ldx} apart, of y and
+     * residual {@code ldy} apart (elements). Residual may be y.
+     */
+    void linear(CudaStream s, DeviceBuffer x, int ldx, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
+                DeviceBuffer y, int ldy, int m, int n, int kDim, boolean relu) {
+        String op = f("linear m=%d n=%d k=%d", m, n, kDim);
+        require(m > 0 && n > 0 && kDim > 0 && ldx >= kDim && ldy >= n, op + ": bad sizes or strides");
+        need(x, ((long) (m - 1) * ldx + kDim) * 4, op, "x");
+        need(w, (long) n * kDim * 4, op, "w");
+        need(y, ((long) (m - 1) * ldy + n) * 4, op, "y");
+        if (bias != null) {
+            need(bias, (long) n * 4, op, "bias");
+        }
+        if (residual != null) {
+            need(residual, ((long) (m - 1) * ldy + n) * 4, op, "residual");
+        }
+        int gy = (m + 15) / 16;
+        require(gy <= 65535, op + ": too many rows for one launch");
+        k.launchKernel(LINEAR, (n + 15) / 16, gy, 1, THREADS, 1, s, Pointer.to(ptr(x), i(ldx), ptr(w), ptr(bias),
+                ptr(residual), ptr(y), i(ldy), i(m), i(n), i(kDim), i(relu ? 1 : 0)), op);
+    }
+
+    void layerNorm(CudaStream s, DeviceBuffer x, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int rows, int c,
+                   float eps) {
+        String op = f("layerNormF32 rows=%d c=%d", rows, c);
+        need(x, (long) rows * c * 4, op, "x");
+        need(y, (long) rows * c * 4, op, "y");
+        need(g, (long) c * 4, op, "gamma");
+        need(b, (long) c * 4, op, "beta");
+        k.launchKernel(LAYERNORM, (rows + 7) / 8, 1, 1, THREADS, 1, s,
+                Pointer.to(ptr(x), ptr(g), ptr(b), ptr(y), i(rows), i(c), Pointer.to(new float[] {eps})), op);
+    }
+
+    /**
+     * Batched multi-head attention, {@code softmax(q·kᵀ / sqrt(hd))·v} per head: set b's queries are rows
+     * {@code b*nq..}, its keys and values rows {@code b*nk..}; row strides in elements.
+     */
+    void attention(CudaStream s, Attn a, DeviceBuffer q, int ldq, DeviceBuffer kBuf, int ldk, DeviceBuffer v, int ldv,
+                   DeviceBuffer o, int ldo, int sets, int nq, int nk, int heads, int hd) {
+        String op = f("decoder attention %s sets=%d nq=%d nk=%d heads=%d hd=%d", a, sets, nq, nk, heads, hd);
+        int bound = hdBound(hd);
+        require(bound > 0, op + ": head dim above " + ATTN_HD[ATTN_HD.length - 1]);
+        int width = heads * hd;
+        require(ldq >= width && ldk >= width && ldv >= width && ldo >= width, op + ": strides below heads x hd");
+        need(q, ((long) sets * nq - 1) * ldq * a.bytesQ() + (long) width * a.bytesQ(), op, "q");
+        need(kBuf, ((long) sets * nk - 1) * ldk * a.bytesKv() + (long) width * a.bytesKv(), op, "k");
+        need(v, ((long) sets * nk - 1) * ldv * a.bytesKv() + (long) width * a.bytesKv(), op, "v");
+        need(o, ((long) sets * nq - 1) * ldo * a.bytesO() + (long) width * a.bytesO(), op, "o");
+        long work = (long) sets * heads * nq;
+        // Whole-row 16-byte loads when every row start is 16-byte aligned and hd is a compiled width.
+        boolean vec = bound == hd && aligned(q, ldq, a.bytesQ(), hd) && aligned(kBuf, ldk, a.bytesKv(), hd)
+                && aligned(v, ldv, a.bytesKv(), hd) && aligned(o, ldo, a.bytesO(), hd);
+        int gridX;
+        if (a.kind.equals("warp")) {
+            long ctas = (work + 7) / 8;
+            require(ctas <= Integer.MAX_VALUE, op + ": too large");
+            gridX = (int) ctas;
+        } else {
+            gridX = gridFor(work);
+        }
+        Pointer divisor = Pointer.to(new float[] {(float) Math.sqrt(hd)});
+        if (vec) {
+            k.launchKernel(a.vecSymbol(hd), gridX, 1, 1, THREADS, 1, s, Pointer.to(ptr(q), i(ldq), ptr(kBuf), i(ldk),
+                    ptr(v), i(ldv), ptr(o), i(ldo), i(sets), i(nq), i(nk), i(heads), divisor), op);
+        } else {
+            k.launchKernel(a.symbol(bound), gridX, 1, 1, THREADS, 1, s, Pointer.to(ptr(q), i(ldq), ptr(kBuf), i(ldk),
+                    ptr(v), i(ldv), ptr(o), i(ldo), i(sets), i(nq), i(nk), i(heads), i(hd), divisor), op);
+        }
+    }
+
+    /** Rows of {@code ld} elements of {@code bytes} each, head slices of {@code hd}: all 16-byte aligned. */
+    private static boolean aligned(DeviceBuffer b, int ld, int bytes, int hd) {
+        return b.offset() % 16 == 0 && ((long) ld * bytes) % 16 == 0 && ((long) hd * bytes) % 16 == 0;
+    }
+
+    void upscaleLnGelu(CudaStream s, DeviceBuffer perPixel, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int batch,
+                       int h, int w, int co, float eps) {
+        String op = f("upscaleLnGelu batch=%d grid=%dx%d co=%d", batch, h, w, co);
+        require(co <= MAX_UPSCALE1, op + ": at most " + MAX_UPSCALE1 + " channels");
+        long pixels = (long) batch * h * w;
+        need(perPixel, pixels * co * 4 * 2, op, "perPixel");
+        need(y, pixels * 4 * co * 2, op, "y");
+        need(g, (long) co * 2, op, "gamma");
+        need(b, (long) co * 2, op, "beta");
+        long ctas = (pixels * 4 + 7) / 8;   // one warp per output pixel
+        require(ctas <= Integer.MAX_VALUE, op + ": too large");
+        k.launchKernel(UPSCALE, (int) ctas, 1, 1, THREADS, 1, s, Pointer.to(ptr(perPixel), ptr(g), ptr(b), ptr(y),
+                i(batch), i(h), i(w), i(co), Pointer.to(new float[] {eps})), op);
+    }
+
+    void maskLogits(CudaStream s, DeviceBuffer perPixel, DeviceBuffer hyper, DeviceBuffer masks, int sets, int e,
+                    int co, int maskTokens, int first, int count) {
+        String op = f("maskLogits sets=%d e=%d co=%d first=%d count=%d", sets, e, co, first, count);
+        require(first >= 0 && count > 0 && first + count <= maskTokens, op + ": masks outside the mask tokens");
+        require(co <= MAX_UPSCALE2, op + ": at most " + MAX_UPSCALE2 + " channels");
+        long s4 = 4L * e;
+        need(perPixel, (long) sets * 4 * e * e * co * 4 * 2, op, "perPixel");
+        need(hyper, (long) maskTokens * sets * co * 4, op, "hyper");
+        need(masks, (long) sets * count * s4 * s4 * 4, op, "masks");
+        grid(MASK_LOGITS, (long) sets * s4 * s4, s, op, ptr(perPixel), ptr(hyper), ptr(masks), i(sets), i(e),
+                i(co), i(maskTokens), i(first), i(count));
+    }
+
+    // ------------------------------------------------------------------------------------------------
+
+    private void grid(String name, long threads, CudaStream s, String op, Pointer... params) {
+        k.launchKernel(name, gridFor(threads), 1, 1, THREADS, 1, s, Pointer.to(params), op);
+    }
+
+    private int gridFor(long threads) {
+        long ctas = (threads + THREADS - 1) / THREADS;
+        return (int) Math.max(1, Math.min(ctas, (long) multiprocessors * 16));
+    }
+
+    private static Pointer ptr(DeviceBuffer b) {
+        return Pointer.to(b == null ? new CUdeviceptr() : b.pointer());
+    }
+
+    private static Pointer i(int v) {
+        return Pointer.to(new int[] {v});
+    }
+
+    private static String f(String format, Object... args) {
+        return String.format(Locale.ROOT, format, args);
+    }
+
+    private static void require(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    private static void need(DeviceBuffer b, long bytes, String op, String name) {
+        if (b == null) {
+            throw new IllegalArgumentException(op + ": " + name + " is required");
+        }
+        if (b.bytes() < bytes) {
+            throw new IllegalArgumentException(op + ": " + name + " needs " + bytes + " B, " + b + " holds " + b.bytes());
+        }
+        if (b.offset() % 4 != 0) {
+            throw new IllegalArgumentException(op + ": " + name + " must be 4-byte aligned");
+        }
+    }
+
+    private static void need16(DeviceBuffer b, long bytes, String op, String name) {
+        need(b, bytes, op, name);
+        if (b.offset() % 16 != 0) {
+            throw new IllegalArgumentException(op + ": " + name + " must be 16-byte aligned");
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.samstream.gpu.mask;
+
+import java.util.Arrays;
+
+/**
+ * Everything the engine keeps of one upscaled mask, without the logits: the binary mask (logit above 0)
+ * at the original frame size, bit-packed in column-major order (the order of COCO RLE), its area and
+ * bounding box, and SAM's stability score.
+ *
+ * <p>Bit {@code p} (bit {@code p & 63} of word {@code p >>> 6}) is pixel {@code (x, y) = (p / height, p % height)};
+ * bits past {@code height * width} are 0. The stability score is SAM's {@code calculate_stability_score}:
+ * pixels with logit above {@code +}{@link #STABILITY_OFFSET} over pixels above {@code -}{@link #STABILITY_OFFSET},
+ * as {@code (float) (inner / (double) outer)}, and 0 when both are empty (where SAM divides by zero), so
+ * records stay valid JSON.
+ *
+ * <p>Made by {@code SamBackend.postprocessMasks}: on the CPU by {@code MaskPostprocessor.summarize}, on the
+ * GPU by the CUDA backend; both give the same values.
+ */
+public final class MaskSummary {
+    /** SAM's {@code stability_score_offset}: the mask thresholded at +1 and at -1. */
+    public static final float STABILITY_OFFSET = 1.0f;
+
+    private final int height;
+    private final int width;
+    private final long[] bits;
+    private final long area;
+    private final int[] box;
+    private final long stableCount;
+    private final long looseCount;
+
+    /**
+     * @param bits        column-major mask bits (kept, not copied), at least {@code ceil(height * width / 64)} words
+     * @param area        number of set pixels
+     * @param box         {@code [x0, y0, x1, y1]} of the set pixels, right and bottom exclusive; zeros when empty
+     * @param stableCount pixels with logit above {@code +STABILITY_OFFSET}
+     * @param looseCount  pixels with logit above {@code -STABILITY_OFFSET}
+     */
+    public MaskSummary(int height, int width, long[] bits, long area, int[] box, long stableCount, long looseCount) {
+        if (height <= 0 || width <= 0) {
+            throw new IllegalArgumentException("mask size must be positive, got " + height + "x" + width);
+        }
+        long pixels = (long) height * width;
+        if (bits.length < (pixels + 63) >>> 6) {
+            throw new IllegalArgumentException(bits.length + " words cannot hold a " + height + "x" + width + " mask");
+        }
+        if (box.length != 4) {
+            throw new IllegalArgumentException("box must be [x0, y0, x1, y1], got " + box.length + " values");
+        }
+        if (area < 0 || area > pixels || stableCount < 0 || looseCount < stableCount || looseCount > pixels) {
+            throw new IllegalArgumentException("inconsistent counts for a " + height + "x" + width + " mask: area "
+                    + area + ", above +1: " + stableCount + ", above -1: " + looseCount);
+        }
+        this.height = height;
+        this.width = width;
+        this.bits = bits;
+        this.area = area;
+        this.box = box.clone();
+        this.stableCount = stableCount;
+        this.looseCount = looseCount;
+    }
+
+    public int height() {
+        return height;
+    }
+
+    public int width() {
+        return width;
+    }
+
+    /** Number of set pixels. */
+    public long area() {
+        return area;
+    }
+
+    /** {@code [x0, y0, x1, y1]}, right and bottom exclusive (as {@link CocoRle#boundingBoxCorners()}); zeros when empty. */
+    public int[] box() {
+        return box.clone();
+    }
+
+    /** SAM's stability score (see the class doc). */
+    public float stability() {
+        return looseCount == 0 ? 0f : (float) ((double) stableCount / looseCount);
+    }
+
+    /** Pixels with logit above {@code +STABILITY_OFFSET}. */
+    public long stableCount() {
+        return stableCount;
+    }
+
+    /** Pixels with logit above {@code -STABILITY_OFFSET}. */
+    public long looseCount() {
+        return looseCount;
+    }
+
+    /** Pixel (x, y) of the mask. */
+    public boolean get(int x, int y) {
+        if (x < 0 || x >= width || y < 0 || y >= height) {
+            throw new IndexOutOfBoundsException("pixel (" + x + ", " + y + ") outside the " + width + "x" + height + " mask");
+        }
+        long p = (long) x * height + y;
+        return (bits[(int) (p >>> 6)] >>> p & 1L) != 0;
+    }
+
+    /** The column-major mask bits (a copy). */
+    public long[] columnMajorBits() {
+        return bits.clone();
+    }
+
+    /** The mask as a row-major {@code boolean[height * width]}. */
+    public boolean[] toRowMajor() {
+        boolean[] mask = new boolean[height * width];
+        for (int x = 0; x < width; x++) {
+            long p = (long) x * height;
+            for (int y = 0; y < height; y++, p++) {
+                if ((bits[(int) (p >>> 6)] >>> p & 1L) != 0) {
+                    mask[y * width + x] = true;
+                }
+            }
+        }
+        return mask;
+    }
+
+    /** The COCO RLE of the mask: the run lengths come straight from the column-major bits, word by word. */
+    public CocoRle rle() {
+        long total = (long) height * width;
+        int[] runs = new int[16];
+        int n = 0;
+        long pos = 0;
+        boolean value = false;
+        while (pos < total) {
+            long next = Math.min(nextDifferent(pos, value), total);
+            if (n == runs.length) {
+                runs = Arrays.copyOf(runs, n * 2);
+            }
+            runs[n++] = (int) (next - pos);
+            pos = next;
+            value = !value;
+        }
+        return CocoRle.ofCounts(Arrays.copyOf(runs, n), height, width);
+    }
+
+    /** The first bit position at or after {@code pos} whose value is not {@code value} (may pass the end). */
+    private long nextDifferent(long pos, boolean value) {
+        long flip = value ? -1L : 0L;
+        int word = (int) (pos >>> 6);
+        long w = (bits[word] ^ flip) & (-1L << pos); // bits below pos cleared (shift counts are mod 64)
+        while (w == 0) {
+            word++;
+            if (word >= bits.length) {
+                return (long) bits.length << 6;
+            }
+            w = bits[word] ^ flip;
+        }
+        return ((long) word << 6) + Long.numberOfTrailingZeros(w);
+    }
+
+    @Override
+    public String toString() {
+        return "MaskSummary[" + height + "x" + width + ", area " + area + ", box " + Arrays.toString(box)
+                + ", stability " + stability() + "]";
+    }
+}

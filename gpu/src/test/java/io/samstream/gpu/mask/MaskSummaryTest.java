@@ -1,0 +1,77 @@
+package io.samstream.gpu.mask;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+class MaskSummaryTest {
+
+    /** A summary of a row-major mask, its bits packed column-major by hand. */
+    private static MaskSummary summaryOf(boolean[] mask, int h, int w) {
+        long[] bits = new long[(h * w + 63) / 64];
+        long area = 0;
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                if (mask[y * w + x]) {
+                    int p = x * h + y;
+                    bits[p / 64] |= 1L << (p % 64);
+                    area++;
+                }
+            }
+        }
+        return new MaskSummary(h, w, bits, area, new int[4], 0, area);
+    }
+
+    @ParameterizedTest(name = "{0}x{1} density {2}")
+    @CsvSource({"1, 1, 0.5", "7, 9, 0.5", "64, 1, 0.3", "1, 65, 0.7", "33, 35, 0.02", "30, 40, 0.98", "128, 3, 0.5",
+        "17, 19, 0.0", "17, 19, 1.0"})
+    void runLengthsFromTheBitsAreCocoRleOfTheMask(int h, int w, double density) {
+        Random rnd = new Random(h * 1000L + w);
+        boolean[] mask = new boolean[h * w];
+        // runs of a few pixels, so both long runs and single pixels occur
+        boolean on = rnd.nextDouble() < density;
+        for (int i = 0; i < mask.length; i++) {
+            if (rnd.nextInt(4) == 0) {
+                on = rnd.nextDouble() < density;
+            }
+            mask[i] = on;
+        }
+        MaskSummary s = summaryOf(mask, h, w);
+        assertEquals(CocoRle.ofMask(mask, h, w), s.rle());
+        assertArrayEquals(mask, s.toRowMajor());
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                assertEquals(mask[y * w + x], s.get(x, y), "pixel " + x + "," + y);
+            }
+        }
+    }
+
+    @Test
+    void aMaskStartingWithASetPixelStartsWithAnEmptyRun() {
+        boolean[] mask = {true, true, false, true};
+        MaskSummary s = summaryOf(mask, 2, 2);
+        // column-major: (0,0) set, (0,1) clear, (1,0) and (1,1) set
+        assertArrayEquals(new int[] {0, 1, 1, 2}, s.rle().counts());
+    }
+
+    @Test
+    void stabilityIsInnerOverOuterAndZeroWhenBothAreEmpty() {
+        long[] bits = new long[1];
+        assertEquals(0f, new MaskSummary(4, 4, bits, 0, new int[4], 0, 0).stability());
+        assertEquals((float) (3.0 / 7), new MaskSummary(4, 4, bits, 0, new int[4], 3, 7).stability());
+    }
+
+    @Test
+    void inconsistentInputIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> new MaskSummary(10, 10, new long[1], 0, new int[4], 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> new MaskSummary(2, 2, new long[1], 5, new int[4], 0, 5));
+        assertThrows(IllegalArgumentException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[3], 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[4], 3, 2));
+        assertThrows(IndexOutOfBoundsException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[4], 0, 0).get(2, 0));
+    }
+}
