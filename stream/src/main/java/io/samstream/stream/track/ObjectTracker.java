@@ -234,7 +234,8 @@ public final class ObjectTracker {
         }
         float[] box = geometry.modelBox(predicted);
         if (box[2] - box[0] < 1 || box[3] - box[1] < 1) {
-            box = null; // predicted out of the frame: the mask (and point) alone
+            // Predicted out of the frame: the last good box (from a non-empty mask, so never empty) instead.
+            box = geometry.modelBox(last);
         }
         return new Work(t.id(), new Prompt(points, labels, box, previous), true, t, null, t.revision(), previousMask);
     }
