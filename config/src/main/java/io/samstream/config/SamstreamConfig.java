@@ -19,11 +19,13 @@ import java.util.Optional;
  * @param sinks          where mask records go ({@code samstream.sinks})
  * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
+ * @param tracking       objects followed from frame to frame ({@code samstream.tracking})
+ * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
-        Optional<String> streamsTopic) {
+        Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery) {
     public SamstreamConfig {
         streams = List.copyOf(streams);
     }
