@@ -5,9 +5,7 @@ import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
-import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
-import io.samstream.gpu.image.SamPreprocessor;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -28,17 +26,12 @@ import java.util.List;
 public final class Segmenter {
     private final SamBackend backend;
     private final String modelName;
-    private final ResizeLongestSide resize;
-    private final SamPreprocessor preprocessor;
     private final MaskReadout readout;
 
     public Segmenter(SamBackend backend, String modelName) {
         this.backend = backend;
         this.modelName = modelName;
-        int s = backend.config().imageSize();
-        this.resize = new ResizeLongestSide(s);
-        this.preprocessor = new SamPreprocessor(s);
-        this.readout = new MaskReadout(s);
+        this.readout = new MaskReadout(backend);
     }
 
     public String modelName() {
@@ -51,13 +44,12 @@ public final class Segmenter {
 
     /** The embeddings of a batch of frames, one {@code [1, C, E, E]} tensor per frame, in order. */
     public List<Tensor> encode(List<VideoFrame> frames) {
-        int s = backend.config().imageSize();
-        Tensor batch = Tensor.zeros(frames.size(), 3, s, s);
-        for (int i = 0; i < frames.size(); i++) {
-            VideoFrame f = frames.get(i);
-            preprocessor.applyInto(resize.apply(new RgbImage(f.width(), f.height(), f.rgb())), batch, i);
+        List<RgbImage> images = new ArrayList<>(frames.size());
+        for (VideoFrame f : frames) {
+            images.add(new RgbImage(f.width(), f.height(), f.rgb()));
         }
-        Tensor embeddings = backend.encode(batch);
+        // Resize / normalize / pad where the backend runs (on the GPU for CUDA), then encode.
+        Tensor embeddings = backend.encodeFrames(images);
         int per = embeddings.size() / frames.size();
         int[] shape = embeddings.shape();
         List<Tensor> out = new ArrayList<>(frames.size());
@@ -121,8 +113,4 @@ public final class Segmenter {
                 frame.height(), modelName, objects, lost);
     }
 
-    /** SAM's stability score of upscaled logits ({@link MaskReadout#stabilityScore}). */
-    static float stabilityScore(float[] logits) {
-        return MaskReadout.stabilityScore(logits);
-    }
 }

@@ -95,7 +95,7 @@ public final class ObjectTracker {
         this.settings = settings;
         this.discovery = discovery;
         this.meters = meters;
-        this.readout = new MaskReadout(backend.config().imageSize());
+        this.readout = new MaskReadout(backend);
         this.centroidPoint = centroidPoint;
     }
 
