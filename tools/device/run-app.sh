@@ -5,10 +5,10 @@
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
 #            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
-#   track    io.samstream.bench.TrackEval on CPU and CUDA (when the bench has it), tables in $OUT
-#   gputests every GPU test class of the gpu module (run-gpu-tests.sh tests, on the staged classes), and their
-#            comparison (TrackCompare) in $OUT/track-eval-compare.md
-#   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track]     (default: all four)
+#   track    io.samstream.bench.TrackEval on CUDA and CPU (TRACK_DEVICES, TRACK_MODES, TRACK_TIMEOUT), tables
+#            in $OUT, and their comparison (TrackCompare) in track-eval-compare.md
+#   gputests the gpu module's GPU test classes (run-gpu-tests.sh tests on the staged classes; CLASSES picks)
+#   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track] [gputests]  (default: the first four)
 set -uo pipefail
 stage=.device/stage
 # Everything lands in a temporary folder and comes back as $OUT/app-results.tgz (the device tool returns 8 files at most).
@@ -21,6 +21,12 @@ echo "commit $(cat $stage/COMMIT)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 java -version 2>&1 | head -1
 cp="$stage/app:$stage/bench"
+
+# What was measured so far, after every mode: a run cut short (device time, limits) still returns it.
+save() {
+    cp "$out"/*.md "$final/" 2>/dev/null
+    tar czf "$final/app-results.tgz" -C "$out" . 2>/dev/null
+}
 
 for mode in $modes; do
     echo "=== $mode ($(date -u +%T))"
@@ -59,14 +65,14 @@ PY
             ;;
         track)
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
-                for d in cuda cpu; do
+                for d in ${TRACK_DEVICES:-cuda cpu}; do
                     timeout "${TRACK_TIMEOUT:-200}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d \
                         --modes "${TRACK_MODES:-box,discovery}" --out "$out/track-eval-$d.md" \
                         --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$d.log" 2>&1 || status=1
                     grep -E '^\| \*\*all|Exception|ERROR' "$out/track-eval-$d.log" | head -20
                 done
                 # Issue #6: the same figures on CPU and GPU within 0.02 (TrackEval writes a .tsv next to each .md).
-                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ]; then
+                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ] && [ -s "$out/track-eval-cpu.tsv" ]; then
                     java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
                         --out "$out/track-eval-compare.md" | tail -3 || status=1
                 fi
@@ -82,7 +88,6 @@ PY
             ;;
         *) echo "unknown mode $mode"; status=1 ;;
     esac
+    save
 done
-cp "$out"/*.md "$final/" 2>/dev/null
-tar czf "$final/app-results.tgz" -C "$out" .
 exit $status

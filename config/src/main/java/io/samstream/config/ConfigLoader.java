@@ -77,7 +77,7 @@ public final class ConfigLoader {
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
                     device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
-                    engine.streamsTopic(), sparsity);
+                    engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity);
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

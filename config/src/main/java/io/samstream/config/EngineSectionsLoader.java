@@ -22,13 +22,14 @@ final class EngineSectionsLoader {
 
     record Sections(List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
             EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
-            EngineSettings.Metrics metrics, Optional<String> streamsTopic) {}
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery) {}
 
     static Sections load(Config config, String origin) {
         StreamDefaults defaults = defaults(config, origin);
         return new Sections(streams(config, origin, defaults), defaults, batching(config, origin),
                 pipeline(config, origin), reconnect(config, origin), sinks(config, origin), metrics(config, origin),
-                streamsTopic(config, origin));
+                streamsTopic(config, origin), tracking(config, origin), discovery(config, origin));
     }
 
     private static StreamDefaults defaults(Config config, String origin) {
@@ -122,6 +123,39 @@ final class EngineSectionsLoader {
                     + "' is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
         }
         return Optional.of(topic);
+    }
+
+    private static EngineSettings.Tracking tracking(Config config, String origin) {
+        String key = ROOT + ".tracking";
+        return new EngineSettings.Tracking(config.getBoolean(key + ".enabled"),
+                positive(config, key + ".lost-after", origin, 10_000),
+                fraction(config, key + ".min-predicted-iou", origin),
+                fraction(config, key + ".min-stability", origin),
+                fraction(config, key + ".merge-iou", origin));
+    }
+
+    private static EngineSettings.Discovery discovery(Config config, String origin) {
+        String key = ROOT + ".discovery";
+        boolean enabled = config.getBoolean(key + ".enabled");
+        if (enabled && !config.getBoolean(ROOT + ".tracking.enabled")) {
+            throw new ConfigException(origin + ": " + key + ".enabled needs " + ROOT
+                    + ".tracking.enabled (discovered objects become tracks)");
+        }
+        return new EngineSettings.Discovery(enabled, positive(config, key + ".interval", origin, 1_000_000),
+                positive(config, key + ".points-per-side", origin, 128),
+                fraction(config, key + ".pred-iou-threshold", origin),
+                fraction(config, key + ".stability-threshold", origin),
+                fraction(config, key + ".nms-iou", origin),
+                positive(config, key + ".min-area", origin, Integer.MAX_VALUE),
+                fraction(config, key + ".new-object-max-overlap", origin));
+    }
+
+    private static double fraction(Config config, String key, String origin) {
+        double v = config.getDouble(key);
+        if (!(v >= 0 && v <= 1)) {
+            throw new ConfigException(origin + ": " + key + " must be in [0, 1], got " + v);
+        }
+        return v;
     }
 
     private static Optional<Path> optionalPath(Config config, String key) {

@@ -36,4 +36,42 @@ public final class EngineSettings {
 
     /** {@code samstream.metrics}: the Prometheus scrape endpoint {@code http://host:port/metrics}. */
     public record Metrics(boolean enabled, String host, int port) {}
+
+    /**
+     * {@code samstream.tracking}: objects followed from frame to frame.
+     *
+     * @param enabled         off: every frame is decoded with the stream's prompts as they are (no tracks)
+     * @param lostAfter       consecutive bad frames (predicted IoU or stability below its minimum) after
+     *                        which an object is lost
+     * @param minPredictedIou a frame whose mask's predicted IoU is below it is bad
+     * @param minStability    a frame whose mask's stability score is below it is bad
+     * @param mergeIou        two tracks whose masks overlap this much (IoU) are one object
+     */
+    public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
+            double mergeIou) {
+        /** Off: today's fixed prompts on every frame. */
+        public static Tracking off() {
+            return new Tracking(false, 5, 0.5, 0.6, 0.85);
+        }
+    }
+
+    /**
+     * {@code samstream.discovery}: SAM's automatic mask generation on key frames, new objects become tracks.
+     *
+     * @param enabled              on: every {@code interval} frames (from a stream's first), needs tracking
+     * @param interval             frames between key frames
+     * @param pointsPerSide        the point grid (N x N points)
+     * @param predIouThreshold     generated masks with a lower predicted IoU are dropped
+     * @param stabilityThreshold   generated masks with a lower stability score are dropped
+     * @param nmsIou               box non-maximum suppression threshold among generated masks
+     * @param minArea              generated masks with fewer pixels are dropped
+     * @param newObjectMaxOverlap  a generated mask covered more than this fraction by a live track's mask is
+     *                             that object, not a new one
+     */
+    public record Discovery(boolean enabled, int interval, int pointsPerSide, double predIouThreshold,
+            double stabilityThreshold, double nmsIou, int minArea, double newObjectMaxOverlap) {
+        public static Discovery off() {
+            return new Discovery(false, 30, 16, 0.86, 0.92, 0.7, 64, 0.5);
+        }
+    }
 }

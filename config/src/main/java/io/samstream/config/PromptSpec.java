@@ -17,6 +17,11 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
     /** Grid objects are numbered from here, so they never collide with hand-given ids below it. */
     public static final int GRID_ID_BASE = 1000;
     public static final int MAX_GRID = 32;
+    /**
+     * Prompted ids are below it; objects found by automatic discovery get ids from here up, so the two
+     * never clash.
+     */
+    public static final int DISCOVERED_ID_BASE = 1_000_000;
 
     public PromptSpec {
         objects = List.copyOf(objects);
@@ -55,14 +60,15 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
     /**
      * One object's prompt.
      *
-     * @param id     the object's id in the mask records (0 or more)
+     * @param id     the object's id in the mask records, 0 to {@code DISCOVERED_ID_BASE - 1}
      * @param points {@code [x, y, label]} each (label 1 foreground, 0 background), or null
      * @param box    {@code [x0, y0, x1, y1]}, or null
      */
     public record ObjectPrompt(int id, double[][] points, double[] box) {
         public ObjectPrompt {
-            if (id < 0) {
-                throw new IllegalArgumentException("object id must be 0 or more, got " + id);
+            if (id < 0 || id >= DISCOVERED_ID_BASE) {
+                throw new IllegalArgumentException("object id must be 0 to " + (DISCOVERED_ID_BASE - 1)
+                        + " (ids from " + DISCOVERED_ID_BASE + " up are for discovered objects), got " + id);
             }
             if ((points == null || points.length == 0) && box == null) {
                 throw new IllegalArgumentException("object " + id + " needs points or a box");

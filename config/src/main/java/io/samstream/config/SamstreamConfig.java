@@ -19,12 +19,15 @@ import java.util.Optional;
  * @param sinks          where mask records go ({@code samstream.sinks})
  * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
+ * @param tracking       objects followed from frame to frame ({@code samstream.tracking})
+ * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
  * @param sparsity       weight sparsity of the image encoder ({@code samstream.model.sparsity})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
-        Optional<String> streamsTopic, ModelSparsity sparsity) {
+        Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
+        ModelSparsity sparsity) {
     public SamstreamConfig {
         streams = List.copyOf(streams);
         if (sparsity == null) {
@@ -36,8 +39,9 @@ public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuT
     public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
             List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
             EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
-            EngineSettings.Metrics metrics, Optional<String> streamsTopic) {
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery) {
         this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
-                metrics, streamsTopic, ModelSparsity.NONE);
+                metrics, streamsTopic, tracking, discovery, ModelSparsity.NONE);
     }
 }

@@ -12,8 +12,11 @@ import java.util.Objects;
  * {"stream":"cam-1","frame":42,"pts_ms":1400,"captured_at":"2026-01-02T03:04:05.678Z",
  *  "width":1280,"height":720,"model":"sam_vit_b",
  *  "objects":[{"id":1,"score":0.97,"stability":0.95,"box":[10,20,110,220],"area":15000,
- *              "mask":{"size":[720,1280],"counts":"<COCO RLE>"}}]}
+ *              "mask":{"size":[720,1280],"counts":"<COCO RLE>"}}],
+ *  "lost":[7]}
  * }</pre>
+
+ * {@code lost} is written only when the list is not empty.
  *
  * @param stream     the stream's id, also the record key (so one stream's frames stay in order)
  * @param frame      the frame's index in its stream, from 0
@@ -23,9 +26,11 @@ import java.util.Objects;
  * @param height     the frame's height in pixels
  * @param model      which model made the masks (e.g. {@code sam_vit_b})
  * @param objects    the tracked objects found in the frame; empty when none
+ * @param lost       ids of tracked objects lost in this frame (each reported once, in the frame its track
+ *                   ended); empty when none
  */
 public record MaskRecord(String stream, long frame, long ptsMs, Instant capturedAt, int width, int height,
-                         String model, List<ObjectMask> objects) {
+                         String model, List<ObjectMask> objects, List<Integer> lost) {
 
     /** The record header that carries the schema version of the value. */
     public static final String SCHEMA_HEADER = "samstream.schema";
@@ -43,6 +48,7 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
             throw new IllegalArgumentException("frame size must be positive, got " + width + "x" + height);
         }
         objects = List.copyOf(Objects.requireNonNull(objects, "objects"));
+        lost = List.copyOf(Objects.requireNonNull(lost, "lost"));
         for (ObjectMask o : objects) {
             // Masks are at the frame's own resolution, so that a consumer can overlay them as they are.
             if (o.mask().height() != height || o.mask().width() != width) {
@@ -50,6 +56,12 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
                         + o.mask().width() + "] differs from the frame's [" + height + "," + width + "]");
             }
         }
+    }
+
+    /** A record with no lost objects. */
+    public MaskRecord(String stream, long frame, long ptsMs, Instant capturedAt, int width, int height, String model,
+            List<ObjectMask> objects) {
+        this(stream, frame, ptsMs, capturedAt, width, height, model, objects, List.of());
     }
 
     /**

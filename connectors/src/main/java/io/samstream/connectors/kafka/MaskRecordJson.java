@@ -44,6 +44,14 @@ public final class MaskRecordJson {
                 writeObject(g, o);
             }
             g.writeEndArray();
+            // Optional: only frames in which tracked objects were lost carry it.
+            if (!record.lost().isEmpty()) {
+                g.writeArrayFieldStart("lost");
+                for (int id : record.lost()) {
+                    g.writeNumber(id);
+                }
+                g.writeEndArray();
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot write mask record of stream " + record.stream(), e);
@@ -93,6 +101,7 @@ public final class MaskRecordJson {
         for (int i = 0; i < objectsNode.size(); i++) {
             objects.add(readObject(objectsNode.get(i), "objects[" + i + "]."));
         }
+        List<Integer> lost = lost(root);
         String capturedAt = text(root, "captured_at", "");
         Instant captured;
         try {
@@ -103,10 +112,30 @@ public final class MaskRecordJson {
         }
         try {
             return new MaskRecord(text(root, "stream", ""), integer(root, "frame", ""), integer(root, "pts_ms", ""),
-                    captured, toInt(root, "width", ""), toInt(root, "height", ""), text(root, "model", ""), objects);
+                    captured, toInt(root, "width", ""), toInt(root, "height", ""), text(root, "model", ""), objects,
+                    lost);
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalArgumentException("invalid mask record: " + e.getMessage(), e);
         }
+    }
+
+    /** The optional {@code lost} list: absent (or null) means none. */
+    private static List<Integer> lost(JsonNode root) {
+        JsonNode node = root.get("lost");
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        if (!node.isArray()) {
+            throw wrongType("lost", "an array of object ids", node);
+        }
+        List<Integer> ids = new ArrayList<>(node.size());
+        for (JsonNode v : node) {
+            if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+                throw wrongType("lost", "an array of object ids", node);
+            }
+            ids.add(v.intValue());
+        }
+        return ids;
     }
 
     private static MaskRecord.ObjectMask readObject(JsonNode node, String path) {

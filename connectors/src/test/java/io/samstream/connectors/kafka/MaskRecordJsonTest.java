@@ -48,6 +48,22 @@ class MaskRecordJsonTest {
     }
 
     @Test
+    void lostIdsAreWrittenOnlyWhenThereAreSome() throws Exception {
+        MaskRecord none = sample();
+        assertTrue(!new String(MaskRecordJson.write(none), StandardCharsets.UTF_8).contains("lost"));
+        MaskRecord r = new MaskRecord("cam-1", 42, 1400, none.capturedAt(), 1280, 720, "sam_vit_b", none.objects(),
+                List.of(3, 1000001));
+        byte[] bytes = MaskRecordJson.write(r);
+        assertEquals("[3,1000001]", JSON.readTree(bytes).get("lost").toString());
+        assertEquals(r, MaskRecordJson.read(bytes));
+        assertEquals(List.of(), MaskRecordJson.read(MaskRecordJson.write(none)).lost());
+        String bad = new String(bytes, StandardCharsets.UTF_8).replace("[3,1000001]", "[\"x\"]");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MaskRecordJson.read(bad.getBytes(StandardCharsets.UTF_8)));
+        assertTrue(e.getMessage().contains("'lost'"), e.getMessage());
+    }
+
+    @Test
     void capturedAtIsUtc() {
         // Instants are points in time: whatever zone they were made in, they are written in UTC.
         Instant t = java.time.OffsetDateTime.parse("2026-06-01T12:00:00+02:00").toInstant();

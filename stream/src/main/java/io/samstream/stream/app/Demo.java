@@ -1,10 +1,12 @@
 package io.samstream.stream.app;
 
 import io.samstream.config.EngineSettings;
+import io.samstream.config.PromptSpec;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.stream.engine.FrameSink;
 import io.samstream.stream.engine.StreamHandle;
 import java.io.PrintWriter;
@@ -36,19 +38,41 @@ public final class Demo {
     static final String STREAM = "demo";
     private static final Duration READ_BACK = Duration.ofSeconds(60);
 
+    private static final int WIDTH = 320;
+    private static final int HEIGHT = 240;
+    private static final long SEED = 0;
+
     private Demo() {}
+
+    /**
+     * With tracking on, the demo's objects are the clip's shapes, each prompted with its box in frame 0
+     * (from the generator's ground truth, as a user would draw them), ids 1, 2, ...; tracking follows them.
+     */
+    static PromptSpec firstFrameBoxes() {
+        List<PromptSpec.ObjectPrompt> objects = new ArrayList<>();
+        List<TestPatternSource.PatternObject> shapes = new TestPatternSource(STREAM, WIDTH, HEIGHT, 12, 1, SEED, false)
+                .objectsAt(0);
+        for (int i = 0; i < shapes.size(); i++) {
+            int[] b = shapes.get(i).box();
+            objects.add(new PromptSpec.ObjectPrompt(i + 1, null, new double[] {Math.max(0, b[0]), Math.max(0, b[1]),
+                Math.min(WIDTH, b[2]), Math.min(HEIGHT, b[3])}));
+        }
+        return new PromptSpec(objects, 0);
+    }
 
     /** @return 0 when every frame was published and read back, 1 otherwise */
     public static int run(SamstreamConfig base, Path out, int frames, PrintWriter print, boolean terminal)
             throws Exception {
         Files.createDirectories(out);
-        String location = "testpattern:320x240@12?frames=" + frames;
+        String location = "testpattern:" + WIDTH + "x" + HEIGHT + "@12?frames=" + frames + "&seed=" + SEED;
+        PromptSpec prompts = base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
         StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),
-                base.streamDefaults().prompts());
+                prompts);
         SamstreamConfig config = new SamstreamConfig(base.checkpoint(), base.device(), base.cpuThreads(), base.kafka(),
                 List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
                 new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
-                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty());
+                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty(),
+                base.tracking(), base.discovery(), base.sparsity());
         Instant started = Instant.now();
         // The demo's files go straight into DIR, not DIR/<stream>.
         Function<SamstreamConfig, Optional<FrameSink>> files = c -> VideoConnectors.fileSinks(out.resolve("masks.jsonl"),
@@ -59,6 +83,10 @@ public final class Demo {
                     config.kafka().embeddedBroker() ? " (embedded broker)" : "");
             rt.metricsServer().ifPresent(m -> print.printf("metrics: http://%s:%d/metrics%n", config.metrics().host(),
                     m.port()));
+            print.println(base.tracking().enabled()
+                    ? "tracking the clip's shapes: ids 1-" + prompts.objects().size() + " prompted with their boxes in frame 0"
+                            + " (as a user would draw them), then followed"
+                    : "tracking off: the configured prompts on every frame");
             print.flush();
             StreamHandle handle = rt.configuredStreams().get(0);
             StreamHandle.Result result;
@@ -99,10 +127,12 @@ public final class Demo {
             inOrder &= records.get(i).frame() == i;
         }
         TreeSet<Integer> ids = new TreeSet<>();
+        List<String> lost = new ArrayList<>();
         double score = 0;
         double stability = 0;
         int objects = 0;
         for (MaskRecord r : records) {
+            r.lost().forEach(id -> lost.add(id + " at frame " + r.frame()));
             for (MaskRecord.ObjectMask o : r.objects()) {
                 ids.add(o.id());
                 score += o.score();
@@ -116,6 +146,7 @@ public final class Demo {
                 records.get(records.size() - 1).frame(), inOrder ? " in order" : " OUT OF ORDER", first.width(),
                 first.height(), first.model(), ids, objects == 0 ? 0 : score / objects,
                 objects == 0 ? 0 : stability / objects));
+        sb.append(String.format(Locale.ROOT, "%n  objects lost: %s", lost.isEmpty() ? "none" : String.join(", ", lost)));
         for (MaskRecord.ObjectMask o : first.objects()) {
             sb.append(String.format(Locale.ROOT, "%n    frame %d object %d: score %.3f stability %.3f box [%d,%d,%d,%d]"
                             + " area %d rle %s", first.frame(), o.id(), o.score(), o.stability(), o.box().x0(),

@@ -114,7 +114,8 @@ public final class SamstreamRuntime implements AutoCloseable {
                 : FrameSink.all(sinks);
         resources.add(sink);
 
-        engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect()),
+        engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect(),
+                config.tracking(), Discoveries.of(config.discovery(), backend)),
                 new Segmenter(backend, modelName), sources, sink, metrics);
         resources.add(engine);
         if (needsKafka) {

@@ -14,6 +14,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
+import io.samstream.stream.track.ObjectTracker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * stream sources (blocking dispatcher; live: restart with backoff, keep newest; files: backpressure)
  *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight)
- *   -> decoder (prompts -> masks -> records) -> sinks (mapAsync pending-acks, in order) -> done
+ *   -> decoder (prompts / tracks -> masks -> records; in-flight batches, each stream's frames one after
+ *      the other in its own lane) -> sinks (mapAsync pending-acks, in order) -> done
  * </pre>
  *
  * A stream that fails (a corrupt file, a prompt outside its frames) fails alone; the others go on.
@@ -53,11 +55,24 @@ public final class Engine implements AutoCloseable {
     static final String ENCODER_DISPATCHER = "samstream-engine.encoder-dispatcher";
     static final String DECODER_DISPATCHER = "samstream-engine.decoder-dispatcher";
 
-    /** The parts of the configuration the engine runs by. */
+    /**
+     * The parts of the configuration the engine runs by.
+     *
+     * @param tracking  prompt tracking; off: every frame is decoded with its stream's prompts as they are
+     * @param discovery automatic discovery of new objects (with tracking on); empty: none
+     */
     public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
-            EngineSettings.Reconnect reconnect) {}
+            EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
+            Optional<ObjectTracker.Discovery> discovery) {
+        /** Without tracking: fixed prompts on every frame. */
+        public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+                EngineSettings.Reconnect reconnect) {
+            this(batching, pipeline, reconnect, EngineSettings.Tracking.off(), Optional.empty());
+        }
+    }
 
     private final Settings settings;
+    private final Segmenter segmenter;
     private final FrameSourceFactory sources;
     private final FrameSink sink;
     private final EngineMetrics metrics;
@@ -74,6 +89,7 @@ public final class Engine implements AutoCloseable {
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
             EngineMetrics metrics) {
         this.settings = settings;
+        this.segmenter = segmenter;
         this.sources = sources;
         this.sink = sink;
         this.metrics = metrics;
@@ -164,7 +180,12 @@ public final class Engine implements AutoCloseable {
             log.info("stream {}: redefined, restarting it", spec.id());
         }
         AtomicReference<StreamHandle> self = new AtomicReference<>();
-        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, () -> {
+        // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
+        ObjectTracker tracker = settings.tracking().enabled()
+                ? new ObjectTracker(spec.id(), segmenter.backend(), settings.tracking(),
+                        settings.discovery().orElse(null), metrics.tracking(spec.id()))
+                : null;
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {
@@ -174,6 +195,9 @@ public final class Engine implements AutoCloseable {
         self.set(handle);
         handle.result().whenComplete((r, e) -> {
             streams.remove(spec.id(), handle);
+            if (!streams.containsKey(spec.id())) {
+                metrics.activeTracks(spec.id()).set(0);
+            }
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
         });

@@ -6,7 +6,10 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.samstream.stream.track.TrackingMeters;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -14,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * The engine's meters (Micrometer; Prometheus names in brackets). Per stream (tag {@code stream}):
  * frames decoded / dropped / published [samstream_frames_*_total], source restarts, failures.
  * Engine-wide: batch sizes, encoder and decoder time, batches in flight, queue depths, capture-to-ack
- * latency, sink send errors.
+ * latency, sink send errors. Per stream with tracking: objects lost / discovered, live tracks.
  */
 public final class EngineMetrics {
     private final MeterRegistry registry;
@@ -25,6 +28,8 @@ public final class EngineMetrics {
     private final Counter sendErrors;
     private final Counter sendRejected;
     private final AtomicInteger batchesInFlight = new AtomicInteger();
+    /** Live tracks per stream id (one gauge per id, shared by the runs of a redefined stream). */
+    private final Map<String, AtomicInteger> activeTracks = new ConcurrentHashMap<>();
     /** Frames handed to the merge that are not yet in an encoder batch. */
     private final AtomicLong framesWaiting = new AtomicLong();
     /** Frames whose records went to the sinks and are not yet acknowledged. */
@@ -87,6 +92,32 @@ public final class EngineMetrics {
 
     private Counter counter(String name, String stream, String description) {
         return Counter.builder(name).tag("stream", stream).description(description).register(registry);
+    }
+
+    /**
+     * A stream's tracking meters: objects lost [samstream_objects_lost_total{stream}], objects discovered
+     * [samstream_objects_discovered_total{stream}], live tracks [samstream_tracks_active{stream}].
+     */
+    TrackingMeters tracking(String stream) {
+        return new TrackingMeters(
+                counter("samstream.objects.lost", stream, "tracked objects lost (reported once each)"),
+                counter("samstream.objects.discovered", stream, "objects found by automatic discovery"),
+                activeTracks(stream));
+    }
+
+    /** The live tracks of a stream now (a gauge). */
+    AtomicInteger activeTracks(String stream) {
+        return activeTracks.computeIfAbsent(stream, s -> {
+            AtomicInteger v = new AtomicInteger();
+            Gauge.builder("samstream.tracks.active", v, AtomicInteger::get).tag("stream", s)
+                    .description("objects being tracked").register(registry);
+            return v;
+        });
+    }
+
+    /** Objects lost so far in {@code stream}. */
+    public double objectsLostCount(String stream) {
+        return tracking(stream).lost().count();
     }
 
     /** Prompt messages applied [samstream_prompts_accepted_total{op}]. */

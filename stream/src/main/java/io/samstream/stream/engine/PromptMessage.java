@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -93,8 +94,10 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         if (id == null || id.isNull()) {
             throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" (an object id) is missing");
         }
-        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
-            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 or more), got " + id);
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0
+                || id.asInt() >= PromptSpec.DISCOVERED_ID_BASE) {
+            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 to "
+                    + (PromptSpec.DISCOVERED_ID_BASE - 1) + "; discovered objects have the ids above), got " + id);
         }
         int object = id.asInt();
         if (op == Op.REMOVE) {

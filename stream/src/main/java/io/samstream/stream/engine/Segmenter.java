@@ -3,45 +3,35 @@ package io.samstream.stream.engine;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecord.Box;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
-import io.samstream.connectors.kafka.MaskRecord.Rle;
 import io.samstream.connectors.video.VideoFrame;
-import io.samstream.gpu.image.ImageSize;
-import io.samstream.gpu.image.MaskPostprocessor;
-import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
-import io.samstream.gpu.image.SamPreprocessor;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.FrameGeometry;
+import io.samstream.stream.track.LowResMask;
+import io.samstream.stream.track.MaskReadout;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
  * The model work of the engine, free of Akka: a batch of frames to embeddings ({@link #encode}), one
- * frame's embedding and prompts to its mask record ({@link #decode}). Thread-safe when the backend is.
+ * frame's embedding and fixed prompts to its mask record ({@link #decode}, tracking off), or a tracker's
+ * objects of a frame to it ({@link #record}). Thread-safe when the backend is.
  */
 public final class Segmenter {
-    /** SAM's {@code stability_score_offset}: the mask thresholded at +1 and at -1. */
-    static final float STABILITY_OFFSET = 1.0f;
-
     private final SamBackend backend;
     private final String modelName;
-    private final ResizeLongestSide resize;
-    private final SamPreprocessor preprocessor;
-    private final MaskPostprocessor postprocessor;
+    private final MaskReadout readout;
 
     public Segmenter(SamBackend backend, String modelName) {
         this.backend = backend;
         this.modelName = modelName;
-        int s = backend.config().imageSize();
-        this.resize = new ResizeLongestSide(s);
-        this.preprocessor = new SamPreprocessor(s);
-        this.postprocessor = new MaskPostprocessor(s);
+        this.readout = new MaskReadout(backend);
     }
 
     public String modelName() {
@@ -54,13 +44,12 @@ public final class Segmenter {
 
     /** The embeddings of a batch of frames, one {@code [1, C, E, E]} tensor per frame, in order. */
     public List<Tensor> encode(List<VideoFrame> frames) {
-        int s = backend.config().imageSize();
-        Tensor batch = Tensor.zeros(frames.size(), 3, s, s);
-        for (int i = 0; i < frames.size(); i++) {
-            VideoFrame f = frames.get(i);
-            preprocessor.applyInto(resize.apply(new RgbImage(f.width(), f.height(), f.rgb())), batch, i);
+        List<RgbImage> images = new ArrayList<>(frames.size());
+        for (VideoFrame f : frames) {
+            images.add(new RgbImage(f.width(), f.height(), f.rgb()));
         }
-        Tensor embeddings = backend.encode(batch);
+        // Resize / normalize / pad where the backend runs (on the GPU for CUDA), then encode.
+        Tensor embeddings = backend.encodeFrames(images);
         int per = embeddings.size() / frames.size();
         int[] shape = embeddings.shape();
         List<Tensor> out = new ArrayList<>(frames.size());
@@ -83,91 +72,45 @@ public final class Segmenter {
 
     /** The mask record of one frame for these objects (already resolved for the frame's size). */
     public MaskRecord decode(VideoFrame frame, Tensor embedding, List<ObjectPrompt> objects) {
-        ImageSize original = new ImageSize(frame.height(), frame.width());
-        ImageSize resized = resize.preprocessShape(original);
-        List<ObjectMask> masks = new ArrayList<>(objects.size());
-        for (ObjectPrompt o : objects) {
-            masks.add(decodeObject(o, embedding, original, resized));
+        FrameGeometry g = new FrameGeometry(frame.width(), frame.height(), backend.config().imageSize(),
+                backend.config().lowResSize());
+        // Lone points (multimask) and the rest (single mask) each go to the decoder in one batch.
+        List<ObjectMask> masks = new ArrayList<>(Collections.nCopies(objects.size(), (ObjectMask) null));
+        for (boolean multimask : new boolean[] {false, true}) {
+            List<Integer> which = new ArrayList<>();
+            List<Prompt> prompts = new ArrayList<>();
+            for (int i = 0; i < objects.size(); i++) {
+                if (FrameGeometry.wantsMultimask(objects.get(i)) == multimask) {
+                    which.add(i);
+                    prompts.add(g.modelPrompt(objects.get(i)));
+                }
+            }
+            if (prompts.isEmpty()) {
+                continue;
+            }
+            List<DecoderOutput> outs = backend.decodeBatch(embedding, prompts, multimask);
+            for (int k = 0; k < which.size(); k++) {
+                DecoderOutput out = outs.get(k);
+                // The best of SAM's masks by predicted IoU (the only one without multimask output).
+                int best = 0;
+                float[] iou = out.iouPredictions();
+                for (int i = 1; i < iou.length; i++) {
+                    if (iou[i] > iou[best]) {
+                        best = i;
+                    }
+                }
+                ObjectPrompt o = objects.get(which.get(k));
+                masks.set(which.get(k), readout.read(o.id(), LowResMask.select(out.lowResLogits(), best), iou[best], g)
+                        .object());
+            }
         }
+        return record(frame, masks, List.of());
+    }
+
+    /** The mask record of one frame: these objects, these lost ids. */
+    public MaskRecord record(VideoFrame frame, List<ObjectMask> objects, List<Integer> lost) {
         return new MaskRecord(frame.streamId(), frame.index(), frame.ptsMillis(), frame.capturedAt(), frame.width(),
-                frame.height(), modelName, masks);
+                frame.height(), modelName, objects, lost);
     }
 
-    private ObjectMask decodeObject(ObjectPrompt o, Tensor embedding, ImageSize original, ImageSize resized) {
-        Prompt prompt = toModelPrompt(o, original);
-        // A lone point is ambiguous (part, object, whole): take the best of SAM's three masks, as its
-        // predictor advises; with more context the single-mask output is the better one.
-        boolean multimask = o.box() == null && o.points().length == 1;
-        DecoderOutput out = backend.decode(embedding, prompt, multimask);
-        int best = 0;
-        float[] iou = out.iouPredictions();
-        for (int i = 1; i < iou.length; i++) {
-            if (iou[i] > iou[best]) {
-                best = i;
-            }
-        }
-        int l = backend.config().lowResSize();
-        Tensor lowRes = new Tensor(Arrays.copyOfRange(out.lowResLogits().data(), best * l * l, (best + 1) * l * l), 1, l, l);
-        float[] logits = postprocessor.upscaleLogits(lowRes, resized, original).data();
-        boolean[] mask = MaskPostprocessor.threshold(logits, 0, logits.length);
-        CocoRle rle = CocoRle.ofMask(mask, original.height(), original.width());
-        int[] b = rle.boundingBoxCorners();
-        return new ObjectMask(o.id(), finite(iou[best]), stabilityScore(logits), new Box(b[0], b[1], b[2], b[3]),
-                rle.area(), new Rle(original.height(), original.width(), rle.countsString()));
-    }
-
-    /**
-     * SAM's {@code calculate_stability_score} on the upscaled logits: the IoU of the mask thresholded at
-     * {@code +offset} and at {@code -offset} (the first lies inside the second). 0 when both are empty
-     * (where SAM would divide by zero), so records stay valid JSON.
-     */
-    static float stabilityScore(float[] logits) {
-        long inner = 0;
-        long outer = 0;
-        for (float v : logits) {
-            if (v > MaskPostprocessor.MASK_THRESHOLD + STABILITY_OFFSET) {
-                inner++;
-            }
-            if (v > MaskPostprocessor.MASK_THRESHOLD - STABILITY_OFFSET) {
-                outer++;
-            }
-        }
-        return outer == 0 ? 0f : (float) ((double) inner / outer);
-    }
-
-    private Prompt toModelPrompt(ObjectPrompt o, ImageSize original) {
-        float[][] points = null;
-        int[] labels = null;
-        if (o.points() != null && o.points().length > 0) {
-            points = new float[o.points().length][];
-            labels = new int[points.length];
-            for (int i = 0; i < points.length; i++) {
-                double[] p = o.points()[i];
-                inside(o, "point", p[0], p[1], original);
-                double[] xy = resize.applyCoords(new double[] {p[0], p[1]}, original);
-                points[i] = new float[] {(float) xy[0], (float) xy[1]};
-                labels[i] = o.label(i);
-            }
-        }
-        float[] box = null;
-        if (o.box() != null) {
-            double[] b = o.box();
-            inside(o, "box corner", b[0], b[1], original);
-            inside(o, "box corner", b[2], b[3], original);
-            double[] m = resize.applyBoxes(b, original);
-            box = new float[] {(float) m[0], (float) m[1], (float) m[2], (float) m[3]};
-        }
-        return new Prompt(points, labels, box, null);
-    }
-
-    private static void inside(ObjectPrompt o, String what, double x, double y, ImageSize size) {
-        if (x < 0 || y < 0 || x > size.width() || y > size.height()) {
-            throw new IllegalArgumentException("object " + o.id() + ": " + what + " (" + x + ", " + y
-                    + ") lies outside the " + size.width() + "x" + size.height() + " frame");
-        }
-    }
-
-    private static float finite(float v) {
-        return Float.isFinite(v) ? v : 0f;
-    }
 }

@@ -4,11 +4,16 @@ import akka.NotUsed;
 import akka.stream.javadsl.Flow;
 import io.micrometer.core.instrument.Timer;
 import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.ObjectTracker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -82,46 +87,72 @@ final class Stages {
         return out;
     }
 
-    /** Decoder: prompts to masks to records, per frame, a batch at a time on {@code executor}. */
+    /**
+     * Decoder: prompts (or tracks) to masks to records, up to {@code inFlight} batches at once on
+     * {@code executor}. A stream's frames are decoded strictly one after the other, in frame order: each
+     * batch hands each stream's frames to that stream's {@link SerialLane} (mapAsync calls this in batch
+     * order, so a stream's frames of batch N are queued before those of batch N+1), while different
+     * streams' lanes, and the encoder working on later batches, run at the same time. Records still leave
+     * in batch order.
+     */
     static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, int inFlight, Executor executor,
             EngineMetrics metrics) {
-        return Flow.<Job.Encoded>create().mapAsync(inFlight, batch -> CompletableFuture.supplyAsync(() -> {
-            try {
-                return decodeBatch(segmenter, batch, metrics);
-            } finally {
-                metrics.batchesInFlight().decrementAndGet();
-            }
-        }, executor)).mapConcat(list -> list);
+        return Flow.<Job.Encoded>create().mapAsync(inFlight, batch -> decodeInLanes(segmenter, batch, executor, metrics)
+                .whenComplete((r, e) -> metrics.batchesInFlight().decrementAndGet())).mapConcat(list -> list);
     }
 
-    /** One batch's frames, each on its own: a frame that fails (even with an Error) fails its stream only. */
-    private static List<Job.Outcome> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
-        List<Job.Outcome> out = new ArrayList<>(batch.jobs().size());
-        for (int i = 0; i < batch.jobs().size(); i++) {
-            Job job = batch.jobs().get(i);
-            if (batch.error() != null) {
-                job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
-                        batch.error()));
-            }
-            Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
-            if (embedding == null || job.stream().failed()) {
-                out.add(new Job.Outcome(job, null));
-                continue;
-            }
-            Timer.Sample t = Timer.start();
-            try {
-                MaskRecord r = segmenter.decode(job.frame(), embedding,
-                        job.stream().prompts().forFrame(job.frame().index())
-                                .resolve(job.frame().width(), job.frame().height()));
-                t.stop(metrics.decoderTime());
-                out.add(new Job.Outcome(job, r));
-            } catch (RuntimeException | Error ex) {
-                job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
-                        + Errors.describe(ex), ex));
-                out.add(new Job.Outcome(job, null));
-            }
+    /** One batch: each stream's frames in its own lane; the outcomes in the batch's order. */
+    private static CompletableFuture<List<Job.Outcome>> decodeInLanes(Segmenter segmenter, Job.Encoded batch,
+            Executor executor, EngineMetrics metrics) {
+        int n = batch.jobs().size();
+        Job.Outcome[] out = new Job.Outcome[n];
+        Map<StreamHandle, List<Integer>> byStream = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            byStream.computeIfAbsent(batch.jobs().get(i).stream(), h -> new ArrayList<>()).add(i);
         }
-        return out;
+        List<CompletableFuture<Void>> lanes = new ArrayList<>(byStream.size());
+        for (Map.Entry<StreamHandle, List<Integer>> e : byStream.entrySet()) {
+            lanes.add(e.getKey().decodeLane().submit(() -> {
+                for (int i : e.getValue()) {
+                    out[i] = decodeFrame(segmenter, batch, i, metrics);
+                }
+                return null;
+            }, executor));
+        }
+        return CompletableFuture.allOf(lanes.toArray(CompletableFuture[]::new)).thenApply(v -> Arrays.asList(out));
+    }
+
+    /** One frame: a frame that fails (even with an Error) fails its stream only. */
+    private static Job.Outcome decodeFrame(Segmenter segmenter, Job.Encoded batch, int i, EngineMetrics metrics) {
+        Job job = batch.jobs().get(i);
+        if (batch.error() != null) {
+            job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
+                    batch.error()));
+        }
+        Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
+        if (embedding == null || job.stream().failed()) {
+            return new Job.Outcome(job, null);
+        }
+        Timer.Sample t = Timer.start();
+        try {
+            VideoFrame f = job.frame();
+            StreamPrompts.Snapshot prompts = job.stream().prompts().forFrame(f.index());
+            ObjectTracker tracker = job.stream().tracker();
+            MaskRecord r;
+            if (tracker == null) {
+                r = segmenter.decode(f, embedding, prompts.resolve(f.width(), f.height()));
+            } else {
+                ObjectTracker.Frame tracked = tracker.step(f.index(), f.width(), f.height(), embedding,
+                        prompts.trackPrompts(f.width(), f.height()));
+                r = segmenter.record(f, tracked.objects(), tracked.lost());
+            }
+            t.stop(metrics.decoderTime());
+            return new Job.Outcome(job, r);
+        } catch (RuntimeException | Error ex) {
+            job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
+                    + Errors.describe(ex), ex));
+            return new Job.Outcome(job, null);
+        }
     }
 
     /**

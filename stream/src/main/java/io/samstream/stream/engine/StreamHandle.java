@@ -4,6 +4,7 @@ import akka.stream.UniqueKillSwitch;
 import io.micrometer.core.instrument.Counter;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.VideoFrame;
+import io.samstream.stream.track.ObjectTracker;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -38,6 +39,8 @@ public final class StreamHandle {
     private final Runnable onEnd;
     /** The prompts of this run: the configured ones plus the prompts topic's changes. */
     private final StreamPrompts prompts;
+    private final ObjectTracker tracker;
+    private final SerialLane decodeLane = new SerialLane();
     /** The size of the last decoded frame (0 before the first), to check run-time prompts against. */
     private volatile int frameWidth;
     private volatile int frameHeight;
@@ -53,14 +56,15 @@ public final class StreamHandle {
     private volatile UniqueKillSwitch killSwitch;
 
     StreamHandle(StreamSpec spec, long firstIndex, EngineMetrics metrics, Runnable onEnd) {
-        this(spec, new AtomicLong(firstIndex), metrics, onEnd);
+        this(spec, new AtomicLong(firstIndex), metrics, null, onEnd);
     }
 
     /**
      * @param nextIndex the frame counter, shared with the earlier run of a redefined stream so that frames
      *                  its source still decodes and this run's never get the same number
+     * @param tracker   this run's object tracker; null when tracking is off
      */
-    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, Runnable onEnd) {
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker, Runnable onEnd) {
         this.spec = spec;
         this.nextIndex = nextIndex;
         this.decodedCounter = metrics.decoded(spec.id());
@@ -69,6 +73,17 @@ public final class StreamHandle {
         this.failures = metrics.failures(spec.id());
         this.onEnd = onEnd;
         this.prompts = new StreamPrompts(spec.id(), spec.prompts());
+        this.tracker = tracker;
+    }
+
+    /** This run's object tracker (a redefined stream starts with fresh tracks); null when tracking is off. */
+    ObjectTracker tracker() {
+        return tracker;
+    }
+
+    /** The lane this stream's frames are decoded in, one after the other (the tracker's state needs it). */
+    SerialLane decodeLane() {
+        return decodeLane;
     }
 
     /** This run's prompts (a redefined stream starts again from its configured prompts). */

@@ -2,6 +2,7 @@ package io.samstream.stream.engine;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.stream.track.TrackPrompts;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -27,13 +28,17 @@ final class StreamPrompts {
     private record Entry(long fromFrame, Snapshot snapshot) {}
 
     private final String stream;
+    private final PromptSpec configuredSpec;
     private final Snapshot configured;
+    /** Numbers the changes (revisions of objects, generations of resets); 0 is the configured start. */
+    private long changes;
     /** Ordered by fromFrame; the first applies from frame 0. Replaced, never modified. */
     private volatile List<Entry> entries;
 
     StreamPrompts(String stream, PromptSpec configured) {
         this.stream = stream;
-        this.configured = new Snapshot(stream, configured, Map.of(), Set.of());
+        this.configuredSpec = configured;
+        this.configured = new Snapshot(stream, configured, Map.of(), Map.of(), Set.of(), 0);
         this.entries = List.of(new Entry(0, this.configured));
     }
 
@@ -65,21 +70,23 @@ final class StreamPrompts {
      */
     synchronized long apply(PromptMessage m, long nextFrame, int width, int height) throws PromptRejected {
         Snapshot base = latest();
+        long revision = changes + 1;
         Snapshot next = switch (m.op()) {
-            case RESET -> configured;
+            // A new generation: tracking starts over from the configured objects.
+            case RESET -> new Snapshot(stream, configuredSpec, Map.of(), Map.of(), Set.of(), revision);
             case ADD -> {
                 if (base.ids().contains(m.object())) {
                     throw new PromptRejected(PromptRejected.OBJECT_EXISTS, "stream " + stream + ": object "
                             + m.object() + " exists already (update it, or remove it first)");
                 }
-                yield base.with(m.prompt(), width, height);
+                yield base.with(m.prompt(), revision, width, height);
             }
             case UPDATE -> {
                 if (!base.ids().contains(m.object())) {
                     throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
                             + m.object() + " to update (add it first)");
                 }
-                yield base.with(m.prompt(), width, height);
+                yield base.with(m.prompt(), revision, width, height);
             }
             case REMOVE -> {
                 if (!base.ids().contains(m.object())) {
@@ -89,6 +96,7 @@ final class StreamPrompts {
                 yield base.without(m.object());
             }
         };
+        changes = revision;
         List<Entry> e = entries;
         long last = e.get(e.size() - 1).fromFrame();
         long from = m.frame().orElse(nextFrame);
@@ -140,16 +148,23 @@ final class StreamPrompts {
         private final PromptSpec configured;
         /** Objects added or updated at run time, by id (none of them is in {@link #removed}). */
         private final Map<Integer, ObjectPrompt> changed;
+        /** The revision of each changed object: the number of the change that made its prompt. */
+        private final Map<Integer, Long> revisions;
+        /** The number of the reset this snapshot descends from (0: none); the configured objects' revision. */
+        private final long generation;
         /** Configured objects removed at run time. */
         private final Set<Integer> removed;
         private final Set<Integer> configuredIds;
         private final Set<Integer> ids;
         private final AtomicBoolean warnedOutside = new AtomicBoolean();
 
-        Snapshot(String stream, PromptSpec configured, Map<Integer, ObjectPrompt> changed, Set<Integer> removed) {
+        Snapshot(String stream, PromptSpec configured, Map<Integer, ObjectPrompt> changed, Map<Integer, Long> revisions,
+                Set<Integer> removed, long generation) {
             this.stream = stream;
             this.configured = configured;
             this.changed = Collections.unmodifiableMap(new LinkedHashMap<>(changed));
+            this.revisions = Map.copyOf(revisions);
+            this.generation = generation;
             this.removed = Set.copyOf(removed);
             Set<Integer> all = new LinkedHashSet<>();
             for (ObjectPrompt o : configured.objects()) {
@@ -169,26 +184,47 @@ final class StreamPrompts {
             return ids;
         }
 
-        Snapshot with(ObjectPrompt o, int width, int height) throws PromptRejected {
+        /**
+         * The reset this snapshot descends from: a tracker that sees it change starts over from the
+         * configured objects.
+         */
+        long generation() {
+            return generation;
+        }
+
+        /**
+         * Which prompt of object {@code id} this is: it changes with every add or update of the id (and,
+         * for configured objects, with every reset), so a tracker knows when to seed the object again.
+         */
+        long revision(int id) {
+            Long r = revisions.get(id);
+            return r != null ? r : generation;
+        }
+
+        Snapshot with(ObjectPrompt o, long revision, int width, int height) throws PromptRejected {
             if (width > 0 && !inside(o, width, height)) {
                 throw new PromptRejected(PromptRejected.OUTSIDE_FRAME, "stream " + stream + ": object " + o.id()
                         + " has a point or box corner outside the " + width + "x" + height + " frame");
             }
             Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
             c.put(o.id(), o);
+            Map<Integer, Long> rev = new LinkedHashMap<>(revisions);
+            rev.put(o.id(), revision);
             Set<Integer> r = new LinkedHashSet<>(removed);
             r.remove(o.id());
-            return new Snapshot(stream, configured, c, r);
+            return new Snapshot(stream, configured, c, rev, r, generation);
         }
 
         Snapshot without(int id) {
             Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
             Set<Integer> r = new LinkedHashSet<>(removed);
+            Map<Integer, Long> rev = new LinkedHashMap<>(revisions);
             c.remove(id);
+            rev.remove(id);
             if (configuredIds.contains(id)) {
                 r.add(id);
             }
-            return new Snapshot(stream, configured, c, r);
+            return new Snapshot(stream, configured, c, rev, r, generation);
         }
 
         /**
@@ -214,6 +250,15 @@ final class StreamPrompts {
                 }
             }
             return out;
+        }
+
+        /** The objects of a {@code width} x {@code height} frame ({@link #resolve}) with their revisions. */
+        TrackPrompts trackPrompts(int width, int height) {
+            List<TrackPrompts.Seed> seeds = new ArrayList<>();
+            for (ObjectPrompt o : resolve(width, height)) {
+                seeds.add(new TrackPrompts.Seed(o, revision(o.id())));
+            }
+            return new TrackPrompts(seeds, generation);
         }
 
         private void addIfInside(List<ObjectPrompt> out, ObjectPrompt o, int width, int height) {

@@ -3,9 +3,12 @@ package io.samstream.stream.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.PromptSpec;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.track.DemoScene;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,7 +37,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Prompt changes from a real (embedded) broker's prompts topic, applied to running streams. */
-@Timeout(180)
+@Timeout(300)
 class KafkaPromptsTest {
     static final String PROMPTS = "prompts-test";
     static final String DEAD = "prompts-test-dlt";
@@ -130,6 +133,84 @@ class KafkaPromptsTest {
         }
     }
 
+    /**
+     * With tracking on (the bundled demo model on a test-pattern scene whose ground truth is known): objects
+     * added through the topic are seeded at their frame and then followed, a removed one ends, one added on
+     * the background is lost and reported once in its frame's record; a malformed message changes nothing.
+     */
+    @Test
+    void promptsMidStreamAddAndRemoveTrackedObjects() throws Exception {
+        String topic = "prompts-tracking-test";
+        int w = TrackingEngineTest.W;
+        int h = TrackingEngineTest.H;
+        TestPatternSource scene = new TestPatternSource("cam-t", w, h, 12, TestPatternSource.ENDLESS, 1, false);
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(TrackingEngineTest.settings(2, 1), new Segmenter(DemoScene.backend(), "demo"),
+                     spec -> new TestPatternSource(spec.id(), w, h, 12, TestPatternSource.ENDLESS, 1, false), sink,
+                     metrics);
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
+                     Optional.empty());
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                     new StringSerializer(), new ByteArraySerializer())) {
+            StreamHandle t = engine.add(TestSources.spec("cam-t", "t", false, new PromptSpec(List.of(
+                    new PromptSpec.ObjectPrompt(1, null, TrackingEngineTest.box(scene, 0, 0))), 0)));
+            waitFor(() -> t.published() >= 2);
+
+            long at = t.nextIndex() + 6;
+            double[] b = TrackingEngineTest.box(scene, at, 1);
+            double[] bg = TrackingEngineTest.backgroundPoint(scene, at, at + 12);
+            send(producer, topic, "cam-t", String.format(java.util.Locale.ROOT,
+                    "{\"stream\":\"cam-t\",\"op\":\"add\",\"object\":2,\"box\":[%.0f,%.0f,%.0f,%.0f],\"frame\":%d}",
+                    b[0], b[1], b[2], b[3], at));
+            send(producer, topic, "cam-t", String.format(java.util.Locale.ROOT,
+                    "{\"stream\":\"cam-t\",\"op\":\"add\",\"object\":3,\"points\":[[%.0f,%.0f,1]],\"frame\":%d}",
+                    bg[0], bg[1], at));
+            send(producer, topic, "cam-t", "{\"stream\":\"cam-t\",\"op\":\"add\",\"object\":4,\"box\":[1,2]}");
+            waitFor(() -> sink.of("cam-t").stream().anyMatch(r -> r.lost().contains(3)));
+            send(producer, topic, "cam-t", "{\"stream\":\"cam-t\",\"op\":\"remove\",\"object\":1}");
+            waitFor(() -> {
+                List<MaskRecord> r = sink.of("cam-t");
+                return ids(r.get(r.size() - 1)).equals(Set.of(2));
+            });
+            long then = t.published();
+            waitFor(() -> t.published() >= then + 2);
+            assertEquals(StreamHandle.State.RUNNING, t.state());
+            assertEquals(3, watcher.accepted());
+            assertEquals(1, watcher.rejected());
+
+            List<MaskRecord> records = sink.of("cam-t");
+            for (int i = 0; i < records.size(); i++) {
+                assertEquals(i, records.get(i).frame(), "frame order");
+            }
+            int with2 = indexOf(records, has(2));
+            assertEquals(at, with2, "object 2 is seeded at the frame its message named");
+            int without1 = indexOf(records, has(1).negate());
+            assertTrue(without1 > with2, with2 + " " + without1);
+            for (MaskRecord r : records) {
+                if (ids(r).contains(1)) {
+                    double iou = TrackingEngineTest.iou(r, 1, scene, 0);
+                    assertTrue(iou >= 0.8, "frame " + r.frame() + ": object 1 follows shape 0, IoU " + iou);
+                }
+                if (ids(r).contains(2)) {
+                    double iou = TrackingEngineTest.iou(r, 2, scene, 1);
+                    assertTrue(iou >= 0.8, "frame " + r.frame() + ": object 2 follows shape 1, IoU " + iou);
+                }
+            }
+            assertTrue(records.subList(with2, records.size()).stream().allMatch(has(2)));
+            assertTrue(records.subList(without1, records.size()).stream().noneMatch(has(1)));
+            List<MaskRecord> lost = records.stream().filter(r -> !r.lost().isEmpty()).toList();
+            assertEquals(1, lost.size(), "one report of a lost object");
+            assertEquals(List.of(3), lost.get(0).lost());
+            int lostAt = records.indexOf(lost.get(0));
+            assertEquals(at + TrackingEngineTest.TRACKING.lostAfter() - 1, lostAt);
+            assertTrue(records.subList(with2, lostAt).stream().allMatch(has(3)), "tracked until lost");
+            assertTrue(records.subList(lostAt, records.size()).stream().noneMatch(has(3)), "and gone after");
+            assertEquals(1.0, metrics.objectsLostCount("cam-t"));
+        }
+    }
+
     private static Predicate<MaskRecord> has(int id) {
         return r -> ids(r).contains(id);
     }
@@ -162,7 +243,11 @@ class KafkaPromptsTest {
     }
 
     private static void send(KafkaProducer<String, byte[]> p, String key, String json) throws Exception {
-        p.send(new ProducerRecord<>(PROMPTS, key, json.getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+        send(p, PROMPTS, key, json);
+    }
+
+    private static void send(KafkaProducer<String, byte[]> p, String topic, String key, String json) throws Exception {
+        p.send(new ProducerRecord<>(topic, key, json.getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
     }
 
     private static List<ConsumerRecord<String, byte[]>> readAll(String topic, int expected) {

@@ -42,6 +42,35 @@ class StreamPromptsTest {
         assertEquals(10, ((ObjectPrompt) p.forFrame(9).resolve(100, 80).get(0)).points()[0][0]);
     }
 
+    /** What the tracker reseeds by: an object's revision changes with its add/update, every one with a reset. */
+    @Test
+    void revisionsChangeWithEachObjectsPromptAndGenerationsWithAReset() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        StreamPrompts.Snapshot start = p.forFrame(0);
+        assertEquals(0, start.generation());
+        assertEquals(0, start.revision(1));
+        assertEquals(0, start.revision(1000));
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"box\":[1,1,20,20]}"), 1, 100, 80);
+        StreamPrompts.Snapshot added = p.forFrame(1);
+        assertEquals(0, added.revision(1), "others keep theirs");
+        long r2 = added.revision(2);
+        assertEquals(true, r2 > 0);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"update\",\"object\":2,\"box\":[1,1,20,20]}"), 2, 100, 80);
+        assertEquals(true, p.forFrame(2).revision(2) > r2, "an update is a new prompt, even the same box");
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"update\",\"object\":1,\"box\":[0,0,9,9]}"), 3, 100, 80);
+        assertEquals(true, p.forFrame(3).revision(1) > 0);
+        assertEquals(0, p.forFrame(3).revision(1000));
+        assertEquals(0, p.forFrame(3).generation());
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"reset\"}"), 4, 100, 80);
+        StreamPrompts.Snapshot reset = p.forFrame(4);
+        assertEquals(true, reset.generation() > p.forFrame(3).revision(1));
+        assertEquals(reset.generation(), reset.revision(1));
+        assertEquals(reset.generation(), reset.revision(1000));
+        assertEquals(List.of(1, 1000), reset.trackPrompts(100, 80).objects().stream()
+                .map(o -> o.prompt().id()).toList());
+        assertEquals(reset.generation(), reset.trackPrompts(100, 80).generation());
+    }
+
     @Test
     void aLaterFrameWaitsAndAPastOneAppliesNow() throws PromptRejected {
         StreamPrompts p = new StreamPrompts("s", CONFIGURED);

@@ -1,0 +1,399 @@
+package io.samstream.stream.track;
+
+import io.samstream.config.EngineSettings;
+import io.samstream.config.PromptSpec;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.gpu.mask.CocoRle;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One stream's objects, followed from frame to frame. Frames must come in order, one at a time (the
+ * engine decodes a stream's frames one after the other); the state lives here only, so one stream's
+ * tracks never reach another's.
+ *
+ * <p>Per frame ({@link #step}):
+ * <ol>
+ * <li>A prompted object whose id is new, or whose prompt changed (a new revision: add or update), is
+ *     <b>seeded</b>: decoded with the user's prompt as given (a lone point takes the best of SAM's three
+ *     masks by predicted IoU, as SAM's predictor advises; anything else the single-mask output).</li>
+ * <li>Every other live track is <b>followed</b>: its Kalman filter predicts the box; SAM gets that box,
+ *     the track's last good low-res logits shifted by the predicted motion as the dense mask prompt, and
+ *     a positive point at the shifted mask's centroid when the centroid lies inside the mask (for a ring
+ *     or a crescent it does not, and a point there would select the hole); multimask decoding, and the
+ *     output with the best predicted IoU + IoU with the shifted previous mask wins (the IoU head alone
+ *     may prefer a part or a neighbour; consistency alone would never let the mask change).</li>
+ * <li>All of a frame's prompts go to {@link SamBackend#decodeBatch} together (two calls: single-mask
+ *     seeds, and multimask seeds plus followed tracks).</li>
+ * <li>A frame is <b>bad</b> for an object when its mask is empty or its predicted IoU or stability score
+ *     is below the minimum: the track keeps its last good mask and the filter coasts. After
+ *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
+ *     list, a log line, a counter), its track ends, and a prompted object stays gone until its prompt
+ *     changes or the stream is reset.</li>
+ * <li>Two objects whose masks overlap with IoU >= {@code merge-iou} are one: the prompted one (over a
+ *     discovered one), else the older, else the lower id is kept; the other ends (logged).</li>
+ * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
+ *     configured objects again; a change of frame size starts over the same way.</li>
+ * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
+ *     proposes masks; each that no live object's mask covers by more than {@code new-object-max-overlap}
+ *     becomes a discovered track with id {@link PromptSpec#DISCOVERED_ID_BASE} + n (n counts per stream
+ *     from 0), clear of every prompted id.</li>
+ * </ol>
+ */
+public final class ObjectTracker {
+    private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
+
+    /** What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. */
+    public record Frame(List<ObjectMask> objects, List<Integer> lost) {}
+
+    /** Automatic discovery with its key-frame interval and novelty rule. */
+    public record Discovery(ObjectDiscovery finder, int interval, double newObjectMaxOverlap) {}
+
+    private final String stream;
+    private final SamBackend backend;
+    private final EngineSettings.Tracking settings;
+    private final Discovery discovery;
+    private final TrackingMeters meters;
+    private final MaskReadout readout;
+    private final boolean centroidPoint;
+    /** Live tracks by id, in the order they were made. */
+    private final Map<Integer, Track> tracks = new LinkedHashMap<>();
+    /** Prompted ids whose track ended (lost or merged), with the revision that did: not seeded again. */
+    private final Map<Integer, Long> ended = new HashMap<>();
+    /** What {@link #tracks()} shows: the live tracks after the last frame. */
+    private volatile List<Track> published = List.of();
+    private FrameGeometry geometry;
+    private long generation;
+    private long frames;
+    private int discovered;
+
+    /**
+     * @param discovery null for none
+     */
+    public ObjectTracker(String stream, SamBackend backend, EngineSettings.Tracking settings, Discovery discovery,
+            TrackingMeters meters) {
+        this(stream, backend, settings, discovery, meters, true);
+    }
+
+    /** @param centroidPoint whether followed objects get the centroid point (off only to measure what it buys) */
+    ObjectTracker(String stream, SamBackend backend, EngineSettings.Tracking settings, Discovery discovery,
+            TrackingMeters meters, boolean centroidPoint) {
+        this.stream = stream;
+        this.backend = backend;
+        this.settings = settings;
+        this.discovery = discovery;
+        this.meters = meters;
+        this.readout = new MaskReadout(backend);
+        this.centroidPoint = centroidPoint;
+    }
+
+    /**
+     * The live tracks after the last frame, in the order they were made. Safe from any thread (a
+     * published copy; the tracks' own state belongs to the tracking thread).
+     */
+    public List<Track> tracks() {
+        return published;
+    }
+
+    /** One decoding job of a frame: a seed or a followed track. */
+    private static final class Work {
+        final int id;
+        final Prompt prompt;
+        final boolean multimask;
+        /** The followed track; for a seed, the track made from it once decoded. */
+        Track track;
+        final ObjectPrompt seed;
+        final long revision;
+        /** The shifted previous mask (followed tracks): what the chosen output should stay consistent with. */
+        final boolean[] previous;
+        Tensor chosen;
+        float score;
+        boolean[] mask;
+        MaskReadout.Readout read;
+
+        Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
+                boolean[] previous) {
+            this.id = id;
+            this.prompt = prompt;
+            this.multimask = multimask;
+            this.track = track;
+            this.seed = seed;
+            this.revision = revision;
+            this.previous = previous;
+        }
+    }
+
+    /**
+     * Tracks one frame.
+     *
+     * @param frame     the frame's index (for logs and the age of tracks)
+     * @param embedding the frame's image embedding {@code [1, C, E, E]}
+     * @param prompts   the stream's prompted objects for this frame
+     * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
+     */
+    public Frame step(long frame, int width, int height, Tensor embedding, TrackPrompts prompts) {
+        if (geometry == null || !geometry.sameFrameSize(width, height)) {
+            if (geometry != null) {
+                log.info("stream {}: frame size changed to {}x{} at frame {}: tracking starts over", stream, width,
+                        height, frame);
+                tracks.clear();
+                ended.clear();
+            }
+            geometry = new FrameGeometry(width, height, backend.config().imageSize(), backend.config().lowResSize());
+        }
+        if (prompts.generation() != generation) {
+            log.info("stream {}: prompts reset at frame {}: {} track(s) end, the configured objects are seeded again",
+                    stream, frame, tracks.size());
+            tracks.clear();
+            ended.clear();
+            generation = prompts.generation();
+        }
+        List<Work> work = plan(frame, prompts);
+        decode(embedding, work);
+        List<Integer> lost = new ArrayList<>();
+        List<Work> kept = settle(frame, work, lost);
+        List<ObjectMask> objects = new ArrayList<>(kept.size());
+        for (Work w : kept) {
+            objects.add(w.read.object());
+        }
+        if (discovery != null && frames % discovery.interval() == 0) {
+            discover(frame, embedding, kept, objects);
+        }
+        frames++;
+        published = List.copyOf(tracks.values());
+        meters.active().set(tracks.size());
+        return new Frame(objects, lost);
+    }
+
+    /** The frame's jobs: seeds and followed tracks of prompted objects in prompt order, then discovered tracks. */
+    private List<Work> plan(long frame, TrackPrompts prompts) {
+        Set<Integer> prompted = new HashSet<>();
+        for (TrackPrompts.Seed s : prompts.objects()) {
+            prompted.add(s.prompt().id());
+        }
+        tracks.values().removeIf(t -> {
+            boolean removed = t.origin() == Track.Origin.PROMPTED && !prompted.contains(t.id());
+            if (removed) {
+                log.info("stream {}: object {} removed at frame {}: its track ends", stream, t.id(), frame);
+            }
+            return removed;
+        });
+        ended.keySet().retainAll(prompted);
+        List<Work> work = new ArrayList<>();
+        for (TrackPrompts.Seed s : prompts.objects()) {
+            int id = s.prompt().id();
+            Track t = tracks.get(id);
+            if (t != null && t.revision() == s.revision()) {
+                work.add(follow(t));
+            } else if (t == null && Long.valueOf(s.revision()).equals(ended.get(id))) {
+                continue; // lost or merged under this prompt: it stays gone until the prompt changes
+            } else {
+                tracks.remove(id);
+                ended.remove(id);
+                ObjectPrompt o = s.prompt();
+                work.add(new Work(id, geometry.modelPrompt(o), FrameGeometry.wantsMultimask(o), null, o, s.revision(),
+                        null));
+            }
+        }
+        for (Track t : tracks.values()) {
+            if (t.origin() == Track.Origin.DISCOVERED) {
+                work.add(follow(t));
+            }
+        }
+        return work;
+    }
+
+    private Work follow(Track t) {
+        double[] last = t.box();
+        t.filter().predict();
+        double[] predicted = t.filter().box();
+        int[] shift = geometry.lowResShift((predicted[0] + predicted[2] - last[0] - last[2]) / 2,
+                (predicted[1] + predicted[3] - last[1] - last[3]) / 2);
+        Tensor previous = LowResMask.shift(t.lowResLogits(), shift[0], shift[1]);
+        boolean[] previousMask = LowResMask.binary(previous);
+        float[][] points = null;
+        int[] labels = null;
+        if (centroidPoint) {
+            double[] c = LowResMask.centroid(previousMask, geometry.lowResSize());
+            if (c != null && LowResMask.contains(previousMask, geometry.lowResSize(), c[0], c[1])) {
+                points = new float[][] {geometry.lowResToModel(c[0], c[1])};
+                labels = new int[] {1};
+            }
+        }
+        float[] box = geometry.modelBox(predicted);
+        if (box[2] - box[0] < 1 || box[3] - box[1] < 1) {
+            // Predicted out of the frame: the last good box (from a non-empty mask, so never empty) instead.
+            box = geometry.modelBox(last);
+        }
+        return new Work(t.id(), new Prompt(points, labels, box, previous), true, t, null, t.revision(), previousMask);
+    }
+
+    private void decode(Tensor embedding, List<Work> work) {
+        List<Work> single = new ArrayList<>();
+        List<Work> multi = new ArrayList<>();
+        for (Work w : work) {
+            (w.multimask ? multi : single).add(w);
+        }
+        for (List<Work> group : List.of(single, multi)) {
+            if (group.isEmpty()) {
+                continue;
+            }
+            List<DecoderOutput> out = backend.decodeBatch(embedding, group.stream().map(w -> w.prompt).toList(),
+                    group == multi);
+            for (int i = 0; i < group.size(); i++) {
+                choose(group.get(i), out.get(i));
+            }
+        }
+    }
+
+    /** Seeds: the best predicted IoU; followed tracks: the best predicted IoU + consistency with the previous mask. */
+    private void choose(Work w, DecoderOutput out) {
+        float[] iou = out.iouPredictions();
+        int best = 0;
+        double bestScore = Double.NEGATIVE_INFINITY;
+        boolean[] bestMask = null;
+        for (int i = 0; i < iou.length; i++) {
+            boolean[] m = LowResMask.binary(LowResMask.select(out.lowResLogits(), i));
+            double s = (Float.isFinite(iou[i]) ? iou[i] : 0) + (w.previous == null ? 0 : LowResMask.iou(m, w.previous));
+            if (s > bestScore) {
+                bestScore = s;
+                best = i;
+                bestMask = m;
+            }
+        }
+        w.chosen = LowResMask.select(out.lowResLogits(), best);
+        w.mask = bestMask;
+        w.score = iou[best];
+        w.read = readout.read(w.id, w.chosen, w.score, geometry);
+    }
+
+    /** Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns what stays. */
+    private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
+        for (Work w : work) {
+            boolean good = !w.read.empty() && w.read.object().score() >= settings.minPredictedIou()
+                    && w.read.object().stability() >= settings.minStability();
+            if (w.track == null) {
+                w.track = new Track(w.id, Track.Origin.PROMPTED, w.revision, frame, w.chosen,
+                        w.read.empty() ? extent(w.seed) : w.read.box());
+                tracks.put(w.id, w.track);
+                if (!good) {
+                    w.track.bad();
+                }
+            } else if (good) {
+                w.track.measured(w.chosen, w.read.box());
+            } else {
+                w.track.bad();
+            }
+        }
+        Set<Work> gone = new HashSet<>();
+        for (int i = 0; i < work.size(); i++) {
+            for (int j = i + 1; j < work.size() && !gone.contains(work.get(i)); j++) {
+                Work a = work.get(i);
+                Work b = work.get(j);
+                if (gone.contains(b) || a.read.empty() || b.read.empty()
+                        || LowResMask.iou(a.mask, b.mask) < settings.mergeIou()) {
+                    continue;
+                }
+                Work loser = a.track.outranks(b.track) ? b : a;
+                Work winner = loser == a ? b : a;
+                gone.add(loser);
+                end(loser.track);
+                log.info("stream {}: object {} is object {} (mask IoU >= {}) at frame {}: merged into it", stream,
+                        loser.id, winner.id, settings.mergeIou(), frame);
+            }
+        }
+        List<Work> kept = new ArrayList<>(work.size());
+        for (Work w : work) {
+            if (gone.contains(w)) {
+                continue;
+            }
+            if (w.track.badFrames() >= settings.lostAfter()) {
+                end(w.track);
+                lost.add(w.id);
+                meters.lost().increment();
+                log.info("stream {}: object {} lost at frame {} (predicted IoU {} / stability {} below {} / {} for {} "
+                        + "frames)", stream, w.id, frame, w.read.object().score(), w.read.object().stability(),
+                        settings.minPredictedIou(), settings.minStability(), settings.lostAfter());
+                continue;
+            }
+            kept.add(w);
+        }
+        return kept;
+    }
+
+    private void end(Track t) {
+        tracks.remove(t.id());
+        if (t.origin() == Track.Origin.PROMPTED) {
+            ended.put(t.id(), t.revision());
+        }
+    }
+
+    private static double[] extent(ObjectPrompt o) {
+        if (o.box() != null) {
+            return o.box().clone();
+        }
+        double x0 = Double.MAX_VALUE;
+        double y0 = Double.MAX_VALUE;
+        double x1 = -Double.MAX_VALUE;
+        double y1 = -Double.MAX_VALUE;
+        for (double[] p : o.points()) {
+            x0 = Math.min(x0, p[0]);
+            y0 = Math.min(y0, p[1]);
+            x1 = Math.max(x1, p[0]);
+            y1 = Math.max(y1, p[1]);
+        }
+        return new double[] {x0, y0, x1 + 1, y1 + 1};
+    }
+
+    /** New objects: found masks that no object of this frame covers by more than the allowed overlap. */
+    private void discover(long frame, Tensor embedding, List<Work> kept, List<ObjectMask> objects) {
+        List<boolean[]> taken = new ArrayList<>();
+        boolean[] covered = new boolean[geometry.width() * geometry.height()];
+        for (Work w : kept) {
+            taken.add(w.mask);
+            ObjectMask o = w.read.object();
+            boolean[] m = CocoRle.decode(o.mask().counts(), o.mask().height(), o.mask().width());
+            for (int i = 0; i < m.length; i++) {
+                covered[i] |= m[i];
+            }
+        }
+        int found = 0;
+        for (ObjectDiscovery.Found f : discovery.finder().discover(embedding, geometry.width(), geometry.height(),
+                covered)) {
+            boolean[] m = LowResMask.binary(f.lowResLogits());
+            boolean novel = LowResMask.area(m) > 0;
+            for (int i = 0; i < taken.size() && novel; i++) {
+                novel = LowResMask.coveredBy(m, taken.get(i)) <= discovery.newObjectMaxOverlap();
+            }
+            if (!novel) {
+                continue;
+            }
+            int id = PromptSpec.DISCOVERED_ID_BASE + discovered;
+            MaskReadout.Readout r = readout.read(id, f.lowResLogits(), f.predictedIou(), geometry);
+            if (r.empty()) {
+                continue;
+            }
+            discovered++;
+            tracks.put(id, new Track(id, Track.Origin.DISCOVERED, -1, frame, f.lowResLogits(), r.box()));
+            objects.add(r.object());
+            taken.add(m);
+            meters.discovered().increment();
+            found++;
+        }
+        if (found > 0) {
+            log.info("stream {}: discovery found {} new object(s) at frame {}", stream, found, frame);
+        }
+    }
+}

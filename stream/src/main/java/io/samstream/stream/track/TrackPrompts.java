@@ -1,0 +1,21 @@
+package io.samstream.stream.track;
+
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import java.util.List;
+
+/**
+ * A stream's prompted objects for one frame, as the tracker needs them: each prompt with its revision
+ * (which changes whenever the object's prompt is added or updated), and the generation (which changes on
+ * a reset: every track starts over).
+ *
+ * @param objects    the frame's prompted objects, ids unique, in the order records list them
+ * @param generation the number of the reset the prompts descend from
+ */
+public record TrackPrompts(List<Seed> objects, long generation) {
+    public TrackPrompts {
+        objects = List.copyOf(objects);
+    }
+
+    /** One object's prompt (original pixels) and its revision. */
+    public record Seed(ObjectPrompt prompt, long revision) {}
+}

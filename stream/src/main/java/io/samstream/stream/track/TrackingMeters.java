@@ -1,0 +1,16 @@
+package io.samstream.stream.track;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What a stream's tracker counts: objects lost and discovered (counters), tracks alive now (a gauge's value).
+ */
+public record TrackingMeters(Counter lost, Counter discovered, AtomicInteger active) {
+    /** Meters that go nowhere (tests). */
+    public static TrackingMeters none() {
+        SimpleMeterRegistry r = new SimpleMeterRegistry();
+        return new TrackingMeters(r.counter("lost"), r.counter("discovered"), new AtomicInteger());
+    }
+}
