@@ -21,7 +21,8 @@
 #                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "sparse": GemmGpuTest and SparseGemmGpuTest (or $CLASSES), every GEMM row of CudaKernelBench (dense and
-#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv).
+#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv), and
+#   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -145,6 +146,8 @@ if [ "$mode" = sparse ]; then
         timeout 300 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --sparsity "$1" --sparse-layers "$2" \
             "$out/encoder-$name.tsv" ${ENCODER_BATCHES:-1 8 32} 2>&1 | tee "$work/encoder-$name.log" || status=1
     done
+    echo "=== sparse-speed.md (dense vs 2:4: GEMMs per shape, encoder per batch)"
+    python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
 fi
 
 if [ "$mode" = decoder ]; then

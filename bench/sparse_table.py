@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The 2:4 sparsity speed table from one `run-gpu-tests.sh sparse` run (no PyTorch needed).
+
+    python3 bench/sparse_table.py --dir OUT --commit SHA --out sparse-speed.md
+
+Reads, from OUT: sparse-kernels.tsv (CudaKernelBench rows, filter "gemm": every dense tile and every 2:4
+sparse tile at the vit_b encoder shapes, M = 32 x 4096 tokens) and encoder-none-all.tsv,
+encoder-2of4-all.tsv, encoder-2of4-mlp.tsv (EncoderBench: vit_b encoder, random weights). Writes per
+GEMM shape the default dense tile and the best sparse tile (ms, TFLOP/s counted as the dense 2MNK, and the
+speed-up), then per batch the encoder's GPU img/s dense / 2:4 all / 2:4 mlp and the per-step times.
+"""
+import argparse
+import datetime
+import os
+
+
+def read_kernels(path):
+    rows, device = [], ""
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "device":
+                device = p[1]
+            elif len(p) >= 6 and p[0] == "gemm":
+                rows.append((p[1], p[2], float(p[3]), float(p[4])))
+    return rows, device
+
+
+def read_encoder(path):
+    enc, prof, meta = {}, {}, {}
+    if not os.path.exists(path):
+        return enc, prof, meta
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "meta":
+                meta[p[1]] = p[2]
+            elif p[0] == "encoder":
+                enc[int(p[1])] = (float(p[2]), float(p[3]), int(p[4]))
+            elif p[0] == "profile":
+                prof.setdefault(int(p[1]), {})[p[2]] = float(p[3])
+    return enc, prof, meta
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--commit", default="?")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    kernels, device = read_kernels(os.path.join(a.dir, "sparse-kernels.tsv"))
+    md = [f"# 2:4 sparse vs dense on the GPU ({device})", "",
+          f"- date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; commit {a.commit}",
+          "- `tools/device/run-gpu-tests.sh sparse` (CudaKernelBench filter gemm; EncoderBench --sparsity)", "",
+          "## GEMM, vit_b shapes, M = 32 x 4096 (TFLOP/s as 2MNK for both)", "",
+          "| shape | dense default tile | ms | TFLOP/s | best sparse tile | ms | TFLOP/s | speed-up |",
+          "|---|---|---|---|---|---|---|---|"]
+    shapes = []
+    for v, shape, ms, rate in kernels:
+        name = " ".join(v.split()[:2])
+        if not v.startswith("square") and name not in shapes:
+            shapes.append(name)
+    for name in shapes:
+        dense = [r for r in kernels if r[0].startswith(name + " ") and "sparse" not in r[0]]
+        sparse = [r for r in kernels if r[0].startswith(name + " ") and "sparse" in r[0]]
+        d = next((r for r in dense if "(default)" in r[0]), min(dense, key=lambda r: r[2]) if dense else None)
+        s = min(sparse, key=lambda r: r[2]) if sparse else None
+        if d and s:
+            md.append(f"| {name} | {d[0][len(name) + 1:]} | {d[2]:.3f} | {d[3]:.0f} | {s[0][len(name) + 1:]} | "
+                      f"{s[2]:.3f} | {s[3]:.0f} | {d[2] / s[2]:.2f}x |")
+    md += ["", "All rows:", "", "| variant | shape | ms | TFLOP/s |", "|---|---|---|---|"]
+    md += [f"| {v} | {sh} | {ms:.3f} | {r:.0f} |" for v, sh, ms, r in kernels]
+    runs = [("dense", "encoder-none-all.tsv"), ("2:4 all", "encoder-2of4-all.tsv"), ("2:4 mlp", "encoder-2of4-mlp.tsv")]
+    data = {label: read_encoder(os.path.join(a.dir, f)) for label, f in runs}
+    batches = sorted(set().union(*[set(v[0]) for v in data.values()]))
+    md += ["", "## vit_b encoder (random weights, 1024 px), GPU time per batch", "",
+           "| batch | " + " | ".join(f"{l} ms (img/s)" for l, _ in runs) + " | pool GiB (dense / 2:4 all) |",
+           "|---|" + "---|" * (len(runs) + 1)]
+    for b in batches:
+        cells = []
+        for label, _ in runs:
+            e = data[label][0].get(b)
+            cells.append(f"{e[0]:.2f} ({1000 * b / e[0]:.0f})" if e else "-")
+        pools = [data[l][0].get(b) for l in ("dense", "2:4 all")]
+        pool = " / ".join(f"{p[2] / 2**30:.2f}" if p else "-" for p in pools)
+        md.append(f"| {b} | " + " | ".join(cells) + f" | {pool} |")
+    for b in batches:
+        steps = []
+        for label, _ in runs:
+            for k in data[label][1].get(b, {}):
+                if k not in steps:
+                    steps.append(k)
+        if not steps:
+            continue
+        md += ["", f"Per step at batch {b}, ms (profiled pass):", "",
+               "| step | " + " | ".join(l for l, _ in runs) + " |", "|---|" + "---|" * len(runs)]
+        for k in steps:
+            md.append(f"| {k} | " + " | ".join(
+                f"{data[l][1].get(b, {}).get(k, float('nan')):.3f}" for l, _ in runs) + " |")
+    with open(a.out, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
