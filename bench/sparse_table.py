@@ -5,7 +5,8 @@
 
 Reads, from OUT: sparse-kernels.tsv (CudaKernelBench rows, filter "gemm": every dense tile and every 2:4
 sparse tile at the vit_b encoder shapes, M = 32 x 4096 tokens) and encoder-none-all.tsv,
-encoder-2of4-all.tsv, encoder-2of4-mlp.tsv (EncoderBench: vit_b encoder, random weights). Writes per
+encoder-2of4-all.tsv, encoder-2of4-mlp.tsv, encoder-2of4-all-wgmma.tsv (EncoderBench: vit_b encoder, random
+weights; the last on the experimental Hopper sparse tile). Writes per
 GEMM shape the default dense tile and the best sparse tile (ms, TFLOP/s counted as the dense 2MNK, and the
 speed-up), then per batch the encoder's GPU img/s dense / 2:4 all / 2:4 mlp and the per-step times.
 """
@@ -70,7 +71,8 @@ def main():
                       f"{s[2]:.3f} | {s[3]:.0f} | {d[2] / s[2]:.2f}x |")
     md += ["", "All rows:", "", "| variant | shape | ms | TFLOP/s |", "|---|---|---|---|"]
     md += [f"| {v} | {sh} | {ms:.3f} | {r:.0f} |" for v, sh, ms, r in kernels]
-    runs = [("dense", "encoder-none-all.tsv"), ("2:4 all", "encoder-2of4-all.tsv"), ("2:4 mlp", "encoder-2of4-mlp.tsv")]
+    runs = [("dense", "encoder-none-all.tsv"), ("2:4 all", "encoder-2of4-all.tsv"), ("2:4 mlp", "encoder-2of4-mlp.tsv"),
+            ("2:4 all, wgmma.sp", "encoder-2of4-all-wgmma.tsv")]
     data = {label: read_encoder(os.path.join(a.dir, f)) for label, f in runs}
     batches = sorted(set().union(*[set(v[0]) for v in data.values()]))
     md += ["", "## vit_b encoder (random weights, 1024 px), GPU time per batch", "",

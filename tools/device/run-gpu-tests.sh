@@ -20,8 +20,10 @@
 #                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
 #                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
-# Mode "sparse": GemmGpuTest and SparseGemmGpuTest (or $CLASSES), every GEMM row of CudaKernelBench (dense and
-#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv), and
+# Mode "sparse": GemmGpuTest, SparseGemmGpuTest, SparseGemmSm90GpuTest (the experimental Hopper sparse tile;
+#   only in this mode) (or $CLASSES), every GEMM row of CudaKernelBench (dense and
+#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
+#   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
@@ -73,7 +75,7 @@ runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
-    sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest}; do runs+=("plain:$c"); done ;;
+    sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
@@ -139,12 +141,14 @@ if [ "$mode" = sparse ]; then
     echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse)"
     timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/sparse-kernels.tsv" 20 "gemm" \
         2>&1 | tee "$work/sparse-kernels.log" || status=1
-    for sp in "none all" "2:4 all" "2:4 mlp"; do
+    # The last run: 2:4 on the experimental Hopper sparse tile (-Dsamstream.cuda.sparseWgmma=true).
+    for sp in "none all false" "2:4 all false" "2:4 mlp false" "2:4 all true"; do
         set -- $sp
-        name=$(echo "$1-$2" | sed 's/:/of/')
-        echo "=== EncoderBench --sparsity $1 --sparse-layers $2 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
-        timeout 300 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --sparsity "$1" --sparse-layers "$2" \
-            "$out/encoder-$name.tsv" ${ENCODER_BATCHES:-1 8 32} 2>&1 | tee "$work/encoder-$name.log" || status=1
+        name=$(echo "$1-$2" | sed 's/:/of/')$([ "$3" = true ] && echo -wgmma)
+        echo "=== EncoderBench --sparsity $1 --sparse-layers $2, sparseWgmma=$3 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
+        timeout 300 java -Xmx24g -Dsamstream.cuda.sparseWgmma="$3" -cp "$cp" io.samstream.bench.EncoderBench \
+            --sparsity "$1" --sparse-layers "$2" "$out/encoder-$name.tsv" ${ENCODER_BATCHES:-1 8 32} 2>&1 \
+            | tee "$work/encoder-$name.log" || status=1
     done
     echo "=== sparse-speed.md (dense vs 2:4: GEMMs per shape, encoder per batch)"
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1

@@ -11,6 +11,7 @@
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
 #include "gemm_sm90.cuh"
+#include "gemm_sparse_sm90.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
@@ -59,6 +60,14 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 
 SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x128, 128, 128, 2, 2, 3)
 SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x256, 128, 256, 2, 4, 3)
+
+// ---- 2:4-sparse Hopper GEMM (gemm_sparse_sm90.cuh): wgmma.mma_async.sp, 128 weight rows x 128 activation rows,
+// 128 k per stage, 4 stages (200 KB), 384 threads, 1-D grid over the output tiles. sm_90a only (traps elsewhere).
+extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_128x128(
+    const bf16* A, const bf16* Wv, const uint32_t* Wm, const bf16* bias, const bf16* residual, bf16* C, int M, int N,
+    int K, int epilogue) {
+    gemm_sparse_sm90::gemm_sparse_bf16_sm90<4>(A, Wv, Wm, bias, residual, C, M, N, K, epilogue);
+}
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(

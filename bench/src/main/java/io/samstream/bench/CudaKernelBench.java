@@ -180,6 +180,9 @@ public final class CudaKernelBench {
                 DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
                 double flop = 2.0 * m * n * k;
                 for (SparseTile tile : SparseTile.values()) {
+                    if (!kernels.supports(tile)) {
+                        continue;
+                    }
                     String variant = sh[0] + " " + sh[3] + " sparse2:4 " + tile
                             + (tile == kernels.defaultSparseTile(m, n) ? " (default)" : "");
                     if (!wanted("gemm", variant)) {

@@ -90,11 +90,17 @@ public final class CudaKernels implements AutoCloseable {
      */
     public enum SparseTile {
         S128x128(128, 128),
-        S128x256(128, 256);
+        S128x256(128, 256),
+        /**
+         * Hopper (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, compute capability 9.0 only): 128 x 128, 4 stages of
+         * 128 k, 384 threads, 1-D grid. Experimental: used by default only with {@link #SPARSE_WGMMA_PROPERTY}.
+         */
+        H128x128();
 
         private static final int STAGES = 3;
         final String symbol;
         final int bn, bm, threads, smem;
+        final boolean hopper;
 
         SparseTile(int bn, int bm) {
             this.symbol = "samstream_gemm_sparse_" + bn + "x" + bm;
@@ -103,8 +109,30 @@ public final class CudaKernels implements AutoCloseable {
             this.threads = (bn / 64) * (bm / 64) * 32;
             // Same formula as gemm_sparse::Config::SMEM_BYTES: values (BK/2 + 8) + activations (BK + 8) + metadata.
             this.smem = STAGES * ((bn * 40 + bm * 72) * 2 + bn / 16 * 32 * 4);
+            this.hopper = false;
+        }
+
+        /** Same formula as gemm_sparse_sm90::Config<4>::SMEM_BYTES. */
+        SparseTile() {
+            this.symbol = "samstream_gemm_sparse_sm90_128x128";
+            this.bn = 128;
+            this.bm = 128;
+            this.threads = 384;
+            this.smem = 4 * (128 * 128 + 2 * 128 * 128 + 128 / 16 * 4 * 64) + 2 * 4 * 8 + 1024;
+            this.hopper = true;
+        }
+
+        public boolean hopper() {
+            return hopper;
         }
     }
+
+    /**
+     * System property: {@code true} makes the Hopper sparse tile ({@link SparseTile#H128x128}) the default on
+     * compute capability 9.0. Off by default until the GPU tests and benchmarks have run it
+     * ({@code SparseGemmSm90GpuTest}, {@code run-gpu-tests.sh sparse}).
+     */
+    public static final String SPARSE_WGMMA_PROPERTY = "samstream.cuda.sparseWgmma";
 
     /**
      * A 2:4-sparse Linear weight {@code [n, k]} on the device, in the layout of
@@ -371,6 +399,8 @@ public final class CudaKernels implements AutoCloseable {
         int n = w.n(), k = w.k();
         String op = String.format(Locale.ROOT, "gemmSparse m=%d n=%d k=%d", m, n, k);
         require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
+                + context.info().describe());
         require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
         require(n % 8 == 0, op + ": n must be a multiple of 8");
         requireBf16(a, (long) m * k, op, "a");
@@ -385,6 +415,10 @@ public final class CudaKernels implements AutoCloseable {
         }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
+        if (tile.hopper) {   // 1-D grid: one CTA per output tile
+            gridX = gridX * gridY;
+            gridY = 1;
+        }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
         Pointer params = Pointer.to(ptr(a), ptr(w.values()), ptr(w.metadata()), ptr(bias), ptr(residual), ptr(c),
                 Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
@@ -392,8 +426,20 @@ public final class CudaKernels implements AutoCloseable {
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
     }
 
-    /** The sparse tile for a shape: 128 x 128 (two CTAs per SM), the one the GPU tests and benchmarks cover first. */
+    /** True when {@code tile} can run on this GPU (the Hopper sparse tile needs compute capability 9.0). */
+    public boolean supports(SparseTile tile) {
+        DeviceInfo dev = context.info();
+        return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
+    }
+
+    /**
+     * The sparse tile for a shape: the mma.sp 128 x 128 (two CTAs per SM), or the Hopper one where
+     * {@link #SPARSE_WGMMA_PROPERTY} asks for it and the GPU has it.
+     */
     public SparseTile defaultSparseTile(int m, int n) {
+        if (supports(SparseTile.H128x128) && Boolean.getBoolean(SPARSE_WGMMA_PROPERTY)) {
+            return SparseTile.H128x128;
+        }
         return SparseTile.S128x128;
     }
 
