@@ -31,7 +31,6 @@ mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-con
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD || commit="$commit+dirty"
 echo "$commit" > "$work/COMMIT"
-echo "$commit" > .device/gputests/COMMIT
 
 # The GPU tests (run-gpu-tests.sh with the application's classes): test classes and reference fixtures,
 # carried in the second call.
@@ -49,6 +48,7 @@ for cfg in tiny256 small1024; do
     done
 done
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py "$g/"
+echo "$commit" > "$g/COMMIT"
 
 mkdir -p .device/app .device/stage-scripts
 tar cf - -C "$work" . | xz -6 -T0 > .device/app/app.tar.xz
