@@ -19,11 +19,17 @@ from functools import partial
 import torch
 
 
-def meta_encoder():
+# depth, width, heads, global attention blocks of Meta's build_sam_vit_b / _l / _h.
+SHAPES = {"vit_b": (12, 768, 12, [2, 5, 8, 11]), "vit_l": (24, 1024, 16, [5, 11, 17, 23]),
+          "vit_h": (32, 1280, 16, [7, 15, 23, 31])}
+
+
+def meta_encoder(model="vit_b"):
     from segment_anything.modeling import ImageEncoderViT
-    enc = ImageEncoderViT(depth=12, embed_dim=768, img_size=1024, mlp_ratio=4,
-                          norm_layer=partial(torch.nn.LayerNorm, eps=1e-6), num_heads=12, patch_size=16,
-                          qkv_bias=True, use_rel_pos=True, global_attn_indexes=[2, 5, 8, 11], window_size=14,
+    depth, width, heads, global_blocks = SHAPES[model]
+    enc = ImageEncoderViT(depth=depth, embed_dim=width, img_size=1024, mlp_ratio=4,
+                          norm_layer=partial(torch.nn.LayerNorm, eps=1e-6), num_heads=heads, patch_size=16,
+                          qkv_bias=True, use_rel_pos=True, global_attn_indexes=global_blocks, window_size=14,
                           out_chans=256)
     return enc.eval().to(device="cuda", dtype=torch.bfloat16)
 
@@ -78,7 +84,8 @@ def main():
     ap.add_argument("--commit", default="?")
     args = ap.parse_args()
     rows, profile, meta = read_java(args.java)
-    enc = meta_encoder()
+    model = meta.get("model", "vit_b")
+    enc = meta_encoder(model)
     meta_res = {}
     for b in sorted(rows) or [1, 8, 32]:
         iters = max(3, 32 // b)
@@ -90,11 +97,11 @@ def main():
             print(f"meta bf16 eager batch {b}: out of memory: {e}", file=sys.stderr)
 
     gpu = torch.cuda.get_device_name(0)
-    out = [f"# vit_b image encoder: samstream CUDA (bf16) vs Meta segment-anything bf16 eager",
+    out = [f"# {model} image encoder: samstream CUDA (bf16) vs Meta segment-anything bf16 eager",
            "",
            f"- date: {datetime.date.today().isoformat()}",
            f"- GPU: {gpu}; torch {torch.__version__}; samstream commit {args.commit}; {meta.get('device', '')}",
-           "- random weights in vit_b's shapes, 1024x1024 input; GPU time between CUDA events over back-to-back",
+           f"- random weights in {model}'s shapes, 1024x1024 input; GPU time between CUDA events over back-to-back",
            "  passes with the input already on the device (both sides); samstream 'end to end' adds the fp32",
            "  host->pinned copy, upload, download and pinned->Java copy of encode().",
            "- memory: samstream = its one device pool (weights + activations of that batch) and the cuMemGetInfo",

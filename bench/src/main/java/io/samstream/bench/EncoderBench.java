@@ -28,7 +28,8 @@ import io.samstream.gpu.tensor.Tensor;
  * device pool's size and the cuMemGetInfo drop when the backend opened, and where the GPU time goes per
  * step. One backend per batch, sized for that batch (so its memory is that batch's).
  *
- * <pre>java -cp ... io.samstream.bench.EncoderBench [--sparsity 2:4 [--sparse-layers all|mlp]] OUT.tsv [batch...]</pre>
+ * <pre>java -cp ... io.samstream.bench.EncoderBench [--model vit_b|vit_l|vit_h] [--sparsity 2:4 [--sparse-layers all|mlp]]
+ *      OUT.tsv [batch...]</pre>
  *
  * With {@code --sparsity 2:4} the random weights are pruned first and the pruned Linears run on the sparse
  * GEMM (the TSV's {@code meta sparsity} line says which).
@@ -39,6 +40,18 @@ public final class EncoderBench {
     static SamConfig vitB() {
         return new SamConfig(1024, 16, 768, 12, 12, 3072, 14, new int[] {2, 5, 8, 11}, 256, 16, 2, 8, 2048, 2, 3, 3,
                 256);
+    }
+
+    /** The official image encoders' shapes (Meta's build_sam_vit_*), the same prompt encoder and mask decoder. */
+    static SamConfig model(String name) {
+        return switch (name) {
+            case "vit_b" -> vitB();
+            case "vit_l" -> new SamConfig(1024, 16, 1024, 24, 16, 4096, 14, new int[] {5, 11, 17, 23}, 256, 16, 2, 8,
+                    2048, 2, 3, 3, 256);
+            case "vit_h" -> new SamConfig(1024, 16, 1280, 32, 16, 5120, 14, new int[] {7, 15, 23, 31}, 256, 16, 2, 8,
+                    2048, 2, 3, 3, 256);
+            default -> throw new IllegalArgumentException("--model: vit_b, vit_l or vit_h, got " + name);
+        };
     }
 
     /** Every tensor of the config, uniform values of roughly trained scale (timing only needs finite values). */
@@ -77,21 +90,23 @@ public final class EncoderBench {
     public static void main(String[] args) throws IOException {
         // --sparsity 2:4 [--sparse-layers all|mlp]: the encoder with pruned Linears on the sparse GEMM.
         java.util.List<String> rest = new java.util.ArrayList<>(java.util.List.of(args));
+        String modelName = option(rest, "--model", "vit_b");
         ModelSparsity sparsity = ModelSparsity.parse(option(rest, "--sparsity", "none"),
                 option(rest, "--sparse-layers", "all"), "--sparsity", "--sparse-layers");
         args = rest.toArray(new String[0]);
         Path outPath = Path.of(args.length > 0 ? args[0] : "encoder-bench.tsv");
         int[] batches = args.length > 1 ? java.util.Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
                 : new int[] {1, 8, 32};
-        SamConfig config = vitB();
+        SamConfig config = model(modelName);
         long t0 = System.nanoTime();
         StateDict weights = SparseEncoder.apply(randomWeights(config, 1), sparsity);
-        System.out.printf(Locale.ROOT, "random vit_b weights: %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        System.out.printf(Locale.ROOT, "random %s weights: %.1f s%n", modelName, (System.nanoTime() - t0) / 1e9);
         Files.createDirectories(outPath.toAbsolutePath().getParent());
         try (CudaContext ctx = CudaContext.open(0);
              PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
             out.println("meta\tdevice\t" + ctx.info().describe());
             out.println("meta\tsparsity\t" + sparsity.describe());
+            out.println("meta\tmodel\t" + modelName);
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
