@@ -468,12 +468,7 @@ public final class CudaSamBackend implements SamBackend {
         long inBytes = (long) batch * 3 * s * s * 4;
         stream.upload(inPinned, 0, image, 0, inBytes);
         runForward(batch, graph);
-        long outBytes = (long) batch * neckC * tokens * 4;
-        stream.download(out, 0, outPinned, 0, outBytes);
-        stream.synchronize();
-        float[] result = new float[batch * neckC * tokens];
-        outPinned.buffer().asFloatBuffer().get(result);
-        return new Tensor(result, batch, neckC, e, e);
+        return downloadEmbeddings(batch);
     }
 
     /**
@@ -498,6 +493,11 @@ public final class CudaSamBackend implements SamBackend {
         }
         pre.enqueue(stream, frames, image);
         runForward(batch, useGraphs);
+        return downloadEmbeddings(batch);
+    }
+
+    /** Waits for the queued forward pass and copies its {@code batch} embeddings to a Java tensor. */
+    private Tensor downloadEmbeddings(int batch) {
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
