@@ -75,7 +75,7 @@ public final class Segmenter {
         FrameGeometry g = new FrameGeometry(frame.width(), frame.height(), backend.config().imageSize(),
                 backend.config().lowResSize());
         // Lone points (multimask) and the rest (single mask) each go to the decoder in one batch.
-        List<ObjectMask> masks = new ArrayList<>(Collections.nCopies(objects.size(), (ObjectMask) null));
+        List<MaskReadout.Item> items = new ArrayList<>(Collections.nCopies(objects.size(), (MaskReadout.Item) null));
         for (boolean multimask : new boolean[] {false, true}) {
             List<Integer> which = new ArrayList<>();
             List<Prompt> prompts = new ArrayList<>();
@@ -100,9 +100,14 @@ public final class Segmenter {
                     }
                 }
                 ObjectPrompt o = objects.get(which.get(k));
-                masks.set(which.get(k), readout.read(o.id(), LowResMask.select(out.lowResLogits(), best), iou[best], g)
-                        .object());
+                items.set(which.get(k), new MaskReadout.Item(o.id(), LowResMask.select(out.lowResLogits(), best),
+                        iou[best]));
             }
+        }
+        // Every object's mask post-processed in one call (one GPU launch under CUDA).
+        List<ObjectMask> masks = new ArrayList<>(objects.size());
+        for (MaskReadout.Readout r : readout.readAll(items, g)) {
+            masks.add(r.object());
         }
         return record(frame, masks, List.of());
     }

@@ -6,6 +6,8 @@ import io.samstream.connectors.kafka.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One object's chosen low-res logits to what a mask record says of it: upscaled to the frame,
@@ -34,12 +36,38 @@ public final class MaskReadout {
         }
     }
 
+    /** One object of a frame to read: its id, its chosen low-res logits {@code [1, L, L]}, its predicted IoU. */
+    public record Item(int id, Tensor lowRes, float predictedIou) {}
+
     public Readout read(int id, Tensor lowRes, float predictedIou, FrameGeometry g) {
-        MaskSummary m = backend.postprocessMasks(lowRes, g.resized(), g.original()).get(0);
-        int[] b = m.box();
-        ObjectMask o = new ObjectMask(id, finite(predictedIou), m.stability(), new Box(b[0], b[1], b[2], b[3]),
-                m.area(), new Rle(g.height(), g.width(), m.rle().countsString()));
-        return new Readout(o, m.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]});
+        return readAll(List.of(new Item(id, lowRes, predictedIou)), g).get(0);
+    }
+
+    /**
+     * Every object of a frame at once: one {@link SamBackend#postprocessMasks} call for all their planes (on
+     * the GPU one upload, one launch, one download of mask bits, instead of a round trip per object).
+     */
+    public List<Readout> readAll(List<Item> items, FrameGeometry g) {
+        if (items.isEmpty()) {
+            return List.of();
+        }
+        int l = items.get(0).lowRes().dim(items.get(0).lowRes().rank() - 1);
+        int plane = l * l;
+        float[] stacked = new float[items.size() * plane];
+        for (int i = 0; i < items.size(); i++) {
+            System.arraycopy(items.get(i).lowRes().data(), 0, stacked, i * plane, plane);
+        }
+        List<MaskSummary> summaries = backend.postprocessMasks(new Tensor(stacked, items.size(), l, l), g.resized(),
+                g.original());
+        List<Readout> out = new ArrayList<>(items.size());
+        for (int i = 0; i < items.size(); i++) {
+            MaskSummary m = summaries.get(i);
+            int[] b = m.box();
+            ObjectMask o = new ObjectMask(items.get(i).id(), finite(items.get(i).predictedIou()), m.stability(),
+                    new Box(b[0], b[1], b[2], b[3]), m.area(), new Rle(g.height(), g.width(), m.rle().countsString()));
+            out.add(new Readout(o, m.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]}));
+        }
+        return out;
     }
 
     private static float finite(float v) {

@@ -256,6 +256,14 @@ public final class ObjectTracker {
                 choose(group.get(i), out.get(i));
             }
         }
+        List<MaskReadout.Item> items = new ArrayList<>(work.size());
+        for (Work w : work) {
+            items.add(new MaskReadout.Item(w.id, w.chosen, w.score));
+        }
+        List<MaskReadout.Readout> reads = readout.readAll(items, geometry);
+        for (int i = 0; i < work.size(); i++) {
+            work.get(i).read = reads.get(i);
+        }
     }
 
     /** Seeds: the best predicted IoU; followed tracks: the best predicted IoU + consistency with the previous mask. */
@@ -276,7 +284,6 @@ public final class ObjectTracker {
         w.chosen = LowResMask.select(out.lowResLogits(), best);
         w.mask = bestMask;
         w.score = iou[best];
-        w.read = readout.read(w.id, w.chosen, w.score, geometry);
     }
 
     /** Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns what stays. */
