@@ -94,14 +94,19 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         if (id == null || id.isNull()) {
             throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" (an object id) is missing");
         }
-        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0
-                || id.asInt() >= PromptSpec.DISCOVERED_ID_BASE) {
-            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 to "
-                    + (PromptSpec.DISCOVERED_ID_BASE - 1) + "; discovered objects have the ids above), got " + id);
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
+            throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 or more), got "
+                    + id);
         }
         int object = id.asInt();
+        // Discovered objects (ids from DISCOVERED_ID_BASE up) can be removed; only prompted ones are given.
         if (op == Op.REMOVE) {
             return new PromptMessage(stream, op, object, null, frame);
+        }
+        if (object >= PromptSpec.DISCOVERED_ID_BASE) {
+            throw new PromptRejected(PromptRejected.MISSING_OBJECT, op.wireName() + ": \"object\" must be 0 to "
+                    + (PromptSpec.DISCOVERED_ID_BASE - 1) + " (ids from " + PromptSpec.DISCOVERED_ID_BASE
+                    + " up are discovered objects: they can be removed, not added or updated), got " + object);
         }
         double[][] points = points(root.get("points"));
         double[] box = box(root.get("box"));

@@ -97,7 +97,8 @@ public final class StreamHandle {
      * @return the frame it applies from
      */
     public long applyPrompt(PromptMessage m) throws PromptRejected {
-        return prompts.apply(m, nextIndex.get(), frameWidth, frameHeight);
+        return prompts.apply(m, nextIndex.get(), frameWidth, frameHeight, id -> tracker != null
+                && tracker.tracks().stream().anyMatch(t -> t.id() == id));
     }
 
     public String id() {

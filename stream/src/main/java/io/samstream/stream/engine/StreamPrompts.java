@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,6 +70,15 @@ final class StreamPrompts {
      *                        prompt outside the frame
      */
     synchronized long apply(PromptMessage m, long nextFrame, int width, int height) throws PromptRejected {
+        return apply(m, nextFrame, width, height, id -> false);
+    }
+
+    /**
+     * Applies one change; {@code discoveredLive} tells whether a discovered object (the tracker's) is tracked
+     * now, for a remove of a discovered id.
+     */
+    synchronized long apply(PromptMessage m, long nextFrame, int width, int height, IntPredicate discoveredLive)
+            throws PromptRejected {
         Snapshot base = latest();
         long revision = changes + 1;
         Snapshot next = switch (m.op()) {
@@ -89,6 +99,13 @@ final class StreamPrompts {
                 yield base.with(m.prompt(), revision, width, height);
             }
             case REMOVE -> {
+                if (m.object() >= PromptSpec.DISCOVERED_ID_BASE) {
+                    if (!discoveredLive.test(m.object())) {
+                        throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream
+                                + ": no discovered object " + m.object() + " is tracked to remove");
+                    }
+                    yield base.withoutDiscovered(m.object());
+                }
                 if (!base.ids().contains(m.object())) {
                     throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
                             + m.object() + " to remove");
@@ -152,7 +169,7 @@ final class StreamPrompts {
         private final Map<Integer, Long> revisions;
         /** The number of the reset this snapshot descends from (0: none); the configured objects' revision. */
         private final long generation;
-        /** Configured objects removed at run time. */
+        /** Configured objects removed at run time, and discovered ones (ids from DISCOVERED_ID_BASE up). */
         private final Set<Integer> removed;
         private final Set<Integer> configuredIds;
         private final Set<Integer> ids;
@@ -227,6 +244,13 @@ final class StreamPrompts {
             return new Snapshot(stream, configured, c, rev, r, generation);
         }
 
+        /** Ends a discovered object's track (its id is never given again, so it stays in {@link #removed}). */
+        Snapshot withoutDiscovered(int id) {
+            Set<Integer> r = new LinkedHashSet<>(removed);
+            r.add(id);
+            return new Snapshot(stream, configured, changed, revisions, r, generation);
+        }
+
         /**
          * The objects of a {@code width} x {@code height} frame: configured ones first (in their order, an
          * updated one in its place), then those added at run time. A run-time object outside the frame (its
@@ -258,7 +282,13 @@ final class StreamPrompts {
             for (ObjectPrompt o : resolve(width, height)) {
                 seeds.add(new TrackPrompts.Seed(o, revision(o.id())));
             }
-            return new TrackPrompts(seeds, generation);
+            Set<Integer> dismissed = new LinkedHashSet<>();
+            for (int id : removed) {
+                if (id >= PromptSpec.DISCOVERED_ID_BASE) {
+                    dismissed.add(id);
+                }
+            }
+            return new TrackPrompts(seeds, generation, dismissed);
         }
 
         private void addIfInside(List<ObjectPrompt> out, ObjectPrompt o, int width, int height) {

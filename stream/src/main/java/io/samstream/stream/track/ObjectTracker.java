@@ -184,7 +184,8 @@ public final class ObjectTracker {
             prompted.add(s.prompt().id());
         }
         tracks.values().removeIf(t -> {
-            boolean removed = t.origin() == Track.Origin.PROMPTED && !prompted.contains(t.id());
+            boolean removed = t.origin() == Track.Origin.PROMPTED ? !prompted.contains(t.id())
+                    : prompts.dismissed().contains(t.id());
             if (removed) {
                 log.info("stream {}: object {} removed at frame {}: its track ends", stream, t.id(), frame);
             }

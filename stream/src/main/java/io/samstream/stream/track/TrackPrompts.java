@@ -2,6 +2,7 @@ package io.samstream.stream.track;
 
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A stream's prompted objects for one frame, as the tracker needs them: each prompt with its revision
@@ -10,10 +11,16 @@ import java.util.List;
  *
  * @param objects    the frame's prompted objects, ids unique, in the order records list them
  * @param generation the number of the reset the prompts descend from
+ * @param dismissed  discovered objects removed through the prompts topic: their tracks end
  */
-public record TrackPrompts(List<Seed> objects, long generation) {
+public record TrackPrompts(List<Seed> objects, long generation, Set<Integer> dismissed) {
     public TrackPrompts {
         objects = List.copyOf(objects);
+        dismissed = Set.copyOf(dismissed);
+    }
+
+    public TrackPrompts(List<Seed> objects, long generation) {
+        this(objects, generation, Set.of());
     }
 
     /** One object's prompt (original pixels) and its revision. */

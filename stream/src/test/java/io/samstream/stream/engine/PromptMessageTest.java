@@ -33,6 +33,9 @@ class PromptMessageTest {
         assertEquals(9, remove.object());
         assertNull(remove.prompt());
 
+        PromptMessage removeDiscovered = PromptMessage.parse("s", "{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000002}");
+        assertEquals(1_000_002, removeDiscovered.object(), "discovered objects can be removed");
+
         PromptMessage reset = PromptMessage.parse("s", "{\"stream\":\"s\",\"op\":\"reset\",\"frame\":null}"
                 .getBytes(StandardCharsets.UTF_8));
         assertEquals(PromptMessage.Op.RESET, reset.op());
@@ -53,6 +56,10 @@ class PromptMessageTest {
         rejected(PromptRejected.MISSING_OBJECT, "s", "{\"stream\":\"s\",\"op\":\"remove\",\"object\":-1}");
         rejected(PromptRejected.MISSING_OBJECT, "s", "{\"stream\":\"s\",\"op\":\"remove\",\"object\":\"a\"}");
         rejected(PromptRejected.MISSING_PROMPT, "s", "{\"stream\":\"s\",\"op\":\"add\",\"object\":1}");
+        rejected(PromptRejected.MISSING_OBJECT, "s",
+                "{\"stream\":\"s\",\"op\":\"add\",\"object\":1000000,\"box\":[0,0,1,1]}");
+        rejected(PromptRejected.MISSING_OBJECT, "s",
+                "{\"stream\":\"s\",\"op\":\"update\",\"object\":1000001,\"box\":[0,0,1,1]}");
         rejected(PromptRejected.MISSING_PROMPT, "s", "{\"stream\":\"s\",\"op\":\"update\",\"object\":1,\"points\":[]}");
         rejected(PromptRejected.BAD_POINT, "s", "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"points\":[[1]]}");
         rejected(PromptRejected.BAD_POINT, "s", "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"points\":[1,2]}");

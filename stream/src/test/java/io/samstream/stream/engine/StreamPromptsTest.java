@@ -104,6 +104,24 @@ class StreamPromptsTest {
         assertEquals(List.of(1, 1000), ids(p.forFrame(0)));
     }
 
+    /** A discovered object (the tracker's, ids from 1000000) can be removed while it is tracked, and only then. */
+    @Test
+    void aTrackedDiscoveredObjectCanBeRemoved() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        String remove = "{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000002}";
+        PromptRejected e = assertThrows(PromptRejected.class,
+                () -> p.apply(msg(remove), 3, 100, 80, id -> id == 1_000_001));
+        assertEquals(PromptRejected.UNKNOWN_OBJECT, e.reason());
+        assertEquals(java.util.Set.of(), p.forFrame(3).trackPrompts(100, 80).dismissed(), "refused: nothing changed");
+
+        assertEquals(3, p.apply(msg(remove), 3, 100, 80, id -> id == 1_000_002));
+        assertEquals(java.util.Set.of(), p.forFrame(2).trackPrompts(100, 80).dismissed());
+        assertEquals(java.util.Set.of(1_000_002), p.forFrame(3).trackPrompts(100, 80).dismissed());
+        assertEquals(List.of(1, 1000), ids(p.forFrame(3)), "the prompted objects stay");
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"reset\"}"), 4, 100, 80);
+        assertEquals(java.util.Set.of(), p.forFrame(4).trackPrompts(100, 80).dismissed(), "a reset starts over");
+    }
+
     private static void assertReason(String reason, StreamPrompts p, String json) {
         PromptRejected e = assertThrows(PromptRejected.class, () -> p.apply(msg(json), 1, 100, 80));
         assertEquals(reason, e.reason());

@@ -228,5 +228,12 @@ class ObjectTrackerTest {
         assertEquals(1.0, meters.discovered().count());
         assertEquals(Set.of(Track.Origin.PROMPTED, Track.Origin.DISCOVERED),
                 tracker.tracks().stream().map(Track::origin).collect(Collectors.toSet()));
+
+        // Removed through the prompts topic: its track ends (not lost) and the prompted one goes on.
+        TrackPrompts p = prompts(0, boxOf(0, 0));
+        ObjectTracker.Frame f = step(tracker, 10, new TrackPrompts(p.objects(), p.generation(), Set.of(discovered)));
+        assertEquals(Set.of(0), byId(f).keySet());
+        assertEquals(List.of(), f.lost());
+        assertEquals(Set.of(0), tracker.tracks().stream().map(Track::id).collect(Collectors.toSet()));
     }
 }
