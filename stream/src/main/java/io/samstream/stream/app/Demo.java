@@ -64,6 +64,11 @@ public final class Demo {
     public static int run(SamstreamConfig base, Path out, int frames, PrintWriter print, boolean terminal)
             throws Exception {
         Files.createDirectories(out);
+        // A demo's output is its run's alone: masks.jsonl appends (the engine never drops what it wrote),
+        // so an earlier demo's files in DIR are replaced, not continued.
+        for (String name : List.of("masks.jsonl", "overlay.mp4")) {
+            Files.deleteIfExists(out.resolve(name));
+        }
         String location = "testpattern:" + WIDTH + "x" + HEIGHT + "@12?frames=" + frames + "&seed=" + SEED;
         PromptSpec prompts = base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
         StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),

@@ -25,11 +25,14 @@ class EngineCommandsTest {
         Path conf = Files.writeString(dir.resolve("demo.conf"), "samstream { model.checkpoint = \"" + TINY
                 + "\", device = cpu, cpu.threads = 2 }");
         Path out = dir.resolve("demo");
+        // An earlier demo's files in the folder are replaced, not appended to.
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("masks.jsonl"), "{\"from\":\"an earlier demo\"}\n{\"from\":\"it too\"}\n");
         Result r = run("demo", "-c", conf.toString(), "--out", out.toString(), "--frames", "5");
         assertEquals(0, r.code, r.all());
         assertTrue(r.out.contains("read back from Kafka: 5 records (5 published)"), r.all());
         assertTrue(r.out.contains("frames 0..4 in order"), r.all());
-        assertEquals(5, Files.readAllLines(out.resolve("masks.jsonl")).size());
+        assertEquals(5, Files.readAllLines(out.resolve("masks.jsonl")).size(), "this run's 5 records only");
         assertTrue(Files.size(out.resolve("overlay.mp4")) > 0);
     }
 
