@@ -34,6 +34,9 @@
 //     producer waits on phase u - 1, empty[s] has completed at most phase u - 1.
 //   - An asynchronous arrival of use u + 1 cannot reach full[s] before phase u completes: the copies of use
 //     u + 1 are issued after empty[s] phase u, i.e. after phase u of full[s] completed.
+// tools/gemm_v2_protocol_model.py checks this protocol in random interleavings (copies landing out of order,
+// asynchronous MMAs, 2-7 stages, 1-15 k tiles, several output tiles per CTA) and that it catches broken
+// variants (refill without the empty wait, releasing the slot being read, releasing before wgmma.wait_group).
 //
 // Memory ordering. cp.async writes shared memory through the generic proxy and wgmma reads it through the
 // async proxy. v1's producer fences (fence.proxy.async) after wait_group; in v2 the producer never observes
