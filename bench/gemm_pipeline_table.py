@@ -58,11 +58,12 @@ def main():
     out = [f"# Hopper GEMM pipeline v1 vs v2 ({datetime.date.today()}, commit {a.commit})", "",
            f"Device: {device}. TFLOP/s = 2MNK / median time of 20 launches (CudaKernelBench). v1: gemm_sm90.cuh "
            "(producer waits for its copies, LAG = stages - 2); v2: gemm_sm90_v2.cuh (stages completed by "
-           "cp.async.mbarrier.arrive.noinc; 4 stages at 128x256, 7 at 128x128). 'pers.': persistent launch.", "",
+           "cp.async.mbarrier.arrive.noinc; 4 stages at 128x256 and 256x192, 7 at 128x128). 'pers.': persistent launch "
+           "(128-row tiles).", "",
            "| shape | epilogue | M N K | tile | v1 | v2 | v2/v1 | v1 pers. | v2 pers. | v2 pers./v1 |",
            "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
     # v1 rows "NAME EPI H128x256" pair with v2 rows "NAME EPI H2_128x256".
-    pat = re.compile(r"^(.*) (H128x256|H128x128)$")
+    pat = re.compile(r"^(.*) (H128x256|H128x128|H256x192)$")
     n = 0
     for variant, (shape, ms, tf) in rows.items():
         m = pat.match(variant)

@@ -8,7 +8,7 @@
 // stage, each producer thread executes cp.async.mbarrier.arrive.noinc on that stage's full-barrier, which
 // makes the barrier count one arrival for the thread when all of the thread's earlier cp.async have
 // landed. The producer only ever waits on empty-barriers, so every free slot of the ring is being filled
-// at once: 4 stages at 128x256 (48 KB each), 7 at 128x128 (32 KB each).
+// at once: 4 stages at 128x256 (48 KB each) and 256x192 (56 KB), 7 at 128x128 (32 KB).
 //
 // Synchronisation protocol (g = the CTA's running k-tile counter, over all its output tiles, identical in
 // producer and consumers because both walk the same tiles t = blockIdx.x, + gridDim.x, ... and the same
@@ -69,9 +69,12 @@ struct Config {
     // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack.
     static constexpr int SMEM_BYTES = TILE_BYTES + 2 * STAGES * 8 + 1024;
     static constexpr int ACC = BN / 2;
+    // As in v1: more than 168 accumulator-heavy registers per consumer thread (256x192: 192 accumulators) move
+    // registers from the producer (setmaxnreg 40 / 232).
+    static constexpr bool REBALANCE = MI * ACC > 128;
     static_assert(STAGES >= 2, "the ring needs at least 2 stages");
-    static_assert(BM == 128, "v2 has the 128-row tiles only (two consumer warpgroups of 64 rows)");
-    static_assert(BN == 128 || BN == 256, "wgmma tile widths 128, 256");
+    static_assert(BM == 128 || BM == 256, "two consumer warpgroups of 64 or 128 rows");
+    static_assert(BN == 128 || BN == 192 || BN == 256, "wgmma tile widths 128, 192, 256");
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
 };
 
@@ -121,6 +124,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer (warpgroup 0)
+        if constexpr (Cfg::REBALANCE) setmaxnreg_dec<40>();
         const int chunk = tid & 7;               // this thread's 16-byte chunk of every row it copies
         const int row0 = tid >> 3;               // rows row0, row0 + 16, ...
         const uint32_t swz = (uint32_t)((chunk ^ (row0 & 7)) * 16);   // row0 + 16 i has the same row % 8
@@ -166,7 +170,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
     }
 
     // ---------------------------------------------------------------------- consumers (warpgroups 1, 2)
-    const int cw = wg - 1;                          // consumer 0: rows 0 .. 63, 1: rows 64 .. 127
+    if constexpr (Cfg::REBALANCE) setmaxnreg_inc<232>();
+    const int cw = wg - 1;                          // consumer 0: rows 0 .. BM/2-1, 1: the rest
     const int warp = (tid >> 5) & 3, lane = tid & 31;
     const bool has_bias = (epilogue & gemm::BIAS) != 0, has_gelu = (epilogue & gemm::GELU) != 0,
                has_res = (epilogue & gemm::RESIDUAL) != 0;

@@ -46,8 +46,8 @@ public final class CudaKernels implements AutoCloseable {
      * {@code H...}: the Hopper kernel (gemm_sm90.cuh), warpgroup MMA fed by a producer warpgroup, CTA tile
      * M x N, K step 64; compute capability 9.0 only ({@link #supports}). {@code H2_...}: the same Hopper kernel
      * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
-     * waits for its own copies; 4 stages at 128 x 256, 7 at 128 x 128), picked by {@link #defaultTile} only with
-     * {@link #GEMM_PIPELINE_PROPERTY}{@code =v2}.
+     * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
+     * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
@@ -58,7 +58,8 @@ public final class CudaKernels implements AutoCloseable {
         H256x192(256, 192, 4),
         H128x128(128, 128, 6),
         H2_128x256("v2", 128, 256, 4),
-        H2_128x128("v2", 128, 128, 7);
+        H2_128x128("v2", 128, 128, 7),
+        H2_256x192("v2", 256, 192, 4);
 
         final String symbol;
         final int bm, bn, threads, smem;

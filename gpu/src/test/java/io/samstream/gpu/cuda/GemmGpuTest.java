@@ -89,7 +89,7 @@ class GemmGpuTest extends GpuTestBase {
 
     /** Every Hopper tile of both pipelines: v1 (gemm_sm90.cuh) and v2 (gemm_sm90_v2.cuh). */
     static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
-        GemmTile.H2_128x256, GemmTile.H2_128x128};
+        GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192};
 
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
@@ -100,6 +100,7 @@ class GemmGpuTest extends GpuTestBase {
                 Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_128x256),
                 Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H2_128x128),
                 Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H2_128x256),
+                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_256x192),
                 // v2 persistent: K of 7 and 9 k tiles (the 7-stage ring's slots and phases shift from output tile to
                 // output tile), several tiles per CTA
                 Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.H2_128x128),
@@ -122,11 +123,11 @@ class GemmGpuTest extends GpuTestBase {
                 String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
                 System.setProperty(CudaKernels.PERSISTENT_PROPERTY, Boolean.toString(persistent));
                 try {
-                    for (GemmTile tile : new GemmTile[] {GemmTile.H2_128x256, GemmTile.H2_128x128}) {
+                    for (GemmTile tile : new GemmTile[] {GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192}) {
                         for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15}) {
                             // ragged K (the last k tile half full), 2 row bands x 3 column tiles, or ~4 tiles per SM of an H200
-                            int m = persistent ? 128 * 132 + 5 : 200;
-                            int n = persistent ? 4 * tile.bn : 3 * tile.bn - 8;
+                            int m = persistent ? tile.bm * 66 + 5 : 2 * tile.bm - 56;
+                            int n = persistent ? 8 * tile.bn : 3 * tile.bn - 8;
                             sampledRowsMatch(m, n, 64 * kTiles - 32, tile);
                         }
                     }

@@ -39,6 +39,8 @@ class GemmPipelineTest {
         assertEquals("samstream_gemm_sm90v2_128x128", GemmTile.H2_128x128.symbol);
         assertEquals(4 * (128 + 256) * 128 + 4 * 16 + 1024, GemmTile.H2_128x256.smem);
         assertEquals(7 * (128 + 128) * 128 + 7 * 16 + 1024, GemmTile.H2_128x128.smem);
+        assertEquals("samstream_gemm_sm90v2_256x192", GemmTile.H2_256x192.symbol);
+        assertEquals(4 * (256 + 192) * 128 + 4 * 16 + 1024, GemmTile.H2_256x192.smem);
         for (GemmTile t : GemmTile.values()) {
             assertTrue(t.smem <= 232448, t + " asks for more shared memory than an sm_90 CTA has");
             assertEquals(t.symbol.contains("sm90v2") ? 2 : 1, t.pipeline(), t.toString());
