@@ -29,7 +29,7 @@
 #   first GemmGpuTest#v2PipelineNeverHangs alone (a deadlock fails it in 120 s; then the v2 benchmarks are skipped),
 #   then GemmGpuTest (or $CLASSES: every shape / epilogue on both pipelines), CudaKernelBench's Hopper GEMM rows
 #   (gemm-kernels.tsv: v1 and v2 tiles, one CTA per tile and persistent), EncoderBench with v1 and with v2
-#   (encoder-v1.tsv, encoder-v2.tsv; batches ${ENCODER_BATCHES:-8 32}) and bench/gemm_pipeline_table.py's
+#   (encoder-v1.tsv, encoder-v2.tsv; batch ${ENCODER_BATCHES:-32}; the whole mode takes ~6-8 min) and bench/gemm_pipeline_table.py's
 #   gemm-pipeline.md (v1 vs v2 side by side: copy it to bench/results/).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
@@ -178,9 +178,9 @@ if [ "$mode" = gemmpipe ]; then
         timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/gemm-kernels.tsv" 20 "re:gemm .*H" \
             2>&1 | tee "$work/gemm-kernels.log" || status=1
         for p in v1 v2; do
-            echo "=== EncoderBench -Dsamstream.cuda.gemmPipeline=$p (vit_b, batch ${ENCODER_BATCHES:-8 32})"
-            timeout 240 java -Xmx24g -Dsamstream.cuda.gemmPipeline=$p -cp "$cp" io.samstream.bench.EncoderBench \
-                "$out/encoder-$p.tsv" ${ENCODER_BATCHES:-8 32} 2>&1 | tee "$work/encoder-$p.log" || status=1
+            echo "=== EncoderBench -Dsamstream.cuda.gemmPipeline=$p (vit_b, batch ${ENCODER_BATCHES:-32})"
+            timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline=$p -cp "$cp" io.samstream.bench.EncoderBench \
+                "$out/encoder-$p.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p.log" || status=1
         done
         echo "=== gemm-pipeline.md (v1 vs v2: GEMMs per shape, encoder per batch)"
         python3 "$here/gemm_pipeline_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" \
