@@ -28,10 +28,12 @@
 // Why no phase can be skipped (try_wait.parity only tells the last two phases apart):
 //   - full[s] phase u + 1 needs the producer's copies of use u + 1, which it issues only after empty[s]
 //     phase u, which needs every consumer warp to have waited on full[s] phase u and consumed it. So while
-//     a consumer waits on phase u, full[s] has completed at most phase u.
+//     a consumer waits on phase u, full[s] has completed at most phase u, and at least phase u - 1 (the
+//     consumer waited for that one itself: every consumer thread waits on every use, in order).
 //   - empty[s] phase u needs the consumers to have consumed use u, which needs full[s] phase u, which
 //     needs the producer's copies of use u, issued after its wait on empty[s] phase u - 1. So while the
-//     producer waits on phase u - 1, empty[s] has completed at most phase u - 1.
+//     producer waits on phase u - 1, empty[s] has completed at most phase u - 1, and at least u - 2 (the
+//     producer waited for it before issuing use u - 1).
 //   - An asynchronous arrival of use u + 1 cannot reach full[s] before phase u completes: the copies of use
 //     u + 1 are issued after empty[s] phase u, i.e. after phase u of full[s] completed.
 // tools/gemm_v2_protocol_model.py checks this protocol in random interleavings (copies landing out of order,
@@ -48,6 +50,16 @@
 // End of the kernel. A producer thread ends with cp.async.wait_all so that no copy is in flight when it
 // exits (the consumers still wait for the full-barriers those copies complete); the last uses' empty
 // arrivals are never waited on (harmless: barriers die with the CTA).
+//
+// Not done here: a ping-pong schedule (each consumer warpgroup owning whole output tiles, alternately, so one's
+// epilogue overlaps the other's main loop). Note for whoever does it: the consumers then skip each other's k
+// tiles in the ring, and try_wait.parity cannot tell phase u - 1 (incomplete) from phase u + 1 (complete): a
+// warpgroup that waits on phase u of a slot while the other's use u - 1 of it has not completed (copies land out
+// of order across stages) would pass at once. The math-ordering barrier between the two warpgroups (one starts
+// its main loop only after the other's has passed all its full waits) is needed for correctness, not only
+// speed. tools/gemm_v2_protocol_model.py is the place to check such a schedule first. Persistent launch
+// (CudaKernels' gemmPersistent) already lets this producer fill the whole ring for the next tile during the
+// epilogue.
 //
 // The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps (see
 // gemm_sm90.cuh), and CudaKernels launches these kernels only on compute capability 9.0.
