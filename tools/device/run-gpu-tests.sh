@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|gemmpipe] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -25,6 +25,12 @@
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
 #   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
+# Mode "gemmpipe": the Hopper GEMM pipeline v2 (gemm_sm90_v2.cuh, -Dsamstream.cuda.gemmPipeline=v2) against v1:
+#   first GemmGpuTest#v2PipelineNeverHangs alone (a deadlock fails it in 120 s; then the v2 benchmarks are skipped),
+#   then GemmGpuTest (or $CLASSES: every shape / epilogue on both pipelines), CudaKernelBench's Hopper GEMM rows
+#   (gemm-kernels.tsv: v1 and v2 tiles, one CTA per tile and persistent), EncoderBench with v1 and with v2
+#   (encoder-v1.tsv, encoder-v2.tsv; batch ${ENCODER_BATCHES:-32}; the whole mode takes ~6-8 min) and bench/gemm_pipeline_table.py's
+#   gemm-pipeline.md (v1 vs v2 side by side: copy it to bench/results/).
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -47,6 +53,7 @@ mode=${1:-all}
 mkdir -p "$out"
 work=$(mktemp -d)
 status=0
+v2_failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
@@ -77,6 +84,9 @@ case "$mode" in
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
     sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
+    gemmpipe)
+        runs+=("method:GemmGpuTest#v2PipelineNeverHangs")
+        for c in ${CLASSES:-GemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -86,17 +96,23 @@ for run in "${runs[@]}"; do
         echo "=== $cls ($tool)"
         start=$(date +%s)
         prefix=()
-        if [ "$tool" != plain ]; then
+        select=(--select-class)
+        if [ "$tool" = method ]; then
+            select=(--select-method)
+        elif [ "$tool" != plain ]; then
             [ -n "$sanitizer" ] || { echo "!!! compute-sanitizer not found"; status=1; break; }
             # API errors are not reported: the code checks every result itself, and one test provokes one.
             prefix=("$sanitizer" --tool "$tool" --print-limit 20 --report-api-errors no)
         fi
         case "$cls" in *.*) fqcn="io.samstream.gpu.$cls" ;; *) fqcn="io.samstream.gpu.cuda.$cls" ;; esac
-        timeout "${CLASS_TIMEOUT:-300}" "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
+        limit=${CLASS_TIMEOUT:-300}
+        [ "$tool" = method ] && limit=180
+        timeout "$limit" "${prefix[@]}" java -Xmx48g -Dsamstream.fixtures="$here/fixtures" -jar "$console" execute \
             --disable-banner --disable-ansi-colors --details=tree \
-            --class-path "$cp" --select-class "$fqcn" \
+            --class-path "$cp" "${select[@]}" "$fqcn" \
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
+        [ "$tool" = method ] && [ $rc -ne 0 ] && v2_failed=1
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
         grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls-$tool.log" | tail -60
@@ -152,6 +168,24 @@ if [ "$mode" = sparse ]; then
     done
     echo "=== sparse-speed.md (dense vs 2:4: GEMMs per shape, encoder per batch)"
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
+fi
+
+if [ "$mode" = gemmpipe ]; then
+    if [ "$v2_failed" = 1 ]; then
+        echo "!!! GemmGpuTest#v2PipelineNeverHangs failed (hang or wrong result): skipping the v2 benchmarks"
+    else
+        echo "=== CudaKernelBench (Hopper GEMM rows: v1 and v2 tiles, one CTA per tile and persistent)"
+        timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/gemm-kernels.tsv" 20 "re:gemm .*H" \
+            2>&1 | tee "$work/gemm-kernels.log" || status=1
+        for p in v1 v2; do
+            echo "=== EncoderBench -Dsamstream.cuda.gemmPipeline=$p (vit_b, batch ${ENCODER_BATCHES:-32})"
+            timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline=$p -cp "$cp" io.samstream.bench.EncoderBench \
+                "$out/encoder-$p.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p.log" || status=1
+        done
+        echo "=== gemm-pipeline.md (v1 vs v2: GEMMs per shape, encoder per batch)"
+        python3 "$here/gemm_pipeline_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" \
+            --out "$out/gemm-pipeline.md" || status=1
+    fi
 fi
 
 if [ "$mode" = decoder ]; then

@@ -11,6 +11,7 @@
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
 #include "gemm_sm90.cuh"
+#include "gemm_sm90_v2.cuh"
 #include "gemm_sparse_sm90.cuh"
 #include "layernorm.cuh"
 
@@ -47,6 +48,21 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x256, 128, 256, 4)
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_256x192, 256, 192, 4)
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
+
+// ---- Hopper GEMM, pipeline v2 (gemm_sm90_v2.cuh): the same signature, function and tiles; stages completed by
+// cp.async.mbarrier.arrive.noinc (the producer never waits for its own copies). Selected by
+// -Dsamstream.cuda.gemmPipeline=v2 (128x256 / 128x128; 256x192 only when asked for by tile, as in v1).
+// Shared memory: 128x256 x 4 stages: 193 KB, 128x128 x 7 stages: 225 KB, 256x192 x 4 stages: 225 KB.
+#define SAMSTREAM_GEMM_SM90_V2(NAME, BM, BN, STAGES)                                                  \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \
+        const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
+        int K, int epilogue) {                                                                        \
+        gemm_sm90_v2::gemm_bf16_sm90_v2<BM, BN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);  \
+    }
+
+SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x256, 128, 256, 4)
+SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x128, 128, 128, 7)
+SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_256x192, 256, 192, 4)
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.

@@ -33,8 +33,9 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  *
  * <pre>java -cp ... io.samstream.bench.CudaKernelBench OUT.tsv [repeats [FILTER]]</pre>
  *
- * FILTER (a substring of "op variant", e.g. "attention vit_b global") runs only the matching
- * measurements: for profiling one kernel under ncu.
+ * FILTER (a substring of "op variant", e.g. "attention vit_b global", or "re:" and a regular expression found in
+ * it, e.g. "re:gemm .*H" for the Hopper GEMM rows only) runs only the matching measurements: for profiling one
+ * kernel under ncu, or one comparison.
  *
  * Writes one TSV line per measurement (op, variant, shape, ms, TFLOP/s or GB/s); bench/torch_kernels.py
  * measures PyTorch on the same shapes and writes the combined table to bench/results/.
@@ -60,7 +61,12 @@ public final class CudaKernelBench {
     }
 
     private boolean wanted(String op, String variant) {
-        return filter == null || (op + " " + variant).contains(filter);
+        if (filter == null) {
+            return true;
+        }
+        String name = op + " " + variant;
+        return filter.startsWith("re:") ? java.util.regex.Pattern.compile(filter.substring(3)).matcher(name).find()
+                : name.contains(filter);
     }
 
     public static void main(String[] args) throws IOException {
@@ -129,6 +135,14 @@ public final class CudaKernelBench {
                 float ms = time(() -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
                 report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), ms, flop / ms / 1e9,
                         "TFLOP/s");
+                // The Hopper 128-row tiles of both pipelines launched persistently too (v2's producer then fills the
+                // ring for the next output tile during the epilogue).
+                if (tile.hopper() && tile.bm() == 128 && wanted("gemm", variant + " persistent")) {
+                    float pms = persistent(() -> time(
+                            () -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile)));
+                    report("gemm", s[0] + " " + s[3] + " " + tile + " persistent",
+                            String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), pms, flop / pms / 1e9, "TFLOP/s");
+                }
             }
             pool.release(mark);
         }
@@ -268,6 +282,21 @@ public final class CudaKernelBench {
             }
             Arrays.sort(ms);
             return ms[repeats / 2];
+        }
+    }
+
+    /** Runs {@code timing} with {@link CudaKernels#PERSISTENT_PROPERTY} on (restored after). */
+    private static float persistent(java.util.function.Supplier<Float> timing) {
+        String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
+        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, "true");
+        try {
+            return timing.get();
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
+            }
         }
     }
 

@@ -107,6 +107,7 @@ public final class EncoderBench {
             out.println("meta\tdevice\t" + ctx.info().describe());
             out.println("meta\tsparsity\t" + sparsity.describe());
             out.println("meta\tmodel\t" + modelName);
+            out.println("meta\tgemmPipeline\t" + System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1"));
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
@@ -151,6 +152,13 @@ public final class EncoderBench {
                             + " GEMMs %.2f ms%n", backend.usesGraphs() ? "on" : "off", ms, eager, old);
                     out.printf(Locale.ROOT, "variant\t%d\teager launches (no CUDA graph)\t%.4f%n", batch, eager);
                     out.printf(Locale.ROOT, "variant\t%d\teager launches, mma.sync GEMMs (previous path)\t%.4f%n", batch, old);
+                    // Eager with each Hopper GEMM pipeline (same backend, same process): v1 vs v2 in isolation.
+                    for (String pipeline : new String[] {"v1", "v2"}) {
+                        double t = eagerWithPipeline(backend, batch, iters, pipeline);
+                        System.out.printf(Locale.ROOT, "  eager, Hopper GEMM pipeline %s: %.2f ms (%.1f img/s)%n", pipeline,
+                                t, 1000 * batch / t);
+                        out.printf(Locale.ROOT, "variant\t%d\teager launches, GEMM pipeline %s\t%.4f%n", batch, pipeline, t);
+                    }
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
                         System.out.printf(Locale.ROOT, "  %-22s %8.3f ms%n", en.getKey(), en.getValue());
@@ -158,6 +166,22 @@ public final class EncoderBench {
                     }
                     out.flush();
                 }
+            }
+        }
+    }
+
+    /** Eager forward time with {@link CudaKernels#GEMM_PIPELINE_PROPERTY} set to {@code pipeline} (restored after). */
+    private static double eagerWithPipeline(CudaSamBackend backend, int batch, int iters, String pipeline) {
+        String before = System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, pipeline);
+        try {
+            backend.timeForward(batch, 1, false);
+            return backend.timeForward(batch, iters, false);
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, before);
             }
         }
     }

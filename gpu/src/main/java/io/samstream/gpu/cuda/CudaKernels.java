@@ -44,7 +44,10 @@ public final class CudaKernels implements AutoCloseable {
      * The GEMM variants compiled into the fatbin. {@code T...}: the mma.sync kernel (gemm.cuh), CTA tile
      * M x N x K-step, 64 x 64 warp tiles, a cp.async ring of the given depth; runs on every target.
      * {@code H...}: the Hopper kernel (gemm_sm90.cuh), warpgroup MMA fed by a producer warpgroup, CTA tile
-     * M x N, K step 64; compute capability 9.0 only ({@link #supports}).
+     * M x N, K step 64; compute capability 9.0 only ({@link #supports}). {@code H2_...}: the same Hopper kernel
+     * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
+     * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
+     * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
@@ -53,11 +56,16 @@ public final class CudaKernels implements AutoCloseable {
         T128x256x64(128, 256, 64, 3),
         H128x256(128, 256, 4),
         H256x192(256, 192, 4),
-        H128x128(128, 128, 6);
+        H128x128(128, 128, 6),
+        H2_128x256("v2", 128, 256, 4),
+        H2_128x128("v2", 128, 128, 7),
+        H2_256x192("v2", 256, 192, 4);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
+        /** 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline. */
+        final int pipeline;
 
         GemmTile(int bm, int bn, int bk, int stages) {
             this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
@@ -66,16 +74,33 @@ public final class CudaKernels implements AutoCloseable {
             this.threads = (bm / 64) * (bn / 64) * 32;
             this.smem = stages * (bm + bn) * (bk + 8) * 2;
             this.hopper = false;
+            this.pipeline = 1;
         }
 
         /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
         GemmTile(int bm, int bn, int stages) {
-            this.symbol = "samstream_gemm_sm90_" + bm + "x" + bn;
+            this("v1", bm, bn, stages);
+        }
+
+        /** A Hopper tile of the given pipeline ("v1": gemm_sm90.cuh, "v2": gemm_sm90_v2.cuh); the same smem formula for both. */
+        GemmTile(String pipeline, int bm, int bn, int stages) {
+            this.symbol = (pipeline.equals("v2") ? "samstream_gemm_sm90v2_" : "samstream_gemm_sm90_") + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
             this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
             this.hopper = true;
+            this.pipeline = pipeline.equals("v2") ? 2 : 1;
+        }
+
+        /** Rows of C per CTA tile. */
+        public int bm() {
+            return bm;
+        }
+
+        /** 1, or 2 for the Hopper pipeline v2 tiles ({@code H2_...}). */
+        public int pipeline() {
+            return pipeline;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -166,6 +191,14 @@ public final class CudaKernels implements AutoCloseable {
      * 2026-11-30-h200-wgmma.md) it gained 1-6% at K >= 4096 and lost 13% on the vit_b proj shape.
      */
     public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
+
+    /**
+     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks, {@code v1} (default: gemm_sm90.cuh, the
+     * producer waits for its own copies before marking a stage full) or {@code v2} (gemm_sm90_v2.cuh, stages
+     * completed by the hardware through {@code cp.async.mbarrier.arrive}, every free stage in flight; experimental
+     * until measured on the H200: {@code run-gpu-tests.sh gemmpipe}). Read at every launch, like the others.
+     */
+    public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
 
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
@@ -353,7 +386,22 @@ public final class CudaKernels implements AutoCloseable {
         long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
         // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
         double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
-        return narrowCost < wideCost ? GemmTile.H128x128 : GemmTile.H128x256;
+        boolean v2 = gemmPipeline() == 2;
+        if (narrowCost < wideCost) {
+            return v2 ? GemmTile.H2_128x128 : GemmTile.H128x128;
+        }
+        return v2 ? GemmTile.H2_128x256 : GemmTile.H128x256;
+    }
+
+    /** The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 or 2; anything but v1 / v2 is refused, naming it. */
+    static int gemmPipeline() {
+        String v = System.getProperty(GEMM_PIPELINE_PROPERTY, "v1").trim();
+        return switch (v) {
+            case "v1", "1" -> 1;
+            case "v2", "2" -> 2;
+            default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
+                    + ": unknown GEMM pipeline (v1 or v2)");
+        };
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,

@@ -2,15 +2,20 @@ package io.samstream.gpu.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -22,7 +27,10 @@ import io.samstream.gpu.cuda.CudaKernels.GemmTile;
  * accumulates in fp32 and rounds once to bf16, so each element must be within half a bf16 ulp of the
  * exact value (2^-9 relative) plus fp32 accumulation noise: tolerance 2^-8 |ref| + 1e-3 rms(ref).
  * Outputs are poisoned with NaN first and a guard band after C must stay NaN (no write past M x N).
+ * The Hopper cases run on both pipelines: v1 ({@code H...}) and v2 ({@code H2_...}, gemm_sm90_v2.cuh); the
+ * v2 hang check runs first (a pipeline deadlock would otherwise hang every later test).
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GemmGpuTest extends GpuTestBase {
     enum Epi { PLAIN, BIAS, BIAS_GELU, BIAS_RESIDUAL, BIAS_GELU_RESIDUAL, IN_PLACE_RESIDUAL }
 
@@ -58,7 +66,7 @@ class GemmGpuTest extends GpuTestBase {
      */
     static Stream<Arguments> hopperCases() {
         List<Arguments> cases = new ArrayList<>();
-        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
+        for (GemmTile tile : HOPPER_TILES) {
             cases.add(Arguments.of(300, 2304, 768, Epi.BIAS, tile));                 // vit_b qkv
             cases.add(Arguments.of(300, 3072, 768, Epi.BIAS_GELU, tile));            // vit_b lin1
             cases.add(Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, tile));        // vit_b lin2
@@ -79,12 +87,83 @@ class GemmGpuTest extends GpuTestBase {
         return cases.stream();
     }
 
+    /** Every Hopper tile of both pipelines: v1 (gemm_sm90.cuh) and v2 (gemm_sm90_v2.cuh). */
+    static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
+        GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192};
+
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
         return Stream.of(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256),
                 Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192),
                 Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128),
-                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H128x256));
+                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H128x256),
+                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_128x256),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H2_128x128),
+                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H2_128x256),
+                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_256x192),
+                // v2 persistent: K of 7 and 9 k tiles (the 7-stage ring's slots and phases shift from output tile to
+                // output tile), several tiles per CTA
+                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.H2_128x128),
+                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.H2_128x256));
+    }
+
+    /**
+     * Pipeline v2 finishes (no deadlock in its full / empty barrier protocol) on every k-tile count around its
+     * ring depths (1 .. 2 x 7 + 1 k tiles: fewer tiles than stages, exactly the stages, wrapping once and twice),
+     * one CTA per tile and persistent (~4 output tiles per CTA), each launch checked against the reference on
+     * a few rows. Runs first; 120 s for ~60 small launches that take milliseconds.
+     */
+    @Test
+    @Order(1)
+    void v2PipelineNeverHangs() {
+        assumeTrue(gpu.kernels.supports(GemmTile.H2_128x256), "Hopper GEMM tests skipped: the v2 pipeline needs"
+                + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
+            for (boolean persistent : new boolean[] {false, true}) {
+                String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
+                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, Boolean.toString(persistent));
+                try {
+                    for (GemmTile tile : new GemmTile[] {GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192}) {
+                        for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15}) {
+                            // ragged K (the last k tile half full), 2 row bands x 3 column tiles, or ~4 tiles per SM of an H200
+                            int m = persistent ? tile.bm * 66 + 5 : 2 * tile.bm - 56;
+                            int n = persistent ? 8 * tile.bn : 3 * tile.bn - 8;
+                            sampledRowsMatch(m, n, 64 * kTiles - 32, tile);
+                        }
+                    }
+                } finally {
+                    if (before == null) {
+                        System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
+                    } else {
+                        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
+                    }
+                }
+            }
+        }, "the v2 GEMM pipeline did not finish within 120 s: a deadlock in its mbarrier protocol (gemm_sm90_v2.cuh)");
+    }
+
+    /** One launch of {@code tile} on random data, checked on 8 rows (first, last, random): for the hang check. */
+    private void sampledRowsMatch(int m, int n, int k, GemmTile tile) {
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(m * 31L + n * 7L + k);
+        float[] a = GpuTestSupport.randomBf16(rnd, m * k, 1.0);
+        float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
+        float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
+        DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
+        gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+                k, true, tile);
+        float[] got = gpu.download(dc, m * n);
+        int[] rows = rnd.ints(8, 0, m).toArray();
+        rows[0] = 0;
+        rows[1] = m - 1;
+        float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, true);
+        float[] out = new float[rows.length * n];
+        for (int i = 0; i < rows.length; i++) {
+            System.arraycopy(got, rows[i] * n, out, i * n, n);
+        }
+        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d persistent=%s (8 rows)", tile, m, n, k,
+                System.getProperty(CudaKernels.PERSISTENT_PROPERTY)), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        gpu.pool.release(mark);
     }
 
     /** The same kernels launched persistently ({@link CudaKernels#PERSISTENT_PROPERTY}): the pipeline runs on across tiles. */
@@ -123,7 +202,7 @@ class GemmGpuTest extends GpuTestBase {
 
     static Stream<Arguments> largeShapes() {
         List<Arguments> cases = new ArrayList<>();
-        for (GemmTile tile : new GemmTile[] {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128}) {
+        for (GemmTile tile : HOPPER_TILES) {
             cases.add(Arguments.of(2304, 768, false, tile));
             cases.add(Arguments.of(4096, 1024, true, tile));
             cases.add(Arguments.of(1280, 5120, false, tile));
@@ -139,6 +218,8 @@ class GemmGpuTest extends GpuTestBase {
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x256));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x128));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H256x192));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x256));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x128));
         assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
@@ -156,6 +237,34 @@ class GemmGpuTest extends GpuTestBase {
                 && Boolean.parseBoolean(System.getProperty(CudaKernels.WGMMA_PROPERTY, "true"));
         assertEquals(hopper, gpu.kernels.defaultTile(32 * 4096, 3072).hopper());
         assertEquals(hopper, gpu.kernels.defaultTile(4096, 768).hopper());
+        // v1 unless the v2 pipeline is asked for
+        if (hopper && System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY) == null) {
+            assertEquals(1, gpu.kernels.defaultTile(32 * 4096, 3072).pipeline());
+            System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
+            try {
+                assertEquals(GemmTile.H2_128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
+                assertEquals(2, gpu.kernels.defaultTile(4096, 768).pipeline());
+            } finally {
+                System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
+            }
+        }
+    }
+
+    /** The vit_b batch-1 shapes through {@link CudaKernels#defaultTile} with {@code -Dsamstream.cuda.gemmPipeline=v2}. */
+    @ParameterizedTest(name = "v2 default tile, vit_b m=4096 n={0} k={1}")
+    @MethodSource("vitbShapes")
+    void vitbShapesOnSampledRowsPipelineV2(int n, int k, boolean gelu) {
+        assumeTrue(gpu.kernels.supports(GemmTile.H2_128x256), "Hopper GEMM tests skipped: the v2 pipeline needs"
+                + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
+        GemmTile tile;
+        try {
+            tile = gpu.kernels.defaultTile(4096, n);
+        } finally {
+            System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
+        }
+        assertEquals(2, tile.pipeline(), tile + " is not a v2 tile");
+        sampledRows(n, k, gelu, tile);
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
