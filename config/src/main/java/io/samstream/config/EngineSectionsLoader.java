@@ -127,11 +127,16 @@ final class EngineSectionsLoader {
 
     private static EngineSettings.Tracking tracking(Config config, String origin) {
         String key = ROOT + ".tracking";
-        return new EngineSettings.Tracking(config.getBoolean(key + ".enabled"),
-                positive(config, key + ".lost-after", origin, 10_000),
+        int lostAfter = positive(config, key + ".lost-after", origin, 10_000);
+        int hiddenLostAfter = positive(config, key + ".hidden-lost-after", origin, 10_000);
+        if (hiddenLostAfter < lostAfter) {
+            throw new ConfigException(origin + ": " + key + ".hidden-lost-after must be at least " + key
+                    + ".lost-after (" + lostAfter + "), got " + hiddenLostAfter);
+        }
+        return new EngineSettings.Tracking(config.getBoolean(key + ".enabled"), lostAfter,
                 fraction(config, key + ".min-predicted-iou", origin),
                 fraction(config, key + ".min-stability", origin),
-                fraction(config, key + ".merge-iou", origin));
+                fraction(config, key + ".merge-iou", origin), hiddenLostAfter);
     }
 
     private static EngineSettings.Discovery discovery(Config config, String origin) {

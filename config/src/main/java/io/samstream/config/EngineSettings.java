@@ -46,12 +46,14 @@ public final class EngineSettings {
      * @param minPredictedIou a frame whose mask's predicted IoU is below it is bad
      * @param minStability    a frame whose mask's stability score is below it is bad
      * @param mergeIou        two tracks whose masks overlap this much (IoU) are one object
+     * @param hiddenLostAfter consecutive bad frames after which an object is lost even when another object in
+     *                        front of it explains them (bad frames so explained do not count towards lostAfter)
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
-            double mergeIou) {
+            double mergeIou, int hiddenLostAfter) {
         /** Off: today's fixed prompts on every frame. */
         public static Tracking off() {
-            return new Tracking(false, 5, 0.5, 0.6, 0.85);
+            return new Tracking(false, 5, 0.5, 0.6, 0.85, 30);
         }
     }
 

@@ -29,16 +29,16 @@ class EngineSectionsTest {
         assertEquals("127.0.0.1", c.metrics().host());
         assertTrue(c.streamsTopic().isEmpty());
         assertEquals(2, c.streamDefaults().prompts().grid());
-        assertEquals(new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85), c.tracking());
+        assertEquals(new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30), c.tracking());
         assertEquals(new EngineSettings.Discovery(false, 30, 16, 0.86, 0.92, 0.7, 64, 0.5), c.discovery());
     }
 
     @Test
     void trackingAndDiscovery() throws IOException {
         SamstreamConfig c = ConfigLoader.load(write("samstream { tracking { lost-after = 3, min-predicted-iou = 0.7,"
-                + " min-stability = 0.8, merge-iou = 0.9 }\n"
+                + " min-stability = 0.8, merge-iou = 0.9, hidden-lost-after = 12 }\n"
                 + " discovery { enabled = on, interval = 10, points-per-side = 8, min-area = 100 } }"));
-        assertEquals(new EngineSettings.Tracking(true, 3, 0.7, 0.8, 0.9), c.tracking());
+        assertEquals(new EngineSettings.Tracking(true, 3, 0.7, 0.8, 0.9, 12), c.tracking());
         assertEquals(new EngineSettings.Discovery(true, 10, 8, 0.86, 0.92, 0.7, 100, 0.5), c.discovery());
         assertFalse(ConfigLoader.load(write("samstream.tracking.enabled = off")).tracking().enabled());
     }
@@ -95,6 +95,8 @@ class EngineSectionsTest {
         assertMessage("samstream.tracking.lost-after = 0", "samstream.tracking.lost-after");
         assertMessage("samstream.tracking.min-predicted-iou = 1.5", "samstream.tracking.min-predicted-iou", "[0, 1]");
         assertMessage("samstream.tracking.merge-iou = -0.1", "samstream.tracking.merge-iou");
+        assertMessage("samstream.tracking { lost-after = 8, hidden-lost-after = 6 }",
+                "samstream.tracking.hidden-lost-after", "samstream.tracking.lost-after (8)");
         assertMessage("samstream.tracking.lost-afterr = 3", "unknown key samstream.tracking.lost-afterr");
         assertMessage("samstream.discovery.interval = 0", "samstream.discovery.interval");
         assertMessage("samstream.discovery.nms-iou = 2", "samstream.discovery.nms-iou");

@@ -114,6 +114,15 @@ public final class KalmanBoxFilter {
         x[3] = Math.max(x[3], MIN_SIZE);
     }
 
+    /**
+     * Stops the size from changing further (its velocity set to 0): while the object is not measured (hidden),
+     * a size trend would otherwise be extrapolated frame after frame.
+     */
+    public void holdSize() {
+        x[6] = 0;
+        x[7] = 0;
+    }
+
     /** The state's box {@code [x0, y0, x1, y1]} (after {@link #predict}: the prediction). */
     public double[] box() {
         return new double[] {x[0] - x[2] / 2, x[1] - x[3] / 2, x[0] + x[2] / 2, x[1] + x[3] / 2};

@@ -42,6 +42,16 @@ import org.slf4j.LoggerFactory;
  *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
  *     list, a log line, a counter), its track ends, and a prompted object stays gone until its prompt
  *     changes or the stream is reset.</li>
+ * <li><b>Occlusion.</b> A bad frame while the track's predicted box overlaps another object's mask box is
+ *     explained (the object is behind it): it does not count towards {@code lost-after}, only towards
+ *     {@code hidden-lost-after}, so the track coasts through the occlusion and takes the object up again
+ *     when the prompt at its predicted place gives a good mask. A good mask that is partly hidden (its box
+ *     cut on a side where another object is) corrects the filter with the edge it shows and the size the
+ *     object had when last clear ({@link PartialBox}), so that centre, velocity and size stay those of the
+ *     whole object; while it is not measured at all the filter holds its size (no size trend is
+ *     extrapolated). A followed mask that lies mostly on another object's new mask while it no longer
+ *     matches its own previous mask (IoU below {@value #JUMP_COVER}, and below the other's) has
+ *     <b>jumped</b> onto that object, usually the occluder: a bad frame, not reported, never merged.</li>
  * <li>Two objects whose masks overlap with IoU >= {@code merge-iou} are one: the prompted one (over a
  *     discovered one), else the older, else the lower id is kept; the other ends (logged).</li>
  * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
@@ -54,6 +64,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class ObjectTracker {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
+    /**
+     * A followed mask more than this fraction of which is another object's mask, and whose IoU with its own
+     * previous mask is below it, slid onto that object ({@link #jumped}).
+     */
+    private static final double JUMP_COVER = 0.5;
 
     /** What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. */
     public record Frame(List<ObjectMask> objects, List<Integer> lost) {}
@@ -118,6 +133,8 @@ public final class ObjectTracker {
         final long revision;
         /** The shifted previous mask (followed tracks): what the chosen output should stay consistent with. */
         final boolean[] previous;
+        /** The filter's predicted box in pixels (followed tracks). */
+        double[] predicted;
         Tensor chosen;
         float score;
         boolean[] mask;
@@ -238,7 +255,10 @@ public final class ObjectTracker {
             // Predicted out of the frame: the last good box (from a non-empty mask, so never empty) instead.
             box = geometry.modelBox(last);
         }
-        return new Work(t.id(), new Prompt(points, labels, box, previous), true, t, null, t.revision(), previousMask);
+        Work w = new Work(t.id(), new Prompt(points, labels, box, previous), true, t, null, t.revision(),
+                previousMask);
+        w.predicted = predicted;
+        return w;
     }
 
     private void decode(Tensor embedding, List<Work> work) {
@@ -289,9 +309,10 @@ public final class ObjectTracker {
 
     /** Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns what stays. */
     private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
+        Set<Work> jumped = jumped(work);
         for (Work w : work) {
             boolean good = !w.read.empty() && w.read.object().score() >= settings.minPredictedIou()
-                    && w.read.object().stability() >= settings.minStability();
+                    && w.read.object().stability() >= settings.minStability() && !jumped.contains(w);
             if (w.track == null) {
                 w.track = new Track(w.id, Track.Origin.PROMPTED, w.revision, frame, w.chosen,
                         w.read.empty() ? extent(w.seed) : w.read.box());
@@ -300,9 +321,11 @@ public final class ObjectTracker {
                     w.track.bad();
                 }
             } else if (good) {
-                w.track.measured(w.chosen, w.read.box());
+                w.track.measured(w.chosen, w.read.box(), PartialBox.full(w.predicted, w.read.box(),
+                        w.track.clearSize(), strip -> inFront(strip, w, work, jumped)),
+                        !inFront(w.read.box(), w, work, jumped));
             } else {
-                w.track.bad();
+                w.track.bad(hidden(w, work, jumped));
             }
         }
         Set<Work> gone = new HashSet<>();
@@ -310,7 +333,7 @@ public final class ObjectTracker {
             for (int j = i + 1; j < work.size() && !gone.contains(work.get(i)); j++) {
                 Work a = work.get(i);
                 Work b = work.get(j);
-                if (gone.contains(b) || a.read.empty() || b.read.empty()
+                if (gone.contains(b) || a.read.empty() || b.read.empty() || jumped.contains(a) || jumped.contains(b)
                         || LowResMask.iou(a.mask, b.mask) < settings.mergeIou()) {
                     continue;
                 }
@@ -327,18 +350,68 @@ public final class ObjectTracker {
             if (gone.contains(w)) {
                 continue;
             }
-            if (w.track.badFrames() >= settings.lostAfter()) {
+            if (w.track.unexplainedBadFrames() >= settings.lostAfter()
+                    || w.track.badFrames() >= settings.hiddenLostAfter()) {
                 end(w.track);
                 lost.add(w.id);
                 meters.lost().increment();
-                log.info("stream {}: object {} lost at frame {} (predicted IoU {} / stability {} below {} / {} for {} "
-                        + "frames)", stream, w.id, frame, w.read.object().score(), w.read.object().stability(),
-                        settings.minPredictedIou(), settings.minStability(), settings.lostAfter());
+                log.info("stream {}: object {} lost at frame {} ({} bad frames in a row, {} of them not behind another "
+                        + "object; last predicted IoU {} / stability {}, minimum {} / {})", stream, w.id, frame,
+                        w.track.badFrames(), w.track.unexplainedBadFrames(), w.read.object().score(),
+                        w.read.object().stability(), settings.minPredictedIou(), settings.minStability());
                 continue;
             }
-            kept.add(w);
+            if (!jumped.contains(w)) {
+                kept.add(w); // a jumped track's mask is another object's: nothing to report for it in this frame
+            }
         }
         return kept;
+    }
+
+    /**
+     * Followed tracks whose new mask is mostly another followed object's new mask while it agrees less with its
+     * own previous mask than that object's does: the prompt slid onto a neighbour (typically the occluder).
+     */
+    private static Set<Work> jumped(List<Work> work) {
+        Set<Work> out = new HashSet<>();
+        for (Work a : work) {
+            if (a.previous == null || a.read.empty()) {
+                continue;
+            }
+            double own = LowResMask.iou(a.mask, a.previous);
+            if (own >= JUMP_COVER) {
+                continue; // it still continues its own mask: two tracks of one object are merged, not a jump
+            }
+            for (Work b : work) {
+                if (b == a || b.previous == null || b.read.empty()) {
+                    continue;
+                }
+                if (LowResMask.coveredBy(a.mask, b.mask) > JUMP_COVER && own < LowResMask.iou(b.mask, b.previous)) {
+                    out.add(a);
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether a followed track's bad frame is explained: its predicted box overlaps another object's mask box. */
+    private static boolean hidden(Work w, List<Work> work, Set<Work> jumped) {
+        return w.predicted != null && inFront(w.predicted, w, work, jumped);
+    }
+
+    /** Whether {@code box} (pixels) overlaps the mask box of another object of this frame than {@code w}. */
+    private static boolean inFront(double[] box, Work w, List<Work> work, Set<Work> jumped) {
+        for (Work o : work) {
+            if (o != w && !o.read.empty() && !jumped.contains(o) && overlap(box, o.read.box())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean overlap(double[] a, double[] b) {
+        return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
     }
 
     private void end(Track t) {

@@ -20,6 +20,9 @@ public final class Track {
     private Tensor lowResLogits;
     private double[] box;
     private int badFrames;
+    /** The box's size {@code [w, h]} when last seen clear of other objects ({@link PartialBox}). */
+    private double[] clearSize;
+    private int unexplainedBadFrames;
 
     /**
      * @param lowResLogits the seed's chosen logits {@code [1, L, L]}
@@ -32,6 +35,7 @@ public final class Track {
         this.bornFrame = bornFrame;
         this.lowResLogits = lowResLogits;
         this.box = box.clone();
+        this.clearSize = new double[] {box[2] - box[0], box[3] - box[1]};
         this.filter = new KalmanBoxFilter(box);
     }
 
@@ -65,21 +69,56 @@ public final class Track {
         return filter;
     }
 
+    /** The box's size {@code [w, h]} when it was last seen clear of every other object. */
+    double[] clearSize() {
+        return clearSize.clone();
+    }
+
+    /** Bad frames in a row, explained or not. */
     public int badFrames() {
         return badFrames;
     }
 
     /** A good frame: its mask becomes the next frame's prompt and corrects the filter. */
     void measured(Tensor logits, double[] measuredBox) {
-        lowResLogits = logits;
-        box = measuredBox.clone();
-        filter.update(measuredBox);
-        badFrames = 0;
+        measured(logits, measuredBox, measuredBox, true);
     }
 
-    /** A bad frame: the last good mask stays, the filter coasts on its prediction. */
+    /**
+     * A good frame whose mask may be partly hidden: {@code fullBox} ({@link PartialBox}) corrects the filter,
+     * the visible mask and its box become the next prompt's; {@code clear}: no other object's box touches it.
+     */
+    void measured(Tensor logits, double[] measuredBox, double[] fullBox, boolean clear) {
+        lowResLogits = logits;
+        box = measuredBox.clone();
+        if (clear) {
+            clearSize = new double[] {measuredBox[2] - measuredBox[0], measuredBox[3] - measuredBox[1]};
+        }
+        filter.update(fullBox);
+        badFrames = 0;
+        unexplainedBadFrames = 0;
+    }
+
+    /** A bad frame that nothing explains: the last good mask stays, the filter coasts on its prediction. */
     int bad() {
+        return bad(false);
+    }
+
+    /**
+     * A bad frame; {@code hidden}: another object in front explains it, so it counts only towards the
+     * longer limit for hidden objects ({@link #badFrames}), not towards {@link #unexplainedBadFrames}.
+     */
+    int bad(boolean hidden) {
+        if (!hidden) {
+            unexplainedBadFrames++;
+        }
+        filter.holdSize();
         return ++badFrames;
+    }
+
+    /** Bad frames in a row that no occluder explains. */
+    public int unexplainedBadFrames() {
+        return unexplainedBadFrames;
     }
 
     /** Whether it should be kept over {@code other} when both are one object: prompted, then older, then lower id. */

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 class TrackingEngineTest {
     static final int W = 320;
     static final int H = 240;
-    static final EngineSettings.Tracking TRACKING = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85);
+    static final EngineSettings.Tracking TRACKING = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
 
     static Engine.Settings settings(int maxBatch, int inFlight) {
         return new Engine.Settings(new EngineSettings.Batching(maxBatch, Duration.ofMillis(10)),

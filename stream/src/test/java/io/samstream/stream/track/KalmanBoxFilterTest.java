@@ -55,6 +55,30 @@ class KalmanBoxFilterTest {
     }
 
     @Test
+    void aHeldSizeStopsShrinkingWhileThePositionCoastsOn() {
+        KalmanBoxFilter f = new KalmanBoxFilter(box(0, 0, 60, 60));
+        for (int i = 1; i <= 15; i++) {
+            f.predict();
+            f.update(box(3 * i, 0, 60 - i, 60)); // shrinking by 1 px per frame
+        }
+        double width = f.box()[2] - f.box()[0];
+        KalmanBoxFilter free = new KalmanBoxFilter(box(0, 0, 60, 60));
+        for (int i = 1; i <= 15; i++) {
+            free.predict();
+            free.update(box(3 * i, 0, 60 - i, 60));
+        }
+        for (int i = 0; i < 10; i++) {
+            f.holdSize();
+            f.predict();
+            free.predict();
+        }
+        double[] b = f.box();
+        assertEquals(width, b[2] - b[0], 1e-6, "held");
+        assertEquals(3 * 25, (b[0] + b[2]) / 2, 1.5);
+        assertTrue(free.box()[2] - free.box()[0] < width - 5, "without holding, the trend goes on");
+    }
+
+    @Test
     void aMeasurementPullsTheEstimateTowardsIt() {
         KalmanBoxFilter f = new KalmanBoxFilter(box(50, 50, 20, 20));
         f.predict();

@@ -29,7 +29,7 @@ class ObjectTrackerTest {
     static final int W = 320;
     static final int H = 240;
     static final int FRAMES = 16;
-    static final EngineSettings.Tracking SETTINGS = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85);
+    static final EngineSettings.Tracking SETTINGS = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
     static DemoScene scene;
 
     @BeforeAll
