@@ -222,6 +222,94 @@ __device__ __forceinline__ void setmaxnreg_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+// ---- the pieces both pipelines (this one and gemm_sm90_v2.cuh) share ---------------------------------
+
+// This thread's 16-byte copies of k tile kt of A (BM rows from block_m) and W (BN rows from block_n) into
+// one stage (sA_s, sB_s), in the 128-byte-swizzled layout. Few live registers (the producer may run on
+// 40): one running source pointer per operand; rows past M / N and columns past K zero-filled.
+template <int BM, int BN>
+__device__ __forceinline__ void load_k_tile(uint32_t sA_s, uint32_t sB_s, const bf16* A,
+                                            const bf16* W, int M, int N, int K, int block_m,
+                                            int block_n, int kt, int chunk, int row0, uint32_t swz) {
+    const int gk = kt * BK + chunk * 8;
+    const bool k_ok = gk < K;
+    const size_t step = (size_t)16 * K;
+    const uint32_t a_dst = sA_s + row0 * 128 + swz;
+    const int a_rows = M - block_m - row0;   // row row0 + 16 i exists while 16 i < a_rows
+    const bf16* a_src = A + (size_t)(block_m + row0) * K + gk;
+#pragma unroll 4
+    for (int i = 0; i < BM / 16; ++i, a_src += step) {
+        const bool ok = k_ok && 16 * i < a_rows;
+        cp_async_16(a_dst + i * 16 * 128, ok ? a_src : A, ok);
+    }
+    const uint32_t b_dst = sB_s + row0 * 128 + swz;
+    const int b_rows = N - block_n - row0;
+    const bf16* b_src = W + (size_t)(block_n + row0) * K + gk;
+#pragma unroll 4
+    for (int i = 0; i < BN / 16; ++i, b_src += step) {
+        const bool ok = k_ok && 16 * i < b_rows;
+        cp_async_16(b_dst + i * 16 * 128, ok ? b_src : W, ok);
+    }
+}
+
+// One k tile's MMAs for a consumer warpgroup: its MI 64-row slices of A (from a_base) times the stage's W
+// (b_base), queued, then waiting until at most this group is in flight (the previous k tile's MMAs are
+// done, so that stage may be refilled).
+template <int BN, int MI, int ACC>
+__device__ __forceinline__ void mma_k_tile(float (&acc)[MI][ACC], uint32_t a_base, uint32_t b_base) {
+    const uint64_t db = smem_desc(b_base);
+    wgmma_fence();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+            wgmma_k16<BN>(acc[mi], smem_desc(a_base + mi * 64 * 128) + 2 * kk, db + 2 * kk);   // +32 B per k16
+    wgmma_commit();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
+    wgmma_wait<1>();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
+}
+
+// Epilogue straight from the accumulators, as in gemm.cuh: + bias, GELU, + residual (which may alias C:
+// each element is read and written by the same thread). The consumer's rows start at block_m + half_m.
+template <int BM, int BN, int MI, int ACC>
+__device__ __forceinline__ void store_tile(const float (&acc)[MI][ACC], const bf16* __restrict__ bias,
+                                           const bf16* residual, bf16* C, int M, int N, int block_m, int half_m,
+                                           int block_n, int warp, int lane, bool has_bias, bool has_gelu,
+                                           bool has_res) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+        const int row_base = block_m + half_m + mi * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            const int col = block_n + j * 8 + (lane & 3) * 2;
+            if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
+            const float2 b =
+                has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int row = row_base + half * 8;
+                if (row >= M) continue;
+                float v0 = acc[mi][4 * j + 2 * half] + b.x, v1 = acc[mi][4 * j + 2 * half + 1] + b.y;
+                if (has_gelu) {
+                    v0 = gemm::gelu_erf(v0);
+                    v1 = gemm::gelu_erf(v1);
+                }
+                const size_t idx = (size_t)row * N + col;
+                if (has_res) {
+                    const float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
+                    v0 += r.x;
+                    v1 += r.y;
+                }
+                *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
+            }
+        }
+    }
+}
 #endif  // SAMSTREAM_SM90A
 
 // Any 1-D grid: CTA b computes output tiles t = b, b + gridDim.x, ... (t -> row band t / n_tiles, column
@@ -274,25 +362,8 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
                 if (g >= STAGES) mbar_wait(empty(s), ((g / STAGES) + 1) & 1);
                 // Few live registers (the producer may run on 40): one running source pointer per operand,
                 // rows past M / N and columns past K zero-filled.
-                const int gk = kt * BK + chunk * 8;
-                const bool k_ok = gk < K;
-                const size_t step = (size_t)16 * K;
-                const uint32_t a_dst = sA + s * Cfg::A_BYTES + row0 * 128 + swz;
-                const int a_rows = M - block_m - row0;   // row row0 + 16 i exists while 16 i < a_rows
-                const bf16* a_src = A + (size_t)(block_m + row0) * K + gk;
-#pragma unroll 4
-                for (int i = 0; i < BM / 16; ++i, a_src += step) {
-                    const bool ok = k_ok && 16 * i < a_rows;
-                    cp_async_16(a_dst + i * 16 * 128, ok ? a_src : A, ok);
-                }
-                const uint32_t b_dst = sB + s * Cfg::B_BYTES + row0 * 128 + swz;
-                const int b_rows = N - block_n - row0;
-                const bf16* b_src = W + (size_t)(block_n + row0) * K + gk;
-#pragma unroll 4
-                for (int i = 0; i < BN / 16; ++i, b_src += step) {
-                    const bool ok = k_ok && 16 * i < b_rows;
-                    cp_async_16(b_dst + i * 16 * 128, ok ? b_src : W, ok);
-                }
+                load_k_tile<BM, BN>(sA + s * Cfg::A_BYTES, sB + s * Cfg::B_BYTES, A, W, M, N, K, block_m, block_n,
+                                    kt, chunk, row0, swz);
                 cp_async_commit();
                 if (g >= LAG) {
                     cp_async_wait<LAG>();
@@ -325,22 +396,7 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
             mbar_wait(full(s), (g / STAGES) & 1);
-            const uint32_t a_base = sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128;
-            const uint64_t db = smem_desc(sB + s * Cfg::B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-#pragma unroll
-            for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-                for (int mi = 0; mi < MI; ++mi)
-                    wgmma_k16<BN>(acc[mi], smem_desc(a_base + mi * 64 * 128) + 2 * kk, db + 2 * kk);   // +32 B per k16
-            wgmma_commit();
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-            wgmma_wait<1>();
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
+            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128, sB + s * Cfg::B_BYTES);
             if (kt > 0 && lane == 0) mbar_arrive(empty((g - 1) % STAGES));
         }
         wgmma_wait<0>();
@@ -348,36 +404,8 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
         if (lane == 0) mbar_arrive(empty((g - 1) % STAGES));   // the tile's last slot: free for the producer
 
-        // Epilogue straight from the accumulators, as in gemm.cuh: + bias, GELU, + residual (which may alias
-        // C: each element is read and written by the same thread).
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-            const int row_base = block_m + cw * (BM / 2) + mi * 64 + warp * 16 + (lane >> 2);
-#pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-                const int col = block_n + j * 8 + (lane & 3) * 2;
-                if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
-                const float2 b =
-                    has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int row = row_base + half * 8;
-                    if (row >= M) continue;
-                    float v0 = acc[mi][4 * j + 2 * half] + b.x, v1 = acc[mi][4 * j + 2 * half + 1] + b.y;
-                    if (has_gelu) {
-                        v0 = gemm::gelu_erf(v0);
-                        v1 = gemm::gelu_erf(v1);
-                    }
-                    const size_t idx = (size_t)row * N + col;
-                    if (has_res) {
-                        const float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
-                        v0 += r.x;
-                        v1 += r.y;
-                    }
-                    *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
-                }
-            }
-        }
+        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
+                           has_gelu, has_res);
     }
 #else
     __trap();   // not an sm_90a build: the host never launches this kernel here

@@ -149,26 +149,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
                 // Slot s held use u - 1 = g / STAGES - 1: wait until both consumers released it (empty phase
                 // u - 1, parity phase ^ 1). The first STAGES k tiles find every slot unused.
                 if (g >= STAGES) mbar_wait(empty(s), phase ^ 1);
-                // Rows past M / N and columns past K zero-filled (src-size 0), as in v1.
-                const int gk = kt * BK + chunk * 8;
-                const bool k_ok = gk < K;
-                const size_t step = (size_t)16 * K;
-                const uint32_t a_dst = sA + s * Cfg::A_BYTES + row0 * 128 + swz;
-                const int a_rows = M - block_m - row0;   // row row0 + 16 i exists while 16 i < a_rows
-                const bf16* a_src = A + (size_t)(block_m + row0) * K + gk;
-#pragma unroll 4
-                for (int i = 0; i < BM / 16; ++i, a_src += step) {
-                    const bool ok = k_ok && 16 * i < a_rows;
-                    cp_async_16(a_dst + i * 16 * 128, ok ? a_src : A, ok);
-                }
-                const uint32_t b_dst = sB + s * Cfg::B_BYTES + row0 * 128 + swz;
-                const int b_rows = N - block_n - row0;
-                const bf16* b_src = W + (size_t)(block_n + row0) * K + gk;
-#pragma unroll 4
-                for (int i = 0; i < BN / 16; ++i, b_src += step) {
-                    const bool ok = k_ok && 16 * i < b_rows;
-                    cp_async_16(b_dst + i * 16 * 128, ok ? b_src : W, ok);
-                }
+                load_k_tile<BM, BN>(sA + s * Cfg::A_BYTES, sB + s * Cfg::B_BYTES, A, W, M, N, K, block_m, block_n,
+                                    kt, chunk, row0, swz);
                 // full[s] phase u gets this thread's arrival when the copies above have landed; no wait here.
                 cp_async_mbar_arrive_noinc(full(s));
                 if (++s == STAGES) {
@@ -201,22 +183,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
         for (int kt = 0; kt < k_tiles; ++kt) {
             mbar_wait(full(s), phase);   // use u = g / STAGES of slot s has landed
             fence_proxy_async();         // the copies (generic proxy) before this thread's wgmma (async proxy) reads
-            const uint32_t a_base = sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128;
-            const uint64_t db = smem_desc(sB + s * Cfg::B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-#pragma unroll
-            for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-                for (int mi = 0; mi < MI; ++mi)
-                    wgmma_k16<BN>(acc[mi], smem_desc(a_base + mi * 64 * 128) + 2 * kk, db + 2 * kk);   // +32 B per k16
-            wgmma_commit();
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-            wgmma_wait<1>();             // k tile g - 1's MMAs are done: its slot can be refilled
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
+            // Returns once k tile g - 1's MMAs are done: its slot can be refilled.
+            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128, sB + s * Cfg::B_BYTES);
             if (kt > 0 && lane == 0) mbar_arrive(empty(prev));
             prev = s;
             if (++s == STAGES) {
@@ -229,36 +197,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
         if (lane == 0) mbar_arrive(empty(prev));   // the tile's last slot: free for the producer
 
-        // Epilogue straight from the accumulators, the same as v1's: + bias, GELU, + residual (which may alias
-        // C: each element is read and written by the same thread). Accumulator layout: see gemm_sm90.cuh.
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-            const int row_base = block_m + cw * (BM / 2) + mi * 64 + warp * 16 + (lane >> 2);
-#pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-                const int col = block_n + j * 8 + (lane & 3) * 2;
-                if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
-                const float2 b =
-                    has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int row = row_base + half * 8;
-                    if (row >= M) continue;
-                    float v0 = acc[mi][4 * j + 2 * half] + b.x, v1 = acc[mi][4 * j + 2 * half + 1] + b.y;
-                    if (has_gelu) {
-                        v0 = gemm::gelu_erf(v0);
-                        v1 = gemm::gelu_erf(v1);
-                    }
-                    const size_t idx = (size_t)row * N + col;
-                    if (has_res) {
-                        const float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
-                        v0 += r.x;
-                        v1 += r.y;
-                    }
-                    *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
-                }
-            }
-        }
+        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
+                           has_gelu, has_res);   // the same epilogue as v1
     }
 #else
     __trap();   // not an sm_90a build: the host never launches this kernel here
