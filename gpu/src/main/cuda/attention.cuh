@@ -79,6 +79,152 @@ struct Sequence {
     }
 };
 
+// ---- pieces shared with the Hopper kernel (attention_sm90.cuh) -----------------------------------------
+
+// The relative position tables of one warp's 16 query rows (rows g and g + 8 of this lane), from the warp's Q
+// A fragments `qf` and the staged tables Rh (rh_rows rows) and Rw (rw_rows rows after it) at `table`, row
+// stride LD elements, extra rows zero. P = Q . Rh^T gives <q, Rh[m]> for every table row m; the query at
+// sequence row qh needs relh[j] = P[qh - j + Sh - 1], j < Sh: each accumulator element is scattered to the one
+// j it serves (or to none). Same for Rw with qw. `pos` are the sequence positions of the lane's two rows
+// (any valid position for rows past the sequence); entries go to rel_row[r][0, Sh) and
+// rel_row[r][relw_at, relw_at + Sw), premultiplied by log2(e).
+template <int KSTEPS>
+__device__ __forceinline__ void rel_pos_tables(const uint32_t (&qf)[KSTEPS][4], const bf16* table, int rh_rows,
+                                               int rw_rows, int LD, const Sequence& seq, const int (&pos)[2],
+                                               float* const (&rel_row)[2], int relw_at, int lane) {
+    const int q4 = lane & 3;
+    int qh[2], qw[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        qh[r] = seq.row_of(pos[r]);
+        qw[r] = pos[r] - qh[r] * seq.seq_w;
+    }
+    for (int part = 0; part < 2; ++part) {   // 0: Rh -> entries [0, Sh); 1: Rw -> [relw_at, +Sw)
+        const bf16* t = part == 0 ? table : table + rh_rows * LD;
+        const int rows = part == 0 ? rh_rows : rw_rows;
+        const int side = part == 0 ? seq.seq_h : seq.seq_w;
+        const int at = part == 0 ? 0 : relw_at;
+        for (int np = 0; np < rows / 16; ++np) {
+            float p[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+            for (int ks = 0; ks < KSTEPS; ++ks) {
+                uint32_t b[4];
+                ldmatrix_x4(b[0], b[1], b[2], b[3],
+                            smem_addr(t + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                      ((lane >> 3) & 1) * 8));
+                mma_bf16_16816(p[0], qf[ks], b);
+                mma_bf16_16816(p[1], qf[ks], b + 2);
+            }
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int r = e >> 1;
+                    const int m = np * 16 + nt * 8 + q4 * 2 + (e & 1);
+                    const int j = (part == 0 ? qh[r] : qw[r]) - m + side - 1;
+                    if (j >= 0 && j < side) rel_row[r][at + j] = p[nt][e] * LOG2E;
+                }
+            }
+        }
+    }
+}
+
+// ONE_ROW tiles (one sequence row of keys each): a lane's key columns c = 8n + 2 q4 + e have the same kw = c in
+// every tile, so their <q, Rw> terms are read into registers once, from a row of the tables; slots past the
+// tile's keys get -inf (that is the whole key mask).
+template <int NT>
+__device__ __forceinline__ void load_rw(const float* rel_row, int relw_at, int tile_keys, int q4, float (&rw)[NT][2]) {
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int c = n * 8 + q4 * 2 + e;
+            rw[n][e] = c < tile_keys ? rel_row[relw_at + c] : -CUDART_INF_F;
+        }
+}
+
+// ONE_ROW scores into the log2 domain with the bias: s = s * scale_log2 + <q, Rh[tile row]> + <q, Rw[kw]>, rows g
+// (h0, rw0) and g + 8 (h1, rw1).
+template <int NT>
+__device__ __forceinline__ void add_row_bias(float (&s)[NT][4], float scale_log2, float h0, float h1,
+                                             const float (&rw0)[NT][2], const float (&rw1)[NT][2]) {
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            s[n][e] = fmaf(s[n][e], scale_log2, h0 + rw0[n][e]);
+            s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, h1 + rw1[n][e]);
+        }
+}
+
+// One key tile of the online softmax for a lane's two rows (FlashAttention-2): `s` holds the scores of the
+// tile (log2 domain, bias and mask added) as n8 accumulator tiles, `o` the output accumulators so far, `m`
+// the running maxima and `l` this thread's part of the running sums. On return `s` holds the unnormalised
+// probabilities exp2(s - m_new) and `o`, `l` are rescaled to the new maxima. The 4 threads of a quad share a
+// row.
+template <int NT, int DT>
+__device__ __forceinline__ void online_softmax(float (&s)[NT][4], float (&o)[DT][4], float (&m)[2], float (&l)[2]) {
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
+        mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
+    }
+    float base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        base[r] = mx[r] == -CUDART_INF_F ? 0.f : mx[r];   // fully masked so far: avoid inf - inf
+        const float alpha = fast_exp2(m[r] - base[r]);
+        m[r] = mx[r];
+        l[r] *= alpha;
+#pragma unroll
+        for (int d = 0; d < DT; ++d) {
+            o[d][2 * r] *= alpha;
+            o[d][2 * r + 1] *= alpha;
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        s[n][0] = fast_exp2(s[n][0] - base[0]);
+        s[n][1] = fast_exp2(s[n][1] - base[0]);
+        s[n][2] = fast_exp2(s[n][2] - base[1]);
+        s[n][3] = fast_exp2(s[n][3] - base[1]);
+        l[0] += s[n][0] + s[n][1];
+        l[1] += s[n][2] + s[n][3];
+    }
+}
+
+// The probabilities of keys 16 kk .. 16 kk + 15 as the A fragment of a k16 MMA step (mma.sync m16n8k16 and
+// wgmma m64nNk16 have the same per-warp A layout): the accumulators of n8 tiles 2 kk and 2 kk + 1, in bf16.
+template <int NT>
+__device__ __forceinline__ void probs_fragment(const float (&s)[NT][4], int kk, uint32_t (&p)[4]) {
+    p[0] = pack_bf16x2(s[2 * kk][0], s[2 * kk][1]);
+    p[1] = pack_bf16x2(s[2 * kk][2], s[2 * kk][3]);
+    p[2] = pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    p[3] = pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+// Normalises a lane's two output rows and stores them (bf16 pairs, heads concatenated): row r goes to
+// out_img[tok[r] * C + head * HD], or nowhere when tok[r] < 0 (padding, past the sequence).
+template <int DT>
+__device__ __forceinline__ void store_rows(const float (&o)[DT][4], const float (&l)[2], const int (&tok)[2],
+                                           bf16* out_img, int C, int head_offset, int q4) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float sum = l[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = 1.f / sum;
+        if (tok[r] < 0) continue;
+        bf16* dst = out_img + (size_t)tok[r] * C + head_offset + q4 * 2;
+#pragma unroll
+        for (int d = 0; d < DT; ++d)
+            *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+    }
+}
+
 // ONE_ROW: every key tile is exactly one sequence row (Sw > 32, i.e. R == 1: global attention on the
 // 64 x 64 grid); the Rh term is then one value per row and tile. Otherwise R >= 1 rows per tile.
 template <int HD, int NWARPS, bool ONE_ROW>
@@ -169,8 +315,7 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     // Rh and Rw, borrowing the K/V buffers until the tables are made: rows rounded up to 16 (at most
     // 128 + 128 = the 4 x 64 rows of the K/V region), extra rows zero.
     const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
-    bf16* sRh = sK;
-    bf16* sRw = sK + rh_rows * LD;
+    bf16* sRh = sK;   // then Rw from row rh_rows
     for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += THREADS) {
         const int r = c / CHUNKS, ch = c % CHUNKS;
         const bool is_h = r < rh_rows;
@@ -190,47 +335,13 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
         ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
                     smem_addr(sQ + (warp * 16 + (lane & 15)) * LD + ks * 16 + (lane >> 4) * 8));
 
-    // ---- relative position tables on the tensor cores --------------------------------------------
-    // P = Q . Rh^T gives <q, Rh[m]> for every table row m; the query at sequence row qh needs
-    // relh[j] = P[qh - j + Sh - 1], j < Sh: each accumulator element is scattered to the one j it
-    // serves (or to none). Same for Rw with qw. Values are stored premultiplied by log2(e).
+    // ---- relative position tables on the tensor cores (rel_pos_tables) ---------------------------------
     {
-        int qh[2], qw[2];
+        int pos[2];
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int i = min(q0 + warp * 16 + g + 8 * r, seq.L - 1);   // overhang rows: any valid position
-            qh[r] = seq.row_of(i);
-            qw[r] = i - qh[r] * seq.seq_w;
-        }
-        float* rel_row[2] = {sRel + (warp * 16 + g) * rel_ld, sRel + (warp * 16 + g + 8) * rel_ld};
-        for (int part = 0; part < 2; ++part) {   // 0: Rh -> entries [0, Sh); 1: Rw -> [relw_at, +Sw)
-            const bf16* table = part == 0 ? sRh : sRw;
-            const int rows = part == 0 ? rh_rows : rw_rows;
-            const int side = part == 0 ? seq.seq_h : seq.seq_w;
-            const int at = part == 0 ? 0 : relw_at;
-            for (int np = 0; np < rows / 16; ++np) {
-                float p[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-#pragma unroll
-                for (int ks = 0; ks < KSTEPS; ++ks) {
-                    uint32_t b[4];
-                    ldmatrix_x4(b[0], b[1], b[2], b[3],
-                                smem_addr(table + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
-                                          ((lane >> 3) & 1) * 8));
-                    mma_bf16_16816(p[0], qf[ks], b);
-                    mma_bf16_16816(p[1], qf[ks], b + 2);
-                }
-#pragma unroll
-                for (int nt = 0; nt < 2; ++nt) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int r = e >> 1;
-                        const int m = np * 16 + nt * 8 + q4 * 2 + (e & 1);
-                        const int j = (part == 0 ? qh[r] : qw[r]) - m + side - 1;
-                        if (j >= 0 && j < side) rel_row[r][at + j] = p[nt][e] * LOG2E;
-                    }
-                }
-            }
-        }
+        for (int r = 0; r < 2; ++r) pos[r] = min(q0 + warp * 16 + g + 8 * r, seq.L - 1);   // overhang: any valid
+        float* const rel_row[2] = {sRel + (warp * 16 + g) * rel_ld, sRel + (warp * 16 + g + 8) * rel_ld};
+        rel_pos_tables<KSTEPS>(qf, sRh, rh_rows, rw_rows, LD, seq, pos, rel_row, relw_at, lane);
         // The -inf entries: Rh of tile rows past the sequence, and the last one of each row.
         for (int idx = tid; idx < BQ * (R + 1); idx += THREADS) {
             const int r = idx / (R + 1), k = idx % (R + 1);
@@ -252,19 +363,11 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     const float* rel1 = rel0 + 8 * rel_ld;
     const int n_tiles = (seq.seq_h + R - 1) / R;
 
-    // This thread's key columns c = 8n + 2*q4 + e are the same in every tile. ONE_ROW: their Rw terms
-    // go to registers once (-inf for slots past the tile's keys: the mask).
+    // ONE_ROW: the Rw terms of this thread's key columns, in registers for the whole loop (load_rw).
     float rw0[ONE_ROW ? BKV / 8 : 1][2], rw1[ONE_ROW ? BKV / 8 : 1][2];
     if constexpr (ONE_ROW) {
-#pragma unroll
-        for (int n = 0; n < BKV / 8; ++n) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int c = n * 8 + q4 * 2 + e;
-                rw0[n][e] = c < tile_keys ? rel0[relw_at + c] : -CUDART_INF_F;
-                rw1[n][e] = c < tile_keys ? rel1[relw_at + c] : -CUDART_INF_F;
-            }
-        }
+        load_rw(rel0, relw_at, tile_keys, q4, rw0);
+        load_rw(rel1, relw_at, tile_keys, q4, rw1);
     }
     // Otherwise c -> (row dh in the tile, kw) each tile: c / seq_w as (c * div_magic) >> 16, exact for
     // c < 64 and seq_w <= 64.
@@ -297,18 +400,9 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
             }
         }
 
-        // Scale and add the relative position bias (masking included); new row maxima.
-        float mx[2] = {m[0], m[1]};
+        // Scale and add the relative position bias (masking included).
         if constexpr (ONE_ROW) {   // one Rh term per row for the whole tile
-            const float h0 = rel0[t], h1 = rel1[t];
-#pragma unroll
-            for (int n = 0; n < BKV / 8; ++n) {
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    s[n][e] = fmaf(s[n][e], scale_log2, h0 + rw0[n][e]);
-                    s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, h1 + rw1[n][e]);
-                }
-            }
+            add_row_bias(s, scale_log2, rel0[t], rel1[t], rw0, rw1);
         } else {
             // An opaque copy of q4: keeps the compiler from hoisting 64 loop-invariant table addresses
             // into registers (which costs the second CTA per SM); recomputing them is a few integer ops.
@@ -329,45 +423,14 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
                 }
             }
         }
-#pragma unroll
-        for (int n = 0; n < BKV / 8; ++n) {
-            mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
-            mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
-        }
-
-        // Online softmax: the 4 threads of a quad share a row; rescale what was accumulated so far.
-        float base[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            base[r] = mx[r] == -CUDART_INF_F ? 0.f : mx[r];   // fully masked so far: avoid inf - inf
-            const float alpha = fast_exp2(m[r] - base[r]);
-            m[r] = mx[r];
-            l[r] *= alpha;
-#pragma unroll
-            for (int d = 0; d < DT; ++d) {
-                o[d][2 * r] *= alpha;
-                o[d][2 * r + 1] *= alpha;
-            }
-        }
-#pragma unroll
-        for (int n = 0; n < BKV / 8; ++n) {
-            s[n][0] = fast_exp2(s[n][0] - base[0]);
-            s[n][1] = fast_exp2(s[n][1] - base[0]);
-            s[n][2] = fast_exp2(s[n][2] - base[1]);
-            s[n][3] = fast_exp2(s[n][3] - base[1]);
-            l[0] += s[n][0] + s[n][1];
-            l[1] += s[n][2] + s[n][3];
-        }
+        online_softmax(s, o, m, l);
 
         // O += P V. The S accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment of k16
         // step k, so P goes from registers to the tensor cores without touching shared memory.
 #pragma unroll
         for (int kk = 0; kk < BKV / 16; ++kk) {
-            const uint32_t p[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
-                                   pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                   pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            uint32_t p[4];
+            probs_fragment(s, kk, p);
 #pragma unroll
             for (int dp = 0; dp < HD / 16; ++dp) {
                 // V is [key][d]: the transposing ldmatrix turns it into the "col" B operand.
@@ -382,19 +445,8 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     }
 
     // ---- normalise and store (window_unpartition: padded positions are dropped) -------------------
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        float sum = l[r];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = 1.f / sum;
-        const int tok = seq.token(q0 + warp * 16 + g + 8 * r);
-        if (tok < 0) continue;
-        bf16* dst = out_img + (size_t)tok * C + head * HD + q4 * 2;
-#pragma unroll
-        for (int d = 0; d < DT; ++d)
-            *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
-    }
+    const int tok[2] = {seq.token(q0 + warp * 16 + g), seq.token(q0 + warp * 16 + g + 8)};
+    store_rows(o, l, tok, out_img, C, head * HD, q4);
 }
 
 }  // namespace attention
