@@ -6,12 +6,14 @@
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
 #include "attention.cuh"
+#include "attention_sm90.cuh"
 #include "decoder_ops.cuh"
 #include "encoder_ops.cuh"
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
 #include "gemm_sm90.cuh"
 #include "gemm_sm90_v2.cuh"
+#include "gemm_sm90_tma.cuh"
 #include "gemm_sparse_sm90.cuh"
 #include "layernorm.cuh"
 
@@ -63,6 +65,30 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x256, 128, 256, 4)
 SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x128, 128, 128, 7)
 SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_256x192, 256, 192, 4)
+
+// ---- Hopper GEMM fed by TMA (gemm_sm90_tma.cuh): the same function and epilogue; A and W come as tensor maps
+// (__grid_constant__, encoded on the host by TensorMaps), persistent 1-D grid (min(tiles, SMs)), one CTA per SM.
+// The "c2" kernels run in clusters of two CTAs along M that share each W tile through TMA multicast (compile-time
+// cluster dims, so a plain cuLaunchKernel launches them; the grid is even). Selected by
+// -Dsamstream.cuda.gemmPipeline=tma / tma2. Added kernels, so the ABI version stays. Shared memory: 128x256 x 4
+// stages: 193 KB, 128x128 x 6 stages: 193 KB.
+#define SAMSTREAM_GEMM_SM90_TMA(NAME, BN, STAGES, CLUSTER, CLUSTER_ATTR)                                            \
+    extern "C" __global__ void __launch_bounds__(384, 1) CLUSTER_ATTR NAME(                                        \
+        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
+        const bf16* bias, const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {                      \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, CLUSTER>(map_a, map_w, bias, residual, C, M, N, K, epilogue); \
+    }
+#define SAMSTREAM_NO_CLUSTER
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SAMSTREAM_CLUSTER_PAIR __cluster_dims__(2, 1, 1)
+#else
+#define SAMSTREAM_CLUSTER_PAIR   // clusters are sm_90+; the trapping bodies of the other targets need none
+#endif
+
+SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x256, 256, 4, 1, SAMSTREAM_NO_CLUSTER)
+SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x128, 128, 6, 1, SAMSTREAM_NO_CLUSTER)
+SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x256, 256, 4, 2, SAMSTREAM_CLUSTER_PAIR)
+SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x128, 128, 6, 2, SAMSTREAM_CLUSTER_PAIR)
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
@@ -117,6 +143,13 @@ SAMSTREAM_ATTENTION(16, 4, 2, true, row)
 SAMSTREAM_ATTENTION(16, 7, 2, false, rows)
 SAMSTREAM_ATTENTION(32, 4, 2, true, row)
 SAMSTREAM_ATTENTION(32, 7, 2, false, rows)
+
+// Hopper global attention (attention_sm90.cuh), head dim 64: producer warpgroup + 3 consumer warpgroups of 64
+// queries (192 per CTA), wgmma for both products. Grid: x = query blocks, y = heads, z = images. Added kernel.
+extern "C" __global__ void __launch_bounds__(attention_sm90::THREADS, 1) samstream_attention_sm90_hd64(
+    const bf16* qkv, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads, float scale) {
+    attention_sm90::attention_fwd_sm90(qkv, rel_h, rel_w, out, H, W, heads, scale);
+}
 
 // ---- image encoder data movement (encoder_ops.cuh); grid-stride loops, 256 threads --------------------
 extern "C" __global__ void __launch_bounds__(256) samstream_patchify_f32(const float* img, bf16* rows, int B, int S,

@@ -16,6 +16,8 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import org.slf4j.LoggerFactory;
+
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
@@ -48,6 +50,7 @@ public final class CudaKernels implements AutoCloseable {
      * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
      * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
      * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
+     * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
@@ -59,12 +62,21 @@ public final class CudaKernels implements AutoCloseable {
         H128x128(128, 128, 6),
         H2_128x256("v2", 128, 256, 4),
         H2_128x128("v2", 128, 128, 7),
-        H2_256x192("v2", 256, 192, 4);
+        H2_256x192("v2", 256, 192, 4),
+        /** The Hopper kernel fed by TMA (gemm_sm90_tma.cuh), persistent; A and W passed as tensor maps. */
+        HT128x256("tma", 128, 256, 4),
+        HT128x128("tma", 128, 128, 6),
+        /** The same in clusters of two CTAs along M sharing each W tile (TMA multicast); an even, persistent grid. */
+        HTC128x256("tma2", 128, 256, 4),
+        HTC128x128("tma2", 128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
-        /** 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline. */
+        /**
+         * 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline, 3 for the TMA one, 4 for TMA in
+         * clusters of two CTAs.
+         */
         final int pipeline;
 
         GemmTile(int bm, int bn, int bk, int stages) {
@@ -82,15 +94,29 @@ public final class CudaKernels implements AutoCloseable {
             this("v1", bm, bn, stages);
         }
 
-        /** A Hopper tile of the given pipeline ("v1": gemm_sm90.cuh, "v2": gemm_sm90_v2.cuh); the same smem formula for both. */
+        /**
+         * A Hopper tile of the given pipeline ("v1": gemm_sm90.cuh, "v2": gemm_sm90_v2.cuh, "tma": gemm_sm90_tma.cuh);
+         * the same smem formula for all three.
+         */
         GemmTile(String pipeline, int bm, int bn, int stages) {
-            this.symbol = (pipeline.equals("v2") ? "samstream_gemm_sm90v2_" : "samstream_gemm_sm90_") + bm + "x" + bn;
+            this.pipeline = switch (pipeline) {
+                case "v1" -> 1;
+                case "v2" -> 2;
+                case "tma" -> 3;
+                case "tma2" -> 4;
+                default -> throw new IllegalArgumentException(pipeline);
+            };
+            this.symbol = switch (this.pipeline) {
+                case 1 -> "samstream_gemm_sm90_";
+                case 2 -> "samstream_gemm_sm90v2_";
+                case 3 -> "samstream_gemm_sm90tma_";
+                default -> "samstream_gemm_sm90tmac2_";
+            } + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
             this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
             this.hopper = true;
-            this.pipeline = pipeline.equals("v2") ? 2 : 1;
         }
 
         /** Rows of C per CTA tile. */
@@ -98,9 +124,22 @@ public final class CudaKernels implements AutoCloseable {
             return bm;
         }
 
-        /** 1, or 2 for the Hopper pipeline v2 tiles ({@code H2_...}). */
+        /**
+         * 1, or 2 for the Hopper pipeline v2 tiles ({@code H2_...}), 3 for the TMA tiles ({@code HT...}), 4 for the
+         * TMA tiles in CTA pairs ({@code HTC...}).
+         */
         public int pipeline() {
             return pipeline;
+        }
+
+        /** CTAs per cluster: 2 for the {@code HTC...} tiles, else 1. */
+        public int cluster() {
+            return pipeline == 4 ? 2 : 1;
+        }
+
+        /** True for the tiles fed by TMA from tensor maps ({@code HT...}, {@code HTC...}). */
+        boolean tma() {
+            return pipeline >= 3;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -193,10 +232,13 @@ public final class CudaKernels implements AutoCloseable {
     public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
 
     /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks, {@code v1} (default: gemm_sm90.cuh, the
-     * producer waits for its own copies before marking a stage full) or {@code v2} (gemm_sm90_v2.cuh, stages
-     * completed by the hardware through {@code cp.async.mbarrier.arrive}, every free stage in flight; experimental
-     * until measured on the H200: {@code run-gpu-tests.sh gemmpipe}). Read at every launch, like the others.
+     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code v1} (default: gemm_sm90.cuh, the
+     * producer waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh, stages completed
+     * by the hardware through {@code cp.async.mbarrier.arrive}, every free stage in flight), {@code tma}
+     * (gemm_sm90_tma.cuh: tiles copied by the tensor memory accelerator from tensor maps, persistent) or {@code tma2}
+     * (the same in clusters of two CTAs sharing each W tile by multicast). v2, tma and tma2 are experimental until
+     * measured on the H200: {@code run-gpu-tests.sh hopper}. Read at every launch, like the others (CUDA graphs keep
+     * the kernels they were captured with).
      */
     public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
 
@@ -216,11 +258,33 @@ public final class CudaKernels implements AutoCloseable {
      */
     private static final int ATTN_WARPS_ROW = 4, ATTN_WARPS_ROWS = 7;
     private static final int ATTN_BKV = 64, ATTN_MAX_SIDE = 64;
+    /**
+     * The Hopper attention kernel (attention_sm90.cuh): global attention, head dim 64; 512 threads (a producer and
+     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::SMEM_BYTES: Q + 5 stages of
+     * K and V + the tables (rows of rel_stride(64, 64) floats) + 10 mbarriers + 1024 B of alignment slack.
+     */
+    private static final String ATTN_SM90 = "samstream_attention_sm90_hd64";
+    private static final int ATTN_SM90_QUERIES = 192, ATTN_SM90_THREADS = 512, ATTN_SM90_STAGES = 5;
+    static final int ATTN_SM90_SMEM = ATTN_SM90_QUERIES * 128 + ATTN_SM90_STAGES * 2 * ATTN_BKV * 128
+            + ATTN_SM90_QUERIES * (2 * ATTN_MAX_SIDE + 2) * 4 + 2 * ATTN_SM90_STAGES * 8 + 1024;
+
+    /**
+     * System property: {@code false} keeps global attention on the mma.sync kernel on Hopper too (for comparisons,
+     * and as an escape hatch); {@code true} runs it on the wgmma kernel (attention_sm90.cuh) where it applies
+     * ({@link #attentionWgmma}). Read at every launch.
+     */
+    public static final String ATTENTION_WGMMA_PROPERTY = "samstream.cuda.attentionWgmma";
+    /** Off until the wgmma attention kernel has passed its tests and been measured on the H200. */
+    static final boolean DEFAULT_ATTENTION_WGMMA = false;
+    /** The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another. */
+    static final String DEFAULT_GEMM_PIPELINE = "v1";
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, Kernel> kernels = new LinkedHashMap<>();
     private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
+    private TensorMaps tensorMaps;
+    private String tensorMapsProblem;   // why the tensor-map encoder could not be bound (null: bound or not tried)
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -275,6 +339,7 @@ public final class CudaKernels implements AutoCloseable {
                 add(attentionSymbol(hd, oneRow), most);
             }
         }
+        add(ATTN_SM90, ATTN_SM90_SMEM);
     }
 
     private void checkAbi() {
@@ -386,21 +451,42 @@ public final class CudaKernels implements AutoCloseable {
         long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
         // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
         double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
-        boolean v2 = gemmPipeline() == 2;
-        if (narrowCost < wideCost) {
-            return v2 ? GemmTile.H2_128x128 : GemmTile.H128x128;
+        boolean narrowWins = narrowCost < wideCost;
+        int pipeline = gemmPipeline();
+        if (pipeline >= 3 && !tmaAvailable()) {
+            pipeline = 1;
         }
-        return v2 ? GemmTile.H2_128x256 : GemmTile.H128x256;
+        return switch (pipeline) {
+            case 2 -> narrowWins ? GemmTile.H2_128x128 : GemmTile.H2_128x256;
+            case 3 -> narrowWins ? GemmTile.HT128x128 : GemmTile.HT128x256;
+            case 4 -> narrowWins ? GemmTile.HTC128x128 : GemmTile.HTC128x256;
+            default -> narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
+        };
     }
 
-    /** The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 or 2; anything but v1 / v2 is refused, naming it. */
+    /** The Hopper GEMM pipeline in effect: {@link #GEMM_PIPELINE_PROPERTY}, else {@value #DEFAULT_GEMM_PIPELINE}. */
+    public static String gemmPipelineName() {
+        return System.getProperty(GEMM_PIPELINE_PROPERTY, DEFAULT_GEMM_PIPELINE).trim();
+    }
+
+    /** Whether global attention may use the wgmma kernel: {@link #ATTENTION_WGMMA_PROPERTY}, else the default. */
+    public static boolean attentionWgmmaEnabled() {
+        return Boolean.parseBoolean(System.getProperty(ATTENTION_WGMMA_PROPERTY, Boolean.toString(DEFAULT_ATTENTION_WGMMA)));
+    }
+
+    /**
+     * The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 (v1), 2 (v2), 3 (tma) or 4 (tma2); anything else
+     * is refused, naming it.
+     */
     static int gemmPipeline() {
-        String v = System.getProperty(GEMM_PIPELINE_PROPERTY, "v1").trim();
+        String v = gemmPipelineName();
         return switch (v) {
             case "v1", "1" -> 1;
             case "v2", "2" -> 2;
+            case "tma", "3" -> 3;
+            case "tma2", "4" -> 4;
             default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown GEMM pipeline (v1 or v2)");
+                    + ": unknown GEMM pipeline (v1, v2, tma or tma2)");
         };
     }
 
@@ -433,9 +519,52 @@ public final class CudaKernels implements AutoCloseable {
             gridY = 1;
         }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
-        Pointer params = Pointer.to(ptr(a), ptr(w), ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
+        Pointer opA, opW;
+        if (tile.tma()) {
+            // A and W as tensor maps (by value); always persistent: at most one CTA per SM, each walking tiles (in
+            // CTA pairs, each pair walking pairs of row bands; each CTA of a pair loads half of the W tile).
+            int cluster = tile.cluster();
+            long bands = ((m + tile.bm - 1) / tile.bm + cluster - 1) / cluster;
+            long clusterTiles = bands * ((n + tile.bn - 1) / tile.bn);
+            gridX = (int) (cluster * Math.min(clusterTiles, context.info().multiprocessors() / cluster));
+            TensorMaps maps = tensorMaps();
+            opA = Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a"));
+            opW = Pointer.to(maps.bf16RowMajor(w, n, k, tile.bn / cluster, op + " w"));
+        } else {
+            opA = ptr(a);
+            opW = ptr(w);
+        }
+        Pointer params = Pointer.to(opA, opW, ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
                 Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
+    }
+
+    /** The tensor-map encoder of the TMA GEMM, bound at its first use (JNA; see {@link TensorMaps}). */
+    private synchronized TensorMaps tensorMaps() {
+        if (tensorMaps == null) {
+            tensorMaps = TensorMaps.open();
+        }
+        return tensorMaps;
+    }
+
+    /**
+     * True when the TMA tiles can run here: compute capability 9.0 and the driver's tensor-map encoder bound. When
+     * it cannot be bound, says why once (the log) and {@link #defaultTile} falls back to the v1 pipeline.
+     */
+    public synchronized boolean tmaAvailable() {
+        if (!supports(GemmTile.HT128x256)) {
+            return false;
+        }
+        if (tensorMaps == null && tensorMapsProblem == null) {
+            try {
+                tensorMaps();
+            } catch (CudaException e) {
+                tensorMapsProblem = e.getMessage();
+                LoggerFactory.getLogger(CudaKernels.class).warn("TMA GEMM unavailable, using the v1 Hopper GEMM: {}",
+                        tensorMapsProblem);
+            }
+        }
+        return tensorMaps != null;
     }
 
     /**
@@ -546,6 +675,16 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
+     * True when {@link #attention} runs on the Hopper kernel (attention_sm90.cuh): compute capability 9.0, global
+     * attention (no window) over sequences wider than 32 tokens (key tiles of one sequence row), head dim 64
+     * (vit_b, vit_l; vit_h's 80 stays on the mma.sync kernel), and not turned off by {@link #ATTENTION_WGMMA_PROPERTY}.
+     */
+    public boolean attentionWgmma(int headDim, int window, int seqW) {
+        return supports(GemmTile.H128x256) && headDim == 64 && window == 0 && seqW > ATTN_BKV / 2
+                && attentionWgmmaEnabled();
+    }
+
+    /**
      * Multi-head self-attention of one encoder block with SAM's decomposed relative position bias, scale
      * {@code headDim^-0.5}.
      *
@@ -578,13 +717,20 @@ public final class CudaKernels implements AutoCloseable {
         if (qkvBias != null) {
             requireBf16(qkvBias, 3 * cTotal, op, "qkvBias");
         }
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        if (attentionWgmma(headDim, window, seqW)) {
+            Pointer params = Pointer.to(ptr(qkv), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
+                    Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new float[] {scale}));
+            launch(ATTN_SM90, (h * w + ATTN_SM90_QUERIES - 1) / ATTN_SM90_QUERIES, heads, batch, ATTN_SM90_THREADS,
+                    ATTN_SM90_SMEM, stream, params, op);
+            return;
+        }
         boolean oneRow = seqW > ATTN_BKV / 2;
         int warps = oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS;
         int smem = attentionSmem(headDim, warps, seqH, seqW);
         int queriesPerCta = 16 * warps;
         long gridZ = (long) batch * windows;
         require(gridZ <= 65535, op + ": batch x windows must be at most 65535");
-        float scale = (float) (1.0 / Math.sqrt(headDim));
         Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                 Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
                 Pointer.to(new float[] {scale}));

@@ -5,12 +5,19 @@ import jcuda.driver.CUdeviceptr;
 /**
  * A range of device memory: a slice of a {@link DeviceMemoryPool}. It owns nothing; the pool does.
  *
- * @param base   the pool's allocation
- * @param offset byte offset of this range in it
- * @param bytes  length
- * @param label  what it holds, for error messages
+ * @param base        the pool's allocation
+ * @param baseAddress its device address (read once when the pool was allocated: JCuda keeps it private, and
+ *                    the TMA tensor maps need the number, possibly while a CUDA graph is being captured)
+ * @param offset      byte offset of this range in it
+ * @param bytes       length
+ * @param label       what it holds, for error messages
  */
-public record DeviceBuffer(CUdeviceptr base, long offset, long bytes, String label) {
+public record DeviceBuffer(CUdeviceptr base, long baseAddress, long offset, long bytes, String label) {
+
+    /** The device address of byte 0, as a number. */
+    public long address() {
+        return baseAddress + offset;
+    }
 
     /** The device address of byte 0 (a fresh pointer object: JCuda arguments are built from it). */
     public CUdeviceptr pointer() {
@@ -30,7 +37,7 @@ public record DeviceBuffer(CUdeviceptr base, long offset, long bytes, String lab
         if (at < 0 || length < 0 || at + length > bytes) {
             throw new IndexOutOfBoundsException("slice [" + at + ", " + (at + length) + ") outside " + this);
         }
-        return new DeviceBuffer(base, offset + at, length, what);
+        return new DeviceBuffer(base, baseAddress, offset + at, length, what);
     }
 
     /** Number of bf16 elements that fit. */

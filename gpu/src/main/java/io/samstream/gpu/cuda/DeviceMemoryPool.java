@@ -2,8 +2,11 @@ package io.samstream.gpu.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuPointerGetAttribute;
 
+import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUpointer_attribute;
 
 /**
  * All the device memory the backend uses, taken with one {@code cuMemAlloc} when the backend starts and
@@ -14,6 +17,7 @@ import jcuda.driver.CUdeviceptr;
 public final class DeviceMemoryPool implements AutoCloseable {
     private final CudaContext context;
     private final CUdeviceptr base = new CUdeviceptr();
+    private final long baseAddress;
     private final BumpAllocator allocator;
     private boolean closed;
 
@@ -24,13 +28,17 @@ public final class DeviceMemoryPool implements AutoCloseable {
         Cuda.check(cuMemAlloc(base, allocator.capacity()),
                 () -> "allocating the " + Cuda.bytes(allocator.capacity()) + " device memory pool on "
                         + context.info().describe());
+        long[] address = new long[1];
+        Cuda.check(cuPointerGetAttribute(Pointer.to(address), CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, base),
+                "reading the device address of the memory pool");
+        this.baseAddress = address[0];
     }
 
     /** A range of {@code bytes}, 256-byte aligned, holding garbage until written. */
     public DeviceBuffer allocate(long bytes, String what) {
         ensureOpen();
         long offset = allocator.allocate(bytes, what);
-        return new DeviceBuffer(base, offset, bytes, what);
+        return new DeviceBuffer(base, baseAddress, offset, bytes, what);
     }
 
     /** A range for {@code count} bf16 values. */

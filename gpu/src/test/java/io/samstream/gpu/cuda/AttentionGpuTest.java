@@ -1,8 +1,13 @@
 package io.samstream.gpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import java.util.Arrays;
 import java.util.Random;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -41,6 +46,69 @@ class AttentionGpuTest extends GpuTestBase {
             "2, 20, 20, 4, 32, 14, true, 0",
             "1, 40, 40, 4, 32, 0, false, 0"})
     void matchesReference(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
+        check(batch, h, w, heads, hd, window, withBias, sampled);
+    }
+
+    /**
+     * Global attention at head dim 64 on both kernels that serve it on Hopper: the wgmma one (attention_sm90.cuh,
+     * {@link CudaKernels#ATTENTION_WGMMA_PROPERTY} true) and the mma.sync one (false). The shapes walk its edges:
+     * the vit_b block; sequences of 1 and 2 rows (fewer key tiles than the producer's lag), 10 and 33 rows (the
+     * 5-slot ring wraps), a last query block with 3, 2 and 1 active consumer warpgroups (L = 340, 1225, 80), a
+     * length that is a multiple of the 192 queries of a CTA (3072), rows narrower than the 64 key slots.
+     */
+    @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} bias={6} sampled={7}")
+    @CsvSource({
+            "1, 64, 64, 12, 64, 0, false, 1500, true",
+            "2, 48, 64, 3, 64, 0, false, 1500, true",
+            "1, 33, 40, 2, 64, 0, true, 0, true",
+            "3, 35, 35, 1, 64, 0, true, 0, true",
+            "1, 10, 34, 2, 64, 0, false, 0, true",
+            "1, 2, 40, 1, 64, 0, false, 0, true",
+            "2, 1, 64, 2, 64, 0, false, 0, true",
+            "1, 64, 64, 12, 64, 0, false, 1500, false",
+            "3, 35, 35, 1, 64, 0, true, 0, false",
+            "1, 2, 40, 1, 64, 0, false, 0, false"})
+    void globalHeadDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias,
+                                       int sampled, boolean wgmma) {
+        if (wgmma) {
+            assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+                    + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        }
+        String before = System.getProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+        System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, Boolean.toString(wgmma));
+        try {
+            assertEquals(wgmma, gpu.kernels.attentionWgmma(hd, window, w), "kernel choice");
+            check(batch, h, w, heads, hd, window, withBias, sampled);
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, before);
+            }
+        }
+    }
+
+    /** The wgmma kernel serves only what it was written for: windowed blocks and other head dims stay on mma.sync. */
+    @Test
+    void wgmmaKernelOnlyForGlobalHeadDim64() {
+        String before = System.getProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+        System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, "true");
+        try {
+            boolean hopper = gpu.kernels.supports(CudaKernels.GemmTile.H128x256);
+            assertEquals(hopper, gpu.kernels.attentionWgmma(64, 0, 64));
+            assertFalse(gpu.kernels.attentionWgmma(64, 14, 14), "windowed");
+            assertFalse(gpu.kernels.attentionWgmma(80, 0, 64), "head dim 80");
+            assertFalse(gpu.kernels.attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, before);
+            }
+        }
+    }
+
+    private void check(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
         long mark = gpu.pool.mark();
         Random rnd = new Random(batch * 1_000_003L + h * 1009L + w * 17L + heads * 5L + hd + window);
         int cTotal = heads * hd, tokens = h * w;

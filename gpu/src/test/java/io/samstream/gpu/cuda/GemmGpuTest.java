@@ -87,9 +87,13 @@ class GemmGpuTest extends GpuTestBase {
         return cases.stream();
     }
 
-    /** Every Hopper tile of both pipelines: v1 (gemm_sm90.cuh) and v2 (gemm_sm90_v2.cuh). */
+    /**
+     * Every Hopper tile of the pipelines: v1 (gemm_sm90.cuh), v2 (gemm_sm90_v2.cuh), TMA (gemm_sm90_tma.cuh) with one
+     * CTA and with CTA pairs sharing W (multicast).
+     */
     static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
-        GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192};
+        GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192, GemmTile.HT128x256, GemmTile.HT128x128,
+        GemmTile.HTC128x256, GemmTile.HTC128x128};
 
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
@@ -104,7 +108,17 @@ class GemmGpuTest extends GpuTestBase {
                 // v2 persistent: K of 7 and 9 k tiles (the 7-stage ring's slots and phases shift from output tile to
                 // output tile), several tiles per CTA
                 Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.H2_128x128),
-                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.H2_128x256));
+                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.H2_128x256),
+                // TMA (always persistent): ring phases shifting across output tiles, ragged M, N and K, in place
+                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HT128x256),
+                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HT128x256),
+                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HT128x128),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HT128x128),
+                // TMA in CTA pairs: an odd number of row bands (the last pair's second band is past M)
+                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTC128x256),
+                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HTC128x256),
+                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HTC128x128),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTC128x128));
     }
 
     /**
@@ -140,6 +154,28 @@ class GemmGpuTest extends GpuTestBase {
                 }
             }
         }, "the v2 GEMM pipeline did not finish within 120 s: a deadlock in its mbarrier protocol (gemm_sm90_v2.cuh)");
+    }
+
+    /**
+     * The TMA pipeline finishes (no deadlock: the producer's expect_tx byte counts match what the copies bring, the
+     * full / empty phases line up) on k-tile counts around its ring depths, ragged K (the last box half outside
+     * the matrix), ~4 output tiles per CTA of an H200 and a single tile (for CTA pairs: an odd number of row bands,
+     * and one band alone, whose partner CTA loads nothing of A but half of W), each launch checked on a few rows.
+     */
+    @Test
+    @Order(2)
+    void tmaPipelineNeverHangs() {
+        assumeTrue(gpu.kernels.supports(GemmTile.HT128x256), "Hopper GEMM tests skipped: the TMA pipeline needs"
+                + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
+            for (GemmTile tile : new GemmTile[] {GemmTile.HT128x256, GemmTile.HT128x128, GemmTile.HTC128x256,
+                GemmTile.HTC128x128}) {
+                for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
+                    sampledRowsMatch(tile.bm * 66 + 5, 8 * tile.bn, 64 * kTiles - 32, tile);
+                    sampledRowsMatch(tile.bm - 27, tile.bn - 8, 64 * kTiles, tile);
+                }
+            }
+        }, "the TMA GEMM pipeline did not finish within 120 s: a deadlock in its mbarrier protocol (gemm_sm90_tma.cuh)");
     }
 
     /** One launch of {@code tile} on random data, checked on 8 rows (first, last, random): for the hang check. */
@@ -220,6 +256,9 @@ class GemmGpuTest extends GpuTestBase {
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H256x192));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x256));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x128));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x256));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x128));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.HTC128x256));
         assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
@@ -237,13 +276,18 @@ class GemmGpuTest extends GpuTestBase {
                 && Boolean.parseBoolean(System.getProperty(CudaKernels.WGMMA_PROPERTY, "true"));
         assertEquals(hopper, gpu.kernels.defaultTile(32 * 4096, 3072).hopper());
         assertEquals(hopper, gpu.kernels.defaultTile(4096, 768).hopper());
-        // v1 unless the v2 pipeline is asked for
+        // the default pipeline unless another is asked for
         if (hopper && System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY) == null) {
-            assertEquals(1, gpu.kernels.defaultTile(32 * 4096, 3072).pipeline());
+            assertEquals(CudaKernels.gemmPipeline(), gpu.kernels.defaultTile(32 * 4096, 3072).pipeline());
             System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
             try {
                 assertEquals(GemmTile.H2_128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
                 assertEquals(2, gpu.kernels.defaultTile(4096, 768).pipeline());
+                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
+                assertEquals(GemmTile.HT128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
+                assertEquals(3, gpu.kernels.defaultTile(4096, 768).pipeline());
+                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma2");
+                assertEquals(GemmTile.HTC128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
             } finally {
                 System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
             }

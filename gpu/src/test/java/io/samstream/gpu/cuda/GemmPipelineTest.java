@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import io.samstream.gpu.cuda.CudaKernels.GemmTile;
 
-/** The GEMM pipeline switch and the v2 tiles' table (no GPU needed). */
+/** The GEMM pipeline switch and the Hopper tiles' table against the kernels' source (no GPU needed). */
 class GemmPipelineTest {
     @AfterEach
     void clear() {
@@ -21,6 +21,10 @@ class GemmPipelineTest {
         assertEquals(1, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
         assertEquals(2, CudaKernels.gemmPipeline());
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
+        assertEquals(3, CudaKernels.gemmPipeline());
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, " tma2 ");
+        assertEquals(4, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1");
         assertEquals(1, CudaKernels.gemmPipeline());
     }
@@ -43,8 +47,42 @@ class GemmPipelineTest {
         assertEquals(4 * (256 + 192) * 128 + 4 * 16 + 1024, GemmTile.H2_256x192.smem);
         for (GemmTile t : GemmTile.values()) {
             assertTrue(t.smem <= 232448, t + " asks for more shared memory than an sm_90 CTA has");
-            assertEquals(t.symbol.contains("sm90v2") ? 2 : 1, t.pipeline(), t.toString());
+            int expected = t.symbol.contains("sm90v2") ? 2 : t.symbol.contains("sm90tmac2") ? 4
+                    : t.symbol.contains("sm90tma") ? 3 : 1;
+            assertEquals(expected, t.pipeline(), t.toString());
         }
         assertEquals("samstream_gemm_sm90_128x256", GemmTile.H128x256.symbol);
+    }
+
+    /** The TMA tiles name their kernels, ask for gemm_sm90_tma::Config::SMEM_BYTES and know their cluster size. */
+    @Test
+    void tmaTilesMatchTheirKernels() {
+        assertEquals("samstream_gemm_sm90tma_128x256", GemmTile.HT128x256.symbol);
+        assertEquals("samstream_gemm_sm90tma_128x128", GemmTile.HT128x128.symbol);
+        assertEquals("samstream_gemm_sm90tmac2_128x256", GemmTile.HTC128x256.symbol);
+        assertEquals("samstream_gemm_sm90tmac2_128x128", GemmTile.HTC128x128.symbol);
+        assertEquals(4 * (128 + 256) * 128 + 4 * 16 + 1024, GemmTile.HT128x256.smem);
+        assertEquals(6 * (128 + 128) * 128 + 6 * 16 + 1024, GemmTile.HT128x128.smem);
+        assertEquals(GemmTile.HT128x256.smem, GemmTile.HTC128x256.smem);
+        assertEquals(1, GemmTile.HT128x256.cluster());
+        assertEquals(2, GemmTile.HTC128x128.cluster());
+        assertTrue(GemmTile.HTC128x256.tma() && GemmTile.HT128x128.tma() && !GemmTile.H2_128x256.tma());
+    }
+
+    /**
+     * Every kernel the Java side launches by name is an entry point of samstream_kernels.cu (else the fatbin lookup
+     * fails at start on a GPU, which CI would never see), and the Hopper attention's shared memory matches the
+     * number attention_sm90.cuh asserts.
+     */
+    @Test
+    void launchedKernelsAreEntryPointsOfTheSource() throws java.io.IOException {
+        String cu = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/samstream_kernels.cu"));
+        for (GemmTile t : GemmTile.values()) {
+            assertTrue(cu.contains("(" + t.symbol + ",") || cu.contains(" " + t.symbol + "("), t.symbol);
+        }
+        assertTrue(cu.contains(" samstream_attention_sm90_hd64("), "samstream_attention_sm90_hd64");
+        String attn = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/attention_sm90.cuh"));
+        assertTrue(attn.contains("static_assert(SMEM_BYTES == " + CudaKernels.ATTN_SM90_SMEM + ","),
+                "attention_sm90.cuh asserts another shared-memory size than CudaKernels.ATTN_SM90_SMEM");
     }
 }

@@ -1,0 +1,238 @@
+// Hopper (sm_90a) GEMM fed by the tensor memory accelerator: the function, tiles, shared-memory layout, MMAs
+// and epilogue of gemm_sm90.cuh, with the tiles copied by TMA (cp.async.bulk.tensor) instead of 128 producer
+// threads issuing 16-byte cp.async. Selected with -Dsamstream.cuda.gemmPipeline=tma (CudaKernels.GemmTile.T_*).
+//
+// Why. The cp.async producer of gemm_sm90.cuh needs 24-36 copy instructions per thread and k tile, waits for its
+// own copies before it can mark a stage full, and zero-fills the ragged edges by hand; measured, the kernel stays
+// at 40-70 % of cuBLAS on the encoder's shapes (bench/results/2026-11-30-h200-wgmma.md). Here one thread issues two
+// bulk tensor copies per k tile (A: 128 x 64, W: BN x 64), the hardware writes them in the 128-byte-swizzled layout
+// that the wgmma descriptors read (CU_TENSOR_MAP_SWIZZLE_128B on a 64-element-wide box: row r's 16-byte chunk c at
+// chunk c ^ (r % 8), exactly gemm_sm90's layout), fills rows past M / N and columns past K with zeros, and
+// completes the stage's full-barrier by transaction count. The kernel is persistent (grid <= SMs, one CTA per SM
+// by its shared memory): the producer runs up to STAGES k tiles ahead, across output tiles, so the next tile's
+// operands are in shared memory while the consumers are in the epilogue.
+//
+// The tensor maps are made on the host (io.samstream.gpu.cuda.TensorMaps: cuTensorMapEncodeTiled through JNA,
+// since JCuda 12.6 has no binding for it) and passed by value as __grid_constant__ kernel parameters:
+//   A [M, K] bf16 row-major: dims {K, M}, row stride 2K bytes, box {64, 128};
+//   W [N, K] bf16 row-major: dims {K, N}, row stride 2K bytes, box {64, BN}.
+//
+// Synchronisation (g = the CTA's running k-tile counter over all its output tiles, s = g % STAGES, u = g / STAGES):
+//   full[s]  init count 1: the producer's arrive.expect_tx(STAGE_BYTES) for use u; the phase completes when that
+//            arrival and all STAGE_BYTES of both copies have landed. Waiters: every consumer thread, parity u & 1.
+//   empty[s] init count 8: lane 0 of each consumer warp after wgmma.wait_group shows its MMAs on use u are done.
+//            Waiter: the producer thread before reusing slot s for use u (g >= STAGES), parity (u - 1) & 1.
+// The consumers' side is gemm_sm90's v1 consumer unchanged. No proxy fence is needed: TMA writes and wgmma reads
+// are both async-proxy operations, ordered by the mbarriers.
+//
+// The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps, and CudaKernels
+// launches these kernels only on compute capability 9.0 and only with tensor maps it could encode.
+#pragma once
+
+#include <cuda.h>   // CUtensorMap
+
+#include "gemm_sm90.cuh"
+
+namespace gemm_sm90_tma {
+
+using gemm_sm90::BK;
+constexpr int BM = 128;   // two consumer warpgroups of 64 rows
+
+template <int BN, int STAGES>
+struct Config {
+    static constexpr int THREADS = 384;                 // producer warpgroup (one thread issues) + 2 consumers
+    static constexpr int A_BYTES = BM * BK * 2;         // one stage of A
+    static constexpr int B_BYTES = BN * BK * 2;         // one stage of W
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int TILE_BYTES = STAGES * STAGE_BYTES;
+    // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack.
+    static constexpr int SMEM_BYTES = TILE_BYTES + 2 * STAGES * 8 + 1024;
+    static constexpr int ACC = BN / 2;
+    static_assert(BN == 128 || BN == 256, "wgmma tile widths 128 and 256");
+    static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
+};
+
+#ifdef SAMSTREAM_SM90A
+
+// One arrival on `bar` that also expects `bytes` more transaction bytes in the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// The box of `map` at element coordinates (c0 innermost, c1) into shared memory at `dst`, completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map, int c0, int c1, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+
+// The same box written to `dst` in every CTA of the cluster named by `cta_mask`, each completing on its own `bar`
+// (the same shared-memory offsets in every destination CTA).
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap& map, int c0, int c1, uint32_t bar,
+                                                      uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+        : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap& map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map)) : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_cta_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// Arrives on the mbarrier at the same shared-memory offset as `bar` in cluster CTA `rank` (release, cluster scope).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+
+// Every thread of every CTA of the cluster: arrive, then wait for all (orders the barriers' initialisation before
+// any remote use, and keeps a CTA's shared memory alive until its partner is done with it).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void fence_mbarrier_init_cluster() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+#endif  // SAMSTREAM_SM90A
+
+// map_a / map_w must be references to __grid_constant__ kernel parameters (TMA reads them where they are).
+//
+// CLUSTER = 1: any 1-D grid; CTA b computes output tiles t = b, b + gridDim.x, ... (row band t / n_tiles, column
+// tile t % n_tiles); the host launches min(tiles, SMs) CTAs.
+// CLUSTER = 2 (the kernel is compiled with __cluster_dims__(2, 1, 1)): CTAs 2c and 2c + 1 form cluster c and walk
+// the same sequence of cluster tiles ct = c, c + gridDim.x / 2, ...: the pair of row bands 2 (ct / n_tiles) + rank
+// (a band past M reads zeros and stores nothing) and the same column tile ct % n_tiles. Each CTA loads its own A and
+// one half of the shared W tile (rows rank * BN / 2 ...), multicast into both CTAs' slots: W comes from L2 once per
+// pair, so a CTA moves 16 + 16 KB per k tile instead of 16 + 32 KB (128 x 256). Each CTA's full[s] expects both
+// halves (STAGE_BYTES; the partner's half may land before this CTA's producer arrives: the transaction count then
+// runs negative for a moment, which the barrier allows), and its empty[s] collects the consumer warps of both CTAs
+// (16: each warp arrives locally and on the partner), since the producer's next multicast into slot s overwrites
+// the partner's copy too. tools/hopper_pipeline_model.py checks this protocol (and the CLUSTER = 1 one).
+template <int BN, int STAGES, int CLUSTER>
+__device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
+                                                   const bf16* __restrict__ bias, const bf16* residual, bf16* C,
+                                                   int M, int N, int K, int epilogue) {
+#ifdef SAMSTREAM_SM90A
+    using namespace gemm_sm90;
+    using Cfg = Config<BN, STAGES>;
+    constexpr int ACC = Cfg::ACC;
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs along M");
+    constexpr int W_ROWS = BN / CLUSTER;                    // rows of the W tile this CTA loads
+
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw);
+    const uint32_t base = (raw + 1023) & ~1023u;            // swizzled tiles need 1024-byte alignment
+    const uint32_t sA = base;                               // [STAGES][128 rows x 128 B]
+    const uint32_t sB = base + STAGES * Cfg::A_BYTES;       // [STAGES][BN rows x 128 B]
+    const uint32_t bars = base + Cfg::TILE_BYTES;           // full[STAGES], empty[STAGES]
+    auto full = [&](int s) { return bars + 8 * s; };
+    auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int k_tiles = (K + BK - 1) / BK;
+    const int n_tiles = (N + BN - 1) / BN;
+    const int bands = (((M + BM - 1) / BM) + CLUSTER - 1) / CLUSTER;   // row bands, in pairs when CLUSTER = 2
+    const int tiles = bands * n_tiles;
+    const int rank = CLUSTER == 1 ? 0 : (int)cluster_cta_rank();
+    const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;   // this cluster's tiles: first, + step, ...
+
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full(s), 1);              // the producer's arrive.expect_tx, then the bytes
+            mbar_init(empty(s), 8 * CLUSTER);   // lane 0 of each consumer warp of every CTA of the cluster
+        }
+        if constexpr (CLUSTER > 1) fence_mbarrier_init_cluster();
+    }
+    if constexpr (CLUSTER > 1) {
+        cluster_sync();   // the partner's barriers exist before any multicast or remote arrival reaches them
+    } else {
+        __syncthreads();
+    }
+
+    if (wg == 0) {
+        // ------------------------------------------------------------------ producer: one thread
+        if (tid == 0) {
+            prefetch_tensormap(map_a);
+            prefetch_tensormap(map_w);
+            int g = 0;
+            for (int t = first; t < tiles; t += step) {
+                const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
+                for (int kt = 0; kt < k_tiles; ++kt, ++g) {
+                    const int s = g % STAGES;
+                    if (g >= STAGES) mbar_wait(empty(s), ((g / STAGES) + 1) & 1);
+                    mbar_arrive_expect_tx(full(s), Cfg::STAGE_BYTES);
+                    tma_load_2d(sA + s * Cfg::A_BYTES, map_a, kt * BK, block_m, full(s));
+                    const uint32_t w_dst = sB + s * Cfg::B_BYTES + rank * W_ROWS * 128;
+                    if constexpr (CLUSTER == 1) {
+                        tma_load_2d(w_dst, map_w, kt * BK, block_n, full(s));
+                    } else {
+                        tma_load_2d_multicast(w_dst, map_w, kt * BK, block_n + rank * W_ROWS, full(s), 0x3);
+                    }
+                }
+            }
+        }
+        // The bulk copies in flight complete on the barriers, which the consumers wait for. A cluster's CTA stays
+        // until both are done: its partner's consumers still arrive on its empty barriers.
+        if constexpr (CLUSTER > 1) {
+            __syncwarp();
+            cluster_sync();
+        }
+        return;
+    }
+
+    // ---------------------------------------------------------------------- consumers (gemm_sm90's)
+    const int cw = wg - 1;                          // consumer 0: rows 0 .. 63, 1: 64 .. 127
+    const int warp = (tid >> 5) & 3, lane = tid & 31;
+    const bool has_bias = (epilogue & gemm::BIAS) != 0, has_gelu = (epilogue & gemm::GELU) != 0,
+               has_res = (epilogue & gemm::RESIDUAL) != 0;
+    // A consumed slot is released in this CTA and, for a cluster, in the partner (whose producer refills it here).
+    auto release = [&](int s) {
+        mbar_arrive(empty(s));
+        if constexpr (CLUSTER > 1) mbar_arrive_cluster(empty(s), rank ^ 1);
+    };
+    float acc[1][ACC];
+    int g = 0;
+    for (int t = first; t < tiles; t += step) {
+        const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
+#pragma unroll
+        for (int i = 0; i < ACC; ++i) acc[0][i] = 0.f;
+
+        for (int kt = 0; kt < k_tiles; ++kt, ++g) {
+            const int s = g % STAGES;
+            mbar_wait(full(s), (g / STAGES) & 1);
+            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * 64 * 128, sB + s * Cfg::B_BYTES);
+            if (kt > 0 && lane == 0) release((g - 1) % STAGES);
+        }
+        wgmma_wait<0>();
+        fence_acc(acc[0]);
+        if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer(s)
+
+        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp, lane, has_bias, has_gelu,
+                           has_res);
+    }
+    if constexpr (CLUSTER > 1) {
+        __syncwarp();   // the cluster barrier is .aligned: the whole warp arrives together
+        cluster_sync();
+    }
+#else
+    __trap();   // not an sm_90a build: the host never launches this kernel here
+#endif
+}
+
+}  // namespace gemm_sm90_tma
