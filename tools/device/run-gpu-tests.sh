@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|gemmpipe] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|hopper] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -25,12 +25,15 @@
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
 #   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
-# Mode "gemmpipe": the Hopper GEMM pipeline v2 (gemm_sm90_v2.cuh, -Dsamstream.cuda.gemmPipeline=v2) against v1:
-#   first GemmGpuTest#v2PipelineNeverHangs alone (a deadlock fails it in 120 s; then the v2 benchmarks are skipped),
-#   then GemmGpuTest (or $CLASSES: every shape / epilogue on both pipelines), CudaKernelBench's Hopper GEMM rows
-#   (gemm-kernels.tsv: v1 and v2 tiles, one CTA per tile and persistent), EncoderBench with v1 and with v2
-#   (encoder-v1.tsv, encoder-v2.tsv; batch ${ENCODER_BATCHES:-32}; the whole mode takes ~6-8 min) and bench/gemm_pipeline_table.py's
-#   gemm-pipeline.md (v1 vs v2 side by side: copy it to bench/results/).
+# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs), gemm_sm90_v2.cuh (v2) and
+#   attention_sm90.cuh next to the defaults: first the TMA and v2 GEMM hang checks (GemmGpuTest#tmaPipelineNeverHangs,
+#   #v2PipelineNeverHangs; a deadlock fails one in 120 s, and those pipelines are left out of the benchmarks), then
+#   AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
+#   registers, from Triton's cuobjdump), CudaKernelBench's Hopper GEMM and attention rows (hopper-kernels.tsv),
+#   EncoderBench at batch ${ENCODER_BATCHES:-32} for each pipeline:attentionWgmma of $ENCODER_COMBOS (default
+#   "v1:false tma:true tma2:true v2:true"; encoder-<pipeline>-<attention>.tsv, each with the eager variants of
+#   every pipeline that passed), and bench/hopper_table.py's hopper.md (all of it side by side: copy it to
+#   bench/results/). The raw TSVs go into reports-hopper.tgz (raw/). ~8 min.
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -54,6 +57,7 @@ mkdir -p "$out"
 work=$(mktemp -d)
 status=0
 v2_failed=0
+tma_failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
@@ -84,9 +88,10 @@ case "$mode" in
     encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
     sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
-    gemmpipe)
+    hopper)
+        runs+=("method:GemmGpuTest#tmaPipelineNeverHangs")
         runs+=("method:GemmGpuTest#v2PipelineNeverHangs")
-        for c in ${CLASSES:-GemmGpuTest}; do runs+=("plain:$c"); done ;;
+        for c in ${CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -112,7 +117,9 @@ for run in "${runs[@]}"; do
             --class-path "$cp" "${select[@]}" "$fqcn" \
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
-        [ "$tool" = method ] && [ $rc -ne 0 ] && v2_failed=1
+        if [ "$tool" = method ] && [ $rc -ne 0 ]; then
+            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *) v2_failed=1 ;; esac
+        fi
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
         grep -vE '^\s+at |^\s+\.\.\. [0-9]+ more' "$work/$cls-$tool.log" | tail -60
@@ -170,22 +177,45 @@ if [ "$mode" = sparse ]; then
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
 fi
 
-if [ "$mode" = gemmpipe ]; then
-    if [ "$v2_failed" = 1 ]; then
-        echo "!!! GemmGpuTest#v2PipelineNeverHangs failed (hang or wrong result): skipping the v2 benchmarks"
+if [ "$mode" = hopper ]; then
+    # What the compiler made of the new kernels: tensor-core instructions, local-memory spills, registers.
+    cuobjdump=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump"))' 2>/dev/null)
+    if [ -x "$cuobjdump" ]; then
+        (cd "$work" && unzip -q -o "$here"/lib/samstream-gpu-*.jar io/samstream/gpu/cuda/samstream_kernels.fatbin)
+        fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
+        for f in samstream_attention_sm90_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
+                 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
+            sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
+            echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"
+        done | tee "$out/sass.txt"
+        "$cuobjdump" -arch sm_90a -res-usage "$fb" 2>&1 | grep -A1 -E 'sm90tma|attention_sm90|sm90v2_128x256|sm90_128x256' \
+            | tee -a "$out/sass.txt"
     else
-        echo "=== CudaKernelBench (Hopper GEMM rows: v1 and v2 tiles, one CTA per tile and persistent)"
-        timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/gemm-kernels.tsv" 20 "re:gemm .*H" \
-            2>&1 | tee "$work/gemm-kernels.log" || status=1
-        for p in v1 v2; do
-            echo "=== EncoderBench -Dsamstream.cuda.gemmPipeline=$p (vit_b, batch ${ENCODER_BATCHES:-32})"
-            timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline=$p -cp "$cp" io.samstream.bench.EncoderBench \
-                "$out/encoder-$p.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p.log" || status=1
-        done
-        echo "=== gemm-pipeline.md (v1 vs v2: GEMMs per shape, encoder per batch)"
-        python3 "$here/gemm_pipeline_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" \
-            --out "$out/gemm-pipeline.md" || status=1
+        echo "no cuobjdump (Triton's) on this machine: no SASS summary"
     fi
+    filter="re:(gemm .*(H|square))|(attention vit_b global)"
+    echo "=== CudaKernelBench ($filter)"
+    timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/hopper-kernels.tsv" 20 "$filter" \
+        2>&1 | tee "$work/hopper-kernels.log" || status=1
+    # The eager variant rows of each encoder run: every pipeline that passed its hang check.
+    pipes=v1
+    [ "$v2_failed" = 1 ] || pipes="$pipes,v2"
+    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2"
+    for combo in ${ENCODER_COMBOS:-v1:false tma:true tma2:true v2:true}; do
+        set -- ${combo/:/ } false
+        if { [ "${1#tma}" != "$1" ] && [ "$tma_failed" = 1 ]; } || { [ "$1" = v2 ] && [ "$v2_failed" = 1 ]; }; then
+            echo "!!! $1 pipeline failed its hang check: no encoder run on it"
+            continue
+        fi
+        echo "=== EncoderBench gemmPipeline=$1 attentionWgmma=$2 (vit_b, batch ${ENCODER_BATCHES:-32})"
+        timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline="$1" -Dsamstream.cuda.attentionWgmma="$2" \
+            -Dsamstream.bench.pipelines="$pipes" -cp "$cp" io.samstream.bench.EncoderBench "$out/encoder-$1-$2.tsv" \
+            ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$1-$2.log" || status=1
+    done
+    echo "=== hopper.md (everything side by side)"
+    python3 "$here/hopper_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/hopper.md" || status=1
+    # The device tool brings back at most 8 files: the raw TSVs travel inside reports-hopper.tgz (raw/).
+    mkdir -p "$work/raw" && mv "$out"/*.tsv "$work/raw/" 2>/dev/null
 fi
 
 if [ "$mode" = decoder ]; then

@@ -137,7 +137,7 @@ public final class CudaKernelBench {
                         "TFLOP/s");
                 // The Hopper 128-row tiles of both pipelines launched persistently too (v2's producer then fills the
                 // ring for the next output tile during the epilogue).
-                if (tile.hopper() && tile.bm() == 128 && wanted("gemm", variant + " persistent")) {
+                if (tile.hopper() && tile.bm() == 128 && tile.pipeline() != 3 && wanted("gemm", variant + " persistent")) {
                     float pms = persistent(() -> time(
                             () -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile)));
                     report("gemm", s[0] + " " + s[3] + " " + tile + " persistent",
@@ -225,21 +225,27 @@ public final class CudaKernelBench {
             DeviceBuffer bias = random(3L * cTotal, 0.5, "qkv bias");
             DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
             for (int window : new int[] {14, 0}) {
-                String variant = model + (window > 0 ? " windowed 14x14" : " global");
-                if (!wanted("attention", variant)) {
-                    continue;
+                // Both kernels where the Hopper one applies (global, head dim 64): mma.sync, then wgmma.
+                boolean[] kernelsToRun = window == 0 && hd == 64 && kernels.supports(GemmTile.H128x256)
+                        ? new boolean[] {false, true} : new boolean[] {false};
+                for (boolean wgmma : kernelsToRun) {
+                    String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
+                    if (!wanted("attention", variant)) {
+                        continue;
+                    }
+                    int s = window > 0 ? window : 64;
+                    DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
+                    float ms = withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, Boolean.toString(wgmma),
+                            () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out,
+                                    batch, 64, 64, heads, hd, window)));
+                    // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding included).
+                    double seqs = window > 0 ? batch * 25.0 : batch;
+                    double len = window > 0 ? 196 : 4096;
+                    double flop = seqs * heads * 4.0 * len * len * hd;
+                    report("attention", variant,
+                            String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms, flop / ms / 1e9,
+                            "TFLOP/s");
                 }
-                int s = window > 0 ? window : 64;
-                DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                float ms = time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out, batch, 64,
-                        64, heads, hd, window));
-                // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding included).
-                double seqs = window > 0 ? batch * 25.0 : batch;
-                double len = window > 0 ? 196 : 4096;
-                double flop = seqs * heads * 4.0 * len * len * hd;
-                report("attention", variant,
-                        String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms, flop / ms / 1e9,
-                        "TFLOP/s");
             }
             pool.release(mark);
         }
@@ -287,15 +293,20 @@ public final class CudaKernelBench {
 
     /** Runs {@code timing} with {@link CudaKernels#PERSISTENT_PROPERTY} on (restored after). */
     private static float persistent(java.util.function.Supplier<Float> timing) {
-        String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
-        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, "true");
+        return withProperty(CudaKernels.PERSISTENT_PROPERTY, "true", timing);
+    }
+
+    /** Runs {@code timing} with a system property set to {@code value} (restored after). */
+    private static float withProperty(String key, String value, java.util.function.Supplier<Float> timing) {
+        String before = System.getProperty(key);
+        System.setProperty(key, value);
         try {
             return timing.get();
         } finally {
             if (before == null) {
-                System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
+                System.clearProperty(key);
             } else {
-                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
+                System.setProperty(key, before);
             }
         }
     }

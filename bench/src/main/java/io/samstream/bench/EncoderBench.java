@@ -107,7 +107,8 @@ public final class EncoderBench {
             out.println("meta\tdevice\t" + ctx.info().describe());
             out.println("meta\tsparsity\t" + sparsity.describe());
             out.println("meta\tmodel\t" + modelName);
-            out.println("meta\tgemmPipeline\t" + System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1"));
+            out.println("meta\tgemmPipeline\t" + CudaKernels.gemmPipelineName());
+            out.println("meta\tattentionWgmma\t" + CudaKernels.attentionWgmmaEnabled());
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
@@ -152,12 +153,21 @@ public final class EncoderBench {
                             + " GEMMs %.2f ms%n", backend.usesGraphs() ? "on" : "off", ms, eager, old);
                     out.printf(Locale.ROOT, "variant\t%d\teager launches (no CUDA graph)\t%.4f%n", batch, eager);
                     out.printf(Locale.ROOT, "variant\t%d\teager launches, mma.sync GEMMs (previous path)\t%.4f%n", batch, old);
-                    // Eager with each Hopper GEMM pipeline (same backend, same process): v1 vs v2 in isolation.
-                    for (String pipeline : new String[] {"v1", "v2"}) {
-                        double t = eagerWithPipeline(backend, batch, iters, pipeline);
-                        System.out.printf(Locale.ROOT, "  eager, Hopper GEMM pipeline %s: %.2f ms (%.1f img/s)%n", pipeline,
-                                t, 1000 * batch / t);
-                        out.printf(Locale.ROOT, "variant\t%d\teager launches, GEMM pipeline %s\t%.4f%n", batch, pipeline, t);
+                    // Eager with each Hopper GEMM pipeline and each global-attention kernel (same backend, same process):
+                    // one change at a time against the rest of this run's configuration.
+                    for (String pipeline : VARIANT_PIPELINES.split(",")) {
+                        double t = eagerWith(backend, batch, iters, CudaKernels.GEMM_PIPELINE_PROPERTY, pipeline.trim());
+                        System.out.printf(Locale.ROOT, "  eager, Hopper GEMM pipeline %s: %.2f ms (%.1f img/s)%n",
+                                pipeline.trim(), t, 1000 * batch / t);
+                        out.printf(Locale.ROOT, "variant\t%d\teager launches, GEMM pipeline %s\t%.4f%n", batch,
+                                pipeline.trim(), t);
+                    }
+                    for (String wgmmaAttention : new String[] {"false", "true"}) {
+                        double t = eagerWith(backend, batch, iters, CudaKernels.ATTENTION_WGMMA_PROPERTY, wgmmaAttention);
+                        String kernel = wgmmaAttention.equals("true") ? "wgmma" : "mma.sync";
+                        System.out.printf(Locale.ROOT, "  eager, global attention on %s: %.2f ms (%.1f img/s)%n", kernel, t,
+                                1000 * batch / t);
+                        out.printf(Locale.ROOT, "variant\t%d\teager launches, global attention %s\t%.4f%n", batch, kernel, t);
                     }
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
@@ -170,18 +180,24 @@ public final class EncoderBench {
         }
     }
 
-    /** Eager forward time with {@link CudaKernels#GEMM_PIPELINE_PROPERTY} set to {@code pipeline} (restored after). */
-    private static double eagerWithPipeline(CudaSamBackend backend, int batch, int iters, String pipeline) {
-        String before = System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
-        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, pipeline);
+    /**
+     * The Hopper GEMM pipelines of the eager variant rows: {@code -Dsamstream.bench.pipelines=v1,v2,tma,tma2}
+     * (default v1,v2: a pipeline that has not passed its GPU tests could take the whole run down with it).
+     */
+    private static final String VARIANT_PIPELINES = System.getProperty("samstream.bench.pipelines", "v1,v2");
+
+    /** Eager forward time with the system property {@code key} set to {@code value} (restored after). */
+    private static double eagerWith(CudaSamBackend backend, int batch, int iters, String key, String value) {
+        String before = System.getProperty(key);
+        System.setProperty(key, value);
         try {
             backend.timeForward(batch, 1, false);
             return backend.timeForward(batch, iters, false);
         } finally {
             if (before == null) {
-                System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
+                System.clearProperty(key);
             } else {
-                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, before);
+                System.setProperty(key, before);
             }
         }
     }
