@@ -20,36 +20,10 @@ import os
 import re
 import sys
 
+from bench_tsv import Encoder, read_kernels
+
 PIPELINES = [("v1", "H{}"), ("v1 pers.", "H{} persistent"), ("v2", "H2_{}"), ("v2 pers.", "H2_{} persistent"),
              ("tma", "HT{}"), ("tma2", "HTC{}")]
-
-
-def read_kernels(path):
-    rows, device = {}, ""
-    with open(path) as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if p[0] == "device":
-                device = p[1]
-            elif len(p) >= 6:
-                rows[(p[0], p[1].replace(" (default)", ""))] = (p[2], float(p[3]), float(p[4]))
-    return rows, device
-
-
-def read_encoder(path):
-    meta, enc, var, prof = {}, {}, {}, {}
-    with open(path) as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if p[0] == "meta":
-                meta[p[1]] = p[2]
-            elif p[0] == "encoder":
-                enc[int(p[1])] = (float(p[2]), int(p[4]))
-            elif p[0] == "variant":
-                var[(int(p[1]), p[2])] = float(p[3])
-            elif p[0] == "profile":
-                prof[(int(p[1]), p[2])] = float(p[3])
-    return meta, enc, var, prof
 
 
 def main():
@@ -62,7 +36,8 @@ def main():
     if not os.path.exists(kpath):
         print(f"missing {kpath}", file=sys.stderr)
         return 1
-    rows, device = read_kernels(kpath)
+    listed, device = read_kernels(kpath)
+    rows = {(op, v.replace(" (default)", "")): (shape, ms, rate) for op, v, shape, ms, rate in listed}
     out = [f"# Hopper kernels side by side ({datetime.date.today()}, commit {a.commit})", "",
            f"Device: {device}. TFLOP/s = 2MNK (GEMM) or the real sequences' 4 L^2 d per head (attention) over the median "
            "of 20 launches (CudaKernelBench). 'pers.': the v1 / v2 kernels launched persistently; tma and tma2 are "
@@ -99,24 +74,22 @@ def main():
             "|---|---|---:|---:|---:|---:|---|"]
     profiles = []
     for path in encs:
-        meta, enc, var, prof = read_encoder(path)
-        pipe, attn = meta.get("gemmPipeline", "?"), "wgmma" if meta.get("attentionWgmma") == "true" else "mma.sync"
-        for b, (ms, pool) in sorted(enc.items()):
-            vs = "; ".join(f"{k}: {t:.2f}" for (bb, k), t in var.items() if bb == b)
+        e = Encoder(path)
+        pipe = e.meta.get("gemmPipeline", "?")
+        attn = "wgmma" if e.meta.get("attentionWgmma") == "true" else "mma.sync"
+        for b, (ms, _, pool) in sorted(e.batches.items()):
+            vs = "; ".join(f"{k}: {t:.2f}" for (bb, k), t in e.variants.items() if bb == b)
             out.append(f"| {pipe} | {attn} | {b} | {ms:.2f} | {1000 * b / ms:.1f} | {pool / 2 ** 30:.2f} | {vs} |")
-        profiles.append((f"{pipe} / {attn}", prof))
-    if profiles:
-        batches = sorted({b for _, p in profiles for (b, _) in p})
-        for b in batches:
-            steps = []
-            for _, p in profiles:
-                steps += [s for (bb, s) in p if bb == b and s not in steps]
-            out += ["", f"Where the GPU time goes at batch {b} (ms, events between launches):", "",
-                    "| step | " + " | ".join(name for name, _ in profiles) + " |",
-                    "|---|" + "---:|" * len(profiles)]
-            for s in steps:
-                out.append(f"| {s} | " + " | ".join(f"{p[(b, s)]:.3f}" if (b, s) in p else "-" for _, p in profiles)
-                           + " |")
+        profiles.append((f"{pipe} / {attn}", e.profile))
+    for b in sorted({b for _, p in profiles for b in p}):
+        steps = []
+        for _, p in profiles:
+            steps += [s for s in p.get(b, {}) if s not in steps]
+        out += ["", f"Where the GPU time goes at batch {b} (ms, events between launches):", "",
+                "| step | " + " | ".join(name for name, _ in profiles) + " |", "|---|" + "---:|" * len(profiles)]
+        for s in steps:
+            out.append(f"| {s} | " + " | ".join(f"{p[b][s]:.3f}" if s in p.get(b, {}) else "-" for _, p in profiles)
+                       + " |")
     with open(a.out, "w") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out))

@@ -14,33 +14,7 @@ import argparse
 import datetime
 import os
 
-
-def read_kernels(path):
-    rows, device = [], ""
-    with open(path) as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if p[0] == "device":
-                device = p[1]
-            elif len(p) >= 6 and p[0] == "gemm":
-                rows.append((p[1], p[2], float(p[3]), float(p[4])))
-    return rows, device
-
-
-def read_encoder(path):
-    enc, prof, meta = {}, {}, {}
-    if not os.path.exists(path):
-        return enc, prof, meta
-    with open(path) as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if p[0] == "meta":
-                meta[p[1]] = p[2]
-            elif p[0] == "encoder":
-                enc[int(p[1])] = (float(p[2]), float(p[3]), int(p[4]))
-            elif p[0] == "profile":
-                prof.setdefault(int(p[1]), {})[p[2]] = float(p[3])
-    return enc, prof, meta
+from bench_tsv import Encoder, read_kernels
 
 
 def main():
@@ -49,7 +23,8 @@ def main():
     ap.add_argument("--commit", default="?")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    kernels, device = read_kernels(os.path.join(a.dir, "sparse-kernels.tsv"))
+    rows, device = read_kernels(os.path.join(a.dir, "sparse-kernels.tsv"))
+    kernels = [(v, shape, ms, rate) for op, v, shape, ms, rate in rows if op == "gemm"]
     md = [f"# 2:4 sparse vs dense on the GPU ({device})", "",
           f"- date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; commit {a.commit}",
           "- `tools/device/run-gpu-tests.sh sparse` (CudaKernelBench filter gemm; EncoderBench --sparsity)", "",
@@ -73,23 +48,23 @@ def main():
     md += [f"| {v} | {sh} | {ms:.3f} | {r:.0f} |" for v, sh, ms, r in kernels]
     runs = [("dense", "encoder-none-all.tsv"), ("2:4 all", "encoder-2of4-all.tsv"), ("2:4 mlp", "encoder-2of4-mlp.tsv"),
             ("2:4 all, wgmma.sp", "encoder-2of4-all-wgmma.tsv")]
-    data = {label: read_encoder(os.path.join(a.dir, f)) for label, f in runs}
-    batches = sorted(set().union(*[set(v[0]) for v in data.values()]))
+    data = {label: Encoder(os.path.join(a.dir, f)) for label, f in runs}
+    batches = sorted(set().union(*[set(v.batches) for v in data.values()]))
     md += ["", "## vit_b encoder (random weights, 1024 px), GPU time per batch", "",
            "| batch | " + " | ".join(f"{l} ms (img/s)" for l, _ in runs) + " | pool GiB (dense / 2:4 all) |",
            "|---|" + "---|" * (len(runs) + 1)]
     for b in batches:
         cells = []
         for label, _ in runs:
-            e = data[label][0].get(b)
+            e = data[label].batches.get(b)
             cells.append(f"{e[0]:.2f} ({1000 * b / e[0]:.0f})" if e else "-")
-        pools = [data[l][0].get(b) for l in ("dense", "2:4 all")]
+        pools = [data[l].batches.get(b) for l in ("dense", "2:4 all")]
         pool = " / ".join(f"{p[2] / 2**30:.2f}" if p else "-" for p in pools)
         md.append(f"| {b} | " + " | ".join(cells) + f" | {pool} |")
     for b in batches:
         steps = []
         for label, _ in runs:
-            for k in data[label][1].get(b, {}):
+            for k in data[label].profile.get(b, {}):
                 if k not in steps:
                     steps.append(k)
         if not steps:
@@ -98,7 +73,7 @@ def main():
                "| step | " + " | ".join(l for l, _ in runs) + " |", "|---|" + "---|" * len(runs)]
         for k in steps:
             md.append(f"| {k} | " + " | ".join(
-                f"{data[l][1].get(b, {}).get(k, float('nan')):.3f}" for l, _ in runs) + " |")
+                f"{data[l].profile.get(b, {}).get(k, float('nan')):.3f}" for l, _ in runs) + " |")
     with open(a.out, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))

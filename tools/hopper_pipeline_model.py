@@ -1,30 +1,36 @@
 #!/usr/bin/env python3
-"""Random-interleaving model check of the mbarrier protocols of gemm_sm90_tma.cuh and attention_sm90.cuh.
+"""Random-interleaving model check of the mbarrier protocols of the Hopper kernels that nobody can run without the GPU.
 
     python3 tools/hopper_pipeline_model.py [runs]
 
-Like tools/gemm_v2_protocol_model.py (which checks gemm_sm90_v2.cuh): nobody can run these kernels without the
-GPU, so their synchronisation is simulated step by step in random orders, and each model must also catch a set
-of broken variants (mutants) of its protocol.
+Each kernel's synchronisation is simulated step by step in random orders (only steps that can make progress are
+chosen, so a state with none left before the end is a deadlock), and each model must also catch a set of broken
+variants (mutants) of its protocol.
 
 mbarrier: expected arrival count, pending arrivals, transaction count (may run negative: bytes can land before
 the arrival that expects them), completed phases c. A phase completes when no arrival is pending and the
 transaction count is zero. try_wait.parity(P) succeeds iff (c & 1) != P; the check fails on a success for any
 phase but the one just completed (parity ambiguity) and on a wait for a phase already skipped.
 
-TMA GEMM (cluster = 1 or 2 CTAs): per CTA one producer thread (for each k tile g: from the STAGES-th on, wait
-empty[s] for use u - 1; arrive.expect_tx(full[s], A + W bytes); issue the copy of A into its own slot and the
-copy of W (cluster 2: its half, multicast into both CTAs' slots), each landing later in any order and completing
-its bytes on the destination CTA's full[s]); two consumer warpgroups of `warps` warps per CTA (wait full[s] for
-use u: every part of the slot must hold use u; issue the MMAs; wgmma.wait_group 1; release the previous slot:
-arrive on empty of every CTA of the cluster; after the tile's last k tile wait_group 0 and release it). At the
-end the CTAs of a cluster meet at a cluster barrier before exiting: a remote arrival on an exited CTA fails.
+GEMM v2 (gemm_sm90_v2.cuh): P producer threads (each: wait empty[s] for use u - 1 from the STAGES-th k tile on,
+issue its copies of the stage, cp.async.mbarrier.arrive.noinc on full[s]; its copies land later, in any order,
+and its asynchronous arrival fires once all of its earlier copies have landed); two consumer warpgroups of W
+warps (wait full[s] for use u, issue the stage's MMAs (complete later), wgmma.wait_group 1, lane 0 releases the
+previous slot on empty; after the tile's last k tile wait_group 0 and release it). Several output tiles per CTA
+continue the same k-tile count g.
 
-Attention (one CTA): `producers` producer threads with the v1 protocol (for tile t: from the STAGES-th on wait
-empty[s]; issue the thread's copies, which land later; from t >= LAG = STAGES - 2 wait until its copies of tile
-t - LAG have landed (cp.async.wait_group LAG) and arrive on full[(t - LAG) % STAGES]; at the end wait for all and
-arrive for the last tiles); `active` consumer warpgroups (wait full[s]; both products read the slot; after both,
-lane 0 of each warp arrives on empty[s], whose count is 4 warps x active).
+TMA GEMM (gemm_sm90_tma.cuh, cluster = 1 or 2 CTAs): per CTA one producer thread (for each k tile g: from the
+STAGES-th on, wait empty[s] for use u - 1; arrive.expect_tx(full[s], A + W bytes); issue the copy of A into its
+own slot and the copy of W (cluster 2: its half, multicast into both CTAs' slots), each landing later in any
+order and completing its bytes on the destination CTA's full[s]); the consumers as in v2, a release arriving on
+empty of every CTA of the cluster. At the end the CTAs of a cluster meet at a cluster barrier before exiting: a
+remote arrival on an exited CTA fails.
+
+Attention (attention_sm90.cuh, one CTA): `producers` producer threads with gemm_sm90.cuh's v1 protocol (for tile
+t: from the STAGES-th on wait empty[s]; issue the thread's copies, which land later; from t >= LAG = STAGES - 2
+wait until its copies of tile t - LAG have landed (cp.async.wait_group LAG) and arrive on full[(t - LAG) %
+STAGES]; at the end wait for all and arrive for the last tiles); `active` consumer warpgroups (wait full[s]; both
+products read the slot; after both, lane 0 of each warp arrives on empty[s], whose count is 4 warps x active).
 """
 import random
 import sys
@@ -58,6 +64,90 @@ class Barrier:
         else:
             assert self.completed == use, f"waiting for phase {use} with {self.completed} completed (skipped)"
         return ok
+
+
+def run_v2_gemm(rng, stages, k_tiles, tiles, producers=3, warps=2, bug=None):
+    total = k_tiles * tiles
+    full = [Barrier(producers) for _ in range(stages)]
+    empty = [Barrier(2 * warps) for _ in range(stages)]
+    landed = [[None] * producers for _ in range(stages)]    # use whose copy of thread p is in slot s
+    reading = [0] * stages                                  # MMAs in flight on slot s
+    # producer thread: next g, copies in flight [(g, s)], asynchronous arrivals pending [(g, s)]
+    prod = [{"g": 0, "copies": [], "arrivals": []} for _ in range(producers)]
+    cons = [{"g": 0, "kt": 0, "mmas": [], "step": "wait", "prev": None} for _ in range(2 * warps)]
+
+    steps = 0
+    while True:
+        acts = []
+        for p, st in enumerate(prod):
+            g = st["g"]
+            if g < total:
+                s, u = g % stages, g // stages
+                # Mutation "early": skip the wait for the second use (u == 1) of slot 0.
+                if g < stages or (bug == "early" and s == 0 and u == 1) or empty[s].try_wait(u - 1):
+                    acts.append(("issue", p))
+            if st["copies"]:
+                acts.append(("land", p))
+            if st["arrivals"]:
+                ga, _ = st["arrivals"][0]
+                if all(gc > ga for gc, _ in st["copies"]):   # all copies issued before the arrive have landed
+                    acts.append(("async_arrive", p))
+        for w, st in enumerate(cons):
+            if st["mmas"]:
+                acts.append(("mma_done", w))
+            g = st["g"]
+            ready = {"wait": g < total and full[g % stages].try_wait(g // stages),
+                     "wait_group1": len(st["mmas"]) <= 1 or bug == "nowait", "wait_group0": not st["mmas"]}[st["step"]]
+            if ready:
+                acts.append(("cons", w))
+        done = all(st["g"] == total and not st["copies"] and not st["arrivals"] for st in prod) and all(
+            st["g"] == total and st["step"] == "wait" and not st["mmas"] for st in cons)
+        if done:
+            return steps
+        if not acts:
+            raise AssertionError(f"deadlock: v2 stages={stages} k_tiles={k_tiles} tiles={tiles}")
+        kind, i = rng.choice(acts)
+        steps += 1
+        if kind == "issue":
+            st = prod[i]
+            g = st["g"]
+            st["copies"].append((g, g % stages))
+            st["arrivals"].append((g, g % stages))
+            st["g"] += 1
+        elif kind == "land":
+            st = prod[i]
+            g, s = st["copies"].pop(rng.randrange(len(st["copies"])))   # copies land in any order
+            assert reading[s] == 0, f"copy of k tile {g} landed in slot {s} while an MMA reads it"
+            landed[s][i] = g // stages
+        elif kind == "async_arrive":
+            _, s = prod[i]["arrivals"].pop(0)
+            full[s].arrive()
+        elif kind == "mma_done":
+            s = cons[i]["mmas"].pop(0)   # wgmma groups complete in order
+            reading[s] -= 1
+        else:
+            st = cons[i]
+            g = st["g"]
+            s, u = g % stages, g // stages
+            if st["step"] == "wait":
+                assert all(x == u for x in landed[s]), f"slot {s} holds {landed[s]}, MMA expects use {u}"
+                st["mmas"].append(s)
+                reading[s] += 1
+                st["step"] = "wait_group1"
+            elif st["step"] == "wait_group1":
+                if bug == "release_current":
+                    empty[s].arrive()
+                elif st["kt"] > 0:
+                    empty[st["prev"]].arrive()
+                st["prev"] = s
+                st["g"] += 1
+                st["kt"] += 1
+                st["step"] = "wait_group0" if st["kt"] == k_tiles else "wait"
+            else:
+                if bug != "release_current":
+                    empty[st["prev"]].arrive()
+                st["kt"] = 0
+                st["step"] = "wait"
 
 
 def run_tma_gemm(rng, stages, k_tiles, tiles, cluster, warps=2, bug=None):
@@ -256,6 +346,9 @@ def expect_caught(name, trial, rng, tries=500):
 
 
 def mutants(rng):
+    for bug in ["early", "release_current", "nowait"]:
+        expect_caught(f"v2 {bug}", lambda r: run_v2_gemm(r, r.choice([2, 3, 4]), r.choice([3, 5, 9]), r.choice([1, 2]),
+                                                         bug=bug), rng)
     for bug in ["early", "short_tx"]:
         for cluster in (1, 2):
             expect_caught(f"{bug} (cluster {cluster})", lambda r: run_tma_gemm(
@@ -266,9 +359,9 @@ def mutants(rng):
     for bug in ["no_wait_group", "count_all"]:
         expect_caught(bug, lambda r: run_attention(r, r.choice([3, 4, 5]), r.choice([4, 9, 13]), r.choice([1, 2]),
                                                    bug=bug), rng)
-    print("mutants caught: early refill, short expect_tx (both cluster sizes), release only in the own CTA, "
-          "no final cluster barrier; attention: full arrival before the copies landed, empty count over inactive "
-          "warpgroups")
+    print("mutants caught: v2: early refill, release of the slot being read, release before wgmma.wait_group; TMA: "
+          "early refill, short expect_tx (both cluster sizes), release only in the own CTA, no final cluster barrier; "
+          "attention: full arrival before the copies landed, empty count over inactive warpgroups")
 
 
 def main():
@@ -277,6 +370,10 @@ def main():
     mutants(rng)
     steps = 0
     for _ in range(runs):
+        stages = rng.choice([2, 3, 4, 7])
+        k_tiles = max(1, rng.choice([1, 2, 3, stages - 1, stages, stages + 1, 2 * stages + 1, 15]))
+        steps += run_v2_gemm(rng, stages, k_tiles, rng.choice([1, 2, 4]))
+    for _ in range(runs):
         stages = rng.choice([2, 3, 4, 6])
         k_tiles = max(1, rng.choice([1, 2, 3, stages - 1, stages, stages + 1, 2 * stages + 1, 12]))
         steps += run_tma_gemm(rng, stages, k_tiles, rng.choice([1, 2, 4]), rng.choice([1, 2]))
@@ -284,7 +381,7 @@ def main():
         stages = rng.choice([3, 4, 5])
         n_tiles = rng.choice([1, 2, 3, stages - 2, stages, stages + 1, 2 * stages + 3, 33])
         steps += run_attention(rng, stages, n_tiles, rng.choice([1, 2, 3]))
-    print(f"ok: {2 * runs} random interleavings ({steps} steps): TMA GEMM (1 and 2 CTAs) and attention pipelines, "
+    print(f"ok: {3 * runs} random interleavings ({steps} steps): GEMM v2, TMA GEMM (1 and 2 CTAs), attention, "
           "no deadlock, no phase ambiguity, no slot overwritten while read, no stale slot read")
 
 

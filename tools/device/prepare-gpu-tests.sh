@@ -84,7 +84,7 @@ for cfg in $([ "${GPU_ONLY:-0}" = 1 ] || echo tiny256 small1024); do
     done
 done
 
-cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/hopper_table.py "$out/"
+cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/hopper_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"
 echo "$commit" > "$out/COMMIT"

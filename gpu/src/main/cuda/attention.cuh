@@ -81,6 +81,25 @@ struct Sequence {
 
 // ---- pieces shared with the Hopper kernel (attention_sm90.cuh) -----------------------------------------
 
+// The operands of rel_pos_tables: Rh (2 Sh - 1 rows) then Rw (2 Sw - 1 rows), each rounded up to 16 rows (extra rows
+// zero), copied (cp.async, not committed) by `threads` threads from `tid` into shared memory at `dst`, rows of LD
+// elements. Returns the two row counts.
+template <int HD>
+__device__ __forceinline__ int2 stage_rel_tables(uint32_t dst, int LD, const bf16* rel_h, const bf16* rel_w,
+                                                 const Sequence& seq, int tid, int threads) {
+    constexpr int CHUNKS = HD / 8;
+    const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
+    for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += threads) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const bool is_h = r < rh_rows;
+        const int tr = is_h ? r : r - rh_rows;
+        const bool ok = tr < 2 * (is_h ? seq.seq_h : seq.seq_w) - 1;
+        const bf16* src = (is_h ? rel_h : rel_w) + (size_t)tr * HD + ch * 8;
+        cp_async_16(dst + (r * LD + ch * 8) * 2, ok ? src : rel_h, ok);
+    }
+    return make_int2(rh_rows, rw_rows);
+}
+
 // The relative position tables of one warp's 16 query rows (rows g and g + 8 of this lane), from the warp's Q
 // A fragments `qf` and the staged tables Rh (rh_rows rows) and Rw (rw_rows rows after it) at `table`, row
 // stride LD elements, extra rows zero. P = Q . Rh^T gives <q, Rh[m]> for every table row m; the query at
@@ -312,18 +331,11 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
         cp_async_16(smem_addr(sQ + r * LD + ch * 8),
                     ok ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img, ok);
     }
-    // Rh and Rw, borrowing the K/V buffers until the tables are made: rows rounded up to 16 (at most
-    // 128 + 128 = the 4 x 64 rows of the K/V region), extra rows zero.
-    const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
+    // Rh and Rw, borrowing the K/V buffers until the tables are made (at most 128 + 128 rows = the 4 x 64 rows
+    // of the K/V region).
     bf16* sRh = sK;   // then Rw from row rh_rows
-    for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += THREADS) {
-        const int r = c / CHUNKS, ch = c % CHUNKS;
-        const bool is_h = r < rh_rows;
-        const int tr = is_h ? r : r - rh_rows;
-        const bool ok = tr < 2 * (is_h ? seq.seq_h : seq.seq_w) - 1;
-        const bf16* src = (is_h ? rel_h : rel_w) + (size_t)tr * HD + ch * 8;
-        cp_async_16(smem_addr(sRh + r * LD + ch * 8), ok ? src : rel_h, ok);
-    }
+    const int2 table_rows = stage_rel_tables<HD>(smem_addr(sRh), LD, rel_h, rel_w, seq, tid, THREADS);
+    const int rh_rows = table_rows.x, rw_rows = table_rows.y;
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();

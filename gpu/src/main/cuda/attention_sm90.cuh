@@ -178,16 +178,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
         const bool ok = i < seq.L;   // rows past the sequence: zeros (their outputs are never stored)
         cp_async_16(sQ + swizzled(r, ch), ok ? img + (size_t)i * row_stride + head * HD + ch * 8 : img, ok);
     }
-    const int rh_rows = ((2 * seq.seq_h - 1) + 15) & ~15, rw_rows = ((2 * seq.seq_w - 1) + 15) & ~15;
-    const bf16* staged = reinterpret_cast<const bf16*>(base_ptr + Q_BYTES);   // Rh rows, then Rw rows
-    for (int c = tid; c < (rh_rows + rw_rows) * CHUNKS; c += THREADS) {
-        const int r = c / CHUNKS, ch = c % CHUNKS;
-        const bool is_h = r < rh_rows;
-        const int tr = is_h ? r : r - rh_rows;
-        const bool ok = tr < 2 * (is_h ? seq.seq_h : seq.seq_w) - 1;
-        const bf16* src = (is_h ? rel_h : rel_w) + (size_t)tr * HD + ch * 8;
-        cp_async_16(ring + (r * STAGING_LD + ch * 8) * 2, ok ? src : rel_h, ok);
-    }
+    const bf16* staged = reinterpret_cast<const bf16*>(base_ptr + Q_BYTES);   // Rh rows, then Rw rows, in the ring
+    const int2 table_rows = attention::stage_rel_tables<HD>(ring, STAGING_LD, rel_h, rel_w, seq, tid, THREADS);
+    const int rh_rows = table_rows.x, rw_rows = table_rows.y;
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();   // Q, the staged tables and the barriers' initialisation visible to all

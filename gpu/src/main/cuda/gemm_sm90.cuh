@@ -222,7 +222,21 @@ __device__ __forceinline__ void setmaxnreg_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
-// ---- the pieces both pipelines (this one and gemm_sm90_v2.cuh) share ---------------------------------
+// ---- the pieces the Hopper GEMMs (this one, gemm_sm90_v2.cuh, gemm_sm90_tma.cuh) share -----------------
+
+// Their dynamic shared memory: STAGES slots of A (A_BYTES each), then STAGES slots of W (B_BYTES each), then the
+// mbarriers full[STAGES] and empty[STAGES], from the raw base aligned up to 1024 B (the 128-byte swizzle is a
+// function of the address bits). Config::SMEM_BYTES (tiles + 16 B per stage + 1024 B slack) covers it.
+template <int STAGES, int A_BYTES, int B_BYTES>
+struct Ring {
+    uint32_t base;
+    __device__ __forceinline__ explicit Ring(uint32_t raw) : base((raw + 1023) & ~1023u) {}
+    __device__ __forceinline__ uint32_t a(int s) const { return base + s * A_BYTES; }
+    __device__ __forceinline__ uint32_t b(int s) const { return base + STAGES * A_BYTES + s * B_BYTES; }
+    __device__ __forceinline__ uint32_t full(int s) const { return base + STAGES * (A_BYTES + B_BYTES) + 8 * s; }
+    __device__ __forceinline__ uint32_t empty(int s) const { return full(STAGES + s); }
+};
+
 
 // This thread's 16-byte copies of k tile kt of A (BM rows from block_m) and W (BN rows from block_n) into
 // one stage (sA_s, sB_s), in the 128-byte-swizzled layout. Few live registers (the producer may run on
@@ -326,13 +340,7 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
     constexpr int LAG = Cfg::LAG, ACC = Cfg::ACC, MI = Cfg::MI;
 
     extern __shared__ unsigned char smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw);
-    const uint32_t base = (raw + 1023) & ~1023u;            // swizzled tiles need 1024-byte alignment
-    const uint32_t sA = base;                               // [STAGES][BM rows x 128 B]
-    const uint32_t sB = base + STAGES * Cfg::A_BYTES;       // [STAGES][BN rows x 128 B]
-    const uint32_t bars = base + Cfg::TILE_BYTES;           // full[STAGES], empty[STAGES]
-    auto full = [&](int s) { return bars + 8 * s; };
-    auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+    const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
 
     const int tid = threadIdx.x, wg = tid / 128;
     const int k_tiles = (K + BK - 1) / BK;
@@ -342,8 +350,8 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full(s), 128);   // every producer thread arrives once per k tile
-            mbar_init(empty(s), 8);    // lane 0 of each consumer warp
+            mbar_init(ring.full(s), 128);   // every producer thread arrives once per k tile
+            mbar_init(ring.empty(s), 8);    // lane 0 of each consumer warp
         }
     }
     __syncthreads();
@@ -359,22 +367,22 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
             const int block_m = (t / n_tiles) * BM, block_n = (t % n_tiles) * BN;
             for (int kt = 0; kt < k_tiles; ++kt, ++g) {
                 const int s = g % STAGES;
-                if (g >= STAGES) mbar_wait(empty(s), ((g / STAGES) + 1) & 1);
+                if (g >= STAGES) mbar_wait(ring.empty(s), ((g / STAGES) + 1) & 1);
                 // Few live registers (the producer may run on 40): one running source pointer per operand,
                 // rows past M / N and columns past K zero-filled.
-                load_k_tile<BM, BN>(sA + s * Cfg::A_BYTES, sB + s * Cfg::B_BYTES, A, W, M, N, K, block_m, block_n,
+                load_k_tile<BM, BN>(ring.a(s), ring.b(s), A, W, M, N, K, block_m, block_n,
                                     kt, chunk, row0, swz);
                 cp_async_commit();
                 if (g >= LAG) {
                     cp_async_wait<LAG>();
                     fence_proxy_async();
-                    mbar_arrive(full((g - LAG) % STAGES));
+                    mbar_arrive(ring.full((g - LAG) % STAGES));
                 }
             }
         }
         cp_async_wait<0>();
         fence_proxy_async();
-        for (int j = g > LAG ? g - LAG : 0; j < g; ++j) mbar_arrive(full(j % STAGES));
+        for (int j = g > LAG ? g - LAG : 0; j < g; ++j) mbar_arrive(ring.full(j % STAGES));
         return;
     }
 
@@ -395,14 +403,14 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
 
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
-            mbar_wait(full(s), (g / STAGES) & 1);
-            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128, sB + s * Cfg::B_BYTES);
-            if (kt > 0 && lane == 0) mbar_arrive(empty((g - 1) % STAGES));
+            mbar_wait(ring.full(s), (g / STAGES) & 1);
+            mma_k_tile<BN>(acc, ring.a(s) + cw * (BM / 2) * 128, ring.b(s));
+            if (kt > 0 && lane == 0) mbar_arrive(ring.empty((g - 1) % STAGES));
         }
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-        if (lane == 0) mbar_arrive(empty((g - 1) % STAGES));   // the tile's last slot: free for the producer
+        if (lane == 0) mbar_arrive(ring.empty((g - 1) % STAGES));   // the tile's last slot: free for the producer
 
         store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
                            has_gelu, has_res);

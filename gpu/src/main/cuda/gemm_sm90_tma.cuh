@@ -135,13 +135,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     constexpr int W_ROWS = BN / CLUSTER;                    // rows of the W tile this CTA loads
 
     extern __shared__ unsigned char smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw);
-    const uint32_t base = (raw + 1023) & ~1023u;            // swizzled tiles need 1024-byte alignment
-    const uint32_t sA = base;                               // [STAGES][128 rows x 128 B]
-    const uint32_t sB = base + STAGES * Cfg::A_BYTES;       // [STAGES][BN rows x 128 B]
-    const uint32_t bars = base + Cfg::TILE_BYTES;           // full[STAGES], empty[STAGES]
-    auto full = [&](int s) { return bars + 8 * s; };
-    auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+    const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
 
     const int tid = threadIdx.x, wg = tid / 128;
     const int k_tiles = (K + BK - 1) / BK;
@@ -154,8 +148,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full(s), 1);              // the producer's arrive.expect_tx, then the bytes
-            mbar_init(empty(s), 8 * CLUSTER);   // lane 0 of each consumer warp of every CTA of the cluster
+            mbar_init(ring.full(s), 1);              // the producer's arrive.expect_tx, then the bytes
+            mbar_init(ring.empty(s), 8 * CLUSTER);   // lane 0 of each consumer warp of every CTA of the cluster
         }
         if constexpr (CLUSTER > 1) fence_mbarrier_init_cluster();
     }
@@ -175,14 +169,14 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
                 const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
                 for (int kt = 0; kt < k_tiles; ++kt, ++g) {
                     const int s = g % STAGES;
-                    if (g >= STAGES) mbar_wait(empty(s), ((g / STAGES) + 1) & 1);
-                    mbar_arrive_expect_tx(full(s), Cfg::STAGE_BYTES);
-                    tma_load_2d(sA + s * Cfg::A_BYTES, map_a, kt * BK, block_m, full(s));
-                    const uint32_t w_dst = sB + s * Cfg::B_BYTES + rank * W_ROWS * 128;
+                    if (g >= STAGES) mbar_wait(ring.empty(s), ((g / STAGES) + 1) & 1);
+                    mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
+                    tma_load_2d(ring.a(s), map_a, kt * BK, block_m, ring.full(s));
+                    const uint32_t w_dst = ring.b(s) + rank * W_ROWS * 128;
                     if constexpr (CLUSTER == 1) {
-                        tma_load_2d(w_dst, map_w, kt * BK, block_n, full(s));
+                        tma_load_2d(w_dst, map_w, kt * BK, block_n, ring.full(s));
                     } else {
-                        tma_load_2d_multicast(w_dst, map_w, kt * BK, block_n + rank * W_ROWS, full(s), 0x3);
+                        tma_load_2d_multicast(w_dst, map_w, kt * BK, block_n + rank * W_ROWS, ring.full(s), 0x3);
                     }
                 }
             }
@@ -203,8 +197,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
                has_res = (epilogue & gemm::RESIDUAL) != 0;
     // A consumed slot is released in this CTA and, for a cluster, in the partner (whose producer refills it here).
     auto release = [&](int s) {
-        mbar_arrive(empty(s));
-        if constexpr (CLUSTER > 1) mbar_arrive_cluster(empty(s), rank ^ 1);
+        mbar_arrive(ring.empty(s));
+        if constexpr (CLUSTER > 1) mbar_arrive_cluster(ring.empty(s), rank ^ 1);
     };
     float acc[1][ACC];
     int g = 0;
@@ -215,8 +209,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
 
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
-            mbar_wait(full(s), (g / STAGES) & 1);
-            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * 64 * 128, sB + s * Cfg::B_BYTES);
+            mbar_wait(ring.full(s), (g / STAGES) & 1);
+            mma_k_tile<BN>(acc, ring.a(s) + cw * 64 * 128, ring.b(s));
             if (kt > 0 && lane == 0) release((g - 1) % STAGES);
         }
         wgmma_wait<0>();

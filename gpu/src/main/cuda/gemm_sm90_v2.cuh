@@ -36,7 +36,7 @@
 //     producer waited for it before issuing use u - 1).
 //   - An asynchronous arrival of use u + 1 cannot reach full[s] before phase u completes: the copies of use
 //     u + 1 are issued after empty[s] phase u, i.e. after phase u of full[s] completed.
-// tools/gemm_v2_protocol_model.py checks this protocol in random interleavings (copies landing out of order,
+// tools/hopper_pipeline_model.py checks this protocol in random interleavings (copies landing out of order,
 // asynchronous MMAs, 2-7 stages, 1-15 k tiles, several output tiles per CTA) and that it catches broken
 // variants (refill without the empty wait, releasing the slot being read, releasing before wgmma.wait_group).
 //
@@ -57,7 +57,7 @@
 // warpgroup that waits on phase u of a slot while the other's use u - 1 of it has not completed (copies land out
 // of order across stages) would pass at once. The math-ordering barrier between the two warpgroups (one starts
 // its main loop only after the other's has passed all its full waits) is needed for correctness, not only
-// speed. tools/gemm_v2_protocol_model.py is the place to check such a schedule first. Persistent launch
+// speed. tools/hopper_pipeline_model.py is the place to check such a schedule first. Persistent launch
 // (CudaKernels' gemmPersistent) already lets this producer fill the whole ring for the next tile during the
 // epilogue.
 //
@@ -112,13 +112,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
     constexpr int ACC = Cfg::ACC, MI = Cfg::MI;
 
     extern __shared__ unsigned char smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw);
-    const uint32_t base = (raw + 1023) & ~1023u;            // swizzled tiles need 1024-byte alignment
-    const uint32_t sA = base;                               // [STAGES][BM rows x 128 B]
-    const uint32_t sB = base + STAGES * Cfg::A_BYTES;       // [STAGES][BN rows x 128 B]
-    const uint32_t bars = base + Cfg::TILE_BYTES;           // full[STAGES], empty[STAGES]
-    auto full = [&](int s) { return bars + 8 * s; };
-    auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+    const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
 
     const int tid = threadIdx.x, wg = tid / 128;
     const int k_tiles = (K + BK - 1) / BK;
@@ -128,8 +122,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full(s), 128);   // one asynchronous (noinc) arrival per producer thread and use
-            mbar_init(empty(s), 8);    // lane 0 of each consumer warp, once per use
+            mbar_init(ring.full(s), 128);   // one asynchronous (noinc) arrival per producer thread and use
+            mbar_init(ring.empty(s), 8);    // lane 0 of each consumer warp, once per use
         }
     }
     __syncthreads();   // the barriers' initialisation before any arrival or wait
@@ -148,11 +142,11 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
             for (int kt = 0; kt < k_tiles; ++kt, ++g) {
                 // Slot s held use u - 1 = g / STAGES - 1: wait until both consumers released it (empty phase
                 // u - 1, parity phase ^ 1). The first STAGES k tiles find every slot unused.
-                if (g >= STAGES) mbar_wait(empty(s), phase ^ 1);
-                load_k_tile<BM, BN>(sA + s * Cfg::A_BYTES, sB + s * Cfg::B_BYTES, A, W, M, N, K, block_m, block_n,
+                if (g >= STAGES) mbar_wait(ring.empty(s), phase ^ 1);
+                load_k_tile<BM, BN>(ring.a(s), ring.b(s), A, W, M, N, K, block_m, block_n,
                                     kt, chunk, row0, swz);
                 // full[s] phase u gets this thread's arrival when the copies above have landed; no wait here.
-                cp_async_mbar_arrive_noinc(full(s));
+                cp_async_mbar_arrive_noinc(ring.full(s));
                 if (++s == STAGES) {
                     s = 0;
                     phase ^= 1;
@@ -181,11 +175,11 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
             for (int i = 0; i < ACC; ++i) acc[mi][i] = 0.f;
 
         for (int kt = 0; kt < k_tiles; ++kt) {
-            mbar_wait(full(s), phase);   // use u = g / STAGES of slot s has landed
+            mbar_wait(ring.full(s), phase);   // use u = g / STAGES of slot s has landed
             fence_proxy_async();         // the copies (generic proxy) before this thread's wgmma (async proxy) reads
             // Returns once k tile g - 1's MMAs are done: its slot can be refilled.
-            mma_k_tile<BN>(acc, sA + s * Cfg::A_BYTES + cw * (BM / 2) * 128, sB + s * Cfg::B_BYTES);
-            if (kt > 0 && lane == 0) mbar_arrive(empty(prev));
+            mma_k_tile<BN>(acc, ring.a(s) + cw * (BM / 2) * 128, ring.b(s));
+            if (kt > 0 && lane == 0) mbar_arrive(ring.empty(prev));
             prev = s;
             if (++s == STAGES) {
                 s = 0;
@@ -195,7 +189,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-        if (lane == 0) mbar_arrive(empty(prev));   // the tile's last slot: free for the producer
+        if (lane == 0) mbar_arrive(ring.empty(prev));   // the tile's last slot: free for the producer
 
         store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
                            has_gelu, has_res);   // the same epilogue as v1
