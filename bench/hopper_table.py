@@ -4,11 +4,12 @@
     python3 bench/hopper_table.py --dir OUT --commit SHA --out hopper.md
 
 Reads, from OUT:
-  hopper-kernels.tsv  CudaKernelBench (filter "gemm .*H", "square", "attention vit_b global"): every Hopper GEMM tile
+  hopper-kernels.tsv  CudaKernelBench (filter "gemm .*H", "square", "attention vit_b"): every Hopper GEMM tile
                       at the encoder shapes (v1 gemm_sm90.cuh, v2 gemm_sm90_v2.cuh, tma gemm_sm90_tma.cuh, tma2 the
-                      same in CTA pairs; v1 / v2 also persistent), global attention on mma.sync and on wgmma;
-  encoder-P-A.tsv     EncoderBench (vit_b, random weights) with -Dsamstream.cuda.gemmPipeline=P and
-                      -Dsamstream.cuda.attentionWgmma=A: the CUDA-graph time per batch, the eager variant rows, and
+                      same in CTA pairs; v1 / v2 also persistent), global and windowed attention on mma.sync and on
+                      wgmma;
+  encoder-P-A.tsv     EncoderBench (vit_b, random weights) with -Dsamstream.cuda.gemmPipeline=P and both
+                      attention switches (global, windowed) = A: the CUDA-graph time per batch, the eager variant rows, and
                       where the time goes per step.
 Writes per shape and tile width the TFLOP/s of every pipeline, the attention kernels, and per encoder configuration
 img/s and the per-step times side by side. Exit status 1 when a file is missing or has no rows.
@@ -77,6 +78,8 @@ def main():
         e = Encoder(path)
         pipe = e.meta.get("gemmPipeline", "?")
         attn = "wgmma" if e.meta.get("attentionWgmma") == "true" else "mma.sync"
+        if e.meta.get("windowAttentionWgmma", "false") != e.meta.get("attentionWgmma", "false"):
+            attn += " (windowed: " + ("wgmma" if e.meta.get("windowAttentionWgmma") == "true" else "mma.sync") + ")"
         for b, (ms, _, pool) in sorted(e.batches.items()):
             vs = "; ".join(f"{k}: {t:.2f}" for (bb, k), t in e.variants.items() if bb == b)
             out.append(f"| {pipe} | {attn} | {b} | {ms:.2f} | {1000 * b / ms:.1f} | {pool / 2 ** 30:.2f} | {vs} |")

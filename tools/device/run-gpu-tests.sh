@@ -26,12 +26,14 @@
 #   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
 # Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs), gemm_sm90_v2.cuh (v2) and
-#   attention_sm90.cuh next to the defaults: first the TMA and v2 GEMM hang checks (GemmGpuTest#tmaPipelineNeverHangs,
-#   #v2PipelineNeverHangs; a deadlock fails one in 120 s, and those pipelines are left out of the benchmarks), then
+#   attention_sm90.cuh next to the defaults: first the hang checks (GemmGpuTest#tmaPipelineNeverHangs,
+#   #v2PipelineNeverHangs, AttentionGpuTest#wgmmaKernelsFinish; a deadlock fails one within 120 / 60 s, its class is
+#   not run, and those kernels are left out of the benchmarks), then
 #   AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
 #   registers, from Triton's cuobjdump), CudaKernelBench's Hopper GEMM and attention rows (hopper-kernels.tsv),
 #   EncoderBench at batch ${ENCODER_BATCHES:-32} for each pipeline:attentionWgmma of $ENCODER_COMBOS (default
-#   "v1:false tma:true tma2:true v2:true"; encoder-<pipeline>-<attention>.tsv, each with the eager variants of
+#   "v1:false tma:true tma2:true v2:true"; the second field switches both wgmma attention kernels, global and
+#   windowed; encoder-<pipeline>-<attention>.tsv, each with the eager variants of
 #   every pipeline that passed), and bench/hopper_table.py's hopper.md (all of it side by side: copy it to
 #   bench/results/). The raw TSVs go into reports-hopper.tgz (raw/). ~8 min.
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
@@ -58,6 +60,7 @@ work=$(mktemp -d)
 status=0
 v2_failed=0
 tma_failed=0
+attn_failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
@@ -91,6 +94,7 @@ case "$mode" in
     hopper)
         runs+=("method:GemmGpuTest#tmaPipelineNeverHangs")
         runs+=("method:GemmGpuTest#v2PipelineNeverHangs")
+        runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
         for c in ${CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
@@ -98,6 +102,16 @@ case "$mode" in
 esac
 for run in "${runs[@]}"; do
         tool=${run%%:*} cls=${run#*:}
+        # Mode hopper: a class whose hang check failed would hang again at its first case; the device time goes to
+        # the rest instead.
+        if [ "$mode" = hopper ] && [ "$tool" = plain ]; then
+            if { [ "$cls" = GemmGpuTest ] && [ "$tma_failed$v2_failed" != 00 ]; } ||
+                { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; then
+                echo "!!! $cls skipped: its hang check failed"
+                status=1
+                continue
+            fi
+        fi
         echo "=== $cls ($tool)"
         start=$(date +%s)
         prefix=()
@@ -118,7 +132,7 @@ for run in "${runs[@]}"; do
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
         if [ "$tool" = method ] && [ $rc -ne 0 ]; then
-            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *) v2_failed=1 ;; esac
+            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *wgmmaKernelsFinish*) attn_failed=1 ;; *) v2_failed=1 ;; esac
         fi
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
@@ -183,7 +197,7 @@ if [ "$mode" = hopper ]; then
     if [ -x "$cuobjdump" ]; then
         (cd "$work" && unzip -q -o "$here"/lib/samstream-gpu-*.jar io/samstream/gpu/cuda/samstream_kernels.fatbin)
         fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
-        for f in samstream_attention_sm90_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
+        for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
                  samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
             sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
             echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"
@@ -193,7 +207,13 @@ if [ "$mode" = hopper ]; then
     else
         echo "no cuobjdump (Triton's) on this machine: no SASS summary"
     fi
-    filter="re:(gemm .*(H|square))|(attention vit_b global)"
+    # Only the kernels whose hang check passed (a deadlock would take the whole benchmark JVM down).
+    tiles="H1|H256"   # v1 (and every square row of a tile that runs)
+    [ "$v2_failed" = 1 ] || tiles="$tiles|H2_"
+    [ "$tma_failed" = 1 ] || tiles="$tiles|HT"
+    attn="attention vit_b"
+    [ "$attn_failed" = 1 ] && attn="attention vit_b (global|windowed 14x14)\$"
+    filter="re:(gemm .*($tiles))|($attn)"
     echo "=== CudaKernelBench ($filter)"
     timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/hopper-kernels.tsv" 20 "$filter" \
         2>&1 | tee "$work/hopper-kernels.log" || status=1
@@ -203,13 +223,16 @@ if [ "$mode" = hopper ]; then
     [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2"
     for combo in ${ENCODER_COMBOS:-v1:false tma:true tma2:true v2:true}; do
         set -- ${combo/:/ } false
+        [ "$attn_failed" = 1 ] && set -- "$1" false   # the attention kernels failed their hang check
         if { [ "${1#tma}" != "$1" ] && [ "$tma_failed" = 1 ]; } || { [ "$1" = v2 ] && [ "$v2_failed" = 1 ]; }; then
             echo "!!! $1 pipeline failed its hang check: no encoder run on it"
             continue
         fi
         echo "=== EncoderBench gemmPipeline=$1 attentionWgmma=$2 (vit_b, batch ${ENCODER_BATCHES:-32})"
         timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline="$1" -Dsamstream.cuda.attentionWgmma="$2" \
-            -Dsamstream.bench.pipelines="$pipes" -cp "$cp" io.samstream.bench.EncoderBench "$out/encoder-$1-$2.tsv" \
+            -Dsamstream.cuda.windowAttentionWgmma="$2" -Dsamstream.bench.pipelines="$pipes" \
+            -Dsamstream.bench.attentionVariants=$([ "$attn_failed" = 1 ] && echo false || echo true) -cp "$cp" \
+            io.samstream.bench.EncoderBench "$out/encoder-$1-$2.tsv" \
             ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$1-$2.log" || status=1
     done
     echo "=== hopper.md (everything side by side)"

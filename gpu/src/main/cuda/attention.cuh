@@ -79,6 +79,31 @@ struct Sequence {
     }
 };
 
+// The sequence of grid index z (images x windows): all H x W tokens of image z (window == 0), or window
+// z % windows of image z / windows (windows in row-major order over the grid padded to a multiple of window).
+// Sets the image index b.
+__device__ __forceinline__ Sequence sequence_of(int z, int H, int W, int window, int& b) {
+    Sequence seq;
+    seq.H = H;
+    seq.W = W;
+    if (window > 0) {
+        const int nwh = (H + window - 1) / window, nww = (W + window - 1) / window;
+        const int w = z % (nwh * nww);
+        b = z / (nwh * nww);
+        seq.oy = (w / nww) * window;
+        seq.ox = (w % nww) * window;
+        seq.seq_h = seq.seq_w = window;
+    } else {
+        b = z;
+        seq.oy = seq.ox = 0;
+        seq.seq_h = H;
+        seq.seq_w = W;
+    }
+    seq.L = seq.seq_h * seq.seq_w;
+    seq.inv_seq_w = 1.0f / seq.seq_w;
+    return seq;
+}
+
 // ---- pieces shared with the Hopper kernel (attention_sm90.cuh) -----------------------------------------
 
 // The operands of rel_pos_tables: Rh (2 Sh - 1 rows) then Rw (2 Sw - 1 rows), each rounded up to 16 rows (extra rows
@@ -265,25 +290,8 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
     const int C = heads * HD, row_stride = 3 * C;
 
     // ---- which sequence this CTA works on ------------------------------------------------------
-    Sequence seq;
     int b;
-    seq.H = H;
-    seq.W = W;
-    if (window > 0) {
-        const int nwh = (H + window - 1) / window, nww = (W + window - 1) / window;
-        const int w = blockIdx.z % (nwh * nww);
-        b = blockIdx.z / (nwh * nww);
-        seq.oy = (w / nww) * window;
-        seq.ox = (w % nww) * window;
-        seq.seq_h = seq.seq_w = window;
-    } else {
-        b = blockIdx.z;
-        seq.oy = seq.ox = 0;
-        seq.seq_h = H;
-        seq.seq_w = W;
-    }
-    seq.L = seq.seq_h * seq.seq_w;
-    seq.inv_seq_w = 1.0f / seq.seq_w;
+    const Sequence seq = sequence_of(blockIdx.z, H, W, window, b);
     const int q0 = blockIdx.x * BQ;
     const bf16* img = qkv + (size_t)b * H * W * row_stride;
     bf16* out_img = out + (size_t)b * H * W * C;

@@ -1,41 +1,49 @@
-// Hopper (sm_90a) flash attention for the global blocks of SAM's image encoder: the function of
-// attention.cuh's ONE_ROW kernel (key tiles of one sequence row, sequences wider than 32 tokens, no window
-// padding) for head dim 64 (vit_b, vit_l), with both products on warpgroup MMA (wgmma).
+// Hopper (sm_90a) flash attention for SAM's image encoder at head dim 64 (vit_b, vit_l), both products on warpgroup
+// MMA (wgmma): the function of attention.cuh (softmax(scale q.k^T + decomposed rel-pos bias) . v) for
+//   global blocks (WINDOWED = false): all H x W tokens of an image, sequences wider than 32 tokens (key tiles of one
+//     sequence row, as attention.cuh's ONE_ROW kernel);
+//   windowed blocks (WINDOWED = true): windows of 9 to 16 tokens a side (SAM's 14 x 14), padding included (padded
+//     positions' k and v are the qkv bias, as in the reference).
 //
-// Why. The mma.sync kernel reaches ~170 TFLOP/s on the H200 (bench/results/2026-11-30-h200-wgmma.md): each
-// warp re-reads every K and V tile from shared memory through ldmatrix for its 16 rows, and one barrier per
-// tile holds all warps together. Here the tensor cores read K and V from shared memory once per 64 query rows,
-// P stays in registers as wgmma's A operand, and the warpgroups never wait for each other: a producer
-// warpgroup streams K/V tiles through a ring of STAGES slots with full / empty mbarriers, so one consumer's
-// softmax overlaps another's matrix products.
+// Why. The mma.sync kernel reaches ~170 TFLOP/s on global and ~110 (executed) on windowed blocks on the H200
+// (bench/results/2026-11-30-h200-wgmma.md): each warp re-reads every K and V tile from shared memory through
+// ldmatrix for its 16 rows, and one barrier per tile holds all warps together. Here the tensor cores read K and V
+// from shared memory once per 64 query rows, P stays in registers as wgmma's A operand, and the warpgroups never
+// wait for each other: a producer warpgroup streams K/V tiles through a ring of STAGES slots with full / empty
+// mbarriers, so one consumer's softmax overlaps another's matrix products.
 //
-// CTA: 4 warpgroups (512 threads, one CTA per SM): warpgroup 0 the producer, warpgroups 1..3 the consumers,
-// 64 query rows each (BQ = 192 queries per CTA). Grid: x = ceil(L / 192) query blocks, y = heads, z = images.
-// Consumers with no query of the sequence (the last block) leave after the prologue; the empty barriers
+// CTA (one per SM): warpgroup 0 the producer, then CONSUMERS warpgroups of MI m64 blocks of queries each:
+//   global:   3 consumers x 64 queries (BQ = 192), 512 threads; grid x = ceil(L / 192), y = heads, z = images;
+//   windowed: 2 consumers x 128 queries (BQ = 256 >= 196), 384 threads; grid x = 1, y = heads, z = images x windows.
+// Key tiles are whole sequence rows so that a lane's key columns keep their Rw terms from tile to tile (registers):
+//   global:   one row of <= 64 keys per tile, slots past the row masked;
+//   windowed: 4 rows per tile, row dh in slots 16 dh .. 16 dh + 15 (14 keys + 2 masked): each n8 tile of scores
+//             lies in one window row, so its Rh term is one value per query row (no per-element lookup).
+// Consumers with no query of the sequence (the last global block) leave after the prologue; the empty barriers
 // count only the active ones.
 //
-// Prologue (all 512 threads): Q (192 rows) and the tables Rh, Rw into shared memory; each consumer warp makes
-// the relative position tables of its 16 rows on the tensor cores (attention::rel_pos_tables, the same code as
-// the mma.sync kernel), and reads the Rw terms of its key columns into registers (load_rw). Then:
+// Prologue (all threads): Q and the tables Rh, Rw into shared memory; each consumer warp makes the relative
+// position tables of its rows on the tensor cores (attention::rel_pos_tables, the mma.sync kernel's code). Then:
 //   producer: for tile t (slot s = t % STAGES): wait empty[s] (once the ring has wrapped), cp.async the tile's K
-//     and V rows (the keys of sequence row t; slots past the row: zeros), commit; then, LAG = STAGES - 2 tiles
-//     behind, cp.async.wait_group + fence.proxy.async (the copies go through the generic proxy, wgmma reads
+//     and V rows (slots past the rows: zeros; padded window positions: the qkv bias), commit; then, LAG = STAGES - 2
+//     tiles behind, cp.async.wait_group + fence.proxy.async (the copies go through the generic proxy, wgmma reads
 //     through the async proxy) + arrive on full[(t - LAG) % STAGES]. The protocol of gemm_sm90.cuh (v1).
-//   consumer: wait full[s]; S = Q K^T (4 wgmma m64n64k16, both operands in shared memory); bias and mask
-//     (add_row_bias), online softmax (online_softmax), P to bf16 A fragments (probs_fragment); O += P V
-//     (4 wgmma m64n64k16 with A from registers, V as an N-major B operand); after both products are done,
-//     lane 0 of each warp arrives on empty[s].
+//   consumer: wait full[s]; S = Q K^T (4 wgmma m64n64k16 per m64 block, both operands in shared memory); bias and
+//     mask, online softmax (online_softmax), P to bf16 A fragments (probs_fragment); O += P V (4 wgmma m64n64k16
+//     per block, A from registers, V as an N-major B operand); after both products, lane 0 of each warp arrives on
+//     empty[s]. tools/hopper_pipeline_model.py checks this protocol.
 //
-// Shared-memory layouts (1024-byte aligned, rows of 64 bf16 = 128 B with the 128-byte swizzle: 16-byte chunk
-// c of row r at chunk c ^ (r % 8)). Q [192 rows][64 d] and K [64 keys][64 d] are K-major operands, exactly as
-// in gemm_sm90.cuh. V [64 keys][64 d] in the same layout is the B operand of P.V in N-major form: a 128B
-// "MN-major" swizzle atom is 8 keys x 64 d (1024 B), the next 8 keys 1024 B further (the descriptor's stride
-// byte offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B.
+// Shared-memory layouts (1024-byte aligned, rows of 64 bf16 = 128 B with the 128-byte swizzle: 16-byte chunk c of
+// row r at chunk c ^ (r % 8)). Q [BQ rows][64 d] and K [64 key slots][64 d] are K-major operands, exactly as in
+// gemm_sm90.cuh. V [64 key slots][64 d] in the same layout is the B operand of P.V in N-major form: a 128B
+// "MN-major" swizzle atom is 8 keys x 64 d (1024 B), the next 8 keys 1024 B further (the descriptor's stride byte
+// offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B
+// (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
-// Numerics are those of the mma.sync kernel (fp32 scores and sums in the log2 domain, P rounded to bf16 for
-// P.V, the output rounded to bf16); the tests compare both with the same double-precision reference.
-// The kernel body exists only for sm_90a (SAMSTREAM_SM90A); elsewhere it traps, and CudaKernels launches it
-// only on compute capability 9.0.
+// Numerics are those of the mma.sync kernel (fp32 scores and sums in the log2 domain, P rounded to bf16 for P.V,
+// the output rounded to bf16); the tests compare both with the same double-precision reference.
+// The kernel body exists only for sm_90a (SAMSTREAM_SM90A); elsewhere it traps, and CudaKernels launches it only
+// on compute capability 9.0.
 #pragma once
 
 #include "attention.cuh"
@@ -44,27 +52,39 @@
 namespace attention_sm90 {
 
 constexpr int HD = 64;
-constexpr int CONSUMERS = 3;                        // consumer warpgroups
-constexpr int BQ = 64 * CONSUMERS;                  // queries per CTA
-constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int STAGES = 5;
-constexpr int LAG = STAGES - 2;
-constexpr int ROW_BYTES = HD * 2;                   // 128: one swizzle-atom row
+constexpr int ROW_BYTES = HD * 2;                      // 128: one swizzle-atom row
 constexpr int KV_BYTES = attention::BKV * ROW_BYTES;   // one K or V tile: 8 KB
-constexpr int Q_BYTES = BQ * ROW_BYTES;
-constexpr int MAX_SIDE = 64;
-// The tables of attention.cuh's layout (rel_stride with one row per tile), sized for the largest grid.
-constexpr int REL_BYTES = BQ * attention::rel_stride(MAX_SIDE, MAX_SIDE) * 4;
 constexpr int STAGING_LD = HD + attention::SMEM_PAD;   // Rh / Rw rows while the tables are made (ldmatrix layout)
-// Q | STAGES x (K, V) | tables | full[STAGES], empty[STAGES] | slack to align the base to 1024 B.
-// CudaKernels.ATTN_SM90_SMEM must equal this (checked below).
-constexpr int SMEM_BYTES = Q_BYTES + STAGES * 2 * KV_BYTES + REL_BYTES + 2 * STAGES * 8 + 1024;
-static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
-static_assert(SMEM_BYTES == 207440, "CudaKernels.ATTN_SM90_SMEM holds this number");
-static_assert(2 * 128 * STAGING_LD * 2 <= STAGES * 2 * KV_BYTES, "the staged tables must fit in the ring");
-// Register split (setmaxnreg): 128 per thread at launch (512 threads, one CTA per SM); the producer gives
-// back to 40, the consumers take 152 (40 x 128 + 152 x 384 <= 65536).
-constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 152;
+
+template <bool WINDOWED>
+struct Config {
+    static constexpr int CONSUMERS = WINDOWED ? 2 : 3;   // consumer warpgroups
+    static constexpr int MI = WINDOWED ? 2 : 1;          // m64 query blocks per consumer
+    static constexpr int BQ = 64 * MI * CONSUMERS;       // queries per CTA
+    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    static constexpr int STAGES = WINDOWED ? 4 : 5;
+    static constexpr int LAG = STAGES - 2;
+    static constexpr int ROWS_PER_TILE = WINDOWED ? 4 : 1;   // sequence rows per key tile
+    static constexpr int ROW_SLOTS = WINDOWED ? 16 : 64;     // key slots per sequence row
+    static constexpr int MAX_SIDE = WINDOWED ? 16 : 64;      // longest sequence side
+    // Per query: Sh entries of <q, Rh> + ROWS_PER_TILE (-inf: tile rows past the sequence) + Sw of <q, Rw> + 1.
+    static constexpr int REL_LD = MAX_SIDE + ROWS_PER_TILE + MAX_SIDE + 1;
+    static constexpr int Q_BYTES = BQ * ROW_BYTES;
+    static constexpr int RING_BYTES = STAGES * 2 * KV_BYTES;
+    static constexpr int REL_BYTES = BQ * REL_LD * 4;
+    // Q | STAGES x (K, V) | tables | full[STAGES], empty[STAGES] | slack to align the base to 1024 B.
+    static constexpr int SMEM_BYTES = Q_BYTES + RING_BYTES + REL_BYTES + 2 * STAGES * 8 + 1024;
+    // setmaxnreg: at launch 65536 / THREADS per thread (one CTA per SM); the producer gives back to 40 and the
+    // consumers take the rest (global: 40 x 128 + 152 x 384, windowed: 40 x 128 + 232 x 256, <= 65536).
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = WINDOWED ? 232 : 152;
+    static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
+    static_assert(2 * (2 * MAX_SIDE) * STAGING_LD * 2 <= RING_BYTES, "the staged Rh, Rw must fit in the ring");
+    static_assert(ROWS_PER_TILE * ROW_SLOTS == attention::BKV, "a key tile is 64 slots");
+    static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register split");
+};
+// CudaKernels.ATTN_SM90_SMEM / ATTN_SM90W_SMEM hold these numbers.
+static_assert(Config<false>::SMEM_BYTES == 207440, "CudaKernels.ATTN_SM90_SMEM holds this number");
+static_assert(Config<true>::SMEM_BYTES == 137280, "CudaKernels.ATTN_SM90W_SMEM holds this number");
 
 #ifdef SAMSTREAM_SM90A
 
@@ -127,43 +147,58 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 
 #endif  // SAMSTREAM_SM90A
 
-__device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv, const bf16* __restrict__ rel_h,
-                                                   const bf16* __restrict__ rel_w, bf16* __restrict__ out, int H,
-                                                   int W, int heads, float scale) {
+// Windowed scores into the log2 domain with the bias: s = s * scale_log2 + <q, Rh[tile row dh]> + <q, Rw[kw]> for one
+// m64 block's lane rows g (h0, rw0) and g + 8 (h1, rw1): n8 tile n of the 64 key slots is window row dh = n / 2 of the
+// tile (h[dh]: that row's Rh term, -inf past the window), its columns kw = 8 (n % 2) + 2 q4 + e (rw[n % 2][e]: -inf
+// for kw past the window, the mask).
+__device__ __forceinline__ void add_window_bias(float (&s)[8][4], float scale_log2, const float (&h0)[4],
+                                                const float (&h1)[4], const float (&rw0)[2][2],
+                                                const float (&rw1)[2][2]) {
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            s[n][e] = fmaf(s[n][e], scale_log2, h0[n >> 1] + rw0[n & 1][e]);
+            s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, h1[n >> 1] + rw1[n & 1][e]);
+        }
+}
+
+template <bool WINDOWED>
+__device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv, const bf16* __restrict__ qkv_bias,
+                                                   const bf16* __restrict__ rel_h, const bf16* __restrict__ rel_w,
+                                                   bf16* __restrict__ out, int H, int W, int heads, int window,
+                                                   float scale) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
     using attention::Sequence;
-    constexpr int KSTEPS = HD / 16, CHUNKS = HD / 8;
+    using Cfg = Config<WINDOWED>;
+    constexpr int KSTEPS = HD / 16, CHUNKS = HD / 8, MI = Cfg::MI, STAGES = Cfg::STAGES, LAG = Cfg::LAG;
+    constexpr int R = Cfg::ROWS_PER_TILE;
 
     const int tid = threadIdx.x, wg = tid / 128, lane = tid & 31;
-    const int head = blockIdx.y, b = blockIdx.z;
+    const int head = blockIdx.y;
     const int C = heads * HD, row_stride = 3 * C;
-    Sequence seq;
-    seq.H = H;
-    seq.W = W;
-    seq.oy = seq.ox = 0;
-    seq.seq_h = H;
-    seq.seq_w = W;
-    seq.L = H * W;
-    seq.inv_seq_w = 1.0f / W;
-    const int q0 = blockIdx.x * BQ;
-    const bf16* img = qkv + (size_t)b * seq.L * row_stride;
-    bf16* out_img = out + (size_t)b * seq.L * C;
-    // Consumer warpgroups with at least one query of the sequence (the last query block may have fewer).
-    const int active = min(CONSUMERS, (seq.L - q0 + 63) / 64);
+    int b;
+    const Sequence seq = attention::sequence_of(blockIdx.z, H, W, WINDOWED ? window : 0, b);
+    const int q0 = blockIdx.x * Cfg::BQ;
+    const bf16* img = qkv + (size_t)b * H * W * row_stride;
+    bf16* out_img = out + (size_t)b * H * W * C;
+    const int n_tiles = (seq.seq_h + R - 1) / R;
+    // Consumer warpgroups with at least one query of the sequence (the last global block may have fewer).
+    const int active = min(Cfg::CONSUMERS, (seq.L - q0 + 64 * MI - 1) / (64 * MI));
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;   // swizzled tiles need 1024-byte alignment
     unsigned char* const base_ptr = smem_raw + (base - smem_addr(smem_raw));
     const uint32_t sQ = base;
-    const uint32_t ring = base + Q_BYTES;                           // slot s: K at ring + 2 s KV, V after it
-    float* const sRel = reinterpret_cast<float*>(base_ptr + Q_BYTES + STAGES * 2 * KV_BYTES);
-    const uint32_t bars = base + Q_BYTES + STAGES * 2 * KV_BYTES + REL_BYTES;
+    const uint32_t ring = base + Cfg::Q_BYTES;                      // slot s: K at ring + 2 s KV, V after it
+    float* const sRel = reinterpret_cast<float*>(base_ptr + Cfg::Q_BYTES + Cfg::RING_BYTES);
+    const uint32_t bars = base + Cfg::Q_BYTES + Cfg::RING_BYTES + Cfg::REL_BYTES;
     auto k_slot = [&](int s) { return ring + s * 2 * KV_BYTES; };
     auto full = [&](int s) { return bars + 8 * s; };
     auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
-    const int rel_ld = attention::rel_stride(seq.seq_h, seq.seq_w);
-    const int relw_at = seq.seq_h + 1;
+    const int rel_ld = seq.seq_h + R + seq.seq_w + 1;
+    const int relw_at = seq.seq_h + R;
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -173,49 +208,67 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
     }
 
     // ---- prologue: Q and the staged tables (the ring is free until the producer starts) ----------------
-    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
-        const int r = c / CHUNKS, ch = c % CHUNKS, i = q0 + r;
-        const bool ok = i < seq.L;   // rows past the sequence: zeros (their outputs are never stored)
-        cp_async_16(sQ + swizzled(r, ch), ok ? img + (size_t)i * row_stride + head * HD + ch * 8 : img, ok);
+    for (int c = tid; c < Cfg::BQ * CHUNKS; c += Cfg::THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const int tok = seq.token(q0 + r);   // padding and rows past the sequence: zeros (never stored)
+        cp_async_16(sQ + swizzled(r, ch), tok >= 0 ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img,
+                    tok >= 0);
     }
-    const bf16* staged = reinterpret_cast<const bf16*>(base_ptr + Q_BYTES);   // Rh rows, then Rw rows, in the ring
-    const int2 table_rows = attention::stage_rel_tables<HD>(ring, STAGING_LD, rel_h, rel_w, seq, tid, THREADS);
+    const bf16* staged = reinterpret_cast<const bf16*>(base_ptr + Cfg::Q_BYTES);   // Rh rows, then Rw rows, in the ring
+    const int2 table_rows = attention::stage_rel_tables<HD>(ring, STAGING_LD, rel_h, rel_w, seq, tid, Cfg::THREADS);
     const int rh_rows = table_rows.x, rw_rows = table_rows.y;
     cp_async_commit();
+    // The -inf entries of every row: Rh of tile rows past the sequence, and the last one.
+    for (int idx = tid; idx < Cfg::BQ * (R + 1); idx += Cfg::THREADS) {
+        const int r = idx / (R + 1), k = idx % (R + 1);
+        sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
+    }
     cp_async_wait<0>();
     __syncthreads();   // Q, the staged tables and the barriers' initialisation visible to all
 
-    // This lane's rows (consumers): 64 c + 16 w + g and + 8, CTA-local.
+    // This lane's rows (consumers): block mi's rows 64 (c MI + mi) + 16 w + g and + 8, CTA-local.
     const int cw = wg - 1, w4 = (tid >> 5) & 3, g = lane >> 2, q4 = lane & 3;
-    const int row0 = cw * 64 + w4 * 16 + g;
+    auto row_of = [&](int mi) { return (cw * MI + mi) * 64 + w4 * 16 + g; };
     if (wg > 0) {
-        uint32_t qf[KSTEPS][4];
-        const int r = cw * 64 + w4 * 16 + (lane & 15);
 #pragma unroll
-        for (int ks = 0; ks < KSTEPS; ++ks)
-            ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], sQ + swizzled(r, ks * 2 + (lane >> 4)));
-        const int pos[2] = {min(q0 + row0, seq.L - 1), min(q0 + row0 + 8, seq.L - 1)};
-        float* const rel_row[2] = {sRel + row0 * rel_ld, sRel + (row0 + 8) * rel_ld};
-        attention::rel_pos_tables<KSTEPS>(qf, staged, rh_rows, rw_rows, STAGING_LD, seq, pos, rel_row, relw_at, lane);
+        for (int mi = 0; mi < MI; ++mi) {
+            uint32_t qf[KSTEPS][4];
+            const int r = (cw * MI + mi) * 64 + w4 * 16 + (lane & 15);
+#pragma unroll
+            for (int ks = 0; ks < KSTEPS; ++ks)
+                ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], sQ + swizzled(r, ks * 2 + (lane >> 4)));
+            const int row0 = row_of(mi);
+            const int pos[2] = {min(q0 + row0, seq.L - 1), min(q0 + row0 + 8, seq.L - 1)};
+            float* const rel_row[2] = {sRel + row0 * rel_ld, sRel + (row0 + 8) * rel_ld};
+            attention::rel_pos_tables<KSTEPS>(qf, staged, rh_rows, rw_rows, STAGING_LD, seq, pos, rel_row, relw_at,
+                                              lane);
+        }
     }
     __syncthreads();   // tables complete; the staged Rh / Rw are no longer read: the ring is the producer's
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer
-        setmaxnreg_dec<PRODUCER_REGS>();
-        const int chunk = tid & 7, r0 = tid >> 3;   // rows r0 + 16 i of every tile, this 16-byte chunk
+        setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+        const int chunk = tid & 7, r0 = tid >> 3;   // key slots r0 + 16 i of every tile, this 16-byte chunk
         const uint32_t swz = (uint32_t)((chunk ^ (r0 & 7)) << 4);
-        const int n_tiles = seq.seq_h;
         for (int t = 0; t < n_tiles; ++t) {
             const int s = t % STAGES;
             if (t >= STAGES) mbar_wait(empty(s), ((t / STAGES) + 1) & 1);   // use t/STAGES - 1 released
             const uint32_t k_dst = k_slot(s) + r0 * ROW_BYTES + swz, v_dst = k_dst + KV_BYTES;
 #pragma unroll
             for (int i = 0; i < attention::BKV / 16; ++i) {
-                const int key = r0 + 16 * i;               // slot of the tile = column kw of sequence row t
-                const bool ok = key < seq.seq_w;
-                const bf16* src = ok ? img + (size_t)(t * seq.seq_w + key) * row_stride + C + head * HD + chunk * 8
-                                     : img;
+                // Slot r0 + 16 i: global, column r0 + 16 i of sequence row t; windowed, column r0 of row 4 t + i.
+                const int row = WINDOWED ? t * R + i : t, col = WINDOWED ? r0 : r0 + 16 * i;
+                const int tok = row < seq.seq_h && col < seq.seq_w ? seq.token(row * seq.seq_w + col) : attention::BEYOND;
+                const bf16* src;
+                bool ok;
+                if (tok >= 0) {
+                    src = img + (size_t)tok * row_stride + C + head * HD + chunk * 8;
+                    ok = true;
+                } else {   // padded window position: the qkv bias (as the reference pads before the Linear)
+                    ok = tok == attention::PADDED && qkv_bias != nullptr;
+                    src = ok ? qkv_bias + C + head * HD + chunk * 8 : img;
+                }
                 cp_async_16(k_dst + i * 16 * ROW_BYTES, src, ok);
                 cp_async_16(v_dst + i * 16 * ROW_BYTES, ok ? src + C : img, ok);
             }
@@ -234,54 +287,97 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
 
     // ---------------------------------------------------------------------- consumers
     if (cw >= active) return;   // no query of the sequence in this warpgroup's rows
-    setmaxnreg_inc<CONSUMER_REGS>();
-    float rw0[8][2], rw1[8][2];
-    const float* rel0 = sRel + row0 * rel_ld;
-    const float* rel1 = rel0 + 8 * rel_ld;
-    attention::load_rw(rel0, relw_at, seq.seq_w, q4, rw0);
-    attention::load_rw(rel1, relw_at, seq.seq_w, q4, rw1);
-
-    float o[8][4];
+    setmaxnreg_inc<Cfg::CONSUMER_REGS>();
+    // The Rw terms of this lane's key columns, per block and row, in registers for the whole loop: global, the 16
+    // columns 8 n + 2 q4 + e (load_rw); windowed, kw = 8 (n % 2) + 2 q4 + e: two values per row and e.
+    float rw[MI][2][WINDOWED ? 2 : 8][2];
 #pragma unroll
-    for (int d = 0; d < 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    float m[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
-    const float scale_log2 = scale * attention::LOG2E;
-    const uint64_t desc_q = smem_desc(sQ + cw * 64 * ROW_BYTES);
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float* rel = sRel + (row_of(mi) + 8 * r) * rel_ld;
+            if constexpr (WINDOWED) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int kw = 8 * half + 2 * q4 + e;
+                        rw[mi][r][half][e] = kw < seq.seq_w ? rel[relw_at + kw] : -CUDART_INF_F;
+                    }
+            } else {
+                attention::load_rw(rel, relw_at, seq.seq_w, q4, rw[mi][r]);
+            }
+        }
 
-    for (int t = 0; t < seq.seq_h; ++t) {
+    float o[MI][8][4], m[MI][2], l[MI][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int d = 0; d < 8; ++d) o[mi][d][0] = o[mi][d][1] = o[mi][d][2] = o[mi][d][3] = 0.f;
+        m[mi][0] = m[mi][1] = -CUDART_INF_F;
+        l[mi][0] = l[mi][1] = 0.f;
+    }
+    const float scale_log2 = scale * attention::LOG2E;
+
+    for (int t = 0; t < n_tiles; ++t) {
         const int s = t % STAGES;
         mbar_wait(full(s), (t / STAGES) & 1);
         const uint64_t desc_k = smem_desc(k_slot(s)), desc_v = smem_desc(k_slot(s) + KV_BYTES);
 
-        // S = Q K^T: 64 rows x 64 keys, the k16 steps 32 B apart inside the swizzled rows.
-        float sc[8][4];
+        // S = Q K^T per block: 64 rows x 64 key slots, the k16 steps 32 B apart inside the swizzled rows.
+        float sc[MI][8][4];
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < KSTEPS; ++kk) wgmma_ss_m64n64k16(sc, desc_q + 2 * kk, desc_k + 2 * kk, kk > 0);
+        for (int mi = 0; mi < MI; ++mi) {
+            const uint64_t desc_q = smem_desc(sQ + (cw * MI + mi) * 64 * ROW_BYTES);
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk) wgmma_ss_m64n64k16(sc[mi], desc_q + 2 * kk, desc_k + 2 * kk, kk > 0);
+        }
         wgmma_commit();
         wgmma_wait<0>();
-        fence_tiles(sc);
 
-        attention::add_row_bias(sc, scale_log2, rel0[t], rel1[t], rw0, rw1);
-        attention::online_softmax(sc, o, m, l);
-
-        // O += P V: 16 keys per k16 step, 2048 B of V apart.
-        uint32_t p[4][4];
+        uint32_t p[MI][4][4];
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) attention::probs_fragment(sc, kk, p[kk]);
-        fence_tiles(o);        // the rescaled O and the packed P are in their registers ...
-        fence_fragments(p);
-        wgmma_fence();         // ... before the MMAs may read them
+        for (int mi = 0; mi < MI; ++mi) {
+            fence_tiles(sc[mi]);
+            const float* rel0 = sRel + row_of(mi) * rel_ld;
+            const float* rel1 = rel0 + 8 * rel_ld;
+            if constexpr (WINDOWED) {
+                float h0[4], h1[4];   // Rh terms of the tile's 4 window rows (-inf past the window)
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) wgmma_rs_m64n64k16_tb(o, p[kk], desc_v + kk * (2048 >> 4));
+                for (int dh = 0; dh < 4; ++dh) {
+                    h0[dh] = rel0[t * R + dh];
+                    h1[dh] = rel1[t * R + dh];
+                }
+                add_window_bias(sc[mi], scale_log2, h0, h1, rw[mi][0], rw[mi][1]);
+            } else {
+                attention::add_row_bias(sc[mi], scale_log2, rel0[t], rel1[t], rw[mi][0], rw[mi][1]);
+            }
+            attention::online_softmax(sc[mi], o[mi], m[mi], l[mi]);
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) attention::probs_fragment(sc[mi], kk, p[mi][kk]);
+            fence_tiles(o[mi]);        // the rescaled O and the packed P are in their registers ...
+            fence_fragments(p[mi]);
+        }
+        wgmma_fence();                 // ... before the MMAs may read them
+        // O += P V per block: 16 key slots per k16 step, 2048 B of V apart.
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) wgmma_rs_m64n64k16_tb(o[mi], p[mi][kk], desc_v + kk * (2048 >> 4));
         wgmma_commit();
         wgmma_wait<0>();
-        fence_tiles(o);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_tiles(o[mi]);
         if (lane == 0) mbar_arrive(empty(s));   // both products done with slot s
     }
 
-    const int tok[2] = {q0 + row0 < seq.L ? q0 + row0 : -1, q0 + row0 + 8 < seq.L ? q0 + row0 + 8 : -1};
-    attention::store_rows(o, l, tok, out_img, C, head * HD, q4);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+        const int row0 = row_of(mi);
+        const int tok[2] = {seq.token(q0 + row0), seq.token(q0 + row0 + 8)};   // padding, past the end: not stored
+        attention::store_rows(o[mi], l[mi], tok, out_img, C, head * HD, q4);
+    }
 #else
     __trap();   // not an sm_90a build: the host never launches this kernel here
 #endif

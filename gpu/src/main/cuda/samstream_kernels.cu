@@ -144,11 +144,19 @@ SAMSTREAM_ATTENTION(16, 7, 2, false, rows)
 SAMSTREAM_ATTENTION(32, 4, 2, true, row)
 SAMSTREAM_ATTENTION(32, 7, 2, false, rows)
 
-// Hopper global attention (attention_sm90.cuh), head dim 64: producer warpgroup + 3 consumer warpgroups of 64
-// queries (192 per CTA), wgmma for both products. Grid: x = query blocks, y = heads, z = images. Added kernel.
-extern "C" __global__ void __launch_bounds__(attention_sm90::THREADS, 1) samstream_attention_sm90_hd64(
+// Hopper attention (attention_sm90.cuh), head dim 64, wgmma for both products. Added kernels.
+// Global: producer warpgroup + 3 consumer warpgroups of 64 queries (192 per CTA); grid x = query blocks, y = heads,
+// z = images. Windowed (9 to 16 tokens a side): producer + 2 consumers of 128 queries (a whole window per CTA);
+// grid x = 1, y = heads, z = images x windows.
+extern "C" __global__ void __launch_bounds__(attention_sm90::Config<false>::THREADS, 1) samstream_attention_sm90_hd64(
     const bf16* qkv, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads, float scale) {
-    attention_sm90::attention_fwd_sm90(qkv, rel_h, rel_w, out, H, W, heads, scale);
+    attention_sm90::attention_fwd_sm90<false>(qkv, nullptr, rel_h, rel_w, out, H, W, heads, 0, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(attention_sm90::Config<true>::THREADS, 1) samstream_attention_sm90w_hd64(
+    const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads,
+    int window, float scale) {
+    attention_sm90::attention_fwd_sm90<true>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
 }
 
 // ---- image encoder data movement (encoder_ops.cuh); grid-stride loops, 256 threads --------------------

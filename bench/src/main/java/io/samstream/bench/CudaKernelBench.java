@@ -225,9 +225,11 @@ public final class CudaKernelBench {
             DeviceBuffer bias = random(3L * cTotal, 0.5, "qkv bias");
             DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
             for (int window : new int[] {14, 0}) {
-                // Both kernels where the Hopper one applies (global, head dim 64): mma.sync, then wgmma.
-                boolean[] kernelsToRun = window == 0 && hd == 64 && kernels.supports(GemmTile.H128x256)
+                // Both kernels where the Hopper one applies (head dim 64): mma.sync, then wgmma.
+                boolean[] kernelsToRun = hd == 64 && kernels.supports(GemmTile.H128x256)
                         ? new boolean[] {false, true} : new boolean[] {false};
+                String switchName = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY
+                        : CudaKernels.ATTENTION_WGMMA_PROPERTY;
                 for (boolean wgmma : kernelsToRun) {
                     String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
                     if (!wanted("attention", variant)) {
@@ -235,7 +237,7 @@ public final class CudaKernelBench {
                     }
                     int s = window > 0 ? window : 64;
                     DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                    float ms = withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, Boolean.toString(wgmma),
+                    float ms = withProperty(switchName, Boolean.toString(wgmma),
                             () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out,
                                     batch, 64, 64, heads, hd, window)));
                     // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding included).

@@ -109,6 +109,7 @@ public final class EncoderBench {
             out.println("meta\tmodel\t" + modelName);
             out.println("meta\tgemmPipeline\t" + CudaKernels.gemmPipelineName());
             out.println("meta\tattentionWgmma\t" + CudaKernels.attentionWgmmaEnabled());
+            out.println("meta\twindowAttentionWgmma\t" + CudaKernels.windowAttentionWgmmaEnabled());
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
@@ -162,12 +163,17 @@ public final class EncoderBench {
                         out.printf(Locale.ROOT, "variant\t%d\teager launches, GEMM pipeline %s\t%.4f%n", batch,
                                 pipeline.trim(), t);
                     }
-                    for (String wgmmaAttention : new String[] {"false", "true"}) {
-                        double t = eagerWith(backend, batch, iters, CudaKernels.ATTENTION_WGMMA_PROPERTY, wgmmaAttention);
-                        String kernel = wgmmaAttention.equals("true") ? "wgmma" : "mma.sync";
-                        System.out.printf(Locale.ROOT, "  eager, global attention on %s: %.2f ms (%.1f img/s)%n", kernel, t,
-                                1000 * batch / t);
-                        out.printf(Locale.ROOT, "variant\t%d\teager launches, global attention %s\t%.4f%n", batch, kernel, t);
+                    for (String[] attention : !ATTENTION_VARIANTS ? new String[0][] : new String[][] {
+                        {CudaKernels.ATTENTION_WGMMA_PROPERTY, "global"},
+                        {CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, "windowed"}}) {
+                        for (String wgmmaAttention : new String[] {"false", "true"}) {
+                            double t = eagerWith(backend, batch, iters, attention[0], wgmmaAttention);
+                            String kernel = wgmmaAttention.equals("true") ? "wgmma" : "mma.sync";
+                            System.out.printf(Locale.ROOT, "  eager, %s attention on %s: %.2f ms (%.1f img/s)%n",
+                                    attention[1], kernel, t, 1000 * batch / t);
+                            out.printf(Locale.ROOT, "variant\t%d\teager launches, %s attention %s\t%.4f%n", batch,
+                                    attention[1], kernel, t);
+                        }
                     }
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
@@ -185,6 +191,9 @@ public final class EncoderBench {
      * (default v1,v2: a pipeline that has not passed its GPU tests could take the whole run down with it).
      */
     private static final String VARIANT_PIPELINES = System.getProperty("samstream.bench.pipelines", "v1,v2");
+    /** {@code -Dsamstream.bench.attentionVariants=false} leaves out the eager rows of both attention kernels. */
+    private static final boolean ATTENTION_VARIANTS =
+            Boolean.parseBoolean(System.getProperty("samstream.bench.attentionVariants", "true"));
 
     /** Eager forward time with the system property {@code key} set to {@code value} (restored after). */
     private static double eagerWith(CudaSamBackend backend, int batch, int iters, String key, String value) {

@@ -267,6 +267,14 @@ public final class CudaKernels implements AutoCloseable {
     private static final int ATTN_SM90_QUERIES = 192, ATTN_SM90_THREADS = 512, ATTN_SM90_STAGES = 5;
     static final int ATTN_SM90_SMEM = ATTN_SM90_QUERIES * 128 + ATTN_SM90_STAGES * 2 * ATTN_BKV * 128
             + ATTN_SM90_QUERIES * (2 * ATTN_MAX_SIDE + 2) * 4 + 2 * ATTN_SM90_STAGES * 8 + 1024;
+    /**
+     * The windowed configuration of the same kernel: windows of 9 to 16 tokens a side, one window per CTA (384
+     * threads: a producer and 2 consumer warpgroups of 128 queries), 4 stages; tables of rows 16 + 4 + 16 + 1.
+     */
+    private static final String ATTN_SM90W = "samstream_attention_sm90w_hd64";
+    private static final int ATTN_SM90W_THREADS = 384, ATTN_SM90W_STAGES = 4, ATTN_SM90W_MIN = 9, ATTN_SM90W_MAX = 16;
+    static final int ATTN_SM90W_SMEM = 256 * 128 + ATTN_SM90W_STAGES * 2 * ATTN_BKV * 128
+            + 256 * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 2 * ATTN_SM90W_STAGES * 8 + 1024;
 
     /**
      * System property: {@code false} keeps global attention on the mma.sync kernel on Hopper too (for comparisons,
@@ -276,6 +284,13 @@ public final class CudaKernels implements AutoCloseable {
     public static final String ATTENTION_WGMMA_PROPERTY = "samstream.cuda.attentionWgmma";
     /** Off until the wgmma attention kernel has passed its tests and been measured on the H200. */
     static final boolean DEFAULT_ATTENTION_WGMMA = false;
+    /**
+     * System property: {@code true} runs windowed attention (windows of 9 to 16 tokens a side, head dim 64) on the
+     * wgmma kernel (attention_sm90.cuh, windowed configuration); {@code false} keeps it on mma.sync. Read at every
+     * launch. Off by default for the same reason as {@link #ATTENTION_WGMMA_PROPERTY}.
+     */
+    public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
+    static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = false;
     /** The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another. */
     static final String DEFAULT_GEMM_PIPELINE = "v1";
 
@@ -340,6 +355,7 @@ public final class CudaKernels implements AutoCloseable {
             }
         }
         add(ATTN_SM90, ATTN_SM90_SMEM);
+        add(ATTN_SM90W, ATTN_SM90W_SMEM);
     }
 
     private void checkAbi() {
@@ -472,6 +488,12 @@ public final class CudaKernels implements AutoCloseable {
     /** Whether global attention may use the wgmma kernel: {@link #ATTENTION_WGMMA_PROPERTY}, else the default. */
     public static boolean attentionWgmmaEnabled() {
         return Boolean.parseBoolean(System.getProperty(ATTENTION_WGMMA_PROPERTY, Boolean.toString(DEFAULT_ATTENTION_WGMMA)));
+    }
+
+    /** Whether windowed attention may use the wgmma kernel: {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}, else the default. */
+    public static boolean windowAttentionWgmmaEnabled() {
+        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_WGMMA_PROPERTY,
+                Boolean.toString(DEFAULT_WINDOW_ATTENTION_WGMMA)));
     }
 
     /**
@@ -685,6 +707,16 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
+     * True when {@link #attention} runs a windowed block on the Hopper kernel's windowed configuration: compute
+     * capability 9.0, head dim 64, windows of 9 to 16 tokens a side (SAM's 14), and not turned off by
+     * {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}.
+     */
+    public boolean windowAttentionWgmma(int headDim, int window) {
+        return supports(GemmTile.H128x256) && headDim == 64 && window >= ATTN_SM90W_MIN && window <= ATTN_SM90W_MAX
+                && windowAttentionWgmmaEnabled();
+    }
+
+    /**
      * Multi-head self-attention of one encoder block with SAM's decomposed relative position bias, scale
      * {@code headDim^-0.5}.
      *
@@ -718,22 +750,26 @@ public final class CudaKernels implements AutoCloseable {
             requireBf16(qkvBias, 3 * cTotal, op, "qkvBias");
         }
         float scale = (float) (1.0 / Math.sqrt(headDim));
+        long gridZ = (long) batch * windows;
+        require(gridZ <= 65535, op + ": batch x windows must be at most 65535");
+        Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
+                Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
+                Pointer.to(new float[] {scale}));
+        if (window > 0 && windowAttentionWgmma(headDim, window)) {   // a whole window per CTA
+            launch(ATTN_SM90W, 1, heads, (int) gridZ, ATTN_SM90W_THREADS, ATTN_SM90W_SMEM, stream, params, op);
+            return;
+        }
         if (attentionWgmma(headDim, window, seqW)) {
-            Pointer params = Pointer.to(ptr(qkv), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
+            Pointer globalParams = Pointer.to(ptr(qkv), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                     Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new float[] {scale}));
             launch(ATTN_SM90, (h * w + ATTN_SM90_QUERIES - 1) / ATTN_SM90_QUERIES, heads, batch, ATTN_SM90_THREADS,
-                    ATTN_SM90_SMEM, stream, params, op);
+                    ATTN_SM90_SMEM, stream, globalParams, op);
             return;
         }
         boolean oneRow = seqW > ATTN_BKV / 2;
         int warps = oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS;
         int smem = attentionSmem(headDim, warps, seqH, seqW);
         int queriesPerCta = 16 * warps;
-        long gridZ = (long) batch * windows;
-        require(gridZ <= 65535, op + ": batch x windows must be at most 65535");
-        Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
-                Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
-                Pointer.to(new float[] {scale}));
         launch(attentionSymbol(headDim, oneRow), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
                 32 * warps, smem, stream, params, op);
     }

@@ -74,36 +74,96 @@ class AttentionGpuTest extends GpuTestBase {
             assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
                     + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         }
-        String before = System.getProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
-        System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, Boolean.toString(wgmma));
-        try {
+        withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, wgmma, () -> {
             assertEquals(wgmma, gpu.kernels.attentionWgmma(hd, window, w), "kernel choice");
             check(batch, h, w, heads, hd, window, withBias, sampled);
-        } finally {
-            if (before == null) {
-                System.clearProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
-            } else {
-                System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, before);
-            }
-        }
+        });
     }
 
-    /** The wgmma kernel serves only what it was written for: windowed blocks and other head dims stay on mma.sync. */
+    /**
+     * Windowed attention at head dim 64 on both kernels that serve it on Hopper: the wgmma one's windowed configuration
+     * ({@link CudaKernels#WINDOW_ATTENTION_WGMMA_PROPERTY} true: a whole window per CTA, key tiles of 4 window rows in
+     * 16 slots each) and the mma.sync one. The shapes: the vit_b block (64 x 64 padded to 70 x 70, the padding's k / v
+     * from the qkv bias), padding in both directions, a grid that is a multiple of the window and no bias, windows
+     * of 16 (256 queries, all slots real), 9 and 11 (one active consumer warpgroup, a last key tile of 1 and 3 rows), 13.
+     */
+    @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} window={5} bias={6}")
+    @CsvSource({
+            "2, 64, 64, 12, 64, 14, true, 0, true",
+            "3, 20, 30, 3, 64, 14, true, 0, true",
+            "1, 28, 28, 2, 64, 14, false, 0, true",
+            "1, 40, 33, 2, 64, 16, true, 0, true",
+            "2, 20, 20, 2, 64, 9, true, 0, true",
+            "1, 30, 26, 2, 64, 11, true, 0, true",
+            "1, 26, 30, 2, 64, 13, false, 0, true",
+            "3, 20, 30, 3, 64, 14, true, 0, false",
+            "1, 40, 33, 2, 64, 16, true, 0, false"})
+    void windowedHeadDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias,
+                                         int sampled, boolean wgmma) {
+        if (wgmma) {
+            assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+                    + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        }
+        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, wgmma, () -> {
+            assertEquals(wgmma, gpu.kernels.windowAttentionWgmma(hd, window), "kernel choice");
+            check(batch, h, w, heads, hd, window, withBias, sampled);
+        });
+    }
+
+    /**
+     * Both configurations of the wgmma kernel finish (no deadlock in the producer / consumer protocol) on sequences of
+     * 1 to 13 key tiles around the ring depths, with 1 to 3 active consumer warpgroups, each launch checked against the
+     * reference; 60 s for launches that take milliseconds. run-gpu-tests.sh hopper runs this first.
+     */
     @Test
-    void wgmmaKernelOnlyForGlobalHeadDim64() {
-        String before = System.getProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
-        System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, "true");
-        try {
-            boolean hopper = gpu.kernels.supports(CudaKernels.GemmTile.H128x256);
+    void wgmmaKernelsFinish() {
+        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+                + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, true, () -> {
+                for (int rows : new int[] {1, 2, 3, 4, 5, 6, 7, 11, 13}) {
+                    check(1, rows, 40, 1, 64, 0, false, 0);   // rows key tiles; 1-3 consumers at 40 .. 520 queries
+                }
+            });
+            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
+                for (int window : new int[] {9, 12, 14, 16}) {
+                    check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);   // 3 or 4 key tiles, padding
+                }
+            });
+        }, "the wgmma attention kernel did not finish within 60 s: a deadlock in its mbarrier protocol (attention_sm90.cuh)");
+    }
+
+    /** The wgmma kernel serves only what it was written for: other head dims and window sizes stay on mma.sync. */
+    @Test
+    void wgmmaKernelOnlyWhereItApplies() {
+        boolean hopper = gpu.kernels.supports(CudaKernels.GemmTile.H128x256);
+        withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, true, () -> {
             assertEquals(hopper, gpu.kernels.attentionWgmma(64, 0, 64));
             assertFalse(gpu.kernels.attentionWgmma(64, 14, 14), "windowed");
             assertFalse(gpu.kernels.attentionWgmma(80, 0, 64), "head dim 80");
             assertFalse(gpu.kernels.attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
+        });
+        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
+            assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 14));
+            assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 9));
+            assertFalse(gpu.kernels.windowAttentionWgmma(64, 8), "windows of 8 or less");
+            assertFalse(gpu.kernels.windowAttentionWgmma(64, 17), "windows over 16");
+            assertFalse(gpu.kernels.windowAttentionWgmma(80, 14), "head dim 80");
+        });
+        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, false,
+                () -> assertFalse(gpu.kernels.windowAttentionWgmma(64, 14), "switched off"));
+    }
+
+    private static void withProperty(String key, boolean value, Runnable body) {
+        String before = System.getProperty(key);
+        System.setProperty(key, Boolean.toString(value));
+        try {
+            body.run();
         } finally {
             if (before == null) {
-                System.clearProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+                System.clearProperty(key);
             } else {
-                System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, before);
+                System.setProperty(key, before);
             }
         }
     }

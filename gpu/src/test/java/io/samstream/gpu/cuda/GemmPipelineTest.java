@@ -81,8 +81,11 @@ class GemmPipelineTest {
             assertTrue(cu.contains("(" + t.symbol + ",") || cu.contains(" " + t.symbol + "("), t.symbol);
         }
         assertTrue(cu.contains(" samstream_attention_sm90_hd64("), "samstream_attention_sm90_hd64");
+        assertTrue(cu.contains(" samstream_attention_sm90w_hd64("), "samstream_attention_sm90w_hd64");
         String attn = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/attention_sm90.cuh"));
-        assertTrue(attn.contains("static_assert(SMEM_BYTES == " + CudaKernels.ATTN_SM90_SMEM + ","),
+        assertTrue(attn.contains("static_assert(Config<false>::SMEM_BYTES == " + CudaKernels.ATTN_SM90_SMEM + ","),
                 "attention_sm90.cuh asserts another shared-memory size than CudaKernels.ATTN_SM90_SMEM");
+        assertTrue(attn.contains("static_assert(Config<true>::SMEM_BYTES == " + CudaKernels.ATTN_SM90W_SMEM + ","),
+                "attention_sm90.cuh asserts another shared-memory size than CudaKernels.ATTN_SM90W_SMEM");
     }
 }
