@@ -260,8 +260,8 @@ public final class CudaKernels implements AutoCloseable {
     private static final int ATTN_BKV = 64, ATTN_MAX_SIDE = 64;
     /**
      * The Hopper attention kernel (attention_sm90.cuh): global attention, head dim 64; 512 threads (a producer and
-     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::SMEM_BYTES: Q + 5 stages of
-     * K and V + the tables (rows of rel_stride(64, 64) floats) + 10 mbarriers + 1024 B of alignment slack.
+     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::Config<false>::SMEM_BYTES: Q + 5
+     * stages of K and V + the tables (rows of rel_stride(64, 64) floats) + 10 mbarriers + 1024 B of alignment slack.
      */
     private static final String ATTN_SM90 = "samstream_attention_sm90_hd64";
     private static final int ATTN_SM90_QUERIES = 192, ATTN_SM90_THREADS = 512, ATTN_SM90_STAGES = 5;
