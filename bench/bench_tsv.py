@@ -4,7 +4,17 @@ CudaKernelBench: a "device" line, then one line per measurement: op, variant, sh
 EncoderBench: "meta" key value; "encoder" batch ms end-to-end-ms pool-bytes memory-delta; "variant" batch name ms;
 "profile" batch step ms.
 """
+import argparse
 import os
+
+
+def table_arguments():
+    """The table scripts' command line: --dir (the run's output folder), --commit, --out (the markdown file)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--commit", default="?")
+    ap.add_argument("--out", required=True)
+    return ap.parse_args()
 
 
 def read_kernels(path):

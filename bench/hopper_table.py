@@ -14,25 +14,20 @@ Reads, from OUT:
 Writes per shape and tile width the TFLOP/s of every pipeline, the attention kernels, and per encoder configuration
 img/s and the per-step times side by side. Exit status 1 when a file is missing or has no rows.
 """
-import argparse
 import datetime
 import glob
 import os
 import re
 import sys
 
-from bench_tsv import Encoder, read_kernels
+from bench_tsv import Encoder, read_kernels, table_arguments
 
 PIPELINES = [("v1", "H{}"), ("v1 pers.", "H{} persistent"), ("v2", "H2_{}"), ("v2 pers.", "H2_{} persistent"),
              ("tma", "HT{}"), ("tma2", "HTC{}")]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--commit", default="?")
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = table_arguments()
     kpath = os.path.join(a.dir, "hopper-kernels.tsv")
     if not os.path.exists(kpath):
         print(f"missing {kpath}", file=sys.stderr)

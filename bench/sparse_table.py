@@ -10,19 +10,14 @@ weights; the last on the experimental Hopper sparse tile). Writes per
 GEMM shape the default dense tile and the best sparse tile (ms, TFLOP/s counted as the dense 2MNK, and the
 speed-up), then per batch the encoder's GPU img/s dense / 2:4 all / 2:4 mlp and the per-step times.
 """
-import argparse
 import datetime
 import os
 
-from bench_tsv import Encoder, read_kernels
+from bench_tsv import Encoder, read_kernels, table_arguments
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--commit", default="?")
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = table_arguments()
     rows, device = read_kernels(os.path.join(a.dir, "sparse-kernels.tsv"))
     kernels = [(v, shape, ms, rate) for op, v, shape, ms, rate in rows if op == "gemm"]
     md = [f"# 2:4 sparse vs dense on the GPU ({device})", "",

@@ -273,15 +273,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
                 cp_async_16(v_dst + i * 16 * ROW_BYTES, ok ? src + C : img, ok);
             }
             cp_async_commit();
-            if (t >= LAG) {
-                cp_async_wait<LAG>();
-                fence_proxy_async();
-                mbar_arrive(full((t - LAG) % STAGES));
-            }
+            v1_complete_lagging_stage<LAG, STAGES>(t, full(0));
         }
-        cp_async_wait<0>();
-        fence_proxy_async();
-        for (int t = n_tiles > LAG ? n_tiles - LAG : 0; t < n_tiles; ++t) mbar_arrive(full(t % STAGES));
+        v1_complete_remaining_stages<LAG, STAGES>(n_tiles, full(0));
         return;
     }
 

@@ -222,6 +222,28 @@ __device__ __forceinline__ void setmaxnreg_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+// ---- the v1 producer protocol (see the header), shared with gemm_sparse_sm90.cuh and attention_sm90.cuh -------
+
+// After a producer thread committed its copies of k tile g (stage g % STAGES): from the LAG-th on, wait until its
+// copies of k tile g - LAG have landed, make them visible to the async proxy (wgmma reads there) and arrive on that
+// stage's full barrier. full0: the address of full[0]; full[s] = full0 + 8 s.
+template <int LAG, int STAGES>
+__device__ __forceinline__ void v1_complete_lagging_stage(int g, uint32_t full0) {
+    if (g >= LAG) {
+        cp_async_wait<LAG>();
+        fence_proxy_async();
+        mbar_arrive(full0 + 8 * ((g - LAG) % STAGES));
+    }
+}
+
+// After the last of its `issued` k tiles: wait for all its copies and arrive for the stages not yet completed.
+template <int LAG, int STAGES>
+__device__ __forceinline__ void v1_complete_remaining_stages(int issued, uint32_t full0) {
+    cp_async_wait<0>();
+    fence_proxy_async();
+    for (int j = issued > LAG ? issued - LAG : 0; j < issued; ++j) mbar_arrive(full0 + 8 * (j % STAGES));
+}
+
 // ---- the pieces the Hopper GEMMs (this one, gemm_sm90_v2.cuh, gemm_sm90_tma.cuh) share -----------------
 
 // Their dynamic shared memory: STAGES slots of A (A_BYTES each), then STAGES slots of W (B_BYTES each), then the
@@ -373,16 +395,10 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
                 load_k_tile<BM, BN>(ring.a(s), ring.b(s), A, W, M, N, K, block_m, block_n,
                                     kt, chunk, row0, swz);
                 cp_async_commit();
-                if (g >= LAG) {
-                    cp_async_wait<LAG>();
-                    fence_proxy_async();
-                    mbar_arrive(ring.full((g - LAG) % STAGES));
-                }
+                v1_complete_lagging_stage<LAG, STAGES>(g, ring.full(0));
             }
         }
-        cp_async_wait<0>();
-        fence_proxy_async();
-        for (int j = g > LAG ? g - LAG : 0; j < g; ++j) mbar_arrive(ring.full(j % STAGES));
+        v1_complete_remaining_stages<LAG, STAGES>(g, ring.full(0));
         return;
     }
 

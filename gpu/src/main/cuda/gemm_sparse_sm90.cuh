@@ -129,16 +129,10 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
                                 ok ? Wm + ((size_t)gb * steps + kt * 4) * 16 + off : Wm, ok);
                 }
                 cp_async_commit();
-                if (g >= LAG) {
-                    cp_async_wait<LAG>();
-                    fence_proxy_async();
-                    mbar_arrive(full((g - LAG) % STAGES));
-                }
+                v1_complete_lagging_stage<LAG, STAGES>(g, full(0));
             }
         }
-        cp_async_wait<0>();
-        fence_proxy_async();
-        for (int j = g > LAG ? g - LAG : 0; j < g; ++j) mbar_arrive(full(j % STAGES));
+        v1_complete_remaining_stages<LAG, STAGES>(g, full(0));
         return;
     }
 

@@ -50,13 +50,17 @@ class AttentionGpuTest extends GpuTestBase {
     }
 
     /**
-     * Global attention at head dim 64 on both kernels that serve it on Hopper: the wgmma one (attention_sm90.cuh,
-     * {@link CudaKernels#ATTENTION_WGMMA_PROPERTY} true) and the mma.sync one (false). The shapes walk its edges:
-     * the vit_b block; sequences of 1 and 2 rows (fewer key tiles than the producer's lag), 10 and 33 rows (the
-     * 5-slot ring wraps), a last query block with 3, 2 and 1 active consumer warpgroups (L = 340, 1225, 80), a
-     * length that is a multiple of the 192 queries of a CTA (3072), rows narrower than the 64 key slots.
+     * Head dim 64 on both kernels that serve it on Hopper, with the switch of the block's kind set each way: the wgmma
+     * kernel (attention_sm90.cuh; {@link CudaKernels#ATTENTION_WGMMA_PROPERTY} for global, {@link
+     * CudaKernels#WINDOW_ATTENTION_WGMMA_PROPERTY} for windowed blocks) and the mma.sync one. Global shapes walk the
+     * wgmma kernel's edges: the vit_b block; sequences of 1 and 2 rows (fewer key tiles than the producer's lag), 10 and
+     * 33 rows (the 5-slot ring wraps), a last query block with 3, 2 and 1 active consumer warpgroups (L = 340, 1225,
+     * 80), a length that is a multiple of the 192 queries of a CTA (3072), rows narrower than the 64 key slots.
+     * Windowed: the vit_b block (64 x 64 padded to 70 x 70, the padding's k / v from the qkv bias), padding in both
+     * directions, a grid that is a multiple of the window and no bias, windows of 16 (256 queries, every slot real), 9
+     * and 11 (one active consumer warpgroup, a last key tile of 1 and 3 rows), 13.
      */
-    @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} bias={6} sampled={7}")
+    @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} window={5} bias={6} sampled={7}")
     @CsvSource({
             "1, 64, 64, 12, 64, 0, false, 1500, true",
             "2, 48, 64, 3, 64, 0, false, 1500, true",
@@ -67,28 +71,7 @@ class AttentionGpuTest extends GpuTestBase {
             "2, 1, 64, 2, 64, 0, false, 0, true",
             "1, 64, 64, 12, 64, 0, false, 1500, false",
             "3, 35, 35, 1, 64, 0, true, 0, false",
-            "1, 2, 40, 1, 64, 0, false, 0, false"})
-    void globalHeadDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias,
-                                       int sampled, boolean wgmma) {
-        if (wgmma) {
-            assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
-                    + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        }
-        withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, wgmma, () -> {
-            assertEquals(wgmma, gpu.kernels.attentionWgmma(hd, window, w), "kernel choice");
-            check(batch, h, w, heads, hd, window, withBias, sampled);
-        });
-    }
-
-    /**
-     * Windowed attention at head dim 64 on both kernels that serve it on Hopper: the wgmma one's windowed configuration
-     * ({@link CudaKernels#WINDOW_ATTENTION_WGMMA_PROPERTY} true: a whole window per CTA, key tiles of 4 window rows in
-     * 16 slots each) and the mma.sync one. The shapes: the vit_b block (64 x 64 padded to 70 x 70, the padding's k / v
-     * from the qkv bias), padding in both directions, a grid that is a multiple of the window and no bias, windows
-     * of 16 (256 queries, all slots real), 9 and 11 (one active consumer warpgroup, a last key tile of 1 and 3 rows), 13.
-     */
-    @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} window={5} bias={6}")
-    @CsvSource({
+            "1, 2, 40, 1, 64, 0, false, 0, false",
             "2, 64, 64, 12, 64, 14, true, 0, true",
             "3, 20, 30, 3, 64, 14, true, 0, true",
             "1, 28, 28, 2, 64, 14, false, 0, true",
@@ -98,14 +81,17 @@ class AttentionGpuTest extends GpuTestBase {
             "1, 26, 30, 2, 64, 13, false, 0, true",
             "3, 20, 30, 3, 64, 14, true, 0, false",
             "1, 40, 33, 2, 64, 16, true, 0, false"})
-    void windowedHeadDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias,
-                                         int sampled, boolean wgmma) {
+    void headDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled,
+                                 boolean wgmma) {
         if (wgmma) {
             assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
                     + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         }
-        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, wgmma, () -> {
-            assertEquals(wgmma, gpu.kernels.windowAttentionWgmma(hd, window), "kernel choice");
+        String key = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY : CudaKernels.ATTENTION_WGMMA_PROPERTY;
+        withProperty(key, wgmma, () -> {
+            boolean chosen = window > 0 ? gpu.kernels.windowAttentionWgmma(hd, window)
+                    : gpu.kernels.attentionWgmma(hd, window, w);
+            assertEquals(wgmma, chosen, "kernel choice");
             check(batch, h, w, heads, hd, window, withBias, sampled);
         });
     }
