@@ -29,7 +29,7 @@
 #   attention_sm90.cuh next to the defaults: first the hang checks (GemmGpuTest#tmaPipelineNeverHangs,
 #   #v2PipelineNeverHangs, AttentionGpuTest#wgmmaKernelsFinish; a deadlock fails one within 120 / 60 s, its class is
 #   not run, and those kernels are left out of the benchmarks), then
-#   AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
+#   CudaRuntimeGpuTest, AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
 #   registers, from Triton's cuobjdump), CudaKernelBench's Hopper GEMM and attention rows (hopper-kernels.tsv),
 #   EncoderBench at batch ${ENCODER_BATCHES:-32} for each pipeline:attentionWgmma of $ENCODER_COMBOS (default
 #   "v1:false tma:true tma2:true v2:true"; the second field switches both wgmma attention kernels, global and
@@ -95,7 +95,7 @@ case "$mode" in
         runs+=("method:GemmGpuTest#tmaPipelineNeverHangs")
         runs+=("method:GemmGpuTest#v2PipelineNeverHangs")
         runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
-        for c in ${CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("plain:$c"); done ;;
+        for c in ${CLASSES:-CudaRuntimeGpuTest AttentionGpuTest GemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;

@@ -7,7 +7,8 @@ import jcuda.driver.CUdeviceptr;
  *
  * @param base        the pool's allocation
  * @param baseAddress its device address (read once when the pool was allocated: JCuda keeps it private, and
- *                    the TMA tensor maps need the number, possibly while a CUDA graph is being captured)
+ *                    the TMA tensor maps need the number, possibly while a CUDA graph is being captured); -1 if
+ *                    unknown
  * @param offset      byte offset of this range in it
  * @param bytes       length
  * @param label       what it holds, for error messages
@@ -16,6 +17,10 @@ public record DeviceBuffer(CUdeviceptr base, long baseAddress, long offset, long
 
     /** The device address of byte 0, as a number. */
     public long address() {
+        if (baseAddress < 0) {
+            throw new IllegalStateException("the device address of " + this + " is unknown (the driver did not give"
+                    + " the pool's address when it was allocated)");
+        }
         return baseAddress + offset;
     }
 

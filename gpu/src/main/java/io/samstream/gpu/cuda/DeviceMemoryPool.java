@@ -7,6 +7,7 @@ import static jcuda.driver.JCudaDriver.cuPointerGetAttribute;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUpointer_attribute;
+import jcuda.driver.CUresult;
 
 /**
  * All the device memory the backend uses, taken with one {@code cuMemAlloc} when the backend starts and
@@ -28,10 +29,11 @@ public final class DeviceMemoryPool implements AutoCloseable {
         Cuda.check(cuMemAlloc(base, allocator.capacity()),
                 () -> "allocating the " + Cuda.bytes(allocator.capacity()) + " device memory pool on "
                         + context.info().describe());
+        // The number itself (JCuda keeps it private), for the TMA tensor maps; -1 if the driver will not say, which
+        // only those refuse (DeviceBuffer.address), so that nothing else depends on this query.
         long[] address = new long[1];
-        Cuda.check(cuPointerGetAttribute(Pointer.to(address), CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, base),
-                "reading the device address of the memory pool");
-        this.baseAddress = address[0];
+        int r = cuPointerGetAttribute(Pointer.to(address), CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, base);
+        this.baseAddress = r == CUresult.CUDA_SUCCESS ? address[0] : -1;
     }
 
     /** A range of {@code bytes}, 256-byte aligned, holding garbage until written. */

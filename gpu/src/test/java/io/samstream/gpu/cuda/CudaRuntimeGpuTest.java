@@ -57,6 +57,20 @@ class CudaRuntimeGpuTest extends GpuTestBase {
         gpu.pool.release(mark);
     }
 
+    /**
+     * The pool knows its device address (the TMA tensor maps need the number), and a buffer's is the pool's plus its
+     * offset: the kernels and the tensor maps see the same bytes. A GEMM on the TMA tiles checks the rest.
+     */
+    @Test
+    void buffersKnowTheirDeviceAddress() {
+        long mark = gpu.pool.mark();
+        DeviceBuffer a = gpu.pool.allocate(4096, "a"), b = gpu.pool.allocate(4096, "b");
+        assertTrue(a.address() > 0 && a.address() % 256 == 0, "pool address " + a.address());
+        assertEquals(a.address() + (b.offset() - a.offset()), b.address());
+        assertEquals(b.address() + 1024, b.slice(1024, 16, "slice").address());
+        gpu.pool.release(mark);
+    }
+
     @Test
     void poolExhaustionIsAClearError() {
         CudaException e = assertThrows(CudaException.class,
