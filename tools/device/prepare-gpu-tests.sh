@@ -56,7 +56,8 @@ for j in "$out"/lib/*.jar; do
 done
 # GPU_ONLY=1 (for modes that run only the cuda package's tests and the kernel / encoder benchmarks, e.g.
 # run-gpu-tests.sh hopper): also drop the engine's Akka and Scala (~16 MB) and the parity fixtures (~5 MB), so
-# that /work/main's tree + the JRE + this folder stay under the device tool's 64 MiB.
+# that /work/main's tree + the JRE + this folder stay under the device tool's 64 MiB. FIXTURES=1 keeps the
+# fixtures all the same (mode encoder: GPU_ONLY=1 FIXTURES=1 DEVICE_DIR=encoder, ~20 MB, carried with .ref).
 if [ "${GPU_ONLY:-0}" = 1 ]; then
     rm -f "$out"/lib/akka-*.jar "$out"/lib/scala-*.jar "$out"/lib/ssl-config-*.jar
 fi
@@ -76,7 +77,8 @@ mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-
 fx=gpu/src/test/resources/fixtures
 mkdir -p "$out/fixtures"
 cp "$fx/manifest.json" "$out/fixtures/"
-for cfg in $([ "${GPU_ONLY:-0}" = 1 ] || echo tiny256 small1024); do
+fixtures=${FIXTURES:-$([ "${GPU_ONLY:-0}" = 1 ] && echo 0 || echo 1)}
+for cfg in $([ "$fixtures" = 1 ] && echo tiny256 small1024); do
     mkdir -p "$out/fixtures/$cfg"
     cp "$fx/$cfg/model.pth" "$out/fixtures/$cfg/"
     for d in "$fx/$cfg"/*/; do

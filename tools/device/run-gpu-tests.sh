@@ -195,7 +195,9 @@ if [ "$mode" = hopper ]; then
     # What the compiler made of the new kernels: tensor-core instructions, local-memory spills, registers.
     cuobjdump=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump"))' 2>/dev/null)
     if [ -x "$cuobjdump" ]; then
-        (cd "$work" && unzip -q -o "$here"/lib/samstream-gpu-*.jar io/samstream/gpu/cuda/samstream_kernels.fatbin)
+        # (Python's zipfile: the GPU machine has no unzip.)
+        python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("io/samstream/gpu/cuda/samstream_kernels.fatbin", sys.argv[2])' \
+            "$(ls "$here"/lib/samstream-gpu-*.jar | head -1)" "$work" || echo "could not extract the fatbin" >&2
         fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
         for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
                  samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
