@@ -1,6 +1,7 @@
 package io.samstream.gpu.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,8 +18,9 @@ class GemmPipelineTest {
     }
 
     @Test
-    void pipelineIsV1UnlessAskedFor() {
-        assertEquals(1, CudaKernels.gemmPipeline());
+    void pipelineIsTmaUnlessAskedFor() {
+        assertEquals(3, CudaKernels.gemmPipeline());
+        assertEquals("tma", CudaKernels.gemmPipelineName());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
         assertEquals(2, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
@@ -27,6 +29,23 @@ class GemmPipelineTest {
         assertEquals(4, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1");
         assertEquals(1, CudaKernels.gemmPipeline());
+    }
+
+    /** Both wgmma attention kernels are on by default; each switch turns only its own kernel off. */
+    @Test
+    void wgmmaAttentionIsOnUnlessSwitchedOff() {
+        try {
+            assertTrue(CudaKernels.attentionWgmmaEnabled());
+            assertTrue(CudaKernels.windowAttentionWgmmaEnabled());
+            System.setProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, "false");
+            assertFalse(CudaKernels.attentionWgmmaEnabled());
+            assertTrue(CudaKernels.windowAttentionWgmmaEnabled());
+            System.setProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, "false");
+            assertFalse(CudaKernels.windowAttentionWgmmaEnabled());
+        } finally {
+            System.clearProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY);
+            System.clearProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY);
+        }
     }
 
     @Test
