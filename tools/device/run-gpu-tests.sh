@@ -25,14 +25,15 @@
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
 #   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
-# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs), gemm_sm90_v2.cuh (v2) and
+# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C),
+#   gemm_sm90_v2.cuh (v2) and
 #   attention_sm90.cuh next to the defaults: first the hang checks (GemmGpuTest#tmaPipelineNeverHangs,
 #   #v2PipelineNeverHangs, AttentionGpuTest#wgmmaKernelsFinish; a deadlock fails one within 120 / 60 s, its class is
 #   not run, and those kernels are left out of the benchmarks), then
 #   CudaRuntimeGpuTest, AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
 #   registers, from Triton's cuobjdump), CudaKernelBench's Hopper GEMM and attention rows (hopper-kernels.tsv),
 #   EncoderBench at batch ${ENCODER_BATCHES:-32} for each pipeline:attentionWgmma of $ENCODER_COMBOS (default
-#   "v1:false tma:true tma2:true v2:true"; the second field switches both wgmma attention kernels, global and
+#   "v1:false tma:true tmas:true v2:true"; the second field switches both wgmma attention kernels, global and
 #   windowed; encoder-<pipeline>-<attention>.tsv, each with the eager variants of
 #   every pipeline that passed), and bench/hopper_table.py's hopper.md (all of it side by side: copy it to
 #   bench/results/). The raw TSVs go into reports-hopper.tgz (raw/). ~8 min.
@@ -77,7 +78,7 @@ done
 console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
 # CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
-# CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize (e.g. to run the classes a change touches first).
+# CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize / encoder (e.g. to run the classes a change touches first).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
     EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
@@ -88,7 +89,7 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sani
 runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
-    encoder) for c in $encoder_classes; do runs+=("plain:$c"); done ;;
+    encoder) for c in ${CLASSES:-$encoder_classes}; do runs+=("plain:$c"); done ;;
     sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     hopper)
@@ -200,7 +201,7 @@ if [ "$mode" = hopper ]; then
             "$(ls "$here"/lib/samstream-gpu-*.jar | head -1)" "$work" || echo "could not extract the fatbin" >&2
         fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
         for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
-                 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
+                 samstream_gemm_sm90tmas_128x256 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
             sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
             echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"
         done | tee "$out/sass.txt"
@@ -222,8 +223,8 @@ if [ "$mode" = hopper ]; then
     # The eager variant rows of each encoder run: every pipeline that passed its hang check.
     pipes=v1
     [ "$v2_failed" = 1 ] || pipes="$pipes,v2"
-    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2"
-    for combo in ${ENCODER_COMBOS:-v1:false tma:true tma2:true v2:true}; do
+    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2,tmas"
+    for combo in ${ENCODER_COMBOS:-v1:false tma:true tmas:true v2:true}; do
         set -- ${combo/:/ } false
         [ "$attn_failed" = 1 ] && set -- "$1" false   # the attention kernels failed their hang check
         if { [ "${1#tma}" != "$1" ] && [ "$tma_failed" = 1 ]; } || { [ "$1" = v2 ] && [ "$v2_failed" = 1 ]; }; then

@@ -58,6 +58,9 @@ struct Config {
     static constexpr int ACC = BN / 2;                  // fp32 accumulators per consumer thread and m64 block
     // More than 168 accumulator-heavy registers per consumer thread: move registers from the producer.
     static constexpr bool REBALANCE = MI * ACC > 128;
+    // Column tiles whose residual store_tile reads ahead: as many as the consumer's registers leave (ptxas: no
+    // spills at 4 on every tile; 8 spills at 128x256).
+    static constexpr int EPILOGUE_GROUP = 4;
     static_assert(STAGES >= 3, "the pipeline needs at least 3 stages");
     static_assert(BM == 128 || BM == 256, "two consumer warpgroups of 64 or 128 rows");
     static_assert(BN == 128 || BN == 192 || BN == 256, "wgmma tile widths 128, 192, 256");
@@ -312,36 +315,53 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[MI][ACC], uint32_t a_bas
 
 // Epilogue straight from the accumulators, as in gemm.cuh: + bias, GELU, + residual (which may alias C:
 // each element is read and written by the same thread). The consumer's rows start at block_m + half_m.
-template <int BM, int BN, int MI, int ACC>
+//
+// The residual is read a group of RG column tiles ahead of the group's stores. `residual` may alias C, so the
+// compiler cannot move a load of it above an earlier store to C: read and stored one pair at a time, each thread
+// has one global load in flight and the tile's epilogue waits out 2 BN / 8 load latencies in a row (the bias +
+// residual shapes ran at 2/3 of the bias-only ones of the same K). Reading a group first is safe because every
+// element is read, then written, by the same thread. RG: column tiles per group, 2 RG registers per thread.
+template <int BM, int BN, int RG, int MI, int ACC>
 __device__ __forceinline__ void store_tile(const float (&acc)[MI][ACC], const bf16* __restrict__ bias,
                                            const bf16* residual, bf16* C, int M, int N, int block_m, int half_m,
                                            int block_n, int warp, int lane, bool has_bias, bool has_gelu,
                                            bool has_res) {
+    static_assert((BN / 8) % RG == 0, "whole groups of column tiles");
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
         const int row_base = block_m + half_m + mi * 64 + warp * 16 + (lane >> 2);
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const int col = block_n + j * 8 + (lane & 3) * 2;
-            if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
-            const float2 b =
-                has_bias ? unpack_bf16x2(*reinterpret_cast<const uint32_t*>(bias + col)) : make_float2(0.f, 0.f);
+        for (int j0 = 0; j0 < BN / 8; j0 += RG) {
+            uint32_t res[RG][2];
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int row = row_base + half * 8;
-                if (row >= M) continue;
-                float v0 = acc[mi][4 * j + 2 * half] + b.x, v1 = acc[mi][4 * j + 2 * half + 1] + b.y;
-                if (has_gelu) {
-                    v0 = gemm::gelu_erf(v0);
-                    v1 = gemm::gelu_erf(v1);
+            for (int jj = 0; jj < RG; ++jj) {
+                const int col = block_n + (j0 + jj) * 8 + (lane & 3) * 2;
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int row = row_base + half * 8;
+                    res[jj][half] = has_res && col < N && row < M
+                                        ? *reinterpret_cast<const uint32_t*>(residual + (size_t)row * N + col)
+                                        : 0u;
                 }
-                const size_t idx = (size_t)row * N + col;
-                if (has_res) {
-                    const float2 r = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(residual + idx));
-                    v0 += r.x;
-                    v1 += r.y;
+            }
+#pragma unroll
+            for (int jj = 0; jj < RG; ++jj) {
+                const int j = j0 + jj;
+                const int col = block_n + j * 8 + (lane & 3) * 2;
+                if (col >= N) continue;   // N % 8 == 0, so col + 1 < N as well
+                const float2 b = gemm::load_bias_pair(bias, col, has_bias);
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int row = row_base + half * 8;
+                    if (row >= M) continue;
+                    float v0 = acc[mi][4 * j + 2 * half] + b.x, v1 = acc[mi][4 * j + 2 * half + 1] + b.y;
+                    if (has_gelu) {
+                        v0 = gemm::gelu_erf(v0);
+                        v1 = gemm::gelu_erf(v1);
+                    }
+                    const float2 r = unpack_bf16x2(res[jj][half]);   // zeros without a residual
+                    *reinterpret_cast<uint32_t*>(C + (size_t)row * N + col) = pack_bf16x2(v0 + r.x, v1 + r.y);
                 }
-                *reinterpret_cast<uint32_t*>(C + idx) = pack_bf16x2(v0, v1);
             }
         }
     }
@@ -428,7 +448,7 @@ __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
         if (lane == 0) mbar_arrive(ring.empty((g - 1) % STAGES));   // the tile's last slot: free for the producer
 
-        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
+        store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
                            has_gelu, has_res);
     }
 #else

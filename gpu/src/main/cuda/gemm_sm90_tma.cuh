@@ -38,17 +38,31 @@ namespace gemm_sm90_tma {
 using gemm_sm90::BK;
 constexpr int BM = 128;   // two consumer warpgroups of 64 rows
 
-template <int BN, int STAGES>
+template <int BN, int STAGES, bool TMA_STORE = false>
 struct Config {
     static constexpr int THREADS = 384;                 // producer warpgroup (one thread issues) + 2 consumers
     static constexpr int A_BYTES = BM * BK * 2;         // one stage of A
     static constexpr int B_BYTES = BN * BK * 2;         // one stage of W
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int TILE_BYTES = STAGES * STAGE_BYTES;
-    // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack.
-    static constexpr int SMEM_BYTES = TILE_BYTES + 2 * STAGES * 8 + 1024;
+    // TMA_STORE: each consumer warpgroup stages 64 x 128 of C (two 64 x 64 boxes of 8 KB) for its TMA stores, in
+    // 1024-aligned shared memory past the barriers (the 128-byte swizzle repeats every 1024 B).
+    static constexpr int BOX_BYTES = 64 * 64 * 2;
+    static constexpr int OUT_OFFSET = TILE_BYTES + 1024;   // from the ring's base: tiles, barriers, padding
+    static constexpr int OUT_BYTES = TMA_STORE ? 2 * 2 * BOX_BYTES : 0;
+    // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack;
+    // with TMA stores: tiles + 1024 (barriers, padded) + the staging buffers + 1024 B slack.
+    static constexpr int SMEM_BYTES =
+        TMA_STORE ? OUT_OFFSET + OUT_BYTES + 1024 : TILE_BYTES + 2 * STAGES * 8 + 1024;
     static constexpr int ACC = BN / 2;
+    // 128 accumulators per consumer thread (BN = 256) leave too few of the 168 launch registers for the epilogue:
+    // the producer warpgroup (one thread works) gives its registers to the consumers, as in gemm_sm90's REBALANCE.
+    static constexpr bool REBALANCE = ACC > 64;
+    // Residual read-ahead of the epilogue (column tiles per group): with the producer's registers the consumers have
+    // room for 16 (BN = 256); 128x128 runs on the launch registers.
+    static constexpr int EPILOGUE_GROUP = REBALANCE ? 16 : 8;
     static_assert(BN == 128 || BN == 256, "wgmma tile widths 128 and 256");
+    static_assert(2 * STAGES * 8 <= 1024, "the barriers fit in the padding before the staging buffers");
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
 };
 
@@ -108,6 +122,106 @@ __device__ __forceinline__ void fence_mbarrier_init_cluster() {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
+// ---- TMA stores (TMA_STORE): shared memory -> global by the tensor map of C, tracked as bulk groups of the issuing
+// thread.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap& map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(&map)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+// Until the TMA unit has read the sources of all but N of this thread's committed bulk groups.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
+// Until all but N of this thread's committed bulk groups are complete (their global writes done).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// The threads of one warpgroup (named barrier `id`; 0 is __syncthreads').
+__device__ __forceinline__ void warpgroup_sync(int id) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+// The TMA_STORE epilogue of one consumer warpgroup: its 64 x BN tile (rows row0 ..., columns block_n ...), 128
+// columns at a time, through its staging buffer `out` (two 64 x 64 boxes, 128-byte swizzled as map_c reads them:
+// row r's 16-byte chunk c at r * 128 + (c ^ r % 8) * 16, so a warp's 8 rows x 16 bytes hit 32 distinct banks), then
+// two TMA stores that thread 0 of the warpgroup issues. The warpgroup goes on to its next tile's MMAs while the
+// stores drain: only the next use of the buffer waits for them to have been read. Compared with store_tile (each
+// thread's 4-byte stores straight to global, 16 bytes per row and warp instruction), the tensor cores idle for
+// shared-memory writes instead of global ones. Bias, GELU and the residual as in store_tile; the residual (which
+// may alias C) is read a group of RG column tiles ahead, and every element of C is read before its tile's store is
+// issued. Rows past M and columns past N are clipped by the TMA unit.
+template <int BN, int RG>
+__device__ __forceinline__ void stage_and_store_tile(const float (&acc)[1][BN / 2], const bf16* __restrict__ bias,
+                                                     const bf16* residual, const CUtensorMap& map_c, uint32_t out,
+                                                     int M, int N, int row0, int block_n, int barrier_id, int warp,
+                                                     int lane, bool has_bias, bool has_gelu, bool has_res) {
+    constexpr int BOX_BYTES = 64 * 64 * 2;
+    static_assert(16 % RG == 0, "whole groups of column tiles per 128 columns");
+    const bool issuer = warp == 0 && lane == 0;
+#pragma unroll
+    for (int h = 0; h < BN / 128; ++h) {
+        if (issuer) bulk_wait_group_read<0>();   // the previous store out of this buffer has been read
+        warpgroup_sync(barrier_id);
+#pragma unroll
+        for (int j0 = 16 * h; j0 < 16 * h + 16; j0 += RG) {
+            uint32_t res[RG][2];
+#pragma unroll
+            for (int jj = 0; jj < RG; ++jj) {
+                const int col = block_n + (j0 + jj) * 8 + (lane & 3) * 2;
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int row = row0 + warp * 16 + (lane >> 2) + half * 8;
+                    res[jj][half] = has_res && col < N && row < M
+                                        ? *reinterpret_cast<const uint32_t*>(residual + (size_t)row * N + col)
+                                        : 0u;
+                }
+            }
+#pragma unroll
+            for (int jj = 0; jj < RG; ++jj) {
+                const int j = j0 + jj, jl = j - 16 * h;   // column tile, and within these 128 columns
+                const int col = block_n + j * 8 + (lane & 3) * 2;
+                if (col >= N) continue;                   // clipped by the store; the bias ends at N
+                const float2 b = gemm::load_bias_pair(bias, col, has_bias);
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int r = warp * 16 + (lane >> 2) + half * 8;   // row within the warpgroup's 64
+                    float v0 = acc[0][4 * j + 2 * half] + b.x, v1 = acc[0][4 * j + 2 * half + 1] + b.y;
+                    if (has_gelu) {
+                        v0 = gemm::gelu_erf(v0);
+                        v1 = gemm::gelu_erf(v1);
+                    }
+                    const float2 rv = unpack_bf16x2(res[jj][half]);   // zeros without a residual
+                    st_shared_u32(out + (jl >> 3) * BOX_BYTES + r * 128 + (((jl & 7) ^ (r & 7)) << 4) + (lane & 3) * 4,
+                                  pack_bf16x2(v0 + rv.x, v1 + rv.y));
+                }
+            }
+        }
+        gemm_sm90::fence_proxy_async();   // this thread's staged values, visible to the TMA unit
+        warpgroup_sync(barrier_id);
+        if (issuer) {
+#pragma unroll
+            for (int box = 0; box < 2; ++box) {
+                const int c0 = block_n + h * 128 + box * 64;
+                if (c0 < N && row0 < M) tma_store_2d(map_c, out + box * BOX_BYTES, c0, row0);
+            }
+            bulk_commit_group();
+        }
+    }
+}
+
 #endif  // SAMSTREAM_SM90A
 
 // map_a / map_w must be references to __grid_constant__ kernel parameters (TMA reads them where they are).
@@ -123,13 +237,17 @@ __device__ __forceinline__ void fence_mbarrier_init_cluster() {
 // runs negative for a moment, which the barrier allows), and its empty[s] collects the consumer warps of both CTAs
 // (16: each warp arrives locally and on the partner), since the producer's next multicast into slot s overwrites
 // the partner's copy too. tools/hopper_pipeline_model.py checks this protocol (and the CLUSTER = 1 one).
-template <int BN, int STAGES, int CLUSTER>
+//
+// TMA_STORE (CLUSTER = 1 only): C is written through map_c (dims {N, M}, box 64 x 64, the 128-byte swizzle) by
+// stage_and_store_tile instead of store_tile; C is then only where map_c points.
+template <int BN, int STAGES, int CLUSTER, bool TMA_STORE = false>
 __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
-                                                   const bf16* __restrict__ bias, const bf16* residual, bf16* C,
-                                                   int M, int N, int K, int epilogue) {
+                                                   const CUtensorMap* map_c, const bf16* __restrict__ bias,
+                                                   const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
-    using Cfg = Config<BN, STAGES>;
+    using Cfg = Config<BN, STAGES, TMA_STORE>;
+    static_assert(!TMA_STORE || CLUSTER == 1, "TMA stores for single CTAs only");
     constexpr int ACC = Cfg::ACC;
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs along M");
     constexpr int W_ROWS = BN / CLUSTER;                    // rows of the W tile this CTA loads
@@ -161,6 +279,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer: one thread
+        if constexpr (Cfg::REBALANCE) setmaxnreg_dec<40>();
         if (tid == 0) {
             prefetch_tensormap(map_a);
             prefetch_tensormap(map_w);
@@ -191,8 +310,13 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     }
 
     // ---------------------------------------------------------------------- consumers (gemm_sm90's)
+    if constexpr (Cfg::REBALANCE) setmaxnreg_inc<232>();
     const int cw = wg - 1;                          // consumer 0: rows 0 .. 63, 1: 64 .. 127
     const int warp = (tid >> 5) & 3, lane = tid & 31;
+    const uint32_t out = ring.a(0) + Cfg::OUT_OFFSET + cw * 2 * Cfg::BOX_BYTES;   // TMA_STORE: staging buffer
+    if constexpr (TMA_STORE) {
+        if (warp == 0 && lane == 0) prefetch_tensormap(*map_c);
+    }
     const bool has_bias = (epilogue & gemm::BIAS) != 0, has_gelu = (epilogue & gemm::GELU) != 0,
                has_res = (epilogue & gemm::RESIDUAL) != 0;
     // A consumed slot is released in this CTA and, for a cluster, in the partner (whose producer refills it here).
@@ -217,8 +341,16 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         fence_acc(acc[0]);
         if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer(s)
 
-        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp, lane, has_bias, has_gelu,
-                           has_res);
+        if constexpr (TMA_STORE) {
+            stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, *map_c, out, M, N, block_m + cw * 64,
+                                                          block_n, 1 + cw, warp, lane, has_bias, has_gelu, has_res);
+        } else {
+            store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp,
+                                                    lane, has_bias, has_gelu, has_res);
+        }
+    }
+    if constexpr (TMA_STORE) {
+        if (warp == 0 && lane == 0) bulk_wait_group<0>();   // shared memory stays until the last store is done
     }
     if constexpr (CLUSTER > 1) {
         __syncwarp();   // the cluster barrier is .aligned: the whole warp arrives together

@@ -84,6 +84,9 @@ struct Config {
     // As in v1: more than 168 accumulator-heavy registers per consumer thread (256x192: 192 accumulators) move
     // registers from the producer (setmaxnreg 40 / 232).
     static constexpr bool REBALANCE = MI * ACC > 128;
+    // Residual read-ahead of store_tile: 2 column tiles (ptxas: 4 spills at 128x256, where this producer's
+    // running pointers stay live).
+    static constexpr int EPILOGUE_GROUP = 2;
     static_assert(STAGES >= 2, "the ring needs at least 2 stages");
     static_assert(BM == 128 || BM == 256, "two consumer warpgroups of 64 or 128 rows");
     static_assert(BN == 128 || BN == 192 || BN == 256, "wgmma tile widths 128, 192, 256");
@@ -191,7 +194,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_v2(const bf16* __restrict__ A, co
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
         if (lane == 0) mbar_arrive(ring.empty(prev));   // the tile's last slot: free for the producer
 
-        store_tile<BM, BN>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
+        store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * (BM / 2), block_n, warp, lane, has_bias,
                            has_gelu, has_res);   // the same epilogue as v1
     }
 #else

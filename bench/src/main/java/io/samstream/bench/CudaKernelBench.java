@@ -137,7 +137,7 @@ public final class CudaKernelBench {
                         "TFLOP/s");
                 // The Hopper 128-row tiles of both pipelines launched persistently too (v2's producer then fills the
                 // ring for the next output tile during the epilogue).
-                if (tile.hopper() && tile.bm() == 128 && tile.pipeline() != 3 && wanted("gemm", variant + " persistent")) {
+                if (tile.hopper() && tile.bm() == 128 && tile.pipeline() < 3 && wanted("gemm", variant + " persistent")) {
                     float pms = persistent(() -> time(
                             () -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile)));
                     report("gemm", s[0] + " " + s[3] + " " + tile + " persistent",

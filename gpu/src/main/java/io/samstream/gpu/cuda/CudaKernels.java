@@ -50,7 +50,8 @@ public final class CudaKernels implements AutoCloseable {
      * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
      * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
      * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
-     * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}).
+     * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}),
+     * {@code HTS...}: fed by TMA and writing C by TMA stores through shared memory ({@code =tmas}).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
@@ -68,14 +69,20 @@ public final class CudaKernels implements AutoCloseable {
         HT128x128("tma", 128, 128, 6),
         /** The same in clusters of two CTAs along M sharing each W tile (TMA multicast); an even, persistent grid. */
         HTC128x256("tma2", 128, 256, 4),
-        HTC128x128("tma2", 128, 128, 6);
+        HTC128x128("tma2", 128, 128, 6),
+        /**
+         * The TMA kernel writing C by TMA stores (a tensor map of C too): the consumers stage each 64 x 128 of C in
+         * shared memory and go on to their next tile while the stores drain.
+         */
+        HTS128x256("tmas", 128, 256, 4),
+        HTS128x128("tmas", 128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
         /**
          * 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline, 3 for the TMA one, 4 for TMA in
-         * clusters of two CTAs.
+         * clusters of two CTAs, 5 for TMA loads and stores.
          */
         final int pipeline;
 
@@ -104,18 +111,23 @@ public final class CudaKernels implements AutoCloseable {
                 case "v2" -> 2;
                 case "tma" -> 3;
                 case "tma2" -> 4;
+                case "tmas" -> 5;
                 default -> throw new IllegalArgumentException(pipeline);
             };
             this.symbol = switch (this.pipeline) {
                 case 1 -> "samstream_gemm_sm90_";
                 case 2 -> "samstream_gemm_sm90v2_";
                 case 3 -> "samstream_gemm_sm90tma_";
-                default -> "samstream_gemm_sm90tmac2_";
+                case 4 -> "samstream_gemm_sm90tmac2_";
+                default -> "samstream_gemm_sm90tmas_";
             } + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
-            this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
+            int tiles = stages * (bm + bn) * 64 * 2;
+            // tmas (gemm_sm90_tma::Config<BN, STAGES, true>): tiles + 1024 (barriers, padded) + 2 x 16 KB staging
+            // buffers + 1024 B alignment slack.
+            this.smem = this.pipeline == 5 ? tiles + 1024 + 2 * 2 * 64 * 64 * 2 + 1024 : tiles + 2 * stages * 8 + 1024;
             this.hopper = true;
         }
 
@@ -137,9 +149,14 @@ public final class CudaKernels implements AutoCloseable {
             return pipeline == 4 ? 2 : 1;
         }
 
-        /** True for the tiles fed by TMA from tensor maps ({@code HT...}, {@code HTC...}). */
+        /** True for the tiles fed by TMA from tensor maps ({@code HT...}, {@code HTC...}, {@code HTS...}). */
         boolean tma() {
             return pipeline >= 3;
+        }
+
+        /** True for the tiles that write C by TMA stores, through a tensor map of C ({@code HTS...}). */
+        boolean tmaStore() {
+            return pipeline == 5;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -232,13 +249,13 @@ public final class CudaKernels implements AutoCloseable {
     public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
 
     /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code v1} (default: gemm_sm90.cuh, the
-     * producer waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh, stages completed
-     * by the hardware through {@code cp.async.mbarrier.arrive}, every free stage in flight), {@code tma}
-     * (gemm_sm90_tma.cuh: tiles copied by the tensor memory accelerator from tensor maps, persistent) or {@code tma2}
-     * (the same in clusters of two CTAs sharing each W tile by multicast). v2, tma and tma2 are experimental until
-     * measured on the H200: {@code run-gpu-tests.sh hopper}. Read at every launch, like the others (CUDA graphs keep
-     * the kernels they were captured with).
+     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tma} (default: gemm_sm90_tma.cuh,
+     * tiles copied by the tensor memory accelerator from tensor maps, persistent), {@code v1} (gemm_sm90.cuh, a
+     * cp.async producer that waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh,
+     * stages completed by the hardware through {@code cp.async.mbarrier.arrive}), {@code tma2} (tma in clusters of two
+     * CTAs sharing each W tile by multicast) or {@code tmas} (tma with C written by TMA stores through shared memory;
+     * experimental until measured: {@code run-gpu-tests.sh hopper}). Read at every launch, like the others (CUDA
+     * graphs keep the kernels they were captured with).
      */
     public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
 
@@ -484,6 +501,7 @@ public final class CudaKernels implements AutoCloseable {
             case 2 -> narrowWins ? GemmTile.H2_128x128 : GemmTile.H2_128x256;
             case 3 -> narrowWins ? GemmTile.HT128x128 : GemmTile.HT128x256;
             case 4 -> narrowWins ? GemmTile.HTC128x128 : GemmTile.HTC128x256;
+            case 5 -> narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
             default -> narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
         };
     }
@@ -515,8 +533,9 @@ public final class CudaKernels implements AutoCloseable {
             case "v2", "2" -> 2;
             case "tma", "3" -> 3;
             case "tma2", "4" -> 4;
+            case "tmas", "5" -> 5;
             default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown GEMM pipeline (v1, v2, tma or tma2)");
+                    + ": unknown GEMM pipeline (v1, v2, tma, tma2 or tmas)");
         };
     }
 
@@ -549,7 +568,7 @@ public final class CudaKernels implements AutoCloseable {
             gridY = 1;
         }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
-        Pointer opA, opW;
+        Pointer opA, opW, opC = null;
         if (tile.tma()) {
             // A and W as tensor maps (by value); always persistent: at most one CTA per SM, each walking tiles (in
             // CTA pairs, each pair walking pairs of row bands; each CTA of a pair loads half of the W tile).
@@ -560,12 +579,18 @@ public final class CudaKernels implements AutoCloseable {
             TensorMaps maps = tensorMaps();
             opA = Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a"));
             opW = Pointer.to(maps.bf16RowMajor(w, n, k, tile.bn / cluster, op + " w"));
+            if (tile.tmaStore()) {
+                opC = Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c"));   // boxes of 64 x 64
+            }
         } else {
             opA = ptr(a);
             opW = ptr(w);
         }
-        Pointer params = Pointer.to(opA, opW, ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
-                Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
+        Pointer params = opC != null
+                ? Pointer.to(opA, opW, opC, ptr(bias), ptr(residual), Pointer.to(new int[] {m}),
+                        Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}))
+                : Pointer.to(opA, opW, ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
+                        Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
     }
 

@@ -89,11 +89,11 @@ class GemmGpuTest extends GpuTestBase {
 
     /**
      * Every Hopper tile of the pipelines: v1 (gemm_sm90.cuh), v2 (gemm_sm90_v2.cuh), TMA (gemm_sm90_tma.cuh) with one
-     * CTA and with CTA pairs sharing W (multicast).
+     * CTA, with CTA pairs sharing W (multicast) and with TMA stores of C.
      */
     static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
         GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192, GemmTile.HT128x256, GemmTile.HT128x128,
-        GemmTile.HTC128x256, GemmTile.HTC128x128};
+        GemmTile.HTC128x256, GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128};
 
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
@@ -118,7 +118,14 @@ class GemmGpuTest extends GpuTestBase {
                 Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTC128x256),
                 Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HTC128x256),
                 Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HTC128x128),
-                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTC128x128));
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTC128x128),
+                // TMA stores: the staging buffers reused across output tiles, boxes clipped at ragged M and N (N of
+                // 1032: the last 128x256 tile's second half and second box past N), in place (residual = C)
+                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTS128x256),
+                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HTS128x256),
+                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HTS128x128),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTS128x128),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTS128x256));
     }
 
     /**
@@ -169,7 +176,7 @@ class GemmGpuTest extends GpuTestBase {
                 + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
         assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
             for (GemmTile tile : new GemmTile[] {GemmTile.HT128x256, GemmTile.HT128x128, GemmTile.HTC128x256,
-                GemmTile.HTC128x128}) {
+                GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128}) {
                 for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
                     sampledRowsMatch(tile.bm * 66 + 5, 8 * tile.bn, 64 * kTiles - 32, tile);
                     sampledRowsMatch(tile.bm - 27, tile.bn - 8, 64 * kTiles, tile);
@@ -259,6 +266,7 @@ class GemmGpuTest extends GpuTestBase {
         assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x256));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x128));
         assertEquals(hopper, gpu.kernels.supports(GemmTile.HTC128x256));
+        assertEquals(hopper, gpu.kernels.supports(GemmTile.HTS128x256));
         assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
@@ -288,6 +296,8 @@ class GemmGpuTest extends GpuTestBase {
                 assertEquals(3, gpu.kernels.defaultTile(4096, 768).pipeline());
                 System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma2");
                 assertEquals(GemmTile.HTC128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
+                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmas");
+                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
             } finally {
                 System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
             }

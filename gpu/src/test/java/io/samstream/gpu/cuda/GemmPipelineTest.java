@@ -27,6 +27,8 @@ class GemmPipelineTest {
         assertEquals(3, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, " tma2 ");
         assertEquals(4, CudaKernels.gemmPipeline());
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmas");
+        assertEquals(5, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1");
         assertEquals(1, CudaKernels.gemmPipeline());
     }
@@ -67,7 +69,7 @@ class GemmPipelineTest {
         for (GemmTile t : GemmTile.values()) {
             assertTrue(t.smem <= 232448, t + " asks for more shared memory than an sm_90 CTA has");
             int expected = t.symbol.contains("sm90v2") ? 2 : t.symbol.contains("sm90tmac2") ? 4
-                    : t.symbol.contains("sm90tma") ? 3 : 1;
+                    : t.symbol.contains("sm90tmas") ? 5 : t.symbol.contains("sm90tma") ? 3 : 1;
             assertEquals(expected, t.pipeline(), t.toString());
         }
         assertEquals("samstream_gemm_sm90_128x256", GemmTile.H128x256.symbol);
@@ -86,6 +88,21 @@ class GemmPipelineTest {
         assertEquals(1, GemmTile.HT128x256.cluster());
         assertEquals(2, GemmTile.HTC128x128.cluster());
         assertTrue(GemmTile.HTC128x256.tma() && GemmTile.HT128x128.tma() && !GemmTile.H2_128x256.tma());
+        // TMA stores: Config<BN, STAGES, true>::SMEM_BYTES, which samstream_kernels.cu asserts for both tiles
+        assertEquals("samstream_gemm_sm90tmas_128x256", GemmTile.HTS128x256.symbol);
+        assertEquals("samstream_gemm_sm90tmas_128x128", GemmTile.HTS128x128.symbol);
+        assertEquals(4 * (128 + 256) * 128 + 1024 + 32768 + 1024, GemmTile.HTS128x256.smem);
+        assertEquals(6 * (128 + 128) * 128 + 1024 + 32768 + 1024, GemmTile.HTS128x128.smem);
+        assertTrue(GemmTile.HTS128x256.tma() && GemmTile.HTS128x256.tmaStore() && !GemmTile.HT128x256.tmaStore());
+        assertEquals(1, GemmTile.HTS128x128.cluster());
+    }
+
+    /** samstream_kernels.cu asserts the TMA-store tiles' shared memory at the numbers GemmTile computes. */
+    @Test
+    void tmaStoreSharedMemoryIsAssertedInTheSource() throws java.io.IOException {
+        String cu = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/samstream_kernels.cu"));
+        assertTrue(cu.contains("Config<256, 4, true>::SMEM_BYTES == " + GemmTile.HTS128x256.smem), "128x256");
+        assertTrue(cu.contains("Config<128, 6, true>::SMEM_BYTES == " + GemmTile.HTS128x128.smem), "128x128");
     }
 
     /**
