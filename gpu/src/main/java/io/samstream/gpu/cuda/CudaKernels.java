@@ -249,12 +249,12 @@ public final class CudaKernels implements AutoCloseable {
     public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
 
     /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tma} (default: gemm_sm90_tma.cuh,
-     * tiles copied by the tensor memory accelerator from tensor maps, persistent), {@code v1} (gemm_sm90.cuh, a
+     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tmas} (default: gemm_sm90_tma.cuh,
+     * tiles copied by the tensor memory accelerator from tensor maps, persistent, C staged in shared memory and
+     * written by TMA stores), {@code tma} (the same with C stored from registers), {@code v1} (gemm_sm90.cuh, a
      * cp.async producer that waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh,
      * stages completed by the hardware through {@code cp.async.mbarrier.arrive}), {@code tma2} (tma in clusters of two
-     * CTAs sharing each W tile by multicast) or {@code tmas} (tma with C written by TMA stores through shared memory;
-     * experimental until measured: {@code run-gpu-tests.sh hopper}). Read at every launch, like the others (CUDA
+     * CTAs sharing each W tile by multicast). Read at every launch, like the others (CUDA
      * graphs keep the kernels they were captured with).
      */
     public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
@@ -313,11 +313,12 @@ public final class CudaKernels implements AutoCloseable {
     public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
     static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = true;
     /**
-     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tma,
-     * the fastest of v1 / v2 / tma / tma2 on every encoder shape but two small batch-1 ones
-     * (bench/results/2026-12-01-h200-hopper.md); where its tensor maps cannot be made it falls back to v1.
+     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmas
+     * (TMA loads and stores), the fastest of v1 / v2 / tma / tma2 / tmas on every batch-32 encoder shape (vit_b
+     * encoder at batch 32: 85.2 ms against 91.2 with tma, bench/results/2026-12-01-h200-hopper-tmas.md); where its
+     * tensor maps cannot be made it falls back to v1.
      */
-    static final String DEFAULT_GEMM_PIPELINE = "tma";
+    static final String DEFAULT_GEMM_PIPELINE = "tmas";
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();

@@ -18,9 +18,9 @@ class GemmPipelineTest {
     }
 
     @Test
-    void pipelineIsTmaUnlessAskedFor() {
-        assertEquals(3, CudaKernels.gemmPipeline());
-        assertEquals("tma", CudaKernels.gemmPipelineName());
+    void pipelineIsTmasUnlessAskedFor() {
+        assertEquals(5, CudaKernels.gemmPipeline());
+        assertEquals("tmas", CudaKernels.gemmPipelineName());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
         assertEquals(2, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
