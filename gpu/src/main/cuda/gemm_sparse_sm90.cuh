@@ -143,11 +143,6 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
                has_res = (epilogue & gemm::RESIDUAL) != 0;
     const int e_word = ((cw * 4 + warp) * 4) * 16 + 2 * gq + (lane & 1);   // + 16 * step
     float acc[64];
-    // The metadata registers of the k tile whose MMAs may still run. wgmma reads its register operands
-    // asynchronously: the registers it was issued with must keep their values until a wait_group covers it, and the
-    // compiler, which does not know that, may give them to the next k tile's metadata at once (seen on the H200 as a
-    // few % of wrong outputs, more on larger grids). Pinned below until wgmma_wait<1> has retired that tile.
-    uint32_t e_in_flight[4] = {0u, 0u, 0u, 0u};
     int g = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int block_a = (t / w_tiles) * BA, block_w = (t % w_tiles) * BW;
@@ -175,17 +170,10 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
             fence_acc(acc);
             wgmma_wait<1>();
             fence_acc(acc);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-                asm volatile("" : "+r"(e_in_flight[kk]));   // the previous k tile's metadata: live until here
-                e_in_flight[kk] = e[kk];                     // this k tile's: live until the next wait
-            }
             if (kt > 0 && lane == 0) mbar_arrive(empty((g - 1) % STAGES));
         }
         wgmma_wait<0>();
         fence_acc(acc);
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) asm volatile("" : "+r"(e_in_flight[kk]));   // retired with the tile
         if (lane == 0) mbar_arrive(empty((g - 1) % STAGES));
 
         // acc[4j + 2h + 0..1] = C^T[weight row 16 warp + gq + 8h][activation rows 8j + 2q, +1]; swap with lane ^ 4.
