@@ -326,6 +326,7 @@ public final class CudaKernels implements AutoCloseable {
     private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private TensorMaps tensorMaps;
     private String tensorMapsProblem;   // why the tensor-map encoder could not be bound (null: bound or not tried)
+    private volatile boolean tmaFallbackLogged;   // CudaKernels.gemm's fallback from a TMA tile, logged once
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -557,6 +558,17 @@ public final class CudaKernels implements AutoCloseable {
         if (residual != null) {
             requireBf16(residual, (long) m * n, op, "residual");
         }
+        if (tile.tma() && !tmaCanMap(a, w, c)) {
+            // A buffer the TMA tiles cannot describe (its address unknown or not 16-byte aligned): the same tile
+            // width on the v1 pipeline, which reads plain pointers, rather than a failed forward pass.
+            GemmTile fallback = tile.bn == 256 ? GemmTile.H128x256 : GemmTile.H128x128;
+            if (!tmaFallbackLogged) {
+                tmaFallbackLogged = true;
+                LoggerFactory.getLogger(CudaKernels.class).warn("{}: {} cannot map a buffer ({}, {}, {}), running {}"
+                        + " (logged once)", op, tile, a, w, c, fallback);
+            }
+            tile = fallback;
+        }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
         if (tile.hopper) {
@@ -593,6 +605,19 @@ public final class CudaKernels implements AutoCloseable {
                 : Pointer.to(opA, opW, ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
                         Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
+    }
+
+    /**
+     * Whether tensor maps can describe these buffers (null ones are not mapped): their device addresses are known
+     * ({@link DeviceMemoryPool} reads the pool's) and 16-byte aligned, as {@code cuTensorMapEncodeTiled} requires.
+     */
+    static boolean tmaCanMap(DeviceBuffer... buffers) {
+        for (DeviceBuffer b : buffers) {
+            if (b != null && (b.baseAddress() < 0 || (b.baseAddress() + b.offset()) % 16 != 0)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The tensor-map encoder of the TMA GEMM, bound at its first use (JNA; see {@link TensorMaps}). */

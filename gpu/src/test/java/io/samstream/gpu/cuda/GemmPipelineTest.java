@@ -97,6 +97,20 @@ class GemmPipelineTest {
         assertEquals(1, GemmTile.HTS128x128.cluster());
     }
 
+    /**
+     * The TMA tiles map only buffers whose device address is known and 16-byte aligned; others (a pool whose address
+     * the driver did not give, an odd offset) make CudaKernels.gemm fall back to the v1 tile of the same width.
+     */
+    @Test
+    void tmaMapsOnlyKnownAlignedAddresses() {
+        jcuda.driver.CUdeviceptr base = new jcuda.driver.CUdeviceptr();
+        DeviceBuffer pooled = new DeviceBuffer(base, 0x7f0000000000L, 256, 1024, "pooled");
+        assertTrue(CudaKernels.tmaCanMap(pooled, pooled, null));
+        assertTrue(CudaKernels.tmaCanMap(pooled.slice(16, 64, "16-byte offset")));
+        assertFalse(CudaKernels.tmaCanMap(pooled, pooled.slice(8, 64, "8-byte offset")));
+        assertFalse(CudaKernels.tmaCanMap(new DeviceBuffer(base, -1, 0, 1024, "address unknown")));
+    }
+
     /** samstream_kernels.cu asserts the TMA-store tiles' shared memory at the numbers GemmTile computes. */
     @Test
     void tmaStoreSharedMemoryIsAssertedInTheSource() throws java.io.IOException {
