@@ -128,11 +128,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
 }
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
-extern "C" __global__ void __launch_bounds__(256) samstream_layernorm_bf16(
-    const bf16* x, const bf16* residual, bf16* sum_out, const bf16* gamma, const bf16* beta, bf16* y,
-    int rows, int C, float eps) {
-    layernorm::layernorm_bf16(x, residual, sum_out, gamma, beta, y, rows, C, eps);
-}
+// samstream_layernorm_bf16: C <= 2048; samstream_layernorm_bf16_vN: C <= 256 N, with only that much of the row in
+// registers (more warps resident; CudaKernels.layerNorm picks the smallest that holds C). Added kernels: the ABI
+// version stays.
+#define SAMSTREAM_LAYERNORM(NAME, VEC)                                                                   \
+    extern "C" __global__ void __launch_bounds__(256) NAME(const bf16* x, const bf16* residual,          \
+                                                           bf16* sum_out, const bf16* gamma,            \
+                                                           const bf16* beta, bf16* y, int rows, int C,  \
+                                                           float eps) {                                 \
+        layernorm::layernorm_bf16<VEC>(x, residual, sum_out, gamma, beta, y, rows, C, eps);               \
+    }
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16, layernorm::MAX_VEC)
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v1, 1)
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v2, 2)
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v3, 3)
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v4, 4)
+SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v5, 5)
 
 // ---- Attention with decomposed relative position bias -------------------------------------------
 // Grid: x = query blocks of the sequence (16 * warps queries each), y = heads, z = images x windows.

@@ -268,6 +268,8 @@ public final class CudaKernels implements AutoCloseable {
     private static final int ELEMENTWISE_THREADS = 256;
     private static final int LAYERNORM_ROWS_PER_CTA = 8;
     private static final int LAYERNORM_MAX_C = 2048;
+    /** samstream_layernorm_bf16_v1 .. _v5: rows of at most 256 x N columns (vit_b 768: v3, vit_h 1280: v5). */
+    private static final int LAYERNORM_NARROW_VECS = 5;
     /**
      * Attention kernels: "row" (key tiles of one sequence row, for sequences wider than 32 tokens: global
      * attention; 4 warps, 64 queries per CTA) and "rows" (several rows per key tile: 14 x 14 windows;
@@ -369,6 +371,9 @@ public final class CudaKernels implements AutoCloseable {
             add(t.symbol, t.smem);
         }
         add(LAYERNORM, 0);
+        for (int vec = 1; vec <= LAYERNORM_NARROW_VECS; vec++) {
+            add(LAYERNORM + "_v" + vec, 0);
+        }
         for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, TOKENS_TO_CHW}) {
             add(name, 0);
         }
@@ -737,7 +742,16 @@ public final class CudaKernels implements AutoCloseable {
         Pointer params = Pointer.to(ptr(x), ptr(residual), ptr(sumOut), ptr(gamma), ptr(beta), ptr(y),
                 Pointer.to(new int[] {rows}), Pointer.to(new int[] {c}), Pointer.to(new float[] {eps}));
         int grid = (rows + LAYERNORM_ROWS_PER_CTA - 1) / LAYERNORM_ROWS_PER_CTA;
-        launch(LAYERNORM, grid, 1, 1, 32 * LAYERNORM_ROWS_PER_CTA, 0, stream, params, op);
+        launch(layerNormKernel(c), grid, 1, 1, 32 * LAYERNORM_ROWS_PER_CTA, 0, stream, params, op);
+    }
+
+    /**
+     * The LayerNorm kernel for rows of {@code c} columns: the one holding the fewest 8-column chunks per lane that
+     * fit c (less of the row in registers, more warps resident), else the 2048-column one.
+     */
+    static String layerNormKernel(int c) {
+        int vec = (c + 32 * 8 - 1) / (32 * 8);
+        return vec <= LAYERNORM_NARROW_VECS ? LAYERNORM + "_v" + vec : LAYERNORM;
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -50,6 +50,18 @@ class GemmPipelineTest {
         }
     }
 
+    /** LayerNorm: the kernel holding the fewest 8-column chunks per lane that fit the row (vit_b's 768: three). */
+    @Test
+    void layerNormKernelIsTheNarrowestThatHoldsTheRow() {
+        assertEquals("samstream_layernorm_bf16_v1", CudaKernels.layerNormKernel(8));
+        assertEquals("samstream_layernorm_bf16_v1", CudaKernels.layerNormKernel(256));
+        assertEquals("samstream_layernorm_bf16_v2", CudaKernels.layerNormKernel(264));
+        assertEquals("samstream_layernorm_bf16_v3", CudaKernels.layerNormKernel(768));
+        assertEquals("samstream_layernorm_bf16_v5", CudaKernels.layerNormKernel(1280));
+        assertEquals("samstream_layernorm_bf16", CudaKernels.layerNormKernel(1288));
+        assertEquals("samstream_layernorm_bf16", CudaKernels.layerNormKernel(2048));
+    }
+
     @Test
     void unknownPipelineIsRefusedNamingTheProperty() {
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v3");
@@ -129,6 +141,10 @@ class GemmPipelineTest {
         String cu = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/samstream_kernels.cu"));
         for (GemmTile t : GemmTile.values()) {
             assertTrue(cu.contains("(" + t.symbol + ",") || cu.contains(" " + t.symbol + "("), t.symbol);
+        }
+        for (int c : new int[] {8, 256, 264, 512, 768, 1024, 1280, 1288, 2048}) {
+            String ln = CudaKernels.layerNormKernel(c);
+            assertTrue(cu.contains("(" + ln + ","), ln);
         }
         assertTrue(cu.contains(" samstream_attention_sm90_hd64("), "samstream_attention_sm90_hd64");
         assertTrue(cu.contains(" samstream_attention_sm90w_hd64("), "samstream_attention_sm90w_hd64");
