@@ -114,6 +114,17 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// Keeps four registers in use up to this point, for operands that an asynchronous wgmma reads from registers (A
+// fragments, sparsity metadata): their registers must not be reused before the wait_group that retires the MMA,
+// and ptxas does not always see that (gemm_sparse_sm90.cuh). An empty asm would leave the PTX showing them dead from
+// the wgmma on, so this is an instruction that reads them: a shared-memory store that never runs (`positive` is
+// > 0 on every launch, which the host checks, and no compiler can know it). `smem`: any shared address.
+__device__ __forceinline__ void keep_in_registers(const uint32_t (&v)[4], int positive, uint32_t smem) {
+    asm volatile("{\n.reg .pred p;\nsetp.lt.s32 p, %4, 0;\n@p st.shared.v4.u32 [%5], {%0, %1, %2, %3};\n}\n" ::"r"(v[0]),
+                 "r"(v[1]), "r"(v[2]), "r"(v[3]), "r"(positive), "r"(smem)
+                 : "memory");
+}
+
 // Keeps the compiler from moving accumulator accesses across the asynchronous MMAs.
 template <int R>
 __device__ __forceinline__ void fence_acc(float (&d)[R]) {

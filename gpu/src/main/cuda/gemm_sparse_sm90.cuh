@@ -76,7 +76,9 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
 
     const int kp = (K + 63) & ~63, half_kp = kp / 2, steps = kp / 32, np = (N + 15) & ~15;
     const int tid = threadIdx.x, wg = tid / 128;
-    const int k_tiles = (kp + BKD - 1) / BKD;
+    // An even count: the consumers take k tiles in pairs (below); a padding tile past K loads zeros (the copies'
+    // bounds checks) and multiplies them by the neutral metadata code.
+    const int k_tiles = ((kp + BKD - 1) / BKD + 1) & ~1;
     const int w_tiles = (N + BW - 1) / BW;
     const int tiles = ((M + BA - 1) / BA) * w_tiles;
 
@@ -143,37 +145,57 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
                has_res = (epilogue & gemm::RESIDUAL) != 0;
     const int e_word = ((cw * 4 + warp) * 4) * 16 + 2 * gq + (lane & 1);   // + 16 * step
     float acc[64];
+    // wgmma.sp reads its metadata register when the MMA runs, not when it is issued, and ptxas does not keep that
+    // register from being reused before the retiring wait_group (as it does for the other operands). With one set
+    // loaded each k tile, the next tile's load landed in the registers of the group still in flight: on the H200,
+    // 1-13 % wrong outputs on the larger grids, a different count each run, none with every group retired before
+    // each load (SparseGemmSm90GpuTest, 2026-12-01). So the k tiles alternate between two register sets, and each
+    // set is kept in use (pin) until the wait that retires its tile: the two live ranges overlap, so they cannot
+    // share registers.
+    uint32_t e_even[4] = {0u, 0u, 0u, 0u}, e_odd[4] = {0u, 0u, 0u, 0u};
+    auto pin = [&](const uint32_t(&e)[4]) { keep_in_registers(e, M, base); };   // M > 0: checked on the host
     int g = 0;
+    // One k tile (stage g) with metadata set `e`; `retired`, the other set, belongs to the tile whose MMAs the
+    // wait below retires.
+    auto k_tile = [&](int kt, uint32_t(&e)[4], uint32_t(&retired)[4]) {
+        const int s = g % STAGES;
+        mbar_wait(full(s), (g / STAGES) & 1);
+        const uint64_t dw = smem_desc(stage_w(s) + cw * 64 * 128);
+        const uint64_t da0 = smem_desc(stage_a(s)), da1 = smem_desc(stage_a(s) + BA * 128);
+        const uint32_t* es = reinterpret_cast<const uint32_t*>(smem_raw + (stage_e(s) - raw));
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            const uint32_t v = es[e_word + 16 * kk];
+            e[kk] = v != 0u ? v : 0x44444444u;   // zero-filled past N or K: a valid code on zero values
+        }
+        wgmma_fence();
+        fence_acc(acc);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+            wgmma_sp_m64n128k32(acc, dw + 2 * kk, (kk < 2 ? da0 : da1) + 4 * (kk & 1), e[kk]);
+        wgmma_commit();
+        fence_acc(acc);
+        wgmma_wait<1>();
+        fence_acc(acc);
+        pin(retired);   // the previous k tile's MMAs are done: its metadata registers may be reused from here
+        if (kt > 0 && lane == 0) mbar_arrive(empty((g - 1) % STAGES));
+        ++g;
+    };
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int block_a = (t / w_tiles) * BA, block_w = (t % w_tiles) * BW;
 #pragma unroll
         for (int i = 0; i < 64; ++i) acc[i] = 0.f;
 
-        for (int kt = 0; kt < k_tiles; ++kt, ++g) {
-            const int s = g % STAGES;
-            mbar_wait(full(s), (g / STAGES) & 1);
-            const uint64_t dw = smem_desc(stage_w(s) + cw * 64 * 128);
-            const uint64_t da0 = smem_desc(stage_a(s)), da1 = smem_desc(stage_a(s) + BA * 128);
-            const uint32_t* es = reinterpret_cast<const uint32_t*>(smem_raw + (stage_e(s) - raw));
-            uint32_t e[4];
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-                const uint32_t v = es[e_word + 16 * kk];
-                e[kk] = v != 0u ? v : 0x44444444u;   // zero-filled past N or K: a valid code on zero values
-            }
-            wgmma_fence();
-            fence_acc(acc);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-                wgmma_sp_m64n128k32(acc, dw + 2 * kk, (kk < 2 ? da0 : da1) + 4 * (kk & 1), e[kk]);
-            wgmma_commit();
-            fence_acc(acc);
-            wgmma_wait<1>();
-            fence_acc(acc);
-            if (kt > 0 && lane == 0) mbar_arrive(empty((g - 1) % STAGES));
+        // In pairs, with no branch between them: ptxas serialises every wgmma of the kernel (warning C7513) when a
+        // conditional k tile joins the flow while a group is in flight.
+        for (int kt = 0; kt < k_tiles; kt += 2) {
+            k_tile(kt, e_even, e_odd);
+            k_tile(kt + 1, e_odd, e_even);
         }
         wgmma_wait<0>();
         fence_acc(acc);
+        pin(e_even);
+        pin(e_odd);
         if (lane == 0) mbar_arrive(empty((g - 1) % STAGES));
 
         // acc[4j + 2h + 0..1] = C^T[weight row 16 warp + gq + 8h][activation rows 8j + 2q, +1]; swap with lane ^ 4.

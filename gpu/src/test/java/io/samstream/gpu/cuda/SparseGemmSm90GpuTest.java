@@ -78,11 +78,37 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
                 m, gelu, SparseTile.H128x128);
         float[] got = gpu.download(dcAll, m * n + guard);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
+        System.out.println(whereWrong(ref, got, m, n));
         GpuTestSupport.assertClose(String.format("gemmSparse H128x128 m=%d n=%d k=%d %s", m, n, k, epi), ref,
                 Arrays.copyOf(got, m * n), 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         for (int i = m * n; i < got.length; i++) {
             assertTrue(Float.isNaN(got[i]), "write past the end of C at element " + i);
         }
         gpu.pool.release(mark);
+    }
+
+    /**
+     * Where the values off the reference lie in the kernel's work split, to tell a layout error from a race: per
+     * 16-column slice of the 128-column weight tile (consumer warpgroup cw, warp w: slice 4 cw + w), per 32-row
+     * quarter of the 128-row activation tile, and the number of CTA tiles with any.
+     */
+    private static String whereWrong(float[] ref, float[] got, int m, int n) {
+        int[] bySlice = new int[8], byQuarter = new int[4];
+        java.util.Set<Long> tiles = new java.util.TreeSet<>();
+        int bad = 0;
+        for (int r = 0; r < m; r++) {
+            for (int c = 0; c < n; c++) {
+                int i = r * n + c;
+                if (Math.abs((double) got[i] - ref[i]) > 0x1p-8 * Math.abs(ref[i]) + 0.05) {
+                    bad++;
+                    bySlice[(c % 128) / 16]++;
+                    byQuarter[(r % 128) / 32]++;
+                    tiles.add((long) (r / 128) * 100000 + c / 128);
+                }
+            }
+        }
+        return String.format("off by > 0.05: %d values; per warp slice (4 cw + warp) %s; per row quarter %s; in %d of %d"
+                + " CTA tiles", bad, Arrays.toString(bySlice), Arrays.toString(byQuarter), tiles.size(),
+                ((m + 127) / 128) * ((n + 127) / 128));
     }
 }
