@@ -6,7 +6,7 @@
 Reads, from OUT:
   hopper-kernels.tsv  CudaKernelBench (filter "gemm .*H", "square", "attention vit_b"): every Hopper GEMM tile
                       at the encoder shapes (v1 gemm_sm90.cuh, v2 gemm_sm90_v2.cuh, tma gemm_sm90_tma.cuh, tma2 the
-                      same in CTA pairs, tmas with TMA stores of C; v1 / v2 also persistent), global and windowed attention on mma.sync and on
+                      same in CTA pairs, tmas with TMA stores of C, tmap the same with ping-pong consumers; v1 / v2 also persistent), global and windowed attention on mma.sync and on
                       wgmma;
   encoder-P-A.tsv     EncoderBench (vit_b, random weights) with -Dsamstream.cuda.gemmPipeline=P and both
                       attention switches (global, windowed) = A: the CUDA-graph time per batch, the eager variant rows, and
@@ -23,7 +23,7 @@ import sys
 from bench_tsv import Encoder, read_kernels, table_arguments
 
 PIPELINES = [("v1", "H{}"), ("v1 pers.", "H{} persistent"), ("v2", "H2_{}"), ("v2 pers.", "H2_{} persistent"),
-             ("tma", "HT{}"), ("tma2", "HTC{}"), ("tmas", "HTS{}")]
+             ("tma", "HT{}"), ("tma2", "HTC{}"), ("tmas", "HTS{}"), ("tmap", "HTP{}")]
 
 
 def main():
@@ -36,8 +36,8 @@ def main():
     rows = {(op, v.replace(" (default)", "")): (shape, ms, rate) for op, v, shape, ms, rate in listed}
     out = [f"# Hopper kernels side by side ({datetime.date.today()}, commit {a.commit})", "",
            f"Device: {device}. TFLOP/s = 2MNK (GEMM) or the real sequences' 4 L^2 d per head (attention) over the median "
-           "of 20 launches (CudaKernelBench). 'pers.': the v1 / v2 kernels launched persistently; tma, tma2 and tmas "
-           "are always persistent.", "",
+           "of 20 launches (CudaKernelBench). 'pers.': the v1 / v2 kernels launched persistently; tma, tma2, tmas and "
+           "tmap are always persistent.", "",
            "| GEMM | epilogue | M N K | tile | " + " | ".join(p for p, _ in PIPELINES) + " | best / v1 |",
            "|---|---|---|---|" + "---:|" * (len(PIPELINES) + 1)]
     heads = {}

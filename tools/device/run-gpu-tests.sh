@@ -25,7 +25,8 @@
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
 #   sparse tile (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
-# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C),
+# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C, tmap = the
+#   same with ping-pong consumers),
 #   gemm_sm90_v2.cuh (v2) and
 #   attention_sm90.cuh next to the defaults: first the hang checks (GemmGpuTest#tmaPipelineNeverHangs,
 #   #v2PipelineNeverHangs, AttentionGpuTest#wgmmaKernelsFinish; a deadlock fails one within 120 / 60 s, its class is
@@ -209,7 +210,7 @@ if [ "$mode" = hopper ]; then
             "$(ls "$here"/lib/samstream-gpu-*.jar | head -1)" "$work" || echo "could not extract the fatbin" >&2
         fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
         for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
-                 samstream_gemm_sm90tmas_128x256 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
+                 samstream_gemm_sm90tmas_128x256 samstream_gemm_sm90tmap_128x128 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
             sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
             echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"
         done | tee "$out/sass.txt"
@@ -231,7 +232,7 @@ if [ "$mode" = hopper ]; then
     # The eager variant rows of each encoder run: every pipeline that passed its hang check.
     pipes=v1
     [ "$v2_failed" = 1 ] || pipes="$pipes,v2"
-    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2,tmas"
+    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2,tmas,tmap"
     for combo in ${ENCODER_COMBOS:-v1:false tma:true tmas:true v2:true}; do
         set -- ${combo/:/ } false
         [ "$attn_failed" = 1 ] && set -- "$1" false   # the attention kernels failed their hang check

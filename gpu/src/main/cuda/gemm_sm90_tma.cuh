@@ -38,7 +38,7 @@ namespace gemm_sm90_tma {
 using gemm_sm90::BK;
 constexpr int BM = 128;   // two consumer warpgroups of 64 rows
 
-template <int BN, int STAGES, bool TMA_STORE = false>
+template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false>
 struct Config {
     static constexpr int THREADS = 384;                 // producer warpgroup (one thread issues) + 2 consumers
     static constexpr int A_BYTES = BM * BK * 2;         // one stage of A
@@ -55,14 +55,20 @@ struct Config {
     static constexpr int SMEM_BYTES =
         TMA_STORE ? OUT_OFFSET + OUT_BYTES + 1024 : TILE_BYTES + 2 * STAGES * 8 + 1024;
     static constexpr int ACC = BN / 2;
-    // 128 accumulators per consumer thread (BN = 256) leave too few of the 168 launch registers for the epilogue:
-    // the producer warpgroup (one thread works) gives its registers to the consumers, as in gemm_sm90's REBALANCE.
-    static constexpr bool REBALANCE = ACC > 64;
+    // PINGPONG: each consumer warpgroup owns a whole BM x BN tile (two 64-row slices); cooperative: 64 rows of one.
+    static constexpr int MI = PINGPONG ? 2 : 1;
+    // 128 accumulators per consumer thread (BN = 256, or a ping-pong 128 x 128) leave too few of the 168 launch
+    // registers for the epilogue: the producer warpgroup (one thread works) gives its registers to the consumers, as
+    // in gemm_sm90's REBALANCE.
+    static constexpr bool REBALANCE = ACC * MI > 64;
     // Residual read-ahead of the epilogue (column tiles per group): with the producer's registers the consumers have
     // room for 16 (BN = 256); 128x128 runs on the launch registers.
     static constexpr int EPILOGUE_GROUP = REBALANCE ? 16 : 8;
     static_assert(BN == 128 || BN == 256, "wgmma tile widths 128 and 256");
-    static_assert(2 * STAGES * 8 <= 1024, "the barriers fit in the padding before the staging buffers");
+    static_assert(!PINGPONG || (TMA_STORE && BN == 128), "ping-pong consumers: 128 x 128 tiles with TMA stores");
+    // full[STAGES], empty[STAGES], and with PINGPONG the two consumers' turn barriers
+    static constexpr int BARRIERS = 2 * STAGES + (PINGPONG ? 2 : 0);
+    static_assert(BARRIERS * 8 <= 1024, "the barriers fit in the padding before the staging buffers");
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
 };
 
@@ -164,7 +170,7 @@ __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
 // may alias C) is read a group of RG column tiles ahead, and every element of C is read before its tile's store is
 // issued. Rows past M and columns past N are clipped by the TMA unit.
 template <int BN, int RG>
-__device__ __forceinline__ void stage_and_store_tile(const float (&acc)[1][BN / 2], const bf16* __restrict__ bias,
+__device__ __forceinline__ void stage_and_store_tile(const float (&acc)[BN / 2], const bf16* __restrict__ bias,
                                                      const bf16* residual, const CUtensorMap& map_c, uint32_t out,
                                                      int M, int N, int row0, int block_n, int barrier_id, int warp,
                                                      int lane, bool has_bias, bool has_gelu, bool has_res) {
@@ -198,7 +204,7 @@ __device__ __forceinline__ void stage_and_store_tile(const float (&acc)[1][BN / 
 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
                     const int r = warp * 16 + (lane >> 2) + half * 8;   // row within the warpgroup's 64
-                    float v0 = acc[0][4 * j + 2 * half] + b.x, v1 = acc[0][4 * j + 2 * half + 1] + b.y;
+                    float v0 = acc[4 * j + 2 * half] + b.x, v1 = acc[4 * j + 2 * half + 1] + b.y;
                     if (has_gelu) {
                         v0 = gemm::gelu_erf(v0);
                         v1 = gemm::gelu_erf(v1);
@@ -240,15 +246,28 @@ __device__ __forceinline__ void stage_and_store_tile(const float (&acc)[1][BN / 
 //
 // TMA_STORE (CLUSTER = 1 only): C is written through map_c (dims {N, M}, box 64 x 64, the 128-byte swizzle) by
 // stage_and_store_tile instead of store_tile; C is then only where map_c points.
-template <int BN, int STAGES, int CLUSTER, bool TMA_STORE = false>
+//
+// PINGPONG (TMA_STORE, BN = 128): the consumer warpgroups take turns instead of sharing each tile. Cooperative, both
+// compute 64 rows of the same tile and reach its epilogue together, so the tensor cores idle for every epilogue
+// (at K = 768, 12 k tiles, that costs a third of the rate: bench/results/README.md). Ping-pong, warpgroup c computes
+// the whole 128 x 128 of the CTA's tiles i = c, c + 2, ... (two m64n128 slices, 128 accumulators per thread) and
+// the other one runs its mainloop while c is in the epilogue. The producer and the ring are unchanged: tile i's k
+// tiles are still g = i k_tiles .. (i + 1) k_tiles - 1, in order. The turns are what make that safe, not only
+// faster: a consumer waiting on full[s] for use u must know use u - 1 has completed, or the parity wait would see
+// u - 2's completion and read a stage that is not there yet. So warpgroup c starts tile i's mainloop only after
+// the other one has waited out every full barrier of tile i - 1 (turn[c], count 1: the other's arrival after its
+// last k tile's MMAs are issued); every k tile before tile i has then been waited on by someone, and tile i's own
+// ones by c, in order. turn[c] completes once per tile of the other warpgroup, and the other cannot arrive twice
+// before c has waited (it waits on turn[c ^ 1] in between). empty[s] then counts the 4 warps of one warpgroup.
+template <int BN, int STAGES, int CLUSTER, bool TMA_STORE = false, bool PINGPONG = false>
 __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
                                                    const CUtensorMap* map_c, const bf16* __restrict__ bias,
                                                    const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
-    using Cfg = Config<BN, STAGES, TMA_STORE>;
+    using Cfg = Config<BN, STAGES, TMA_STORE, PINGPONG>;
     static_assert(!TMA_STORE || CLUSTER == 1, "TMA stores for single CTAs only");
-    constexpr int ACC = Cfg::ACC;
+    constexpr int ACC = Cfg::ACC, MI = Cfg::MI;
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs along M");
     constexpr int W_ROWS = BN / CLUSTER;                    // rows of the W tile this CTA loads
 
@@ -262,12 +281,19 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     const int tiles = bands * n_tiles;
     const int rank = CLUSTER == 1 ? 0 : (int)cluster_cta_rank();
     const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;   // this cluster's tiles: first, + step, ...
+    auto turn = [&](int c) { return ring.full(2 * STAGES + c); };        // PINGPONG: consumer c may start a mainloop
 
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(ring.full(s), 1);              // the producer's arrive.expect_tx, then the bytes
-            mbar_init(ring.empty(s), 8 * CLUSTER);   // lane 0 of each consumer warp of every CTA of the cluster
+            mbar_init(ring.full(s), 1);   // the producer's arrive.expect_tx, then the bytes
+            // lane 0 of each warp that reads the slot: both consumer warpgroups of every CTA of the cluster, or
+            // the one ping-pong warpgroup whose tile it is
+            mbar_init(ring.empty(s), (PINGPONG ? 4 : 8) * CLUSTER);
+        }
+        if constexpr (PINGPONG) {
+            mbar_init(turn(0), 1);
+            mbar_init(turn(1), 1);
         }
         if constexpr (CLUSTER > 1) fence_mbarrier_init_cluster();
     }
@@ -324,26 +350,41 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         mbar_arrive(ring.empty(s));
         if constexpr (CLUSTER > 1) mbar_arrive_cluster(ring.empty(s), rank ^ 1);
     };
-    float acc[1][ACC];
-    int g = 0;
-    for (int t = first; t < tiles; t += step) {
+    float acc[MI][ACC];
+    // This warpgroup's tiles, as indices i into the CTA's sequence first, + step, ...: all of them (cooperative: rows
+    // cw * 64 .. of each), or every other one from i = cw (ping-pong: whole tiles).
+    constexpr int PER = PINGPONG ? 2 : 1;
+    for (int i = PINGPONG ? cw : 0, t = first + i * step; t < tiles; i += PER, t += PER * step) {
         const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
 #pragma unroll
-        for (int i = 0; i < ACC; ++i) acc[0][i] = 0.f;
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int j = 0; j < ACC; ++j) acc[mi][j] = 0.f;
+        if constexpr (PINGPONG) {
+            if (i > 0) mbar_wait(turn(cw), ((i - 1) / 2) & 1);   // the other warpgroup has waited out tile i - 1
+        }
 
+        int g = i * k_tiles;   // the CTA's running k-tile counter at this tile's first k tile
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
             mbar_wait(ring.full(s), (g / STAGES) & 1);
-            mma_k_tile<BN>(acc, ring.a(s) + cw * 64 * 128, ring.b(s));
+            mma_k_tile<BN>(acc, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s));
             if (kt > 0 && lane == 0) release((g - 1) % STAGES);
         }
+        if constexpr (PINGPONG) {
+            if (warp == 0 && lane == 0) mbar_arrive(turn(cw ^ 1));   // its turn, while these MMAs drain
+        }
         wgmma_wait<0>();
-        fence_acc(acc[0]);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
         if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer(s)
 
         if constexpr (TMA_STORE) {
-            stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, *map_c, out, M, N, block_m + cw * 64,
-                                                          block_n, 1 + cw, warp, lane, has_bias, has_gelu, has_res);
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+                stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc[mi], bias, residual, *map_c, out, M, N,
+                                                              block_m + (PINGPONG ? mi : cw) * 64, block_n, 1 + cw,
+                                                              warp, lane, has_bias, has_gelu, has_res);
         } else {
             store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp,
                                                     lane, has_bias, has_gelu, has_res);

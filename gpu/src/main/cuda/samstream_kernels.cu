@@ -80,14 +80,15 @@ SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_256x192, 256, 192, 4)
                                                                epilogue);                                          \
     }
 // The same with C written by TMA stores through map_c (-Dsamstream.cuda.gemmPipeline=tmas): 32 KB more shared
-// memory (the consumers' staging buffers), 226 KB in all for both tiles.
-#define SAMSTREAM_GEMM_SM90_TMA_STORE(NAME, BN, STAGES)                                                            \
+// memory (the consumers' staging buffers), 226 KB in all for both tiles. PINGPONG: the consumer warpgroups take
+// whole tiles in turn (-Dsamstream.cuda.gemmPipeline=tmap), same parameters and shared memory.
+#define SAMSTREAM_GEMM_SM90_TMA_STORE(NAME, BN, STAGES, PINGPONG)                                                  \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
         const __grid_constant__ CUtensorMap map_c, const bf16* bias, const bf16* residual, int M, int N, int K,    \
         int epilogue) {                                                                                            \
-        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, 1, true>(map_a, map_w, &map_c, bias, residual, nullptr, M, N, \
-                                                               K, epilogue);                                       \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, 1, true, PINGPONG>(map_a, map_w, &map_c, bias, residual,     \
+                                                                         nullptr, M, N, K, epilogue);              \
     }
 #define SAMSTREAM_NO_CLUSTER
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -100,11 +101,14 @@ SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x256, 256, 4, 1, SAMSTREAM_NO_
 SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x128, 128, 6, 1, SAMSTREAM_NO_CLUSTER)
 SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x256, 256, 4, 2, SAMSTREAM_CLUSTER_PAIR)
 SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x128, 128, 6, 2, SAMSTREAM_CLUSTER_PAIR)
-SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4)
-SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6)
-// CudaKernels.GemmTile.HTS128x256 / HTS128x128 ask for exactly this much (GemmPipelineTest reads these lines).
+SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
+SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6, false)
+SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmap_128x128, 128, 6, true)
+// CudaKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (GemmPipelineTest reads these
+// lines).
 static_assert(gemm_sm90_tma::Config<256, 4, true>::SMEM_BYTES == 231424, "HTS128x256's shared memory");
 static_assert(gemm_sm90_tma::Config<128, 6, true>::SMEM_BYTES == 231424, "HTS128x128's shared memory");
+static_assert(gemm_sm90_tma::Config<128, 6, true, true>::SMEM_BYTES == 231424, "HTP128x128's shared memory");
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.

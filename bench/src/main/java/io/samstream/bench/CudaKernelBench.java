@@ -123,7 +123,7 @@ public final class CudaKernelBench {
             DeviceBuffer cm = c.slice(0, (long) rows * n * 2, "C");
             double flop = 2.0 * rows * n * k;
             boolean allTiles = rows == m && !s[0].contains(" ");
-            GemmTile def = kernels.defaultTile(rows, n);
+            GemmTile def = kernels.defaultTile(rows, n, k, gelu);
             for (GemmTile tile : GemmTile.values()) {
                 if (!kernels.supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
                     continue;

@@ -51,7 +51,8 @@ public final class CudaKernels implements AutoCloseable {
      * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
      * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
      * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}),
-     * {@code HTS...}: fed by TMA and writing C by TMA stores through shared memory ({@code =tmas}).
+     * {@code HTS...}: fed by TMA and writing C by TMA stores through shared memory ({@code =tmas}); {@code HTP...}:
+     * the same with ping-pong consumers ({@code =tmap}).
      */
     public enum GemmTile {
         T128x128x32(128, 128, 32, 4),
@@ -75,14 +76,19 @@ public final class CudaKernels implements AutoCloseable {
          * shared memory and go on to their next tile while the stores drain.
          */
         HTS128x256("tmas", 128, 256, 4),
-        HTS128x128("tmas", 128, 128, 6);
+        HTS128x128("tmas", 128, 128, 6),
+        /**
+         * The TMA-store kernel with ping-pong consumers: each consumer warpgroup computes whole 128 x 128 tiles, in
+         * turn with the other, so one's epilogue overlaps the other's MMAs (gemm_sm90_tma.cuh, PINGPONG).
+         */
+        HTP128x128("tmap", 128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
         /**
          * 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline, 3 for the TMA one, 4 for TMA in
-         * clusters of two CTAs, 5 for TMA loads and stores.
+         * clusters of two CTAs, 5 for TMA loads and stores, 6 for the same with ping-pong consumers.
          */
         final int pipeline;
 
@@ -112,6 +118,7 @@ public final class CudaKernels implements AutoCloseable {
                 case "tma" -> 3;
                 case "tma2" -> 4;
                 case "tmas" -> 5;
+                case "tmap" -> 6;
                 default -> throw new IllegalArgumentException(pipeline);
             };
             this.symbol = switch (this.pipeline) {
@@ -119,15 +126,16 @@ public final class CudaKernels implements AutoCloseable {
                 case 2 -> "samstream_gemm_sm90v2_";
                 case 3 -> "samstream_gemm_sm90tma_";
                 case 4 -> "samstream_gemm_sm90tmac2_";
-                default -> "samstream_gemm_sm90tmas_";
+                case 5 -> "samstream_gemm_sm90tmas_";
+                default -> "samstream_gemm_sm90tmap_";
             } + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
             int tiles = stages * (bm + bn) * 64 * 2;
-            // tmas (gemm_sm90_tma::Config<BN, STAGES, true>): tiles + 1024 (barriers, padded) + 2 x 16 KB staging
-            // buffers + 1024 B alignment slack.
-            this.smem = this.pipeline == 5 ? tiles + 1024 + 2 * 2 * 64 * 64 * 2 + 1024 : tiles + 2 * stages * 8 + 1024;
+            // tmas / tmap (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>): tiles + 1024 (barriers, padded) +
+            // 2 x 16 KB staging buffers + 1024 B alignment slack.
+            this.smem = tmaStore() ? tiles + 1024 + 2 * 2 * 64 * 64 * 2 + 1024 : tiles + 2 * stages * 8 + 1024;
             this.hopper = true;
         }
 
@@ -154,9 +162,9 @@ public final class CudaKernels implements AutoCloseable {
             return pipeline >= 3;
         }
 
-        /** True for the tiles that write C by TMA stores, through a tensor map of C ({@code HTS...}). */
+        /** True for the tiles that write C by TMA stores, through a tensor map of C ({@code HTS...}, {@code HTP...}). */
         boolean tmaStore() {
-            return pipeline == 5;
+            return pipeline == 5 || pipeline == 6;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -249,9 +257,10 @@ public final class CudaKernels implements AutoCloseable {
     public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
 
     /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tmas} (default: gemm_sm90_tma.cuh,
-     * tiles copied by the tensor memory accelerator from tensor maps, persistent, C staged in shared memory and
-     * written by TMA stores), {@code tma} (the same with C stored from registers), {@code v1} (gemm_sm90.cuh, a
+     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tmap} (default: tmas, with
+     * ping-pong consumers where {@link #defaultTile(int, int, int, boolean)} says they pay), {@code tmas}
+     * (gemm_sm90_tma.cuh, tiles copied by the tensor memory accelerator from tensor maps, persistent, C staged in
+     * shared memory and written by TMA stores), {@code tma} (the same with C stored from registers), {@code v1} (gemm_sm90.cuh, a
      * cp.async producer that waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh,
      * stages completed by the hardware through {@code cp.async.mbarrier.arrive}), {@code tma2} (tma in clusters of two
      * CTAs sharing each W tile by multicast). Read at every launch, like the others (CUDA
@@ -315,12 +324,14 @@ public final class CudaKernels implements AutoCloseable {
     public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
     static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = true;
     /**
-     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmas
-     * (TMA loads and stores), the fastest of v1 / v2 / tma / tma2 / tmas on every batch-32 encoder shape (vit_b
-     * encoder at batch 32: 85.2 ms against 91.2 with tma, bench/results/2026-12-01-h200-hopper-tmas.md); where its
-     * tensor maps cannot be made it falls back to v1.
+     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmap
+     * (TMA loads and stores; ping-pong consumers for short-K products without GELU, the cooperative tmas tile for
+     * the others). tmas was the fastest of v1 / v2 / tma / tma2 / tmas on every batch-32 encoder shape (vit_b encoder
+     * at batch 32: 85.2 ms against 91.2 with tma, bench/results/2026-12-01-h200-hopper-tmas.md), and ping-pong beats
+     * it where {@link #defaultTile(int, int, int, boolean)} picks it; where the tensor maps cannot be made it falls
+     * back to v1.
      */
-    static final String DEFAULT_GEMM_PIPELINE = "tmas";
+    static final String DEFAULT_GEMM_PIPELINE = "tmap";
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
@@ -469,7 +480,7 @@ public final class CudaKernels implements AutoCloseable {
      */
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
                      DeviceBuffer c, int m, int n, int k, boolean gelu) {
-        gemm(stream, a, w, bias, residual, c, m, n, k, gelu, defaultTile(m, n));
+        gemm(stream, a, w, bias, residual, c, m, n, k, gelu, defaultTile(m, n, k, gelu));
     }
 
     /** True when {@code tile} can run on this GPU (the Hopper tiles need compute capability 9.0). */
@@ -489,8 +500,23 @@ public final class CudaKernels implements AutoCloseable {
      * Measured on the H200 (bench/results/2026-11-30-h200-wgmma.md): 128 x 256 is the fastest Hopper tile at
      * the vit_b shapes; 256 x 192 gains 2% on the vit_l / vit_h qkv shapes only and loses up to 25% with the
      * GELU epilogue, so it is not picked. Elsewhere: the mma.sync 128 x 128 x 64 tile.
+     * The shape's K and epilogue matter to the tmap pipeline only (see {@link #defaultTile(int, int, int, boolean)});
+     * this is the tile of a short-K product without GELU.
      */
     public GemmTile defaultTile(int m, int n) {
+        return defaultTile(m, n, 0, false);
+    }
+
+    /**
+     * {@link #defaultTile(int, int)} for a product of depth {@code k} with or without the GELU epilogue. With the tmap
+     * pipeline: the ping-pong tile ({@link GemmTile#HTP128x128}) for products with K < 2048 and no GELU, where the
+     * cooperative tile's epilogue stalls the tensor cores for a large share of a short mainloop (H200, batch 32:
+     * vit_b qkv 441 against 410 TFLOP/s, proj 330 against 301; bench/results/2026-12-01-h200-pingpong.md); the
+     * cooperative TMA-store tile elsewhere, since GELU makes the ping-pong epilogue as long as the other warpgroup's
+     * mainloop (lin1 383 against 403) and at K = 3072 the two are even (lin2 594 / 591, 12.6 / 12.35 ms in the
+     * encoder).
+     */
+    public GemmTile defaultTile(int m, int n, int k, boolean gelu) {
         if (!wgmmaDefault()) {
             return GemmTile.T128x128x64;
         }
@@ -509,6 +535,8 @@ public final class CudaKernels implements AutoCloseable {
             case 3 -> narrowWins ? GemmTile.HT128x128 : GemmTile.HT128x256;
             case 4 -> narrowWins ? GemmTile.HTC128x128 : GemmTile.HTC128x256;
             case 5 -> narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
+            case 6 -> !gelu && k < 2048 ? GemmTile.HTP128x128
+                    : narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
             default -> narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
         };
     }
@@ -530,8 +558,8 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 (v1), 2 (v2), 3 (tma) or 4 (tma2); anything else
-     * is refused, naming it.
+     * The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 (v1), 2 (v2), 3 (tma), 4 (tma2), 5 (tmas) or 6
+     * (tmap); anything else is refused, naming it.
      */
     static int gemmPipeline() {
         String v = gemmPipelineName();
@@ -541,8 +569,9 @@ public final class CudaKernels implements AutoCloseable {
             case "tma", "3" -> 3;
             case "tma2", "4" -> 4;
             case "tmas", "5" -> 5;
+            case "tmap", "6" -> 6;
             default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown GEMM pipeline (v1, v2, tma, tma2 or tmas)");
+                    + ": unknown GEMM pipeline (v1, v2, tma, tma2, tmas or tmap)");
         };
     }
 

@@ -89,11 +89,12 @@ class GemmGpuTest extends GpuTestBase {
 
     /**
      * Every Hopper tile of the pipelines: v1 (gemm_sm90.cuh), v2 (gemm_sm90_v2.cuh), TMA (gemm_sm90_tma.cuh) with one
-     * CTA, with CTA pairs sharing W (multicast) and with TMA stores of C.
+     * CTA, with CTA pairs sharing W (multicast), with TMA stores of C, and with ping-pong consumers.
      */
     static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
         GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192, GemmTile.HT128x256, GemmTile.HT128x128,
-        GemmTile.HTC128x256, GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128};
+        GemmTile.HTC128x256, GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128,
+        GemmTile.HTP128x128};
 
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
@@ -125,7 +126,13 @@ class GemmGpuTest extends GpuTestBase {
                 Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HTS128x256),
                 Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HTS128x128),
                 Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTS128x128),
-                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTS128x256));
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTS128x256),
+                // ping-pong: the consumer warpgroups alternate tiles (odd and even counts per CTA), k tiles fewer
+                // than, equal to and more than the 6 stages (a turn then spans ring wraps), in place
+                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTP128x128),
+                Arguments.of(6000, 1032, 384, Epi.BIAS_GELU, GemmTile.HTP128x128),
+                Arguments.of(6000, 1032, 568, Epi.BIAS_RESIDUAL, GemmTile.HTP128x128),
+                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTP128x128));
     }
 
     /**
@@ -176,7 +183,7 @@ class GemmGpuTest extends GpuTestBase {
                 + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
         assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
             for (GemmTile tile : new GemmTile[] {GemmTile.HT128x256, GemmTile.HT128x128, GemmTile.HTC128x256,
-                GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128}) {
+                GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128, GemmTile.HTP128x128}) {
                 for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
                     sampledRowsMatch(tile.bm * 66 + 5, 8 * tile.bn, 64 * kTiles - 32, tile);
                     sampledRowsMatch(tile.bm - 27, tile.bn - 8, 64 * kTiles, tile);
@@ -298,6 +305,12 @@ class GemmGpuTest extends GpuTestBase {
                 assertEquals(GemmTile.HTC128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
                 System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmas");
                 assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
+                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmap");
+                // ping-pong for short K without GELU; the cooperative TMA-store tile for GELU or long K
+                assertEquals(GemmTile.HTP128x128, gpu.kernels.defaultTile(32 * 4096, 2304, 768, false));
+                assertEquals(GemmTile.HTP128x128, gpu.kernels.defaultTile(4096, 768, 768, false));
+                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 3072, 768, true));
+                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 768, 3072, false));
             } finally {
                 System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
             }

@@ -18,9 +18,9 @@ class GemmPipelineTest {
     }
 
     @Test
-    void pipelineIsTmasUnlessAskedFor() {
-        assertEquals(5, CudaKernels.gemmPipeline());
-        assertEquals("tmas", CudaKernels.gemmPipelineName());
+    void pipelineIsTmapUnlessAskedFor() {
+        assertEquals(6, CudaKernels.gemmPipeline());
+        assertEquals("tmap", CudaKernels.gemmPipelineName());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
         assertEquals(2, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
@@ -29,6 +29,8 @@ class GemmPipelineTest {
         assertEquals(4, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmas");
         assertEquals(5, CudaKernels.gemmPipeline());
+        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmap");
+        assertEquals(6, CudaKernels.gemmPipeline());
         System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v1");
         assertEquals(1, CudaKernels.gemmPipeline());
     }
@@ -81,7 +83,8 @@ class GemmPipelineTest {
         for (GemmTile t : GemmTile.values()) {
             assertTrue(t.smem <= 232448, t + " asks for more shared memory than an sm_90 CTA has");
             int expected = t.symbol.contains("sm90v2") ? 2 : t.symbol.contains("sm90tmac2") ? 4
-                    : t.symbol.contains("sm90tmas") ? 5 : t.symbol.contains("sm90tma") ? 3 : 1;
+                    : t.symbol.contains("sm90tmas") ? 5 : t.symbol.contains("sm90tmap") ? 6
+                    : t.symbol.contains("sm90tma") ? 3 : 1;
             assertEquals(expected, t.pipeline(), t.toString());
         }
         assertEquals("samstream_gemm_sm90_128x256", GemmTile.H128x256.symbol);
@@ -107,6 +110,11 @@ class GemmPipelineTest {
         assertEquals(6 * (128 + 128) * 128 + 1024 + 32768 + 1024, GemmTile.HTS128x128.smem);
         assertTrue(GemmTile.HTS128x256.tma() && GemmTile.HTS128x256.tmaStore() && !GemmTile.HT128x256.tmaStore());
         assertEquals(1, GemmTile.HTS128x128.cluster());
+        // ping-pong consumers: the same ring and staging buffers
+        assertEquals("samstream_gemm_sm90tmap_128x128", GemmTile.HTP128x128.symbol);
+        assertEquals(GemmTile.HTS128x128.smem, GemmTile.HTP128x128.smem);
+        assertTrue(GemmTile.HTP128x128.tma() && GemmTile.HTP128x128.tmaStore());
+        assertEquals(1, GemmTile.HTP128x128.cluster());
     }
 
     /**
@@ -129,6 +137,7 @@ class GemmPipelineTest {
         String cu = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/samstream_kernels.cu"));
         assertTrue(cu.contains("Config<256, 4, true>::SMEM_BYTES == " + GemmTile.HTS128x256.smem), "128x256");
         assertTrue(cu.contains("Config<128, 6, true>::SMEM_BYTES == " + GemmTile.HTS128x128.smem), "128x128");
+        assertTrue(cu.contains("Config<128, 6, true, true>::SMEM_BYTES == " + GemmTile.HTP128x128.smem), "ping-pong");
     }
 
     /**
