@@ -20,7 +20,7 @@
 #                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
 #                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
-# Mode "sparse": GemmGpuTest, SparseGemmGpuTest, SparseGemmSm90GpuTest (the experimental Hopper sparse tile;
+# Mode "sparse": GemmGpuTest, SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse tile, the default on sm_90;
 #   only in this mode) (or $CLASSES), every GEMM row of CudaKernelBench (dense and
 #   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
 #   sparse tile (encoder-*.tsv), and
@@ -184,7 +184,7 @@ if [ "$mode" = sparse ]; then
     echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse; $filter)"
     timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/sparse-kernels.tsv" 20 "$filter" \
         2>&1 | tee "$work/sparse-kernels.log" || status=1
-    # The last run: 2:4 on the experimental Hopper sparse tile (-Dsamstream.cuda.sparseWgmma=true).
+    # 2:4 on the mma.sp tile (sparseWgmma=false), and last on the Hopper sparse tile (the default on sm_90).
     for sp in "none all false" "2:4 all false" "2:4 mlp false" "2:4 all true"; do
         set -- $sp
         if [ "$3" = true ] && [ $sm90_ok = 0 ]; then

@@ -182,7 +182,8 @@ public final class CudaKernels implements AutoCloseable {
         S128x256(128, 256),
         /**
          * Hopper (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, compute capability 9.0 only): 128 x 128, 4 stages of
-         * 128 k, 384 threads, 1-D grid. Experimental: used by default only with {@link #SPARSE_WGMMA_PROPERTY}.
+         * 128 k, 384 threads, 1-D grid. The default on compute capability 9.0 unless {@link #SPARSE_WGMMA_PROPERTY}
+         * is false.
          */
         H128x128();
 
@@ -217,9 +218,10 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * System property: {@code true} makes the Hopper sparse tile ({@link SparseTile#H128x128}) the default on
-     * compute capability 9.0. Off by default until the GPU tests and benchmarks have run it
-     * ({@code SparseGemmSm90GpuTest}, {@code run-gpu-tests.sh sparse}).
+     * System property: {@code false} keeps the 2:4 GEMMs on the mma.sp tile on compute capability 9.0 too; by default
+     * they run on the Hopper sparse tile ({@link SparseTile#H128x128}) there, which passes SparseGemmSm90GpuTest on
+     * the H200 since its metadata race was fixed and makes the 2:4 vit_b encoder 7 % faster (118.2 against 127.8 ms
+     * at batch 32; proj alone is 10 % slower on it; bench/results/2026-12-01-h200-sparse-wgmma.md).
      */
     public static final String SPARSE_WGMMA_PROPERTY = "samstream.cuda.sparseWgmma";
 
@@ -725,11 +727,11 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The sparse tile for a shape: the mma.sp 128 x 128 (two CTAs per SM), or the Hopper one where
-     * {@link #SPARSE_WGMMA_PROPERTY} asks for it and the GPU has it.
+     * The sparse tile for a shape: the Hopper one where the GPU has it, unless {@link #SPARSE_WGMMA_PROPERTY} is
+     * false; else the mma.sp 128 x 128 (two CTAs per SM).
      */
     public SparseTile defaultSparseTile(int m, int n) {
-        if (supports(SparseTile.H128x128) && Boolean.getBoolean(SPARSE_WGMMA_PROPERTY)) {
+        if (supports(SparseTile.H128x128) && Boolean.parseBoolean(System.getProperty(SPARSE_WGMMA_PROPERTY, "true"))) {
             return SparseTile.H128x128;
         }
         return SparseTile.S128x128;
