@@ -324,6 +324,25 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[MI][ACC], uint32_t a_bas
     for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
 }
 
+// The residual pairs of RG column tiles of one lane's two rows (row_base, row_base + 8) from column col0 (the first
+// tile's pair; a tile is 8 columns further), zeros without a residual or past M / N: the read-ahead of store_tile
+// and gemm_sm90_tma's stage_and_store_tile (see store_tile for why it reads a group ahead).
+template <int RG>
+__device__ __forceinline__ void load_residual_group(uint32_t (&res)[RG][2], const bf16* residual, int M, int N,
+                                                    int row_base, int col0, bool has_res) {
+#pragma unroll
+    for (int jj = 0; jj < RG; ++jj) {
+        const int col = col0 + jj * 8;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int row = row_base + half * 8;
+            res[jj][half] = has_res && col < N && row < M
+                                ? *reinterpret_cast<const uint32_t*>(residual + (size_t)row * N + col)
+                                : 0u;
+        }
+    }
+}
+
 // Epilogue straight from the accumulators, as in gemm.cuh: + bias, GELU, + residual (which may alias C:
 // each element is read and written by the same thread). The consumer's rows start at block_m + half_m.
 //
@@ -344,17 +363,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[MI][ACC], const bf
 #pragma unroll
         for (int j0 = 0; j0 < BN / 8; j0 += RG) {
             uint32_t res[RG][2];
-#pragma unroll
-            for (int jj = 0; jj < RG; ++jj) {
-                const int col = block_n + (j0 + jj) * 8 + (lane & 3) * 2;
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int row = row_base + half * 8;
-                    res[jj][half] = has_res && col < N && row < M
-                                        ? *reinterpret_cast<const uint32_t*>(residual + (size_t)row * N + col)
-                                        : 0u;
-                }
-            }
+            load_residual_group<RG>(res, residual, M, N, row_base, block_n + j0 * 8 + (lane & 3) * 2, has_res);
 #pragma unroll
             for (int jj = 0; jj < RG; ++jj) {
                 const int j = j0 + jj;

@@ -184,17 +184,8 @@ __device__ __forceinline__ void stage_and_store_tile(const float (&acc)[BN / 2],
 #pragma unroll
         for (int j0 = 16 * h; j0 < 16 * h + 16; j0 += RG) {
             uint32_t res[RG][2];
-#pragma unroll
-            for (int jj = 0; jj < RG; ++jj) {
-                const int col = block_n + (j0 + jj) * 8 + (lane & 3) * 2;
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int row = row0 + warp * 16 + (lane >> 2) + half * 8;
-                    res[jj][half] = has_res && col < N && row < M
-                                        ? *reinterpret_cast<const uint32_t*>(residual + (size_t)row * N + col)
-                                        : 0u;
-                }
-            }
+            gemm_sm90::load_residual_group<RG>(res, residual, M, N, row0 + warp * 16 + (lane >> 2),
+                                               block_n + j0 * 8 + (lane & 3) * 2, has_res);
 #pragma unroll
             for (int jj = 0; jj < RG; ++jj) {
                 const int j = j0 + jj, jl = j - 16 * h;   // column tile, and within these 128 columns
