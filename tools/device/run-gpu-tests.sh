@@ -20,10 +20,10 @@
 #                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
 #                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
-# Mode "sparse": GemmGpuTest, SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse tile, the default on sm_90;
-#   only in this mode) (or $CLASSES), every GEMM row of CudaKernelBench (dense and
-#   2:4 sparse tiles: sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp / 2:4 all on the Hopper
-#   sparse tile (encoder-*.tsv), and
+# Mode "sparse": the TMA sparse GEMM's hang check (SparseGemmSm90GpuTest#tmaKernelsNeverHang, 180 s), then
+#   SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse tiles; only in this mode) (or $CLASSES), the default
+#   dense and every 2:4 sparse GEMM row of CudaKernelBench (sparse-kernels.tsv), then EncoderBench dense / 2:4 all on
+#   each Hopper sparse pipeline (tmap, tmas, cp) / 2:4 mlp (encoder-*.tsv), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
 # Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C, tmap = the
 #   same with ping-pong consumers),
@@ -64,6 +64,7 @@ v2_failed=0
 tma_failed=0
 failed=""   # the test classes that failed (mode sparse leaves the Hopper sparse tile out when its class did)
 attn_failed=0
+sparse_tma_failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv > "$work/nvidia-smi.txt" 2>&1 || true
@@ -92,7 +93,10 @@ runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in ${CLASSES:-$encoder_classes}; do runs+=("plain:$c"); done ;;
-    sparse) for c in ${CLASSES:-GemmGpuTest SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
+    sparse)
+        runs+=("method:SparseGemmSm90GpuTest#tmaKernelsNeverHang")
+        runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
+        for c in ${CLASSES:-SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     hopper)
         runs+=("method:GemmGpuTest#tmaPipelineNeverHangs")
@@ -107,6 +111,13 @@ for run in "${runs[@]}"; do
         tool=${run%%:*} cls=${run#*:}
         # Mode hopper: a class whose hang check failed would hang again at its first case; the device time goes to
         # the rest instead.
+        if [ "$mode" = sparse ] && [ "$tool" = plain ] && { { [ "$cls" = SparseGemmSm90GpuTest ] && [ "$sparse_tma_failed" = 1 ]; } ||
+            { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; }; then
+            echo "!!! $cls skipped: its hang check failed"
+            status=1
+            failed="$failed $cls"
+            continue
+        fi
         if [ "$mode" = hopper ] && [ "$tool" = plain ]; then
             if { [ "$cls" = GemmGpuTest ] && [ "$tma_failed$v2_failed" != 00 ]; } ||
                 { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; then
@@ -135,7 +146,8 @@ for run in "${runs[@]}"; do
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
         if [ "$tool" = method ] && [ $rc -ne 0 ]; then
-            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *wgmmaKernelsFinish*) attn_failed=1 ;; *) v2_failed=1 ;; esac
+            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *wgmmaKernelsFinish*) attn_failed=1 ;;
+                *tmaKernelsNeverHang*) sparse_tma_failed=1 ;; *) v2_failed=1 ;; esac
         fi
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
@@ -176,29 +188,43 @@ if [ "$mode" = encoder ] || [ "$mode" = all ]; then
 fi
 
 if [ "$mode" = sparse ]; then
-    # Every GEMM row (dense tiles and 2:4 sparse tiles, same shapes, TFLOP/s counted as 2MNK for both), then the
-    # vit_b encoder dense and with 2:4 sparsity (all encoder linears, MLPs only) at ENCODER_BATCHES.
-    # The Hopper sparse tile only when its test class passed (a kernel that faults or hangs would take the run down).
-    sm90_ok=1 filter=gemm
-    case " $failed " in *" SparseGemmSm90GpuTest "*) sm90_ok=0 filter="re:^gemm (?!.*sparse2:4 H128x128)" ;; esac
+    # The default dense tiles and every 2:4 sparse tile at the same shapes (TFLOP/s counted as 2MNK for both), then
+    # the vit_b encoder dense and with 2:4 sparsity at ENCODER_BATCHES: all encoder linears on each Hopper sparse
+    # pipeline (tmap = the TMA kernel, ping-pong where it pays: the default; tmas = cooperative everywhere; cp = the
+    # cp.async kernel), and the MLPs only on the default.
+    # Kernels only when their tests passed (a kernel that faults or hangs would take the run down): the Hopper sparse
+    # tiles with SparseGemmSm90GpuTest, the TMA ones with their hang check too.
+    sm90_ok=1 filter="re:^gemm (.*\(default\)|.*sparse2:4)"
+    case " $failed " in *" SparseGemmSm90GpuTest "*) sm90_ok=0 filter="re:^gemm ((?!.*sparse2:4 H).*\(default\)|sparse2:4$|.*sparse2:4 S)" ;; esac
+    # The attention kernels too (the vit_b rows) when their hang check passed; else the encoder runs keep off them.
+    attn_opts=()
+    if [ "$attn_failed" = 1 ]; then
+        attn_opts=(-Dsamstream.cuda.attentionWgmma=false -Dsamstream.cuda.windowAttentionWgmma=false
+            -Dsamstream.bench.attentionVariants=false)
+    else
+        filter="$filter|^attention vit_b"
+    fi
     echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse; $filter)"
     timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/sparse-kernels.tsv" 20 "$filter" \
         2>&1 | tee "$work/sparse-kernels.log" || status=1
-    # 2:4 on the mma.sp tile (sparseWgmma=false), and last on the Hopper sparse tile (the default on sm_90).
-    for sp in "none all false" "2:4 all false" "2:4 mlp false" "2:4 all true"; do
+    # SPARSE_RUNS: which encoder runs, "sparsity layers pipeline" comma-separated.
+    IFS=, read -ra sparse_runs <<< "${SPARSE_RUNS:-none all -,2:4 all tmap,2:4 all tmas,2:4 all cp,2:4 mlp tmap}"
+    for sp in "${sparse_runs[@]}"; do
         set -- $sp
-        if [ "$3" = true ] && [ $sm90_ok = 0 ]; then
-            echo "!!! SparseGemmSm90GpuTest failed: no encoder run on the Hopper sparse tile"
+        if [ "$3" != - ] && [ $sm90_ok = 0 ]; then
+            echo "!!! SparseGemmSm90GpuTest failed: no encoder run on the Hopper sparse tiles"
             continue
         fi
-        name=$(echo "$1-$2" | sed 's/:/of/')$([ "$3" = true ] && echo -wgmma)
-        echo "=== EncoderBench --sparsity $1 --sparse-layers $2, sparseWgmma=$3 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
-        timeout 300 java -Xmx24g -Dsamstream.cuda.sparseWgmma="$3" -cp "$cp" io.samstream.bench.EncoderBench \
-            --sparsity "$1" --sparse-layers "$2" "$out/encoder-$name.tsv" ${ENCODER_BATCHES:-1 8 32} 2>&1 \
-            | tee "$work/encoder-$name.log" || status=1
+        name=$(echo "$1-$2" | sed 's/:/of/')$([ "$3" != - ] && echo "-$3")
+        echo "=== EncoderBench --sparsity $1 --sparse-layers $2, sparsePipeline=$3 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
+        timeout 300 java -Xmx24g "${attn_opts[@]}" -Dsamstream.cuda.sparsePipeline="$([ "$3" = - ] && echo tmap || echo "$3")" -cp "$cp" \
+            io.samstream.bench.EncoderBench --sparsity "$1" --sparse-layers "$2" "$out/encoder-$name.tsv" \
+            ${ENCODER_BATCHES:-1 8 32} 2>&1 | tee "$work/encoder-$name.log" || status=1
     done
     echo "=== sparse-speed.md (dense vs 2:4: GEMMs per shape, encoder per batch)"
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
+    # The device tool brings back at most 8 files: the raw TSVs travel inside reports-sparse.tgz (raw/).
+    mkdir -p "$work/raw" && cp "$out"/*.tsv "$work/raw/" 2>/dev/null && rm -f "$out"/encoder-*.tsv
 fi
 
 if [ "$mode" = hopper ]; then

@@ -15,6 +15,7 @@
 #include "gemm_sm90_v2.cuh"
 #include "gemm_sm90_tma.cuh"
 #include "gemm_sparse_sm90.cuh"
+#include "gemm_sparse_sm90_tma.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
@@ -130,6 +131,24 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
     int K, int epilogue) {
     gemm_sparse_sm90::gemm_sparse_bf16_sm90<4>(A, Wv, Wm, bias, residual, C, M, N, K, epilogue);
 }
+
+// ---- 2:4-sparse Hopper GEMM fed and drained by TMA (gemm_sparse_sm90_tma.cuh): the same tile and instruction, A, the
+// values, the metadata, C and the residual as tensor maps (map_r: any valid map without a residual), persistent 1-D
+// grid (min(tiles, SMs)), 3 stages; "tmas": cooperative consumers, "tmap": ping-pong consumers (each a whole tile in
+// turn). sm_90a only (traps elsewhere). Added kernels, so the ABI version stays.
+#define SAMSTREAM_GEMM_SPARSE_SM90_TMA(NAME, PINGPONG)                                                                \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
+        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_v,                      \
+        const __grid_constant__ CUtensorMap map_e, const __grid_constant__ CUtensorMap map_c,                      \
+        const __grid_constant__ CUtensorMap map_r, const bf16* bias, int M, int N, int K, int epilogue) {          \
+        gemm_sparse_sm90_tma::gemm_sparse_bf16_sm90_tma<PINGPONG>(map_a, map_v, map_e, map_c, map_r, bias, M, N, K, \
+                                                                  epilogue);                                       \
+    }
+SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
+SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
+// CudaKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (GemmPipelineTest reads these lines).
+static_assert(gemm_sparse_sm90_tma::Config<false>::SMEM_BYTES == 188416, "sparse HTS128x128's shared memory");
+static_assert(gemm_sparse_sm90_tma::Config<true>::SMEM_BYTES == 221184, "sparse HTP128x128's shared memory");
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 // samstream_layernorm_bf16: C <= 2048; samstream_layernorm_bf16_vN: C <= 256 N, with only that much of the row in

@@ -169,19 +169,23 @@ public final class CudaKernelBench {
      * counted as for the dense product (2 M N K), so the rates compare directly with the dense rows.
      */
     private void sparseGemms() {
-        int m = 32 * TOKENS;
-        String[][] shapes = {{"qkv", "2304", "768", "bias"}, {"proj", "768", "768", "bias+residual"},
-            {"mlp.lin1", "3072", "768", "bias+gelu"}, {"mlp.lin2", "768", "3072", "bias+residual"}};
+        int batch32 = 32 * TOKENS;
+        // name, n, k, epilogue, rows (M): vit_b at batch 32 and at batch 1
+        String[][] shapes = {{"qkv", "2304", "768", "bias", "" + batch32},
+            {"proj", "768", "768", "bias+residual", "" + batch32}, {"mlp.lin1", "3072", "768", "bias+gelu", "" + batch32},
+            {"mlp.lin2", "768", "3072", "bias+residual", "" + batch32}, {"b1 qkv", "2304", "768", "bias", "" + TOKENS},
+            {"b1 proj", "768", "768", "bias+residual", "" + TOKENS}, {"b1 mlp.lin1", "3072", "768", "bias+gelu", "" + TOKENS},
+            {"b1 mlp.lin2", "768", "3072", "bias+residual", "" + TOKENS}};
         if (!wanted("gemm", "sparse2:4")) {
             return;
         }
         long outer = pool.mark();
-        DeviceBuffer a = random(m * 3072L, 1.0, "A");
-        DeviceBuffer c = random(m * 3072L, 1.0, "C");
+        DeviceBuffer a = random(batch32 * 3072L, 1.0, "A");
+        DeviceBuffer c = random(batch32 * 3072L, 1.0, "C");
         try (PinnedBuffer staging = new PinnedBuffer(ctx, 64L << 20, "sparse weight staging")) {
             Random rnd = new Random(7);
             for (String[] sh : shapes) {
-                int n = Integer.parseInt(sh[1]), k = Integer.parseInt(sh[2]);
+                int n = Integer.parseInt(sh[1]), k = Integer.parseInt(sh[2]), m = Integer.parseInt(sh[4]);
                 long mark = pool.mark();
                 float[] dense = new float[n * k];
                 for (int i = 0; i < dense.length; i++) {
@@ -198,7 +202,7 @@ public final class CudaKernelBench {
                         continue;
                     }
                     String variant = sh[0] + " " + sh[3] + " sparse2:4 " + tile
-                            + (tile == kernels.defaultSparseTile(m, n) ? " (default)" : "");
+                            + (tile == kernels.defaultSparseTile(m, n, k, gelu) ? " (default)" : "");
                     if (!wanted("gemm", variant)) {
                         continue;
                     }

@@ -182,15 +182,25 @@ public final class CudaKernels implements AutoCloseable {
         S128x256(128, 256),
         /**
          * Hopper (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, compute capability 9.0 only): 128 x 128, 4 stages of
-         * 128 k, 384 threads, 1-D grid. The default on compute capability 9.0 unless {@link #SPARSE_WGMMA_PROPERTY}
-         * is false.
+         * 128 k fed by a cp.async producer warpgroup, C stored from registers, 384 threads, 1-D grid. The fallback of
+         * the TMA tiles where tensor maps cannot be made ({@link #SPARSE_PIPELINE_PROPERTY}{@code =cp}).
          */
-        H128x128();
+        H128x128("cp"),
+        /**
+         * The same instruction fed by TMA (gemm_sparse_sm90_tma.cuh): A, the values and the metadata as tensor maps,
+         * C staged in shared memory (transposed by stmatrix) and written by TMA stores, the residual read by TMA;
+         * persistent, 3 stages, cooperative consumers ({@code =tmas}).
+         */
+        HTS128x128("tmas"),
+        /** The TMA sparse kernel with ping-pong consumers: each consumer warpgroup computes whole tiles in turn ({@code =tmap}). */
+        HTP128x128("tmap");
 
         private static final int STAGES = 3;
         final String symbol;
         final int bn, bm, threads, smem;
         final boolean hopper;
+        /** Fed by TMA from tensor maps, C written by TMA stores (gemm_sparse_sm90_tma.cuh). */
+        final boolean tma;
 
         SparseTile(int bn, int bm) {
             this.symbol = "samstream_gemm_sparse_" + bn + "x" + bm;
@@ -200,16 +210,31 @@ public final class CudaKernels implements AutoCloseable {
             // Same formula as gemm_sparse::Config::SMEM_BYTES: values (BK/2 + 8) + activations (BK + 8) + metadata.
             this.smem = STAGES * ((bn * 40 + bm * 72) * 2 + bn / 16 * 32 * 4);
             this.hopper = false;
+            this.tma = false;
         }
 
-        /** Same formula as gemm_sparse_sm90::Config<4>::SMEM_BYTES. */
-        SparseTile() {
-            this.symbol = "samstream_gemm_sparse_sm90_128x128";
+        /**
+         * A Hopper tile: "cp" = gemm_sparse_sm90::Config<4>::SMEM_BYTES; "tmas" / "tmap" =
+         * gemm_sparse_sm90_tma::Config<PINGPONG>::SMEM_BYTES: 3 stages of 50 KB, 1 KB of barriers, the consumers'
+         * staging buffers (16 KB each, 32 KB with ping-pong), 1 KB alignment slack.
+         */
+        SparseTile(String pipeline) {
             this.bn = 128;
             this.bm = 128;
             this.threads = 384;
-            this.smem = 4 * (128 * 128 + 2 * 128 * 128 + 128 / 16 * 4 * 64) + 2 * 4 * 8 + 1024;
             this.hopper = true;
+            this.tma = !pipeline.equals("cp");
+            int stage = 128 * 128 + 2 * 128 * 128 + 128 / 16 * 4 * 64;
+            this.symbol = switch (pipeline) {
+                case "cp" -> "samstream_gemm_sparse_sm90_128x128";
+                case "tmas" -> "samstream_gemm_sparse_sm90tmas_128x128";
+                default -> "samstream_gemm_sparse_sm90tmap_128x128";
+            };
+            this.smem = switch (pipeline) {
+                case "cp" -> 4 * stage + 2 * 4 * 8 + 1024;
+                case "tmas" -> 3 * stage + 1024 + 2 * 2 * 64 * 64 * 2 + 1024;
+                default -> 3 * stage + 1024 + 2 * 4 * 64 * 64 * 2 + 1024;
+            };
         }
 
         public boolean hopper() {
@@ -219,11 +244,19 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * System property: {@code false} keeps the 2:4 GEMMs on the mma.sp tile on compute capability 9.0 too; by default
-     * they run on the Hopper sparse tile ({@link SparseTile#H128x128}) there, which passes SparseGemmSm90GpuTest on
-     * the H200 since its metadata race was fixed and makes the 2:4 vit_b encoder 7 % faster (118.2 against 127.8 ms
-     * at batch 32; proj alone is 10 % slower on it; bench/results/2026-12-01-h200-sparse-wgmma.md).
+     * they run on the Hopper sparse tiles there ({@link #SPARSE_PIPELINE_PROPERTY} says which).
      */
     public static final String SPARSE_WGMMA_PROPERTY = "samstream.cuda.sparseWgmma";
+
+    /**
+     * System property: the Hopper 2:4 GEMM {@link #defaultSparseTile(int, int, int, boolean)} picks on compute
+     * capability 9.0: {@code tmap} (default: the TMA-fed kernel, ping-pong consumers where
+     * {@link #defaultSparseTile(int, int, int, boolean)} says they pay, cooperative ones elsewhere), {@code tmas} (the
+     * TMA-fed kernel, cooperative consumers everywhere) or {@code cp} (gemm_sparse_sm90.cuh, the cp.async producer;
+     * also the fallback where tensor maps cannot be made). Read at every launch.
+     */
+    public static final String SPARSE_PIPELINE_PROPERTY = "samstream.cuda.sparsePipeline";
+    static final String DEFAULT_SPARSE_PIPELINE = "tmap";
 
     /**
      * A 2:4-sparse Linear weight {@code [n, k]} on the device, in the layout of
@@ -707,34 +740,89 @@ public final class CudaKernels implements AutoCloseable {
         if (residual != null) {
             requireBf16(residual, (long) m * n, op, "residual");
         }
+        if (tile.tma && !(tmaAvailable() && tmaCanMap(a, w.values(), w.metadata(), c, residual))) {
+            // As for the dense TMA tiles: the cp.async Hopper tile reads plain pointers.
+            if (!tmaFallbackLogged) {
+                tmaFallbackLogged = true;
+                LoggerFactory.getLogger(CudaKernels.class).warn("{}: {} cannot map its buffers, running {} (logged"
+                        + " once)", op, tile, SparseTile.H128x128);
+            }
+            tile = SparseTile.H128x128;
+        }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
-        if (tile.hopper) {   // 1-D grid: one CTA per output tile
-            gridX = gridX * gridY;
-            gridY = 1;
-        }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
-        Pointer params = Pointer.to(ptr(a), ptr(w.values()), ptr(w.metadata()), ptr(bias), ptr(residual), ptr(c),
-                Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
-                Pointer.to(new int[] {epilogue}));
+        Pointer params;
+        if (tile.tma) {
+            // Persistent: at most one CTA per SM, each walking output tiles. The maps: A and the values in boxes of 128
+            // rows x 64, the metadata words ([np / 16, kp / 2] u32, one row per 16-row block) 8 rows x 64, C and the
+            // residual 64 x 64 (without a residual the kernel never reads map_r: C's map stands in).
+            long tiles = (long) gridX * gridY;
+            gridX = (int) Math.min(tiles, context.info().multiprocessors());
+            gridY = 1;
+            int np = (n + 15) / 16 * 16, kp = (k + 63) / 64 * 64;
+            TensorMaps maps = tensorMaps();
+            byte[] mapC = maps.bf16RowMajor(c, m, n, 64, op + " c");
+            params = Pointer.to(Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a")),
+                    Pointer.to(maps.bf16RowMajor(w.values(), np, kp / 2, tile.bn, op + " values")),
+                    Pointer.to(maps.u32RowMajor(w.metadata(), np / 16, kp / 2, tile.bn / 16, 64, op + " metadata")),
+                    Pointer.to(mapC),
+                    Pointer.to(residual != null ? maps.bf16RowMajor(residual, m, n, 64, op + " residual") : mapC),
+                    ptr(bias), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
+                    Pointer.to(new int[] {epilogue}));
+        } else {
+            if (tile.hopper) {   // 1-D grid: one CTA per output tile
+                gridX = gridX * gridY;
+                gridY = 1;
+            }
+            params = Pointer.to(ptr(a), ptr(w.values()), ptr(w.metadata()), ptr(bias), ptr(residual), ptr(c),
+                    Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
+                    Pointer.to(new int[] {epilogue}));
+        }
         launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
     }
 
-    /** True when {@code tile} can run on this GPU (the Hopper sparse tile needs compute capability 9.0). */
+    /** True when {@code tile} can run on this GPU (the Hopper sparse tiles need compute capability 9.0). */
     public boolean supports(SparseTile tile) {
         DeviceInfo dev = context.info();
         return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
     }
 
-    /**
-     * The sparse tile for a shape: the Hopper one where the GPU has it, unless {@link #SPARSE_WGMMA_PROPERTY} is
-     * false; else the mma.sp 128 x 128 (two CTAs per SM).
-     */
+    /** {@link #defaultSparseTile(int, int, int, boolean)} of a short product without GELU. */
     public SparseTile defaultSparseTile(int m, int n) {
-        if (supports(SparseTile.H128x128) && Boolean.parseBoolean(System.getProperty(SPARSE_WGMMA_PROPERTY, "true"))) {
+        return defaultSparseTile(m, n, 0, false);
+    }
+
+    /**
+     * The sparse tile for a product of depth {@code k} with or without the GELU epilogue. On compute capability 9.0
+     * (unless {@link #SPARSE_WGMMA_PROPERTY} is false) the Hopper kernel {@link #SPARSE_PIPELINE_PROPERTY} names,
+     * the cp.async one where tensor maps cannot be made; with {@code tmap}: ping-pong consumers
+     * ({@link SparseTile#HTP128x128}) for products with K < 2048 and no GELU, cooperative ones
+     * ({@link SparseTile#HTS128x128}) elsewhere, the rule of the dense GEMM ({@link #defaultTile(int, int, int, boolean)}).
+     * Elsewhere: the mma.sp 128 x 128 (two CTAs per SM).
+     */
+    public SparseTile defaultSparseTile(int m, int n, int k, boolean gelu) {
+        if (!supports(SparseTile.H128x128) || !Boolean.parseBoolean(System.getProperty(SPARSE_WGMMA_PROPERTY, "true"))) {
+            return SparseTile.S128x128;
+        }
+        String pipeline = sparsePipelineName();
+        if (pipeline.equals("cp") || !tmaAvailable()) {
             return SparseTile.H128x128;
         }
-        return SparseTile.S128x128;
+        return pipeline.equals("tmas") || gelu || k >= 2048 ? SparseTile.HTS128x128 : SparseTile.HTP128x128;
+    }
+
+    /**
+     * The Hopper 2:4 pipeline in effect: {@link #SPARSE_PIPELINE_PROPERTY}, else {@value #DEFAULT_SPARSE_PIPELINE};
+     * anything but tmap, tmas or cp is refused, naming it.
+     */
+    static String sparsePipelineName() {
+        String v = System.getProperty(SPARSE_PIPELINE_PROPERTY, DEFAULT_SPARSE_PIPELINE).trim();
+        return switch (v) {
+            case "tmap", "tmas", "cp" -> v;
+            default -> throw new IllegalArgumentException("-D" + SPARSE_PIPELINE_PROPERTY + "=" + v
+                    + ": unknown 2:4 GEMM pipeline (tmap, tmas or cp)");
+        };
     }
 
     // ------------------------------------------------------------------------------------------------

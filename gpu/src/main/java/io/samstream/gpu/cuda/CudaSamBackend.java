@@ -361,7 +361,7 @@ public final class CudaSamBackend implements SamBackend {
     private void linear(DeviceBuffer a, DeviceBuffer dense, SparseWeight sparse, DeviceBuffer bias, DeviceBuffer residual,
                         DeviceBuffer c, int m, int n, int k, boolean gelu) {
         if (sparse != null) {
-            kernels.gemmSparse(stream, a, sparse, bias, residual, c, m, gelu, kernels.defaultSparseTile(m, n));
+            kernels.gemmSparse(stream, a, sparse, bias, residual, c, m, gelu, kernels.defaultSparseTile(m, n, k, gelu));
         } else {
             kernels.gemm(stream, a, dense, bias, residual, c, m, n, k, gelu);
         }

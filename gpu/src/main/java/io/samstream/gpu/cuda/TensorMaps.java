@@ -25,8 +25,8 @@ final class TensorMaps {
     private static final int MAP_BYTES = 128;
     private static final int CACHE_ENTRIES = 512;
     // CUtensorMapDataType / Interleave / Swizzle / L2promotion / FloatOOBfill values (cuda.h).
-    private static final int BFLOAT16 = 9, INTERLEAVE_NONE = 0, SWIZZLE_128B = 3, L2_PROMOTION_256B = 3,
-            OOB_FILL_ZEROS = 0;
+    private static final int UINT32 = 2, BFLOAT16 = 9, INTERLEAVE_NONE = 0, SWIZZLE_NONE = 0, SWIZZLE_128B = 3,
+            L2_PROMOTION_256B = 3, OOB_FILL_ZEROS = 0;
 
     /** The one driver entry point needed here (libcuda's C signature, CUresult as int). */
     interface Driver extends Library {
@@ -35,7 +35,7 @@ final class TensorMaps {
                                    int interleave, int swizzle, int l2Promotion, int oobFill);
     }
 
-    private record Key(long address, long rows, long cols, int boxRows) {}
+    private record Key(long address, int dataType, long rows, long cols, int boxRows, int boxCols) {}
 
     private final Driver driver;
     private final Memory scratch = new Memory(MAP_BYTES + 64);   // CUtensorMap is 64-byte aligned
@@ -83,32 +83,58 @@ final class TensorMaps {
             throw new IllegalArgumentException(what + ": " + buffer + " holds " + buffer.bf16Capacity() + " bf16, the map"
                     + " covers " + rows + " x " + cols);
         }
+        return map(buffer, BFLOAT16, rows, cols, boxRows, BOX_COLS, what);
+    }
+
+    /**
+     * The map of a row-major u32 {@code [rows, cols]} matrix in {@code buffer} (the 2:4 GEMM's metadata words), boxes
+     * of {@code boxRows x boxCols} copied as they are (no swizzle); {@code cols} and {@code boxCols} multiples of 4
+     * (16-byte rows). Cached and thread-safe like {@link #bf16RowMajor}.
+     */
+    synchronized byte[] u32RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, int boxCols, String what) {
+        if (cols % 4 != 0 || boxCols % 4 != 0 || boxCols < 4 || boxCols > 256) {
+            throw new IllegalArgumentException(what + ": a u32 tensor map needs rows and boxes of a multiple of 16 bytes"
+                    + " (at most 256 words), not " + cols + " / " + boxCols + " words");
+        }
+        if (boxRows < 1 || boxRows > 256) {
+            throw new IllegalArgumentException(what + ": box of " + boxRows + " rows (1 to 256)");
+        }
+        if (buffer.bytes() < rows * cols * 4) {
+            throw new IllegalArgumentException(what + ": " + buffer + " holds " + buffer.bytes() + " bytes, the map"
+                    + " covers " + rows + " x " + cols + " u32");
+        }
+        return map(buffer, UINT32, rows, cols, boxRows, boxCols, what);
+    }
+
+    private byte[] map(DeviceBuffer buffer, int dataType, long rows, long cols, int boxRows, int boxCols, String what) {
         long address = buffer.address();
         if (address % 16 != 0) {
             throw new IllegalArgumentException(what + ": a tensor map needs a 16-byte aligned address, " + buffer
                     + " is at 0x" + Long.toHexString(address));
         }
-        Key key = new Key(address, rows, cols, boxRows);
+        Key key = new Key(address, dataType, rows, cols, boxRows, boxCols);
         byte[] map = cache.get(key);
         if (map == null) {
-            map = encode(address, rows, cols, boxRows, what);
+            map = encode(address, dataType, rows, cols, boxRows, boxCols, what);
             cache.put(key, map);
         }
         return map;
     }
 
-    private byte[] encode(long address, long rows, long cols, int boxRows, String what) {
+    private byte[] encode(long address, int dataType, long rows, long cols, int boxRows, int boxCols, String what) {
         com.sun.jna.Pointer aligned = scratch.align(64);
+        boolean bf16 = dataType == BFLOAT16;
         int r;
         try {
-            r = driver.cuTensorMapEncodeTiled(aligned, BFLOAT16, 2, address, new long[] {cols, rows},
-                    new long[] {cols * 2}, new int[] {BOX_COLS, boxRows}, new int[] {1, 1}, INTERLEAVE_NONE,
-                    SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZEROS);
+            // bf16 tiles with the 128-byte swizzle the wgmma descriptors read; u32 metadata as it is in memory.
+            r = driver.cuTensorMapEncodeTiled(aligned, dataType, 2, address, new long[] {cols, rows},
+                    new long[] {cols * (bf16 ? 2 : 4)}, new int[] {boxCols, boxRows}, new int[] {1, 1}, INTERLEAVE_NONE,
+                    bf16 ? SWIZZLE_128B : SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZEROS);
         } catch (UnsatisfiedLinkError e) {
             throw new CudaException("the CUDA driver has no cuTensorMapEncodeTiled (a driver older than CUDA 12.0?): " + e);
         }
-        Cuda.check(r, () -> "encoding the tensor map of " + what + " (" + rows + " x " + cols + " bf16, box " + boxRows
-                + " x " + BOX_COLS + ")");
+        Cuda.check(r, () -> "encoding the tensor map of " + what + " (" + rows + " x " + cols + (bf16 ? " bf16" : " u32")
+                + ", box " + boxRows + " x " + boxCols + ")");
         return aligned.getByteArray(0, MAP_BYTES);
     }
 

@@ -1,5 +1,6 @@
 package io.samstream.gpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -10,18 +11,28 @@ import io.samstream.gpu.sparse.TwoFourWeights;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
+import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The experimental Hopper sparse GEMM (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, {@link SparseTile#H128x128})
- * against the fp64 reference on the pruned weights: the vit_b shapes with a ragged M, every epilogue, padded
- * n and k. Kept out of the default class list (run-gpu-tests.sh runs it in mode "sparse") until it has passed
- * on the GPU; skips, with the reason, on GPUs other than compute capability 9.0.
+ * The Hopper sparse GEMMs (wgmma.mma_async.sp: the cp.async kernel gemm_sparse_sm90.cuh, {@link SparseTile#H128x128},
+ * and the TMA kernel gemm_sparse_sm90_tma.cuh with cooperative and ping-pong consumers, {@link SparseTile#HTS128x128}
+ * and {@link SparseTile#HTP128x128}) against the fp64 reference on the pruned weights: the vit_b shapes with a ragged
+ * M, every epilogue (the residual in place too), padded n and k, and many output tiles per CTA; the TMA kernels first
+ * under a time limit (a deadlock in their barrier protocol fails that, not the whole run). run-gpu-tests.sh runs it
+ * in mode "sparse"; skips, with the reason, on GPUs other than compute capability 9.0.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SparseGemmSm90GpuTest extends GpuTestBase {
+    private static final SparseTile[] HOPPER_TILES = {SparseTile.H128x128, SparseTile.HTS128x128, SparseTile.HTP128x128};
+
     @BeforeEach
     void requireHopper() {
         assumeTrue(gpu.kernels.supports(SparseTile.H128x128),
@@ -29,6 +40,11 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
     }
 
     static Stream<Arguments> cases() {
+        return Stream.of(HOPPER_TILES).flatMap(tile -> shapes().map(a -> Arguments.of(tile, a.get()[0], a.get()[1],
+                a.get()[2], a.get()[3])));
+    }
+
+    private static Stream<Arguments> shapes() {
         return Stream.of(
                 Arguments.of(300, 2304, 768, SparseGemmGpuTest.Epi.BIAS),
                 Arguments.of(300, 768, 768, SparseGemmGpuTest.Epi.IN_PLACE_RESIDUAL),
@@ -40,12 +56,42 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
                 Arguments.of(1, 8, 40, SparseGemmGpuTest.Epi.BIAS_GELU_RESIDUAL),
                 Arguments.of(129, 136, 104, SparseGemmGpuTest.Epi.BIAS_GELU_RESIDUAL),
                 Arguments.of(77, 24, 1288, SparseGemmGpuTest.Epi.PLAIN),
-                Arguments.of(4096, 768, 3072, SparseGemmGpuTest.Epi.BIAS_RESIDUAL));
+                Arguments.of(4096, 768, 3072, SparseGemmGpuTest.Epi.BIAS_RESIDUAL),
+                // ~2.5 output tiles per CTA of an H200 (the persistent TMA kernels' turns and ring phases run on)
+                Arguments.of(128 * 40 + 5, 1024, 256, SparseGemmGpuTest.Epi.IN_PLACE_RESIDUAL));
     }
 
-    @ParameterizedTest(name = "m={0} n={1} k={2} {3}")
+    /**
+     * The TMA kernels finish (no deadlock: the producer's byte counts match what the copies bring, the ring, turn and
+     * residual barriers' phases line up) on k-tile counts around the ring depth, ragged K, one tile and many per CTA,
+     * with and without the residual (its barrier), each launch checked on a few rows.
+     */
+    @Test
+    @Order(1)
+    void tmaKernelsNeverHang() {
+        assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
+            for (SparseTile tile : new SparseTile[] {SparseTile.HTS128x128, SparseTile.HTP128x128}) {
+                for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 9}) {
+                    for (boolean residual : new boolean[] {false, true}) {
+                        check(tile, 128 * 66 + 5, 8 * 128, 128 * kTiles - 64, residual ? SparseGemmGpuTest.Epi.IN_PLACE_RESIDUAL
+                                : SparseGemmGpuTest.Epi.BIAS_GELU, true);
+                        check(tile, 101, 120, 128 * kTiles, residual ? SparseGemmGpuTest.Epi.BIAS_RESIDUAL
+                                : SparseGemmGpuTest.Epi.BIAS, true);
+                    }
+                }
+            }
+        }, "the TMA sparse GEMM did not finish within 120 s: a deadlock in its mbarrier protocol (gemm_sparse_sm90_tma.cuh)");
+    }
+
+    @ParameterizedTest(name = "{0} m={1} n={2} k={3} {4}")
     @MethodSource("cases")
-    void matchesReferenceOnThePrunedWeights(int m, int n, int k, SparseGemmGpuTest.Epi epi) {
+    @Order(2)
+    void matchesReferenceOnThePrunedWeights(SparseTile tile, int m, int n, int k, SparseGemmGpuTest.Epi epi) {
+        check(tile, m, n, k, epi, false);
+    }
+
+    /** One launch on random data against the fp64 reference: every row, or 8 of them (first, last, random). */
+    private void check(SparseTile tile, int m, int n, int k, SparseGemmGpuTest.Epi epi, boolean sampled) {
         long mark = gpu.pool.mark();
         Random rnd = new Random(31L * m + 7L * n + k + epi.ordinal());
         float[] a = GpuTestSupport.randomBf16(rnd, m * k, 1.0);
@@ -75,12 +121,24 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
             dres = dc;
         }
         gpu.kernels.gemmSparse(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
-                m, gelu, SparseTile.H128x128);
+                m, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
-        float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
-        System.out.println(whereWrong(ref, got, m, n));
-        GpuTestSupport.assertClose(String.format("gemmSparse H128x128 m=%d n=%d k=%d %s", m, n, k, epi), ref,
-                Arrays.copyOf(got, m * n), 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        String what = String.format("gemmSparse %s m=%d n=%d k=%d %s", tile, m, n, k, epi);
+        if (sampled) {
+            int[] rows = rnd.ints(8, 0, m).toArray();
+            rows[0] = 0;
+            rows[1] = m - 1;
+            float[] ref = ReferenceOps.gemmRows(a, w, bias, res, rows, n, k, gelu);
+            float[] out = new float[rows.length * n];
+            for (int i = 0; i < rows.length; i++) {
+                System.arraycopy(got, rows[i] * n, out, i * n, n);
+            }
+            GpuTestSupport.assertClose(what + " (8 rows)", ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        } else {
+            float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
+            System.out.println(what + ": " + whereWrong(ref, got, m, n));
+            GpuTestSupport.assertClose(what, ref, Arrays.copyOf(got, m * n), 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        }
         for (int i = m * n; i < got.length; i++) {
             assertTrue(Float.isNaN(got[i]), "write past the end of C at element " + i);
         }
