@@ -75,6 +75,8 @@ def main():
         attn = "wgmma" if e.meta.get("attentionWgmma") == "true" else "mma.sync"
         if e.meta.get("windowAttentionWgmma", "false") != e.meta.get("attentionWgmma", "false"):
             attn += " (windowed: " + ("wgmma" if e.meta.get("windowAttentionWgmma") == "true" else "mma.sync") + ")"
+        if e.meta.get("windowAttentionHalves") == "true" and e.meta.get("windowAttentionWgmma") == "true":
+            attn += " (windowed: half a window per CTA)"
         for b, (ms, _, pool) in sorted(e.batches.items()):
             vs = "; ".join(f"{k}: {t:.2f}" for (bb, k), t in e.variants.items() if bb == b)
             out.append(f"| {pipe} | {attn} | {b} | {ms:.2f} | {1000 * b / ms:.1f} | {pool / 2 ** 30:.2f} | {vs} |")

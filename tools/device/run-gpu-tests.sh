@@ -235,7 +235,7 @@ if [ "$mode" = hopper ]; then
         python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("io/samstream/gpu/cuda/samstream_kernels.fatbin", sys.argv[2])' \
             "$(ls "$here"/lib/samstream-gpu-*.jar | head -1)" "$work" || echo "could not extract the fatbin" >&2
         fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
-        for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
+        for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_sm90w2_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
                  samstream_gemm_sm90tmas_128x256 samstream_gemm_sm90tmap_128x128 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
             sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
             echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"

@@ -40,6 +40,24 @@
 // offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B
 // (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
+// Windowed blocks, half a window per CTA (WindowHalves, attention_window_halves_sm90; -Dsamstream.cuda.
+// windowAttentionHalves, off by default until measured). Why: the whole-window configuration took 8.3 ms for vit_b's 8
+// windowed blocks at batch 32 on the H200, ~1.04 ms per block for 32 x 25 windows x 12 heads = 9600 CTAs, ~14 us per
+// wave of 132: ~26,000 cycles per CTA against ~4,100 of tensor-core work (256 x 256 x 64 x 2 x 2 FLOP at 4096 per cycle
+// and SM). It is latency-bound: with one CTA per SM nothing overlaps a CTA's prologue (Q, Rh / Rw, the tables on the
+// tensor cores, two barriers) or its serial chain per key tile (S = Q K^T, wait, softmax, P.V, wait). So here a CTA
+// takes 128 query slots of a window (grid x = ceil(L / 128): 1 for windows of 9 to 11, 2 for 12 to 16; blockIdx.x
+// picks the half), 2 consumer warpgroups of one m64 block each (256 threads, <= 128 registers, __launch_bounds__(256,
+// 2)), no producer and no mbarriers: all threads cp.async Q, the staged Rh / Rw (commit group 0) and the whole window's
+// K and V (4 key tiles of 64 slots, the layouts and slot rule above, padded positions from the qkv bias; group 1) in the
+// prologue. The tables are made while K / V land; then cp.async.wait_group 0 + fence.proxy.async (the copies wrote
+// through the generic proxy, wgmma reads through the async proxy) + __syncthreads, and each consumer runs the key loop
+// of the whole-window configuration with MI = 1 (the same functions in the same order: the same numerics). Shared
+// memory Q 16 KB | K/V 64 KB | staged Rh, Rw 9 KB | tables 18.5 KB | 1 KB slack = 108.5 KB, so two CTAs share an SM and
+// one's prologue and latencies overlap the other's MMAs. ptxas: 121 registers, no spills. First measurement (a
+// standalone CUDA harness on the H200, not yet CudaKernelBench): 0.84 against 0.99 ms per vit_b windowed block at batch
+// 32, outputs bit for bit those of the whole-window configuration.
+//
 // Numerics are those of the mma.sync kernel (fp32 scores and sums in the log2 domain, P rounded to bf16 for P.V,
 // the output rounded to bf16); the tests compare both with the same double-precision reference.
 // The kernel body exists only for sm_90a (SAMSTREAM_SM90A); elsewhere it traps, and CudaKernels launches it only
@@ -82,7 +100,29 @@ struct Config {
     static_assert(ROWS_PER_TILE * ROW_SLOTS == attention::BKV, "a key tile is 64 slots");
     static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register split");
 };
-// CudaKernels.ATTN_SM90_SMEM / ATTN_SM90W_SMEM hold these numbers.
+// The windowed configuration with half a window per CTA (see the header): 2 consumer warpgroups of 64 queries, no
+// producer; the whole window's K and V, loaded in the prologue. Two CTAs per SM.
+struct WindowHalves {
+    static constexpr int CONSUMERS = 2;                  // warpgroups, one m64 block of queries each (MI = 1)
+    static constexpr int BQ = 64 * CONSUMERS;            // query slots per CTA: half of a window's 256
+    static constexpr int THREADS = 128 * CONSUMERS;
+    static constexpr int CTAS_PER_SM = 2;
+    static constexpr int ROWS_PER_TILE = 4, ROW_SLOTS = 16, MAX_SIDE = 16;   // as Config<true>
+    static constexpr int TILES = (MAX_SIDE + ROWS_PER_TILE - 1) / ROWS_PER_TILE;   // key tiles of the largest window
+    static constexpr int REL_LD = MAX_SIDE + ROWS_PER_TILE + MAX_SIDE + 1;
+    static constexpr int Q_BYTES = BQ * ROW_BYTES;
+    static constexpr int KV_ALL_BYTES = TILES * 2 * KV_BYTES;                      // tile t: K, then V
+    static constexpr int STAGING_BYTES = 2 * (2 * MAX_SIDE) * STAGING_LD * 2;      // Rh, Rw: 32 rows each at most
+    static constexpr int REL_BYTES = BQ * REL_LD * 4;
+    // Q | K/V of every tile | staged Rh, Rw | tables | slack to align the base to 1024 B.
+    static constexpr int SMEM_BYTES = Q_BYTES + KV_ALL_BYTES + STAGING_BYTES + REL_BYTES + 1024;
+    static_assert(CTAS_PER_SM * (SMEM_BYTES + 1024) <= 233472, "two CTAs (+ 1 KB each for the system) per 228 KB SM");
+    static_assert(CTAS_PER_SM * THREADS * 128 <= 65536, "128 registers per thread for two CTAs per SM");
+    static_assert(ROWS_PER_TILE * ROW_SLOTS == attention::BKV, "a key tile is 64 slots");
+    static_assert(TILES * ROWS_PER_TILE * ROW_SLOTS == 256, "a window's K / V fill 4 tiles");
+};
+
+// CudaKernels.ATTN_SM90_SMEM / ATTN_SM90W_SMEM hold these numbers (ATTN_SM90W2_SMEM: samstream_kernels.cu).
 static_assert(Config<false>::SMEM_BYTES == 207440, "CudaKernels.ATTN_SM90_SMEM holds this number");
 static_assert(Config<true>::SMEM_BYTES == 137280, "CudaKernels.ATTN_SM90W_SMEM holds this number");
 
@@ -224,6 +264,8 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
         sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
     }
     cp_async_wait<0>();
+    // Q went through the generic proxy (cp.async) and the windowed blocks' wgmma reads it through the async proxy.
+    if constexpr (WINDOWED) fence_proxy_async();
     __syncthreads();   // Q, the staged tables and the barriers' initialisation visible to all
 
     // This lane's rows (consumers): block mi's rows 64 (c MI + mi) + 16 w + g and + 8, CTA-local.
@@ -372,6 +414,164 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
         const int tok[2] = {seq.token(q0 + row0), seq.token(q0 + row0 + 8)};   // padding, past the end: not stored
         attention::store_rows(o[mi], l[mi], tok, out_img, C, head * HD, q4);
     }
+#else
+    __trap();   // not an sm_90a build: the host never launches this kernel here
+#endif
+}
+
+// The windowed block with half a window per CTA (WindowHalves; the header says why and how): blockIdx.x = which 128
+// query slots of the window, y = head, z = image x window. Same arguments and result as attention_fwd_sm90<true>.
+__device__ __forceinline__ void attention_window_halves_sm90(const bf16* __restrict__ qkv,
+                                                             const bf16* __restrict__ qkv_bias,
+                                                             const bf16* __restrict__ rel_h,
+                                                             const bf16* __restrict__ rel_w, bf16* __restrict__ out,
+                                                             int H, int W, int heads, int window, float scale) {
+#ifdef SAMSTREAM_SM90A
+    using namespace gemm_sm90;
+    using Cfg = WindowHalves;
+    constexpr int KSTEPS = HD / 16, CHUNKS = HD / 8, R = Cfg::ROWS_PER_TILE;
+
+    const int tid = threadIdx.x, cw = tid / 128, lane = tid & 31;   // cw: this thread's consumer warpgroup
+    const int head = blockIdx.y;
+    const int C = heads * HD, row_stride = 3 * C;
+    int b;
+    const attention::Sequence seq = attention::sequence_of(blockIdx.z, H, W, window, b);
+    const int q0 = blockIdx.x * Cfg::BQ;
+    const bf16* img = qkv + (size_t)b * H * W * row_stride;
+    bf16* out_img = out + (size_t)b * H * W * C;
+    const int n_tiles = (seq.seq_h + R - 1) / R;
+    // Consumer warpgroups with at least one query of the window (>= 1: the host launches ceil(L / 128) halves).
+    const int active = min(Cfg::CONSUMERS, (seq.L - q0 + 63) / 64);
+
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;   // swizzled tiles need 1024-byte alignment
+    unsigned char* const base_ptr = smem_raw + (base - smem_addr(smem_raw));
+    const uint32_t sQ = base;
+    const uint32_t kv = base + Cfg::Q_BYTES;                        // key tile t: K at kv + 2 t KV, V after it
+    const uint32_t staging = kv + Cfg::KV_ALL_BYTES;                // Rh rows, then Rw rows (ldmatrix layout)
+    const bf16* staged = reinterpret_cast<const bf16*>(base_ptr + Cfg::Q_BYTES + Cfg::KV_ALL_BYTES);
+    float* const sRel = reinterpret_cast<float*>(base_ptr + Cfg::Q_BYTES + Cfg::KV_ALL_BYTES + Cfg::STAGING_BYTES);
+    const int rel_ld = seq.seq_h + R + seq.seq_w + 1;
+    const int relw_at = seq.seq_h + R;
+
+    // ---- prologue: Q and the staged tables (commit group 0), then the window's K and V (group 1) --------------
+    for (int c = tid; c < Cfg::BQ * CHUNKS; c += Cfg::THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const int tok = seq.token(q0 + r);   // padding and rows past the window: zeros (never stored)
+        cp_async_16(sQ + swizzled(r, ch), tok >= 0 ? img + (size_t)tok * row_stride + head * HD + ch * 8 : img,
+                    tok >= 0);
+    }
+    const int2 table_rows = attention::stage_rel_tables<HD>(staging, STAGING_LD, rel_h, rel_w, seq, tid, Cfg::THREADS);
+    const int rh_rows = table_rows.x, rw_rows = table_rows.y;
+    cp_async_commit();
+    // Window slot i = 16 dh + kw (dh < 16: window row, kw < 16: column) is slot i % 64 of key tile i / 64, as the
+    // producer of attention_fwd_sm90<true> fills its tiles: columns and rows past the window zeros, padded positions
+    // the qkv bias.
+    for (int c = tid; c < n_tiles * attention::BKV * CHUNKS; c += Cfg::THREADS) {
+        const int slot = c / CHUNKS, ch = c % CHUNKS;
+        const int row = slot / Cfg::ROW_SLOTS, col = slot % Cfg::ROW_SLOTS;
+        const int tok = row < seq.seq_h && col < seq.seq_w ? seq.token(row * seq.seq_w + col) : attention::BEYOND;
+        const bf16* src;
+        bool ok;
+        if (tok >= 0) {
+            src = img + (size_t)tok * row_stride + C + head * HD + ch * 8;
+            ok = true;
+        } else {   // padded window position: the qkv bias (as the reference pads before the Linear)
+            ok = tok == attention::PADDED && qkv_bias != nullptr;
+            src = ok ? qkv_bias + C + head * HD + ch * 8 : img;
+        }
+        const uint32_t k_dst = kv + (slot / attention::BKV) * 2 * KV_BYTES + swizzled(slot % attention::BKV, ch);
+        cp_async_16(k_dst, src, ok);
+        cp_async_16(k_dst + KV_BYTES, ok ? src + C : img, ok);
+    }
+    cp_async_commit();
+    // The -inf entries of every row: Rh of tile rows past the window, and the last one.
+    for (int idx = tid; idx < Cfg::BQ * (R + 1); idx += Cfg::THREADS) {
+        const int r = idx / (R + 1), k = idx % (R + 1);
+        sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
+    }
+    cp_async_wait<1>();
+    __syncthreads();   // Q and the staged tables visible to all (K and V may still be landing)
+
+    // This lane's rows: 64 cw + 16 w + g and + 8, CTA-local. The tables of the warp's rows on the tensor cores.
+    const int w4 = (tid >> 5) & 3, g = lane >> 2, q4 = lane & 3;
+    const int row0 = cw * 64 + w4 * 16 + g;
+    if (cw < active) {
+        uint32_t qf[KSTEPS][4];
+        const int r = cw * 64 + w4 * 16 + (lane & 15);
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks)
+            ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], sQ + swizzled(r, ks * 2 + (lane >> 4)));
+        const int pos[2] = {min(q0 + row0, seq.L - 1), min(q0 + row0 + 8, seq.L - 1)};
+        float* const rel_row[2] = {sRel + row0 * rel_ld, sRel + (row0 + 8) * rel_ld};
+        attention::rel_pos_tables<KSTEPS>(qf, staged, rh_rows, rw_rows, STAGING_LD, seq, pos, rel_row, relw_at, lane);
+    }
+    cp_async_wait<0>();
+    fence_proxy_async();   // this thread's copies (Q, K, V) went through the generic proxy; wgmma reads via the async one
+    __syncthreads();       // K, V and the tables complete and visible to all
+
+    if (cw >= active) return;   // no query of the window in this warpgroup's rows
+    // The Rw terms of this lane's key columns kw = 8 (n % 2) + 2 q4 + e, per row, for the whole loop.
+    float rw[2][2][2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const float* rel = sRel + (row0 + 8 * r) * rel_ld;
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int kw = 8 * half + 2 * q4 + e;
+                rw[r][half][e] = kw < seq.seq_w ? rel[relw_at + kw] : -CUDART_INF_F;
+            }
+    }
+
+    float o[8][4], m[2], l[2];
+#pragma unroll
+    for (int d = 0; d < 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    m[0] = m[1] = -CUDART_INF_F;
+    l[0] = l[1] = 0.f;
+    const float scale_log2 = scale * attention::LOG2E;
+    const uint64_t desc_q = smem_desc(sQ + cw * 64 * ROW_BYTES);
+    const float* rel0 = sRel + row0 * rel_ld;
+    const float* rel1 = rel0 + 8 * rel_ld;
+
+    for (int t = 0; t < n_tiles; ++t) {
+        const uint32_t k_tile = kv + t * 2 * KV_BYTES;
+        const uint64_t desc_k = smem_desc(k_tile), desc_v = smem_desc(k_tile + KV_BYTES);
+
+        // S = Q K^T: 64 rows x 64 key slots, the k16 steps 32 B apart inside the swizzled rows.
+        float sc[8][4];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) wgmma_ss_m64n64k16(sc, desc_q + 2 * kk, desc_k + 2 * kk, kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+
+        uint32_t p[4][4];
+        fence_tiles(sc);
+        float h0[4], h1[4];   // Rh terms of the tile's 4 window rows (-inf past the window)
+#pragma unroll
+        for (int dh = 0; dh < 4; ++dh) {
+            h0[dh] = rel0[t * R + dh];
+            h1[dh] = rel1[t * R + dh];
+        }
+        add_window_bias(sc, scale_log2, h0, h1, rw[0], rw[1]);
+        attention::online_softmax(sc, o, m, l);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) attention::probs_fragment(sc, kk, p[kk]);
+        fence_tiles(o);        // the rescaled O and the packed P are in their registers ...
+        fence_fragments(p);
+        wgmma_fence();         // ... before the MMAs may read them
+        // O += P V: 16 key slots per k16 step, 2048 B of V apart.
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) wgmma_rs_m64n64k16_tb(o, p[kk], desc_v + kk * (2048 >> 4));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_tiles(o);
+    }
+
+    const int tok[2] = {seq.token(q0 + row0), seq.token(q0 + row0 + 8)};   // padding, past the window: not stored
+    attention::store_rows(o, l, tok, out_img, C, head * HD, q4);
 #else
     __trap();   // not an sm_90a build: the host never launches this kernel here
 #endif

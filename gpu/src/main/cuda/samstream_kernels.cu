@@ -209,6 +209,16 @@ extern "C" __global__ void __launch_bounds__(attention_sm90::Config<true>::THREA
     attention_sm90::attention_fwd_sm90<true>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
 }
 
+// Windowed, half a window per CTA (attention_sm90::WindowHalves; -Dsamstream.cuda.windowAttentionHalves=true): 2
+// consumer warpgroups of 64 queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x =
+// ceil(window^2 / 128), y = heads, z = images x windows. Same arguments as samstream_attention_sm90w_hd64.
+static_assert(attention_sm90::WindowHalves::SMEM_BYTES == 111104, "CudaKernels.ATTN_SM90W2_SMEM holds this number");
+extern "C" __global__ void __launch_bounds__(attention_sm90::WindowHalves::THREADS, attention_sm90::WindowHalves::CTAS_PER_SM)
+    samstream_attention_sm90w2_hd64(const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w,
+                                    bf16* out, int H, int W, int heads, int window, float scale) {
+    attention_sm90::attention_window_halves_sm90(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
+}
+
 // ---- image encoder data movement (encoder_ops.cuh); grid-stride loops, 256 threads --------------------
 extern "C" __global__ void __launch_bounds__(256) samstream_patchify_f32(const float* img, bf16* rows, int B, int S,
                                                                          int P) {

@@ -234,23 +234,32 @@ public final class CudaKernelBench {
                         ? new boolean[] {false, true} : new boolean[] {false};
                 String switchName = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY
                         : CudaKernels.ATTENTION_WGMMA_PROPERTY;
+                // Windowed on wgmma: a whole window per CTA, then half a window per CTA ("halves",
+                // CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY).
                 for (boolean wgmma : kernelsToRun) {
-                    String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
-                    if (!wanted("attention", variant)) {
-                        continue;
+                    for (boolean halves : wgmma && window > 0 ? new boolean[] {false, true} : new boolean[] {false}) {
+                        String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "")
+                                + (halves ? " halves" : "");
+                        if (!wanted("attention", variant)) {
+                            continue;
+                        }
+                        int s = window > 0 ? window : 64;
+                        DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
+                        DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
+                        String halvesValue = Boolean.toString(halves);
+                        float ms = withProperty(switchName, Boolean.toString(wgmma),
+                                () -> withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halvesValue,
+                                        () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH,
+                                                relW, out, batch, 64, 64, heads, hd, window))));
+                        // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
+                        // included).
+                        double seqs = window > 0 ? batch * 25.0 : batch;
+                        double len = window > 0 ? 196 : 4096;
+                        double flop = seqs * heads * 4.0 * len * len * hd;
+                        report("attention", variant,
+                                String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms,
+                                flop / ms / 1e9, "TFLOP/s");
                     }
-                    int s = window > 0 ? window : 64;
-                    DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h"), relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                    float ms = withProperty(switchName, Boolean.toString(wgmma),
-                            () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out,
-                                    batch, 64, 64, heads, hd, window)));
-                    // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding included).
-                    double seqs = window > 0 ? batch * 25.0 : batch;
-                    double len = window > 0 ? 196 : 4096;
-                    double flop = seqs * heads * 4.0 * len * len * hd;
-                    report("attention", variant,
-                            String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms, flop / ms / 1e9,
-                            "TFLOP/s");
                 }
             }
             pool.release(mark);

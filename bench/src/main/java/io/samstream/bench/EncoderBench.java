@@ -110,6 +110,7 @@ public final class EncoderBench {
             out.println("meta\tgemmPipeline\t" + CudaKernels.gemmPipelineName());
             out.println("meta\tattentionWgmma\t" + CudaKernels.attentionWgmmaEnabled());
             out.println("meta\twindowAttentionWgmma\t" + CudaKernels.windowAttentionWgmmaEnabled());
+            out.println("meta\twindowAttentionHalves\t" + CudaKernels.windowAttentionHalvesEnabled());
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
@@ -175,6 +176,17 @@ public final class EncoderBench {
                                     attention[1], kernel, t);
                         }
                     }
+                    // Windowed attention on wgmma with a whole window and with half a window per CTA
+                    // (CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY).
+                    for (String halves : !ATTENTION_VARIANTS ? new String[0] : new String[] {"false", "true"}) {
+                        double t = eagerWith(backend, batch, iters, CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, "true",
+                                CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves);
+                        String kernel = halves.equals("true") ? "wgmma halves" : "wgmma whole windows";
+                        System.out.printf(Locale.ROOT, "  eager, windowed attention on %s: %.2f ms (%.1f img/s)%n",
+                                kernel, t, 1000 * batch / t);
+                        out.printf(Locale.ROOT, "variant\t%d\teager launches, windowed attention %s\t%.4f%n", batch,
+                                kernel, t);
+                    }
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
                         System.out.printf(Locale.ROOT, "  %-22s %8.3f ms%n", en.getKey(), en.getValue());
@@ -202,6 +214,22 @@ public final class EncoderBench {
         try {
             backend.timeForward(batch, 1, false);
             return backend.timeForward(batch, iters, false);
+        } finally {
+            if (before == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, before);
+            }
+        }
+    }
+
+    /** {@link #eagerWith(CudaSamBackend, int, int, String, String)} with a second property set as well. */
+    private static double eagerWith(CudaSamBackend backend, int batch, int iters, String key, String value,
+                                    String key2, String value2) {
+        String before = System.getProperty(key);
+        System.setProperty(key, value);
+        try {
+            return eagerWith(backend, batch, iters, key2, value2);
         } finally {
             if (before == null) {
                 System.clearProperty(key);

@@ -338,6 +338,17 @@ public final class CudaKernels implements AutoCloseable {
     private static final int ATTN_SM90W_THREADS = 384, ATTN_SM90W_STAGES = 4, ATTN_SM90W_MIN = 9, ATTN_SM90W_MAX = 16;
     static final int ATTN_SM90W_SMEM = 256 * 128 + ATTN_SM90W_STAGES * 2 * ATTN_BKV * 128
             + 256 * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 2 * ATTN_SM90W_STAGES * 8 + 1024;
+    /**
+     * The windowed configuration with half a window per CTA ({@link #WINDOW_ATTENTION_HALVES_PROPERTY};
+     * attention_sm90::WindowHalves): 128 query slots per CTA (grid x = ceil(window² / 128)), 256 threads (2 consumer
+     * warpgroups of 64 queries, no producer), two CTAs per SM. Shared memory = WindowHalves::SMEM_BYTES, asserted in
+     * samstream_kernels.cu: Q + the whole window's K and V (4 tiles) + the staged Rh, Rw (2 x 32 rows of 72 bf16) +
+     * the tables + 1024 B of alignment slack.
+     */
+    private static final String ATTN_SM90W2 = "samstream_attention_sm90w2_hd64";
+    static final int ATTN_SM90W2_QUERIES = 128, ATTN_SM90W2_THREADS = 256;
+    static final int ATTN_SM90W2_SMEM = ATTN_SM90W2_QUERIES * 128 + 4 * 2 * ATTN_BKV * 128
+            + 2 * (2 * ATTN_SM90W_MAX) * (64 + 8) * 2 + ATTN_SM90W2_QUERIES * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 1024;
 
     /**
      * System property: {@code false} keeps global attention on the mma.sync kernel on Hopper too (for comparisons,
@@ -358,6 +369,20 @@ public final class CudaKernels implements AutoCloseable {
      */
     public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
     static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = true;
+    /**
+     * System property: {@code true} runs the windowed blocks that the wgmma kernel serves ({@link #windowAttentionWgmma})
+     * on its configuration with half a window per CTA (attention_sm90.cuh, WindowHalves: 2 consumer warpgroups of 64
+     * queries, the whole window's K and V loaded in the prologue, no producer, two CTAs per SM, so one CTA's prologue and
+     * latencies overlap the other's MMAs); {@code false} keeps a whole window per CTA. The whole-window kernel is
+     * latency-bound: 8.3 ms for vit_b's 8 windowed blocks at batch 32 on the H200, ~26,000 cycles per CTA against
+     * ~4,100 of tensor-core work. Only where {@link #WINDOW_ATTENTION_WGMMA_PROPERTY} leaves windowed attention on wgmma.
+     * Read at every launch. On by default: a standalone CUDA harness on the H200 measured 0.84 against 0.99 ms per vit_b
+     * windowed block at batch 32 (0.22 against 0.26 at batch 8), two CTAs per SM, with outputs bit for bit those of the
+     * whole-window configuration (CudaKernelBench "attention vit_b windowed 14x14 wgmma halves", EncoderBench's
+     * "windowed attention wgmma halves" row compare the two through this class).
+     */
+    public static final String WINDOW_ATTENTION_HALVES_PROPERTY = "samstream.cuda.windowAttentionHalves";
+    static final boolean DEFAULT_WINDOW_ATTENTION_HALVES = true;
     /**
      * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmap
      * (TMA loads and stores; ping-pong consumers for short-K products without GELU, the cooperative tmas tile for
@@ -434,6 +459,7 @@ public final class CudaKernels implements AutoCloseable {
         }
         add(ATTN_SM90, ATTN_SM90_SMEM);
         add(ATTN_SM90W, ATTN_SM90W_SMEM);
+        add(ATTN_SM90W2, ATTN_SM90W2_SMEM);
     }
 
     private void checkAbi() {
@@ -590,6 +616,15 @@ public final class CudaKernels implements AutoCloseable {
     public static boolean windowAttentionWgmmaEnabled() {
         return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_WGMMA_PROPERTY,
                 Boolean.toString(DEFAULT_WINDOW_ATTENTION_WGMMA)));
+    }
+
+    /**
+     * Whether windowed attention on wgmma takes half a window per CTA: {@link #WINDOW_ATTENTION_HALVES_PROPERTY}, else
+     * the default ({@value #DEFAULT_WINDOW_ATTENTION_HALVES}).
+     */
+    public static boolean windowAttentionHalvesEnabled() {
+        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_HALVES_PROPERTY,
+                Boolean.toString(DEFAULT_WINDOW_ATTENTION_HALVES)));
     }
 
     /**
@@ -909,6 +944,14 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
+     * True when {@link #attention} runs a windowed block on the configuration with half a window per CTA: where
+     * {@link #windowAttentionWgmma} holds and {@link #WINDOW_ATTENTION_HALVES_PROPERTY} is on.
+     */
+    public boolean windowAttentionHalves(int headDim, int window) {
+        return windowAttentionWgmma(headDim, window) && windowAttentionHalvesEnabled();
+    }
+
+    /**
      * Multi-head self-attention of one encoder block with SAM's decomposed relative position bias, scale
      * {@code headDim^-0.5}.
      *
@@ -947,6 +990,11 @@ public final class CudaKernels implements AutoCloseable {
         Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                 Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
                 Pointer.to(new float[] {scale}));
+        if (window > 0 && windowAttentionHalves(headDim, window)) {   // 128 query slots of a window per CTA
+            int halves = (window * window + ATTN_SM90W2_QUERIES - 1) / ATTN_SM90W2_QUERIES;
+            launch(ATTN_SM90W2, halves, heads, (int) gridZ, ATTN_SM90W2_THREADS, ATTN_SM90W2_SMEM, stream, params, op);
+            return;
+        }
         if (window > 0 && windowAttentionWgmma(headDim, window)) {   // a whole window per CTA
             launch(ATTN_SM90W, 1, heads, (int) gridZ, ATTN_SM90W_THREADS, ATTN_SM90W_SMEM, stream, params, op);
             return;

@@ -97,9 +97,85 @@ class AttentionGpuTest extends GpuTestBase {
     }
 
     /**
-     * Both configurations of the wgmma kernel finish (no deadlock in the producer / consumer protocol) on sequences of
+     * Windowed blocks on the wgmma kernel's configuration with half a window per CTA ({@link
+     * CudaKernels#WINDOW_ATTENTION_HALVES_PROPERTY}; halves = false pins the whole-window configuration), against the same
+     * reference and tolerances: every window side 9 to 16, i.e. one CTA of 81 / 100 / 121 queries (2 active consumer
+     * warpgroups, the second partly padded), two CTAs with 16 / 41 queries in the second (one active warpgroup there),
+     * 68 / 97 (the second warpgroup with 4 / 33), 128 (every slot real); 3 and 4 key tiles; the vit_b block (64 x 64
+     * padded to 70 x 70, the padding's k / v from the qkv bias), padding in both directions, grids that are a multiple
+     * of the window, no bias, several images and heads.
+     */
+    @ParameterizedTest(name = "halves={7} batch={0} grid={1}x{2} heads={3} window={4} bias={5} sampled={6}")
+    @CsvSource({
+            "2, 64, 64, 12, 14, true, 0, true",
+            "3, 20, 30, 3, 14, true, 0, true",
+            "1, 28, 28, 2, 14, false, 0, true",
+            "2, 20, 20, 2, 9, true, 0, true",
+            "1, 23, 17, 3, 10, true, 0, true",
+            "1, 30, 26, 2, 11, true, 0, true",
+            "2, 24, 30, 2, 12, false, 0, true",
+            "1, 26, 30, 2, 13, false, 0, true",
+            "1, 29, 40, 2, 13, true, 0, true",
+            "1, 30, 45, 3, 15, true, 0, true",
+            "1, 40, 33, 2, 16, true, 0, true",
+            "2, 32, 32, 1, 16, false, 0, true",
+            "2, 64, 64, 12, 14, true, 0, false",
+            "2, 20, 20, 2, 9, true, 0, false",
+            "1, 40, 33, 2, 16, true, 0, false"})
+    void windowedWgmmaHalves(int batch, int h, int w, int heads, int window, boolean withBias, int sampled,
+                             boolean halves) {
+        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+                + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true,
+                () -> withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves, () -> {
+                    assertEquals(true, gpu.kernels.windowAttentionWgmma(64, window), "kernel choice");
+                    assertEquals(halves, gpu.kernels.windowAttentionHalves(64, window), "configuration choice");
+                    check(batch, h, w, heads, 64, window, withBias, sampled);
+                }));
+    }
+
+    /**
+     * Half a window per CTA runs, per query row, exactly the operations of the whole-window configuration (the same
+     * wgmma shapes on the same K / V tiles, the same table, softmax and store functions in the same order), so the two
+     * outputs are the same bits.
+     */
+    @ParameterizedTest(name = "batch={0} grid={1}x{2} heads={3} window={4}")
+    @CsvSource({"2, 64, 64, 12, 14", "1, 21, 17, 2, 12", "2, 20, 20, 2, 9", "1, 40, 33, 2, 16"})
+    void windowedWgmmaHalvesMatchWholeWindowsBitForBit(int batch, int h, int w, int heads, int window) {
+        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+                + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(31L * h + w + window);
+        int cTotal = heads * 64, tokens = h * w;
+        DeviceBuffer qkv = gpu.upload(GpuTestSupport.randomBf16(rnd, batch * tokens * 3 * cTotal, 1.0), "qkv");
+        DeviceBuffer bias = gpu.upload(GpuTestSupport.randomBf16(rnd, 3 * cTotal, 0.5), "qkv bias");
+        DeviceBuffer relH = gpu.upload(GpuTestSupport.randomBf16(rnd, (2 * window - 1) * 64, 0.2), "rel_h");
+        DeviceBuffer relW = gpu.upload(GpuTestSupport.randomBf16(rnd, (2 * window - 1) * 64, 0.2), "rel_w");
+        float[][] got = new float[2][];
+        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
+            for (int halves = 0; halves < 2; halves++) {
+                int config = halves;
+                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves == 1, () -> {
+                    DeviceBuffer out = gpu.poisoned((long) batch * tokens * cTotal, "attention out");
+                    gpu.kernels.attention(gpu.stream, qkv, bias, relH, relW, out, batch, h, w, heads, 64, window);
+                    got[config] = gpu.download(out, batch * tokens * cTotal);
+                });
+            }
+        });
+        for (int i = 0; i < got[0].length; i++) {
+            if (Float.floatToRawIntBits(got[0][i]) != Float.floatToRawIntBits(got[1][i])) {
+                throw new AssertionError(String.format("element %d (token %d, channel %d): whole windows %s, halves %s",
+                        i, i / cTotal, i % cTotal, got[0][i], got[1][i]));
+            }
+        }
+        gpu.pool.release(mark);
+    }
+
+    /**
+     * The configurations of the wgmma kernel finish (no deadlock in the producer / consumer protocol) on sequences of
      * 1 to 13 key tiles around the ring depths, with 1 to 3 active consumer warpgroups, each launch checked against the
-     * reference; 60 s for launches that take milliseconds. run-gpu-tests.sh hopper runs this first.
+     * reference; windowed blocks with a whole window and with half a window per CTA; 60 s for launches that take
+     * milliseconds. run-gpu-tests.sh hopper runs this first.
      */
     @Test
     void wgmmaKernelsFinish() {
@@ -112,9 +188,18 @@ class AttentionGpuTest extends GpuTestBase {
                 }
             });
             withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
-                for (int window : new int[] {9, 12, 14, 16}) {
-                    check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);   // 3 or 4 key tiles, padding
-                }
+                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, false, () -> {   // a whole window per CTA
+                    for (int window : new int[] {9, 12, 14, 16}) {
+                        check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);   // 3 or 4 key tiles, padding
+                    }
+                });
+                // The configuration with half a window per CTA (no mbarriers, but __syncthreads with warpgroups that
+                // have no query): 1 or 2 CTAs per window, 1 or 2 active warpgroups.
+                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, true, () -> {
+                    for (int window : new int[] {9, 12, 14, 16}) {
+                        check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);
+                    }
+                });
             });
         }, "the wgmma attention kernel did not finish within 60 s: a deadlock in its mbarrier protocol (attention_sm90.cuh)");
     }
@@ -138,6 +223,17 @@ class AttentionGpuTest extends GpuTestBase {
         });
         withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, false,
                 () -> assertFalse(gpu.kernels.windowAttentionWgmma(64, 14), "switched off"));
+        withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, true, () -> {
+            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
+                assertEquals(hopper, gpu.kernels.windowAttentionHalves(64, 14));
+                assertEquals(hopper, gpu.kernels.windowAttentionHalves(64, 9));
+                assertFalse(gpu.kernels.windowAttentionHalves(64, 8), "halves: windows of 8 or less");
+                assertFalse(gpu.kernels.windowAttentionHalves(64, 17), "halves: windows over 16");
+                assertFalse(gpu.kernels.windowAttentionHalves(80, 14), "halves: head dim 80");
+            });
+            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, false,
+                    () -> assertFalse(gpu.kernels.windowAttentionHalves(64, 14), "halves without windowed wgmma"));
+        });
     }
 
     private static void withProperty(String key, boolean value, Runnable body) {
