@@ -355,9 +355,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
     }
     const float scale_log2 = scale * attention::LOG2E;
 
-    for (int t = 0; t < n_tiles; ++t) {
-        const int s = t % STAGES;
-        mbar_wait(full(s), (t / STAGES) & 1);
+    // slot s = t % STAGES and its phase (t / STAGES) & 1, kept as counters (no division in the loop)
+    for (int t = 0, s = 0, phase = 0; t < n_tiles; ++t, s = s + 1 == STAGES ? 0 : s + 1, phase ^= s == 0) {
+        mbar_wait(full(s), phase);
         const uint64_t desc_k = smem_desc(k_slot(s)), desc_v = smem_desc(k_slot(s) + KV_BYTES);
 
         // S = Q K^T per block: 64 rows x 64 key slots, the k16 steps 32 B apart inside the swizzled rows.
@@ -386,10 +386,11 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
                     h1[dh] = rel1[t * R + dh];
                 }
                 add_window_bias(sc[mi], scale_log2, h0, h1, rw[mi][0], rw[mi][1]);
-            } else {
-                attention::add_row_bias(sc[mi], scale_log2, rel0[t], rel1[t], rw[mi][0], rw[mi][1]);
+                attention::online_softmax(sc[mi], o[mi], m[mi], l[mi]);
+            } else {   // the issue-bound global blocks: the same function in fewer instructions (attention.cuh)
+                attention::row_softmax_lazy(sc[mi], scale_log2, rel0[t], rel1[t], rw[mi][0], rw[mi][1], o[mi], m[mi],
+                                            l[mi]);
             }
-            attention::online_softmax(sc[mi], o[mi], m[mi], l[mi]);
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk) attention::probs_fragment(sc[mi], kk, p[mi][kk]);
             fence_tiles(o[mi]);        // the rescaled O and the packed P are in their registers ...
