@@ -201,6 +201,20 @@ __device__ __forceinline__ void add_row_bias(float (&s)[NT][4], float scale_log2
         }
 }
 
+// s = exp2(s - base[row]) for a lane's two rows, added to their sums l: the last step of both softmax functions below.
+template <int NT>
+__device__ __forceinline__ void exp2_and_sum(float (&s)[NT][4], const float (&base)[2], float (&l)[2]) {
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        s[n][0] = fast_exp2(s[n][0] - base[0]);
+        s[n][1] = fast_exp2(s[n][1] - base[0]);
+        s[n][2] = fast_exp2(s[n][2] - base[1]);
+        s[n][3] = fast_exp2(s[n][3] - base[1]);
+        l[0] += s[n][0] + s[n][1];
+        l[1] += s[n][2] + s[n][3];
+    }
+}
+
 // One key tile of the online softmax for a lane's two rows (FlashAttention-2): `s` holds the scores of the
 // tile (log2 domain, bias and mask added) as n8 accumulator tiles, `o` the output accumulators so far, `m`
 // the running maxima and `l` this thread's part of the running sums. On return `s` holds the unnormalised
@@ -229,15 +243,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[NT][4], float (&o)[DT]
             o[d][2 * r + 1] *= alpha;
         }
     }
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-        s[n][0] = fast_exp2(s[n][0] - base[0]);
-        s[n][1] = fast_exp2(s[n][1] - base[0]);
-        s[n][2] = fast_exp2(s[n][2] - base[1]);
-        s[n][3] = fast_exp2(s[n][3] - base[1]);
-        l[0] += s[n][0] + s[n][1];
-        l[1] += s[n][2] + s[n][3];
-    }
+    exp2_and_sum(s, base, l);
 }
 
 // add_row_bias + online_softmax in fewer instructions, for the wgmma kernel's global blocks (attention_sm90.cuh),
@@ -302,15 +308,7 @@ __device__ __forceinline__ void row_softmax_lazy(float (&s)[NT][4], float scale_
     float base[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) base[r] = (m[r] == -CUDART_INF_F ? 0.f : m[r]) - h[r];   // avoid inf - inf
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-        s[n][0] = fast_exp2(s[n][0] - base[0]);
-        s[n][1] = fast_exp2(s[n][1] - base[0]);
-        s[n][2] = fast_exp2(s[n][2] - base[1]);
-        s[n][3] = fast_exp2(s[n][3] - base[1]);
-        l[0] += s[n][0] + s[n][1];
-        l[1] += s[n][2] + s[n][3];
-    }
+    exp2_and_sum(s, base, l);
 }
 
 // The probabilities of keys 16 kk .. 16 kk + 15 as the A fragment of a k16 MMA step (mma.sync m16n8k16 and

@@ -185,6 +185,22 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
     return (uint32_t)(row * ROW_BYTES + ((chunk ^ (row & 7)) << 4));
 }
 
+// Where 16-byte chunk `chunk` of the K row of key position (row, col) of the sequence comes from (V is C further; a
+// token's q, k, v are 3 C apart): the token's K; a padded window position's, the qkv bias (the reference pads before the Linear); none past
+// the sequence (ok = false: zero fill, with `img` as a harmless address). The producer's and the half-window prologue's
+// rule.
+__device__ __forceinline__ const bf16* key_source(const attention::Sequence& seq, const bf16* img,
+                                                  const bf16* qkv_bias, int row, int col, int C, int head, int chunk,
+                                                  bool& ok) {
+    const int tok = row < seq.seq_h && col < seq.seq_w ? seq.token(row * seq.seq_w + col) : attention::BEYOND;
+    if (tok >= 0) {
+        ok = true;
+        return img + (size_t)tok * 3 * C + C + head * HD + chunk * 8;
+    }
+    ok = tok == attention::PADDED && qkv_bias != nullptr;
+    return ok ? qkv_bias + C + head * HD + chunk * 8 : img;
+}
+
 #endif  // SAMSTREAM_SM90A
 
 // Windowed scores into the log2 domain with the bias: s = s * scale_log2 + <q, Rh[tile row dh]> + <q, Rw[kw]> for one
@@ -301,16 +317,8 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
             for (int i = 0; i < attention::BKV / 16; ++i) {
                 // Slot r0 + 16 i: global, column r0 + 16 i of sequence row t; windowed, column r0 of row 4 t + i.
                 const int row = WINDOWED ? t * R + i : t, col = WINDOWED ? r0 : r0 + 16 * i;
-                const int tok = row < seq.seq_h && col < seq.seq_w ? seq.token(row * seq.seq_w + col) : attention::BEYOND;
-                const bf16* src;
                 bool ok;
-                if (tok >= 0) {
-                    src = img + (size_t)tok * row_stride + C + head * HD + chunk * 8;
-                    ok = true;
-                } else {   // padded window position: the qkv bias (as the reference pads before the Linear)
-                    ok = tok == attention::PADDED && qkv_bias != nullptr;
-                    src = ok ? qkv_bias + C + head * HD + chunk * 8 : img;
-                }
+                const bf16* src = key_source(seq, img, qkv_bias, row, col, C, head, chunk, ok);
                 cp_async_16(k_dst + i * 16 * ROW_BYTES, src, ok);
                 cp_async_16(v_dst + i * 16 * ROW_BYTES, ok ? src + C : img, ok);
             }
@@ -471,16 +479,8 @@ __device__ __forceinline__ void attention_window_halves_sm90(const bf16* __restr
     for (int c = tid; c < n_tiles * attention::BKV * CHUNKS; c += Cfg::THREADS) {
         const int slot = c / CHUNKS, ch = c % CHUNKS;
         const int row = slot / Cfg::ROW_SLOTS, col = slot % Cfg::ROW_SLOTS;
-        const int tok = row < seq.seq_h && col < seq.seq_w ? seq.token(row * seq.seq_w + col) : attention::BEYOND;
-        const bf16* src;
         bool ok;
-        if (tok >= 0) {
-            src = img + (size_t)tok * row_stride + C + head * HD + ch * 8;
-            ok = true;
-        } else {   // padded window position: the qkv bias (as the reference pads before the Linear)
-            ok = tok == attention::PADDED && qkv_bias != nullptr;
-            src = ok ? qkv_bias + C + head * HD + ch * 8 : img;
-        }
+        const bf16* src = key_source(seq, img, qkv_bias, row, col, C, head, ch, ok);
         const uint32_t k_dst = kv + (slot / attention::BKV) * 2 * KV_BYTES + swizzled(slot % attention::BKV, ch);
         cp_async_16(k_dst, src, ok);
         cp_async_16(k_dst + KV_BYTES, ok ? src + C : img, ok);
