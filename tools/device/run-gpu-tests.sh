@@ -20,10 +20,12 @@
 #                  examples/sam-demo-synthetic.pth; J&F, id switches, discovery recall) on the CPU backend and
 #                  on CUDA, and their comparison (TrackCompare: every figure within 0.02?);
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
-# Mode "sparse": the TMA sparse GEMM's hang check (SparseGemmSm90GpuTest#tmaKernelsNeverHang, 180 s), then
-#   SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse tiles; only in this mode) (or $CLASSES), the default
-#   dense and every 2:4 sparse GEMM row of CudaKernelBench (sparse-kernels.tsv), then EncoderBench dense / 2:4 all on
-#   each Hopper sparse pipeline (tmap, tmas, cp) / 2:4 mlp (encoder-*.tsv), and
+# Mode "sparse": the hang checks of the TMA sparse GEMM and the wgmma attention (SparseGemmSm90GpuTest#tmaKernelsNeverHang,
+#   AttentionGpuTest#wgmmaKernelsFinish, 180 s each), then SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse
+#   tiles; only in this mode) (or $CLASSES), the default dense and every 2:4 sparse GEMM row of CudaKernelBench and the
+#   vit_b attention rows (sparse-kernels.tsv), then EncoderBench dense / 2:4 all on each Hopper sparse pipeline (tmap,
+#   tmas, cp) / 2:4 mlp (encoder-*.tsv; SPARSE_RUNS="sparsity layers pipeline,..." picks others; a failed attention hang
+#   check keeps them off the wgmma attention kernels), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
 # Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C, tmap = the
 #   same with ping-pong consumers),
