@@ -40,8 +40,9 @@
 // offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B
 // (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
-// Windowed blocks, half a window per CTA (WindowHalves, attention_window_halves_sm90; -Dsamstream.cuda.
-// windowAttentionHalves, off by default until measured). Why: the whole-window configuration took 8.3 ms for vit_b's 8
+// Windowed blocks, half a window per CTA (WindowHalves, attention_window_halves_sm90; the default,
+// -Dsamstream.cuda.windowAttentionHalves=false keeps whole windows; 7.0 against 8.3 ms in the vit_b encoder at batch
+// 32, bench/results/2026-12-02-h200-sparse-tma.md). Why: the whole-window configuration took 8.3 ms for vit_b's 8
 // windowed blocks at batch 32 on the H200, ~1.04 ms per block for 32 x 25 windows x 12 heads = 9600 CTAs, ~14 us per
 // wave of 132: ~26,000 cycles per CTA against ~4,100 of tensor-core work (256 x 256 x 64 x 2 x 2 FLOP at 4096 per cycle
 // and SM). It is latency-bound: with one CTA per SM nothing overlaps a CTA's prologue (Q, Rh / Rw, the tables on the

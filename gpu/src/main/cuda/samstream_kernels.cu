@@ -146,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
     }
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
-// CudaKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (GemmPipelineTest reads these lines).
+// CudaKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (SparsePipelineTest reads these lines).
 static_assert(gemm_sparse_sm90_tma::Config<false>::SMEM_BYTES == 188416, "sparse HTS128x128's shared memory");
 static_assert(gemm_sparse_sm90_tma::Config<true>::SMEM_BYTES == 221184, "sparse HTP128x128's shared memory");
 
@@ -209,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(attention_sm90::Config<true>::THREA
     attention_sm90::attention_fwd_sm90<true>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
 }
 
-// Windowed, half a window per CTA (attention_sm90::WindowHalves; -Dsamstream.cuda.windowAttentionHalves=true): 2
+// Windowed, half a window per CTA (attention_sm90::WindowHalves; the default, -Dsamstream.cuda.windowAttentionHalves): 2
 // consumer warpgroups of 64 queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x =
 // ceil(window^2 / 128), y = heads, z = images x windows. Same arguments as samstream_attention_sm90w_hd64.
 static_assert(attention_sm90::WindowHalves::SMEM_BYTES == 111104, "CudaKernels.ATTN_SM90W2_SMEM holds this number");
