@@ -165,7 +165,8 @@ public final class CudaKernelBench {
     }
 
     /**
-     * The 2:4-sparse GEMM (gemm_sparse.cuh) at the same shapes and epilogues, every sparse tile; TFLOP/s
+     * The 2:4-sparse GEMMs (gemm_sparse.cuh, and on sm_90 gemm_sparse_sm90.cuh / gemm_sparse_sm90_tma.cuh) at the vit_b
+     * shapes of batch 32 and batch 1 and their epilogues, every sparse tile; TFLOP/s
      * counted as for the dense product (2 M N K), so the rates compare directly with the dense rows.
      */
     private void sparseGemms() {

@@ -203,14 +203,9 @@ class GemmGpuTest extends GpuTestBase {
         gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, true, tile);
         float[] got = gpu.download(dc, m * n);
-        int[] rows = rnd.ints(8, 0, m).toArray();
-        rows[0] = 0;
-        rows[1] = m - 1;
+        int[] rows = GpuTestSupport.sampleRows(rnd, 8, m);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, true);
-        float[] out = new float[rows.length * n];
-        for (int i = 0; i < rows.length; i++) {
-            System.arraycopy(got, rows[i] * n, out, i * n, n);
-        }
+        float[] out = GpuTestSupport.gatherRows(got, rows, n);
         GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d persistent=%s (8 rows)", tile, m, n, k,
                 System.getProperty(CudaKernels.PERSISTENT_PROPERTY)), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         gpu.pool.release(mark);
@@ -397,14 +392,9 @@ class GemmGpuTest extends GpuTestBase {
         gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, gelu, tile);
         float[] got = gpu.download(dc, m * n);
-        int[] rows = rnd.ints(96, 0, m).toArray();
-        rows[0] = 0;
-        rows[1] = m - 1;
+        int[] rows = GpuTestSupport.sampleRows(rnd, 96, m);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, gelu);
-        float[] out = new float[rows.length * n];
-        for (int i = 0; i < rows.length; i++) {
-            System.arraycopy(got, rows[i] * n, out, i * n, n);
-        }
+        float[] out = GpuTestSupport.gatherRows(got, rows, n);
         GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d (96 rows)", tile, m,
                 n, k), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         for (float v : got) {

@@ -142,6 +142,23 @@ final class GpuTestSupport implements AutoCloseable {
         return relL2;
     }
 
+    /** {@code count} random rows of {@code m}, the first and the last among them: where a sampled check looks. */
+    static int[] sampleRows(Random rnd, int count, int m) {
+        int[] rows = rnd.ints(count, 0, m).toArray();
+        rows[0] = 0;
+        rows[1] = m - 1;
+        return rows;
+    }
+
+    /** The given rows of a row-major {@code [*, n]} matrix, one after the other. */
+    static float[] gatherRows(float[] matrix, int[] rows, int n) {
+        float[] out = new float[rows.length * n];
+        for (int i = 0; i < rows.length; i++) {
+            System.arraycopy(matrix, rows[i] * n, out, i * n, n);
+        }
+        return out;
+    }
+
     static double rms(float[] v) {
         double s = 0;
         for (float x : v) {

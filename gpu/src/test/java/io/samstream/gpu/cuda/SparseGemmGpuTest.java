@@ -127,14 +127,9 @@ class SparseGemmGpuTest extends GpuTestBase {
         gpu.kernels.gemmSparse(gpu.stream, gpu.upload(a, "a"), sw, gpu.upload(bias, "bias"), null, dc, m, gelu,
                 gpu.kernels.defaultSparseTile(m, n));
         float[] got = gpu.download(dc, m * n);
-        int[] rows = rnd.ints(64, 0, m).toArray();
-        rows[0] = 0;
-        rows[1] = m - 1;
+        int[] rows = GpuTestSupport.sampleRows(rnd, 64, m);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, gelu);
-        float[] out = new float[rows.length * n];
-        for (int i = 0; i < rows.length; i++) {
-            System.arraycopy(got, rows[i] * n, out, i * n, n);
-        }
+        float[] out = GpuTestSupport.gatherRows(got, rows, n);
         GpuTestSupport.assertClose(String.format("gemmSparse m=%d n=%d k=%d (64 rows)", m, n, k), ref, out, 0x1p-8,
                 1e-3 * GpuTestSupport.rms(ref));
         for (float v : got) {

@@ -125,14 +125,9 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
         float[] got = gpu.download(dcAll, m * n + guard);
         String what = String.format("gemmSparse %s m=%d n=%d k=%d %s", tile, m, n, k, epi);
         if (sampled) {
-            int[] rows = rnd.ints(8, 0, m).toArray();
-            rows[0] = 0;
-            rows[1] = m - 1;
+            int[] rows = GpuTestSupport.sampleRows(rnd, 8, m);
             float[] ref = ReferenceOps.gemmRows(a, w, bias, res, rows, n, k, gelu);
-            float[] out = new float[rows.length * n];
-            for (int i = 0; i < rows.length; i++) {
-                System.arraycopy(got, rows[i] * n, out, i * n, n);
-            }
+            float[] out = GpuTestSupport.gatherRows(got, rows, n);
             GpuTestSupport.assertClose(what + " (8 rows)", ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         } else {
             float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
