@@ -16,16 +16,17 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
 mvn -B -q -ntp -DskipTests package
-# Test classes of connectors (the NVDEC test) without running them.
-mvn -B -q -ntp -pl connectors -am test-compile
+# Test classes of connectors (the NVDEC test) and stream (the CUDA engine test) without running them.
+mvn -B -q -ntp -pl connectors,stream -am test-compile
 console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/app" "$work/bench" "$work/connectors-tests" "$work/lib"
+mkdir -p "$work/app" "$work/bench" "$work/connectors-tests" "$work/stream-tests" "$work/lib"
 (cd "$work/app" && unzip -q "$repo/stream/target/samstream.jar")
 (cd "$work/bench" && unzip -q "$repo"/bench/target/samstream-bench-*.jar -x 'META-INF/*')
 cp -r connectors/target/test-classes/. "$work/connectors-tests/"
+cp -r stream/target/test-classes/. "$work/stream-tests/"
 mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$work/lib"
 commit=$(git rev-parse --short=12 HEAD)

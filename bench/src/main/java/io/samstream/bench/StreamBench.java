@@ -17,7 +17,13 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.ResizeLongestSide;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
 import io.samstream.stream.engine.Engine;
@@ -37,6 +43,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -65,7 +72,7 @@ public final class StreamBench {
         String checkpoint = null;
         boolean random = false;
         String device = "cuda";
-        int[] streamCounts = {1, 4, 16};
+        int[] streamCounts = {1, 4, 16, 32};
         int frames = 150;
         int width = 1920;
         int height = 1080;
@@ -108,15 +115,19 @@ public final class StreamBench {
         List<String> rows = new ArrayList<>();
         String header;
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
-                : new CudaSamBackend(weights, config, maxBatch, threads);
+                : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
+                        io.samstream.config.ModelSparsity.NONE, (inFlight + 2) * maxBatch);
              EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start()) {
+            GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)
+                    : null;
             header = String.format(Locale.ROOT, "# Engine: %s concurrent %dx%d H.264 streams%n%n"
                     + "Backend %s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
-                    + " %dx%d point grid per frame, video decoder %s, embedded Kafka (acks=all).%n%n",
+                    + " %dx%d point grid per frame, video decoder %s, embedded Kafka (acks=all).%n%n%s",
                     Arrays.toString(streamCounts).replaceAll("[\\[\\]]", ""), width, height, backend.name(),
-                    config.describe(), frames, maxBatch, inFlight, grid, grid, decoder);
+                    config.describe(), frames, maxBatch, inFlight, grid, grid, decoder,
+                    alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
-                rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder));
+                rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone));
                 System.err.println(rows.get(rows.size() - 1));
                 // Written after every row: a run cut short still leaves what it measured.
                 writeTable(out, header, rows);
@@ -127,15 +138,16 @@ public final class StreamBench {
     private static void writeTable(Path out, String header, List<String> rows) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out))) {
             w.print(header);
-            w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder ms/frame |"
-                    + " decoder ms/frame | encoder busy |");
-            w.println("|---|---|---|---|---|---|---|---|---|");
+            w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder stage ms/frame |"
+                    + " decoder stage ms/frame | GPU busy | of encoder img/s | host CPU ms/frame | queue-wait ms |"
+                    + " decode ms/wave | postprocess ms/wave | ack ms | device pools |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
 
     private static String run(SamBackend backend, EmbeddedKafkaBroker broker, Path clip, int streams, int frames,
-            int maxBatch, int inFlight, int grid, DecoderPreference decoder) throws Exception {
+            int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone) throws Exception {
         String topic = "bench-" + streams;
         broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
         EngineMetrics metrics = EngineMetrics.inMemory();
@@ -159,6 +171,8 @@ public final class StreamBench {
                 new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
         long t0;
         long t1;
+        long cpu0 = processCpuNanos();
+        long cpu1;
         try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
                 spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder, Map.of())),
                 timed, metrics)) {
@@ -176,15 +190,120 @@ public final class StreamBench {
                 }
             }
             t1 = System.nanoTime();
+            cpu1 = processCpuNanos();
         }
         long total = (long) streams * frames;
         double wall = (t1 - t0) / 1e9;
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
         double encoderMs = metrics.registry().get("samstream.encoder.time").timer().totalTime(TimeUnit.MILLISECONDS);
         double decoderMs = metrics.registry().get("samstream.decoder.time").timer().totalTime(TimeUnit.MILLISECONDS);
-        return String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %.0f %% |", streams, total,
-                wall, total / wall, pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6, encoderMs / total, decoderMs / total,
-                100 * encoderMs / 1000 / wall);
+        double fps = total / wall;
+        String busy = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fps * alone.msPerFrame() / 1000);
+        String ofEncoder = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fps / alone.encoderImgPerS());
+        String pools = backend instanceof CudaSamBackend cuda ? String.format(Locale.ROOT, "%.2f GiB", (cuda.poolBytes()
+                + cuda.embeddingRing().bytes() + (cuda.maskDecoder() == null ? 0 : cuda.maskDecoder().poolBytes()))
+                / (double) (1L << 30)) : "-";
+        return String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2f | %.1f |"
+                        + " %.2f | %.2f | %.1f | %s |", streams, total, wall, fps, pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
+                encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
+                stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
+                stageMean(metrics, "ack"), pools);
+    }
+
+    private static double stageMean(EngineMetrics metrics, String stage) {
+        var t = metrics.registry().find("samstream.stage.time").tag("stage", stage).timer();
+        return t == null ? Double.NaN : t.mean(TimeUnit.MILLISECONDS);
+    }
+
+    /** CPU time of the whole process (every thread: FFmpeg, the engine, Kafka), in nanoseconds. */
+    private static long processCpuNanos() {
+        var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;
+    }
+
+    /**
+     * GPU time per frame of each part measured alone in the same run: the encoder at the engine's batch
+     * (events around back-to-back graph replays), the mask decoder on a wave of that many ring embeddings
+     * with the grid's prompt sets (events around its kernels), and the post-processing of their masks at
+     * the clip's size (wall time of one {@code postprocessWave}, host copies included: an upper bound).
+     */
+    record GpuAlone(int batch, double encoderMs, double decoderMs, double postprocessMs) {
+        double msPerFrame() {
+            return encoderMs + decoderMs + postprocessMs;
+        }
+
+        double encoderImgPerS() {
+            return 1000 / encoderMs;
+        }
+
+        String describe() {
+            return String.format(Locale.ROOT, "Alone, per frame at batch %d (medians): encoder %.3f ms (%.1f img/s), mask"
+                    + " decoder %.3f ms, post-processing %.3f ms (wall, an upper bound); GPU busy = frames/s x their sum."
+                    + "%n%n", batch, encoderMs, encoderImgPerS(), decoderMs, postprocessMs);
+        }
+
+        static GpuAlone measure(CudaSamBackend cuda, int batch, int grid, int width, int height) {
+            int s = cuda.config().imageSize();
+            SplittableRandom r = new SplittableRandom(3);
+            float[] img = new float[batch * 3 * s * s];
+            for (int i = 0; i < img.length; i++) {
+                img[i] = (float) r.nextGaussian();
+            }
+            cuda.stageInput(new Tensor(img, batch, 3, s, s));
+            cuda.timeForward(batch, 2);
+            double[] enc = new double[5];
+            for (int i = 0; i < enc.length; i++) {
+                enc[i] = cuda.timeForward(batch, 10) / batch;
+            }
+            byte[] rgb = new byte[width * height * 3];
+            for (int i = 0; i < rgb.length; i++) {
+                rgb[i] = (byte) r.nextInt(256);
+            }
+            List<RgbImage> frames = new ArrayList<>();
+            for (int i = 0; i < batch; i++) {
+                frames.add(new RgbImage(width, height, rgb));
+            }
+            List<ImageEmbedding> embeddings = cuda.embedFrames(frames);
+            ImageSize original = new ImageSize(height, width);
+            ImageSize resized = ResizeLongestSide.preprocessShape(height, width, s);
+            List<SamBackend.DecodeRequest> wave = new ArrayList<>();
+            for (ImageEmbedding e : embeddings) {
+                List<Prompt> prompts = new ArrayList<>();
+                for (int gy = 0; gy < grid; gy++) {
+                    for (int gx = 0; gx < grid; gx++) {
+                        prompts.add(new Prompt(new float[][] {{(gx + 0.5f) * resized.width() / grid,
+                                (gy + 0.5f) * resized.height() / grid}}, new int[] {1}, null, null));
+                    }
+                }
+                wave.add(new SamBackend.DecodeRequest(e, prompts, true));
+            }
+            double[] dec = new double[15];
+            double[] post = new double[15];
+            for (int i = 0; i < dec.length; i++) {
+                List<List<io.samstream.gpu.model.DecoderOutput>> out = cuda.decodeWave(wave);
+                dec[i] = cuda.maskDecoder().lastGpuMillis() / batch;
+                List<SamBackend.MaskRequest> masks = new ArrayList<>();
+                for (List<io.samstream.gpu.model.DecoderOutput> o : out) {
+                    int l = o.get(0).lowResLogits().dim(-1);
+                    float[] planes = new float[o.size() * l * l];
+                    for (int k = 0; k < o.size(); k++) {
+                        System.arraycopy(o.get(k).lowResLogits().data(), 0, planes, k * l * l, l * l);
+                    }
+                    masks.add(new SamBackend.MaskRequest(new Tensor(planes, o.size(), l, l), resized, original));
+                }
+                long t0 = System.nanoTime();
+                cuda.postprocessWave(masks);
+                post[i] = (System.nanoTime() - t0) / 1e6 / batch;
+            }
+            embeddings.forEach(ImageEmbedding::close);
+            return new GpuAlone(batch, median(enc), median(dec), median(post));
+        }
+
+        private static double median(double[] v) {
+            double[] c = v.clone();
+            Arrays.sort(c);
+            return c[c.length / 2];
+        }
     }
 
     private static double pct(long[] sorted, double q) {

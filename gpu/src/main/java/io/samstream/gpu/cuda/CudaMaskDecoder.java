@@ -11,7 +11,9 @@ import java.util.Map;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DecoderKernels.Attn;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamBackend.DecodeRequest;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
 
@@ -26,11 +28,14 @@ import io.samstream.gpu.tensor.Tensor;
  * softmaxes are fp32 (small kernels in {@code decoder_ops.cuh}); mask logits are accumulated and returned
  * in fp32.
  *
- * <p><b>Batching.</b> Prompt sets with the same number of sparse tokens run as one batch of up to
- * {@code maxSets} (sets with different counts cannot share the attention shapes; they run as separate
- * batches, in input order within each). More than {@code maxSets} sets are chunked. Each batch:
- * upload (embedding once per call, points / boxes / masks per batch) → prompt tokens, keys → two-way
- * transformer → final attention → upscaler → hypernetworks, mask logits, IoU head → download, one wait.
+ * <p><b>Batching.</b> {@link #decodeWave} takes the prompt sets of several images (the engine's wave: the
+ * k-th frame of every stream in a micro-batch). Sets with the same output mode and number of sparse tokens
+ * run as one batch of up to {@code maxSets} sets from up to {@value #MAX_IMAGES} images (sets with
+ * different counts cannot share the attention shapes); more are chunked. Each batch: its images' embeddings
+ * into the decoder's fp32 image buffer (a ring slot is read in place after its encoder event: one
+ * layout kernel; a host tensor is uploaded), points / boxes / masks uploaded → prompt tokens, keys (per
+ * image) → two-way transformer → final attention → upscaler → hypernetworks, mask logits, IoU head →
+ * download. The whole wave waits once, at the end.
  *
  * <p><b>Launches.</b> A batch is ~80 small kernels; launched one by one from Java their host cost exceeds
  * their GPU time at a few sets. So each batch shape (sets, sparse tokens, multimask, any mask input) is
@@ -45,6 +50,8 @@ import io.samstream.gpu.tensor.Tensor;
 public final class CudaMaskDecoder implements AutoCloseable {
     /** Sparse tokens (points + padding point + 2 box corners) one prompt set may have. */
     public static final int MAX_SPARSE = 64;
+    /** Images whose prompt sets one batch may mix (the decoder keeps their fp32 embeddings, 4 MB each for SAM). */
+    public static final int MAX_IMAGES = 16;
     private static final float DECODER_EPS = 1e-5f, LN2D_EPS = 1e-6f;
 
     private final SamConfig config;
@@ -55,7 +62,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final DecoderKernels dk;
     private final CudaStream stream;
     private final DeviceMemoryPool pool;
-    private final PinnedBuffer in, out;
+    private final PinnedBuffer embIn;
+    private PinnedBuffer in, out;
     private final CudaEvent gpuStart, gpuEnd;
     private final long poolBytes;
 
@@ -72,7 +80,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final DeviceBuffer emb, masksIn, maskSlot, coords, codes;
     private final DeviceBuffer tokens, queries, qtmp, qp, kp, vp, attnTok, hidden, hA, hB, hyperOut, iouOut;
     private final DeviceBuffer keys, keysPe, wide, masksOut;
-    private final long inEmb, inCoords, inCodes, inSlots, inMasks;
     private float lastGpuMillis = Float.NaN;
     private double lastUnpackMillis = Double.NaN;
     private boolean closed;
@@ -84,7 +91,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
     static final int MAX_GRAPHS = 32;
 
-    private record GraphKey(int sets, int ns, boolean multimask, boolean masks) {}
+    private record GraphKey(List<Integer> perImage, int ns, boolean multimask, boolean masks) {}
 
     /** An fp32 Linear {@code [out, in]} with bias. */
     private record Dense(DeviceBuffer w, DeviceBuffer b, int in, int out) {}
@@ -158,7 +165,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         long imgElems = s * t * c;
         long wideElems = s * t * Math.max(3L * internal, 2L * c);
         long outMasks = s * Math.max(1, mt - 1) * l * l;
-        long[] act = {c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
+        long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
                 rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
                 (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
         long total = 64L * 256;   // alignment of the buffers allocated from one entry below
@@ -167,32 +174,30 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         long weightsBound = weightBytesBound(config);
         this.poolBytes = total + weightsBound;
-        this.inEmb = 0;
-        this.inCoords = BumpAllocator.alignUp((long) c * t * 4);
-        this.inCodes = inCoords + BumpAllocator.alignUp(s * MAX_SPARSE * 8);
-        this.inSlots = inCodes + BumpAllocator.alignUp(s * MAX_SPARSE * 4);
-        this.inMasks = inSlots + BumpAllocator.alignUp(s * 4);
-        long inBytes = Math.max(inMasks + s * l * l * 4, 4L << 20);
-        long outBytes = outMasks * 4 + BumpAllocator.alignUp(s * mt * 4) + 256;
+        long embBytes = Math.max((long) c * t * 4, 4L << 20);
+        long inBytes = Chunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
+        long outBytes = Chunk.outBytes(maxSets, mt - 1, mt, l);
 
         CudaStream st = null;
         DeviceMemoryPool pl = null;
-        PinnedBuffer pin = null, pout = null;
+        PinnedBuffer pemb = null, pin = null, pout = null;
         CudaEvent ev0 = null, ev1 = null;
         try {
             this.dk = new DecoderKernels(kernels);
             st = new CudaStream(context);
             pl = new DeviceMemoryPool(context, poolBytes);
+            pemb = new PinnedBuffer(context, embBytes, "mask decoder embedding input");
             pin = new PinnedBuffer(context, inBytes, "mask decoder input");
             pout = new PinnedBuffer(context, outBytes, "mask decoder output");
             ev0 = new CudaEvent(context, true);
             ev1 = new CudaEvent(context, true);
         } catch (RuntimeException | Error ex) {
-            closeQuietly(ev1, ev0, pout, pin, pl, st);
+            closeQuietly(ev1, ev0, pout, pin, pemb, pl, st);
             throw ex;
         }
         this.stream = st;
         this.pool = pl;
+        this.embIn = pemb;
         this.in = pin;
         this.out = pout;
         this.gpuStart = ev0;
@@ -247,7 +252,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             }
             iouHead = mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
 
-            emb = pool.allocate(act[0], "embedding (fp32, channels-first)");
+            emb = pool.allocate(act[0], "embeddings (fp32, channels-first)");
             masksIn = pool.allocate(act[1], "mask inputs");
             maskSlot = pool.allocate(act[2], "mask slots");
             coords = pool.allocate(act[3], "sparse coords");
@@ -355,16 +360,16 @@ public final class CudaMaskDecoder implements AutoCloseable {
 
     private DeviceBuffer f32(float[] v, String what) {
         DeviceBuffer b = pool.allocate((long) v.length * 4, what);
-        in.buffer().asFloatBuffer().put(v);
-        stream.upload(in, 0, b, 0, (long) v.length * 4);
+        embIn.buffer().asFloatBuffer().put(v);
+        stream.upload(embIn, 0, b, 0, (long) v.length * 4);
         stream.synchronize();
         return b;
     }
 
     private DeviceBuffer bf16(float[] v, String what) {
         DeviceBuffer b = pool.allocateBf16(v.length, what);
-        in.putBf16(0, v);
-        stream.upload(in, 0, b, 0, (long) v.length * 2);
+        embIn.putBf16(0, v);
+        stream.upload(embIn, 0, b, 0, (long) v.length * 2);
         stream.synchronize();
         return b;
     }
@@ -403,45 +408,174 @@ public final class CudaMaskDecoder implements AutoCloseable {
      * @param embedding the image embedding {@code [1, C, E, E]} (host, fp32)
      * @return one output per prompt set, in order
      */
-    public synchronized List<DecoderOutput> decode(Tensor embedding, List<Prompt> prompts, boolean multimask) {
+    public List<DecoderOutput> decode(Tensor embedding, List<Prompt> prompts, boolean multimask) {
+        return decodeWave(List.of(new DecodeRequest(ImageEmbedding.of(embedding), prompts, multimask))).get(0);
+    }
+
+    /** One batch of a wave: sets of one output mode and sparse-token count, from up to {@value #MAX_IMAGES} images. */
+    private static final class Chunk {
+        final boolean multimask;
+        final int ns;
+        /** (request, prompt) of each set, grouped by image in request order. */
+        final List<int[]> sets = new ArrayList<>();
+        /** The request of each image, and how many of the sets are its. */
+        final List<Integer> images = new ArrayList<>();
+        final List<Integer> perImage = new ArrayList<>();
+        long inAt, outAt;
+        int withMask;
+
+        Chunk(boolean multimask, int ns) {
+            this.multimask = multimask;
+            this.ns = ns;
+        }
+
+        /** Pinned input bytes: coords, codes, mask slots, mask planes, each 256-aligned. */
+        static long inBytes(int sets, int ns, int withMask, int l) {
+            return BumpAllocator.alignUp((long) sets * ns * 8) + BumpAllocator.alignUp((long) sets * ns * 4)
+                    + BumpAllocator.alignUp(sets * 4L) + BumpAllocator.alignUp((long) withMask * l * l * 4);
+        }
+
+        /** Pinned output bytes: mask logits, then IoU predictions. */
+        static long outBytes(int sets, int count, int mt, int l) {
+            return BumpAllocator.alignUp((long) sets * count * l * l * 4) + BumpAllocator.alignUp((long) sets * mt * 4);
+        }
+    }
+
+    /**
+     * Decodes the prompt sets of several images together: the sets of all requests are batched by output
+     * mode and sparse-token count (see the class doc), every batch is queued, and the call waits once.
+     * Ring slots ({@link EmbeddingRing.Slot}) are read after their encoder event; other embeddings are host
+     * tensors {@code [1, C, E, E]} and are uploaded.
+     *
+     * @return per request, one output per prompt set, in order
+     */
+    public synchronized List<List<DecoderOutput>> decodeWave(List<DecodeRequest> requests) {
         if (closed) {
             throw new IllegalStateException("the CUDA mask decoder is closed");
         }
-        if (!embedding.hasShape(1, c, e, e)) {
-            throw new IllegalArgumentException("embedding must be [1, " + c + ", " + e + ", " + e + "], got "
-                    + embedding.shapeString());
-        }
-        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
-        for (int i = 0; i < prompts.size(); i++) {
-            Prompt p = prompts.get(i);
-            if (p == null) {
-                throw new IllegalArgumentException("prompt set " + i + " is null");
+        Map<List<Object>, List<Chunk>> groups = new LinkedHashMap<>();
+        for (int r = 0; r < requests.size(); r++) {
+            DecodeRequest req = requests.get(r);
+            if (!(req.embedding() instanceof EmbeddingRing.Slot)) {
+                Tensor emb = req.embedding().toTensor();
+                if (!emb.hasShape(1, c, e, e)) {
+                    throw new IllegalArgumentException("embedding must be [1, " + c + ", " + e + ", " + e + "], got "
+                            + emb.shapeString());
+                }
             }
-            int ns = sparseCount(p);
-            if (ns > MAX_SPARSE) {
-                throw new IllegalArgumentException("prompt set " + i + " has " + ns + " sparse tokens (points, padding, "
-                        + "box corners); the CUDA mask decoder takes at most " + MAX_SPARSE);
+            for (int j = 0; j < req.prompts().size(); j++) {
+                Prompt p = req.prompts().get(j);
+                String which = "prompt set " + j + (requests.size() > 1 ? " of image " + r : "");
+                if (p == null) {
+                    throw new IllegalArgumentException(which + " is null");
+                }
+                int ns = sparseCount(p);
+                if (ns > MAX_SPARSE) {
+                    throw new IllegalArgumentException(which + " has " + ns + " sparse tokens (points, padding, box "
+                            + "corners); the CUDA mask decoder takes at most " + MAX_SPARSE);
+                }
+                if (p.maskInput() != null && !p.maskInput().hasShape(1, l, l)) {
+                    throw new IllegalArgumentException("mask input of " + which + " must be [1, " + l + ", " + l
+                            + "], got " + p.maskInput().shapeString());
+                }
+                List<Chunk> chunks = groups.computeIfAbsent(List.of(req.multimask(), ns), k -> new ArrayList<>());
+                Chunk ch = chunks.isEmpty() ? null : chunks.get(chunks.size() - 1);
+                boolean newImage = ch == null || ch.images.get(ch.images.size() - 1) != r;
+                if (ch == null || ch.sets.size() == maxSets || (newImage && ch.images.size() == MAX_IMAGES)) {
+                    ch = new Chunk(req.multimask(), ns);
+                    chunks.add(ch);
+                    newImage = true;
+                }
+                if (newImage) {
+                    ch.images.add(r);
+                    ch.perImage.add(0);
+                }
+                ch.perImage.set(ch.perImage.size() - 1, ch.perImage.get(ch.perImage.size() - 1) + 1);
+                ch.sets.add(new int[] {r, j});
+                if (p.maskInput() != null) {
+                    ch.withMask++;
+                }
             }
-            if (p.maskInput() != null && !p.maskInput().hasShape(1, l, l)) {
-                throw new IllegalArgumentException("mask input of prompt set " + i + " must be [1, " + l + ", " + l
-                        + "], got " + p.maskInput().shapeString());
+        }
+        List<DecoderOutput[]> results = new ArrayList<>(requests.size());
+        for (DecodeRequest req : requests) {
+            results.add(new DecoderOutput[req.prompts().size()]);
+        }
+        List<Chunk> chunks = new ArrayList<>();
+        groups.values().forEach(chunks::addAll);
+        if (!chunks.isEmpty()) {
+            long inBytes = 0;
+            long outBytes = 0;
+            for (Chunk ch : chunks) {
+                ch.inAt = inBytes;
+                ch.outAt = outBytes;
+                inBytes += Chunk.inBytes(ch.sets.size(), ch.ns, ch.withMask, l);
+                outBytes += Chunk.outBytes(ch.sets.size(), ch.multimask ? mt - 1 : 1, mt, l);
             }
-            groups.computeIfAbsent(ns, k -> new ArrayList<>()).add(i);
+            // The stream is idle between calls (each ends with a wait): staging can grow here.
+            in = grown(in, inBytes, "mask decoder input");
+            out = grown(out, outBytes, "mask decoder output");
+            stream.record(gpuStart);
+            boolean hostUploadPending = false;
+            for (Chunk ch : chunks) {
+                hostUploadPending = stageImages(requests, ch, hostUploadPending);
+                runChunk(requests, ch);
+            }
+            stream.record(gpuEnd);
+            stream.synchronize();
+            lastGpuMillis = CudaEvent.elapsedMillis(gpuStart, gpuEnd);
+            if (profiler != null) {
+                profiler.collect();
+            }
+            long unpack0 = System.nanoTime();
+            for (Chunk ch : chunks) {
+                unpack(ch, results);
+            }
+            lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
         }
-        DecoderOutput[] results = new DecoderOutput[prompts.size()];
-        if (prompts.isEmpty()) {
-            return List.of();
+        List<List<DecoderOutput>> all = new ArrayList<>(results.size());
+        for (DecoderOutput[] r : results) {
+            all.add(Arrays.asList(r));
         }
-        in.buffer().asFloatBuffer().put(embedding.data(), 0, c * t);
-        stream.upload(in, inEmb, emb, 0, (long) c * t * 4);
-        for (Map.Entry<Integer, List<Integer>> g : groups.entrySet()) {
-            List<Integer> idx = g.getValue();
-            for (int from = 0; from < idx.size(); from += maxSets) {
-                List<Integer> chunk = idx.subList(from, Math.min(idx.size(), from + maxSets));
-                runBatch(prompts, chunk, g.getKey(), multimask, results);
+        return all;
+    }
+
+    private PinnedBuffer grown(PinnedBuffer current, long bytes, String what) {
+        if (current.bytes() >= bytes) {
+            return current;
+        }
+        if (bytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(what + ": a wave needs " + Cuda.bytes(bytes) + " of staging, more than "
+                    + "one pinned buffer holds (2 GiB): decode fewer prompt sets at once");
+        }
+        current.close();
+        return new PinnedBuffer(context, Math.min(Integer.MAX_VALUE, bytes / 4 * 5), what);
+    }
+
+    /**
+     * Puts the chunk's images into the fp32 image buffer: a ring slot after its encoder event (one layout
+     * kernel), a host tensor through the pinned embedding buffer (waiting first for an earlier such upload).
+     *
+     * @return whether a host upload is now queued
+     */
+    private boolean stageImages(List<DecodeRequest> requests, Chunk ch, boolean hostUploadPending) {
+        long bytes = (long) c * t * 4;
+        for (int i = 0; i < ch.images.size(); i++) {
+            ImageEmbedding embedding = requests.get(ch.images.get(i)).embedding();
+            DeviceBuffer dst = emb.slice(i * bytes, bytes, "embedding " + i);
+            if (embedding instanceof EmbeddingRing.Slot slot) {
+                stream.waitFor(slot.ready());
+                kernels.tokensToChw(stream, slot.buffer(), dst, 1, t, c);
+            } else {
+                if (hostUploadPending) {
+                    stream.synchronize();
+                }
+                embIn.buffer().asFloatBuffer().put(embedding.toTensor().data(), 0, c * t);
+                stream.upload(embIn, 0, dst, 0, bytes);
+                hostUploadPending = true;
             }
         }
-        return Arrays.asList(results);
+        return hostUploadPending;
     }
 
     /** Number of sparse tokens of a prompt set, as the reference's prompt encoder makes them. */
@@ -453,23 +587,23 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return n + (p.hasBox() ? 2 : 0);
     }
 
-    private void runBatch(List<Prompt> prompts, List<Integer> chunk, int ns, boolean multimask,
-                          DecoderOutput[] results) {
-        int sets = chunk.size();
-        // Stage the sparse prompts (normalised coordinates, codes) and the mask inputs.
+    /** Stages, uploads, runs (graph or launches) and queues the download of one chunk. */
+    private void runChunk(List<DecodeRequest> requests, Chunk ch) {
+        int sets = ch.sets.size();
+        int ns = ch.ns;
+        long coordsAt = ch.inAt;
+        long codesAt = coordsAt + BumpAllocator.alignUp((long) sets * ns * 8);
+        long slotsAt = codesAt + BumpAllocator.alignUp((long) sets * ns * 4);
+        long masksAt = slotsAt + BumpAllocator.alignUp(sets * 4L);
         ByteBuffer buf = in.buffer();
-        FloatBuffer cf = ((ByteBuffer) buf.duplicate().position((int) inCoords)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
-        java.nio.IntBuffer ci = ((ByteBuffer) buf.duplicate().position((int) inCodes)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
-        java.nio.IntBuffer si = ((ByteBuffer) buf.duplicate().position((int) inSlots)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
-        FloatBuffer mf = ((ByteBuffer) buf.duplicate().position((int) inMasks)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        FloatBuffer cf = at(buf, coordsAt).asFloatBuffer();
+        java.nio.IntBuffer ci = at(buf, codesAt).asIntBuffer();
+        java.nio.IntBuffer si = at(buf, slotsAt).asIntBuffer();
+        FloatBuffer mf = at(buf, masksAt).asFloatBuffer();
         float size = config.imageSize();
         int withMask = 0;
-        for (int idx : chunk) {
-            Prompt p = prompts.get(idx);
+        for (int[] rj : ch.sets) {
+            Prompt p = requests.get(rj[0]).prompts().get(rj[1]);
             if (p.points() != null) {
                 float[][] pts = p.points();
                 int[] labels = p.labels();
@@ -497,49 +631,49 @@ public final class CudaMaskDecoder implements AutoCloseable {
             }
         }
         if (ns > 0) {
-            stream.upload(in, inCoords, coords, 0, (long) sets * ns * 8);
-            stream.upload(in, inCodes, codes, 0, (long) sets * ns * 4);
+            stream.upload(in, coordsAt, coords, 0, (long) sets * ns * 8);
+            stream.upload(in, codesAt, codes, 0, (long) sets * ns * 4);
         }
-        stream.upload(in, inSlots, maskSlot, 0, (long) sets * 4);
+        stream.upload(in, slotsAt, maskSlot, 0, (long) sets * 4);
         if (withMask > 0) {
-            stream.upload(in, inMasks, masksIn, 0, (long) withMask * l * l * 4);
+            stream.upload(in, masksAt, masksIn, 0, (long) withMask * l * l * 4);
         }
-        int first = multimask ? 1 : 0, count = multimask ? mt - 1 : 1;
+        int first = ch.multimask ? 1 : 0, count = ch.multimask ? mt - 1 : 1;
         boolean masks = withMask > 0;
-        stream.record(gpuStart);
+        int[] perImage = ch.perImage.stream().mapToInt(Integer::intValue).toArray();
         if (profiler != null) {
             profiler.begin();
-            enqueue(sets, ns, first, count, masks);
+            enqueue(perImage, ns, first, count, masks);
         } else if (graphsEnabled) {
-            GraphKey key = new GraphKey(sets, ns, multimask, masks);
+            GraphKey key = new GraphKey(List.copyOf(ch.perImage), ns, ch.multimask, masks);
             CudaGraph g = graphs.get(key);
             if (g == null) {
-                g = captureOrNull(sets, ns, first, count, masks);
+                g = captureOrNull(key, perImage, first, count);
             }
             if (g != null) {
                 g.launch(stream);
             } else {
-                enqueue(sets, ns, first, count, masks);
+                enqueue(perImage, ns, first, count, masks);
             }
         } else {
-            enqueue(sets, ns, first, count, masks);
+            enqueue(perImage, ns, first, count, masks);
         }
-        stream.record(gpuEnd);
-
         long maskBytes = (long) sets * count * l * l * 4;
-        long iouAt = BumpAllocator.alignUp(maskBytes);
-        stream.download(masksOut, 0, out, 0, maskBytes);
-        stream.download(iouOut, 0, out, iouAt, (long) sets * mt * 4);
-        stream.synchronize();
-        lastGpuMillis = CudaEvent.elapsedMillis(gpuStart, gpuEnd);
-        if (profiler != null) {
-            profiler.collect();
-        }
+        stream.download(masksOut, 0, out, ch.outAt, maskBytes);
+        stream.download(iouOut, 0, out, ch.outAt + BumpAllocator.alignUp(maskBytes), (long) sets * mt * 4);
+    }
 
-        long unpack0 = System.nanoTime();
-        FloatBuffer of = out.buffer().asFloatBuffer();
-        FloatBuffer iouF = ((ByteBuffer) out.buffer().position((int) iouAt)).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+    private static ByteBuffer at(ByteBuffer buf, long offset) {
+        return ((ByteBuffer) buf.duplicate().position((int) offset)).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** After the wait: the chunk's logits and IoU predictions from pinned memory into its sets' outputs. */
+    private void unpack(Chunk ch, List<DecoderOutput[]> results) {
+        int sets = ch.sets.size();
+        int first = ch.multimask ? 1 : 0, count = ch.multimask ? mt - 1 : 1;
+        long maskBytes = (long) sets * count * l * l * 4;
+        FloatBuffer of = at(out.buffer(), ch.outAt).asFloatBuffer();
+        FloatBuffer iouF = at(out.buffer(), ch.outAt + BumpAllocator.alignUp(maskBytes)).asFloatBuffer();
         for (int j = 0; j < sets; j++) {
             float[] m = new float[count * l * l];
             of.position(j * count * l * l);
@@ -548,21 +682,32 @@ public final class CudaMaskDecoder implements AutoCloseable {
             for (int k = 0; k < count; k++) {
                 iou[k] = iouF.get(j * mt + first + k);
             }
-            results[chunk.get(j)] = new DecoderOutput(new Tensor(m, count, l, l), iou);
+            int[] rj = ch.sets.get(j);
+            results.get(rj[0])[rj[1]] = new DecoderOutput(new Tensor(m, count, l, l), iou);
         }
-        lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
     }
 
-    /** Queues the whole decoder for one batch (inputs already uploaded); captured into graphs as is. */
-    private void enqueue(int sets, int ns, int first, int count, boolean withMask) {
+    /**
+     * Queues the whole decoder for one batch (inputs already uploaded; {@code perImage[i]} sets read image i of
+     * the fp32 image buffer, in order); captured into graphs as is.
+     */
+    private void enqueue(int[] perImage, int ns, int first, int count, boolean withMask) {
+        int sets = Arrays.stream(perImage).sum();
         int nq = 1 + mt + ns;
         int rows = sets * nq;
-        // Prompt encoder: tokens, keys = embedding + dense prompt.
+        // Prompt encoder: tokens, keys = embedding + dense prompt (each set from its own image).
         dk.promptTokens(stream, coords, codes, outTokens, gauss, pointEmbed, notAPoint, tokens, sets, mt, ns, c);
         stream.copy(tokens, queries, (long) rows * c * 4);
-        dk.embedKeys(stream, emb, noMask, keys, sets, t, c);
-        if (withMask) {
-            dk.maskKeys(stream, emb, masksIn, maskSlot, downscaler, keys, sets, e, c, mi, LN2D_EPS);
+        long imageBytes = (long) c * t * 4;
+        long keyBytes = (long) t * c * 2;
+        for (int i = 0, set = 0; i < perImage.length; set += perImage[i], i++) {
+            DeviceBuffer image = emb.slice(i * imageBytes, imageBytes, "embedding " + i);
+            DeviceBuffer imageKeys = keys.slice(set * keyBytes, perImage[i] * keyBytes, "keys of image " + i);
+            dk.embedKeys(stream, image, noMask, imageKeys, perImage[i], t, c);
+            if (withMask) {
+                dk.maskKeys(stream, image, masksIn, maskSlot.slice(set * 4L, perImage[i] * 4L, "mask slots of image " + i),
+                        downscaler, imageKeys, perImage[i], e, c, mi, LN2D_EPS);
+            }
         }
         mark("prompt encoder, keys");
 
@@ -675,18 +820,19 @@ public final class CudaMaskDecoder implements AutoCloseable {
      * Captures the decoder for one batch shape into a graph (kept for later batches of that shape), or returns
      * null and falls back to plain launches from then on when capture is not possible here.
      */
-    private CudaGraph captureOrNull(int sets, int ns, int first, int count, boolean masks) {
+    private CudaGraph captureOrNull(GraphKey key, int[] perImage, int first, int count) {
         CudaGraph g;
         try {
-            g = CudaGraph.capture(stream, () -> enqueue(sets, ns, first, count, masks),
-                    "the mask decoder for " + sets + " prompt sets");
+            g = CudaGraph.capture(stream, () -> enqueue(perImage, key.ns(), first, count, key.masks()),
+                    "the mask decoder for " + Arrays.stream(perImage).sum() + " prompt sets of " + perImage.length
+                            + " image(s)");
         } catch (CudaException ex) {
             graphsEnabled = false;
             org.slf4j.LoggerFactory.getLogger(CudaMaskDecoder.class).warn(
                     "CUDA graph capture of the mask decoder failed, launching its kernels one by one: {}", ex.toString());
             return null;
         }
-        graphs.put(new GraphKey(sets, ns, first == 1, masks), g);
+        graphs.put(key, g);
         if (graphs.size() > MAX_GRAPHS) {
             var eldest = graphs.entrySet().iterator().next();
             eldest.getValue().close();
@@ -766,7 +912,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         graphs.values().forEach(CudaGraph::close);
         graphs.clear();
-        closeQuietly(gpuEnd, gpuStart, out, in, pool, stream);
+        closeQuietly(gpuEnd, gpuStart, out, in, embIn, pool, stream);
     }
 
     private static void closeQuietly(AutoCloseable... resources) {

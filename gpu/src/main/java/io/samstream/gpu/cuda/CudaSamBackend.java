@@ -18,6 +18,7 @@ import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
@@ -91,6 +92,7 @@ public final class CudaSamBackend implements SamBackend {
     private final PinnedBuffer inPinned, outPinned;
     private final CpuSamBackend decoder;
     private final CudaMaskDecoder gpuDecoder;
+    private final EmbeddingRing ring;
 
     // weights
     private final DeviceBuffer patchW, patchB, posEmbed;
@@ -166,6 +168,22 @@ public final class CudaSamBackend implements SamBackend {
 
     public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
                           ModelSparsity sparsity) {
+        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, DEFAULT_RING_BATCHES * maxBatch);
+    }
+
+    /** Embedding slots of the device ring unless told otherwise, in batches: the engine's in-flight 2, + 2. */
+    public static final int DEFAULT_RING_BATCHES = 4;
+    /** How long {@link #embedFrames} waits for free embedding slots before it fails. */
+    static final long RING_ACQUIRE_TIMEOUT_MILLIS = 60_000;
+
+    /**
+     * The complete form.
+     *
+     * @param embeddingSlots embeddings the device ring holds ({@link #embedFrames}): at least {@code maxBatch};
+     *                       the engine needs (in-flight batches + 1) x max batch to never wait for a slot
+     */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
+                          ModelSparsity sparsity, int embeddingSlots) {
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
@@ -183,6 +201,10 @@ public final class CudaSamBackend implements SamBackend {
         this.neckC = config.promptDim();
         this.window = config.windowSize();
         checkSupported(config, maxBatch);
+        if (embeddingSlots < maxBatch) {
+            throw new IllegalArgumentException("the embedding ring needs at least max batch (" + maxBatch
+                    + ") slots, got " + embeddingSlots);
+        }
         this.wide = Math.max(Math.max(3 * d, mlp), Math.max(3 * p * p, 9 * neckC));
 
         long m = (long) maxBatch * tokens;
@@ -200,8 +222,10 @@ public final class CudaSamBackend implements SamBackend {
         PinnedBuffer in = null, o = null;
         CpuSamBackend dec = null;
         CudaMaskDecoder gdec = null;
+        EmbeddingRing rg = null;
         try {
             k = new CudaKernels(context);
+            rg = new EmbeddingRing(context, k, embeddingSlots, neckC, e, RING_ACQUIRE_TIMEOUT_MILLIS);
             st = new CudaStream(context);
             pl = new DeviceMemoryPool(context, weightsSize + activations);
             in = new PinnedBuffer(context, Math.max(imageBytes, 16L << 20), "encoder input");
@@ -216,10 +240,11 @@ public final class CudaSamBackend implements SamBackend {
                 }
             }
         } catch (RuntimeException | Error ex) {
-            closeAll(gdec, dec, o, in, pl, st, k);
+            closeAll(gdec, dec, o, in, pl, st, rg, k);
             context.close();
             throw ex;
         }
+        this.ring = rg;
         this.kernels = k;
         this.stream = st;
         this.pool = pl;
@@ -255,9 +280,10 @@ public final class CudaSamBackend implements SamBackend {
             close();
             throw ex;
         }
-        log.info("cuda backend: {} on {}, max batch {}: device pool {} (weights {}, activations {}), pinned {}",
-                config.describe(), context.info().describe(), maxBatch, Cuda.bytes(pool.capacity()),
-                Cuda.bytes(weightBytes), Cuda.bytes(activationBytes), Cuda.bytes(inPinned.bytes() + outPinned.bytes()));
+        log.info("cuda backend: {} on {}, max batch {}: device pool {} (weights {}, activations {}), embedding ring {}"
+                + " ({} slots), pinned {}", config.describe(), context.info().describe(), maxBatch,
+                Cuda.bytes(pool.capacity()), Cuda.bytes(weightBytes), Cuda.bytes(activationBytes),
+                Cuda.bytes(ring.bytes()), ring.capacity(), Cuda.bytes(inPinned.bytes() + outPinned.bytes()));
     }
 
     /** Why the kernels cannot run this model, or nothing. */
@@ -484,20 +510,61 @@ public final class CudaSamBackend implements SamBackend {
             throw new IllegalArgumentException("batch of " + batch + " frames, but this CUDA backend was sized for 1.."
                     + maxBatch + " (raise the max batch, or split the batch)");
         }
-        GpuFramePreprocessor pre;
-        synchronized (imageOpsLock) {
-            if (framePreprocessor == null) {
-                framePreprocessor = new GpuFramePreprocessor(context, imageOps(), s);
-            }
-            pre = framePreprocessor;
-        }
-        pre.enqueue(stream, frames, image);
+        framePreprocessor().enqueue(stream, frames, image);
         runForward(batch, useGraphs);
         return downloadEmbeddings(batch);
     }
 
+    private GpuFramePreprocessor framePreprocessor() {
+        synchronized (imageOpsLock) {
+            if (framePreprocessor == null) {
+                framePreprocessor = new GpuFramePreprocessor(context, imageOps(), s, 2 * maxBatch);
+            }
+            return framePreprocessor;
+        }
+    }
+
+    /**
+     * The engine's encoder: frames pre-processed on the GPU, the forward pass, and each frame's embedding
+     * (bf16 channels-last, as the neck leaves it) copied into a slot of the device ring, whose event is
+     * recorded behind it. Returns once the work is queued: it waits for free slots and for the pinned staging
+     * of the frames, never for the GPU, so the next batch is staged while this one runs.
+     */
+    @Override
+    public List<ImageEmbedding> embedFrames(List<RgbImage> frames) {
+        ensureOpen();
+        int batch = frames.size();
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("batch of " + batch + " frames, but this CUDA backend was sized for 1.."
+                    + maxBatch + " (raise the max batch, or split the batch)");
+        }
+        List<EmbeddingRing.Slot> slots = ring.acquire(batch);
+        try {
+            synchronized (this) {
+                ensureOpen();
+                framePreprocessor().enqueue(stream, frames, image);
+                runForward(batch, useGraphs);
+                long bytes = 2L * tokens * neckC;
+                for (int i = 0; i < batch; i++) {
+                    stream.copy(neckB.slice(i * bytes, bytes, "embedding " + i), slots.get(i).buffer(), bytes);
+                    slots.get(i).markWritten(stream);
+                }
+            }
+        } catch (RuntimeException | Error ex) {
+            slots.forEach(EmbeddingRing.Slot::close);
+            throw ex;
+        }
+        return new ArrayList<>(slots);
+    }
+
+    /** The device ring the engine's embeddings live in ({@link #embedFrames}). */
+    public EmbeddingRing embeddingRing() {
+        return ring;
+    }
+
     /** Waits for the queued forward pass and copies its {@code batch} embeddings to a Java tensor. */
     private Tensor downloadEmbeddings(int batch) {
+        kernels.tokensToChw(stream, neckB, out, batch, tokens, neckC);
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
@@ -513,6 +580,12 @@ public final class CudaSamBackend implements SamBackend {
     @Override
     public List<MaskSummary> postprocessMasks(Tensor lowResLogits, ImageSize resized, ImageSize original) {
         return maskPostprocessor().run(lowResLogits, resized, original);
+    }
+
+    /** Every frame of the wave in one upload, one set of launches and one download ({@link GpuMaskPostprocessor#runAll}). */
+    @Override
+    public List<List<MaskSummary>> postprocessWave(List<MaskRequest> requests) {
+        return maskPostprocessor().runAll(requests);
     }
 
     /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
@@ -690,7 +763,6 @@ public final class CudaSamBackend implements SamBackend {
         kernels.im2col3x3(stream, neckA, wideBuf, batch, e, e, neckC);
         kernels.gemm(stream, wideBuf, neck2W, null, null, neckB, m, neckC, 9 * neckC, false);
         kernels.layerNorm(stream, neckB, neck3G, neck3B, neckB, m, neckC, NECK_EPS);
-        kernels.tokensToChw(stream, neckB, out, batch, tokens, neckC);
         mark(prof, "neck");
     }
 
@@ -714,14 +786,35 @@ public final class CudaSamBackend implements SamBackend {
     /** All prompt sets of one image on the GPU, batched (see {@link CudaMaskDecoder}); not synchronized with encode. */
     @Override
     public List<DecoderOutput> decodeBatch(Tensor embedding, List<Prompt> prompts, boolean multimask) {
+        return decodeBatch(ImageEmbedding.of(embedding), prompts, multimask);
+    }
+
+    /** As above, reading a ring slot in place (after its encoder event) or uploading a host tensor. */
+    @Override
+    public List<DecoderOutput> decodeBatch(ImageEmbedding embedding, List<Prompt> prompts, boolean multimask) {
+        return decodeWave(List.of(new DecodeRequest(embedding, prompts, multimask))).get(0);
+    }
+
+    /** Every request's prompt sets in shared batches, one wait at the end ({@link CudaMaskDecoder#decodeWave}). */
+    @Override
+    public List<List<DecoderOutput>> decodeWave(List<DecodeRequest> requests) {
         ensureOpen();
         if (gpuDecoder != null) {
-            return gpuDecoder.decode(embedding, prompts, multimask);
+            for (DecodeRequest r : requests) {
+                if (r.embedding() instanceof EmbeddingRing.Slot slot && !slot.belongsTo(ring)) {
+                    throw new IllegalArgumentException("an embedding of another CUDA backend's ring: " + slot);
+                }
+            }
+            return gpuDecoder.decodeWave(requests);
         }
         if (decoder == null) {
             throw new IllegalStateException("this CUDA backend was built from weights without a mask decoder");
         }
-        return decoder.decodeBatch(embedding, prompts, multimask);
+        List<List<DecoderOutput>> out = new ArrayList<>(requests.size());
+        for (DecodeRequest r : requests) {
+            out.add(decoder.decodeBatch(r.embedding().toTensor(), r.prompts(), r.multimask()));
+        }
+        return out;
     }
 
     private void ensureOpen() {
@@ -746,7 +839,7 @@ public final class CudaSamBackend implements SamBackend {
         }
         closeAll(graphs.values().toArray(new AutoCloseable[0]));
         graphs.clear();
-        closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, kernels);
+        closeAll(gpuDecoder, decoder, outPinned, inPinned, pool, stream, ring, kernels);
         context.close();
     }
 

@@ -15,9 +15,9 @@ import java.util.List;
  * the weights {@link PillowBilinearResize#passes} computes on the host, then {@link SamPreprocessor}'s
  * normalization and padding; image_ops.cuh).
  *
- * <p>Each frame is copied into one of two pinned staging slots together with its pass tables and uploaded
- * asynchronously; the host waits for a slot only when it comes round again (an event per slot), so the
- * copy of one frame overlaps the upload and kernels of the one before. The device scratch (the frame, the
+ * <p>Each frame is copied into one of the pinned staging slots together with its pass tables and uploaded
+ * asynchronously; the host waits for a slot only when it comes round again (an event per slot). With two
+ * batches' worth of slots, the next batch is staged while the GPU still runs the one before. The device scratch (the frame, the
  * 8-bit intermediate of a two-pass resize, the tables) holds one frame: the stream runs uploads and
  * kernels in order. Staging and scratch grow (after a stream synchronization) when a larger frame comes;
  * the frames of a stream keep their size, so this happens at the first frames only.
@@ -25,27 +25,35 @@ import java.util.List;
  * <p>Not thread-safe: the owner ({@link CudaSamBackend}) serializes calls.
  */
 public final class GpuFramePreprocessor implements AutoCloseable {
-    private static final int SLOTS = 2;
-
     private final CudaContext context;
     private final ImageOpsKernels kernels;
     private final int inputSize;
     private final float[] mean = SamPreprocessor.pixelMean();
     private final float[] std = SamPreprocessor.pixelStd();
-    private final PinnedBuffer[] staging = new PinnedBuffer[SLOTS];
-    private final CudaEvent[] uploaded = new CudaEvent[SLOTS];
+    private final PinnedBuffer[] staging;
+    private final CudaEvent[] uploaded;
     private DeviceMemoryPool scratch;
     private int nextSlot;
     private boolean closed;
 
     public GpuFramePreprocessor(CudaContext context, ImageOpsKernels kernels, int inputSize) {
+        this(context, kernels, inputSize, 2);
+    }
+
+    /** @param slots pinned staging slots (frames staged ahead of the GPU); pinned memory is taken at first use */
+    public GpuFramePreprocessor(CudaContext context, ImageOpsKernels kernels, int inputSize, int slots) {
         if (inputSize <= 0) {
             throw new IllegalArgumentException("input size must be positive, got " + inputSize);
+        }
+        if (slots < 1) {
+            throw new IllegalArgumentException("at least one staging slot, got " + slots);
         }
         this.context = context;
         this.kernels = kernels;
         this.inputSize = inputSize;
-        for (int i = 0; i < SLOTS; i++) {
+        this.staging = new PinnedBuffer[slots];
+        this.uploaded = new CudaEvent[slots];
+        for (int i = 0; i < slots; i++) {
             uploaded[i] = new CudaEvent(context, false);
         }
     }
@@ -95,7 +103,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         long intermediate = passes.size() == 2 ? 3L * passes.get(0).outWidth() * passes.get(0).outHeight() : 0;
 
         int slot = nextSlot;
-        nextSlot = (nextSlot + 1) % SLOTS;
+        nextSlot = (nextSlot + 1) % staging.length;
         PinnedBuffer pinned = stagingFor(slot, staged, stream);
         DeviceMemoryPool pool = scratchFor(staged + ImageOpsKernels.align16(intermediate) + 256, stream);
 
@@ -188,7 +196,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
             return;
         }
         closed = true;
-        for (int i = 0; i < SLOTS; i++) {
+        for (int i = 0; i < staging.length; i++) {
             uploaded[i].synchronize();
             uploaded[i].close();
             if (staging[i] != null) {

@@ -2,6 +2,7 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
@@ -15,8 +16,9 @@ import java.util.List;
  * bilinear in fp32 as PyTorch, threshold at 0, stability counts at +-1, area, box; image_ops.cuh). Only the
  * column-major mask bits (H x W / 8 bytes per mask) and 32 bytes of statistics per mask come back.
  *
- * <p>Device scratch and pinned buffers grow when a larger batch or frame comes (after the stream's queued
- * work), and are kept. Calls are serialized ({@code synchronized}); each returns when its results are
+ * <p>{@link #runAll} takes the chosen masks of several frames at once (the engine's decoder hands it a
+ * wave: the k-th frame of every stream in a micro-batch). Device scratch and pinned buffers grow when a
+ * larger batch or frame comes (after the stream's queued work), and are kept. Calls are serialized ({@code synchronized}); each returns when its results are
  * on the host.
  */
 public final class GpuMaskPostprocessor implements AutoCloseable {
@@ -40,25 +42,59 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
         this.ownStream = new CudaStream(context);
     }
 
-    /** Host logits {@code [..., L, L]}: uploaded on this post-processor's own stream. */
-    public synchronized List<MaskSummary> run(Tensor lowRes, ImageSize resized, ImageSize original) {
+    /** Host logits {@code [..., L, L]} of one frame: uploaded on this post-processor's own stream. */
+    public List<MaskSummary> run(Tensor lowRes, ImageSize resized, ImageSize original) {
+        return runAll(List.of(new SamBackend.MaskRequest(lowRes, resized, original))).get(0);
+    }
+
+    /**
+     * Host logits of several frames (each its own size) in one go: one staging copy and upload of every plane,
+     * the launches, one download of all the bits and statistics, one wait.
+     *
+     * @return per request, one summary per plane
+     */
+    public synchronized List<List<MaskSummary>> runAll(List<SamBackend.MaskRequest> requests) {
         ensureOpen();
-        if (lowRes.rank() < 2) {
-            throw new IllegalArgumentException("low-res logits need at least 2 dimensions, got " + lowRes.shapeString());
+        int n = requests.size();
+        Layout[] layouts = new Layout[n];
+        long logitBytes = 0;
+        long statBytes = 0;
+        long bitBytes = 0;
+        for (int i = 0; i < n; i++) {
+            SamBackend.MaskRequest r = requests.get(i);
+            Tensor lowRes = r.lowResLogits();
+            if (lowRes.rank() < 2) {
+                throw new IllegalArgumentException("low-res logits need at least 2 dimensions, got " + lowRes.shapeString());
+            }
+            int lh = lowRes.dim(-2);
+            int lw = lowRes.dim(-1);
+            if (lh == 0 || lw == 0 || lowRes.size() == 0) {
+                throw new IllegalArgumentException("low-res logits have an empty plane: " + lowRes.shapeString());
+            }
+            checkGeometry(r.resized(), r.original());
+            int count = lowRes.size() / (lh * lw);
+            int words = ImageOpsKernels.wordsPerMask(r.original().height(), r.original().width());
+            layouts[i] = new Layout(count, lh, lw, r.resized(), r.original(), logitBytes, statBytes, bitBytes);
+            logitBytes += BumpAllocator.alignUp(4L * lowRes.size());
+            statBytes += BumpAllocator.alignUp(4L * count * ImageOpsKernels.STAT_WORDS);
+            bitBytes += BumpAllocator.alignUp(4L * count * words);
         }
-        int lh = lowRes.dim(-2);
-        int lw = lowRes.dim(-1);
-        if (lh == 0 || lw == 0 || lowRes.size() == 0) {
-            throw new IllegalArgumentException("low-res logits have an empty plane: " + lowRes.shapeString());
+        if (n == 0) {
+            return List.of();
         }
-        int count = lowRes.size() / (lh * lw);
-        checkGeometry(resized, original);
-        long inBytes = 4L * lowRes.size();
-        Buffers b = buffers(count, lh, lw, original, ownStream);
-        input = pinned(input, inBytes, "mask logits staging");
-        input.buffer().asFloatBuffer().put(lowRes.data());
-        ownStream.upload(input, 0, b.logits, 0, inBytes);
-        return launchAndRead(ownStream, b.logits, b, count, lh, lw, resized, original);
+        Buffers b = buffers(logitBytes, statBytes, bitBytes, ownStream);
+        input = pinned(input, logitBytes, "mask logits staging");
+        ByteBuffer staging = input.buffer();
+        for (int i = 0; i < n; i++) {
+            staging.position((int) layouts[i].logitAt);
+            staging.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(requests.get(i).lowResLogits().data());
+        }
+        staging.clear();
+        ownStream.upload(input, 0, b.logits, 0, logitBytes);
+        for (Layout l : layouts) {
+            enqueue(ownStream, b.logits.slice(l.logitAt, 4L * l.count * l.lh * l.lw, "mask logits"), b, l);
+        }
+        return read(ownStream, b, layouts, statBytes, bitBytes);
     }
 
     /**
@@ -73,8 +109,12 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
                     + lh + ", " + lw + "]");
         }
         checkGeometry(resized, original);
-        Buffers b = buffers(count, lh, lw, original, stream);
-        return launchAndRead(stream, logits, b, count, lh, lw, resized, original);
+        Layout l = new Layout(count, lh, lw, resized, original, 0, 0, 0);
+        long statBytes = 4L * count * ImageOpsKernels.STAT_WORDS;
+        long bitBytes = 4L * count * ImageOpsKernels.wordsPerMask(original.height(), original.width());
+        Buffers b = buffers(0, statBytes, bitBytes, stream);
+        enqueue(stream, logits, b, l);
+        return read(stream, b, new Layout[] {l}, statBytes, bitBytes).get(0);
     }
 
     private void checkGeometry(ImageSize resized, ImageSize original) {
@@ -84,14 +124,18 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
         }
     }
 
-    private record Buffers(DeviceBuffer logits, DeviceBuffer bits, DeviceBuffer stats) {}
+    /** Where one request's planes, statistics and bits lie in the scratch and staging buffers. */
+    private record Layout(int count, int lh, int lw, ImageSize resized, ImageSize original, long logitAt, long statAt,
+                          long bitAt) {
+        int words() {
+            return ImageOpsKernels.wordsPerMask(original.height(), original.width());
+        }
+    }
 
-    private Buffers buffers(int count, int lh, int lw, ImageSize original, CudaStream stream) {
-        int words = ImageOpsKernels.wordsPerMask(original.height(), original.width());
-        long logitBytes = 4L * count * lh * lw;
-        long bitBytes = 4L * count * words;
-        long statBytes = 4L * count * ImageOpsKernels.STAT_WORDS;
-        long need = logitBytes + bitBytes + statBytes + 3 * 256;
+    private record Buffers(DeviceBuffer logits, DeviceBuffer stats, DeviceBuffer bits) {}
+
+    private Buffers buffers(long logitBytes, long statBytes, long bitBytes, CudaStream stream) {
+        long need = logitBytes + statBytes + bitBytes + 3 * 256;
         if (scratch == null || scratch.capacity() < need) {
             stream.synchronize();
             ownStream.synchronize();
@@ -102,8 +146,8 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
             scratch = new DeviceMemoryPool(context, need / 4 * 5);
         }
         scratch.release(0);
-        return new Buffers(scratch.allocate(logitBytes, "mask logits"), scratch.allocate(bitBytes, "mask bits"),
-                scratch.allocate(statBytes, "mask stats"));
+        return new Buffers(scratch.allocate(Math.max(logitBytes, 1), "mask logits"),
+                scratch.allocate(statBytes, "mask stats"), scratch.allocate(bitBytes, "mask bits"));
     }
 
     private PinnedBuffer pinned(PinnedBuffer current, long bytes, String what) {
@@ -119,46 +163,59 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
         return new PinnedBuffer(context, Math.min(Integer.MAX_VALUE, bytes / 4 * 5 + 64), what);
     }
 
-    private List<MaskSummary> launchAndRead(CudaStream stream, DeviceBuffer logits, Buffers b, int count, int lh, int lw,
-            ImageSize resized, ImageSize original) {
-        int h = original.height();
-        int w = original.width();
-        int words = ImageOpsKernels.wordsPerMask(h, w);
-        long bitBytes = 4L * count * words;
-        long statBytes = 4L * count * ImageOpsKernels.STAT_WORDS;
-        output = pinned(output, bitBytes + statBytes, "mask results staging");
-        stream.fill16(b.stats.slice(0, statBytes, "mask stats"), (short) 0);
-        for (int first = 0; first < count; first += 65535) {
-            int n = Math.min(65535, count - first);
-            kernels.maskPostprocess(stream,
-                    logits.slice(4L * first * lh * lw, 4L * n * lh * lw, "mask logits"), n, lh, lw, inputSize,
-                    resized.height(), resized.width(), h, w,
-                    b.bits.slice(4L * first * words, 4L * n * words, "mask bits"),
-                    b.stats.slice(4L * first * ImageOpsKernels.STAT_WORDS, 4L * n * ImageOpsKernels.STAT_WORDS,
+    /** Queues one request's statistics reset and kernels (at most 65535 planes per launch). */
+    private void enqueue(CudaStream stream, DeviceBuffer logits, Buffers b, Layout l) {
+        int words = l.words();
+        int h = l.original().height();
+        int w = l.original().width();
+        long planeBytes = 4L * l.lh() * l.lw();
+        DeviceBuffer stats = b.stats.slice(l.statAt(), 4L * l.count() * ImageOpsKernels.STAT_WORDS, "mask stats");
+        DeviceBuffer bits = b.bits.slice(l.bitAt(), 4L * l.count() * words, "mask bits");
+        stream.fill16(stats, (short) 0);
+        for (int first = 0; first < l.count(); first += 65535) {
+            int n = Math.min(65535, l.count() - first);
+            kernels.maskPostprocess(stream, logits.slice(planeBytes * first, planeBytes * n, "mask logits"), n, l.lh(),
+                    l.lw(), inputSize, l.resized().height(), l.resized().width(), h, w,
+                    bits.slice(4L * first * words, 4L * n * words, "mask bits"),
+                    stats.slice(4L * first * ImageOpsKernels.STAT_WORDS, 4L * n * ImageOpsKernels.STAT_WORDS,
                             "mask stats"));
         }
+    }
+
+    /** Downloads every request's statistics and bits (two copies), waits, and unpacks them. */
+    private List<List<MaskSummary>> read(CudaStream stream, Buffers b, Layout[] layouts, long statBytes, long bitBytes) {
+        output = pinned(output, statBytes + bitBytes, "mask results staging");
         stream.download(b.stats, 0, output, 0, statBytes);
         stream.download(b.bits, 0, output, statBytes, bitBytes);
         stream.synchronize();
 
         ByteBuffer buf = output.buffer();
         IntBuffer stats = buf.asIntBuffer();
-        List<MaskSummary> out = new ArrayList<>(count);
-        int longsPerMask = words / 2;
-        for (int m = 0; m < count; m++) {
-            int s = m * ImageOpsKernels.STAT_WORDS;
-            long area = stats.get(s + ImageOpsKernels.STAT_AREA) & 0xFFFFFFFFL;
-            int[] box = area == 0 ? new int[4] : new int[] {
-                w - stats.get(s + ImageOpsKernels.STAT_W_MINUS_MINX), h - stats.get(s + ImageOpsKernels.STAT_H_MINUS_MINY),
-                stats.get(s + ImageOpsKernels.STAT_MAXX_PLUS1), stats.get(s + ImageOpsKernels.STAT_MAXY_PLUS1)};
-            long[] bits = new long[longsPerMask];
-            LongBuffer lb = buf.position((int) (statBytes + 8L * m * longsPerMask)).slice()
-                    .order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer();
-            lb.get(bits);
-            out.add(new MaskSummary(h, w, bits, area, box, stats.get(s + ImageOpsKernels.STAT_ABOVE_PLUS1) & 0xFFFFFFFFL,
-                    stats.get(s + ImageOpsKernels.STAT_ABOVE_MINUS1) & 0xFFFFFFFFL));
+        List<List<MaskSummary>> all = new ArrayList<>(layouts.length);
+        for (Layout l : layouts) {
+            int h = l.original().height();
+            int w = l.original().width();
+            int longsPerMask = l.words() / 2;
+            List<MaskSummary> out = new ArrayList<>(l.count());
+            for (int m = 0; m < l.count(); m++) {
+                int s = (int) (l.statAt() / 4) + m * ImageOpsKernels.STAT_WORDS;
+                long area = stats.get(s + ImageOpsKernels.STAT_AREA) & 0xFFFFFFFFL;
+                int[] box = area == 0 ? new int[4] : new int[] {
+                    w - stats.get(s + ImageOpsKernels.STAT_W_MINUS_MINX),
+                    h - stats.get(s + ImageOpsKernels.STAT_H_MINUS_MINY),
+                    stats.get(s + ImageOpsKernels.STAT_MAXX_PLUS1), stats.get(s + ImageOpsKernels.STAT_MAXY_PLUS1)};
+                long[] bits = new long[longsPerMask];
+                LongBuffer lb = buf.position((int) (statBytes + l.bitAt() + 8L * m * longsPerMask)).slice()
+                        .order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer();
+                lb.get(bits);
+                out.add(new MaskSummary(h, w, bits, area, box,
+                        stats.get(s + ImageOpsKernels.STAT_ABOVE_PLUS1) & 0xFFFFFFFFL,
+                        stats.get(s + ImageOpsKernels.STAT_ABOVE_MINUS1) & 0xFFFFFFFFL));
+            }
+            all.add(out);
         }
-        return out;
+        buf.clear();
+        return all;
     }
 
     private void ensureOpen() {

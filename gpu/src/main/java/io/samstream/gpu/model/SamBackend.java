@@ -7,6 +7,7 @@ import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.tensor.Tensor;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -39,6 +40,25 @@ public interface SamBackend extends AutoCloseable {
      */
     default Tensor encodeFrames(List<RgbImage> frames) {
         return encode(new FramePreprocessor(config().imageSize()).batch(frames));
+    }
+
+    /**
+     * The embeddings of a batch of 8-bit RGB frames, one per frame, in order, each to be {@link
+     * ImageEmbedding#close() closed} by its reader when done. The engine's way in: the CUDA backend leaves
+     * them on the device (a slot of its embedding ring each, ready when the encoder's event fires; this call
+     * waits for free slots when all are held, which bounds the frames in flight, and does not wait for the
+     * GPU). The default splits {@link #encodeFrames} into host tensors.
+     */
+    default List<ImageEmbedding> embedFrames(List<RgbImage> frames) {
+        Tensor all = encodeFrames(frames);
+        int[] shape = all.shape();
+        int per = all.size() / frames.size();
+        List<ImageEmbedding> out = new ArrayList<>(frames.size());
+        for (int i = 0; i < frames.size(); i++) {
+            out.add(ImageEmbedding.of(new Tensor(Arrays.copyOfRange(all.data(), i * per, (i + 1) * per), 1, shape[1],
+                    shape[2], shape[3])));
+        }
+        return out;
     }
 
     /**
@@ -75,6 +95,53 @@ public interface SamBackend extends AutoCloseable {
         List<DecoderOutput> out = new ArrayList<>(prompts.size());
         for (Prompt p : prompts) {
             out.add(decode(embedding, p, multimask));
+        }
+        return out;
+    }
+
+    /** {@link #decodeBatch(Tensor, List, boolean)} on an embedding wherever it is (CUDA: read in place). */
+    default List<DecoderOutput> decodeBatch(ImageEmbedding embedding, List<Prompt> prompts, boolean multimask) {
+        return decodeBatch(embedding.toTensor(), prompts, multimask);
+    }
+
+    /** Prompt sets to decode against one image: one request of a {@link #decodeWave}. */
+    record DecodeRequest(ImageEmbedding embedding, List<Prompt> prompts, boolean multimask) {
+        public DecodeRequest {
+            if (embedding == null || prompts == null) {
+                throw new IllegalArgumentException("a decode request needs an embedding and a list of prompts");
+            }
+            prompts = List.copyOf(prompts);
+        }
+    }
+
+    /**
+     * Several images' prompt sets at once: the engine's decoder gives it the objects of every stream's k-th
+     * frame of a micro-batch (independent of each other), so that they share one batched decoder pass and
+     * one wait instead of one per frame. The default decodes request after request.
+     *
+     * @return per request, one output per prompt set, in order
+     */
+    default List<List<DecoderOutput>> decodeWave(List<DecodeRequest> requests) {
+        List<List<DecoderOutput>> out = new ArrayList<>(requests.size());
+        for (DecodeRequest r : requests) {
+            out.add(r.prompts().isEmpty() ? List.of() : decodeBatch(r.embedding(), r.prompts(), r.multimask()));
+        }
+        return out;
+    }
+
+    /** One frame's chosen low-res logits {@code [N, L, L]} and its geometry: one request of {@link #postprocessWave}. */
+    record MaskRequest(Tensor lowResLogits, ImageSize resized, ImageSize original) {}
+
+    /**
+     * {@link #postprocessMasks} for several frames (of any sizes) at once: on the GPU one upload, the launches,
+     * one download and one wait for all of them. The default runs them one after the other.
+     *
+     * @return per request, one summary per plane, in order
+     */
+    default List<List<MaskSummary>> postprocessWave(List<MaskRequest> requests) {
+        List<List<MaskSummary>> out = new ArrayList<>(requests.size());
+        for (MaskRequest r : requests) {
+            out.add(postprocessMasks(r.lowResLogits(), r.resized(), r.original()));
         }
         return out;
     }

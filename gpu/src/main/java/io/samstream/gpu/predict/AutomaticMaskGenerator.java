@@ -5,6 +5,7 @@ import io.samstream.gpu.image.MaskPostprocessor;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
@@ -157,6 +158,11 @@ public final class AutomaticMaskGenerator {
             throw new IllegalArgumentException("the embedding must be one image's [1, C, E, E], got "
                     + (embedding == null ? "null" : embedding.shapeString()));
         }
+        return generate(ImageEmbedding.of(embedding), width, height, covered);
+    }
+
+    /** As {@link #generate(Tensor, int, int, boolean[])} on an embedding wherever the backend keeps it. */
+    public List<GeneratedMask> generate(ImageEmbedding embedding, int width, int height, boolean[] covered) {
         ImageSize original = new ImageSize(height, width);
         if (covered != null && covered.length != original.pixels()) {
             throw new IllegalArgumentException("the covered mask has " + covered.length + " pixels, the image "

@@ -42,9 +42,11 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * stream sources (blocking dispatcher; live: restart with backoff, keep newest; files: backpressure)
- *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight)
- *   -> decoder (prompts / tracks -> masks -> records; in-flight batches, each stream's frames one after
- *      the other in its own lane) -> sinks (mapAsync pending-acks, in order) -> done
+ *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight; embeddings stay
+ *      where the backend keeps them: a device ring on CUDA)
+ *   -> decoder (one batch at a time, wave by wave: the k-th frames of all streams decoded and
+ *      post-processed together; prompts / tracks -> masks -> records) -> sinks (mapAsync pending-acks,
+ *      in order) -> done
  * </pre>
  *
  * A stream that fails (a corrupt file, a prompt outside its frames) fails alone; the others go on.
@@ -108,7 +110,7 @@ public final class Engine implements AutoCloseable {
         Pair<Pair<Sink<Job, NotUsed>, UniqueKillSwitch>, CompletionStage<Done>> running = MergeHub.of(Job.class, 1)
                 .groupedWithin(settings.batching().maxBatch(), settings.batching().maxLatency())
                 .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
-                .via(Stages.decoder(segmenter, inFlight, decoderPool, metrics))
+                .via(Stages.decoder(segmenter, decoderPool, metrics))
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkThread, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null, o.job().frame().index())), Keep.both())

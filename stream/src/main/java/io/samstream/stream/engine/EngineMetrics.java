@@ -42,7 +42,7 @@ public final class EngineMetrics {
         this.encoderTime = Timer.builder("samstream.encoder.time").description("image encoder time per batch")
                 .publishPercentileHistogram().register(registry);
         this.decoderTime = Timer.builder("samstream.decoder.time")
-                .description("prompt/mask decoding and post-processing time per frame").publishPercentileHistogram()
+                .description("prompt/mask decoding, post-processing and tracking time per wave").publishPercentileHistogram()
                 .register(registry);
         this.latency = Timer.builder("samstream.latency.capture.to.ack")
                 .description("from a frame's capture (or read) to its record's acknowledgement")
@@ -59,6 +59,19 @@ public final class EngineMetrics {
                 .description("frames waiting in the pipeline's queues").register(registry);
         Gauge.builder("samstream.queue.depth", pendingAcks, AtomicLong::get).tag("queue", "pending-acks")
                 .description("frames waiting in the pipeline's queues").register(registry);
+    }
+
+    /**
+     * Where a frame's latency goes, by stage: {@code queue-wait} (from capture to its batch leaving for the
+     * encoder, per frame), {@code decode} and {@code postprocess} (per wave: the mask decoder with the
+     * choice among its outputs; the masks' upscaling and summaries), {@code ack} (per record: from the
+     * hand-over to the sinks to their acknowledgement). The encoder's and the whole decoder stage's times
+     * are {@code samstream.encoder.time} and {@code samstream.decoder.time}.
+     */
+    Timer stageTime(String stage) {
+        return Timer.builder("samstream.stage.time").tag("stage", stage)
+                .description("time per stage (queue-wait, decode, postprocess, ack)").publishPercentileHistogram()
+                .register(registry);
     }
 
     /** Metrics that go nowhere (tests, embedders without a registry). */

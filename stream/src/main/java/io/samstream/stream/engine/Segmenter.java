@@ -6,32 +6,34 @@ import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FrameGeometry;
+import io.samstream.stream.track.FrameStep;
 import io.samstream.stream.track.LowResMask;
 import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.Wave;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 
 /**
- * The model work of the engine, free of Akka: a batch of frames to embeddings ({@link #encode}), one
- * frame's embedding and fixed prompts to its mask record ({@link #decode}, tracking off), or a tracker's
- * objects of a frame to it ({@link #record}). Thread-safe when the backend is.
+ * The model work of the engine, free of Akka: a batch of frames to embeddings ({@link #embed}), one
+ * frame's embedding and fixed prompts to its decoding step ({@link #fixed}, tracking off), or a tracker's
+ * objects of a frame to its mask record ({@link #record}). Thread-safe when the backend is.
  */
 public final class Segmenter {
     private final SamBackend backend;
     private final String modelName;
-    private final MaskReadout readout;
 
     public Segmenter(SamBackend backend, String modelName) {
         this.backend = backend;
         this.modelName = modelName;
-        this.readout = new MaskReadout(backend);
     }
 
     public String modelName() {
@@ -42,20 +44,26 @@ public final class Segmenter {
         return backend;
     }
 
-    /** The embeddings of a batch of frames, one {@code [1, C, E, E]} tensor per frame, in order. */
-    public List<Tensor> encode(List<VideoFrame> frames) {
+    /**
+     * The embeddings of a batch of frames, one per frame, in order, where the backend keeps them (CUDA: a
+     * device ring slot each; the caller closes each when its frame is decoded).
+     */
+    public List<ImageEmbedding> embed(List<VideoFrame> frames) {
         List<RgbImage> images = new ArrayList<>(frames.size());
         for (VideoFrame f : frames) {
             images.add(new RgbImage(f.width(), f.height(), f.rgb()));
         }
         // Resize / normalize / pad where the backend runs (on the GPU for CUDA), then encode.
-        Tensor embeddings = backend.encodeFrames(images);
-        int per = embeddings.size() / frames.size();
-        int[] shape = embeddings.shape();
+        return backend.embedFrames(images);
+    }
+
+    /** The embeddings of a batch of frames as host tensors {@code [1, C, E, E]} (tools and tests). */
+    public List<Tensor> encode(List<VideoFrame> frames) {
         List<Tensor> out = new ArrayList<>(frames.size());
-        for (int i = 0; i < frames.size(); i++) {
-            out.add(new Tensor(Arrays.copyOfRange(embeddings.data(), i * per, (i + 1) * per), 1, shape[1], shape[2],
-                    shape[3]));
+        for (ImageEmbedding e : embed(frames)) {
+            try (e) {
+                out.add(e.toTensor());
+            }
         }
         return out;
     }
@@ -67,49 +75,84 @@ public final class Segmenter {
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      */
     public MaskRecord decode(VideoFrame frame, Tensor embedding, PromptSpec prompts) {
-        return decode(frame, embedding, prompts.resolve(frame.width(), frame.height()));
+        return decode(frame, ImageEmbedding.of(embedding), prompts.resolve(frame.width(), frame.height()));
     }
 
     /** The mask record of one frame for these objects (already resolved for the frame's size). */
-    public MaskRecord decode(VideoFrame frame, Tensor embedding, List<ObjectPrompt> objects) {
+    public MaskRecord decode(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
+        ObjectTracker.Frame f = Wave.runOne(backend, fixed(frame, embedding, objects));
+        return record(frame, f.objects(), f.lost());
+    }
+
+    /**
+     * One frame's fixed prompts (tracking off) as a {@link FrameStep}: lone points (multimask, the best of
+     * SAM's masks by predicted IoU) and the rest (single mask) as two requests; every object post-processed.
+     *
+     * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
+     */
+    public FrameStep fixed(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
         FrameGeometry g = new FrameGeometry(frame.width(), frame.height(), backend.config().imageSize(),
                 backend.config().lowResSize());
-        // Lone points (multimask) and the rest (single mask) each go to the decoder in one batch.
-        List<MaskReadout.Item> items = new ArrayList<>(Collections.nCopies(objects.size(), (MaskReadout.Item) null));
+        List<List<Integer>> which = new ArrayList<>(2);
+        List<SamBackend.DecodeRequest> requests = new ArrayList<>(2);
         for (boolean multimask : new boolean[] {false, true}) {
-            List<Integer> which = new ArrayList<>();
+            List<Integer> idx = new ArrayList<>();
             List<Prompt> prompts = new ArrayList<>();
             for (int i = 0; i < objects.size(); i++) {
                 if (FrameGeometry.wantsMultimask(objects.get(i)) == multimask) {
-                    which.add(i);
+                    idx.add(i);
                     prompts.add(g.modelPrompt(objects.get(i)));
                 }
             }
-            if (prompts.isEmpty()) {
-                continue;
+            if (!prompts.isEmpty()) {
+                which.add(idx);
+                requests.add(new SamBackend.DecodeRequest(embedding, prompts, multimask));
             }
-            List<DecoderOutput> outs = backend.decodeBatch(embedding, prompts, multimask);
-            for (int k = 0; k < which.size(); k++) {
-                DecoderOutput out = outs.get(k);
-                // The best of SAM's masks by predicted IoU (the only one without multimask output).
-                int best = 0;
-                float[] iou = out.iouPredictions();
-                for (int i = 1; i < iou.length; i++) {
-                    if (iou[i] > iou[best]) {
-                        best = i;
+        }
+        return new FrameStep() {
+            private final MaskReadout.Item[] items = new MaskReadout.Item[objects.size()];
+
+            @Override
+            public List<SamBackend.DecodeRequest> requests() {
+                return requests;
+            }
+
+            @Override
+            public void decoded(List<List<DecoderOutput>> outputs) {
+                for (int r = 0; r < which.size(); r++) {
+                    for (int k = 0; k < which.get(r).size(); k++) {
+                        DecoderOutput out = outputs.get(r).get(k);
+                        // The best of SAM's masks by predicted IoU (the only one without multimask output).
+                        int best = 0;
+                        float[] iou = out.iouPredictions();
+                        for (int i = 1; i < iou.length; i++) {
+                            if (iou[i] > iou[best]) {
+                                best = i;
+                            }
+                        }
+                        int at = which.get(r).get(k);
+                        items[at] = new MaskReadout.Item(objects.get(at).id(), LowResMask.select(out.lowResLogits(), best),
+                                iou[best]);
                     }
                 }
-                ObjectPrompt o = objects.get(which.get(k));
-                items.set(which.get(k), new MaskReadout.Item(o.id(), LowResMask.select(out.lowResLogits(), best),
-                        iou[best]));
             }
-        }
-        // Every object's mask post-processed in one call (one GPU launch under CUDA).
-        List<ObjectMask> masks = new ArrayList<>(objects.size());
-        for (MaskReadout.Readout r : readout.readAll(items, g)) {
-            masks.add(r.object());
-        }
-        return record(frame, masks, List.of());
+
+            @Override
+            public SamBackend.MaskRequest masks() {
+                return items.length == 0 ? null : MaskReadout.request(Arrays.asList(items), g);
+            }
+
+            @Override
+            public ObjectTracker.Frame finish(List<MaskSummary> summaries) {
+                List<ObjectMask> masks = new ArrayList<>(items.length);
+                if (items.length > 0) {
+                    for (MaskReadout.Readout r : MaskReadout.readouts(Arrays.asList(items), g, summaries)) {
+                        masks.add(r.object());
+                    }
+                }
+                return new ObjectTracker.Frame(masks, List.of());
+            }
+        };
     }
 
     /** The mask record of one frame: these objects, these lost ids. */

@@ -5,8 +5,10 @@ import akka.stream.javadsl.Flow;
 import io.micrometer.core.instrument.Timer;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
-import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.stream.track.FrameStep;
 import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.Wave;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /** The engine's pipeline stages after the merge, each a small flow with one job. */
 final class Stages {
@@ -25,8 +28,9 @@ final class Stages {
     private Stages() {}
 
     /**
-     * Encoder: at most {@code inFlight} batches at once on {@code executor}, in order. A batch that fails
-     * fails the streams of its frames only.
+     * Encoder: at most {@code inFlight} batches at once on {@code executor}, in order. The backend queues the
+     * GPU work and returns embeddings that are ready once their events fire (CUDA), so this stage stages
+     * frames while the GPU still runs earlier batches. A batch that fails fails the streams of its frames only.
      */
     static Flow<List<Job>, Job.Encoded, NotUsed> encoder(Segmenter segmenter, int inFlight, Executor executor,
             EngineMetrics metrics) {
@@ -34,6 +38,10 @@ final class Stages {
             metrics.framesWaiting().addAndGet(-jobs.size());
             metrics.batchSize().record(jobs.size());
             metrics.batchesInFlight().incrementAndGet();
+            Instant now = Instant.now();
+            for (Job j : jobs) {
+                metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
+            }
             return CompletableFuture.supplyAsync(() -> {
                 List<Job> live = new ArrayList<>(jobs.size());
                 for (Job j : jobs) {
@@ -45,9 +53,9 @@ final class Stages {
                     return new Job.Encoded(jobs, List.of(), null);
                 }
                 Timer.Sample t = Timer.start();
-                List<Tensor> e;
+                List<ImageEmbedding> e;
                 try {
-                    e = segmenter.encode(live.stream().map(Job::frame).toList());
+                    e = segmenter.embed(live.stream().map(Job::frame).toList());
                     t.stop(metrics.encoderTime());
                 } catch (RuntimeException | Error ex) {
                     if (live.size() == 1) {
@@ -56,7 +64,7 @@ final class Stages {
                     e = encodeOneByOne(segmenter, live, ex);
                 }
                 // Failed streams' frames ride along without an embedding and are discarded.
-                List<Tensor> all = new ArrayList<>(jobs.size());
+                List<ImageEmbedding> all = new ArrayList<>(jobs.size());
                 int k = 0;
                 for (Job j : jobs) {
                     all.add(k < live.size() && live.get(k) == j ? e.get(k++) : null);
@@ -71,13 +79,13 @@ final class Stages {
      * say) fails its own stream and the other streams of the batch go on. A failure that is not the
      * frame's (the GPU is gone) then fails every stream, each with the error.
      */
-    private static List<Tensor> encodeOneByOne(Segmenter segmenter, List<Job> live, Throwable batchError) {
+    private static List<ImageEmbedding> encodeOneByOne(Segmenter segmenter, List<Job> live, Throwable batchError) {
         log.warn("a batch of {} frames failed to encode ({}): encoding its frames one by one", live.size(),
                 Errors.describe(batchError));
-        List<Tensor> out = new ArrayList<>(live.size());
+        List<ImageEmbedding> out = new ArrayList<>(live.size());
         for (Job j : live) {
             try {
-                out.add(segmenter.encode(List.of(j.frame())).get(0));
+                out.add(segmenter.embed(List.of(j.frame())).get(0));
             } catch (RuntimeException | Error ex) {
                 j.stream().fail(new IllegalStateException("encoding frame " + j.frame().index() + " failed: "
                         + Errors.describe(ex), ex));
@@ -88,71 +96,103 @@ final class Stages {
     }
 
     /**
-     * Decoder: prompts (or tracks) to masks to records, up to {@code inFlight} batches at once on
-     * {@code executor}. A stream's frames are decoded strictly one after the other, in frame order: each
-     * batch hands each stream's frames to that stream's {@link SerialLane} (mapAsync calls this in batch
-     * order, so a stream's frames of batch N are queued before those of batch N+1), while different
-     * streams' lanes, and the encoder working on later batches, run at the same time. Records still leave
-     * in batch order.
+     * Decoder: prompts (or tracks) to masks to records, one batch after the other on {@code executor}. A
+     * stream's frames are decoded strictly in frame order (each frame's tracking prompts depend on the
+     * previous frame's masks), but the k-th frames of all streams in a batch are independent: they form
+     * wave k, whose objects go through one batched decoder call and one post-processing call
+     * ({@link Wave}). Records leave in batch order. The batch's embeddings are closed (CUDA: their ring
+     * slots recycled) once it is decoded.
      */
-    static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, int inFlight, Executor executor,
+    static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, Executor executor,
             EngineMetrics metrics) {
-        return Flow.<Job.Encoded>create().mapAsync(inFlight, batch -> decodeInLanes(segmenter, batch, executor, metrics)
+        return Flow.<Job.Encoded>create().mapAsync(1, batch -> CompletableFuture.supplyAsync(
+                        () -> decodeBatch(segmenter, batch, metrics), executor)
                 .whenComplete((r, e) -> metrics.batchesInFlight().decrementAndGet())).mapConcat(list -> list);
     }
 
-    /** One batch: each stream's frames in its own lane; the outcomes in the batch's order. */
-    private static CompletableFuture<List<Job.Outcome>> decodeInLanes(Segmenter segmenter, Job.Encoded batch,
-            Executor executor, EngineMetrics metrics) {
+    /** One batch, wave by wave; a frame that fails (even with an Error) fails its stream only. */
+    static List<Job.Outcome> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
         int n = batch.jobs().size();
         Job.Outcome[] out = new Job.Outcome[n];
-        Map<StreamHandle, List<Integer>> byStream = new LinkedHashMap<>();
-        for (int i = 0; i < n; i++) {
-            byStream.computeIfAbsent(batch.jobs().get(i).stream(), h -> new ArrayList<>()).add(i);
-        }
-        List<CompletableFuture<Void>> lanes = new ArrayList<>(byStream.size());
-        for (Map.Entry<StreamHandle, List<Integer>> e : byStream.entrySet()) {
-            lanes.add(e.getKey().decodeLane().submit(() -> {
-                for (int i : e.getValue()) {
-                    out[i] = decodeFrame(segmenter, batch, i, metrics);
+        try {
+            Map<StreamHandle, List<Integer>> byStream = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                byStream.computeIfAbsent(batch.jobs().get(i).stream(), h -> new ArrayList<>()).add(i);
+            }
+            int waves = byStream.values().stream().mapToInt(List::size).max().orElse(0);
+            for (int k = 0; k < waves; k++) {
+                List<Integer> wave = new ArrayList<>();
+                for (List<Integer> frames : byStream.values()) {
+                    if (k < frames.size()) {
+                        wave.add(frames.get(k));
+                    }
                 }
-                return null;
-            }, executor));
+                decodeWave(segmenter, batch, wave, out, metrics);
+            }
+        } finally {
+            for (ImageEmbedding e : batch.embeddings()) {
+                if (e != null) {
+                    e.close();
+                }
+            }
         }
-        return CompletableFuture.allOf(lanes.toArray(CompletableFuture[]::new)).thenApply(v -> Arrays.asList(out));
+        for (int i = 0; i < n; i++) {
+            if (out[i] == null) {
+                out[i] = new Job.Outcome(batch.jobs().get(i), null);
+            }
+        }
+        return Arrays.asList(out);
     }
 
-    /** One frame: a frame that fails (even with an Error) fails its stream only. */
-    private static Job.Outcome decodeFrame(Segmenter segmenter, Job.Encoded batch, int i, EngineMetrics metrics) {
-        Job job = batch.jobs().get(i);
-        if (batch.error() != null) {
-            job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
-                    batch.error()));
-        }
-        Tensor embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
-        if (embedding == null || job.stream().failed()) {
-            return new Job.Outcome(job, null);
-        }
-        Timer.Sample t = Timer.start();
-        try {
-            VideoFrame f = job.frame();
-            StreamPrompts.Snapshot prompts = job.stream().prompts().forFrame(f.index());
-            ObjectTracker tracker = job.stream().tracker();
-            MaskRecord r;
-            if (tracker == null) {
-                r = segmenter.decode(f, embedding, prompts.resolve(f.width(), f.height()));
-            } else {
-                ObjectTracker.Frame tracked = tracker.step(f.index(), f.width(), f.height(), embedding,
-                        prompts.trackPrompts(f.width(), f.height()));
-                r = segmenter.record(f, tracked.objects(), tracked.lost());
+    /** One wave: each job's decoding step (tracker or fixed prompts), run together, then the records. */
+    private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Outcome[] out,
+            EngineMetrics metrics) {
+        long t0 = System.nanoTime();
+        List<FrameStep> steps = new ArrayList<>(wave.size());
+        List<Integer> stepJob = new ArrayList<>(wave.size());
+        for (int i : wave) {
+            Job job = batch.jobs().get(i);
+            if (batch.error() != null) {
+                job.stream().fail(new IllegalStateException("encoding failed: " + Errors.describe(batch.error()),
+                        batch.error()));
             }
-            t.stop(metrics.decoderTime());
-            return new Job.Outcome(job, r);
-        } catch (RuntimeException | Error ex) {
-            job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": "
-                    + Errors.describe(ex), ex));
-            return new Job.Outcome(job, null);
+            ImageEmbedding embedding = batch.embeddings().isEmpty() ? null : batch.embeddings().get(i);
+            if (embedding == null || job.stream().failed()) {
+                continue;
+            }
+            try {
+                VideoFrame f = job.frame();
+                StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
+                ObjectTracker tracker = job.stream().tracker();
+                steps.add(tracker == null ? segmenter.fixed(f, embedding, prompts.resolve(f.width(), f.height()))
+                        : tracker.begin(f.index(), f.width(), f.height(), embedding,
+                                prompts.trackPrompts(f.width(), f.height())));
+                stepJob.add(i);
+            } catch (RuntimeException | Error ex) {
+                failFrame(job, ex);
+            }
         }
+        if (steps.isEmpty()) {
+            return;
+        }
+        Wave.Result r = Wave.run(segmenter.backend(), steps);
+        metrics.stageTime("decode").record(r.decodeNanos(), TimeUnit.NANOSECONDS);
+        metrics.stageTime("postprocess").record(r.postprocessNanos(), TimeUnit.NANOSECONDS);
+        for (int s = 0; s < steps.size(); s++) {
+            Job job = batch.jobs().get(stepJob.get(s));
+            Wave.Outcome o = r.outcomes().get(s);
+            if (o.error() != null) {
+                failFrame(job, o.error());
+            } else {
+                out[stepJob.get(s)] = new Job.Outcome(job, segmenter.record(job.frame(), o.frame().objects(),
+                        o.frame().lost()));
+            }
+        }
+        metrics.decoderTime().record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    }
+
+    private static void failFrame(Job job, Throwable ex) {
+        job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": " + Errors.describe(ex), ex));
     }
 
     /**
@@ -166,6 +206,7 @@ final class Stages {
                 return CompletableFuture.completedFuture(o);
             }
             metrics.pendingAcks().incrementAndGet();
+            long sent = System.nanoTime();
             CompletionStage<Void> acked = CompletableFuture.supplyAsync(() -> sink.accept(o.record(), o.job().frame()),
                     executor).thenCompose(s -> s);
             return acked.handle((v, e) -> {
@@ -175,6 +216,7 @@ final class Stages {
                             + " failed: " + Errors.describe(e), e));
                     return new Job.Outcome(o.job(), null);
                 }
+                metrics.stageTime("ack").record(System.nanoTime() - sent, TimeUnit.NANOSECONDS);
                 Instant captured = o.job().frame().capturedAt();
                 metrics.latency().record(Duration.between(captured, Instant.now()));
                 return o;

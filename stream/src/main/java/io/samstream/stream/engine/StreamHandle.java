@@ -40,7 +40,6 @@ public final class StreamHandle {
     /** The prompts of this run: the configured ones plus the prompts topic's changes. */
     private final StreamPrompts prompts;
     private final ObjectTracker tracker;
-    private final SerialLane decodeLane = new SerialLane();
     /** The size of the last decoded frame (0 before the first), to check run-time prompts against. */
     private volatile int frameWidth;
     private volatile int frameHeight;
@@ -81,23 +80,19 @@ public final class StreamHandle {
         return tracker;
     }
 
-    /** The lane this stream's frames are decoded in, one after the other (the tracker's state needs it). */
-    SerialLane decodeLane() {
-        return decodeLane;
-    }
-
     /** This run's prompts (a redefined stream starts again from its configured prompts). */
     StreamPrompts prompts() {
         return prompts;
     }
 
     /**
-     * Applies a change of the prompts topic from the next frame (or the message's frame, when later).
+     * Applies a change of the prompts topic from the first frame the decoder has not reached yet (or the
+     * message's frame, when later): frames read but still waiting in the pipeline get it too.
      *
      * @return the frame it applies from
      */
     public long applyPrompt(PromptMessage m) throws PromptRejected {
-        return prompts.apply(m, nextIndex.get(), frameWidth, frameHeight, id -> tracker != null
+        return prompts.applyNow(m, frameWidth, frameHeight, id -> tracker != null
                 && tracker.tracks().stream().anyMatch(t -> t.id() == id));
     }
 

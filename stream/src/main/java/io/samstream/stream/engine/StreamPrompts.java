@@ -35,6 +35,8 @@ final class StreamPrompts {
     private long changes;
     /** Ordered by fromFrame; the first applies from frame 0. Replaced, never modified. */
     private volatile List<Entry> entries;
+    /** The first frame whose prompts the decoder has not taken yet ({@link #take}): "now" for a change. */
+    private long decodeNext;
 
     StreamPrompts(String stream, PromptSpec configured) {
         this.stream = stream;
@@ -52,6 +54,30 @@ final class StreamPrompts {
             }
         }
         return e.get(0).snapshot();
+    }
+
+    /**
+     * The prompts of frame {@code index}, for decoding it: from now on a change applies to later frames only
+     * (frames are taken in order). Taking and changing are atomic with each other, so a change made while
+     * frames wait in the pipeline applies from the first of them the decoder has not reached.
+     */
+    synchronized Snapshot take(long index) {
+        decodeNext = Math.max(decodeNext, index + 1);
+        return forFrame(index);
+    }
+
+    /** The first frame not yet taken for decoding. */
+    synchronized long decodeNext() {
+        return decodeNext;
+    }
+
+    /**
+     * Applies one change from the first frame not yet taken for decoding, or from the message's frame when
+     * that is later (see {@link #apply(PromptMessage, long, int, int, IntPredicate)}).
+     */
+    synchronized long applyNow(PromptMessage m, int width, int height, IntPredicate discoveredLive)
+            throws PromptRejected {
+        return apply(m, decodeNext, width, height, discoveredLive);
     }
 
     /** The newest snapshot (what the next change is checked against). */

@@ -4,7 +4,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.predict.AutomaticMaskGenerator;
 import io.samstream.gpu.predict.GeneratedMask;
-import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.model.ImageEmbedding;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,7 +28,7 @@ public final class GeneratorDiscovery implements ObjectDiscovery {
     }
 
     @Override
-    public List<Found> discover(Tensor embedding, int width, int height, boolean[] covered) {
+    public List<Found> discover(ImageEmbedding embedding, int width, int height, boolean[] covered) {
         List<GeneratedMask> masks = generator.generate(embedding, width, height, covered);
         List<Found> found = new ArrayList<>(masks.size());
         for (GeneratedMask m : masks) {

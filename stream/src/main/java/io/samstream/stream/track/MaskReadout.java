@@ -51,14 +51,26 @@ public final class MaskReadout {
         if (items.isEmpty()) {
             return List.of();
         }
+        SamBackend.MaskRequest r = request(items, g);
+        return readouts(items, g, backend.postprocessMasks(r.lowResLogits(), r.resized(), r.original()));
+    }
+
+    /** The post-processing request of a frame's objects: their planes stacked {@code [N, L, L]}, with its geometry. */
+    public static SamBackend.MaskRequest request(List<Item> items, FrameGeometry g) {
         int l = items.get(0).lowRes().dim(items.get(0).lowRes().rank() - 1);
         int plane = l * l;
         float[] stacked = new float[items.size() * plane];
         for (int i = 0; i < items.size(); i++) {
             System.arraycopy(items.get(i).lowRes().data(), 0, stacked, i * plane, plane);
         }
-        List<MaskSummary> summaries = backend.postprocessMasks(new Tensor(stacked, items.size(), l, l), g.resized(),
-                g.original());
+        return new SamBackend.MaskRequest(new Tensor(stacked, items.size(), l, l), g.resized(), g.original());
+    }
+
+    /** The records' objects from the summaries of {@link #request}'s planes, in order. */
+    public static List<Readout> readouts(List<Item> items, FrameGeometry g, List<MaskSummary> summaries) {
+        if (summaries.size() != items.size()) {
+            throw new IllegalStateException(summaries.size() + " mask summaries for " + items.size() + " objects");
+        }
         List<Readout> out = new ArrayList<>(items.size());
         for (int i = 0; i < items.size(); i++) {
             MaskSummary m = summaries.get(i);

@@ -1,5 +1,6 @@
 package io.samstream.stream.track;
 
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.tensor.Tensor;
 import java.util.List;
 
@@ -19,5 +20,5 @@ public interface ObjectDiscovery {
      * @param covered row-major {@code height * width} pixels that tracked objects cover already (where a
      *                search need not look again); a hint, the tracker checks novelty itself
      */
-    List<Found> discover(Tensor embedding, int width, int height, boolean[] covered);
+    List<Found> discover(ImageEmbedding embedding, int width, int height, boolean[] covered);
 }

@@ -5,7 +5,9 @@ import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.gpu.mask.CocoRle;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
@@ -35,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *     or a crescent it does not, and a point there would select the hole); multimask decoding, and the
  *     output with the best predicted IoU + IoU with the shifted previous mask wins (the IoU head alone
  *     may prefer a part or a neighbour; consistency alone would never let the mask change).</li>
- * <li>All of a frame's prompts go to {@link SamBackend#decodeBatch} together (two calls: single-mask
- *     seeds, and multimask seeds plus followed tracks).</li>
+ * <li>All of a frame's prompts go to the decoder together (two requests: single-mask seeds, and
+ *     multimask seeds plus followed tracks); the engine runs the frames of a wave, one per stream, as one
+ *     {@link SamBackend#decodeWave} ({@link #begin} gives the frame's {@link FrameStep}s).</li>
  * <li>A frame is <b>bad</b> for an object when its mask is empty or its predicted IoU or stability score
  *     is below the minimum: the track keeps its last good mask and the filter coasts. After
  *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
@@ -83,6 +86,8 @@ public final class ObjectTracker {
     private final TrackingMeters meters;
     private final MaskReadout readout;
     private final boolean centroidPoint;
+    /** The frame begun and not yet finished (frames are one at a time). */
+    private Step open;
     /** Live tracks by id, in the order they were made. */
     private final Map<Integer, Track> tracks = new LinkedHashMap<>();
     /** Prompted ids whose track ended (lost or merged), with the revision that did: not seeded again. */
@@ -161,6 +166,25 @@ public final class ObjectTracker {
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      */
     public Frame step(long frame, int width, int height, Tensor embedding, TrackPrompts prompts) {
+        return step(frame, width, height, ImageEmbedding.of(embedding), prompts);
+    }
+
+    /** As {@link #step(long, int, int, Tensor, TrackPrompts)}, on an embedding wherever the backend keeps it. */
+    public Frame step(long frame, int width, int height, ImageEmbedding embedding, TrackPrompts prompts) {
+        return Wave.runOne(backend, begin(frame, width, height, embedding, prompts));
+    }
+
+    /**
+     * Begins one frame: plans its seeds and followed tracks; the returned step decodes them (with other
+     * streams' frames, {@link Wave}) and settles the tracks. Frames are begun and finished one at a time.
+     *
+     * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
+     * @throws IllegalStateException    when the previous frame was begun and not finished
+     */
+    public FrameStep begin(long frame, int width, int height, ImageEmbedding embedding, TrackPrompts prompts) {
+        if (open != null) {
+            throw new IllegalStateException("stream " + stream + ": frame " + open.frame + " is still being tracked");
+        }
         if (geometry == null || !geometry.sameFrameSize(width, height)) {
             if (geometry != null) {
                 log.info("stream {}: frame size changed to {}x{} at frame {}: tracking starts over", stream, width,
@@ -177,21 +201,94 @@ public final class ObjectTracker {
             ended.clear();
             generation = prompts.generation();
         }
-        List<Work> work = plan(frame, prompts);
-        decode(embedding, work);
-        List<Integer> lost = new ArrayList<>();
-        List<Work> kept = settle(frame, work, lost);
-        List<ObjectMask> objects = new ArrayList<>(kept.size());
-        for (Work w : kept) {
-            objects.add(w.read.object());
+        open = new Step(frame, embedding, plan(frame, prompts));
+        return open;
+    }
+
+    /** One frame in progress: its jobs, their decoder requests (single mask, then multimask), their masks. */
+    private final class Step implements FrameStep {
+        final long frame;
+        final ImageEmbedding embedding;
+        final List<Work> work;
+        final List<Work> single = new ArrayList<>();
+        final List<Work> multi = new ArrayList<>();
+        List<MaskReadout.Item> items;
+
+        Step(long frame, ImageEmbedding embedding, List<Work> work) {
+            this.frame = frame;
+            this.embedding = embedding;
+            this.work = work;
+            for (Work w : work) {
+                (w.multimask ? multi : single).add(w);
+            }
         }
-        if (discovery != null && frames % discovery.interval() == 0) {
-            discover(frame, embedding, kept, objects);
+
+        private List<List<Work>> groups() {
+            List<List<Work>> g = new ArrayList<>(2);
+            for (List<Work> group : List.of(single, multi)) {
+                if (!group.isEmpty()) {
+                    g.add(group);
+                }
+            }
+            return g;
         }
-        frames++;
-        published = List.copyOf(tracks.values());
-        meters.active().set(tracks.size());
-        return new Frame(objects, lost);
+
+        @Override
+        public List<SamBackend.DecodeRequest> requests() {
+            List<SamBackend.DecodeRequest> r = new ArrayList<>(2);
+            for (List<Work> group : groups()) {
+                r.add(new SamBackend.DecodeRequest(embedding, group.stream().map(w -> w.prompt).toList(), group == multi));
+            }
+            return r;
+        }
+
+        @Override
+        public void decoded(List<List<DecoderOutput>> outputs) {
+            List<List<Work>> groups = groups();
+            for (int g = 0; g < groups.size(); g++) {
+                List<Work> group = groups.get(g);
+                List<DecoderOutput> out = outputs.get(g);
+                if (out.size() != group.size()) {
+                    throw new IllegalStateException(backend.name() + " returned " + out.size() + " outputs for "
+                            + group.size() + " prompt sets");
+                }
+                for (int i = 0; i < group.size(); i++) {
+                    choose(group.get(i), out.get(i));
+                }
+            }
+            items = new ArrayList<>(work.size());
+            for (Work w : work) {
+                items.add(new MaskReadout.Item(w.id, w.chosen, w.score));
+            }
+        }
+
+        @Override
+        public SamBackend.MaskRequest masks() {
+            return items.isEmpty() ? null : MaskReadout.request(items, geometry);
+        }
+
+        @Override
+        public Frame finish(List<MaskSummary> summaries) {
+            open = null;
+            List<MaskReadout.Readout> reads = items.isEmpty() ? List.of()
+                    : MaskReadout.readouts(items, geometry, summaries);
+            for (int i = 0; i < work.size(); i++) {
+                work.get(i).read = reads.get(i);
+            }
+            List<Integer> lost = new ArrayList<>();
+            List<Work> kept = settle(frame, work, lost);
+            List<ObjectMask> objects = new ArrayList<>(kept.size());
+            for (Work w : kept) {
+                objects.add(w.read.object());
+            }
+            if (discovery != null && frames % discovery.interval() == 0) {
+                discover(frame, embedding, kept, objects);
+            }
+            frames++;
+            published = List.copyOf(tracks.values());
+            meters.active().set(tracks.size());
+            return new Frame(objects, lost);
+        }
     }
 
     /** The frame's jobs: seeds and followed tracks of prompted objects in prompt order, then discovered tracks. */
@@ -259,32 +356,6 @@ public final class ObjectTracker {
                 previousMask);
         w.predicted = predicted;
         return w;
-    }
-
-    private void decode(Tensor embedding, List<Work> work) {
-        List<Work> single = new ArrayList<>();
-        List<Work> multi = new ArrayList<>();
-        for (Work w : work) {
-            (w.multimask ? multi : single).add(w);
-        }
-        for (List<Work> group : List.of(single, multi)) {
-            if (group.isEmpty()) {
-                continue;
-            }
-            List<DecoderOutput> out = backend.decodeBatch(embedding, group.stream().map(w -> w.prompt).toList(),
-                    group == multi);
-            for (int i = 0; i < group.size(); i++) {
-                choose(group.get(i), out.get(i));
-            }
-        }
-        List<MaskReadout.Item> items = new ArrayList<>(work.size());
-        for (Work w : work) {
-            items.add(new MaskReadout.Item(w.id, w.chosen, w.score));
-        }
-        List<MaskReadout.Readout> reads = readout.readAll(items, geometry);
-        for (int i = 0; i < work.size(); i++) {
-            work.get(i).read = reads.get(i);
-        }
     }
 
     /** Seeds: the best predicted IoU; followed tracks: the best predicted IoU + consistency with the previous mask. */
@@ -439,7 +510,7 @@ public final class ObjectTracker {
     }
 
     /** New objects: found masks that no object of this frame covers by more than the allowed overlap. */
-    private void discover(long frame, Tensor embedding, List<Work> kept, List<ObjectMask> objects) {
+    private void discover(long frame, ImageEmbedding embedding, List<Work> kept, List<ObjectMask> objects) {
         List<boolean[]> taken = new ArrayList<>();
         boolean[] covered = new boolean[geometry.width() * geometry.height()];
         for (Work w : kept) {

@@ -86,6 +86,33 @@ class StreamPromptsTest {
         assertEquals(List.of(1000), ids(q.forFrame(61)));
     }
 
+    /**
+     * "Now" is the decoder's position, not the reader's: frames read but not yet decoded get a change, and a
+     * change for a frame the decoder has not reached applies on exactly that frame.
+     */
+    @Test
+    void aChangeAppliesFromTheFirstFrameNotYetDecoded() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        for (long f = 0; f < 4; f++) {
+            assertEquals(List.of(1, 1000), ids(p.take(f)));
+        }
+        assertEquals(4, p.decodeNext());
+        // The source may have read frames 4..30 already: they are still to be decoded, so frame 4 gets it.
+        assertEquals(4, p.applyNow(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"box\":[1,1,20,20]}"),
+                100, 80, id -> false));
+        assertEquals(List.of(1, 1000, 2), ids(p.take(4)));
+        // For frame 7, not yet decoded: exactly frame 7, not the next frame read.
+        assertEquals(7, p.applyNow(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2,\"frame\":7}"),
+                100, 80, id -> false));
+        assertEquals(List.of(1, 1000, 2), ids(p.take(5)));
+        assertEquals(List.of(1, 1000, 2), ids(p.take(6)));
+        assertEquals(List.of(1, 1000), ids(p.take(7)));
+        // For a frame already decoded: from the next one to decode.
+        assertEquals(8, p.applyNow(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1,\"frame\":2}"),
+                100, 80, id -> false));
+        assertEquals(List.of(1000), ids(p.take(8)));
+    }
+
     @Test
     void refusedChangesLeaveThePromptsAsTheyWere() throws PromptRejected {
         StreamPrompts p = new StreamPrompts("s", CONFIGURED);

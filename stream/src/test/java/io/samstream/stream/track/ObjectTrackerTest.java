@@ -199,15 +199,15 @@ class ObjectTrackerTest {
         ObjectDiscovery finder = (embedding, width, height, covered) -> {
             calls[0]++;
             // The hint: shape 0 (prompted, tracked) is covered at its centre, shape 2 (not yet found) is not.
-            long at = scene.embeddings.indexOf(embedding);
+            long at = scene.embeddings.indexOf(embedding.toTensor());
             PatternObject s0 = scene.source.objectsAt(at).get(0);
             assertTrue(covered[s0.centerY() * width + s0.centerX()], "frame " + at + ": shape 0 is covered");
-            long index = scene.embeddings.indexOf(embedding);
+            long index = scene.embeddings.indexOf(embedding.toTensor());
             List<ObjectDiscovery.Found> found = new ArrayList<>();
             for (int k : new int[] {0, 2}) {
                 int[] b = scene.source.objectsAt(index).get(k).box();
                 double[] box = {Math.max(0, b[0]), Math.max(0, b[1]), Math.min(W, b[2]), Math.min(H, b[3])};
-                DecoderOutput out = DemoScene.backend().decode(embedding, new Prompt(null, null, g.modelBox(box), null),
+                DecoderOutput out = DemoScene.backend().decode(embedding.toTensor(), new Prompt(null, null, g.modelBox(box), null),
                         false);
                 found.add(new ObjectDiscovery.Found(out.lowResLogits(), out.iouPredictions()[0], 0.95f, box, 100));
             }

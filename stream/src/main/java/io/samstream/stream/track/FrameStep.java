@@ -1,0 +1,26 @@
+package io.samstream.stream.track;
+
+import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.SamBackend;
+import java.util.List;
+
+/**
+ * One frame's decoding in three steps, so that the frames of a wave (the k-th frame of every stream in a
+ * micro-batch) share one decoder call and one post-processing call ({@link Wave}): the prompts to decode,
+ * a choice among the decoder's outputs, then the records' objects from the post-processed masks. The
+ * steps are called in this order, once each, on one thread.
+ */
+public interface FrameStep {
+    /** The prompt sets to decode against the frame's embedding (may be empty). */
+    List<SamBackend.DecodeRequest> requests();
+
+    /** The outputs of {@link #requests}, one list per request: chooses one mask per object. */
+    void decoded(List<List<DecoderOutput>> outputs);
+
+    /** The chosen masks to post-process, with the frame's geometry; null when there are none. */
+    SamBackend.MaskRequest masks();
+
+    /** The summaries of {@link #masks}'s planes (empty when it had none): the frame's objects and lost ids. */
+    ObjectTracker.Frame finish(List<MaskSummary> summaries);
+}

@@ -1,0 +1,149 @@
+package io.samstream.stream.track;
+
+import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.SamBackend;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the {@link FrameStep}s of independent frames together: all their prompt sets in one
+ * {@link SamBackend#decodeWave}, all their chosen masks in one {@link SamBackend#postprocessWave}. When a
+ * shared call fails, each frame is tried on its own, so that the frame at fault (a prompt set the backend
+ * refuses, say) fails alone and the others go on.
+ */
+public final class Wave {
+    private static final Logger log = LoggerFactory.getLogger(Wave.class);
+
+    /** One frame's result: its objects and lost ids, or what failed it. */
+    public record Outcome(ObjectTracker.Frame frame, Throwable error) {}
+
+    /** The outcomes in the order of the steps, and the time spent in the two shared calls. */
+    public record Result(List<Outcome> outcomes, long decodeNanos, long postprocessNanos) {}
+
+    private Wave() {}
+
+    /** One frame alone (the tracker's {@link ObjectTracker#step} and the fixed-prompt decode). */
+    public static ObjectTracker.Frame runOne(SamBackend backend, FrameStep step) {
+        Outcome o = run(backend, List.of(step)).outcomes().get(0);
+        if (o.error() instanceof RuntimeException r) {
+            throw r;
+        }
+        if (o.error() instanceof Error e) {
+            throw e;
+        }
+        if (o.error() != null) {
+            throw new IllegalStateException(o.error());
+        }
+        return o.frame();
+    }
+
+    public static Result run(SamBackend backend, List<FrameStep> steps) {
+        int n = steps.size();
+        Throwable[] errors = new Throwable[n];
+        ObjectTracker.Frame[] frames = new ObjectTracker.Frame[n];
+
+        // Decode: every frame's requests in one call.
+        long t0 = System.nanoTime();
+        List<List<SamBackend.DecodeRequest>> requests = new ArrayList<>(n);
+        List<SamBackend.DecodeRequest> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            try {
+                requests.add(steps.get(i).requests());
+            } catch (RuntimeException | Error ex) {
+                errors[i] = ex;
+                requests.add(List.of());
+            }
+            all.addAll(requests.get(i));
+        }
+        List<List<DecoderOutput>> outputs = null;
+        if (!all.isEmpty()) {
+            try {
+                outputs = backend.decodeWave(all);
+            } catch (RuntimeException | Error ex) {
+                if (n == 1) {
+                    errors[0] = ex;
+                } else {
+                    log.warn("a wave of {} frames failed to decode ({}): decoding its frames one by one", n, ex.toString());
+                }
+            }
+        }
+        for (int i = 0, at = 0; i < n; at += requests.get(i).size(), i++) {
+            if (errors[i] != null) {
+                continue;
+            }
+            try {
+                List<List<DecoderOutput>> mine = outputs != null
+                        ? outputs.subList(at, at + requests.get(i).size())
+                        : requests.get(i).isEmpty() ? List.of() : backend.decodeWave(requests.get(i));
+                steps.get(i).decoded(mine);
+            } catch (RuntimeException | Error ex) {
+                errors[i] = ex;
+            }
+        }
+        long t1 = System.nanoTime();
+
+        // Post-process: every frame's chosen masks in one call.
+        List<SamBackend.MaskRequest> masks = new ArrayList<>();
+        int[] maskOf = new int[n];
+        for (int i = 0; i < n; i++) {
+            maskOf[i] = -1;
+            if (errors[i] != null) {
+                continue;
+            }
+            try {
+                SamBackend.MaskRequest m = steps.get(i).masks();
+                if (m != null) {
+                    maskOf[i] = masks.size();
+                    masks.add(m);
+                }
+            } catch (RuntimeException | Error ex) {
+                errors[i] = ex;
+            }
+        }
+        List<List<MaskSummary>> summaries = null;
+        if (!masks.isEmpty()) {
+            try {
+                summaries = backend.postprocessWave(masks);
+            } catch (RuntimeException | Error ex) {
+                if (masks.size() == 1) {
+                    errors[indexOf(maskOf, 0)] = ex;
+                } else {
+                    log.warn("post-processing the masks of {} frames failed ({}): one frame at a time", masks.size(),
+                            ex.toString());
+                }
+            }
+        }
+        long t2 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            if (errors[i] != null) {
+                continue;
+            }
+            try {
+                List<MaskSummary> mine = maskOf[i] < 0 ? List.of()
+                        : summaries != null ? summaries.get(maskOf[i])
+                        : backend.postprocessWave(List.of(masks.get(maskOf[i]))).get(0);
+                frames[i] = steps.get(i).finish(mine);
+            } catch (RuntimeException | Error ex) {
+                errors[i] = ex;
+            }
+        }
+        long t3 = System.nanoTime();
+        List<Outcome> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(new Outcome(frames[i], errors[i]));
+        }
+        return new Result(out, t1 - t0, t2 - t1);
+    }
+
+    private static int indexOf(int[] values, int v) {
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] == v) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("no frame has post-processing request " + v);
+    }
+}

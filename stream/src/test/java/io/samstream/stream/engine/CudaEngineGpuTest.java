@@ -1,0 +1,102 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.config.PromptSpec;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.config.Device;
+import io.samstream.gpu.SamModels;
+import io.samstream.gpu.cuda.CudaAvailability;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.track.DemoScene;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The whole engine on the CUDA backend (embeddings in the device ring, waves of frames decoded and
+ * post-processed together) against the CPU backend, on generated clips with tracked objects: the same
+ * object ids in every record, and each object's mask within IoU 0.98 of the CPU's in every frame. Skips
+ * where no GPU is usable (CI), saying why.
+ */
+@Tag("gpu")
+@Timeout(600)
+class CudaEngineGpuTest {
+    static final int STREAMS = 3;
+    static final int FRAMES = 12;
+
+    @Test
+    void cudaEngineTracksAsTheCpuEngine() throws Exception {
+        CudaAvailability a = CudaAvailability.probe();
+        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        Map<String, List<MaskRecord>> cpu = run(DemoScene.backend());
+        Map<String, List<MaskRecord>> cuda;
+        try (SamBackend gpu = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 4)) {
+            cuda = run(gpu);
+        }
+        double worst = 1;
+        int compared = 0;
+        for (String s : cpu.keySet()) {
+            List<MaskRecord> c = cpu.get(s), g = cuda.get(s);
+            assertEquals(FRAMES, c.size(), s + ": cpu records");
+            assertEquals(FRAMES, g.size(), s + ": cuda records");
+            for (int i = 0; i < FRAMES; i++) {
+                assertEquals(ids(c.get(i)), ids(g.get(i)), s + " frame " + i + ": object ids");
+                assertEquals(c.get(i).lost(), g.get(i).lost(), s + " frame " + i + ": lost ids");
+                for (int k = 0; k < c.get(i).objects().size(); k++) {
+                    double iou = DemoScene.iou(DemoScene.decode(c.get(i).objects().get(k)),
+                            DemoScene.decode(g.get(i).objects().get(k)));
+                    worst = Math.min(worst, iou);
+                    compared++;
+                    assertTrue(iou >= 0.98, s + " frame " + i + " object " + c.get(i).objects().get(k).id()
+                            + ": mask IoU cuda vs cpu " + iou);
+                }
+            }
+        }
+        System.out.printf("cuda engine vs cpu engine: %d object masks, worst IoU %.4f%n", compared, worst);
+    }
+
+    private static List<Integer> ids(MaskRecord r) {
+        return r.objects().stream().map(MaskRecord.ObjectMask::id).toList();
+    }
+
+    /** STREAMS generated clips, two boxes prompted on frame 0 of each, batches of 4 frames from all streams. */
+    private static Map<String, List<MaskRecord>> run(SamBackend backend) throws Exception {
+        CollectingSink sink = new CollectingSink();
+        int w = TrackingEngineTest.W, h = TrackingEngineTest.H;
+        try (Engine engine = new Engine(TrackingEngineTest.settings(4, 2), new Segmenter(backend, "demo"),
+                spec -> new TestPatternSource(spec.id(), w, h, 12, FRAMES, seed(spec.id()), false), sink,
+                EngineMetrics.inMemory())) {
+            List<StreamHandle> handles = new ArrayList<>();
+            for (int s = 0; s < STREAMS; s++) {
+                String id = "cam-" + s;
+                TestPatternSource scene = new TestPatternSource(id, w, h, 12, FRAMES, seed(id), false);
+                handles.add(engine.add(TestSources.spec(id, id, false, new PromptSpec(List.of(
+                        new ObjectPrompt(1, null, TrackingEngineTest.box(scene, 0, 0)),
+                        new ObjectPrompt(2, null, TrackingEngineTest.box(scene, 0, 1))), 0))));
+            }
+            for (StreamHandle hd : handles) {
+                assertEquals(StreamHandle.State.ENDED, hd.result().toCompletableFuture().get(300, TimeUnit.SECONDS)
+                        .state(), hd.id());
+            }
+        }
+        Map<String, List<MaskRecord>> out = new TreeMap<>();
+        for (int s = 0; s < STREAMS; s++) {
+            out.put("cam-" + s, sink.of("cam-" + s));
+        }
+        return out;
+    }
+
+    private static long seed(String id) {
+        return 11 + 7L * id.hashCode();
+    }
+}
