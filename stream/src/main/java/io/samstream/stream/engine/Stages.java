@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 
 /** The engine's pipeline stages after the merge, each a small flow with one job. */
@@ -175,7 +176,7 @@ final class Stages {
         if (steps.isEmpty()) {
             return;
         }
-        Wave.Result r = Wave.run(segmenter.backend(), steps);
+        Wave.Result r = Wave.run(segmenter.backend(), steps, ForkJoinPool.commonPool());
         metrics.stageTime("decode").record(r.decodeNanos(), TimeUnit.NANOSECONDS);
         metrics.stageTime("postprocess").record(r.postprocessNanos(), TimeUnit.NANOSECONDS);
         for (int s = 0; s < steps.size(); s++) {

@@ -5,6 +5,9 @@ import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.SamBackend;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * Runs the {@link FrameStep}s of independent frames together: all their prompt sets in one
  * {@link SamBackend#decodeWave}, all their chosen masks in one {@link SamBackend#postprocessWave}. When a
  * shared call fails, each frame is tried on its own, so that the frame at fault (a prompt set the backend
- * refuses, say) fails alone and the others go on.
+ * refuses, say) fails alone and the others go on. The frames' own host work (choosing among the outputs;
+ * the records' run-length encoding and the tracks' update) runs in parallel on the given executor: each
+ * step is a different stream's, with state of its own.
  */
 public final class Wave {
     private static final Logger log = LoggerFactory.getLogger(Wave.class);
@@ -27,7 +32,7 @@ public final class Wave {
 
     /** One frame alone (the tracker's {@link ObjectTracker#step} and the fixed-prompt decode). */
     public static ObjectTracker.Frame runOne(SamBackend backend, FrameStep step) {
-        Outcome o = run(backend, List.of(step)).outcomes().get(0);
+        Outcome o = run(backend, List.of(step), Runnable::run).outcomes().get(0);
         if (o.error() instanceof RuntimeException r) {
             throw r;
         }
@@ -40,7 +45,8 @@ public final class Wave {
         return o.frame();
     }
 
-    public static Result run(SamBackend backend, List<FrameStep> steps) {
+    /** @param host runs the frames' host work (their {@code decoded} and {@code finish} steps), e.g. a pool */
+    public static Result run(SamBackend backend, List<FrameStep> steps, Executor host) {
         int n = steps.size();
         Throwable[] errors = new Throwable[n];
         ObjectTracker.Frame[] frames = new ObjectTracker.Frame[n];
@@ -70,19 +76,14 @@ public final class Wave {
                 }
             }
         }
-        for (int i = 0, at = 0; i < n; at += requests.get(i).size(), i++) {
-            if (errors[i] != null) {
-                continue;
-            }
-            try {
-                List<List<DecoderOutput>> mine = outputs != null
-                        ? outputs.subList(at, at + requests.get(i).size())
-                        : requests.get(i).isEmpty() ? List.of() : backend.decodeWave(requests.get(i));
-                steps.get(i).decoded(mine);
-            } catch (RuntimeException | Error ex) {
-                errors[i] = ex;
-            }
+        List<List<DecoderOutput>> decoded = outputs;
+        int[] first = new int[n];
+        for (int i = 1; i < n; i++) {
+            first[i] = first[i - 1] + requests.get(i - 1).size();
         }
+        each(n, errors, host, i -> steps.get(i).decoded(decoded != null
+                ? decoded.subList(first[i], first[i] + requests.get(i).size())
+                : requests.get(i).isEmpty() ? List.of() : backend.decodeWave(requests.get(i))));
         long t1 = System.nanoTime();
 
         // Post-process: every frame's chosen masks in one call.
@@ -117,25 +118,34 @@ public final class Wave {
             }
         }
         long t2 = System.nanoTime();
-        for (int i = 0; i < n; i++) {
-            if (errors[i] != null) {
-                continue;
-            }
-            try {
-                List<MaskSummary> mine = maskOf[i] < 0 ? List.of()
-                        : summaries != null ? summaries.get(maskOf[i])
-                        : backend.postprocessWave(List.of(masks.get(maskOf[i]))).get(0);
-                frames[i] = steps.get(i).finish(mine);
-            } catch (RuntimeException | Error ex) {
-                errors[i] = ex;
-            }
-        }
-        long t3 = System.nanoTime();
+        List<List<MaskSummary>> summarized = summaries;
+        each(n, errors, host, i -> frames[i] = steps.get(i).finish(maskOf[i] < 0 ? List.of()
+                : summarized != null ? summarized.get(maskOf[i])
+                : backend.postprocessWave(List.of(masks.get(maskOf[i]))).get(0)));
         List<Outcome> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(new Outcome(frames[i], errors[i]));
         }
         return new Result(out, t1 - t0, t2 - t1);
+    }
+
+    /** Runs {@code work} for every step not failed yet, on {@code host}, and waits; a throw fails that step. */
+    private static void each(int n, Throwable[] errors, Executor host, IntConsumer work) {
+        List<CompletableFuture<Void>> running = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            if (errors[i] != null) {
+                continue;
+            }
+            int step = i;
+            running.add(CompletableFuture.runAsync(() -> {
+                try {
+                    work.accept(step);
+                } catch (RuntimeException | Error ex) {
+                    errors[step] = ex;
+                }
+            }, host));
+        }
+        CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)).join();
     }
 
     private static int indexOf(int[] values, int v) {
