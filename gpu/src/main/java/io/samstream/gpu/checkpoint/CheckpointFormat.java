@@ -37,10 +37,12 @@ enum CheckpointFormat {
             return SAFETENSORS;
         }
         if ((head[0] & 0xff) == PickleOpcodes.PROTO && head.length > 1 && head[1] >= 2 && head[1] <= 5) {
+            // Never suggest a plain torch.load: on an untrusted file that runs whatever the pickle names.
             throw new CheckpointException(file, "uses PyTorch's legacy serialization format (a bare pickle, from"
                     + " torch older than 1.6 or _use_new_zipfile_serialization=False), which samstream does not"
-                    + " read; re-save it with a recent torch: torch.save(torch.load(path, map_location='cpu'),"
-                    + " new_path)");
+                    + " read; in an environment you trust, load it with torch.load(path, map_location='cpu',"
+                    + " weights_only=True) and re-save it with torch.save(state_dict, new_path,"
+                    + " _use_new_zipfile_serialization=True), or as safetensors (safetensors.torch.save_file)");
         }
         throw new CheckpointException(file, "is not a checkpoint: neither a PyTorch zip archive nor a"
                 + " safetensors file");

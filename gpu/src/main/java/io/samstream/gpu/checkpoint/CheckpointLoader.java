@@ -16,6 +16,11 @@ import org.slf4j.LoggerFactory;
  * DataParallel "module." prefix is removed, and Hugging Face transformers names are mapped to Meta's
  * ({@link HuggingFaceSamKeys}). Loading never executes code from the file.
  *
+ * <p>A file named like Meta's releases ({@code sam_vit_b_01ec64.pth}) must have the SHA-256 its name
+ * begins ({@link OfficialCheckpoints}); zip records are checked against their CRC-32; hostile files
+ * (broadcast or overlapping views, zip bombs, pickles built to exhaust the stack, the heap or the CPU)
+ * are refused before their cost is paid.
+ *
  * <p>Every failure is a {@link CheckpointException} whose message names the file and the problem. The
  * result is not yet checked against a model layout: {@code SamConfigInference.infer} does that.
  */
@@ -28,6 +33,7 @@ public final class CheckpointLoader {
     public static StateDict load(Path file) {
         long start = System.nanoTime();
         CheckpointFormat format = CheckpointFormat.detect(file);
+        OfficialCheckpoints.verify(file);
         LoadedTensors loaded = switch (format) {
             case TORCH_ZIP -> TorchZipReader.read(file);
             case SAFETENSORS -> SafetensorsReader.read(file);

@@ -21,6 +21,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -36,6 +37,12 @@ import java.util.Set;
  * ({@link TorchGlobals}). Any other global, and any opcode outside that set, is refused at the byte
  * where it appears, before a single storage is read.
  *
+ * <p>Hostile pickles are bounded: the interpreter never recurses, and never hashes, compares or prints
+ * a container it built (only scalars and flat tuples of scalars may be dict keys or set items, so a
+ * self-referential, deeply nested or exponentially shared "hash bomb" key is refused). Nesting
+ * ({@link #MAX_DEPTH}), the memo ({@link #MAX_MEMO}) and the values held in containers and on the stack
+ * ({@link #MAX_ITEMS}) have limits far above what any state_dict needs.
+ *
  * <p>Python values become: dict and OrderedDict - {@link LinkedHashMap}; list - {@link ArrayList};
  * tuple - an unmodifiable {@link List}; int - {@link Long} (or {@link BigInteger} beyond 64 bits);
  * float - {@link Double}; str - {@link String}; bytes - {@code byte[]}; bool - {@link Boolean};
@@ -46,6 +53,13 @@ final class RestrictedUnpickler {
     /** An OrderedDict: a map that, unlike a plain dict, may receive BUILD (its {@code _metadata}). */
     static final class OrderedDictValue extends LinkedHashMap<Object, Object> {}
 
+    /** Open MARKs and nested tuples; Python's own pickler stops near 1000 (its recursion limit). */
+    static final int MAX_DEPTH = 1000;
+    /** Memo entries; a SAM state_dict uses a few thousand. */
+    static final int MAX_MEMO = 1 << 20;
+    /** Values held in containers and on the stack together; a SAM state_dict holds a few ten thousand. */
+    static final long MAX_ITEMS = 1L << 24;
+
     private final Path file;
     private final String entry;
     private final byte[] in;
@@ -54,6 +68,10 @@ final class RestrictedUnpickler {
     private List<Object> stack = new ArrayList<>();
     private final Deque<List<Object>> marks = new ArrayDeque<>();
     private final Map<Long, Object> memo = new HashMap<>();
+    /** Nesting depth of the tuples built so far (tuples are immutable, so this is exact). */
+    private final Map<Object, Integer> tupleDepth = new IdentityHashMap<>();
+    /** Values now on the stack or in containers, against {@link #MAX_ITEMS}. */
+    private long held;
     /** One StorageRef per storage key: the first declaration wins, as in torch.load. */
     private final Map<String, StorageRef> storages = new HashMap<>();
 
@@ -90,6 +108,10 @@ final class RestrictedUnpickler {
                     return pop();
                 }
                 case MARK -> {
+                    if (marks.size() >= MAX_DEPTH) {
+                        throw fail("opens more than " + MAX_DEPTH + " nested MARKs; a state_dict is a few levels"
+                                + " deep, so the file is refused");
+                    }
                     marks.push(stack);
                     stack = new ArrayList<>();
                 }
@@ -126,19 +148,19 @@ final class RestrictedUnpickler {
                 case BINBYTES8, BYTEARRAY8 -> push(bytes(length(s64())));
 
                 case EMPTY_TUPLE -> push(tuple(List.of()));
-                case TUPLE -> push(tuple(popMark()));
-                case TUPLE1 -> push(tuple(popN(1)));
-                case TUPLE2 -> push(tuple(popN(2)));
-                case TUPLE3 -> push(tuple(popN(3)));
+                case TUPLE -> push(tuple(holdAll(popMark())));
+                case TUPLE1 -> push(tuple(holdAll(popN(1))));
+                case TUPLE2 -> push(tuple(holdAll(popN(2))));
+                case TUPLE3 -> push(tuple(holdAll(popN(3))));
                 case EMPTY_LIST -> push(new ArrayList<>());
-                case LIST -> push(new ArrayList<>(popMark()));
+                case LIST -> push(new ArrayList<>(holdAll(popMark())));
                 case APPEND -> {
                     Object item = pop();
-                    list(peek(), "APPEND").add(item);
+                    list(peek(), "APPEND").add(hold(item));
                 }
                 case APPENDS -> {
                     List<Object> items = popMark();
-                    list(peek(), "APPENDS").addAll(items);
+                    list(peek(), "APPENDS").addAll(holdAll(items));
                 }
                 case EMPTY_DICT -> push(new LinkedHashMap<>());
                 case DICT -> {
@@ -149,7 +171,7 @@ final class RestrictedUnpickler {
                 case SETITEM -> {
                     Object value = pop();
                     Object key = pop();
-                    map(peek(), "SETITEM").put(key, value);
+                    map(peek(), "SETITEM").put(key(key, "SETITEM"), hold(value));
                 }
                 case SETITEMS -> {
                     List<Object> items = popMark();
@@ -158,13 +180,13 @@ final class RestrictedUnpickler {
                 case EMPTY_SET -> push(new LinkedHashSet<>());
                 case ADDITEMS -> {
                     List<Object> items = popMark();
-                    set(peek()).addAll(items);
+                    set(peek()).addAll(keys(items, "ADDITEMS"));
                 }
-                case FROZENSET -> push(Collections.unmodifiableSet(new LinkedHashSet<>(popMark())));
+                case FROZENSET -> push(Collections.unmodifiableSet(new LinkedHashSet<>(keys(popMark(), "FROZENSET"))));
 
-                case BINPUT -> memo.put((long) u8(), peek());
-                case LONG_BINPUT -> memo.put(u32(), peek());
-                case MEMOIZE -> memo.put((long) memo.size(), peek());
+                case BINPUT -> memoPut(u8());
+                case LONG_BINPUT -> memoPut(u32());
+                case MEMOIZE -> memoPut(memo.size());
                 case BINGET -> push(memoGet(u8()));
                 case LONG_BINGET -> push(memoGet(u32()));
 
@@ -312,7 +334,7 @@ final class RestrictedUnpickler {
             if (kv.size() != 2) {
                 throw fail("an OrderedDict item has " + kv.size() + " elements instead of 2");
             }
-            dict.put(kv.get(0), kv.get(1));
+            dict.put(key(kv.get(0), "collections.OrderedDict"), hold(kv.get(1)));
         }
         return dict;
     }
@@ -373,6 +395,7 @@ final class RestrictedUnpickler {
     // ---- stack, memo and argument helpers ---------------------------------------------------------
 
     private void push(Object value) {
+        hold(value);
         stack.add(value);
     }
 
@@ -380,7 +403,68 @@ final class RestrictedUnpickler {
         if (stack.isEmpty()) {
             throw fail("pops from an empty stack: the pickle is corrupt");
         }
+        held--;
         return stack.remove(stack.size() - 1);
+    }
+
+    /** Counts one more value on the stack or in a container. */
+    private Object hold(Object value) {
+        if (++held > MAX_ITEMS) {
+            throw fail("holds more than " + MAX_ITEMS + " values; a state_dict holds far fewer, so the file is"
+                    + " refused");
+        }
+        return value;
+    }
+
+    private List<Object> holdAll(List<Object> values) {
+        held += values.size();
+        if (held > MAX_ITEMS) {
+            throw fail("holds more than " + MAX_ITEMS + " values; a state_dict holds far fewer, so the file is"
+                    + " refused");
+        }
+        return values;
+    }
+
+    /**
+     * A dict key or set item: a scalar or a flat tuple of scalars. Anything else would be hashed by
+     * walking it, which a hostile pickle turns into endless recursion (a container holding itself) or
+     * exponential time (tuples nested over shared memo entries); a state_dict's keys are strings.
+     */
+    private Object key(Object key, String where) {
+        if (isScalar(key)) {
+            return hold(key);
+        }
+        if (key instanceof List<?> t && !(key instanceof ArrayList)) {
+            boolean flat = true;
+            for (Object o : t) {
+                flat &= isScalar(o);
+            }
+            if (flat) {
+                return hold(key);
+            }
+        }
+        throw fail(where + " uses " + describe(key) + " as a dict key or set item; only str, int, float,"
+                + " bool, None and flat tuples of them are accepted (a state_dict's keys are strings)");
+    }
+
+    private List<Object> keys(List<Object> values, String where) {
+        for (Object v : values) {
+            key(v, where);
+        }
+        return values;
+    }
+
+    private static boolean isScalar(Object value) {
+        return value == null || value instanceof String || value instanceof Long || value instanceof BigInteger
+                || value instanceof Double || value instanceof Boolean;
+    }
+
+    private void memoPut(long index) {
+        if (memo.size() >= MAX_MEMO && !memo.containsKey(index)) {
+            throw fail("stores more than " + MAX_MEMO + " memo entries; a state_dict needs a few thousand, so"
+                    + " the file is refused");
+        }
+        memo.put(index, peek());
     }
 
     private Object peek() {
@@ -394,6 +478,7 @@ final class RestrictedUnpickler {
         if (stack.size() < n) {
             throw fail("needs " + n + " values on the stack but has " + stack.size() + ": the pickle is corrupt");
         }
+        held -= n;
         List<Object> top = new ArrayList<>(stack.subList(stack.size() - n, stack.size()));
         stack.subList(stack.size() - n, stack.size()).clear();
         return top;
@@ -403,9 +488,10 @@ final class RestrictedUnpickler {
         if (marks.isEmpty()) {
             throw fail("closes a MARK that was never opened: the pickle is corrupt");
         }
-        List<Object> items = stack;
+        List<Object> top = stack;
         stack = marks.pop();
-        return items;
+        held -= top.size();
+        return top;
     }
 
     private Object memoGet(long index) {
@@ -415,8 +501,24 @@ final class RestrictedUnpickler {
         return memo.get(index);
     }
 
-    private static List<Object> tuple(Collection<Object> items) {
-        return Collections.unmodifiableList(Arrays.asList(items.toArray()));
+    /** A tuple of {@code values}; refused when tuples nest deeper than {@link #MAX_DEPTH}. */
+    private List<Object> tuple(Collection<Object> values) {
+        int depth = 1;
+        for (Object v : values) {
+            Integer inner = tupleDepth.get(v);
+            if (inner != null && inner + 1 > depth) {
+                depth = inner + 1;
+            }
+        }
+        if (depth > MAX_DEPTH) {
+            throw fail("nests tuples more than " + MAX_DEPTH + " deep; a state_dict is a few levels deep, so the"
+                    + " file is refused");
+        }
+        List<Object> tuple = Collections.unmodifiableList(Arrays.asList(values.toArray()));
+        if (!values.isEmpty()) {
+            tupleDepth.put(tuple, depth);
+        }
+        return tuple;
     }
 
     @SuppressWarnings("unchecked")
@@ -451,12 +553,12 @@ final class RestrictedUnpickler {
         throw fail("ADDITEMS adds to " + describe(value) + " instead of a set");
     }
 
-    private void putPairs(Map<Object, Object> dict, List<Object> items) {
-        if (items.size() % 2 != 0) {
-            throw fail("stores " + items.size() + " values into a dict, which needs key-value pairs");
+    private void putPairs(Map<Object, Object> dict, List<Object> pairs) {
+        if (pairs.size() % 2 != 0) {
+            throw fail("stores " + pairs.size() + " values into a dict, which needs key-value pairs");
         }
-        for (int i = 0; i < items.size(); i += 2) {
-            dict.put(items.get(i), items.get(i + 1));
+        for (int i = 0; i < pairs.size(); i += 2) {
+            dict.put(key(pairs.get(i), "a dict"), hold(pairs.get(i + 1)));
         }
     }
 

@@ -11,9 +11,12 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +25,9 @@ import org.slf4j.LoggerFactory;
  * Reads safetensors files: an 8-byte little-endian header length, a JSON header
  * {@code {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}}, then the raw
  * little-endian tensor bytes, offsets counted from the end of the header.
+ *
+ * <p>Before anything is allocated, every tensor's bytes must lie inside the file and no two tensors may
+ * share bytes, so the tensors never cost more than the file holds (fp32 widening aside).
  */
 final class SafetensorsReader {
     private static final Logger log = LoggerFactory.getLogger(SafetensorsReader.class);
@@ -80,9 +86,8 @@ final class SafetensorsReader {
 
     private static LoadedTensors readTensors(Path file, FileChannel channel, JsonNode header, long dataStart,
                                              long dataSize) throws IOException {
-        Map<String, Tensor> tensors = new LinkedHashMap<>();
-        Map<ElementType, Integer> sourceTypes = new EnumMap<>(ElementType.class);
-        ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        // Every entry is checked, and the entries together, before any tensor is allocated.
+        Map<String, Entry> entries = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> field : header.properties()) {
             String name = field.getKey();
             if (name.equals("__metadata__")) {
@@ -99,6 +104,15 @@ final class SafetensorsReader {
                 throw new CheckpointException(file, "tensor " + name + " ends at data byte " + e.end()
                         + " but the file holds only " + dataSize + " bytes of tensor data; the file is truncated");
             }
+            entries.put(name, e);
+        }
+        checkDisjoint(file, entries);
+
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        Map<ElementType, Integer> sourceTypes = new EnumMap<>(ElementType.class);
+        ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (Map.Entry<String, Entry> named : entries.entrySet()) {
+            Entry e = named.getValue();
             float[] values = new float[(int) e.numel()];
             long position = dataStart + e.begin();
             int filled = 0;
@@ -111,10 +125,33 @@ final class SafetensorsReader {
                 filled += count;
                 position += (long) count * e.type().byteSize();
             }
-            tensors.put(name, new Tensor(values, e.shape()));
+            tensors.put(named.getKey(), new Tensor(values, e.shape()));
             sourceTypes.merge(e.type(), 1, Integer::sum);
         }
         return new LoadedTensors("safetensors", Collections.unmodifiableMap(tensors), sourceTypes, tensors.size());
+    }
+
+    /**
+     * Tensors may not share bytes (the format forbids it), so together they never hold more than the file:
+     * a small file cannot name the same gigabyte for many tensors.
+     */
+    private static void checkDisjoint(Path file, Map<String, Entry> entries) {
+        List<Map.Entry<String, Entry>> byOffset = new ArrayList<>(entries.entrySet());
+        byOffset.sort(Comparator.comparingLong((Map.Entry<String, Entry> e) -> e.getValue().begin())
+                .thenComparingLong(e -> e.getValue().end()));
+        Map.Entry<String, Entry> previous = null;
+        for (Map.Entry<String, Entry> e : byOffset) {
+            if (e.getValue().end() == e.getValue().begin()) {
+                continue; // an empty tensor holds no bytes
+            }
+            if (previous != null && e.getValue().begin() < previous.getValue().end()) {
+                throw new CheckpointException(file, "tensors " + previous.getKey() + " (data_offsets ["
+                        + previous.getValue().begin() + ", " + previous.getValue().end() + "]) and " + e.getKey()
+                        + " ([" + e.getValue().begin() + ", " + e.getValue().end() + "]) overlap; safetensors"
+                        + " tensors may not share bytes, so the file is refused");
+            }
+            previous = e;
+        }
     }
 
     private static void readFully(Path file, FileChannel channel, ByteBuffer into, long position) throws IOException {

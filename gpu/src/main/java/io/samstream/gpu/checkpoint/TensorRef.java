@@ -17,16 +17,16 @@ record TensorRef(StorageRef storage, ElementType dtype, long offset, int[] size,
         return n;
     }
 
-    /** One past the last storage element the view touches; {@code offset} for an empty tensor. */
+    /** One past the last storage element the view touches; {@code offset} for an empty tensor; exact. */
     long endElement() {
         long last = offset;
         for (int d = 0; d < size.length; d++) {
             if (size[d] == 0) {
                 return offset;
             }
-            last += (size[d] - 1L) * stride[d];
+            last = Math.addExact(last, Math.multiplyExact(size[d] - 1L, stride[d]));
         }
-        return last + 1;
+        return Math.addExact(last, 1);
     }
 
     /** Whether the view is laid out row-major without gaps (dimensions of size 1 may have any stride). */

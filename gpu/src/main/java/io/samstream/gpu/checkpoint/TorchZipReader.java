@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,6 +15,7 @@ import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipException;
 import java.util.zip.ZipFile;
@@ -26,9 +28,23 @@ import java.util.zip.ZipFile;
  * <p>The pickle is read with {@link RestrictedUnpickler}, so a hostile file is refused before any
  * storage is touched. Storages are then streamed straight into fp32 arrays (vit_h is 2.5 GB; the file
  * is never held in memory whole), each read once however many tensors view it.
+ *
+ * <p>What a file may cost is settled before anything is allocated: each storage must be a record of
+ * exactly the bytes its declared element count needs; each view must lie inside its storage without
+ * broadcasting (stride 0) or overlapping itself; the records read may not decompress to more than
+ * {@link #MAX_EXPANSION} times the file; the tensors together may hold at most twice the elements of
+ * their storages (tied weights); and the fp32 arrays must fit the JVM's heap. Every record read is
+ * checked against its zip CRC-32, so a corrupt byte is an error naming the record, not other weights.
  */
 final class TorchZipReader {
-    private static final long MAX_PICKLE_BYTES = 1L << 30;
+    /** A SAM state_dict's pickle is about 100 kB. */
+    static final long MAX_PICKLE_BYTES = 64L << 20;
+    /**
+     * Bytes the records read may decompress to, per byte of file. torch.save stores records uncompressed
+     * (ratio 1); a re-zipped archive of weights deflates far less than this. Plus {@link #SLACK_BYTES}.
+     */
+    static final long MAX_EXPANSION = 16;
+    private static final long SLACK_BYTES = 1L << 20;
     private static final int CHUNK_BYTES = 1 << 20; // a multiple of every element size
 
     private TorchZipReader() {}
@@ -36,13 +52,15 @@ final class TorchZipReader {
     static LoadedTensors read(Path file) {
         ZipFile zip = open(file);
         try (zip) {
+            long budget = Math.addExact(Math.multiplyExact(Files.size(file), MAX_EXPANSION), SLACK_BYTES);
             ZipEntry pickleEntry = findPickle(file, zip);
             String prefix = pickleEntry.getName().substring(0, pickleEntry.getName().length() - "data.pkl".length());
             ByteOrder order = byteOrder(file, zip, prefix);
-            byte[] pickle = readPickle(file, zip, pickleEntry);
+            byte[] pickle = readRecord(file, zip, pickleEntry, MAX_PICKLE_BYTES,
+                    "a state_dict's pickle is far smaller");
             Object root = RestrictedUnpickler.load(file, pickleEntry.getName(), pickle);
             Map<String, TensorRef> refs = StateDictLocator.locate(file, root);
-            return materialize(file, zip, prefix, order, refs);
+            return materialize(file, zip, prefix, order, refs, budget - pickle.length);
         } catch (IOException e) {
             throw new CheckpointException(file, "cannot read the zip archive: " + e.getMessage(), e);
         }
@@ -97,10 +115,8 @@ final class TorchZipReader {
         if (e == null) {
             return ByteOrder.LITTLE_ENDIAN; // archives written before the record existed: little endian
         }
-        String value;
-        try (InputStream in = zip.getInputStream(e)) {
-            value = new String(in.readNBytes(16), StandardCharsets.US_ASCII).trim();
-        }
+        String value = new String(readRecord(file, zip, e, 16, "it holds 'little' or 'big'"),
+                StandardCharsets.US_ASCII).trim();
         return switch (value) {
             case "little" -> ByteOrder.LITTLE_ENDIAN;
             case "big" -> ByteOrder.BIG_ENDIAN;
@@ -109,28 +125,58 @@ final class TorchZipReader {
         };
     }
 
-    private static byte[] readPickle(Path file, ZipFile zip, ZipEntry entry) {
-        if (entry.getSize() > MAX_PICKLE_BYTES) {
+    /**
+     * A whole small record, at most {@code max} bytes however large the zip directory or the decompressed
+     * data claim to be, checked against its CRC-32.
+     */
+    private static byte[] readRecord(Path file, ZipFile zip, ZipEntry entry, long max, String why) {
+        if (entry.getSize() > max) {
             throw new CheckpointException(file, "record " + entry.getName() + " is " + entry.getSize()
-                    + " bytes; a state_dict's pickle is far smaller, so the file is refused");
+                    + " bytes; " + why + ", so the file is refused");
         }
+        byte[] bytes;
         try (InputStream in = zip.getInputStream(entry)) {
-            return in.readNBytes((int) MAX_PICKLE_BYTES);
+            bytes = in.readNBytes((int) (entry.getSize() >= 0 ? entry.getSize() : max) + 1);
         } catch (IOException e) {
             throw new CheckpointException(file, "cannot read record " + entry.getName() + ": " + e.getMessage()
                     + " (the file may be truncated or corrupt)", e);
         }
+        if (bytes.length > max || (entry.getSize() >= 0 && bytes.length != entry.getSize())) {
+            throw new CheckpointException(file, "record " + entry.getName() + " decompresses to "
+                    + (bytes.length > max ? "more than " + max : String.valueOf(bytes.length)) + " bytes"
+                    + (entry.getSize() >= 0 ? " where the zip directory says " + entry.getSize() : "")
+                    + "; the file is corrupt or hostile");
+        }
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        checkCrc(file, entry, crc);
+        return bytes;
     }
 
+    private static void checkCrc(Path file, ZipEntry entry, CRC32 crc) {
+        if (entry.getCrc() != -1 && crc.getValue() != entry.getCrc()) {
+            throw new CheckpointException(file, "record " + entry.getName() + " fails its CRC-32 check (stored "
+                    + String.format("%08x", entry.getCrc()) + ", computed " + String.format("%08x", crc.getValue())
+                    + "); the file is corrupt - download or copy it again");
+        }
+    }
+
+    /** A storage to read: its record, element type and count, and the tensors that view it. */
+    private record Planned(ZipEntry entry, ElementType type, long elements, List<String> names) {}
+
     private static LoadedTensors materialize(Path file, ZipFile zip, String prefix, ByteOrder order,
-                                             Map<String, TensorRef> refs) {
+                                             Map<String, TensorRef> refs, long budget) {
         // Which tensors view each storage, in file order.
         Map<String, List<String>> users = new LinkedHashMap<>();
         for (Map.Entry<String, TensorRef> e : refs.entrySet()) {
             users.computeIfAbsent(e.getValue().storage().key(), k -> new ArrayList<>()).add(e.getKey());
         }
-        Map<String, Tensor> built = new LinkedHashMap<>();
-        Map<ElementType, Integer> sourceTypes = new EnumMap<>(ElementType.class);
+        // Everything is checked and costed before the first array is allocated.
+        List<Planned> plan = new ArrayList<>();
+        long recordBytes = 0;
+        long storageElements = 0;
+        long tensorElements = 0;
+        long gatheredElements = 0;
         for (Map.Entry<String, List<String>> u : users.entrySet()) {
             List<String> names = u.getValue();
             TensorRef first = refs.get(names.get(0));
@@ -142,22 +188,29 @@ final class TorchZipReader {
             long elements = elementCount(file, storage, type, names.get(0));
             for (String name : names) {
                 TensorRef t = refs.get(name);
-                if (t.numel() > Integer.MAX_VALUE - 8) {
-                    throw new CheckpointException(file, "tensor " + name + " (" + t + ") has " + t.numel()
-                            + " values, more than one Java array can hold");
-                }
-                if (t.endElement() > elements) {
-                    throw new CheckpointException(file, "tensor " + name + " (" + t + ") reaches element "
-                            + t.endElement() + " of storage data/" + storage.key() + ", which holds only "
-                            + elements);
+                TensorViews.check(file, name, t, elements);
+                tensorElements += t.numel();
+                if (!(names.size() == 1 && t.offset() == 0 && t.isContiguous() && t.numel() == elements)) {
+                    gatheredElements += t.numel();
                 }
             }
-            float[] data = readStorage(file, zip, prefix + "data/" + storage.key(), type, elements, order, names.get(0));
-            for (String name : names) {
+            ZipEntry entry = storageEntry(file, zip, prefix + "data/" + storage.key(), type, elements, names.get(0));
+            recordBytes += entry.getSize();
+            storageElements += elements;
+            plan.add(new Planned(entry, type, elements, names));
+        }
+        checkBudget(file, refs.size(), recordBytes, budget, storageElements, tensorElements, gatheredElements);
+
+        Map<String, Tensor> built = new LinkedHashMap<>();
+        Map<ElementType, Integer> sourceTypes = new EnumMap<>(ElementType.class);
+        for (Planned p : plan) {
+            float[] data = readStorage(file, zip, p.entry(), p.type(), p.elements(), order, p.names().get(0));
+            for (String name : p.names()) {
                 TensorRef t = refs.get(name);
-                boolean whole = names.size() == 1 && t.offset() == 0 && t.isContiguous() && t.numel() == elements;
+                boolean whole = p.names().size() == 1 && t.offset() == 0 && t.isContiguous()
+                        && t.numel() == p.elements();
                 built.put(name, new Tensor(whole ? data : TensorViews.gather(data, t), t.size()));
-                sourceTypes.merge(type, 1, Integer::sum);
+                sourceTypes.merge(p.type(), 1, Integer::sum);
             }
         }
         // Back to the order of the file's dict.
@@ -167,6 +220,28 @@ final class TorchZipReader {
         }
         return new LoadedTensors("PyTorch zip archive", Collections.unmodifiableMap(ordered), sourceTypes,
                 users.size());
+    }
+
+    /** Refuses a file whose tensors would cost far more than it holds, or more than the heap can give. */
+    private static void checkBudget(Path file, int tensors, long recordBytes, long budget, long storageElements,
+                                    long tensorElements, long gatheredElements) {
+        if (recordBytes > budget) {
+            throw new CheckpointException(file, "its storage records decompress to " + recordBytes + " bytes, more"
+                    + " than " + MAX_EXPANSION + " times the file's size (a zip bomb?); torch.save stores records"
+                    + " uncompressed, so the file is refused");
+        }
+        // Tied weights view one storage twice; more than twice the storages' elements is never a model.
+        if (tensorElements > 2 * storageElements + (SLACK_BYTES >> 2)) {
+            throw new CheckpointException(file, "its " + tensors + " tensors claim " + tensorElements
+                    + " values but their storages hold only " + storageElements + "; so many repeated views are"
+                    + " not a model's weights, so the file is refused");
+        }
+        long arrayBytes = 4 * (storageElements + gatheredElements);
+        long heap = Runtime.getRuntime().maxMemory();
+        if (heap != Long.MAX_VALUE && arrayBytes > heap) {
+            throw new CheckpointException(file, "needs " + (arrayBytes >> 20) + " MiB of fp32 arrays but the JVM"
+                    + " may use at most " + (heap >> 20) + " MiB; give it more memory (-Xmx)");
+        }
     }
 
     private static void checkUsable(Path file, String name, TensorRef t, ElementType storageType) {
@@ -191,8 +266,9 @@ final class TorchZipReader {
         return storage.numel() / type.byteSize();
     }
 
-    private static float[] readStorage(Path file, ZipFile zip, String record, ElementType type, long elements,
-                                       ByteOrder order, String usedBy) {
+    /** The record holding a storage, which must hold exactly the bytes of its declared elements. */
+    private static ZipEntry storageEntry(Path file, ZipFile zip, String record, ElementType type, long elements,
+                                         String usedBy) {
         ZipEntry entry = zip.getEntry(record);
         if (entry == null) {
             throw new CheckpointException(file, "has no record " + record + " holding the data of tensor " + usedBy
@@ -203,12 +279,29 @@ final class TorchZipReader {
                     + " values, more than one Java array can");
         }
         long bytes = elements * type.byteSize();
-        if (entry.getSize() >= 0 && entry.getSize() < bytes) {
+        if (entry.getSize() < 0) {
+            throw new CheckpointException(file, "storage " + record + " (used by " + usedBy + ") has no size in"
+                    + " the zip directory; the file is corrupt");
+        }
+        if (entry.getSize() < bytes) {
             throw truncated(file, record, usedBy, entry.getSize(), elements, type);
         }
+        if (entry.getSize() > bytes) {
+            throw new CheckpointException(file, "storage " + record + " (used by " + usedBy + ") holds "
+                    + entry.getSize() + " bytes but declares " + elements + " " + type + " values, "
+                    + bytes + " bytes; torch.save writes exactly that, so the file is corrupt");
+        }
+        return entry;
+    }
+
+    private static float[] readStorage(Path file, ZipFile zip, ZipEntry entry, ElementType type, long elements,
+                                       ByteOrder order, String usedBy) {
+        String record = entry.getName();
+        long bytes = elements * type.byteSize();
         float[] out = new float[(int) elements];
         byte[] chunk = new byte[(int) Math.min(CHUNK_BYTES, Math.max(bytes, 8))];
         ByteBuffer buffer = ByteBuffer.wrap(chunk).order(order);
+        CRC32 crc = new CRC32();
         try (InputStream in = zip.getInputStream(entry)) {
             long done = 0;
             int filled = 0;
@@ -218,16 +311,22 @@ final class TorchZipReader {
                 if (n < want) {
                     throw truncated(file, record, usedBy, done + n, elements, type);
                 }
+                crc.update(chunk, 0, want);
                 buffer.clear().limit(want);
                 int count = want / type.byteSize();
                 type.decode(buffer, out, filled, count);
                 filled += count;
                 done += want;
             }
+            if (in.read() != -1) {
+                throw new CheckpointException(file, "storage " + record + " (used by " + usedBy + ") decompresses"
+                        + " to more than the " + bytes + " bytes its zip directory says; the file is corrupt");
+            }
         } catch (IOException e) {
             throw new CheckpointException(file, "cannot read storage " + record + " (used by " + usedBy + "): "
                     + e.getMessage() + "; the file may be truncated or corrupt", e);
         }
+        checkCrc(file, entry, crc);
         return out;
     }
 

@@ -10,7 +10,12 @@
  * <p>Safety: a torch pickle is interpreted by {@code RestrictedUnpickler}, which knows only the handful
  * of torch rebuild functions and storage types a state_dict uses and emulates them itself. Nothing named
  * in the file is ever imported or called; any other global or opcode is refused where it appears, before
- * any tensor data is read.
+ * any tensor data is read. Dict keys must be scalars (no hashing of attacker-built structures), and
+ * nesting, memo and value counts are bounded. Before an array is allocated, the readers cost the file:
+ * views must lie inside their storages without broadcasting or overlapping themselves, storages must
+ * be records of exactly their declared size, decompressed records and the tensors' total are bounded
+ * relative to the file's size, and safetensors entries may not share bytes. Zip records are checked
+ * against their CRC-32, and files named like Meta's releases against the SHA-256 their name begins.
  *
  * <p>Naming: Hugging Face transformers' {@code SamModel} names are detected and mapped by
  * {@link io.samstream.gpu.checkpoint.HuggingFaceSamKeys}; a DataParallel "module." prefix is dropped; a

@@ -50,10 +50,28 @@ import org.slf4j.LoggerFactory;
 public final class ImageFiles {
     private static final Logger LOG = LoggerFactory.getLogger(ImageFiles.class);
 
+    /**
+     * The default limit on an image's pixels: two 8K UHD frames (2 x 7680 x 4320, about 66 Mpx, 200 MB
+     * as RGB). A few kB of PNG can declare 20000 x 20000 pixels (3.1 GB decoded); the header is checked
+     * before any pixel is decoded.
+     */
+    public static final long DEFAULT_MAX_PIXELS = 2L * 7680 * 4320;
+
     private ImageFiles() {}
 
-    /** Decodes a PNG or JPEG file; any failure is an {@link ImageReadException} naming the file. */
+    /** {@link #read(Path, long)} with {@link #DEFAULT_MAX_PIXELS}. */
     public static RgbImage read(Path file) {
+        return read(file, DEFAULT_MAX_PIXELS);
+    }
+
+    /**
+     * Decodes a PNG or JPEG file of at most {@code maxPixels} pixels (width x height, read from its header
+     * before decoding); any failure is an {@link ImageReadException} naming the file.
+     */
+    public static RgbImage read(Path file, long maxPixels) {
+        if (maxPixels <= 0) {
+            throw new IllegalArgumentException("maxPixels must be positive, got " + maxPixels);
+        }
         checkIsReadableFile(file);
         String format = "image";
         try (ImageInputStream in = ImageIO.createImageInputStream(file.toFile())) {
@@ -66,6 +84,7 @@ public final class ImageFiles {
             try {
                 reader.setInput(in, true, true);
                 reader.addIIOReadWarningListener((source, warning) -> warnings.add(warning));
+                checkPixels(file, format, reader.getWidth(0), reader.getHeight(0), maxPixels);
                 BufferedImage image = reader.read(0);
                 failIfTruncated(file, format, warnings);
                 return toRgb(file, image);
@@ -131,6 +150,19 @@ public final class ImageFiles {
             throw new ImageReadException(file, "not readable (permission denied)", e);
         } catch (IOException e) {
             throw new ImageReadException(file, "cannot be read: " + describe(e), e);
+        }
+    }
+
+    /** Refuses, from the header alone, an image that would decode to more than {@code maxPixels}. */
+    private static void checkPixels(Path file, String format, int width, int height, long maxPixels) {
+        if (width <= 0 || height <= 0) {
+            throw new ImageReadException(file, "corrupt " + format + " header: " + width + "x" + height + " pixels");
+        }
+        long pixels = (long) width * height;
+        if (pixels > maxPixels) {
+            throw new ImageReadException(file, String.format(Locale.ROOT, "is %dx%d pixels (WxH, %.1f Mpx), more"
+                    + " than the limit of %d pixels (%.1f Mpx); refused before decoding. Scale it down first",
+                    width, height, pixels / 1e6, maxPixels, maxPixels / 1e6));
         }
     }
 

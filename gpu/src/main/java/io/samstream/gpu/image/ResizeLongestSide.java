@@ -35,7 +35,16 @@ public final class ResizeLongestSide {
         double scale = longSideLength * 1.0 / Math.max(oldHeight, oldWidth);
         double newHeight = oldHeight * scale;
         double newWidth = oldWidth * scale;
-        return new ImageSize((int) (newHeight + 0.5), (int) (newWidth + 0.5));
+        int height = (int) (newHeight + 0.5);
+        int width = (int) (newWidth + 0.5);
+        if (height == 0 || width == 0) {
+            // The reference would hand PIL a 0-pixel side; say why instead of a bare size error.
+            throw new IllegalArgumentException("a " + oldWidth + "x" + oldHeight + " (WxH) image resized so its"
+                    + " longest side is " + longSideLength + " pixels would be " + (height == 0 ? "0 pixels high"
+                    : "0 pixels wide") + ": its aspect ratio is beyond the " + 2L * longSideLength
+                    + ":1 the model input allows");
+        }
+        return new ImageSize(height, width);
     }
 
     /** The size an {@code oldHeight} x {@code oldWidth} frame has after {@link #apply(RgbImage)}. */

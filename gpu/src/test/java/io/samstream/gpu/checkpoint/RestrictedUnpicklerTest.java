@@ -4,26 +4,34 @@ import static io.samstream.gpu.checkpoint.CheckpointAssertions.assertFails;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.PickleWriter.Global;
 import io.samstream.gpu.checkpoint.PickleWriter.Raw;
 import io.samstream.gpu.checkpoint.PickleWriter.Reduce;
 import io.samstream.gpu.checkpoint.PickleWriter.Tuple;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RestrictedUnpicklerTest {
     private static final Path FILE = Path.of("values.pth");
+
+    @TempDir
+    Path dir;
 
     private static Object load(byte[] pickle) {
         return RestrictedUnpickler.load(FILE, "archive/data.pkl", pickle);
@@ -146,5 +154,148 @@ class RestrictedUnpicklerTest {
         TensorRef b = (TensorRef) m.get("sub");
         assertEquals(ElementType.FLOAT16, b.dtype());
         assertArrayEquals(new int[] {1}, b.size());
+    }
+
+    // ---- hostile pickles: a clear error in bounded time, never a StackOverflowError or a hang ---------
+
+    private static final byte[] HEAD = {(byte) 0x80, 2};
+
+    /** A pickle of {@code HEAD}, {@code body} and STOP. */
+    private static byte[] pickle(ByteArrayOutputStream body) {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        all.writeBytes(HEAD);
+        all.writeBytes(body.toByteArray());
+        all.write('.');
+        return all.toByteArray();
+    }
+
+    private static void assertRefusedQuickly(byte[] pickle, String... fragments) {
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertFails(FILE, () -> load(pickle), fragments));
+    }
+
+    @Test
+    void selfReferentialKeyIsRefused() {
+        // Before: hashing a list that holds itself, a StackOverflowError.
+        // EMPTY_DICT, EMPTY_LIST, BINPUT 0, BINGET 0, APPEND (the list holds itself), NONE, SETITEM
+        byte[] pickle = {(byte) 0x80, 2, '}', ']', 'q', 0, 'h', 0, 'a', 'N', 's', '.'};
+        assertRefusedQuickly(pickle, "SETITEM uses a list as a dict key", "a state_dict's keys are strings");
+    }
+
+    @Test
+    void selfReferentialValuesLoadWithoutRecursion() {
+        // A dict holding itself as a value is legal Python; nothing walks it.
+        byte[] pickle = {(byte) 0x80, 2, '}', 'q', 0, 'X', 4, 0, 0, 0, 's', 'e', 'l', 'f', 'h', 0, 's', '.'};
+        Map<?, ?> m = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> (Map<?, ?>) load(pickle));
+        assertTrue(m.get("self") == m);
+    }
+
+    @Test
+    void hashBombKeyIsRefused() {
+        // Before: t = (); 100 times t = (t, t); {t: None} hashed 2^100 tuples, 100% CPU forever.
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write('}');
+        body.writeBytes(tupleBomb(100));
+        body.writeBytes(new byte[] {'N', 's'});
+        assertRefusedQuickly(pickle(body), "SETITEM uses a tuple of 2 as a dict key");
+    }
+
+    @Test
+    void hashBombSetItemIsRefused() {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.writeBytes(new byte[] {(byte) 0x8f, '('});
+        body.writeBytes(tupleBomb(100));
+        body.write(0x90); // ADDITEMS
+        assertRefusedQuickly(pickle(body), "ADDITEMS uses a tuple of 2 as a dict key or set item");
+    }
+
+    /** Opcodes leaving t on the stack, where t = (); n times t = (t, t): 2^n tuples to hash, 11n bytes. */
+    private static byte[] tupleBomb(int n) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes(new byte[] {')', 'r', 0, 0, 0, 0, '0'}); // EMPTY_TUPLE, LONG_BINPUT 0, POP
+        for (int i = 0; i < n; i++) {
+            // LONG_BINGET i twice, TUPLE2, LONG_BINPUT i + 1, POP
+            b.writeBytes(new byte[] {'j', (byte) i, 0, 0, 0, 'j', (byte) i, 0, 0, 0, (byte) 0x86,
+                'r', (byte) (i + 1), 0, 0, 0, '0'});
+        }
+        b.writeBytes(new byte[] {'j', (byte) n, 0, 0, 0});
+        return b.toByteArray();
+    }
+
+    @Test
+    void hashBombFrozensetIsRefused() {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write('(');
+        body.writeBytes(tupleBomb(100));
+        body.write(0x91); // FROZENSET
+        assertRefusedQuickly(pickle(body), "FROZENSET uses a tuple of 2 as a dict key or set item");
+    }
+
+
+    @Test
+    void flatTupleKeysAreAccepted() {
+        // ("a", 1): None - a flat tuple of scalars hashes in linear time
+        byte[] pickle = {(byte) 0x80, 2, '}', 'X', 1, 0, 0, 0, 'a', 'K', 1, (byte) 0x86, 'N', 's', '.'};
+        Map<?, ?> m = (Map<?, ?>) load(pickle);
+        assertTrue(m.containsKey(java.util.Arrays.asList("a", 1L)));
+    }
+
+    @Test
+    void deeplyNestedTuplesAreRefused() {
+        // Before: 100000 nested tuples as a key, a StackOverflowError.
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write('N');
+        for (int i = 0; i < 100_000; i++) {
+            body.write(0x85); // TUPLE1
+        }
+        assertRefusedQuickly(pickle(body), "nests tuples more than 1000 deep");
+    }
+
+    @Test
+    void deeplyNestedMarksAreRefused() {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        for (int i = 0; i < 100_000; i++) {
+            body.write('(');
+        }
+        assertRefusedQuickly(pickle(body), "opens more than 1000 nested MARKs");
+    }
+
+    @Test
+    void deeplyNestedListsNeverRecurse() throws IOException {
+        // 100000 lists, each appended into the one below it on the stack: a list nested 100000 deep.
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        for (int i = 0; i < 100_000; i++) {
+            body.write(']');
+        }
+        for (int i = 1; i < 100_000; i++) {
+            body.write('a');
+        }
+        byte[] deep = pickle(body);
+        Object root = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> load(deep));
+        assertTrue(root instanceof List);
+        // ... and a checkpoint made of it is refused by type, not by a StackOverflowError.
+        Path file = dir.resolve("deep.pth");
+        new TorchSaveWriter("archive").writeRaw(file, deep);
+        assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> CheckpointAssertions.assertLoadFails(file, "holds a list instead of a dict of tensors"));
+    }
+
+    @Test
+    void memoIsBounded() {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write('N');
+        for (int i = 0; i <= RestrictedUnpickler.MAX_MEMO; i++) {
+            body.writeBytes(new byte[] {'r', (byte) i, (byte) (i >>> 8), (byte) (i >>> 16), (byte) (i >>> 24)});
+        }
+        assertRefusedQuickly(pickle(body), "stores more than 1048576 memo entries");
+    }
+
+    @Test
+    void valuesHeldAreBounded() {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write('(');
+        body.writeBytes(new byte[(int) RestrictedUnpickler.MAX_ITEMS + 1]); // zero bytes: no opcode
+        byte[] nones = pickle(body);
+        java.util.Arrays.fill(nones, 3, nones.length - 1, (byte) 'N');
+        assertRefusedQuickly(nones, "holds more than 16777216 values");
     }
 }

@@ -3,6 +3,8 @@ package io.samstream.gpu.checkpoint;
 import static io.samstream.gpu.checkpoint.CheckpointAssertions.assertLoadFails;
 import static io.samstream.gpu.checkpoint.CheckpointAssertions.assertTensor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.samstream.gpu.tensor.Tensor;
 import java.io.IOException;
@@ -11,6 +13,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -135,5 +138,30 @@ class SafetensorsCheckpointTest {
             b.put((byte) d);
         }
         return b.array();
+    }
+
+    @Test
+    void overlappingTensorsAreRefusedBeforeAllocating() throws IOException {
+        // Before: many tensors naming the same 64 MB, an OutOfMemoryError. Here 1000 names for 4 kB.
+        StringBuilder json = new StringBuilder("{");
+        for (int i = 0; i < 1000; i++) {
+            json.append(i == 0 ? "" : ",").append("\"t").append(i)
+                    .append("\":{\"dtype\":\"F32\",\"shape\":[1024],\"data_offsets\":[0,4096]}");
+        }
+        Path file = dir.resolve("overlap.safetensors");
+        Files.write(file, withHeader(json.append('}').toString(), new int[4096]));
+
+        CheckpointException e = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertLoadFails(file,
+                "tensors t0 (data_offsets [0, 4096]) and t1 ([0, 4096]) overlap", "may not share bytes"));
+        assertFalse(e.getMessage().contains("\n"));
+    }
+
+    @Test
+    void partlyOverlappingTensorsAreRefused() throws IOException {
+        Path file = dir.resolve("partly.safetensors");
+        Files.write(file, withHeader("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                + "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", new int[12]));
+
+        assertLoadFails(file, "tensors a (data_offsets [0, 8]) and b ([4, 12]) overlap");
     }
 }

@@ -14,9 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
@@ -40,6 +42,7 @@ final class TorchSaveWriter {
     private int protocol = 2;
     private ByteOrder order = ByteOrder.LITTLE_ENDIAN;
     private final Map<String, byte[]> records = new TreeMap<>();
+    private final Set<String> deflated = new HashSet<>();
     private int nextKey;
 
     TorchSaveWriter(String prefix) {
@@ -178,6 +181,12 @@ final class TorchSaveWriter {
         records.remove(name);
     }
 
+    /** Writes record {@code name} (e.g. "data/0", "data.pkl") deflated, as torch.save never does. */
+    TorchSaveWriter deflate(String name) {
+        deflated.add(name);
+        return this;
+    }
+
     /** Writes the archive with {@code root} pickled as data.pkl. */
     void write(Path file, Object root) throws IOException {
         writeRaw(file, PickleWriter.dumps(root, protocol));
@@ -186,20 +195,27 @@ final class TorchSaveWriter {
     /** Writes the archive with {@code pickle} as data.pkl, byte for byte. */
     void writeRaw(Path file, byte[] pickle) throws IOException {
         try (OutputStream os = Files.newOutputStream(file); ZipOutputStream zip = new ZipOutputStream(os)) {
-            put(zip, prefix + "/data.pkl", pickle);
+            put(zip, prefix + "/data.pkl", pickle, deflated.contains("data.pkl"));
             put(zip, prefix + "/byteorder", (order == ByteOrder.LITTLE_ENDIAN ? "little" : "big")
-                    .getBytes(StandardCharsets.US_ASCII));
+                    .getBytes(StandardCharsets.US_ASCII), false);
             for (Map.Entry<String, byte[]> r : records.entrySet()) {
-                put(zip, prefix + "/" + r.getKey(), r.getValue());
+                put(zip, prefix + "/" + r.getKey(), r.getValue(), deflated.contains(r.getKey()));
             }
-            put(zip, prefix + "/version", "3\n".getBytes(StandardCharsets.US_ASCII));
-            put(zip, prefix + "/.data/serialization_id", "1234567890".getBytes(StandardCharsets.US_ASCII));
+            put(zip, prefix + "/version", "3\n".getBytes(StandardCharsets.US_ASCII), false);
+            put(zip, prefix + "/.data/serialization_id", "1234567890".getBytes(StandardCharsets.US_ASCII), false);
         }
     }
 
-    /** torch writes every record stored (uncompressed). */
-    private static void put(ZipOutputStream zip, String name, byte[] bytes) throws IOException {
+    /** torch writes every record stored (uncompressed); tests may deflate some. */
+    private static void put(ZipOutputStream zip, String name, byte[] bytes, boolean deflate) throws IOException {
         ZipEntry e = new ZipEntry(name);
+        if (deflate) {
+            e.setMethod(ZipEntry.DEFLATED);
+            zip.putNextEntry(e);
+            zip.write(bytes);
+            zip.closeEntry();
+            return;
+        }
         e.setMethod(ZipEntry.STORED);
         e.setSize(bytes.length);
         e.setCompressedSize(bytes.length);

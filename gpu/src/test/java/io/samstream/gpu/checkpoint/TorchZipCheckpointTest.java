@@ -6,6 +6,7 @@ import static io.samstream.gpu.checkpoint.CheckpointAssertions.assertTensor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.PickleWriter.Global;
@@ -17,6 +18,7 @@ import io.samstream.gpu.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -120,8 +122,8 @@ class TorchZipCheckpointTest {
                 "strided", TorchSaveWriter.tensor(shared, 12, new int[] {3}, new long[] {2}),
                 // a contiguous block at an offset: elements 20..23
                 "offset", TorchSaveWriter.tensor(shared, 20, new int[] {2, 2}, new long[] {2, 1}),
-                // a broadcast view: stride 0 repeats element 5
-                "expanded", TorchSaveWriter.tensor(shared, 5, new int[] {2, 2}, new long[] {0, 1}),
+                // a dimension of size 1 may have any stride, 0 included: elements 5, 6
+                "unsqueezed", TorchSaveWriter.tensor(shared, 5, new int[] {1, 2}, new long[] {0, 1}),
                 "own", TorchSaveWriter.tensor(own, 2))));
 
         LoadedTensors loaded = TorchZipReader.read(file);
@@ -130,7 +132,7 @@ class TorchZipCheckpointTest {
         assertTensor(t.get("transposed"), new int[] {4, 3}, 0f, 2f, 4f, 0.5f, 2.5f, 4.5f, 1f, 3f, 5f, 1.5f, 3.5f, 5.5f);
         assertTensor(t.get("strided"), new int[] {3}, 6f, 7f, 8f);
         assertTensor(t.get("offset"), new int[] {2, 2}, 10f, 10.5f, 11f, 11.5f);
-        assertTensor(t.get("expanded"), new int[] {2, 2}, 2.5f, 3f, 2.5f, 3f);
+        assertTensor(t.get("unsqueezed"), new int[] {1, 2}, 2.5f, 3f);
         assertTensor(t.get("own"), new int[] {2}, 7f, 8f);
         assertEquals(2, loaded.storagesRead(), "the shared storage is read once");
         assertEquals(5, loaded.sourceTypes().get(ElementType.FLOAT32));
@@ -249,7 +251,7 @@ class TorchZipCheckpointTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"archive", "sam_vit_b_01ec64"})
+    @ValueSource(strings = {"archive", "sam_vit_b_finetuned"})
     void archivePrefixMayBeArchiveOrTheFileStem(String prefix) throws IOException {
         TorchSaveWriter w = new TorchSaveWriter(prefix);
         Path file = dir.resolve(prefix + ".pth");
@@ -427,7 +429,9 @@ class TorchZipCheckpointTest {
         Files.write(file, new byte[] {(byte) 0x80, 0x02, (byte) 0x8a, 0x0a, 0x6c, (byte) 0xfc, (byte) 0x9c, 0x46,
             (byte) 0xf9, 0x20, 0x6a, (byte) 0xa8, 0x50, 0x19, 0x2e, (byte) 0x80, 0x02, 0x4d, (byte) 0xe9, 0x03});
 
-        assertLoadFails(file, "legacy", "re-save", "torch.save(torch.load(");
+        CheckpointException e = assertLoadFails(file, "legacy", "re-save", "weights_only=True",
+                "_use_new_zipfile_serialization=True", "safetensors");
+        assertFalse(e.getMessage().contains("torch.save(torch.load("), "never suggest an unsafe torch.load");
     }
 
     @Test
@@ -452,5 +456,169 @@ class TorchZipCheckpointTest {
 
         CheckpointException e = assertFails(file, () -> CheckpointLoader.load(file), "zip");
         assertTrue(e.getCause() instanceof IOException, "cause kept: " + e.getCause());
+    }
+
+    // ---- hostile files: refused with a one-line error, before their cost is paid ---------------------
+
+    /** Runs {@code load} of {@code file} within a few seconds; it must fail as a CheckpointException. */
+    private static CheckpointException assertRefusedQuickly(Path file, String... fragments) {
+        return assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertLoadFails(file, fragments));
+    }
+
+    @Test
+    void broadcastViewsAreRefusedBeforeAllocating() throws IOException {
+        // Before: 1.6e9 values gathered from one element, an OutOfMemoryError.
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage one = w.floatStorage(1f);
+        Path file = dir.resolve("stride0.pth");
+        w.write(file, TorchSaveWriter.stateDict(items(
+                "w", TorchSaveWriter.tensor(one, 0, new int[] {40_000, 40_000}, new long[] {0, 0}))));
+
+        CheckpointException e = assertRefusedQuickly(file, "tensor w", "stride 0 in dimension 0", "broadcast");
+        assertFalse(e.getMessage().contains("\n"), "one line");
+    }
+
+    @Test
+    void viewsThatOverlapThemselvesAreRefused() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage s = w.floatStorage(new float[16]);
+        Path file = dir.resolve("overlap.pth");
+        w.write(file, TorchSaveWriter.stateDict(items(
+                "w", TorchSaveWriter.tensor(s, 0, new int[] {8, 8}, new long[] {1, 1}))));
+
+        assertRefusedQuickly(file, "tensor w", "strides [1, 1]", "overlap itself");
+    }
+
+    @Test
+    void hugeStridesAndOffsetsAreOutOfRangeNotOverflows() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage s = w.floatStorage(1f, 2f);
+        Path file = dir.resolve("overflow.pth");
+        w.write(file, TorchSaveWriter.stateDict(items(
+                "w", TorchSaveWriter.tensor(s, Long.MAX_VALUE - 1, new int[] {2}, new long[] {Long.MAX_VALUE}))));
+
+        assertRefusedQuickly(file, "tensor w", "of storage data/0, which holds only 2");
+    }
+
+    @Test
+    void manyViewsOfOneStorageAreRefused() throws IOException {
+        // 2000 names for one 1000-value storage: 2M values from 4 kB of data.
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage s = w.floatStorage(new float[1000]);
+        Map<String, Object> tensors = new LinkedHashMap<>();
+        for (int i = 0; i < 2000; i++) {
+            tensors.put("t" + i, TorchSaveWriter.tensor(s, 1000));
+        }
+        Path file = dir.resolve("views.pth");
+        w.write(file, TorchSaveWriter.stateDict(tensors));
+
+        assertRefusedQuickly(file, "2000 tensors claim 2000000 values", "storages hold only 1000");
+    }
+
+    @Test
+    void tiedWeightsStillLoad() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage s = w.floatStorage(new float[1 << 20]);
+        Path file = dir.resolve("tied-big.pth");
+        w.write(file, TorchSaveWriter.stateDict(items("a", TorchSaveWriter.tensor(s, 1 << 20),
+                "b", TorchSaveWriter.tensor(s, 1 << 20))));
+
+        assertEquals(2, CheckpointLoader.load(file).size());
+    }
+
+    @Test
+    void zipBombStorageIsRefusedBeforeDecompressing() throws IOException {
+        // 64 MiB of zeros deflate to 64 kB; a real bomb declares gigabytes the same way.
+        TorchSaveWriter w = new TorchSaveWriter("archive").deflate("data/0");
+        Storage zeros = w.storage("FloatStorage", 16 << 20, new byte[64 << 20]);
+        Path file = dir.resolve("bomb.pth");
+        w.write(file, TorchSaveWriter.stateDict(items("w", TorchSaveWriter.tensor(zeros, 16 << 20))));
+        assertTrue(Files.size(file) < 1 << 20);
+
+        assertRefusedQuickly(file, "storage records decompress to 67108864 bytes", "16 times the file's size",
+                "zip bomb");
+    }
+
+    @Test
+    void deflatedArchivesOfRealisticRatioStillLoad() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive").deflate("data/0").deflate("data.pkl");
+        float[] values = new float[4096];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) Math.sin(i);
+        }
+        Path file = dir.resolve("deflated.pth");
+        w.write(file, TorchSaveWriter.stateDict(items("w", TorchSaveWriter.tensor(w.floatStorage(values), 4096))));
+
+        assertEquals((float) Math.sin(4095), CheckpointLoader.load(file).get("w").data()[4095]);
+    }
+
+    @Test
+    void zipBombPickleIsRefused() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive").deflate("data.pkl");
+        byte[] pickle = new byte[(int) TorchZipReader.MAX_PICKLE_BYTES + 8]; // zeros: deflates to ~65 kB
+        Path file = dir.resolve("bigpickle.pth");
+        w.writeRaw(file, pickle);
+
+        assertRefusedQuickly(file, "record archive/data.pkl is 67108872 bytes", "pickle is far smaller");
+    }
+
+    @Test
+    void storageRecordLargerThanDeclaredIsRefused() throws IOException {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Storage s = w.storage("FloatStorage", 2, new byte[4096]);
+        Path file = dir.resolve("long.pth");
+        w.write(file, TorchSaveWriter.stateDict(items("w", TorchSaveWriter.tensor(s, 2))));
+
+        assertRefusedQuickly(file, "storage archive/data/0 (used by w) holds 4096 bytes but declares 2 float32"
+                + " values, 8 bytes");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"data/0", "data.pkl"})
+    void aFlippedByteFailsTheRecordsCrc(String record) throws IOException {
+        // Before: a flipped weight byte loaded silently and changed the masks.
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Path file = dir.resolve("flipped.pth");
+        w.write(file, TorchSaveWriter.stateDict(items(
+                "mask_decoder.weight", TorchSaveWriter.tensor(w.floatStorage(1.5f, 2.5f, 3.5f, 4.5f), 4))));
+        byte[] bytes = Files.readAllBytes(file);
+        byte[] needle = record.equals("data.pkl")
+                ? "mask_decoder.weight".getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                : java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(2.5f).array();
+        int at = indexOf(bytes, needle);
+        bytes[at + needle.length - 1] ^= 0x01;
+        Files.write(file, bytes);
+
+        assertRefusedQuickly(file, "record archive/" + record + " fails its CRC-32 check", "corrupt");
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("pattern not in file");
+    }
+
+    @Test
+    void officialNamesMustMatchTheirSha256() throws Exception {
+        TorchSaveWriter w = new TorchSaveWriter("archive");
+        Path written = dir.resolve("weights.pth");
+        w.write(written, TorchSaveWriter.stateDict(items("w", TorchSaveWriter.tensor(w.floatStorage(1f), 1))));
+        String sha = java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(written)));
+
+        Path matching = Files.copy(written, dir.resolve("sam_vit_h_" + sha.substring(0, 6) + ".pth"));
+        assertTensor(CheckpointLoader.load(matching).get("w"), new int[] {1}, 1f);
+
+        String wrong = sha.startsWith("01ec64") ? "0b3195" : "01ec64";
+        Path impostor = Files.copy(written, dir.resolve("sam_vit_b_" + wrong + ".pth"));
+        assertRefusedQuickly(impostor, "named like Meta's official checkpoint whose SHA-256 starts with " + wrong,
+                "its SHA-256 is " + sha);
     }
 }

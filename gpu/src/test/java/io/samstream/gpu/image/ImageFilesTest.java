@@ -3,6 +3,7 @@ package io.samstream.gpu.image;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.awt.Transparency;
@@ -12,9 +13,12 @@ import java.awt.image.ComponentColorModel;
 import java.awt.image.DataBuffer;
 import java.awt.image.IndexColorModel;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.zip.CRC32;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -204,4 +208,59 @@ class ImageFilesTest {
         assertTrue(!e.getMessage().contains("\n"), e.getMessage());
     }
 
+    // ---- image size limit: checked on the header, before a pixel is decoded ----------------------------
+
+    /** A real small PNG or JPEG whose header is then made to declare width x height. */
+    private Path declaring(String format, int width, int height) throws IOException {
+        BufferedImage small = new BufferedImage(8, 8, BufferedImage.TYPE_3BYTE_BGR);
+        byte[] bytes = Files.readAllBytes(write(small, format, "small." + format));
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        if (format.equals("png")) {
+            b.putInt(16, width).putInt(20, height); // IHDR data after signature(8), length(4), type(4)
+            CRC32 crc = new CRC32();
+            crc.update(bytes, 12, 17); // type and data
+            b.putInt(29, (int) crc.getValue());
+        } else {
+            int sof = 2;
+            while ((bytes[sof + 1] & 0xFF) != 0xC0) { // walk the marker segments to SOF0
+                sof += 2 + (b.getShort(sof + 2) & 0xFFFF);
+            }
+            b.putShort(sof + 5, (short) height).putShort(sof + 7, (short) width);
+        }
+        return Files.write(dir.resolve("huge." + format), bytes);
+    }
+
+    @Test
+    void decompressionBombsAreRefusedFromTheirHeader() throws IOException {
+        // Before: a 1.17 MB PNG of 20000 x 20000 decoded to 3.1 GB in 31 s.
+        Path png = declaring("png", 20_000, 20_000);
+        Path jpeg = declaring("jpeg", 65_000, 65_000);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+            assertProblem(png, "is 20000x20000 pixels (WxH, 400.0 Mpx), more than the limit of 66355200 pixels"
+                    + " (66.4 Mpx); refused before decoding");
+            assertProblem(jpeg, "is 65000x65000 pixels");
+        });
+    }
+
+    @Test
+    void thePixelLimitIsTheCallersToChoose() throws IOException {
+        BufferedImage rgb = new BufferedImage(20, 10, BufferedImage.TYPE_3BYTE_BGR);
+        Path file = write(rgb, "png", "200px.png");
+        assertEquals(20, ImageFiles.read(file, 200).width());
+        ImageReadException e = assertThrows(ImageReadException.class, () -> ImageFiles.read(file, 199));
+        assertTrue(e.getMessage().contains("is 20x10 pixels (WxH, 0.0 Mpx), more than the limit of 199"),
+                e.getMessage());
+        assertEquals(2L * 7680 * 4320, ImageFiles.DEFAULT_MAX_PIXELS);
+    }
+
+    @Test
+    void extremeAspectRatiosAreReadTheResizeSaysWhy() throws IOException {
+        // 100000 x 1 is only 0.1 Mpx: it is read; the resize to the model input refuses it with the reason.
+        BufferedImage line = new BufferedImage(100_000, 1, BufferedImage.TYPE_BYTE_GRAY);
+        RgbImage image = ImageFiles.read(write(line, "png", "line.png"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new ResizeLongestSide(1024).apply(image));
+        assertTrue(e.getMessage().contains("100000x1 (WxH) image resized so its longest side is 1024 pixels would"
+                + " be 0 pixels high"), e.getMessage());
+    }
 }

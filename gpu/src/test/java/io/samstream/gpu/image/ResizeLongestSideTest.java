@@ -36,7 +36,11 @@ class ResizeLongestSideTest {
     @Test
     void aSideThatRoundsToZeroIsRefused() {
         // The reference would ask PIL for a 0-pixel side and fail there; we fail here, with the size in the message.
-        assertThrows(IllegalArgumentException.class, () -> sam.preprocessShape(1, 5000));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sam.preprocessShape(1, 5000));
+        assertEquals("a 5000x1 (WxH) image resized so its longest side is 1024 pixels would be 0 pixels high: its"
+                + " aspect ratio is beyond the 2048:1 the model input allows", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> sam.preprocessShape(100_000, 1), "0 pixels wide");
+        assertEquals(new ImageSize(1, 1024), sam.preprocessShape(1, 2048)); // 0.5 rounds up: the limit
     }
 
     @Test

@@ -6,6 +6,8 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.image.ImageFiles;
+import io.samstream.gpu.image.ImageReadException;
+import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.predict.AutomaticMaskGenerator;
@@ -50,6 +52,11 @@ final class SegmentCommand implements Callable<Integer> {
 
     @Option(names = "--image", required = true, paramLabel = "IMG", description = "PNG or JPEG image.")
     Path image;
+
+    @Option(names = "--max-pixels", paramLabel = "N",
+            description = "Refuse an image of more than N pixels (width x height, read from its header before"
+                    + " decoding; default: ${DEFAULT-VALUE}, two 8K frames).")
+    long maxPixels = ImageFiles.DEFAULT_MAX_PIXELS;
 
     @Option(names = "--point", paramLabel = "X,Y[,LABEL]", converter = PointConverter.class,
             description = "A point prompt; LABEL 1 (default) = foreground, 0 = background. Repeatable.")
@@ -127,7 +134,10 @@ final class SegmentCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--threads must be positive, got " + nThreads);
         }
 
-        RgbImage rgb = ImageFiles.read(image);
+        if (maxPixels <= 0) {
+            throw new ParameterException(spec.commandLine(), "--max-pixels must be positive, got " + maxPixels);
+        }
+        RgbImage rgb = ImageFiles.read(image, maxPixels);
         for (int i = 0; i < sets.size(); i++) {
             try {
                 sets.get(i).validate(rgb.width(), rgb.height());
@@ -139,6 +149,7 @@ final class SegmentCommand implements Callable<Integer> {
         ModelSparsity sparse = sparsity == null ? config.sparsity()
                 : ModelSparsity.parse(sparsity, config.sparsity().layers().name(), "--sparsity", "sparse-layers");
         try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1, sparse)) { // batch 1: one image
+            checkResizable(rgb, backend.config().imageSize());
             SamPredictor predictor = new SamPredictor(backend);
             long t0 = System.nanoTime();
             predictor.setImage(rgb);
@@ -168,6 +179,15 @@ final class SegmentCommand implements Callable<Integer> {
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
         }
         return 0;
+    }
+
+    /** An image too thin for the model input (e.g. 100000 x 1) is an error naming it, not a bare size. */
+    private void checkResizable(RgbImage rgb, int inputSize) {
+        try {
+            ResizeLongestSide.preprocessShape(rgb.height(), rgb.width(), inputSize);
+        } catch (IllegalArgumentException e) {
+            throw new ImageReadException(image, "cannot be segmented: " + e.getMessage());
+        }
     }
 
     /** The generator's settings from the flags; prompts and --npy do not go with --auto. */

@@ -113,6 +113,25 @@ class SegmentCommandTest {
     }
 
     @Test
+    void imageTooThinForTheModelIsOneLineNamingIt() throws IOException {
+        Path line = tmp.resolve("line.png");
+        ImageIO.write(new BufferedImage(100_000, 1, BufferedImage.TYPE_BYTE_GRAY), "png", line.toFile());
+        Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", line.toString(), "--point", "10,0",
+                "--device", "cpu", "--out", tmp.resolve("out").toString());
+        assertEquals(1, r.code);
+        assertOneLineError(r, line + ": cannot be segmented: a 100000x1 (WxH) image resized so its longest side is"
+                + " 256 pixels would be 0 pixels high");
+    }
+
+    @Test
+    void imagesOverThePixelLimitAreRefusedBeforeDecoding() {
+        Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--point", "10,10", "--max-pixels", "1000", "--out", tmp.toString());
+        assertEquals(1, r.code);
+        assertOneLineError(r, "is 320x180 pixels (WxH, 0.1 Mpx), more than the limit of 1000 pixels");
+    }
+
+    @Test
     void pointOutsideTheImageIsRejected() {
         Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
                 "--point", "500,10", "--out", tmp.toString());
