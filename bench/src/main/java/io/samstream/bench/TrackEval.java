@@ -2,6 +2,7 @@ package io.samstream.bench;
 
 import io.samstream.bench.track.Clip;
 import io.samstream.bench.track.ClipScore;
+import io.samstream.bench.track.FrameDump;
 import io.samstream.bench.track.HardClips;
 import io.samstream.bench.track.HardReport;
 import io.samstream.bench.track.SceneClip;
@@ -38,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>java -cp ... io.samstream.bench.TrackEval [--model CKPT] [--device cpu|cuda|auto] [--threads N]
  *      [--families default|hard|FAMILY,...] [--clips NAME,...] [--modes box,oracle,discovery] [--frames N]
  *      [--engine-config HOCON] [--box-config HOCON] [--oracle-config HOCON] [--discovery-config HOCON]
- *      [--commit ID] [--out FILE.md]</pre>
+ *      [--commit ID] [--out FILE.md] [--dump DIR]</pre>
  *
  * The engine's settings are HOCON on top of reference.conf, validated as {@code samstream run} validates its
  * file. Each mode has a default ({@link #defaultConfig}): box mode turns {@code samstream.tracking} on (and
@@ -55,7 +56,8 @@ import java.util.concurrent.TimeUnit;
  * long-occlusion, leave-return, scene-cut) or family names, comma-separated (either kind). {@code --clips} picks
  * clips by name from either set. The default clips' tables are as they always were; the harder families get
  * their own tables ({@link HardReport}): per clip and per family, with false-track frames, lost delays and
- * zero-area entries in box mode.
+ * zero-area entries in box mode. {@code --dump DIR} writes each clip's records against its truth, frame by
+ * frame ({@link FrameDump}), to {@code DIR/CLIP-MODE.tsv}.
  */
 public final class TrackEval {
     private static final String MODEL = "examples/sam-demo-synthetic.pth";
@@ -74,6 +76,7 @@ public final class TrackEval {
         Map<Mode, String> modeConfig = new LinkedHashMap<>();
         String commit = null;
         Path out = null;
+        Path dump = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -94,6 +97,7 @@ public final class TrackEval {
                 case "--discovery-config" -> modeConfig.put(Mode.DISCOVERY, v);
                 case "--commit" -> commit = v;
                 case "--out" -> out = Path.of(v);
+                case "--dump" -> dump = Path.of(v);
                 default -> throw new IllegalArgumentException("unknown argument " + a + " (see the class doc)");
             }
         }
@@ -150,6 +154,11 @@ public final class TrackEval {
                     TrackHarness.ClipRun run = harness.run(clip, mode);
                     ClipScore.Result score = ClipScore.score(clip.name(), clip.truth(), run.predictions(),
                             run.promptFrames());
+                    if (dump != null) {
+                        Files.createDirectories(dump);
+                        Files.writeString(dump.resolve(clip.name() + "-" + mode.label() + ".tsv"),
+                                FrameDump.of(clip.truth(), run));
+                    }
                     if (clip instanceof SceneClip scene) {
                         TrackHealth health = mode == Mode.BOX ? TrackHealth.of(clip.truth(), run) : null;
                         hardRows.add(new HardReport.Row(scene.family(), new TrackReport.Row(run, score), health));
