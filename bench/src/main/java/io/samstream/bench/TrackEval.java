@@ -269,22 +269,21 @@ public final class TrackEval {
 
     /**
      * The clips to run: by name ({@code --clips}, from the default and the harder sets), else by family
-     * ({@code --families}), else the default four; both given: the named clips of those families.
+     * ({@code --families}, in the order named), else the default four; both given: the named clips of those
+     * families.
      */
     static List<Clip> selectClips(List<String> families, List<String> clipNames) {
         List<Clip> fromFamilies = new ArrayList<>();
         if (families == null) {
             fromFamilies.addAll(TrackClips.all().values());
         } else {
-            List<String> hard = new ArrayList<>();
             for (String f : families) {
                 if (f.trim().equals("default")) {
                     fromFamilies.addAll(TrackClips.all().values());
                 } else {
-                    hard.add(f);
+                    fromFamilies.addAll(HardClips.ofFamilies(List.of(f)));
                 }
             }
-            fromFamilies.addAll(HardClips.ofFamilies(hard));
         }
         if (clipNames == null) {
             return fromFamilies;

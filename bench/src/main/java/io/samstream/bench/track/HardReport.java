@@ -31,10 +31,10 @@ public final class HardReport {
         b.append("| family | clip | objects (prompt frame; again) | J | F | J&F | id switches |");
         if (health) {
             b.append(" false-track frames | exits (left / cut / covered) | lost delay mean / max | never lost |"
-                    + " zero-area entries |");
+                    + " ended without lost | zero-area entries |");
         }
         b.append(" frames | frames/s | J per object |\n|");
-        b.append("---|".repeat(health ? 15 : 10)).append('\n');
+        b.append("---|".repeat(health ? 16 : 10)).append('\n');
         for (Row r : rows) {
             ClipScore.Result s = r.run().score();
             TrackHarness.ClipRun run = r.run().run();
@@ -44,8 +44,8 @@ public final class HardReport {
                     s.objects().size(), prompts, s.j(), s.f(), s.jf(), s.idSwitches()));
             if (health) {
                 TrackHealth h = r.health();
-                b.append(String.format(Locale.ROOT, " %s | %s | %s | %d | %d |", falseFrames(h), exits(h.lost()),
-                        delays(h.lost()), h.lost().neverReported(), h.zeroAreaEntries()));
+                b.append(String.format(Locale.ROOT, " %s | %s | %s | %d | %s | %d |", falseFrames(h), exits(h.lost()),
+                        delays(h.lost()), h.lost().neverReported(), silent(h), h.zeroAreaEntries()));
             }
             b.append(String.format(Locale.ROOT, " %d | %.2f | %s |%n", run.clip().frames(), run.framesPerSecond(),
                     s.objects().stream().map(o -> String.format(Locale.ROOT, "%.2f", o.j()))
@@ -66,9 +66,9 @@ public final class HardReport {
         b.append("| family | clips | objects | J | F | J&F | id switches (max per clip) |");
         if (health) {
             b.append(" false-track frames | exits | reported within " + limit + " | lost delay mean / max | never lost |"
-                    + " zero-area entries (records) |");
+                    + " ended without lost | zero-area entries (records) |");
         }
-        b.append(" targets met |\n|").append("---|".repeat(health ? 13 : 8)).append('\n');
+        b.append(" targets met |\n|").append("---|".repeat(health ? 14 : 8)).append('\n');
         for (Map.Entry<String, List<Row>> e : byFamily.entrySet()) {
             List<Row> rs = e.getValue();
             double j = 0;
@@ -97,8 +97,9 @@ public final class HardReport {
                 LostDelay.Result l = h.lost();
                 met.add(h.falseFrames().share() <= TARGET_FALSE_SHARE ? "false yes" : "false **no**");
                 met.add(l.reportedWithin(limit) == l.exits() ? "lost yes" : "lost **no**");
-                b.append(String.format(Locale.ROOT, " %s | %d | %d | %s | %d | %d (%d) |", falseFrames(h), l.exits(),
-                        l.reportedWithin(limit), delays(l), l.neverReported(), h.zeroAreaEntries(), h.zeroAreaRecords()));
+                b.append(String.format(Locale.ROOT, " %s | %d | %d | %s | %d | %s | %d (%d) |", falseFrames(h), l.exits(),
+                        l.reportedWithin(limit), delays(l), l.neverReported(), silent(h), h.zeroAreaEntries(),
+                        h.zeroAreaRecords()));
             }
             b.append(' ').append(String.join(", ", met)).append(" |\n");
         }
@@ -108,6 +109,14 @@ public final class HardReport {
     private static String falseFrames(TrackHealth h) {
         return String.format(Locale.ROOT, "%d / %d (%.1f %%)", h.falseFrames().falseFrames(), h.falseFrames().trackFrames(),
                 100 * h.falseFrames().share());
+    }
+
+    private static String silent(TrackHealth h) {
+        if (h.silentEnds().isEmpty()) {
+            return "0";
+        }
+        return h.silentEnds().size() + " (" + h.silentEnds().stream().map(e -> "object " + e.object() + " at " + e.frame()
+                + (e.visible() ? ", still visible" : "")).collect(Collectors.joining("; ")) + ")";
     }
 
     private static String exits(LostDelay.Result l) {
@@ -153,7 +162,9 @@ public final class HardReport {
             scene cut ended it, or because others cover it until the clip ends (taken over); a hidden object that
             comes out again is an occlusion, not an exit. Lost delay: frames from the exit frame (the first where it
             is not visible) to the record that lists it as `lost` (0 if it came earlier, counted as early); never
-            lost: no `lost` before the object's next prompt or exit or the clip's end. Zero-area entries: objects
+            lost: no `lost` before the object's next prompt or exit or the clip's end. Ended without lost: a prompted
+            object's track that stops being published before the clip's end (or its next prompt) and is never listed
+            as `lost` (merged into a neighbour's track; "still visible": the object was taken over). Zero-area entries: objects
             published with area 0 (empty mask, box [0,0,0,0]); records: records with at least one. Definitions:
             HardClips, Exits, LostDelay, TrackHealth, FalseTracks.frames in `bench/src/main/java/io/samstream/bench/track/`.
             """;

@@ -185,9 +185,38 @@ class ExitsAndLostDelayTest {
         assertEquals(5, h.lost().maxDelay().getAsInt(), "object 0: left at 5, lost at 10");
         assertFalse(h.lost().events().get(0).early());
 
+        // Both tracks are published to the end (object 3 with empty masks): no silent end.
+        assertEquals(List.of(), h.silentEnds());
+
         TrackHealth both = TrackHealth.merge(List.of(h, h));
         assertEquals(16, both.zeroAreaEntries());
         assertEquals(4, both.lost().exits());
         assertEquals(30, both.falseFrames().falseFrames());
+    }
+
+    @Test
+    void aTrackThatStopsBeingPublishedWithoutLostEndedSilently() {
+        ClipTruth truth = fiveObjects();
+        List<Set<Integer>> published = new ArrayList<>();
+        for (int t = 0; t < FRAMES; t++) {
+            Set<Integer> ids = new java.util.HashSet<>();
+            if (t < 7) {
+                ids.add(1); // object 1 (seen at 7) no longer published from 7: merged away, never lost
+            }
+            if (t < 9) {
+                ids.add(0); // object 0 (left at 5) last published at 8, lost at 9: not silent
+            }
+            ids.add(4); // object 4 published to the end
+            if (t < 6 || t >= 13) {
+                ids.add(5); // object 5: first segment ends at 6 silently (out of the frame), prompted again at 13
+            }
+            published.add(ids);
+        }
+        Map<Integer, List<Integer>> prompts = Map.of(0, List.of(0), 1, List.of(0), 4, List.of(0), 5, List.of(0, 13));
+        List<TrackHealth.SilentEnd> silent = TrackHealth.silentEnds(truth, prompts, published, lost(Map.of(0, 9)));
+        assertEquals(List.of(new TrackHealth.SilentEnd(1, 7, true), new TrackHealth.SilentEnd(5, 6, false)), silent);
+        // Lost in the segment (even late) is not silent.
+        assertEquals(List.of(new TrackHealth.SilentEnd(5, 6, false)),
+                TrackHealth.silentEnds(truth, prompts, published, lost(Map.of(0, 9, 1, 15))));
     }
 }
