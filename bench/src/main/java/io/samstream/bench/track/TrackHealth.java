@@ -24,7 +24,7 @@ public record TrackHealth(FalseTracks.Frames falseFrames, int zeroAreaEntries, i
 
     /**
      * A prompted object's track that stopped being published before the clip's end (or before the object's
-     * next prompt) with no record listing it as {@code lost}: merged into another track (the engine merges
+     * next prompt), or was never published after its prompt, with no record listing it as {@code lost}: merged into another track (the engine merges
      * two tracks whose masks overlap with IoU >= merge-iou, without reporting), or dropped.
      *
      * @param frame   the first frame it is no longer published
@@ -57,8 +57,11 @@ public record TrackHealth(FalseTracks.Frames falseFrames, int zeroAreaEntries, i
                     }
                     reported |= lost.get(t).contains(o);
                 }
-                if (!reported && last >= from && last < to - 1) {
-                    out.add(new SilentEnd(o, last + 1, truth.visibleArea(o, last + 1) > 0));
+                // Never published at all (a prompt whose track was merged away on its first frame) ends at its
+                // prompt frame.
+                int end = last >= from ? last + 1 : from;
+                if (!reported && end < to && (last < 0 || last < to - 1)) {
+                    out.add(new SilentEnd(o, end, truth.visibleArea(o, end) > 0));
                 }
             }
         }

@@ -215,6 +215,11 @@ class ExitsAndLostDelayTest {
         Map<Integer, List<Integer>> prompts = Map.of(0, List.of(0), 1, List.of(0), 4, List.of(0), 5, List.of(0, 13));
         List<TrackHealth.SilentEnd> silent = TrackHealth.silentEnds(truth, prompts, published, lost(Map.of(0, 9)));
         assertEquals(List.of(new TrackHealth.SilentEnd(1, 7, true), new TrackHealth.SilentEnd(5, 6, false)), silent);
+        // Object 2 prompted at 3 and never published: its track ended silently on its prompt frame.
+        Map<Integer, List<Integer>> withTwo = new HashMap<>(prompts);
+        withTwo.put(2, List.of(3));
+        assertEquals(List.of(new TrackHealth.SilentEnd(1, 7, true), new TrackHealth.SilentEnd(2, 3, true),
+                new TrackHealth.SilentEnd(5, 6, false)), TrackHealth.silentEnds(truth, withTwo, published, lost(Map.of(0, 9))));
         // Lost in the segment (even late) is not silent.
         assertEquals(List.of(new TrackHealth.SilentEnd(5, 6, false)),
                 TrackHealth.silentEnds(truth, prompts, published, lost(Map.of(0, 9, 1, 15))));
