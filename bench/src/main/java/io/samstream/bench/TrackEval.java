@@ -1,10 +1,15 @@
 package io.samstream.bench;
 
+import io.samstream.bench.track.Clip;
 import io.samstream.bench.track.ClipScore;
+import io.samstream.bench.track.FrameDump;
+import io.samstream.bench.track.HardClips;
+import io.samstream.bench.track.HardReport;
+import io.samstream.bench.track.SceneClip;
 import io.samstream.bench.track.ResultsTsv;
-import io.samstream.bench.track.SyntheticClip;
 import io.samstream.bench.track.TrackClips;
 import io.samstream.bench.track.TrackHarness;
+import io.samstream.bench.track.TrackHealth;
 import io.samstream.bench.track.TrackHarness.Mode;
 import io.samstream.bench.track.TrackReport;
 import io.samstream.config.SamstreamConfig;
@@ -32,9 +37,9 @@ import java.util.concurrent.TimeUnit;
  * errors); automatic discovery without prompts.
  *
  * <pre>java -cp ... io.samstream.bench.TrackEval [--model CKPT] [--device cpu|cuda|auto] [--threads N]
- *      [--clips constant-motion,occlusion,enter-leave,camera-shake] [--modes box,discovery] [--frames N]
+ *      [--families default|hard|FAMILY,...] [--clips NAME,...] [--modes box,oracle,discovery] [--frames N]
  *      [--engine-config HOCON] [--box-config HOCON] [--oracle-config HOCON] [--discovery-config HOCON]
- *      [--commit ID] [--out FILE.md]</pre>
+ *      [--commit ID] [--out FILE.md] [--dump DIR]</pre>
  *
  * The engine's settings are HOCON on top of reference.conf, validated as {@code samstream run} validates its
  * file. Each mode has a default ({@link #defaultConfig}): box mode turns {@code samstream.tracking} on (and
@@ -45,6 +50,14 @@ import java.util.concurrent.TimeUnit;
  * {@code --oracle-config} / {@code --discovery-config} replace a mode's default; {@code --engine-config} is
  * added to every mode (after its default). With {@code --out X.md} the figures also go to {@code X.tsv}, for
  * {@link TrackCompare} (CPU against CUDA).
+ *
+ * <p>{@code --families} picks clips by family: {@code default} (the four clips of {@link TrackClips}, what runs
+ * without the argument), {@code hard} (every family of {@link HardClips}: shake-contact, same-colour,
+ * long-occlusion, leave-return, scene-cut) or family names, comma-separated (either kind). {@code --clips} picks
+ * clips by name from either set. The default clips' tables are as they always were; the harder families get
+ * their own tables ({@link HardReport}): per clip and per family, with false-track frames, lost delays and
+ * zero-area entries in box mode. {@code --dump DIR} writes each clip's records against its truth, frame by
+ * frame ({@link FrameDump}), to {@code DIR/CLIP-MODE.tsv}.
  */
 public final class TrackEval {
     private static final String MODEL = "examples/sam-demo-synthetic.pth";
@@ -55,13 +68,15 @@ public final class TrackEval {
         Path model = null;
         String device = "auto";
         int threads = 0;
-        List<String> clipNames = new ArrayList<>(TrackClips.all().keySet());
+        List<String> clipNames = null;
+        List<String> families = null;
         List<Mode> modes = List.of(Mode.BOX, Mode.ORACLE, Mode.DISCOVERY);
         int frames = 0;
         String extra = "";
         Map<Mode, String> modeConfig = new LinkedHashMap<>();
         String commit = null;
         Path out = null;
+        Path dump = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -73,6 +88,7 @@ public final class TrackEval {
                 case "--device" -> device = v;
                 case "--threads" -> threads = Integer.parseInt(v);
                 case "--clips" -> clipNames = Arrays.asList(v.split(","));
+                case "--families" -> families = Arrays.asList(v.split(","));
                 case "--modes" -> modes = Arrays.stream(v.split(",")).map(m -> parseMode(m.trim())).toList();
                 case "--frames" -> frames = Integer.parseInt(v);
                 case "--engine-config" -> extra = v;
@@ -81,6 +97,7 @@ public final class TrackEval {
                 case "--discovery-config" -> modeConfig.put(Mode.DISCOVERY, v);
                 case "--commit" -> commit = v;
                 case "--out" -> out = Path.of(v);
+                case "--dump" -> dump = Path.of(v);
                 default -> throw new IllegalArgumentException("unknown argument " + a + " (see the class doc)");
             }
         }
@@ -91,17 +108,19 @@ public final class TrackEval {
         if (!Files.isRegularFile(checkpoint)) {
             throw new IllegalArgumentException("--model " + checkpoint + ": no such file");
         }
-        List<SyntheticClip> clips = new ArrayList<>();
-        for (SyntheticClip c : TrackClips.named(clipNames)) {
+        List<Clip> clips = new ArrayList<>();
+        for (Clip c : selectClips(families, clipNames)) {
             clips.add(frames > 0 && frames < c.frames() ? c.firstFrames(frames) : c);
         }
+        boolean anyHard = clips.stream().anyMatch(c -> c instanceof SceneClip);
         if (commit == null) {
             commit = gitCommit();
         }
 
         StringBuilder md = new StringBuilder();
         StringBuilder tsv = new StringBuilder(ResultsTsv.HEADER).append('\n');
-        md.append("# Tracking benchmark: synthetic clips through the whole engine\n\n");
+        md.append("# Tracking benchmark: synthetic clips through the whole engine").append(anyHard
+                ? " (harder families, issue #15)" : "").append("\n\n");
         String date = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         boolean tracking = TrackHarness.knows("samstream.tracking");
         boolean discovery = TrackHarness.knows("samstream.discovery");
@@ -124,17 +143,34 @@ public final class TrackEval {
             String engineConfig = (hocon + "\n" + extra).strip();
             SamstreamConfig config = TrackHarness.config(checkpoint, device, threads, engineConfig);
             List<TrackReport.Row> rows = new ArrayList<>();
+            List<HardReport.Row> hardRows = new ArrayList<>();
             try (TrackHarness harness = new TrackHarness(config)) {
                 if (device0 == null) {
                     device0 = describeDevice(harness.backendName());
                     md.insert(md.indexOf("\n\n") + 2, header(date, device0, commit, harness.modelName(), checkpoint,
                             clips));
                 }
-                for (SyntheticClip clip : clips) {
+                for (Clip clip : clips) {
                     TrackHarness.ClipRun run = harness.run(clip, mode);
                     ClipScore.Result score = ClipScore.score(clip.name(), clip.truth(), run.predictions(),
                             run.promptFrames());
-                    rows.add(new TrackReport.Row(run, score));
+                    if (dump != null) {
+                        Files.createDirectories(dump);
+                        Files.writeString(dump.resolve(clip.name() + "-" + mode.label() + ".tsv"),
+                                FrameDump.of(clip.truth(), run));
+                    }
+                    if (clip instanceof SceneClip scene) {
+                        TrackHealth health = mode == Mode.BOX ? TrackHealth.of(clip.truth(), run) : null;
+                        hardRows.add(new HardReport.Row(scene.family(), new TrackReport.Row(run, score), health));
+                        if (health != null) {
+                            System.err.printf(Locale.ROOT, "%s %s: false-track frames %d/%d, exits %d, never lost %d,"
+                                    + " zero-area entries %d%n", mode.label(), clip.name(),
+                                    health.falseFrames().falseFrames(), health.falseFrames().trackFrames(),
+                                    health.lost().exits(), health.lost().neverReported(), health.zeroAreaEntries());
+                        }
+                    } else {
+                        rows.add(new TrackReport.Row(run, score));
+                    }
                     System.err.printf(Locale.ROOT, "%s %s: J %.3f F %.3f switches %d recall %d/%d false %d, %.2f frames/s%n",
                             mode.label(), clip.name(), score.j(), score.f(), score.idSwitches(), score.recall().found(),
                             score.recall().eligible(), score.falseTracks().size(), run.framesPerSecond());
@@ -150,14 +186,33 @@ public final class TrackEval {
             md.append("Engine config (on top of reference.conf; model, device, no Kafka sink, no metrics endpoint set by"
                     + " the harness):\n\n```hocon\n").append(engineConfig.isEmpty() ? "# (nothing more)" : engineConfig)
                     .append("\n```\n\n");
-            tsv.append(ResultsTsv.rows(mode.label(), rows));
-            if (mode == Mode.ORACLE) {
-                md.append(TrackReport.boxTable(rows)).append('\n');
-            } else if (mode == Mode.BOX) {
-                md.append(TrackReport.boxTable(rows)).append('\n').append(TrackReport.boxVerdict(rows)).append("\n\n");
-            } else {
-                md.append(TrackReport.discoveryTable(rows)).append('\n').append(TrackReport.discoveryVerdict(rows))
-                        .append("\n\n");
+            if (!rows.isEmpty() || hardRows.isEmpty()) {
+                tsv.append(ResultsTsv.rows(mode.label(), rows));
+                if (mode == Mode.ORACLE) {
+                    md.append(TrackReport.boxTable(rows)).append('\n');
+                } else if (mode == Mode.BOX) {
+                    md.append(TrackReport.boxTable(rows)).append('\n').append(TrackReport.boxVerdict(rows))
+                            .append("\n\n");
+                } else {
+                    md.append(TrackReport.discoveryTable(rows)).append('\n').append(TrackReport.discoveryVerdict(rows))
+                            .append("\n\n");
+                }
+            }
+            if (!hardRows.isEmpty()) {
+                List<TrackReport.Row> plain = hardRows.stream().map(HardReport.Row::run).toList();
+                tsv.append(ResultsTsv.rows(mode.label() + (rows.isEmpty() ? "" : "-hard"), plain));
+                if (mode == Mode.DISCOVERY) {
+                    md.append(TrackReport.discoveryTable(plain)).append('\n');
+                } else {
+                    boolean health = mode == Mode.BOX;
+                    md.append("Per family:\n\n").append(HardReport.familyTable(hardRows, health,
+                            config.tracking().lostAfter())).append("\nPer clip:\n\n")
+                            .append(HardReport.clipTable(hardRows, health)).append('\n');
+                    if (health) {
+                        md.append("Exits (object, cause, exit frame, when reported lost):\n\n")
+                                .append(HardReport.exitList(hardRows)).append('\n');
+                    }
+                }
             }
         }
         if (device0 == null) {
@@ -167,6 +222,9 @@ public final class TrackEval {
             md.insert(md.indexOf("\n"), " (pre-tracking baseline)");
         }
         md.append(HOW_TO_READ);
+        if (anyHard) {
+            md.append('\n').append(HardReport.HOW_TO_READ);
+        }
         System.out.println(md);
         if (out != null) {
             if (out.getParent() != null) {
@@ -209,8 +267,50 @@ public final class TrackEval {
         };
     }
 
+    /**
+     * The clips to run: by name ({@code --clips}, from the default and the harder sets), else by family
+     * ({@code --families}, in the order named), else the default four; both given: the named clips of those
+     * families.
+     */
+    static List<Clip> selectClips(List<String> families, List<String> clipNames) {
+        List<Clip> fromFamilies = new ArrayList<>();
+        if (families == null) {
+            fromFamilies.addAll(TrackClips.all().values());
+        } else {
+            for (String f : families) {
+                if (f.trim().equals("default")) {
+                    fromFamilies.addAll(TrackClips.all().values());
+                } else {
+                    fromFamilies.addAll(HardClips.ofFamilies(List.of(f)));
+                }
+            }
+        }
+        if (clipNames == null) {
+            return fromFamilies;
+        }
+        Map<String, Clip> known = new LinkedHashMap<>();
+        (families == null ? concat(TrackClips.all().values(), HardClips.all().values()) : fromFamilies)
+                .forEach(c -> known.put(c.name(), c));
+        List<Clip> out = new ArrayList<>();
+        for (String n : clipNames) {
+            Clip c = known.get(n.trim());
+            if (c == null) {
+                throw new IllegalArgumentException("unknown clip '" + n + "' (clips: " + String.join(", ", known.keySet())
+                        + ")");
+            }
+            out.add(c);
+        }
+        return out;
+    }
+
+    private static List<Clip> concat(java.util.Collection<? extends Clip> a, java.util.Collection<? extends Clip> b) {
+        List<Clip> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
+    }
+
     private static String header(String date, String device, String commit, String modelName, Path checkpoint,
-            List<SyntheticClip> clips) {
+            List<Clip> clips) {
         StringBuilder b = new StringBuilder();
         b.append("- date: ").append(date).append('\n');
         b.append("- device: ").append(device).append('\n');
@@ -220,9 +320,8 @@ public final class TrackEval {
         b.append("- model: ").append(modelName).append(" (").append(checkpoint.getFileName()).append(")\n");
         b.append("- clips: ");
         for (int i = 0; i < clips.size(); i++) {
-            SyntheticClip c = clips.get(i);
-            b.append(i == 0 ? "" : ", ").append(c.name()).append(String.format(Locale.ROOT, " (%dx%d, %d frames, %d objects%s)",
-                    c.width(), c.height(), c.frames(), c.shapes().size(), c.shake() > 0 ? ", shake " + c.shake() + " px" : ""));
+            Clip c = clips.get(i);
+            b.append(i == 0 ? "" : ", ").append(c.name()).append(" (").append(c.describe()).append(')');
         }
         b.append("\n\n");
         return b.toString();

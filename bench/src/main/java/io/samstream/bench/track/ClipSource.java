@@ -17,13 +17,13 @@ final class ClipSource implements FrameSource {
         void accept(int frame) throws IOException;
     }
 
-    private final SyntheticClip clip;
+    private final Clip clip;
     private final String streamId;
     private final BeforeFrame beforeFrame;
     private int next;
     private boolean closed;
 
-    ClipSource(SyntheticClip clip, String streamId, BeforeFrame beforeFrame) {
+    ClipSource(Clip clip, String streamId, BeforeFrame beforeFrame) {
         this.clip = clip;
         this.streamId = streamId;
         this.beforeFrame = beforeFrame;

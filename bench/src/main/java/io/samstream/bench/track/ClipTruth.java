@@ -3,7 +3,10 @@ package io.samstream.bench.track;
 /**
  * The ground truth of a clip: for every frame, which object each pixel shows (the topmost shape there,
  * or the background). An object's mask is its visible part: what lies inside the frame and is not
- * covered by a shape drawn after it.
+ * covered by a shape drawn after it. Besides the labels, per frame and object: the whole shape's area (on
+ * an unbounded canvas), the part of it inside the frame (covered or not), and whether the object exists
+ * in the scene at all (an object of a scene that ended at a cut does not): these tell why an object is
+ * not seen ({@link Exits}).
  */
 public final class ClipTruth {
     /** The label of background pixels. */
@@ -14,21 +17,35 @@ public final class ClipTruth {
     private final int objects;
     private final byte[][] labels;
     private final int[][] fullArea;
+    private final int[][] inFrameArea;
+    private final boolean[][] exists;
     private final int[][] visibleArea;
 
     /**
-     * @param labels   per frame, row-major: object index or {@link #BACKGROUND}
-     * @param fullArea per frame and object: its area were it alone on an unbounded canvas
+     * @param labels      per frame, row-major: object index or {@link #BACKGROUND}
+     * @param fullArea    per frame and object: its area were it alone on an unbounded canvas
+     * @param inFrameArea per frame and object: the part of that area inside the frame, covered or not
+     * @param exists      per frame and object: whether the object is in the scene (false before it is
+     *                    created or after a scene cut ended it); an object that does not exist has no
+     *                    pixels
      */
-    public ClipTruth(int width, int height, int objects, byte[][] labels, int[][] fullArea) {
+    public ClipTruth(int width, int height, int objects, byte[][] labels, int[][] fullArea, int[][] inFrameArea,
+            boolean[][] exists) {
         this.width = width;
         this.height = height;
         this.objects = objects;
         this.labels = labels;
         this.fullArea = fullArea;
+        this.inFrameArea = inFrameArea;
+        this.exists = exists;
         this.visibleArea = new int[labels.length][objects];
+        if (fullArea.length != labels.length || inFrameArea.length != labels.length || exists.length != labels.length) {
+            throw new IllegalArgumentException("labels of " + labels.length + " frames, areas of " + fullArea.length
+                    + " / " + inFrameArea.length + ", existence of " + exists.length);
+        }
         for (int t = 0; t < labels.length; t++) {
-            if (labels[t].length != width * height || fullArea[t].length != objects) {
+            if (labels[t].length != width * height || fullArea[t].length != objects || inFrameArea[t].length != objects
+                    || exists[t].length != objects) {
                 throw new IllegalArgumentException("frame " + t + ": labels or areas of the wrong size");
             }
             for (byte b : labels[t]) {
@@ -77,6 +94,16 @@ public final class ClipTruth {
 
     public int visibleArea(int object, int t) {
         return visibleArea[t][object];
+    }
+
+    /** The part of the whole shape inside the frame, covered or not (0: wholly outside the frame). */
+    public int inFrameArea(int object, int t) {
+        return inFrameArea[t][object];
+    }
+
+    /** Whether the object is in the scene in frame {@code t} (false after a scene cut that ended it). */
+    public boolean exists(int object, int t) {
+        return exists[t][object];
     }
 
     /** Inside the frame and covered by nothing, every pixel of it. */

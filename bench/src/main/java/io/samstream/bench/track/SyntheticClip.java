@@ -16,7 +16,7 @@ import java.util.Random;
  * {@code [-shake, shake]}, drawn from the seed; all zero without shake). The background is painted
  * {@code shake} pixels larger on every side and moves with the shapes, so the whole scene jitters.
  */
-public final class SyntheticClip {
+public final class SyntheticClip implements Clip {
     /**
      * One shape on a straight path: its centre is {@code (x0 + vx t, y0 + vy t)} in frame {@code t}.
      *
@@ -83,26 +83,32 @@ public final class SyntheticClip {
         }
     }
 
+    @Override
     public String name() {
         return name;
     }
 
+    @Override
     public int width() {
         return width;
     }
 
+    @Override
     public int height() {
         return height;
     }
 
+    @Override
     public int frames() {
         return frames;
     }
 
+    @Override
     public double fps() {
         return fps;
     }
 
+    @Override
     public long seed() {
         return seed;
     }
@@ -117,11 +123,18 @@ public final class SyntheticClip {
     }
 
     /** The same clip cut to its first {@code n} frames (same pixels, same truth, frame for frame). */
+    @Override
     public SyntheticClip firstFrames(int n) {
         if (n < 1 || n > frames) {
             throw new IllegalArgumentException("clip " + name + " has " + frames + " frames, cannot keep " + n);
         }
         return new SyntheticClip(name, width, height, n, fps, seed, shake, shapes);
+    }
+
+    @Override
+    public String describe() {
+        return String.format(java.util.Locale.ROOT, "%dx%d, %d frames, %d objects%s", width, height, frames,
+                shapes.size(), shake > 0 ? ", shake " + shake + " px" : "");
     }
 
     /** The shape's centre in frame {@code t}, frame pixels (it may lie outside the frame). */
@@ -138,6 +151,7 @@ public final class SyntheticClip {
     }
 
     /** Frame {@code t}: RGB24, rows top to bottom. */
+    @Override
     public byte[] render(int t) {
         checkFrame(t);
         int sceneWidth = width + 2 * shake;
@@ -156,9 +170,12 @@ public final class SyntheticClip {
     }
 
     /** The ground truth of every frame (computed from the shapes' geometry, not from rendered pixels). */
+    @Override
     public ClipTruth truth() {
         byte[][] labels = new byte[frames][];
         int[][] fullArea = new int[frames][shapes.size()];
+        int[][] inFrame = new int[frames][shapes.size()];
+        boolean[][] exists = new boolean[frames][shapes.size()];
         for (int t = 0; t < frames; t++) {
             byte[] l = new byte[width * height];
             java.util.Arrays.fill(l, ClipTruth.BACKGROUND);
@@ -177,15 +194,17 @@ public final class SyntheticClip {
                             area++;
                             if (x >= 0 && y >= 0 && x < width && y < height) {
                                 l[y * width + x] = (byte) i;
+                                inFrame[t][i]++;
                             }
                         }
                     }
                 }
                 fullArea[t][i] = area;
+                exists[t][i] = true;
             }
             labels[t] = l;
         }
-        return new ClipTruth(width, height, shapes.size(), labels, fullArea);
+        return new ClipTruth(width, height, shapes.size(), labels, fullArea, inFrame, exists);
     }
 
     private void checkFrame(int t) {

@@ -44,7 +44,10 @@ import java.util.concurrent.TimeUnit;
  *       the clip. Objects fully visible on frame 0 are the stream's configured prompts; the others are added
  *       through the engine's run-time prompt API ({@link Engine#applyPrompt}, op add, {@code frame} = that
  *       frame), sent by the source just before it hands out that frame, so they apply exactly from it. An
- *       object never fully visible gets no prompt and no J/F. Without tracking the engine decodes every
+ *       object never fully visible gets no prompt and no J/F. An object that comes back after it had left the
+ *       frame for a while ({@link Exits#reprompts}) is prompted again (update, its box on its first fully
+ *       visible frame after the return): a lost object stays gone by the record contract, as a user would
+ *       give it again. Without tracking the engine decodes every
  *       prompt as given on every later frame (the baseline); with tracking it follows the objects.</li>
  *   <li>{@link Mode#ORACLE}: like box mode, then on every later frame each object's prompt is replaced by its
  *       ground-truth box of that frame (update; remove while it is not seen, add when it is back), through the
@@ -68,13 +71,45 @@ public final class TrackHarness implements AutoCloseable {
      * One clip's run.
      *
      * @param predictions  per frame: mask by object id (row-major)
-     * @param promptFrames object -> the frame its box prompt was given on (empty in discovery mode)
+     * @param promptFrames object -> the frame its first box prompt was given on (empty in discovery mode)
+     * @param reprompts    object -> the later frames it was prompted again on in box mode, after it came back
+     *                     into the frame ({@link Exits#reprompts}); empty for the other modes
+     * @param lost         per frame: the ids its record lists as {@code lost}
+     * @param zeroArea     per frame: the ids its record publishes with area 0 (an empty mask)
      * @param seconds      from adding the stream to its end (every record published)
      */
-    public record ClipRun(SyntheticClip clip, Mode mode, List<Map<Integer, boolean[]>> predictions,
-            Map<Integer, Integer> promptFrames, double seconds) {
+    public record ClipRun(Clip clip, Mode mode, List<Map<Integer, boolean[]>> predictions,
+            Map<Integer, Integer> promptFrames, Map<Integer, List<Integer>> reprompts, List<List<Integer>> lost,
+            List<java.util.Set<Integer>> zeroArea, double seconds) {
+        /** A run known only by its masks (no re-prompts, no lost, no zero-area entries). */
+        public ClipRun(Clip clip, Mode mode, List<Map<Integer, boolean[]>> predictions, Map<Integer, Integer> promptFrames,
+                double seconds) {
+            this(clip, mode, predictions, promptFrames, Map.of(), emptyPerFrame(predictions.size()),
+                    emptyPerFrame(predictions.size()).stream().map(l -> java.util.Set.<Integer>of()).toList(), seconds);
+        }
+
         public double framesPerSecond() {
             return clip.frames() / seconds;
+        }
+
+        /** Object -> every frame it was prompted on (the first prompt, then the re-prompts). */
+        public Map<Integer, List<Integer>> allPromptFrames() {
+            Map<Integer, List<Integer>> out = new TreeMap<>();
+            promptFrames.forEach((o, f) -> {
+                List<Integer> l = new ArrayList<>();
+                l.add(f);
+                l.addAll(reprompts.getOrDefault(o, List.of()));
+                out.put(o, List.copyOf(l));
+            });
+            return out;
+        }
+
+        private static List<List<Integer>> emptyPerFrame(int frames) {
+            List<List<Integer>> out = new ArrayList<>();
+            for (int t = 0; t < frames; t++) {
+                out.add(List.of());
+            }
+            return out;
         }
     }
 
@@ -144,8 +179,10 @@ public final class TrackHarness implements AutoCloseable {
     }
 
     /** Runs one clip to its end and collects its masks. */
-    public ClipRun run(SyntheticClip clip, Mode mode) throws Exception {
+    public ClipRun run(Clip clip, Mode mode) throws Exception {
         ClipTruth truth = clip.truth();
+        Map<Integer, List<Integer>> reprompts = mode == Mode.BOX ? Exits.reprompts(truth) : Map.of();
+        Map<Integer, List<Integer>> repromptsGiven = new TreeMap<>();
         String id = clip.name() + "-" + mode.label();
         Engine engine = runtime.engine();
         Map<Integer, Integer> promptFrames = new TreeMap<>();
@@ -164,6 +201,14 @@ public final class TrackHarness implements AutoCloseable {
                     configured.add(p);
                 } else {
                     later.computeIfAbsent(first, k -> new ArrayList<>()).add(new Change(PromptMessage.Op.ADD, o, p));
+                }
+                for (int again : reprompts.getOrDefault(o, List.of())) {
+                    if (again > first) {
+                        // The object is in the stream's prompts (a lost one stays there): update re-seeds it.
+                        later.computeIfAbsent(again, k -> new ArrayList<>()).add(new Change(PromptMessage.Op.UPDATE, o,
+                                new ObjectPrompt(o, null, truth.box(o, again))));
+                        repromptsGiven.computeIfAbsent(o, k -> new ArrayList<>()).add(again);
+                    }
                 }
                 boolean present = true;
                 for (int t = first + 1; mode == Mode.ORACLE && t < truth.frames(); t++) {
@@ -203,15 +248,30 @@ public final class TrackHarness implements AutoCloseable {
             throw new IllegalStateException("clip " + id + ": the stream " + r.state().name().toLowerCase(Locale.ROOT)
                     + r.error().map(e -> ": " + e.getMessage()).orElse(""));
         }
-        return new ClipRun(clip, mode, predictions(id, clip), promptFrames, seconds);
+        List<MaskRecord> got = records.remove(id);
+        List<List<Integer>> lost = new ArrayList<>();
+        List<java.util.Set<Integer>> zeroArea = new ArrayList<>();
+        for (int t = 0; t < clip.frames(); t++) {
+            lost.add(List.of());
+            zeroArea.add(java.util.Set.of());
+        }
+        for (MaskRecord rec : got == null ? List.<MaskRecord>of() : got) {
+            int t = (int) rec.frame();
+            if (t >= 0 && t < clip.frames()) {
+                lost.set(t, List.copyOf(rec.lost()));
+                zeroArea.set(t, rec.objects().stream().filter(m -> m.area() == 0).map(MaskRecord.ObjectMask::id)
+                        .collect(java.util.stream.Collectors.toUnmodifiableSet()));
+            }
+        }
+        return new ClipRun(clip, mode, predictions(id, clip, got), promptFrames, repromptsGiven, lost, zeroArea,
+                seconds);
     }
 
     /** One prompt change sent at run time. */
     private record Change(PromptMessage.Op op, int object, ObjectPrompt prompt) {}
 
     /** The stream's records as masks per frame; every frame must have exactly one record. */
-    private List<Map<Integer, boolean[]>> predictions(String id, SyntheticClip clip) {
-        List<MaskRecord> got = records.remove(id);
+    private static List<Map<Integer, boolean[]>> predictions(String id, Clip clip, List<MaskRecord> got) {
         List<Map<Integer, boolean[]>> out = new ArrayList<>();
         for (int t = 0; t < clip.frames(); t++) {
             out.add(null);
