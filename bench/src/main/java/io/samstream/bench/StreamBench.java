@@ -57,7 +57,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
- *      [--decoder auto|cpu|nvdec]</pre>
+ *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60]]</pre>
+ *
+ * {@code --live} adds, after the file rows, runs of N live test-pattern streams paced at 30 frames/s (keep the
+ * newest frame when behind): frames published and dropped, latency, stage times.
  *
  * Latency is from the frame's decode (its capture time for a file) to the Kafka acknowledgement of its
  * record, so for files it includes the wait in the pipeline's bounded queues. "Encoder busy" is the
@@ -80,6 +83,8 @@ public final class StreamBench {
         int inFlight = 2;
         int grid = 2;
         DecoderPreference decoder = DecoderPreference.AUTO;
+        int[] liveCounts = {};
+        int liveSeconds = 60;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -96,6 +101,8 @@ public final class StreamBench {
                 case "--in-flight" -> inFlight = Integer.parseInt(args[++i]);
                 case "--grid" -> grid = Integer.parseInt(args[++i]);
                 case "--decoder" -> decoder = DecoderPreference.parse(args[++i]);
+                case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -131,6 +138,13 @@ public final class StreamBench {
                 System.err.println(rows.get(rows.size() - 1));
                 // Written after every row: a run cut short still leaves what it measured.
                 writeTable(out, header, rows);
+            }
+            List<String> liveRows = new ArrayList<>();
+            for (int n : liveCounts) {
+                liveRows.add(runLive(backend, broker, n, liveSeconds, width, height, maxBatch, inFlight, grid));
+                System.err.println(liveRows.get(liveRows.size() - 1));
+                writeTable(out, header, rows);
+                writeLive(out, width, height, liveSeconds, liveRows);
             }
         }
     }
@@ -208,6 +222,71 @@ public final class StreamBench {
                 encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"), pools);
+    }
+
+    private static void writeLive(Path out, int width, int height, int seconds, List<String> rows) throws IOException {
+        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out, java.nio.file.StandardOpenOption.APPEND))) {
+            w.printf(Locale.ROOT, "%nLive: N test-pattern streams at %dx%d, paced at 30 frames/s each for %d s"
+                    + " (live=true: the newest frame is kept when the engine falls behind; dropped frames counted).%n%n",
+                    width, height, seconds);
+            w.println("| streams | frames published | dropped | frames/s | latency p50 ms | p99 ms | queue-wait ms |"
+                    + " decode ms/wave | postprocess ms/wave | ack ms |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|");
+            rows.forEach(w::println);
+        }
+    }
+
+    /** N live test-pattern streams paced at 30 frames/s for {@code seconds}: what is published, dropped, latency. */
+    private static String runLive(SamBackend backend, EmbeddedKafkaBroker broker, int streams, int seconds, int width,
+            int height, int maxBatch, int inFlight, int grid) throws Exception {
+        String topic = "bench-live-" + streams;
+        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+        KafkaFrameSink kafka = new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
+        FrameSink timed = new FrameSink() {
+            @Override
+            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
+                return kafka.accept(record, frame).thenRun(() -> latencies.add(
+                        Duration.between(frame.capturedAt(), Instant.now()).toNanos()));
+            }
+
+            @Override
+            public void close() {
+                kafka.close();
+            }
+        };
+        Engine.Settings settings = new Engine.Settings(
+                new EngineSettings.Batching(maxBatch, Duration.ofMillis(20)),
+                new EngineSettings.Pipeline(inFlight, 256),
+                new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
+        long published = 0;
+        long dropped = 0;
+        long t0;
+        long t1;
+        try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
+                spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
+                timed, metrics)) {
+            t0 = System.nanoTime();
+            List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
+            for (int s = 0; s < streams; s++) {
+                String location = String.format(Locale.ROOT, "testpattern:%dx%d@30?frames=%d&seed=%d&live=true", width,
+                        height, 30 * seconds, s + 1);
+                done.add(engine.add(new StreamSpec("live" + s, location, StreamSpec.Live.TRUE, StreamSpec.Decoder.AUTO,
+                        new PromptSpec(List.of(), grid))).result().toCompletableFuture());
+            }
+            for (CompletableFuture<StreamHandle.Result> d : done) {
+                StreamHandle.Result r = d.get(seconds + 120L, TimeUnit.SECONDS);
+                published += r.published();
+                dropped += r.dropped();
+            }
+            t1 = System.nanoTime();
+        }
+        long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+        return String.format(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f | %.0f | %.1f | %.2f | %.2f | %.1f |", streams,
+                published, dropped, published / ((t1 - t0) / 1e9), pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
+                stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
+                stageMean(metrics, "ack"));
     }
 
     private static double stageMean(EngineMetrics metrics, String stage) {
