@@ -56,19 +56,29 @@ public final class SamModels {
     /** {@link #open(Path, Device, int, int)} with the encoder's weight sparsity. */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
                                   ModelSparsity sparsity) {
+        return open(checkpoint, device, cpuThreads, maxBatch, sparsity, CudaSamBackend.DEFAULT_RING_BATCHES);
+    }
+
+    /**
+     * As above, with the CUDA embedding ring sized for {@code ringBatches} batches of {@code maxBatch}: the
+     * engine holds at most (in-flight + 1) batches' embeddings, so (in-flight + 2) never makes it wait.
+     */
+    public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
+                                  ModelSparsity sparsity, int ringBatches) {
         StateDict weights = CheckpointLoader.load(checkpoint);
         SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
-        return open(weights, config, device, cpuThreads, maxBatch, sparsity, CudaAvailability::probe);
+        return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaAvailability::probe);
     }
 
     /** {@link #open(Path, Device, int, int)} on loaded weights, with the availability check injectable (tests). */
     static SamBackend open(StateDict weights, SamConfig config, Device device, int cpuThreads, int maxBatch,
                            Supplier<CudaAvailability> probe) {
-        return open(weights, config, device, cpuThreads, maxBatch, ModelSparsity.NONE, probe);
+        return open(weights, config, device, cpuThreads, maxBatch, ModelSparsity.NONE,
+                CudaSamBackend.DEFAULT_RING_BATCHES, probe);
     }
 
     static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
-                           ModelSparsity sparsity, Supplier<CudaAvailability> probe) {
+                           ModelSparsity sparsity, int ringBatches, Supplier<CudaAvailability> probe) {
         StateDict weights = SparseEncoder.apply(dense, sparsity);
         return switch (device) {
             case CPU -> cpu(weights, config, cpuThreads, sparsity);
@@ -78,7 +88,7 @@ public final class SamModels {
                     throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
                 }
                 try {
-                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity);
+                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalStateException("device cuda: " + e.getMessage(), e);
                 }
@@ -90,7 +100,7 @@ public final class SamModels {
                     yield cpu(weights, config, cpuThreads, sparsity);
                 }
                 try {
-                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity);
+                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
                     log.info("device auto: CUDA is usable ({}), running on the GPU", a.reason());
                     yield b;
                 } catch (RuntimeException e) {
@@ -103,8 +113,9 @@ public final class SamModels {
     }
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
-                                   ModelSparsity sparsity) {
-        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads, sparsity);
+                                   ModelSparsity sparsity, int ringBatches) {
+        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
+                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch);
         log.info("device: {}", backend.name());
         return backend;
     }

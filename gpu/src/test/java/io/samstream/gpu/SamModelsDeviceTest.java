@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.Device;
 import io.samstream.config.ModelSparsity;
+import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -62,7 +63,7 @@ class SamModelsDeviceTest {
             image.data()[i] = (float) r.nextGaussian();
         }
         float[] viaOpen, pruned, dense;
-        try (SamBackend b = SamModels.open(w, c, Device.CPU, 1, 4, mlp, () -> NO_GPU)) {
+        try (SamBackend b = SamModels.open(w, c, Device.CPU, 1, 4, mlp, CudaSamBackend.DEFAULT_RING_BATCHES, () -> NO_GPU)) {
             assertTrue(b.name().contains("2:4 (encoder MLPs)"), b.name());
             viaOpen = b.encode(image).data();
         }

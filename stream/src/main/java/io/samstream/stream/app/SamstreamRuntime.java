@@ -94,9 +94,10 @@ public final class SamstreamRuntime implements AutoCloseable {
         }
 
         Path checkpoint = config.checkpoint().orElseGet(BundledModel::locate);
-        // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes.
+        // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes, and its
+        // embedding ring for the batches the pipeline holds (in flight + the one being decoded + 1).
         SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
-                config.batching().maxBatch(), config.sparsity());
+                config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2);
         resources.add(backend);
         // Mask records name the model; a pruned one is another model, so they say so.
         modelName = BundledModel.modelName(checkpoint)
