@@ -270,13 +270,18 @@ public final class StreamBench {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
             for (int s = 0; s < streams; s++) {
-                String location = String.format(Locale.ROOT, "testpattern:%dx%d@30?frames=%d&seed=%d&live=true", width,
-                        height, 30 * seconds, s + 1);
+                String location = String.format(Locale.ROOT, "testpattern:%dx%d@30?seed=%d&live=true", width, height,
+                        s + 1);
                 done.add(engine.add(new StreamSpec("live" + s, location, StreamSpec.Live.TRUE, StreamSpec.Decoder.AUTO,
                         new PromptSpec(List.of(), grid))).result().toCompletableFuture());
             }
+            // Live streams never end (an ended live source reconnects): stop them after the run's time.
+            Thread.sleep(seconds * 1000L);
+            for (int s = 0; s < streams; s++) {
+                engine.remove("live" + s);
+            }
             for (CompletableFuture<StreamHandle.Result> d : done) {
-                StreamHandle.Result r = d.get(seconds + 120L, TimeUnit.SECONDS);
+                StreamHandle.Result r = d.get(120, TimeUnit.SECONDS);
                 published += r.published();
                 dropped += r.dropped();
             }

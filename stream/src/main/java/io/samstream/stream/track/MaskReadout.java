@@ -6,8 +6,9 @@ import io.samstream.connectors.kafka.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * One object's chosen low-res logits to what a mask record says of it: upscaled to the frame,
@@ -71,15 +72,16 @@ public final class MaskReadout {
         if (summaries.size() != items.size()) {
             throw new IllegalStateException(summaries.size() + " mask summaries for " + items.size() + " objects");
         }
-        List<Readout> out = new ArrayList<>(items.size());
-        for (int i = 0; i < items.size(); i++) {
+        // The run-length encoding is the costly part (O(runs) per mask): one task per mask.
+        Readout[] out = new Readout[items.size()];
+        IntStream.range(0, out.length).parallel().forEach(i -> {
             MaskSummary m = summaries.get(i);
             int[] b = m.box();
             ObjectMask o = new ObjectMask(items.get(i).id(), finite(items.get(i).predictedIou()), m.stability(),
                     new Box(b[0], b[1], b[2], b[3]), m.area(), new Rle(g.height(), g.width(), m.rle().countsString()));
-            out.add(new Readout(o, m.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]}));
-        }
-        return out;
+            out[i] = new Readout(o, m.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]});
+        });
+        return Arrays.asList(out);
     }
 
     private static float finite(float v) {
