@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -45,8 +46,8 @@ import org.slf4j.LoggerFactory;
  *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight; embeddings stay
  *      where the backend keeps them: a device ring on CUDA)
  *   -> decoder (one batch at a time, wave by wave: the k-th frames of all streams decoded and
- *      post-processed together; prompts / tracks -> masks -> records) -> sinks (mapAsync pending-acks,
- *      in order) -> done
+ *      post-processed together; prompts / tracks -> masks) -> records (run-length encoding, frames in
+ *      parallel, in order) -> sinks (mapAsync pending-acks, in order) -> done
  * </pre>
  *
  * A stream that fails (a corrupt file, a prompt outside its frames) fails alone; the others go on.
@@ -111,6 +112,7 @@ public final class Engine implements AutoCloseable {
                 .groupedWithin(settings.batching().maxBatch(), settings.batching().maxLatency())
                 .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
                 .via(Stages.decoder(segmenter, decoderPool, metrics))
+                .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkThread, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null, o.job().frame().index())), Keep.both())

@@ -13,6 +13,12 @@ record Job(StreamHandle stream, VideoFrame frame) {
      */
     record Encoded(List<Job> jobs, List<ImageEmbedding> embeddings, Throwable error) {}
 
+    /**
+     * A frame after decoding: its objects and lost ids (their records not yet run-length encoded), or null when
+     * the frame is discarded (its stream failed).
+     */
+    record Decoded(Job job, io.samstream.stream.track.ObjectTracker.Frame frame) {}
+
     /** A frame after decoding: its record, or null when the frame is discarded (its stream failed). */
     record Outcome(Job job, MaskRecord record) {}
 }

@@ -144,13 +144,8 @@ public final class Segmenter {
 
             @Override
             public ObjectTracker.Frame finish(List<MaskSummary> summaries) {
-                List<ObjectMask> masks = new ArrayList<>(items.length);
-                if (items.length > 0) {
-                    for (MaskReadout.Readout r : MaskReadout.readouts(Arrays.asList(items), g, summaries)) {
-                        masks.add(r.object());
-                    }
-                }
-                return new ObjectTracker.Frame(masks, List.of());
+                return new ObjectTracker.Frame(items.length == 0 ? List.of()
+                        : MaskReadout.readouts(Arrays.asList(items), g, summaries), List.of());
             }
         };
     }

@@ -3,7 +3,6 @@ package io.samstream.stream.engine;
 import akka.NotUsed;
 import akka.stream.javadsl.Flow;
 import io.micrometer.core.instrument.Timer;
-import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.stream.track.FrameStep;
@@ -104,17 +103,36 @@ final class Stages {
      * ({@link Wave}). Records leave in batch order. The batch's embeddings are closed (CUDA: their ring
      * slots recycled) once it is decoded.
      */
-    static Flow<Job.Encoded, Job.Outcome, NotUsed> decoder(Segmenter segmenter, Executor executor,
+    static Flow<Job.Encoded, Job.Decoded, NotUsed> decoder(Segmenter segmenter, Executor executor,
             EngineMetrics metrics) {
         return Flow.<Job.Encoded>create().mapAsync(1, batch -> CompletableFuture.supplyAsync(
                         () -> decodeBatch(segmenter, batch, metrics), executor)
                 .whenComplete((r, e) -> metrics.batchesInFlight().decrementAndGet())).mapConcat(list -> list);
     }
 
+    /**
+     * Records: each decoded frame's mask record, its masks run-length encoded (O(runs) per mask, the costly
+     * host part of a frame), {@code parallelism} frames at once on {@code executor}, in order. Off the decoder's
+     * path, so the next wave decodes meanwhile.
+     */
+    static Flow<Job.Decoded, Job.Outcome, NotUsed> records(Segmenter segmenter, int parallelism, Executor executor) {
+        return Flow.<Job.Decoded>create().mapAsync(parallelism, d -> d.frame() == null
+                ? CompletableFuture.completedFuture(new Job.Outcome(d.job(), null))
+                : CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return new Job.Outcome(d.job(), segmenter.record(d.job().frame(), d.frame().objects(),
+                                d.frame().lost()));
+                    } catch (RuntimeException | Error ex) {
+                        failFrame(d.job(), ex);
+                        return new Job.Outcome(d.job(), null);
+                    }
+                }, executor));
+    }
+
     /** One batch, wave by wave; a frame that fails (even with an Error) fails its stream only. */
-    static List<Job.Outcome> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
+    static List<Job.Decoded> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
         int n = batch.jobs().size();
-        Job.Outcome[] out = new Job.Outcome[n];
+        Job.Decoded[] out = new Job.Decoded[n];
         try {
             Map<StreamHandle, List<Integer>> byStream = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) {
@@ -139,14 +157,14 @@ final class Stages {
         }
         for (int i = 0; i < n; i++) {
             if (out[i] == null) {
-                out[i] = new Job.Outcome(batch.jobs().get(i), null);
+                out[i] = new Job.Decoded(batch.jobs().get(i), null);
             }
         }
         return Arrays.asList(out);
     }
 
     /** One wave: each job's decoding step (tracker or fixed prompts), run together, then the records. */
-    private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Outcome[] out,
+    private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Decoded[] out,
             EngineMetrics metrics) {
         long t0 = System.nanoTime();
         List<FrameStep> steps = new ArrayList<>(wave.size());
@@ -185,8 +203,7 @@ final class Stages {
             if (o.error() != null) {
                 failFrame(job, o.error());
             } else {
-                out[stepJob.get(s)] = new Job.Outcome(job, segmenter.record(job.frame(), o.frame().objects(),
-                        o.frame().lost()));
+                out[stepJob.get(s)] = new Job.Decoded(job, o.frame());
             }
         }
         metrics.decoderTime().record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);

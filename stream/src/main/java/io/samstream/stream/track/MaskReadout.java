@@ -6,9 +6,8 @@ import io.samstream.connectors.kafka.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.IntStream;
 
 /**
  * One object's chosen low-res logits to what a mask record says of it: upscaled to the frame,
@@ -27,13 +26,61 @@ public final class MaskReadout {
     }
 
     /**
-     * The record's object and the mask's box in pixels.
-     *
-     * @param box the mask's box {@code [x0, y0, x1, y1]} (x1, y1 exclusive); null when the mask is empty
+     * One object's post-processed mask: its summary (bits, area, box, stability) and predicted IoU. The record's
+     * object, with the COCO RLE string (the costly part: O(runs)), is made when first asked for
+     * ({@link #object()}), so that the engine encodes records in parallel after the tracks are settled.
      */
-    public record Readout(ObjectMask object, double[] box) {
+    public static final class Readout {
+        private final int id;
+        private final float score;
+        private final MaskSummary summary;
+        private final double[] box;
+        private volatile ObjectMask object;
+
+        Readout(int id, float score, MaskSummary summary) {
+            this.id = id;
+            this.score = score;
+            this.summary = summary;
+            int[] b = summary.box();
+            this.box = summary.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]};
+        }
+
+        public int id() {
+            return id;
+        }
+
+        /** The predicted IoU (0 where the decoder gave no finite value). */
+        public float score() {
+            return score;
+        }
+
+        public float stability() {
+            return summary.stability();
+        }
+
+        public MaskSummary summary() {
+            return summary;
+        }
+
+        /** The mask's box {@code [x0, y0, x1, y1]} in pixels (x1, y1 exclusive); null when the mask is empty. */
+        public double[] box() {
+            return box;
+        }
+
         public boolean empty() {
             return box == null;
+        }
+
+        /** The record's object: made (run-length encoded) at the first call, then kept. */
+        public ObjectMask object() {
+            ObjectMask o = object;
+            if (o == null) {
+                int[] b = summary.box();
+                o = new ObjectMask(id, score, summary.stability(), new Box(b[0], b[1], b[2], b[3]), summary.area(),
+                        new Rle(summary.height(), summary.width(), summary.rle().countsString()));
+                object = o;
+            }
+            return o;
         }
     }
 
@@ -72,16 +119,11 @@ public final class MaskReadout {
         if (summaries.size() != items.size()) {
             throw new IllegalStateException(summaries.size() + " mask summaries for " + items.size() + " objects");
         }
-        // The run-length encoding is the costly part (O(runs) per mask): one task per mask.
-        Readout[] out = new Readout[items.size()];
-        IntStream.range(0, out.length).parallel().forEach(i -> {
-            MaskSummary m = summaries.get(i);
-            int[] b = m.box();
-            ObjectMask o = new ObjectMask(items.get(i).id(), finite(items.get(i).predictedIou()), m.stability(),
-                    new Box(b[0], b[1], b[2], b[3]), m.area(), new Rle(g.height(), g.width(), m.rle().countsString()));
-            out[i] = new Readout(o, m.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]});
-        });
-        return Arrays.asList(out);
+        List<Readout> out = new ArrayList<>(items.size());
+        for (int i = 0; i < items.size(); i++) {
+            out.add(new Readout(items.get(i).id(), finite(items.get(i).predictedIou()), summaries.get(i)));
+        }
+        return out;
     }
 
     private static float finite(float v) {

@@ -4,7 +4,6 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
@@ -73,8 +72,20 @@ public final class ObjectTracker {
      */
     private static final double JUMP_COVER = 0.5;
 
-    /** What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. */
-    public record Frame(List<ObjectMask> objects, List<Integer> lost) {}
+    /**
+     * What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. The
+     * records' objects ({@link #objects()}) are run-length encoded when first asked for.
+     */
+    public record Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
+        /** The records' objects, in order (encodes each mask's RLE at the first call). */
+        public List<ObjectMask> objects() {
+            List<ObjectMask> out = new ArrayList<>(masks.size());
+            for (MaskReadout.Readout r : masks) {
+                out.add(r.object());
+            }
+            return out;
+        }
+    }
 
     /** Automatic discovery with its key-frame interval and novelty rule. */
     public record Discovery(ObjectDiscovery finder, int interval, double newObjectMaxOverlap) {}
@@ -277,9 +288,9 @@ public final class ObjectTracker {
             }
             List<Integer> lost = new ArrayList<>();
             List<Work> kept = settle(frame, work, lost);
-            List<ObjectMask> objects = new ArrayList<>(kept.size());
+            List<MaskReadout.Readout> objects = new ArrayList<>(kept.size());
             for (Work w : kept) {
-                objects.add(w.read.object());
+                objects.add(w.read);
             }
             if (discovery != null && frames % discovery.interval() == 0) {
                 discover(frame, embedding, kept, objects);
@@ -382,8 +393,8 @@ public final class ObjectTracker {
     private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
         Set<Work> jumped = jumped(work);
         for (Work w : work) {
-            boolean good = !w.read.empty() && w.read.object().score() >= settings.minPredictedIou()
-                    && w.read.object().stability() >= settings.minStability() && !jumped.contains(w);
+            boolean good = !w.read.empty() && w.read.score() >= settings.minPredictedIou()
+                    && w.read.stability() >= settings.minStability() && !jumped.contains(w);
             if (w.track == null) {
                 w.track = new Track(w.id, Track.Origin.PROMPTED, w.revision, frame, w.chosen,
                         w.read.empty() ? extent(w.seed) : w.read.box());
@@ -428,8 +439,8 @@ public final class ObjectTracker {
                 meters.lost().increment();
                 log.info("stream {}: object {} lost at frame {} ({} bad frames in a row, {} of them not behind another "
                         + "object; last predicted IoU {} / stability {}, minimum {} / {})", stream, w.id, frame,
-                        w.track.badFrames(), w.track.unexplainedBadFrames(), w.read.object().score(),
-                        w.read.object().stability(), settings.minPredictedIou(), settings.minStability());
+                        w.track.badFrames(), w.track.unexplainedBadFrames(), w.read.score(),
+                        w.read.stability(), settings.minPredictedIou(), settings.minStability());
                 continue;
             }
             if (!jumped.contains(w)) {
@@ -510,13 +521,12 @@ public final class ObjectTracker {
     }
 
     /** New objects: found masks that no object of this frame covers by more than the allowed overlap. */
-    private void discover(long frame, ImageEmbedding embedding, List<Work> kept, List<ObjectMask> objects) {
+    private void discover(long frame, ImageEmbedding embedding, List<Work> kept, List<MaskReadout.Readout> objects) {
         List<boolean[]> taken = new ArrayList<>();
         boolean[] covered = new boolean[geometry.width() * geometry.height()];
         for (Work w : kept) {
             taken.add(w.mask);
-            ObjectMask o = w.read.object();
-            boolean[] m = CocoRle.decode(o.mask().counts(), o.mask().height(), o.mask().width());
+            boolean[] m = w.read.summary().toRowMajor();
             for (int i = 0; i < m.length; i++) {
                 covered[i] |= m[i];
             }
@@ -539,7 +549,7 @@ public final class ObjectTracker {
             }
             discovered++;
             tracks.put(id, new Track(id, Track.Origin.DISCOVERED, -1, frame, f.lowResLogits(), r.box()));
-            objects.add(r.object());
+            objects.add(r);
             taken.add(m);
             meters.discovered().increment();
             found++;
