@@ -162,27 +162,10 @@ public final class StreamBench {
 
     private static String run(SamBackend backend, EmbeddedKafkaBroker broker, Path clip, int streams, int frames,
             int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone) throws Exception {
-        String topic = "bench-" + streams;
-        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-        KafkaFrameSink kafka = new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
-        FrameSink timed = new FrameSink() {
-            @Override
-            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
-                return kafka.accept(record, frame).thenRun(() -> latencies.add(
-                        Duration.between(frame.capturedAt(), Instant.now()).toNanos()));
-            }
-
-            @Override
-            public void close() {
-                kafka.close();
-            }
-        };
-        Engine.Settings settings = new Engine.Settings(
-                new EngineSettings.Batching(maxBatch, Duration.ofMillis(20)),
-                new EngineSettings.Pipeline(inFlight, 256),
-                new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
+        FrameSink timed = timedKafka(broker, "bench-" + streams, streams, metrics, latencies);
+        Engine.Settings settings = settings(maxBatch, inFlight);
         long t0;
         long t1;
         long cpu0 = processCpuNanos();
@@ -239,27 +222,10 @@ public final class StreamBench {
     /** N live test-pattern streams paced at 30 frames/s for {@code seconds}: what is published, dropped, latency. */
     private static String runLive(SamBackend backend, EmbeddedKafkaBroker broker, int streams, int seconds, int width,
             int height, int maxBatch, int inFlight, int grid) throws Exception {
-        String topic = "bench-live-" + streams;
-        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-        KafkaFrameSink kafka = new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
-        FrameSink timed = new FrameSink() {
-            @Override
-            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
-                return kafka.accept(record, frame).thenRun(() -> latencies.add(
-                        Duration.between(frame.capturedAt(), Instant.now()).toNanos()));
-            }
-
-            @Override
-            public void close() {
-                kafka.close();
-            }
-        };
-        Engine.Settings settings = new Engine.Settings(
-                new EngineSettings.Batching(maxBatch, Duration.ofMillis(20)),
-                new EngineSettings.Pipeline(inFlight, 256),
-                new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
+        FrameSink timed = timedKafka(broker, "bench-live-" + streams, streams, metrics, latencies);
+        Engine.Settings settings = settings(maxBatch, inFlight);
         long published = 0;
         long dropped = 0;
         long t0;
@@ -292,6 +258,31 @@ public final class StreamBench {
                 published, dropped, published / ((t1 - t0) / 1e9), pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"));
+    }
+
+    /** A Kafka sink on a new topic of the broker that adds each record's capture-to-ack time to {@code latencies}. */
+    private static FrameSink timedKafka(EmbeddedKafkaBroker broker, String topic, int streams, EngineMetrics metrics,
+            ConcurrentLinkedQueue<Long> latencies) {
+        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
+        KafkaFrameSink kafka = new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
+        return new FrameSink() {
+            @Override
+            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
+                return kafka.accept(record, frame).thenRun(() -> latencies.add(
+                        Duration.between(frame.capturedAt(), Instant.now()).toNanos()));
+            }
+
+            @Override
+            public void close() {
+                kafka.close();
+            }
+        };
+    }
+
+    private static Engine.Settings settings(int maxBatch, int inFlight) {
+        return new Engine.Settings(new EngineSettings.Batching(maxBatch, Duration.ofMillis(20)),
+                new EngineSettings.Pipeline(inFlight, 256),
+                new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
     }
 
     private static double stageMean(EngineMetrics metrics, String stage) {
