@@ -40,8 +40,10 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  *       bias (windowed blocks partition / pad / unpartition by index mapping inside the kernel) → proj GEMM
  *       (+bias +residual, in place) → LayerNorm → lin1 GEMM (+bias, GELU) → lin2 GEMM (+bias +residual);</li>
  *   <li>neck: 1x1 conv as a GEMM → LayerNorm2d (a row LayerNorm over the channels of each pixel) → 3x3 conv
- *       as rows ({@code im2col3x3}, weight re-laid out {@code [O, 3, 3, C]}) + GEMM → LayerNorm2d →
- *       fp32 channels-first {@code [B, C, E, E]} (a transposing kernel) → async download.</li>
+ *       as rows ({@code im2col3x3}, weight re-laid out {@code [O, 3, 3, C]}) + GEMM → LayerNorm2d: bf16
+ *       channels-last embeddings. {@link #embedFrames} (the engine) copies each into a slot of the device
+ *       {@link EmbeddingRing}; {@link #encode} and {@link #encodeFrames} make them fp32 channels-first
+ *       {@code [B, C, E, E]} (a transposing kernel) and download them.</li>
  * </ol>
  * The residual stream is kept in bf16, as in Meta's bf16 model.
  *
@@ -52,11 +54,11 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  * (normalized tokens, then the attention output), and one "wide" buffer holding in turn the patch rows,
  * the qkv output, the MLP hidden layer and the 3x3-conv rows.
  *
- * <p><b>Mask decoder.</b> {@link #decode} and {@link #decodeBatch} run the prompt encoder and mask decoder on
- * the GPU ({@link CudaMaskDecoder}: batched over the prompt sets of one image, up to {@code maxPromptSets}
- * per batch, more are chunked), on its own stream, memory pool and lock: a decode runs while another thread
- * encodes, and the two streams overlap on the GPU. They share no device memory (the embedding travels as
- * a host tensor), so no event orders them. Decoders the kernels cannot run (see
+ * <p><b>Mask decoder.</b> {@link #decode}, {@link #decodeBatch} and {@link #decodeWave} run the prompt encoder
+ * and mask decoder on the GPU ({@link CudaMaskDecoder}: batched over the prompt sets of up to 16 images, up
+ * to {@code maxPromptSets} per batch, more are chunked), on its own stream, memory pool and lock: a decode
+ * runs while another thread encodes, and the two streams overlap on the GPU. An embedding in the ring is
+ * read in place after the event the encoder recorded behind it; a host tensor is uploaded. Decoders the kernels cannot run (see
  * {@link CudaMaskDecoder#unsupported}) fall back to the CPU fp32 decoder ({@link CpuSamBackend#decoderOnly}).
  *
  * <p><b>Pre- and post-processing.</b> {@link #encodeFrames} uploads 8-bit frames and resizes / normalizes /
