@@ -63,8 +63,8 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         String stream = s.asText();
         if (key != null && !key.equals(stream)) {
-            throw new PromptRejected(PromptRejected.KEY_MISMATCH, "the key '" + key
-                    + "' is not the message's stream '" + stream + "'");
+            throw new PromptRejected(PromptRejected.KEY_MISMATCH, "the key '" + LogSafe.of(key)
+                    + "' is not the message's stream '" + LogSafe.of(stream) + "'");
         }
         JsonNode o = root.get("op");
         Op op = null;
@@ -76,14 +76,14 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             }
         }
         if (op == null) {
-            throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : o.toString())
+            throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : LogSafe.of(o))
                     + ", expected add, update, remove or reset");
         }
         OptionalLong frame = OptionalLong.empty();
         JsonNode f = root.get("frame");
         if (f != null && !f.isNull()) {
             if (!f.isIntegralNumber() || !f.canConvertToLong() || f.asLong() < 0) {
-                throw new PromptRejected(PromptRejected.BAD_FRAME, "\"frame\" must be a frame number (0 or more), got " + f);
+                throw new PromptRejected(PromptRejected.BAD_FRAME, "\"frame\" must be a frame number (0 or more), got " + LogSafe.of(f));
             }
             frame = OptionalLong.of(f.asLong());
         }
@@ -96,7 +96,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
             throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 or more), got "
-                    + id);
+                    + LogSafe.of(id));
         }
         int object = id.asInt();
         // Discovered objects (ids from DISCOVERED_ID_BASE up) can be removed; only prompted ones are given.
@@ -131,7 +131,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         for (int i = 0; i < n.size(); i++) {
             JsonNode p = n.get(i);
             if (!p.isArray() || (p.size() != 2 && p.size() != 3)) {
-                throw new PromptRejected(PromptRejected.BAD_POINT, "point " + i + " is " + p + ", expected [x, y, label]");
+                throw new PromptRejected(PromptRejected.BAD_POINT, "point " + i + " is " + LogSafe.of(p) + ", expected [x, y, label]");
             }
             double x = coordinate(p.get(0), "point " + i);
             double y = coordinate(p.get(1), "point " + i);
@@ -139,7 +139,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             if (p.size() == 3) {
                 JsonNode l = p.get(2);
                 if (!l.isNumber() || (l.asDouble() != 0 && l.asDouble() != 1)) {
-                    throw new PromptRejected(PromptRejected.BAD_LABEL, "point " + i + ": the label is " + l
+                    throw new PromptRejected(PromptRejected.BAD_LABEL, "point " + i + ": the label is " + LogSafe.of(l)
                             + ", expected 1 (foreground) or 0 (background)");
                 }
                 label = l.asDouble();
@@ -154,14 +154,14 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             return null;
         }
         if (!n.isArray() || n.size() != 4) {
-            throw new PromptRejected(PromptRejected.BAD_BOX, "\"box\" is " + n + ", expected [x0, y0, x1, y1]");
+            throw new PromptRejected(PromptRejected.BAD_BOX, "\"box\" is " + LogSafe.of(n) + ", expected [x0, y0, x1, y1]");
         }
         double[] b = new double[4];
         for (int i = 0; i < 4; i++) {
             b[i] = coordinate(n.get(i), "box");
         }
         if (b[2] <= b[0] || b[3] <= b[1]) {
-            throw new PromptRejected(PromptRejected.BAD_BOX, "box " + n
+            throw new PromptRejected(PromptRejected.BAD_BOX, "box " + LogSafe.of(n)
                     + ": corners swapped or empty, expected x1 > x0 and y1 > y0");
         }
         return b;
@@ -170,11 +170,11 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
     private static double coordinate(JsonNode v, String where) throws PromptRejected {
         // Jackson reads NaN / Infinity only as strings (or with a non-default feature): both end up here.
         if (v == null || !v.isNumber() || !Double.isFinite(v.asDouble())) {
-            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + LogSafe.of(v)
                     + " is not a finite number");
         }
         if (v.asDouble() < 0) {
-            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v + " is negative");
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + LogSafe.of(v) + " is negative");
         }
         return v.asDouble();
     }
