@@ -22,6 +22,8 @@ import java.util.OptionalLong;
  */
 public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The largest message value read (a valid one is well under 4 KiB); larger ones are rejected unparsed. */
+    public static final int MAX_BYTES = 64 * 1024;
 
     /** The operations of the prompts topic. */
     public enum Op {
@@ -44,10 +46,16 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         if (value == null) {
             throw new PromptRejected(PromptRejected.MALFORMED_JSON, "empty value (a tombstone)");
         }
+        if (value.length > MAX_BYTES) {
+            throw tooLarge(value.length + " bytes");
+        }
         return parse(key, new String(value, StandardCharsets.UTF_8));
     }
 
     public static PromptMessage parse(String key, String value) throws PromptRejected {
+        if (value.length() > MAX_BYTES) { // chars <= UTF-8 bytes
+            throw tooLarge(value.length() + " characters");
+        }
         JsonNode root;
         try {
             root = JSON.readTree(value);
@@ -108,7 +116,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
                     + (PromptSpec.DISCOVERED_ID_BASE - 1) + " (ids from " + PromptSpec.DISCOVERED_ID_BASE
                     + " up are discovered objects: they can be removed, not added or updated), got " + object);
         }
-        double[][] points = points(root.get("points"));
+        double[][] points = points(root.get("points"), op, object);
         double[] box = box(root.get("box"));
         if (points == null && box == null) {
             throw new PromptRejected(PromptRejected.MISSING_PROMPT, op.wireName() + " of object " + object
@@ -117,7 +125,12 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         return new PromptMessage(stream, op, object, new ObjectPrompt(object, points, box), frame);
     }
 
-    private static double[][] points(JsonNode n) throws PromptRejected {
+    private static PromptRejected tooLarge(String size) {
+        return new PromptRejected(PromptRejected.TOO_LARGE, "the message has " + size + ", at most " + MAX_BYTES
+                + " bytes are read");
+    }
+
+    private static double[][] points(JsonNode n, Op op, int object) throws PromptRejected {
         if (n == null || n.isNull()) {
             return null;
         }
@@ -126,6 +139,10 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         if (n.isEmpty()) {
             return null;
+        }
+        if (n.size() > ObjectPrompt.MAX_POINTS) {
+            throw new PromptRejected(PromptRejected.TOO_MANY_POINTS, op.wireName() + " of object " + object + " has "
+                    + n.size() + " points, at most " + ObjectPrompt.MAX_POINTS + " are allowed");
         }
         double[][] points = new double[n.size()][];
         for (int i = 0; i < n.size(); i++) {
