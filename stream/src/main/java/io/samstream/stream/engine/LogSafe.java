@@ -3,7 +3,8 @@ package io.samstream.stream.engine;
 /**
  * Makes text that came from outside (a record's key, a message's fields) safe to log: control
  * characters are escaped (CR/LF as {@code \r}/{@code \n}, others as {@code \\uXXXX}), so no value can
- * forge a log line, and long values are cut, with their length, so none can flood the log.
+ * forge a log line, and long values are cut, with their length, so none can flood the log. A backslash
+ * stays as it is, so text made safe once is not changed again.
  */
 public final class LogSafe {
     /** What a value is cut to by default. */
@@ -30,7 +31,6 @@ public final class LogSafe {
                 case '\n' -> b.append("\\n");
                 case '\r' -> b.append("\\r");
                 case '\t' -> b.append("\\t");
-                case '\\' -> b.append("\\\\");
                 default -> {
                     // C0/C1 controls and the Unicode line/paragraph separators.
                     if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {

@@ -12,7 +12,8 @@ class LogSafeTest {
     void escapesControlCharactersSoNoValueForgesALogLine() {
         String forged = LogSafe.of("x\n07:00:00 ERROR StreamHandle - stream s2 failed: FORGED BY KEY\r\u0000\u2028\\");
         assertFalse(forged.chars().anyMatch(c -> c < 0x20 || c == 0x2028), forged);
-        assertEquals("x\\n07:00:00 ERROR StreamHandle - stream s2 failed: FORGED BY KEY\\r\\u0000\\u2028\\\\", forged);
+        assertEquals("x\\n07:00:00 ERROR StreamHandle - stream s2 failed: FORGED BY KEY\\r\\u0000\\u2028\\", forged);
+        assertEquals(forged, LogSafe.of(forged), "safe text stays as it is");
         assertEquals("cam-1", LogSafe.of("cam-1"));
         assertEquals("null", LogSafe.of(null));
     }
