@@ -65,6 +65,12 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
      * @param box    {@code [x0, y0, x1, y1]}, or null
      */
     public record ObjectPrompt(int id, double[][] points, double[] box) {
+        /**
+         * Points one object may have: the CUDA mask decoder takes at most 64 sparse tokens per prompt
+         * (the points, then a box's two corners or one padding point), and more points only cost time.
+         */
+        public static final int MAX_POINTS = 62;
+
         public ObjectPrompt {
             if (id < 0 || id >= DISCOVERED_ID_BASE) {
                 throw new IllegalArgumentException("object id must be 0 to " + (DISCOVERED_ID_BASE - 1)
@@ -72,6 +78,10 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
             }
             if ((points == null || points.length == 0) && box == null) {
                 throw new IllegalArgumentException("object " + id + " needs points or a box");
+            }
+            if (points != null && points.length > MAX_POINTS) {
+                throw new IllegalArgumentException("object " + id + " has " + points.length + " points, at most "
+                        + MAX_POINTS + " are allowed");
             }
             if (points != null) {
                 for (double[] p : points) {

@@ -15,6 +15,7 @@ import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.Prediction;
 import io.samstream.gpu.predict.PromptSet;
 import io.samstream.gpu.predict.SamPredictor;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -126,6 +127,7 @@ final class SegmentCommand implements Callable<Integer> {
         SamstreamConfig config = configFile == null ? ConfigLoader.load() : ConfigLoader.load(configFile);
         AutomaticMaskGenerator.Settings autoSettings = auto ? autoSettings() : null;
         List<PromptSet> sets = auto ? List.of() : promptSets();
+        checkOut();
         Path ckpt = checkpoint != null ? checkpoint : config.checkpoint().orElseThrow(() -> new ParameterException(
                 spec.commandLine(), "no checkpoint: give --checkpoint or set samstream.model.checkpoint"));
         Device dev = device == null ? config.device() : Device.parse(device, "--device");
@@ -181,6 +183,29 @@ final class SegmentCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Whether the masks can be written to {@code --out}, before the image is read and the model loads: it is
+     * a writable directory, or one can be made there (its nearest existing parent is a writable directory).
+     */
+    private void checkOut() {
+        Path dir = out.toAbsolutePath().normalize();
+        Path existing = dir;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        String problem = null;
+        if (existing == null) {
+            problem = "no part of the path exists";
+        } else if (!Files.isDirectory(existing)) {
+            problem = existing.equals(dir) ? "is a file, not a directory" : existing + " is a file, not a directory";
+        } else if (!Files.isWritable(existing)) {
+            problem = existing.equals(dir) ? "is not writable" : "cannot be made: " + existing + " is not writable";
+        }
+        if (problem != null) {
+            throw new IllegalArgumentException("--out " + out + ": " + problem);
+        }
+    }
+
     /** An image too thin for the model input (e.g. 100000 x 1) is an error naming it, not a bare size. */
     private void checkResizable(RgbImage rgb, int inputSize) {
         try {
@@ -225,6 +250,10 @@ final class SegmentCommand implements Callable<Integer> {
         if (promptsFile != null) {
             sets.addAll(PromptSetsJson.read(promptsFile));
             fileSetCount = sets.size();
+        }
+        if (points.size() > PromptSetsJson.MAX_POINTS) {
+            throw new ParameterException(spec.commandLine(), points.size() + " --point prompts, at most "
+                    + PromptSetsJson.MAX_POINTS + " are allowed");
         }
         if (!points.isEmpty() || box != null) {
             double[][] xy = points.isEmpty() ? null : new double[points.size()][];

@@ -221,7 +221,7 @@ public final class Engine implements AutoCloseable {
                 .recoverWithRetries(1, Throwable.class, Source::empty);
         streams.put(spec.id(), handle);
         handle.setKillSwitch(source.to(merge).run(system));
-        log.info("stream {}: started ({}, {})", spec.id(), spec.location(), spec.isLive() ? "live" : "file");
+        log.info("stream {}: started ({}, {})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file");
         return handle;
     }
 
@@ -269,7 +269,7 @@ public final class Engine implements AutoCloseable {
     public long applyPrompt(PromptMessage m) throws PromptRejected {
         StreamHandle h = streams.get(m.stream());
         if (h == null) {
-            throw new PromptRejected(PromptRejected.UNKNOWN_STREAM, "no stream '" + m.stream() + "' runs here");
+            throw new PromptRejected(PromptRejected.UNKNOWN_STREAM, "no stream '" + LogSafe.of(m.stream()) + "' runs here");
         }
         return h.applyPrompt(m);
     }

@@ -22,6 +22,8 @@ import java.util.OptionalLong;
  */
 public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The largest message value read (a valid one is well under 4 KiB); larger ones are rejected unparsed. */
+    public static final int MAX_BYTES = 64 * 1024;
 
     /** The operations of the prompts topic. */
     public enum Op {
@@ -44,10 +46,16 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         if (value == null) {
             throw new PromptRejected(PromptRejected.MALFORMED_JSON, "empty value (a tombstone)");
         }
+        if (value.length > MAX_BYTES) {
+            throw tooLarge(value.length + " bytes");
+        }
         return parse(key, new String(value, StandardCharsets.UTF_8));
     }
 
     public static PromptMessage parse(String key, String value) throws PromptRejected {
+        if (value.length() > MAX_BYTES) { // chars <= UTF-8 bytes
+            throw tooLarge(value.length() + " characters");
+        }
         JsonNode root;
         try {
             root = JSON.readTree(value);
@@ -63,8 +71,8 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         String stream = s.asText();
         if (key != null && !key.equals(stream)) {
-            throw new PromptRejected(PromptRejected.KEY_MISMATCH, "the key '" + key
-                    + "' is not the message's stream '" + stream + "'");
+            throw new PromptRejected(PromptRejected.KEY_MISMATCH, "the key '" + LogSafe.of(key)
+                    + "' is not the message's stream '" + LogSafe.of(stream) + "'");
         }
         JsonNode o = root.get("op");
         Op op = null;
@@ -76,14 +84,14 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             }
         }
         if (op == null) {
-            throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : o.toString())
+            throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : LogSafe.of(o))
                     + ", expected add, update, remove or reset");
         }
         OptionalLong frame = OptionalLong.empty();
         JsonNode f = root.get("frame");
         if (f != null && !f.isNull()) {
             if (!f.isIntegralNumber() || !f.canConvertToLong() || f.asLong() < 0) {
-                throw new PromptRejected(PromptRejected.BAD_FRAME, "\"frame\" must be a frame number (0 or more), got " + f);
+                throw new PromptRejected(PromptRejected.BAD_FRAME, "\"frame\" must be a frame number (0 or more), got " + LogSafe.of(f));
             }
             frame = OptionalLong.of(f.asLong());
         }
@@ -96,7 +104,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
             throw new PromptRejected(PromptRejected.MISSING_OBJECT, "\"object\" must be an object id (0 or more), got "
-                    + id);
+                    + LogSafe.of(id));
         }
         int object = id.asInt();
         // Discovered objects (ids from DISCOVERED_ID_BASE up) can be removed; only prompted ones are given.
@@ -108,7 +116,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
                     + (PromptSpec.DISCOVERED_ID_BASE - 1) + " (ids from " + PromptSpec.DISCOVERED_ID_BASE
                     + " up are discovered objects: they can be removed, not added or updated), got " + object);
         }
-        double[][] points = points(root.get("points"));
+        double[][] points = points(root.get("points"), op, object);
         double[] box = box(root.get("box"));
         if (points == null && box == null) {
             throw new PromptRejected(PromptRejected.MISSING_PROMPT, op.wireName() + " of object " + object
@@ -117,7 +125,12 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         return new PromptMessage(stream, op, object, new ObjectPrompt(object, points, box), frame);
     }
 
-    private static double[][] points(JsonNode n) throws PromptRejected {
+    private static PromptRejected tooLarge(String size) {
+        return new PromptRejected(PromptRejected.TOO_LARGE, "the message has " + size + ", at most " + MAX_BYTES
+                + " bytes are read");
+    }
+
+    private static double[][] points(JsonNode n, Op op, int object) throws PromptRejected {
         if (n == null || n.isNull()) {
             return null;
         }
@@ -127,11 +140,15 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         if (n.isEmpty()) {
             return null;
         }
+        if (n.size() > ObjectPrompt.MAX_POINTS) {
+            throw new PromptRejected(PromptRejected.TOO_MANY_POINTS, op.wireName() + " of object " + object + " has "
+                    + n.size() + " points, at most " + ObjectPrompt.MAX_POINTS + " are allowed");
+        }
         double[][] points = new double[n.size()][];
         for (int i = 0; i < n.size(); i++) {
             JsonNode p = n.get(i);
             if (!p.isArray() || (p.size() != 2 && p.size() != 3)) {
-                throw new PromptRejected(PromptRejected.BAD_POINT, "point " + i + " is " + p + ", expected [x, y, label]");
+                throw new PromptRejected(PromptRejected.BAD_POINT, "point " + i + " is " + LogSafe.of(p) + ", expected [x, y, label]");
             }
             double x = coordinate(p.get(0), "point " + i);
             double y = coordinate(p.get(1), "point " + i);
@@ -139,7 +156,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             if (p.size() == 3) {
                 JsonNode l = p.get(2);
                 if (!l.isNumber() || (l.asDouble() != 0 && l.asDouble() != 1)) {
-                    throw new PromptRejected(PromptRejected.BAD_LABEL, "point " + i + ": the label is " + l
+                    throw new PromptRejected(PromptRejected.BAD_LABEL, "point " + i + ": the label is " + LogSafe.of(l)
                             + ", expected 1 (foreground) or 0 (background)");
                 }
                 label = l.asDouble();
@@ -154,14 +171,14 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
             return null;
         }
         if (!n.isArray() || n.size() != 4) {
-            throw new PromptRejected(PromptRejected.BAD_BOX, "\"box\" is " + n + ", expected [x0, y0, x1, y1]");
+            throw new PromptRejected(PromptRejected.BAD_BOX, "\"box\" is " + LogSafe.of(n) + ", expected [x0, y0, x1, y1]");
         }
         double[] b = new double[4];
         for (int i = 0; i < 4; i++) {
             b[i] = coordinate(n.get(i), "box");
         }
         if (b[2] <= b[0] || b[3] <= b[1]) {
-            throw new PromptRejected(PromptRejected.BAD_BOX, "box " + n
+            throw new PromptRejected(PromptRejected.BAD_BOX, "box " + LogSafe.of(n)
                     + ": corners swapped or empty, expected x1 > x0 and y1 > y0");
         }
         return b;
@@ -170,11 +187,11 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
     private static double coordinate(JsonNode v, String where) throws PromptRejected {
         // Jackson reads NaN / Infinity only as strings (or with a non-default feature): both end up here.
         if (v == null || !v.isNumber() || !Double.isFinite(v.asDouble())) {
-            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + LogSafe.of(v)
                     + " is not a finite number");
         }
         if (v.asDouble() < 0) {
-            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + v + " is negative");
+            throw new PromptRejected(PromptRejected.BAD_COORDINATE, where + ": the coordinate " + LogSafe.of(v) + " is negative");
         }
         return v.asDouble();
     }

@@ -23,6 +23,9 @@ public final class PromptRejected extends Exception {
     public static final String OBJECT_EXISTS = "object_exists";
     public static final String UNKNOWN_OBJECT = "unknown_object";
     public static final String OUTSIDE_FRAME = "outside_frame";
+    public static final String TOO_LARGE = "too_large";
+    public static final String TOO_MANY_POINTS = "too_many_points";
+    public static final String TOO_MANY_PENDING = "too_many_pending";
 
     private final String reason;
 

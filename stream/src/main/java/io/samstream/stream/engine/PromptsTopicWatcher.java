@@ -27,6 +27,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
     public static final String REASON_HEADER = "samstream.reject.reason";
     public static final String DETAIL_HEADER = "samstream.reject.detail";
     public static final String SOURCE_HEADER = "samstream.source";
+    /** A rejection's detail is cut to this many characters (it quotes parts of the message). */
+    static final int DETAIL_MAX_CHARS = 1000;
 
     private final Engine engine;
     private final Optional<String> deadLetterTopic;
@@ -74,7 +76,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
             long from = engine.applyPrompt(m);
             accepted++;
             engine.metrics().promptsAccepted(m.op().wireName()).increment();
-            log.info("prompts: stream {}: {}{} from frame {}", m.stream(), m.op().wireName(),
+            log.info("prompts: stream {}: {}{} from frame {}", LogSafe.of(m.stream()), m.op().wireName(),
                     m.op() == PromptMessage.Op.RESET ? "" : " object " + m.object(), from);
             return;
         } catch (PromptRejected e) {
@@ -85,9 +87,11 @@ public final class PromptsTopicWatcher implements AutoCloseable {
             reason = "error";
             detail = Errors.describe(e);
         }
+        // The detail quotes the message: escaped and cut (LogSafe) like the key.
+        detail = LogSafe.of(detail, DETAIL_MAX_CHARS);
         rejected++;
         engine.metrics().promptsRejected(reason).increment();
-        log.warn("prompts: rejected the message with key '{}' at {}-{}@{}: {} ({})", r.key(), r.topic(),
+        log.warn("prompts: rejected the message with key '{}' at {}-{}@{}: {} ({})", LogSafe.of(r.key()), r.topic(),
                 r.partition(), r.offset(), detail, reason);
         if (deadLetters != null) {
             ProducerRecord<String, byte[]> dl = new ProducerRecord<>(deadLetterTopic.get(), r.key(), r.value());

@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.stream.track.TrackPrompts;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -20,10 +21,15 @@ import org.slf4j.LoggerFactory;
  * Every change makes a new immutable {@link Snapshot} that applies from a frame number on; the decoder
  * asks for the snapshot of the frame it decodes ({@link #forFrame}), so each frame sees one consistent
  * set of objects and frames decoded concurrently each get the right one. Changes are validated against
- * the newest snapshot, in the order they arrive.
+ * the newest snapshot, in the order they arrive. A snapshot is stored as its one change on the previous
+ * one until a frame needs its objects (so a pending change costs its own size, not a copy of every
+ * object), and at most {@link #MAX_PENDING} snapshots are kept per stream: more changes for frames to
+ * come are rejected ({@link PromptRejected#TOO_MANY_PENDING}).
  */
 final class StreamPrompts {
     private static final Logger log = LoggerFactory.getLogger(StreamPrompts.class);
+    /** Snapshots (pending changes, and those of frames in the pipeline) kept per stream at most. */
+    static final int MAX_PENDING = 1000;
 
     /** A snapshot and the first frame it applies to. */
     private record Entry(long fromFrame, Snapshot snapshot) {}
@@ -41,7 +47,7 @@ final class StreamPrompts {
     StreamPrompts(String stream, PromptSpec configured) {
         this.stream = stream;
         this.configuredSpec = configured;
-        this.configured = new Snapshot(stream, configured, Map.of(), Map.of(), Set.of(), 0);
+        this.configured = new Snapshot(stream, configured, 0);
         this.entries = List.of(new Entry(0, this.configured));
     }
 
@@ -107,18 +113,28 @@ final class StreamPrompts {
             throws PromptRejected {
         Snapshot base = latest();
         long revision = changes + 1;
+        List<Entry> e = entries;
+        long last = e.get(e.size() - 1).fromFrame();
+        long asked = m.frame().orElse(nextFrame);
+        // Changes apply in the order they arrive: one built on a later pending change cannot come first.
+        long from = Math.max(asked, Math.max(nextFrame, last));
+        if (from != last && e.size() >= MAX_PENDING) {
+            throw new PromptRejected(PromptRejected.TOO_MANY_PENDING, "stream " + stream + ": " + e.size()
+                    + " prompt changes are pending already (the last from frame " + last + "), at most "
+                    + MAX_PENDING + "; a change for frame " + from + " waits for those frames to be decoded");
+        }
         Snapshot next = switch (m.op()) {
             // A new generation: tracking starts over from the configured objects.
-            case RESET -> new Snapshot(stream, configuredSpec, Map.of(), Map.of(), Set.of(), revision);
+            case RESET -> new Snapshot(stream, configuredSpec, revision);
             case ADD -> {
-                if (base.ids().contains(m.object())) {
+                if (base.contains(m.object())) {
                     throw new PromptRejected(PromptRejected.OBJECT_EXISTS, "stream " + stream + ": object "
                             + m.object() + " exists already (update it, or remove it first)");
                 }
                 yield base.with(m.prompt(), revision, width, height);
             }
             case UPDATE -> {
-                if (!base.ids().contains(m.object())) {
+                if (!base.contains(m.object())) {
                     throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
                             + m.object() + " to update (add it first)");
                 }
@@ -132,7 +148,7 @@ final class StreamPrompts {
                     }
                     yield base.withoutDiscovered(m.object());
                 }
-                if (!base.ids().contains(m.object())) {
+                if (!base.contains(m.object())) {
                     throw new PromptRejected(PromptRejected.UNKNOWN_OBJECT, "stream " + stream + ": no object "
                             + m.object() + " to remove");
                 }
@@ -140,19 +156,12 @@ final class StreamPrompts {
             }
         };
         changes = revision;
-        List<Entry> e = entries;
-        long last = e.get(e.size() - 1).fromFrame();
-        long from = m.frame().orElse(nextFrame);
-        if (from < nextFrame) {
+        if (asked < nextFrame) {
             log.info("stream {}: {} of object {} was for frame {}, already past: applied from frame {} (now)",
-                    stream, m.op().wireName(), m.object(), from, nextFrame);
-            from = nextFrame;
-        }
-        if (from < last) {
-            // Changes apply in the order they arrive: one built on a later pending change cannot come first.
+                    stream, m.op().wireName(), m.object(), asked, from);
+        } else if (asked < last) {
             log.info("stream {}: {} of object {} applies from frame {}, after the change pending there", stream,
                     m.op().wireName(), m.object(), last);
-            from = last;
         }
         List<Entry> updated = new ArrayList<>(e);
         if (from == last) {
@@ -184,31 +193,43 @@ final class StreamPrompts {
 
     /**
      * One consistent set of a stream's objects: the configured ones, less those removed, with those added
-     * or updated at run time.
+     * or updated at run time. Made by a reset (or at the start) with its objects at hand, or from the
+     * previous snapshot and one change: then the objects are worked out when first asked for (and the link
+     * to the previous snapshot let go), so pending changes share their predecessors' objects.
      */
     static final class Snapshot {
+        /** Changes stacked on unresolved snapshots before one is resolved at once (bounds lookups and stacks). */
+        private static final int MAX_DEPTH = 32;
+
         private final String stream;
         private final PromptSpec configured;
-        /** Objects added or updated at run time, by id (none of them is in {@link #removed}). */
-        private final Map<Integer, ObjectPrompt> changed;
-        /** The revision of each changed object: the number of the change that made its prompt. */
-        private final Map<Integer, Long> revisions;
+        private final Set<Integer> configuredIds;
         /** The number of the reset this snapshot descends from (0: none); the configured objects' revision. */
         private final long generation;
-        /** Configured objects removed at run time, and discovered ones (ids from DISCOVERED_ID_BASE up). */
-        private final Set<Integer> removed;
-        private final Set<Integer> configuredIds;
-        private final Set<Integer> ids;
+        /** Unresolved snapshots between this one and a resolved one (0: this one is resolved). */
+        private final int depth;
+        /** A {@link State} once resolved, until then a {@link Delta}; replaced once, never modified. */
+        private volatile Object body;
         private final AtomicBoolean warnedOutside = new AtomicBoolean();
 
-        Snapshot(String stream, PromptSpec configured, Map<Integer, ObjectPrompt> changed, Map<Integer, Long> revisions,
-                Set<Integer> removed, long generation) {
+        /** One change: {@code prompt} for an add or update, null for a removal. */
+        private record Change(int id, ObjectPrompt prompt, long revision, boolean discovered) {}
+
+        private record Delta(Snapshot previous, Change change) {}
+
+        /**
+         * The objects: {@code changed} = added or updated at run time (none of them in {@code removed}),
+         * {@code revisions} = the number of the change that made each one's prompt, {@code removed} =
+         * configured objects removed at run time and discovered ones (ids from DISCOVERED_ID_BASE up).
+         */
+        private record State(Map<Integer, ObjectPrompt> changed, Map<Integer, Long> revisions, Set<Integer> removed,
+                Set<Integer> ids) {}
+
+        /** The configured objects, of generation {@code generation}. */
+        Snapshot(String stream, PromptSpec configured, long generation) {
             this.stream = stream;
             this.configured = configured;
-            this.changed = Collections.unmodifiableMap(new LinkedHashMap<>(changed));
-            this.revisions = Map.copyOf(revisions);
             this.generation = generation;
-            this.removed = Set.copyOf(removed);
             Set<Integer> all = new LinkedHashSet<>();
             for (ObjectPrompt o : configured.objects()) {
                 all.add(o.id());
@@ -216,15 +237,85 @@ final class StreamPrompts {
             for (int i = 0; i < configured.grid() * configured.grid(); i++) {
                 all.add(PromptSpec.GRID_ID_BASE + i);
             }
-            this.configuredIds = Set.copyOf(all);
-            all.removeAll(removed);
-            all.addAll(changed.keySet());
-            this.ids = Collections.unmodifiableSet(all);
+            this.configuredIds = Collections.unmodifiableSet(all);
+            this.depth = 0;
+            this.body = new State(Map.of(), Map.of(), Set.of(), configuredIds);
+        }
+
+        private Snapshot(Snapshot previous, Change change) {
+            this.stream = previous.stream;
+            this.configured = previous.configured;
+            this.configuredIds = previous.configuredIds;
+            this.generation = previous.generation;
+            int d = previous.body instanceof State ? 1 : previous.depth + 1;
+            this.body = new Delta(previous, change);
+            if (d > MAX_DEPTH) {
+                state();
+                d = 0;
+            }
+            this.depth = d;
+        }
+
+        /** The objects, worked out from the previous snapshot and the change when first asked for. */
+        private State state() {
+            if (body instanceof State s) {
+                return s;
+            }
+            synchronized (this) {
+                if (body instanceof State s) {
+                    return s;
+                }
+                ArrayDeque<Change> pending = new ArrayDeque<>();
+                Object b = body;
+                while (b instanceof Delta d) {
+                    pending.push(d.change());
+                    b = d.previous().body;
+                }
+                State base = (State) b;
+                Map<Integer, ObjectPrompt> changed = new LinkedHashMap<>(base.changed());
+                Map<Integer, Long> revisions = new LinkedHashMap<>(base.revisions());
+                Set<Integer> removed = new LinkedHashSet<>(base.removed());
+                for (Change c : pending) { // oldest first
+                    if (c.prompt() != null) {
+                        changed.put(c.id(), c.prompt());
+                        revisions.put(c.id(), c.revision());
+                        removed.remove(c.id());
+                    } else if (c.discovered()) {
+                        removed.add(c.id());
+                    } else {
+                        changed.remove(c.id());
+                        revisions.remove(c.id());
+                        if (configuredIds.contains(c.id())) {
+                            removed.add(c.id());
+                        }
+                    }
+                }
+                Set<Integer> ids = new LinkedHashSet<>(configuredIds);
+                ids.removeAll(removed);
+                ids.addAll(changed.keySet());
+                State s = new State(Collections.unmodifiableMap(changed), Collections.unmodifiableMap(revisions),
+                        Collections.unmodifiableSet(removed), Collections.unmodifiableSet(ids));
+                body = s; // lets go of the previous snapshots
+                return s;
+            }
+        }
+
+        /** Whether object {@code id} (a prompted one) is in this snapshot, without resolving it. */
+        boolean contains(int id) {
+            Object b = body;
+            while (b instanceof Delta d) {
+                Change c = d.change();
+                if (c.id() == id && !c.discovered()) {
+                    return c.prompt() != null;
+                }
+                b = d.previous().body;
+            }
+            return ((State) b).ids().contains(id);
         }
 
         /** Every object id of this snapshot. */
         Set<Integer> ids() {
-            return ids;
+            return state().ids();
         }
 
         /**
@@ -240,7 +331,7 @@ final class StreamPrompts {
          * for configured objects, with every reset), so a tracker knows when to seed the object again.
          */
         long revision(int id) {
-            Long r = revisions.get(id);
+            Long r = state().revisions().get(id);
             return r != null ? r : generation;
         }
 
@@ -249,32 +340,16 @@ final class StreamPrompts {
                 throw new PromptRejected(PromptRejected.OUTSIDE_FRAME, "stream " + stream + ": object " + o.id()
                         + " has a point or box corner outside the " + width + "x" + height + " frame");
             }
-            Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
-            c.put(o.id(), o);
-            Map<Integer, Long> rev = new LinkedHashMap<>(revisions);
-            rev.put(o.id(), revision);
-            Set<Integer> r = new LinkedHashSet<>(removed);
-            r.remove(o.id());
-            return new Snapshot(stream, configured, c, rev, r, generation);
+            return new Snapshot(this, new Change(o.id(), o, revision, false));
         }
 
         Snapshot without(int id) {
-            Map<Integer, ObjectPrompt> c = new LinkedHashMap<>(changed);
-            Set<Integer> r = new LinkedHashSet<>(removed);
-            Map<Integer, Long> rev = new LinkedHashMap<>(revisions);
-            c.remove(id);
-            rev.remove(id);
-            if (configuredIds.contains(id)) {
-                r.add(id);
-            }
-            return new Snapshot(stream, configured, c, rev, r, generation);
+            return new Snapshot(this, new Change(id, null, 0, false));
         }
 
-        /** Ends a discovered object's track (its id is never given again, so it stays in {@link #removed}). */
+        /** Ends a discovered object's track (its id is never given again, so it stays removed). */
         Snapshot withoutDiscovered(int id) {
-            Set<Integer> r = new LinkedHashSet<>(removed);
-            r.add(id);
-            return new Snapshot(stream, configured, changed, revisions, r, generation);
+            return new Snapshot(this, new Change(id, null, 0, true));
         }
 
         /**
@@ -283,6 +358,9 @@ final class StreamPrompts {
          * size was not known when it came) is left out, with a warning, rather than failing the stream.
          */
         List<ObjectPrompt> resolve(int width, int height) {
+            State st = state();
+            Map<Integer, ObjectPrompt> changed = st.changed();
+            Set<Integer> removed = st.removed();
             List<ObjectPrompt> out = new ArrayList<>();
             Set<Integer> placed = new LinkedHashSet<>();
             for (ObjectPrompt o : configured.resolve(width, height)) {
@@ -309,7 +387,7 @@ final class StreamPrompts {
                 seeds.add(new TrackPrompts.Seed(o, revision(o.id())));
             }
             Set<Integer> dismissed = new LinkedHashSet<>();
-            for (int id : removed) {
+            for (int id : state().removed()) {
                 if (id >= PromptSpec.DISCOVERED_ID_BASE) {
                     dismissed.add(id);
                 }

@@ -84,7 +84,7 @@ final class StreamSource {
         static Opened open(StreamSpec spec, FrameSourceFactory factory) {
             try {
                 FrameSource s = factory.open(spec);
-                log.info("stream {}: reading {}", spec.id(), s.describe());
+                log.info("stream {}: reading {}", spec.id(), LogSafe.of(s.describe()));
                 return new Opened(s, null);
             } catch (IOException e) {
                 return new Opened(null, e);

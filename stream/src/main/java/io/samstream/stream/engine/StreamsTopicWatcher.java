@@ -53,7 +53,7 @@ public final class StreamsTopicWatcher implements AutoCloseable {
             // One definition that cannot be applied (the engine refused it, ...) is skipped: the next
             // ones still are.
             rejected++;
-            log.error("stream definitions: skipped the record with key '{}': {}", r.key(), Errors.describe(e), e);
+            log.error("stream definitions: skipped the record with key '{}': {}", LogSafe.of(r.key()), Errors.describe(e), e);
         }
     }
 
@@ -61,7 +61,7 @@ public final class StreamsTopicWatcher implements AutoCloseable {
     void apply(String id, String json) {
         if (id == null || !StreamSpec.ID.matcher(id).matches()) {
             rejected++;
-            log.warn("stream definitions: skipped a record with key '{}': not a valid stream id", id);
+            log.warn("stream definitions: skipped a record with key '{}': not a valid stream id", LogSafe.of(id));
             return;
         }
         if (json == null) {
@@ -84,7 +84,7 @@ public final class StreamsTopicWatcher implements AutoCloseable {
             applied++;
         } catch (ConfigException e) {
             rejected++;
-            log.warn("stream definitions: skipped: {}", e.getMessage());
+            log.warn("stream definitions: skipped: {}", LogSafe.of(e.getMessage(), PromptsTopicWatcher.DETAIL_MAX_CHARS));
         }
     }
 

@@ -121,7 +121,7 @@ final class TopicFollower implements AutoCloseable {
                         handler.accept(r);
                     } catch (RuntimeException e) {
                         // Handlers count and log what they reject; this is the last guard for the rest.
-                        log.error("{}: skipped the record with key '{}' at offset {}: {}", topic, r.key(), r.offset(),
+                        log.error("{}: skipped the record with key '{}' at offset {}: {}", topic, LogSafe.of(r.key()), r.offset(),
                                 Errors.describe(e), e);
                     }
                 }

@@ -50,6 +50,33 @@ class PromptSetsJsonTest {
                 .contains("missing.json: prompts file not found"));
     }
 
+    @Test
+    void pointsMayCarryTheirLabelLikeTheConfigurationAndTheTopic() throws IOException {
+        List<PromptSet> sets = PromptSetsJson.read(write("[{\"points\": [[10, 20, 0], [30, 40, 1], [5, 6]]}]"));
+        assertArrayEquals(new double[] {10, 20}, sets.get(0).points()[0]);
+        assertArrayEquals(new int[] {0, 1, 1}, sets.get(0).labels(), "a point without one is foreground");
+        assertError("[{\"points\": [[1, 2, 0]], \"labels\": [0]}]", "prompt set 0: labels are given in the points");
+        assertError("[{\"points\": [[1, 2, 3]]}]", "prompt set 0: point 0: the label must be 0 or 1, got 3.0");
+        assertError("[{\"points\": [[1]]}]", "prompt set 0: point 0 must be [x, y] or [x, y, label], got [1]");
+    }
+
+    @Test
+    void limitsAreClearErrors() throws IOException {
+        String point = "[1, 2, 1]";
+        String full = "{\"points\": [" + String.join(",", java.util.Collections.nCopies(PromptSetsJson.MAX_POINTS, point)) + "]}";
+        assertEquals(PromptSetsJson.MAX_POINTS, PromptSetsJson.read(write("[" + full + "]")).get(0).pointCount());
+        assertError("[{\"box\": [1, 2, 3, 4]}, {\"points\": ["
+                + String.join(",", java.util.Collections.nCopies(PromptSetsJson.MAX_POINTS + 1, point)) + "]}]",
+                "prompt set 1: has 63 points, at most 62 are allowed");
+        String box = "{\"box\": [1, 2, 3, 4]}";
+        assertEquals(PromptSetsJson.MAX_SETS, PromptSetsJson.read(write("["
+                + String.join(",", java.util.Collections.nCopies(PromptSetsJson.MAX_SETS, box)) + "]")).size());
+        assertError("[" + String.join(",", java.util.Collections.nCopies(PromptSetsJson.MAX_SETS + 1, box)) + "]",
+                "holds 257 prompt sets, at most 256 are allowed");
+        assertError("[" + " ".repeat((int) PromptSetsJson.MAX_FILE_BYTES) + "]",
+                "the prompts file has 4194306 bytes, at most 4194304 are read");
+    }
+
     private void assertError(String json, String expected) throws IOException {
         Path f = write(json);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PromptSetsJson.read(f));

@@ -18,6 +18,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.imageio.ImageIO;
@@ -154,7 +155,37 @@ class SegmentCommandTest {
         Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
                 "--prompts", prompts.toString(), "--out", tmp.toString());
         assertEquals(1, r.code);
-        assertOneLineError(r, "p.json: prompt set 1: point 0 must be an array of 2 numbers");
+        assertOneLineError(r, "p.json: prompt set 1: point 0 must be [x, y] or [x, y, label], got [10]");
+    }
+
+    /** A bad --out is found before the image is read and the model loads (here: a checkpoint that is none). */
+    @Test
+    void outIsCheckedBeforeTheModelLoads() throws IOException {
+        Path bogus = tmp.resolve("model.pth");
+        Files.writeString(bogus, "hello");
+        Path file = tmp.resolve("taken");
+        Files.writeString(file, "x");
+        Result r = run("segment", "--checkpoint", bogus.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--point", "10,10", "--out", file.toString());
+        assertEquals(1, r.code);
+        assertOneLineError(r, "--out " + file + ": is a file, not a directory");
+        r = run("segment", "--checkpoint", bogus.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--point", "10,10", "--out", file.resolve("sub").toString());
+        assertEquals(1, r.code);
+        assertOneLineError(r, "--out " + file.resolve("sub") + ": " + file + " is a file, not a directory");
+    }
+
+    @Test
+    void tooManyPointFlagsAreAUsageError() {
+        List<String> args = new ArrayList<>(List.of("segment", "--checkpoint", MODEL.toString(), "--image",
+                CASE.resolve("image.png").toString(), "--out", tmp.toString()));
+        for (int i = 0; i < 63; i++) {
+            args.add("--point");
+            args.add("10,10");
+        }
+        Result r = run(args.toArray(String[]::new));
+        assertEquals(2, r.code);
+        assertTrue(r.err.contains("63 --point prompts, at most 62 are allowed"), r.err);
     }
 
     @Test

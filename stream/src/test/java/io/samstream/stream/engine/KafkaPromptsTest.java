@@ -134,6 +134,75 @@ class KafkaPromptsTest {
     }
 
     /**
+     * The issue's abuse of the open prompts topic: a key that forges a log line, a 272 KB message of
+     * 20,000 points, an object of 63 points and a flood of adds for frames to come. Each is rejected with
+     * its reason (to the dead-letter topic too) and quickly; both streams go on.
+     */
+    @Test
+    void abusiveMessagesAreRejectedAndEveryStreamGoesOn() throws Exception {
+        String topic = "prompts-limits-test";
+        String dead = "prompts-limits-dlt";
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
+                     spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()),
+                     sink, metrics);
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
+                     Optional.of(dead));
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
+                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                     new StringSerializer(), new ByteArraySerializer())) {
+            StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
+            StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
+            waitFor(() -> a.published() >= 3 && b.published() >= 3);
+
+            String forgedKey = "cam-a\n07:00:00.000 ERROR StreamHandle - stream s2 failed: FORGED BY KEY" + "x".repeat(5000);
+            send(producer, topic, forgedKey, "{\"stream\":\"cam-a\",\"op\":\"reset\"}");
+            StringBuilder many = new StringBuilder();
+            for (int i = 0; i < 20_000; i++) {
+                many.append(i == 0 ? "" : ",").append("[").append(i % 30).append(",").append(i % 20).append(",1]");
+            }
+            send(producer, topic, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":5,\"points\":[" + many
+                    + "]}");
+            String points63 = String.join(",", java.util.Collections.nCopies(63, "[3,3,1]"));
+            send(producer, topic, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":6,\"points\":["
+                    + points63 + "]}");
+            waitFor(() -> watcher.rejected() == 3);
+            int flood = StreamPrompts.MAX_PENDING + 100;
+            for (int i = 0; i < flood; i++) {
+                producer.send(new ProducerRecord<>(topic, "cam-a", ("{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":"
+                        + (100 + i) + ",\"box\":[1,1,9,9],\"frame\":" + (1_000_000 + i) + "}")
+                        .getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush();
+            waitFor(() -> watcher.rejected() + watcher.accepted() == 3 + flood);
+
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.KEY_MISMATCH));
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.TOO_LARGE));
+            assertEquals(1, metrics.promptsRejectedCount(PromptRejected.TOO_MANY_POINTS));
+            double pendingRejected = metrics.promptsRejectedCount(PromptRejected.TOO_MANY_PENDING);
+            assertTrue(pendingRejected >= 100 && pendingRejected <= 110, "rejected for too many pending: " + pendingRejected);
+            // Both streams go on.
+            long pa = a.published();
+            long pb = b.published();
+            waitFor(() -> a.published() >= pa + 3 && b.published() >= pb + 3);
+            assertEquals(StreamHandle.State.RUNNING, a.state());
+            assertEquals(StreamHandle.State.RUNNING, b.state());
+
+            List<ConsumerRecord<String, byte[]>> dl = readAll(dead, 4);
+            assertEquals(List.of(PromptRejected.KEY_MISMATCH, PromptRejected.TOO_LARGE, PromptRejected.TOO_MANY_POINTS,
+                    PromptRejected.TOO_MANY_PENDING), dl.subList(0, 4).stream()
+                    .map(r -> header(r, PromptsTopicWatcher.REASON_HEADER)).toList());
+            String keyDetail = header(dl.get(0), PromptsTopicWatcher.DETAIL_HEADER);
+            assertTrue(!keyDetail.contains("\n") && keyDetail.contains("cam-a\\n07:00:00.000 ERROR")
+                    && keyDetail.contains("(5071 chars)") && keyDetail.length() < 500, keyDetail);
+            assertTrue(header(dl.get(1), PromptsTopicWatcher.DETAIL_HEADER).contains("at most 65536 bytes"));
+            assertTrue(header(dl.get(2), PromptsTopicWatcher.DETAIL_HEADER).startsWith("add of object 6 has 63 points"));
+            assertTrue(header(dl.get(3), PromptsTopicWatcher.DETAIL_HEADER).startsWith("stream cam-a: 1000 prompt changes"));
+        }
+    }
+
+    /**
      * With tracking on (the bundled demo model on a test-pattern scene whose ground truth is known): objects
      * added through the topic are seeded at their frame and then followed, a removed one ends, one added on
      * the background is lost and reported once in its frame's record; a malformed message changes nothing.

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.nio.charset.StandardCharsets;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class PromptMessageTest {
 
@@ -76,6 +78,45 @@ class PromptMessageTest {
         rejected(PromptRejected.BAD_FRAME, "s", "{\"stream\":\"s\",\"op\":\"reset\",\"frame\":\"now\"}");
         PromptRejected tomb = assertThrows(PromptRejected.class, () -> PromptMessage.parse("s", (byte[]) null));
         assertEquals(PromptRejected.MALFORMED_JSON, tomb.reason());
+    }
+
+    @Test
+    void tooManyPointsAreRejectedNamingTheObject() throws PromptRejected {
+        String ok = "{\"stream\":\"s\",\"op\":\"add\",\"object\":5,\"points\":" + points(ObjectPrompt.MAX_POINTS)
+                + ",\"box\":[0,0,9,9]}";
+        assertEquals(ObjectPrompt.MAX_POINTS, PromptMessage.parse("s", ok).prompt().points().length);
+        PromptRejected e = assertThrows(PromptRejected.class, () -> PromptMessage.parse("s",
+                "{\"stream\":\"s\",\"op\":\"update\",\"object\":5,\"points\":" + points(ObjectPrompt.MAX_POINTS + 1) + "}"));
+        assertEquals(PromptRejected.TOO_MANY_POINTS, e.reason());
+        assertEquals("update of object 5 has 63 points, at most 62 are allowed", e.getMessage());
+        // The configuration's objects have the same bound.
+        IllegalArgumentException c = assertThrows(IllegalArgumentException.class,
+                () -> new ObjectPrompt(7, new double[ObjectPrompt.MAX_POINTS + 1][], null));
+        assertTrue(c.getMessage().startsWith("object 7 has 63 points"), c.getMessage());
+    }
+
+    @Test
+    @Timeout(10)
+    void aMessageOverTheSizeLimitIsRejectedBeforeParsing() {
+        // The 272 KB message with 20,000 points: rejected on its size, the points are never read.
+        String huge = "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"points\":" + points(20_000) + "}";
+        byte[] bytes = huge.getBytes(StandardCharsets.UTF_8);
+        assertTrue(bytes.length > PromptMessage.MAX_BYTES);
+        long t0 = System.nanoTime();
+        PromptRejected e = assertThrows(PromptRejected.class, () -> PromptMessage.parse("s", bytes));
+        assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "rejected at once");
+        assertEquals(PromptRejected.TOO_LARGE, e.reason());
+        assertEquals("the message has " + bytes.length + " bytes, at most 65536 bytes are read", e.getMessage());
+        assertEquals(PromptRejected.TOO_LARGE,
+                assertThrows(PromptRejected.class, () -> PromptMessage.parse("s", huge)).reason());
+    }
+
+    private static String points(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",").append("[").append(i % 9).append(",").append(i % 7).append(",1]");
+        }
+        return b.append("]").toString();
     }
 
     private static void rejected(String reason, String key, String json) {

@@ -2,11 +2,13 @@ package io.samstream.stream.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class StreamPromptsTest {
     static final PromptSpec CONFIGURED = new PromptSpec(
@@ -147,6 +149,46 @@ class StreamPromptsTest {
         assertEquals(List.of(1, 1000), ids(p.forFrame(3)), "the prompted objects stay");
         p.apply(msg("{\"stream\":\"s\",\"op\":\"reset\"}"), 4, 100, 80);
         assertEquals(java.util.Set.of(), p.forFrame(4).trackPrompts(100, 80).dismissed(), "a reset starts over");
+    }
+
+    /**
+     * The issue's flood: 10,000 adds, each for a frame to come. Pending changes are kept as changes, up to
+     * MAX_PENDING snapshots; the rest are rejected with a reason naming the stream, in bounded time, and
+     * every accepted one still resolves to the right objects. Once the frames are decoded, changes are taken again.
+     */
+    @Test
+    @Timeout(30)
+    void pendingChangesAreCappedPerStream() throws PromptRejected {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        int accepted = 0;
+        int rejected = 0;
+        for (int i = 0; i < 10_000; i++) {
+            try {
+                p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":" + (2000 + i)
+                        + ",\"points\":[[1,1,1]],\"frame\":" + (100 + i) + "}"), 0, 100, 80);
+                accepted++;
+            } catch (PromptRejected e) {
+                assertEquals(PromptRejected.TOO_MANY_PENDING, e.reason());
+                assertTrue(e.getMessage().startsWith("stream s: 1000 prompt changes are pending already"), e.getMessage());
+                rejected++;
+            }
+        }
+        assertEquals(StreamPrompts.MAX_PENDING - 1, accepted, "the configured snapshot counts too");
+        assertEquals(10_000 - accepted, rejected);
+        // Each pending snapshot has its own objects: the configured ones and the adds up to its frame.
+        assertEquals(2, p.forFrame(99).ids().size());
+        assertEquals(2 + 1, p.forFrame(100).ids().size());
+        assertEquals(2 + 500, p.forFrame(599).ids().size());
+        assertEquals(2 + accepted, p.latest().ids().size());
+        assertEquals(accepted, p.latest().revision(2000 + accepted - 1));
+        // A change at the last pending frame supersedes it (no new snapshot): still taken.
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2000}"), 0, 100, 80);
+        assertEquals(2 + accepted - 1, p.latest().ids().size());
+        // Frames decoded: their snapshots go, and room is made.
+        p.frameDone(100 + 500);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2001,\"frame\":5000}"), 601, 100, 80);
+        assertEquals(false, p.forFrame(5000).ids().contains(2001));
+        assertEquals(true, p.forFrame(4999).ids().contains(2001));
     }
 
     private static void assertReason(String reason, StreamPrompts p, String json) {
