@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * stream sources (blocking dispatcher; live: restart with backoff, keep newest; files: backpressure)
- *   -> MergeHub -> groupedWithin(max-batch, max-latency) -> encoder (mapAsync in-flight; embeddings stay
+ *   -> MergeHub -> DeadlineBatcher(max-batch, max-latency; at once when nothing is in flight) -> encoder (mapAsync in-flight; embeddings stay
  *      where the backend keeps them: a device ring on CUDA)
  *   -> decoder (one batch at a time, wave by wave: the k-th frames of all streams decoded and
  *      post-processed together; prompts / tracks -> masks) -> records (run-length encoding, frames in
@@ -109,7 +109,8 @@ public final class Engine implements AutoCloseable {
 
         // One frame buffered per producer: what waits in the hub only adds latency.
         Pair<Pair<Sink<Job, NotUsed>, UniqueKillSwitch>, CompletionStage<Done>> running = MergeHub.of(Job.class, 1)
-                .groupedWithin(settings.batching().maxBatch(), settings.batching().maxLatency())
+                .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
+                        () -> metrics.batchesInFlight().get() == 0))
                 .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
                 .via(Stages.decoder(segmenter, decoderPool, metrics))
                 .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
