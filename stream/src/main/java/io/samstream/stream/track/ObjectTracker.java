@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *     multimask seeds plus followed tracks); the engine runs the frames of a wave, one per stream, as one
  *     {@link SamBackend#decodeWave} ({@link #begin} gives the frame's {@link FrameStep}s).</li>
  * <li>A frame is <b>bad</b> for an object when its mask is empty or its predicted IoU or stability score
- *     is below the minimum: the track keeps its last good mask and the filter coasts. After
+ *     is below the minimum: the track keeps its last good mask and the filter coasts; the object is absent
+ *     from the frame's masks and listed in its {@code hidden} ids (no record carries an untaken mask). After
  *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
  *     list, a log line, a counter), its track ends, and a prompted object stays gone until its prompt
  *     changes or the stream is reset.</li>
@@ -73,10 +74,16 @@ public final class ObjectTracker {
     private static final double JUMP_COVER = 0.5;
 
     /**
-     * What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. The
-     * records' objects ({@link #objects()}) are run-length encoded when first asked for.
+     * What a frame gives: the objects' good masks (prompt order, then discovered ones; never an empty or untaken
+     * mask), the tracked ids coasting in it (a bad frame, not yet lost) and the ids lost in it. The records'
+     * objects ({@link #objects()}) are run-length encoded when first asked for.
      */
-    public record Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
+    public record Frame(List<MaskReadout.Readout> masks, List<Integer> hidden, List<Integer> lost) {
+        /** A frame with nothing coasting (fixed prompts). */
+        public Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
+            this(masks, List.of(), lost);
+        }
+
         /** The records' objects, in order (encodes each mask's RLE at the first call). */
         public List<ObjectMask> objects() {
             List<ObjectMask> out = new ArrayList<>(masks.size());
@@ -155,6 +162,10 @@ public final class ObjectTracker {
         float score;
         boolean[] mask;
         MaskReadout.Readout read;
+        /** Whether this frame's mask was taken (not empty, scores high enough, not jumped). */
+        boolean good;
+        /** Whether its mask slid onto another object's ({@link #jumped}). */
+        boolean jumped;
 
         Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
                 boolean[] previous) {
@@ -289,16 +300,22 @@ public final class ObjectTracker {
             List<Integer> lost = new ArrayList<>();
             List<Work> kept = settle(frame, work, lost);
             List<MaskReadout.Readout> objects = new ArrayList<>(kept.size());
+            List<Integer> hidden = new ArrayList<>();
             for (Work w : kept) {
-                objects.add(w.read);
+                if (w.good) {
+                    objects.add(w.read);
+                } else {
+                    hidden.add(w.id); // coasting: no mask published, but still followed
+                }
             }
             if (discovery != null && frames % discovery.interval() == 0) {
-                discover(frame, embedding, kept, objects);
+                // A jumped mask is another object's: it does not cover anything of its own.
+                discover(frame, embedding, kept.stream().filter(w -> !w.jumped).toList(), objects);
             }
             frames++;
             published = List.copyOf(tracks.values());
             meters.active().set(tracks.size());
-            return new Frame(objects, lost);
+            return new Frame(objects, hidden, lost);
         }
     }
 
@@ -389,12 +406,17 @@ public final class ObjectTracker {
         w.score = iou[best];
     }
 
-    /** Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns what stays. */
+    /**
+     * Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns the live tracks'
+     * jobs, good ({@link Work#good}) or coasting.
+     */
     private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
         Set<Work> jumped = jumped(work);
         for (Work w : work) {
             boolean good = !w.read.empty() && w.read.score() >= settings.minPredictedIou()
                     && w.read.stability() >= settings.minStability() && !jumped.contains(w);
+            w.good = good;
+            w.jumped = jumped.contains(w);
             if (w.track == null) {
                 w.track = new Track(w.id, Track.Origin.PROMPTED, w.revision, frame, w.chosen,
                         w.read.empty() ? extent(w.seed) : w.read.box());
@@ -443,9 +465,7 @@ public final class ObjectTracker {
                         w.read.stability(), settings.minPredictedIou(), settings.minStability());
                 continue;
             }
-            if (!jumped.contains(w)) {
-                kept.add(w); // a jumped track's mask is another object's: nothing to report for it in this frame
-            }
+            kept.add(w);
         }
         return kept;
     }
