@@ -192,9 +192,10 @@ class ObjectTrackerTest {
         ObjectTracker tracker = tracker(TrackingMeters.none());
         ObjectTracker.Frame f = step(tracker, 0, prompts(0, boxOf(5, 3), boxOf(6, 3), boxOf(1, 1)));
         assertEquals(Set.of(1, 5), byId(f).keySet());
-        assertEquals(List.of(), f.lost(), "merged is not lost");
+        assertEquals(List.of(6), f.lost(), "a merged duplicate is reported lost");
         f = step(tracker, 1, prompts(0, boxOf(5, 3), boxOf(6, 3), boxOf(1, 1)));
         assertEquals(Set.of(1, 5), byId(f).keySet(), "and it is not seeded again under the same prompt");
+        assertEquals(List.of(), f.lost(), "reported once");
     }
 
     @Test
