@@ -3,6 +3,7 @@ package io.samstream.connectors.kafka;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The masks of one frame of one stream: the value of a record on the masks topic (key = {@link #stream}).
@@ -25,17 +26,21 @@ import java.util.Objects;
  * @param width      the frame's width in pixels
  * @param height     the frame's height in pixels
  * @param model      which model made the masks (e.g. {@code sam_vit_b})
- * @param objects    the tracked objects found in the frame; empty when none
+ * @param objects    the tracked objects found in the frame (never an empty mask); empty when none
+ * @param hidden     ids of tracked objects with no mask in this frame that are still followed (coasting: behind
+ *                   another object or not found for a few frames, not yet lost); empty when none
  * @param lost       ids of tracked objects lost in this frame (each reported once, in the frame its track
  *                   ended); empty when none
  */
 public record MaskRecord(String stream, long frame, long ptsMs, Instant capturedAt, int width, int height,
-                         String model, List<ObjectMask> objects, List<Integer> lost) {
+                         String model, List<ObjectMask> objects, List<Integer> hidden, List<Integer> lost) {
 
     /** The record header that carries the schema version of the value. */
     public static final String SCHEMA_HEADER = "samstream.schema";
-    /** The schema version this code writes and reads. */
-    public static final String SCHEMA_VERSION = "1";
+    /** The schema version this code writes: 2 added {@code hidden}. */
+    public static final String SCHEMA_VERSION = "2";
+    /** The schema versions this code reads (a version 1 record is one without {@code hidden}). */
+    public static final Set<String> READABLE_VERSIONS = Set.of("1", "2");
 
     public MaskRecord {
         requireText(stream, "stream");
@@ -48,6 +53,7 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
             throw new IllegalArgumentException("frame size must be positive, got " + width + "x" + height);
         }
         objects = List.copyOf(Objects.requireNonNull(objects, "objects"));
+        hidden = List.copyOf(Objects.requireNonNull(hidden, "hidden"));
         lost = List.copyOf(Objects.requireNonNull(lost, "lost"));
         for (ObjectMask o : objects) {
             // Masks are at the frame's own resolution, so that a consumer can overlay them as they are.
@@ -58,10 +64,16 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
         }
     }
 
-    /** A record with no lost objects. */
+    /** A record with no hidden objects. */
+    public MaskRecord(String stream, long frame, long ptsMs, Instant capturedAt, int width, int height, String model,
+            List<ObjectMask> objects, List<Integer> lost) {
+        this(stream, frame, ptsMs, capturedAt, width, height, model, objects, List.of(), lost);
+    }
+
+    /** A record with no hidden or lost objects. */
     public MaskRecord(String stream, long frame, long ptsMs, Instant capturedAt, int width, int height, String model,
             List<ObjectMask> objects) {
-        this(stream, frame, ptsMs, capturedAt, width, height, model, objects, List.of());
+        this(stream, frame, ptsMs, capturedAt, width, height, model, objects, List.of(), List.of());
     }
 
     /**

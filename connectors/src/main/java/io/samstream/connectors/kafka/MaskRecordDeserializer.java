@@ -8,8 +8,9 @@ import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * Kafka value deserializer of {@link MaskRecord}s. A record whose {@value MaskRecord#SCHEMA_HEADER}
- * header names another version, or whose value is not a mask record, fails with a
- * {@link SerializationException} that says why; a record without the header is read as version 1.
+ * header names a version it does not know ({@link MaskRecord#READABLE_VERSIONS}: 1 and 2), or whose value is
+ * not a mask record, fails with a {@link SerializationException} that says why; a record without the header is
+ * read as version 1.
  */
 public final class MaskRecordDeserializer implements Deserializer<MaskRecord> {
 
@@ -30,9 +31,9 @@ public final class MaskRecordDeserializer implements Deserializer<MaskRecord> {
         Header version = headers == null ? null : headers.lastHeader(MaskRecord.SCHEMA_HEADER);
         if (version != null) {
             String v = version.value() == null ? "" : new String(version.value(), StandardCharsets.UTF_8);
-            if (!MaskRecord.SCHEMA_VERSION.equals(v)) {
+            if (!MaskRecord.READABLE_VERSIONS.contains(v)) {
                 throw new SerializationException("topic " + topic + ": mask record schema version '" + v
-                        + "' is not supported (this reader knows " + MaskRecord.SCHEMA_VERSION + ")");
+                        + "' is not supported (this reader knows 1 and 2)");
             }
         }
         return deserialize(topic, data);

@@ -44,19 +44,25 @@ public final class MaskRecordJson {
                 writeObject(g, o);
             }
             g.writeEndArray();
-            // Optional: only frames in which tracked objects were lost carry it.
-            if (!record.lost().isEmpty()) {
-                g.writeArrayFieldStart("lost");
-                for (int id : record.lost()) {
-                    g.writeNumber(id);
-                }
-                g.writeEndArray();
-            }
+            // Optional: only frames with coasting or lost objects carry them.
+            writeIds(g, "hidden", record.hidden());
+            writeIds(g, "lost", record.lost());
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot write mask record of stream " + record.stream(), e);
         }
         return out.toByteArray();
+    }
+
+    private static void writeIds(JsonGenerator g, String name, List<Integer> ids) throws IOException {
+        if (ids.isEmpty()) {
+            return;
+        }
+        g.writeArrayFieldStart(name);
+        for (int id : ids) {
+            g.writeNumber(id);
+        }
+        g.writeEndArray();
     }
 
     private static void writeObject(JsonGenerator g, MaskRecord.ObjectMask o) throws IOException {
@@ -101,7 +107,8 @@ public final class MaskRecordJson {
         for (int i = 0; i < objectsNode.size(); i++) {
             objects.add(readObject(objectsNode.get(i), "objects[" + i + "]."));
         }
-        List<Integer> lost = lost(root);
+        List<Integer> hidden = ids(root, "hidden");
+        List<Integer> lost = ids(root, "lost");
         String capturedAt = text(root, "captured_at", "");
         Instant captured;
         try {
@@ -113,25 +120,25 @@ public final class MaskRecordJson {
         try {
             return new MaskRecord(text(root, "stream", ""), integer(root, "frame", ""), integer(root, "pts_ms", ""),
                     captured, toInt(root, "width", ""), toInt(root, "height", ""), text(root, "model", ""), objects,
-                    lost);
+                    hidden, lost);
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalArgumentException("invalid mask record: " + e.getMessage(), e);
         }
     }
 
-    /** The optional {@code lost} list: absent (or null) means none. */
-    private static List<Integer> lost(JsonNode root) {
-        JsonNode node = root.get("lost");
+    /** An optional list of ids ({@code hidden}, {@code lost}): absent (or null) means none. */
+    private static List<Integer> ids(JsonNode root, String name) {
+        JsonNode node = root.get(name);
         if (node == null || node.isNull()) {
             return List.of();
         }
         if (!node.isArray()) {
-            throw wrongType("lost", "an array of object ids", node);
+            throw wrongType(name, "an array of object ids", node);
         }
         List<Integer> ids = new ArrayList<>(node.size());
         for (JsonNode v : node) {
             if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-                throw wrongType("lost", "an array of object ids", node);
+                throw wrongType(name, "an array of object ids", node);
             }
             ids.add(v.intValue());
         }

@@ -76,7 +76,7 @@ class KafkaMaskSinkTest {
         try (MaskRecordDeserializer deserializer = new MaskRecordDeserializer()) {
             for (ConsumerRecord<String, byte[]> r : read) {
                 Header schema = r.headers().lastHeader(MaskRecord.SCHEMA_HEADER);
-                assertEquals("1", new String(schema.value(), StandardCharsets.UTF_8));
+                assertEquals("2", new String(schema.value(), StandardCharsets.UTF_8));
                 MaskRecord record = deserializer.deserialize(r.topic(), r.headers(), r.value());
                 assertEquals(record.stream(), r.key(), "key = stream id");
                 assertEquals(sentByStreamFrame.get(record.stream() + "#" + record.frame()), record);

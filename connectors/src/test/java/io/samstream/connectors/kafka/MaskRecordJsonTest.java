@@ -64,6 +64,25 @@ class MaskRecordJsonTest {
     }
 
     @Test
+    void hiddenIdsAreWrittenOnlyWhenThereAreSomeAndAVersion1RecordReadsWithNone() throws Exception {
+        MaskRecord none = sample();
+        assertTrue(!new String(MaskRecordJson.write(none), StandardCharsets.UTF_8).contains("hidden"));
+        MaskRecord r = new MaskRecord("cam-1", 42, 1400, none.capturedAt(), 1280, 720, "sam_vit_b", none.objects(),
+                List.of(2, 1000003), List.of(3));
+        byte[] bytes = MaskRecordJson.write(r);
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        assertTrue(text.endsWith(",\"hidden\":[2,1000003],\"lost\":[3]}"), text);
+        assertEquals(r, MaskRecordJson.read(bytes));
+        // A version 1 record (no 'hidden' field) reads with none.
+        assertEquals(List.of(), MaskRecordJson.read(MaskRecordJson.write(none)).hidden());
+        assertEquals(List.of(3), MaskRecordJson.read(text.replace("\"hidden\":[2,1000003],", "")
+                .getBytes(StandardCharsets.UTF_8)).lost());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MaskRecordJson.read(text.replace("[2,1000003]", "7").getBytes(StandardCharsets.UTF_8)));
+        assertTrue(e.getMessage().contains("'hidden'"), e.getMessage());
+    }
+
+    @Test
     void capturedAtIsUtc() {
         // Instants are points in time: whatever zone they were made in, they are written in UTC.
         Instant t = java.time.OffsetDateTime.parse("2026-06-01T12:00:00+02:00").toInstant();
@@ -100,16 +119,20 @@ class MaskRecordJsonTest {
             value = serializer.serialize("t", headers, sample());
             assertNull(serializer.serialize("t", new RecordHeaders(), null));
         }
-        assertArrayEquals("1".getBytes(StandardCharsets.UTF_8), headers.lastHeader("samstream.schema").value());
+        assertArrayEquals("2".getBytes(StandardCharsets.UTF_8), headers.lastHeader("samstream.schema").value());
         assertEquals(1, headers.toArray().length);
         try (MaskRecordDeserializer deserializer = new MaskRecordDeserializer()) {
             assertEquals(sample(), deserializer.deserialize("t", headers, value));
             assertEquals(sample(), deserializer.deserialize("t", new RecordHeaders(), value));
-            RecordHeaders v2 = new RecordHeaders();
-            v2.add("samstream.schema", "2".getBytes(StandardCharsets.UTF_8));
+            // Version 1 (before 'hidden') is still read; an unknown version is refused.
+            RecordHeaders v1 = new RecordHeaders();
+            v1.add("samstream.schema", "1".getBytes(StandardCharsets.UTF_8));
+            assertEquals(sample(), deserializer.deserialize("t", v1, value));
+            RecordHeaders v3 = new RecordHeaders();
+            v3.add("samstream.schema", "3".getBytes(StandardCharsets.UTF_8));
             SerializationException e = assertThrows(SerializationException.class,
-                    () -> deserializer.deserialize("t", v2, value));
-            assertTrue(e.getMessage().contains("schema version '2'"), e.getMessage());
+                    () -> deserializer.deserialize("t", v3, value));
+            assertTrue(e.getMessage().contains("schema version '3'"), e.getMessage());
             e = assertThrows(SerializationException.class,
                     () -> deserializer.deserialize("t", headers, "{}".getBytes(StandardCharsets.UTF_8)));
             assertTrue(e.getMessage().contains("topic t"), e.getMessage());

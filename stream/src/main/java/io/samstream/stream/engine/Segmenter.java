@@ -81,7 +81,7 @@ public final class Segmenter {
     /** The mask record of one frame for these objects (already resolved for the frame's size). */
     public MaskRecord decode(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
         ObjectTracker.Frame f = Wave.runOne(backend, fixed(frame, embedding, objects));
-        return record(frame, f.objects(), f.lost());
+        return record(frame, f.objects(), f.hidden(), f.lost());
     }
 
     /**
@@ -150,10 +150,10 @@ public final class Segmenter {
         };
     }
 
-    /** The mask record of one frame: these objects, these lost ids. */
-    public MaskRecord record(VideoFrame frame, List<ObjectMask> objects, List<Integer> lost) {
+    /** The mask record of one frame: these objects, these hidden (coasting) ids, these lost ids. */
+    public MaskRecord record(VideoFrame frame, List<ObjectMask> objects, List<Integer> hidden, List<Integer> lost) {
         return new MaskRecord(frame.streamId(), frame.index(), frame.ptsMillis(), frame.capturedAt(), frame.width(),
-                frame.height(), modelName, objects, lost);
+                frame.height(), modelName, objects, hidden, lost);
     }
 
 }

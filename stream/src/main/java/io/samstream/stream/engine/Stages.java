@@ -121,7 +121,7 @@ final class Stages {
                 : CompletableFuture.supplyAsync(() -> {
                     try {
                         return new Job.Outcome(d.job(), segmenter.record(d.job().frame(), d.frame().objects(),
-                                d.frame().lost()));
+                                d.frame().hidden(), d.frame().lost()));
                     } catch (RuntimeException | Error ex) {
                         failFrame(d.job(), ex);
                         return new Job.Outcome(d.job(), null);

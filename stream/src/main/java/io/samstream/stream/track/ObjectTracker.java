@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *     multimask seeds plus followed tracks); the engine runs the frames of a wave, one per stream, as one
  *     {@link SamBackend#decodeWave} ({@link #begin} gives the frame's {@link FrameStep}s).</li>
  * <li>A frame is <b>bad</b> for an object when its mask is empty or its predicted IoU or stability score
- *     is below the minimum: the track keeps its last good mask and the filter coasts. After
+ *     is below the minimum: the track keeps its last good mask and the filter coasts; the object is absent
+ *     from the frame's masks and listed in its {@code hidden} ids (no record carries an untaken mask). After
  *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
  *     list, a log line, a counter), its track ends, and a prompted object stays gone until its prompt
  *     changes or the stream is reset.</li>
@@ -53,9 +54,13 @@ import org.slf4j.LoggerFactory;
  *     whole object; while it is not measured at all the filter holds its size (no size trend is
  *     extrapolated). A followed mask that lies mostly on another object's new mask while it no longer
  *     matches its own previous mask (IoU below {@value #JUMP_COVER}, and below the other's) has
- *     <b>jumped</b> onto that object, usually the occluder: a bad frame, not reported, never merged.</li>
- * <li>Two objects whose masks overlap with IoU >= {@code merge-iou} are one: the prompted one (over a
- *     discovered one), else the older, else the lower id is kept; the other ends (logged).</li>
+ *     <b>jumped</b> onto that object, usually the occluder: a bad frame (hidden), never merged.</li>
+ * <li><b>Duplicates.</b> When two masks overlap with IoU >= {@code merge-iou} and one track is new (seeded this
+ *     frame, or a discovered one on its first followed frame), the new one is a duplicate of the other: its
+ *     track ends, reported in {@code lost} (of two new ones the prompted, else the older, else the lower id
+ *     stays). Two established tracks are never merged (two objects in contact or crossing): the one whose mask
+ *     agrees less with its own previous mask takes a bad frame (coasting, hidden) and the other keeps the
+ *     mask.</li>
  * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
  *     configured objects again; a change of frame size starts over the same way.</li>
  * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
@@ -71,12 +76,20 @@ public final class ObjectTracker {
      * previous mask is below it, slid onto that object ({@link #jumped}).
      */
     private static final double JUMP_COVER = 0.5;
+    /** A track is new ({@link #isNew}) for this many frames from the one it was made in. */
+    private static final int NEW_TRACK_FRAMES = 2;
 
     /**
-     * What a frame gives: the objects' masks (prompt order, then discovered ones) and the ids lost in it. The
-     * records' objects ({@link #objects()}) are run-length encoded when first asked for.
+     * What a frame gives: the objects' good masks (prompt order, then discovered ones; never an empty or untaken
+     * mask), the tracked ids coasting in it (a bad frame, not yet lost) and the ids lost in it. The records'
+     * objects ({@link #objects()}) are run-length encoded when first asked for.
      */
-    public record Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
+    public record Frame(List<MaskReadout.Readout> masks, List<Integer> hidden, List<Integer> lost) {
+        /** A frame with nothing coasting (fixed prompts). */
+        public Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
+            this(masks, List.of(), lost);
+        }
+
         /** The records' objects, in order (encodes each mask's RLE at the first call). */
         public List<ObjectMask> objects() {
             List<ObjectMask> out = new ArrayList<>(masks.size());
@@ -155,6 +168,10 @@ public final class ObjectTracker {
         float score;
         boolean[] mask;
         MaskReadout.Readout read;
+        /** Whether this frame's mask was taken (not empty, scores high enough, not jumped). */
+        boolean good;
+        /** Whether its mask slid onto another object's ({@link #jumped}). */
+        boolean jumped;
 
         Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
                 boolean[] previous) {
@@ -289,16 +306,22 @@ public final class ObjectTracker {
             List<Integer> lost = new ArrayList<>();
             List<Work> kept = settle(frame, work, lost);
             List<MaskReadout.Readout> objects = new ArrayList<>(kept.size());
+            List<Integer> hidden = new ArrayList<>();
             for (Work w : kept) {
-                objects.add(w.read);
+                if (w.good) {
+                    objects.add(w.read);
+                } else {
+                    hidden.add(w.id); // coasting: no mask published, but still followed
+                }
             }
             if (discovery != null && frames % discovery.interval() == 0) {
-                discover(frame, embedding, kept, objects);
+                // A jumped mask is another object's: it does not cover anything of its own.
+                discover(frame, embedding, kept.stream().filter(w -> !w.jumped).toList(), objects);
             }
             frames++;
             published = List.copyOf(tracks.values());
             meters.active().set(tracks.size());
-            return new Frame(objects, lost);
+            return new Frame(objects, hidden, lost);
         }
     }
 
@@ -389,16 +412,31 @@ public final class ObjectTracker {
         w.score = iou[best];
     }
 
-    /** Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns what stays. */
+    /**
+     * Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns the live tracks'
+     * jobs, good ({@link Work#good}) or coasting.
+     */
     private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
         Set<Work> jumped = jumped(work);
+        Set<Work> seeded = new HashSet<>();
         for (Work w : work) {
-            boolean good = !w.read.empty() && w.read.score() >= settings.minPredictedIou()
-                    && w.read.stability() >= settings.minStability() && !jumped.contains(w);
             if (w.track == null) {
                 w.track = new Track(w.id, Track.Origin.PROMPTED, w.revision, frame, w.chosen,
                         w.read.empty() ? extent(w.seed) : w.read.box());
                 tracks.put(w.id, w.track);
+                seeded.add(w);
+            }
+        }
+        Set<Work> gone = merge(frame, work, jumped, lost);
+        for (Work w : work) {
+            if (gone.contains(w)) {
+                continue;
+            }
+            boolean good = !w.read.empty() && w.read.score() >= settings.minPredictedIou()
+                    && w.read.stability() >= settings.minStability() && !jumped.contains(w);
+            w.good = good;
+            w.jumped = jumped.contains(w);
+            if (seeded.contains(w)) {
                 if (!good) {
                     w.track.bad();
                 }
@@ -408,23 +446,6 @@ public final class ObjectTracker {
                         !inFront(w.read.box(), w, work, jumped));
             } else {
                 w.track.bad(hidden(w, work, jumped));
-            }
-        }
-        Set<Work> gone = new HashSet<>();
-        for (int i = 0; i < work.size(); i++) {
-            for (int j = i + 1; j < work.size() && !gone.contains(work.get(i)); j++) {
-                Work a = work.get(i);
-                Work b = work.get(j);
-                if (gone.contains(b) || a.read.empty() || b.read.empty() || jumped.contains(a) || jumped.contains(b)
-                        || LowResMask.iou(a.mask, b.mask) < settings.mergeIou()) {
-                    continue;
-                }
-                Work loser = a.track.outranks(b.track) ? b : a;
-                Work winner = loser == a ? b : a;
-                gone.add(loser);
-                end(loser.track);
-                log.info("stream {}: object {} is object {} (mask IoU >= {}) at frame {}: merged into it", stream,
-                        loser.id, winner.id, settings.mergeIou(), frame);
             }
         }
         List<Work> kept = new ArrayList<>(work.size());
@@ -443,11 +464,57 @@ public final class ObjectTracker {
                         w.read.stability(), settings.minPredictedIou(), settings.minStability());
                 continue;
             }
-            if (!jumped.contains(w)) {
-                kept.add(w); // a jumped track's mask is another object's: nothing to report for it in this frame
-            }
+            kept.add(w);
         }
         return kept;
+    }
+
+    /** Whether a track is new: seeded this frame, or followed for the first time (discovered the frame before). */
+    private static boolean isNew(Track t, long frame) {
+        return frame - t.bornFrame() < NEW_TRACK_FRAMES;
+    }
+
+    /**
+     * Pairs of masks with IoU >= {@code merge-iou}. A new track there is a duplicate of the other object: it is
+     * merged into it (its track ends, reported lost; of two new ones the lower-ranked, {@link Track#outranks}).
+     * Two established tracks are two objects in contact or crossing: never merged; the one whose mask agrees less
+     * with its own previous (shifted) mask takes a bad frame (added to {@code jumped}: coasting, hidden).
+     *
+     * @return the merged jobs
+     */
+    private Set<Work> merge(long frame, List<Work> work, Set<Work> jumped, List<Integer> lost) {
+        Set<Work> gone = new HashSet<>();
+        for (int i = 0; i < work.size(); i++) {
+            for (int j = i + 1; j < work.size(); j++) {
+                Work a = work.get(i);
+                Work b = work.get(j);
+                if (gone.contains(a) || gone.contains(b) || a.read.empty() || b.read.empty() || jumped.contains(a)
+                        || jumped.contains(b) || LowResMask.iou(a.mask, b.mask) < settings.mergeIou()) {
+                    continue;
+                }
+                boolean aNew = isNew(a.track, frame);
+                boolean bNew = isNew(b.track, frame);
+                if (aNew || bNew) {
+                    Work loser = aNew && bNew ? (a.track.outranks(b.track) ? b : a) : aNew ? a : b;
+                    Work winner = loser == a ? b : a;
+                    gone.add(loser);
+                    end(loser.track);
+                    lost.add(loser.id);
+                    meters.lost().increment();
+                    log.info("stream {}: new object {} is object {} (mask IoU >= {}) at frame {}: merged into it "
+                            + "(reported lost)", stream, loser.id, winner.id, settings.mergeIou(), frame);
+                } else {
+                    double ownA = a.previous == null ? 0 : LowResMask.iou(a.mask, a.previous);
+                    double ownB = b.previous == null ? 0 : LowResMask.iou(b.mask, b.previous);
+                    Work loser = ownA != ownB ? (ownA < ownB ? a : b) : a.track.outranks(b.track) ? b : a;
+                    jumped.add(loser);
+                    log.debug("stream {}: objects {} and {} share one mask (IoU >= {}) at frame {}: object {} agrees "
+                            + "less with its previous mask and takes a bad frame", stream, a.id, b.id,
+                            settings.mergeIou(), frame, loser.id);
+                }
+            }
+        }
+        return gone;
     }
 
     /**
@@ -462,7 +529,7 @@ public final class ObjectTracker {
             }
             double own = LowResMask.iou(a.mask, a.previous);
             if (own >= JUMP_COVER) {
-                continue; // it still continues its own mask: two tracks of one object are merged, not a jump
+                continue; // it still continues its own mask: not a jump (the merge rule decides)
             }
             for (Work b : work) {
                 if (b == a || b.previous == null || b.read.empty()) {

@@ -274,8 +274,14 @@ class KafkaPromptsTest {
             assertEquals(List.of(3), lost.get(0).lost());
             int lostAt = records.indexOf(lost.get(0));
             assertEquals(at + TrackingEngineTest.TRACKING.lostAfter() - 1, lostAt);
-            assertTrue(records.subList(with2, lostAt).stream().allMatch(has(3)), "tracked until lost");
-            assertTrue(records.subList(lostAt, records.size()).stream().noneMatch(has(3)), "and gone after");
+            // Every frame of object 3 is bad: it is never published, the records list it as hidden until lost.
+            assertTrue(records.subList(with2, lostAt).stream().allMatch(r -> r.hidden().contains(3)),
+                    "coasting (hidden) until lost");
+            assertTrue(records.stream().noneMatch(has(3)), "no bad frame's mask is published");
+            assertTrue(records.subList(lostAt, records.size()).stream().noneMatch(r -> r.hidden().contains(3)),
+                    "and gone after");
+            assertTrue(records.stream().allMatch(r -> r.objects().stream().allMatch(o -> o.area() > 0)),
+                    "no record has an empty mask");
             assertEquals(1.0, metrics.objectsLostCount("cam-t"));
         }
     }
