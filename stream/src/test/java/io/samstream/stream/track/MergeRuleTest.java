@@ -9,7 +9,6 @@ import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamConfig;
-import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -47,20 +46,9 @@ class MergeRuleTest {
     }
 
     /** Decodes a prompt to the square nearest its box's centre, or to both when the two nearly coincide. */
-    static final class CrossingBackend implements SamBackend {
-        @Override
-        public SamConfig config() {
-            return CONFIG;
-        }
-
-        @Override
-        public String name() {
-            return "crossing";
-        }
-
-        @Override
-        public Tensor encode(Tensor images) {
-            throw new UnsupportedOperationException("the fake backend only decodes");
+    static final class CrossingBackend extends DecodeOnlyBackend {
+        CrossingBackend() {
+            super(CONFIG, "crossing");
         }
 
         @Override

@@ -24,23 +24,12 @@ class WaveTest {
     static final SamConfig TINY = new SamConfig(64, 8, 32, 4, 2, 64, 4, new int[] {1, 3}, 32, 8, 2, 8, 64, 2, 3, 3, 32);
 
     /** Decodes a prompt set to a plane filled with its box's x0; refuses a box whose x0 is negative. */
-    static final class FakeBackend implements SamBackend {
+    static final class FakeBackend extends DecodeOnlyBackend {
         final AtomicInteger waves = new AtomicInteger();
         final AtomicInteger postWaves = new AtomicInteger();
 
-        @Override
-        public SamConfig config() {
-            return TINY;
-        }
-
-        @Override
-        public String name() {
-            return "fake";
-        }
-
-        @Override
-        public Tensor encode(Tensor images) {
-            throw new UnsupportedOperationException("the fake backend only decodes");
+        FakeBackend() {
+            super(TINY, "fake");
         }
 
         @Override
@@ -57,13 +46,13 @@ class WaveTest {
         @Override
         public List<List<DecoderOutput>> decodeWave(List<DecodeRequest> requests) {
             waves.incrementAndGet();
-            return SamBackend.super.decodeWave(requests);
+            return super.decodeWave(requests);
         }
 
         @Override
         public List<List<MaskSummary>> postprocessWave(List<MaskRequest> requests) {
             postWaves.incrementAndGet();
-            return SamBackend.super.postprocessWave(requests);
+            return super.postprocessWave(requests);
         }
     }
 
