@@ -41,8 +41,22 @@ import org.slf4j.LoggerFactory;
  * (not rebased to 0: MPEG-TS and RTSP start anywhere); a frame without one gets the previous pts plus
  * one nominal frame duration. {@code capturedAt} is the wall clock when the frame was decoded.
  *
- * <p>Packets that fail to decode (corruption in the middle of a stream) are logged and skipped, as
- * FFmpeg's own tools do; after {@value #MAX_CONSECUTIVE_DECODE_ERRORS} in a row the source fails.
+ * <p>Packets that fail to decode (corruption in the middle of a stream) are logged, counted
+ * ({@link #decodeErrors()}) and skipped, as FFmpeg's own tools do; after
+ * {@value #MAX_CONSECUTIVE_DECODE_ERRORS} in a row any source fails. A file (a source that is not
+ * live) is held to more: it fails, with frames already returned staying returned, when
+ * <ul>
+ *   <li>more than {@value #MAX_CORRUPT_PACKETS} of its packets failed to decode (at once, mid-file:
+ *       "cam-1: /v/a.mp4: 11 packets failed to decode (more than 10)");
+ *   <li>at its end, fewer than {@value #MIN_DECLARED_FRAMES_PERCENT} % of the frames its container
+ *       declares were decoded (nb_frames, else duration x frame rate; nothing is checked when the
+ *       container declares neither or FFmpeg guessed the duration from the bitrate): a truncated
+ *       file, "cam-1: /v/a.mp4 ends after 17 of 30 frames the container declares";
+ *   <li>at its end, more than {@value #MAX_CORRUPT_PACKETS_PERCENT} % of its packets failed to decode:
+ *       "cam-1: /v/a.mp4: 3 of 30 packets failed to decode (more than 5 %)".
+ * </ul>
+ * A packet fails to decode when the decoder rejects it as invalid data or returns its frame marked
+ * as concealed (decode_error_flags). Live sources only count; the engine reconnects them anyway.
  *
  * <p>Threading: {@link #next()} from one thread at a time. {@link #close()} may also come from
  * another thread: it interrupts a blocked read, then releases everything once {@code next()} returns.
@@ -53,6 +67,12 @@ public final class FfmpegFrameSource implements FrameSource {
     static final Duration DEFAULT_OPEN_TIMEOUT = Duration.ofSeconds(30);
     static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(15);
     static final int MAX_CONSECUTIVE_DECODE_ERRORS = 50;
+    /** A file with more packets than this that failed to decode fails. */
+    static final int MAX_CORRUPT_PACKETS = 10;
+    /** A file ending with more than this share of its packets failed to decode fails. */
+    static final int MAX_CORRUPT_PACKETS_PERCENT = 5;
+    /** A file ending with fewer frames than this share of what its container declares fails. */
+    static final int MIN_DECLARED_FRAMES_PERCENT = 90;
     private static final AVRational MILLIS = new AVRational().num(1).den(1000);
 
     private final String streamId;
@@ -76,6 +96,12 @@ public final class FfmpegFrameSource implements FrameSource {
     private long nextIndex;
     private long lastPtsMillis = Long.MIN_VALUE;
     private int consecutiveDecodeErrors;
+    /** Frames the container declares (0: unknown); checked at the end of a file. */
+    private final long declaredFrames;
+    private long packetsRead;
+    private volatile int decodeErrors;
+    /** Why the file failed (too many decode errors, or at its end); thrown again by every later next(). */
+    private String failure;
 
     private FfmpegFrameSource(String streamId, SourceLocation location, Duration readTimeout, FfmpegInput input,
             VideoDecoder decoder) {
@@ -89,6 +115,7 @@ public final class FfmpegFrameSource implements FrameSource {
         AVRational rate = stream.avg_frame_rate().num() > 0 ? stream.avg_frame_rate() : stream.r_frame_rate();
         this.nominalFrameMillis = rate.num() > 0 && rate.den() > 0
                 ? Math.max(1, Math.round(1000.0 * rate.den() / rate.num())) : 40;
+        this.declaredFrames = input.declaredFrames();
         this.description = streamId + " " + location.redacted() + " (" + decoder.name()
                 + (decoder.hardware() ? ", NVDEC" : ", cpu") + ")";
     }
@@ -142,12 +169,18 @@ public final class FfmpegFrameSource implements FrameSource {
     }
 
     private VideoFrame decodeNext() throws IOException {
+        if (failure != null) {
+            throw new IOException(failure);
+        }
         while (!decoderDrained) {
             FfmpegLog.clearErrors();
             int result = avcodec_receive_frame(decoder.context(), frame);
             if (result >= 0) {
                 consecutiveDecodeErrors = 0;
                 try {
+                    if (frame.decode_error_flags() != 0) {
+                        countDecodeError("decoded with errors concealed (flags " + frame.decode_error_flags() + ")");
+                    }
                     return toVideoFrame();
                 } finally {
                     av_frame_unref(frame);
@@ -155,11 +188,32 @@ public final class FfmpegFrameSource implements FrameSource {
             }
             if (result == AVERROR_EOF()) {
                 decoderDrained = true;
+                failure = endOfFileFailure();
             } else if (result == AVERROR_EAGAIN()) {
                 feedDecoder();
             } else {
                 decodeError(result);
             }
+        }
+        if (failure != null) {
+            throw new IOException(failure);
+        }
+        return null;
+    }
+
+    /** Null when the source may end here: a live one, or a file that decoded what it declares. */
+    private String endOfFileFailure() {
+        if (isLive()) {
+            return null;
+        }
+        String errors = decodeErrors == 0 ? "" : " (" + decodeErrors + " of " + packetsRead + " packets failed to decode)";
+        if (declaredFrames > 0 && nextIndex * 100 < declaredFrames * MIN_DECLARED_FRAMES_PERCENT) {
+            return streamId + ": " + location.redacted() + " ends after " + nextIndex + " of " + declaredFrames
+                    + " frames the container declares" + errors;
+        }
+        if (packetsRead > 0 && (long) decodeErrors * 100 > packetsRead * MAX_CORRUPT_PACKETS_PERCENT) {
+            return streamId + ": " + location.redacted() + ": " + decodeErrors + " of " + packetsRead
+                    + " packets failed to decode (more than " + MAX_CORRUPT_PACKETS_PERCENT + " %)";
         }
         return null;
     }
@@ -177,6 +231,7 @@ public final class FfmpegFrameSource implements FrameSource {
                 return;
             }
             packetPending = true;
+            packetsRead++;
         }
         FfmpegLog.clearErrors();
         int result = avcodec_send_packet(decoder.context(), packet);
@@ -196,7 +251,18 @@ public final class FfmpegFrameSource implements FrameSource {
             throw new IOException(streamId + ": decoding " + location.redacted() + " with " + decoder.name()
                     + " failed: " + reason);
         }
-        LOG.warn("{}: skipped a packet that {} could not decode: {}", streamId, decoder.name(), reason);
+        countDecodeError("skipped: " + reason);
+    }
+
+    /** Counts a packet that failed to decode; a file with too many fails at once. */
+    private void countDecodeError(String what) throws IOException {
+        int errors = ++decodeErrors;
+        LOG.warn("{}: a packet {} could not decode ({} so far): {}", streamId, decoder.name(), errors, what);
+        if (!isLive() && errors > MAX_CORRUPT_PACKETS) {
+            failure = streamId + ": " + location.redacted() + ": " + errors + " packets failed to decode (more than "
+                    + MAX_CORRUPT_PACKETS + ")";
+            throw new IOException(failure);
+        }
     }
 
     private VideoFrame toVideoFrame() throws IOException {
@@ -229,6 +295,14 @@ public final class FfmpegFrameSource implements FrameSource {
     /** The FFmpeg decoder in use: "h264", "hevc_cuvid", ... */
     public String decoderName() {
         return decoder.name();
+    }
+
+    /**
+     * Packets of this stream that failed to decode so far (rejected as invalid data or decoded only
+     * with errors concealed); safe to read from any thread.
+     */
+    public int decodeErrors() {
+        return decodeErrors;
     }
 
     /** True when frames are decoded by NVDEC. */

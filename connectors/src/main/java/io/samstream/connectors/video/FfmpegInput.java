@@ -2,6 +2,7 @@ package io.samstream.connectors.video;
 
 import static org.bytedeco.ffmpeg.global.avcodec.AVDISCARD_ALL;
 import static org.bytedeco.ffmpeg.global.avcodec.av_packet_unref;
+import static org.bytedeco.ffmpeg.global.avformat.AVFMT_DURATION_FROM_BITRATE;
 import static org.bytedeco.ffmpeg.global.avformat.av_find_best_stream;
 import static org.bytedeco.ffmpeg.global.avformat.av_find_input_format;
 import static org.bytedeco.ffmpeg.global.avformat.av_read_frame;
@@ -14,6 +15,7 @@ import static org.bytedeco.ffmpeg.global.avutil.AVERROR_EAGAIN;
 import static org.bytedeco.ffmpeg.global.avutil.AVERROR_EOF;
 import static org.bytedeco.ffmpeg.global.avutil.AVERROR_EXIT;
 import static org.bytedeco.ffmpeg.global.avutil.AVMEDIA_TYPE_VIDEO;
+import static org.bytedeco.ffmpeg.global.avutil.AV_NOPTS_VALUE;
 import static org.bytedeco.ffmpeg.global.avutil.av_dict_free;
 import static org.bytedeco.ffmpeg.global.avutil.av_dict_get;
 import static org.bytedeco.ffmpeg.global.avutil.av_dict_set;
@@ -32,6 +34,7 @@ import org.bytedeco.ffmpeg.avformat.AVFormatContext;
 import org.bytedeco.ffmpeg.avformat.AVInputFormat;
 import org.bytedeco.ffmpeg.avformat.AVStream;
 import org.bytedeco.ffmpeg.avutil.AVDictionary;
+import org.bytedeco.ffmpeg.avutil.AVRational;
 import org.bytedeco.javacpp.PointerPointer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -144,6 +147,39 @@ final class FfmpegInput implements AutoCloseable {
 
     AVStream videoStream() {
         return format.streams(streamIndex);
+    }
+
+    /**
+     * How many frames the container declares for the video stream: the smaller of its frame count
+     * (nb_frames) and its duration times its frame rate (the lower of the average and the base rate),
+     * where it has both; the smallest claim, since an AVI with a fine time base counts nb_frames (and
+     * so the average rate) in ticks, not frames, and claims far too many; 0
+     * when it declares neither, and the duration is not used when FFmpeg only guessed it from the
+     * bitrate (a guess, not a declaration).
+     */
+    long declaredFrames() {
+        AVStream stream = videoStream();
+        long counted = Math.max(0, stream.nb_frames());
+        long timed = 0;
+        double rate = Math.min(framesPerSecond(stream.avg_frame_rate()), framesPerSecond(stream.r_frame_rate()));
+        if (rate < Double.MAX_VALUE && format.duration_estimation_method() != AVFMT_DURATION_FROM_BITRATE) {
+            double seconds = 0;
+            if (stream.duration() != AV_NOPTS_VALUE && stream.duration() > 0 && stream.time_base().den() > 0) {
+                seconds = (double) stream.duration() * stream.time_base().num() / stream.time_base().den();
+            } else if (format.duration() != AV_NOPTS_VALUE && format.duration() > 0) {
+                seconds = format.duration() / 1_000_000.0; // AV_TIME_BASE
+            }
+            timed = Math.round(seconds * rate);
+        }
+        if (counted > 0 && timed > 0) {
+            return Math.min(counted, timed);
+        }
+        return Math.max(counted, timed);
+    }
+
+    /** The rate, or Double.MAX_VALUE when unknown (so that min() takes the other). */
+    private static double framesPerSecond(AVRational rate) {
+        return rate.num() > 0 && rate.den() > 0 ? (double) rate.num() / rate.den() : Double.MAX_VALUE;
     }
 
     /**

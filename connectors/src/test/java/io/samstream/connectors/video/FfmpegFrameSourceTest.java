@@ -164,6 +164,68 @@ class FfmpegFrameSourceTest {
         assertTrue(e.getMessage().contains(truncated.toString()), e.getMessage());
     }
 
+    /** 30 frames of H.264 in an MP4 with its index first, so that a cut file still opens. */
+    private static Path thirtyFrames(String name) throws IOException {
+        return TestVideos.write(dir.resolve(name), 30, null, java.util.Map.of("movflags", "+faststart"));
+    }
+
+    @Test
+    void intactFileEndsNormallyWithEveryFrameAndNoDecodeError() throws IOException {
+        Path whole = thirtyFrames("whole-30.mp4");
+        try (FfmpegFrameSource source = FfmpegFrameSource.open(SourceSpec.of("ok", whole.toString()))) {
+            assertEquals(30, readAll(source).size());
+            assertNull(source.next());
+            assertEquals(0, source.decodeErrors());
+        }
+    }
+
+    @Test
+    void fileCutShortOfWhatItsContainerDeclaresFailsAfterItsFrames() throws IOException {
+        byte[] whole = Files.readAllBytes(thirtyFrames("to-cut-30.mp4"));
+        Path truncated = dir.resolve("cut-60-percent.mp4");
+        Files.write(truncated, Arrays.copyOf(whole, whole.length * 6 / 10));
+        List<VideoFrame> frames = new ArrayList<>();
+        IOException e;
+        try (FfmpegFrameSource source = FfmpegFrameSource.open(SourceSpec.of("cut-3", truncated.toString()))) {
+            e = assertThrows(IOException.class, () -> {
+                for (VideoFrame frame; (frame = source.next()) != null; ) {
+                    frames.add(frame);
+                }
+            });
+            assertEquals(e.getMessage(), assertThrows(IOException.class, source::next).getMessage(), "failed stays failed");
+        }
+        assertTrue(frames.size() > 5 && frames.size() < 27, frames.size() + " frames before the end");
+        assertTrue(e.getMessage().startsWith("cut-3: " + truncated + " ends after " + frames.size()
+                + " of 30 frames the container declares"), e.getMessage());
+    }
+
+    @Test
+    void fileGarbledInTheMiddleFailsNamingTheReason() throws IOException {
+        Path clip = thirtyFrames("to-garble-30.mp4");
+        byte[] bytes = Files.readAllBytes(clip);
+        int[] mdat = mp4Box(bytes, "mdat");
+        int from = mdat[0] + mdat[1] * 4 / 10;
+        Arrays.fill(bytes, from, from + mdat[1] * 3 / 10, (byte) 0xA5);
+        Path garbled = dir.resolve("garbled.mp4");
+        Files.write(garbled, bytes);
+        List<VideoFrame> frames = new ArrayList<>();
+        IOException e;
+        try (FfmpegFrameSource source = FfmpegFrameSource.open(SourceSpec.of("garbled-1", garbled.toString()))) {
+            e = assertThrows(IOException.class, () -> {
+                for (VideoFrame frame; (frame = source.next()) != null; ) {
+                    frames.add(frame);
+                }
+            });
+            assertTrue(source.decodeErrors() > 0 || frames.size() < 27, source.decodeErrors() + " decode errors");
+        }
+        assertTrue(frames.size() > 5, frames.size() + " frames before the garbled part");
+        String prefix = "garbled-1: " + garbled;
+        assertTrue(e.getMessage().matches(Pattern.quote(prefix)
+                + "( ends after \\d+ of 30 frames the container declares.*"
+                + "|: \\d+ packets failed to decode \\(more than 10\\)"
+                + "|: \\d+ of \\d+ packets failed to decode \\(more than 5 %\\))"), e.getMessage());
+    }
+
     @Test
     void missingFileFails() {
         Path missing = dir.resolve("nothing-here.mp4");

@@ -19,7 +19,12 @@ final class TestVideos {
 
     /** Frame {@code i} is {@code COLOURS[i % 4]}; pts {@code i * 100} ms. */
     static Path write(Path file, int frames, String encoder) throws IOException {
-        try (FfmpegVideoWriter writer = FfmpegVideoWriter.open(file, WIDTH, HEIGHT, FPS, encoder, Map.of())) {
+        return write(file, frames, encoder, Map.of());
+    }
+
+    /** As {@link #write(Path, int, String)}, with options for the container (e.g. movflags=+faststart). */
+    static Path write(Path file, int frames, String encoder, Map<String, String> muxerOptions) throws IOException {
+        try (FfmpegVideoWriter writer = FfmpegVideoWriter.open(file, WIDTH, HEIGHT, FPS, encoder, muxerOptions)) {
             for (int i = 0; i < frames; i++) {
                 writer.write(solid(COLOURS[i % COLOURS.length]), Math.round(i * 1000 / FPS));
             }
