@@ -6,6 +6,7 @@ import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
+import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.engine.Engine;
@@ -40,6 +41,8 @@ public final class SamstreamRuntime implements AutoCloseable {
     private final List<StreamHandle> configured = new ArrayList<>();
     private EmbeddedKafkaBroker broker;
     private String bootstrapServers;
+    /** How long the engine waits at start for configured Kafka brokers to answer. */
+    static final java.time.Duration KAFKA_REACH_TIMEOUT = java.time.Duration.ofSeconds(15);
     private KafkaFrameSink kafkaSink;
     private MetricsServer metricsServer;
     private StreamsTopicWatcher watcher;
@@ -90,6 +93,8 @@ public final class SamstreamRuntime implements AutoCloseable {
                 bootstrapServers = broker.bootstrapServers();
             } else {
                 bootstrapServers = config.kafka().bootstrapServers().orElseThrow();
+                // Before the model loads: a wrong or down broker is a clear error in seconds.
+                KafkaReachability.check(bootstrapServers, config.kafka().producer(), KAFKA_REACH_TIMEOUT);
             }
         }
 
