@@ -56,19 +56,25 @@ class KafkaPromptsTest {
         broker.close();
     }
 
+    /** An engine whose streams read endless, paced files: they run until removed and never drop a frame. */
+    private Engine endlessEngine(CollectingSink sink, EngineMetrics metrics) {
+        return new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
+                spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()), sink, metrics);
+    }
+
+    private KafkaProducer<String, byte[]> producer() {
+        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                new StringSerializer(), new ByteArraySerializer());
+    }
+
     @Test
     void promptsMidStreamAddAndRemoveObjectsOfTheirStreamOnly() throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         CollectingSink sink = new CollectingSink();
-        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
-                     // Endless, paced files: they run until removed and never drop a frame.
-                     spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()),
-                     sink, metrics);
+        try (Engine engine = endlessEngine(sink, metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), PROMPTS,
                      Optional.of(DEAD));
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
             StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
             waitFor(() -> a.published() >= 3 && b.published() >= 3);
@@ -144,14 +150,10 @@ class KafkaPromptsTest {
         String dead = "prompts-limits-dlt";
         EngineMetrics metrics = EngineMetrics.inMemory();
         CollectingSink sink = new CollectingSink();
-        try (Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
-                     spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()),
-                     sink, metrics);
+        try (Engine engine = endlessEngine(sink, metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
                      Optional.of(dead));
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
             StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
             waitFor(() -> a.published() >= 3 && b.published() >= 3);
@@ -220,9 +222,7 @@ class KafkaPromptsTest {
                      metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
                      Optional.empty());
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle t = engine.add(TestSources.spec("cam-t", "t", false, new PromptSpec(List.of(
                     new PromptSpec.ObjectPrompt(1, null, TrackingEngineTest.box(scene, 0, 0))), 0)));
             waitFor(() -> t.published() >= 2);
