@@ -359,12 +359,9 @@ public final class StreamBench {
                 dec[i] = cuda.maskDecoder().lastGpuMillis() / batch;
                 List<SamBackend.MaskRequest> masks = new ArrayList<>();
                 for (List<io.samstream.gpu.model.DecoderOutput> o : out) {
-                    int l = o.get(0).lowResLogits().dim(-1);
-                    float[] planes = new float[o.size() * l * l];
-                    for (int k = 0; k < o.size(); k++) {
-                        System.arraycopy(o.get(k).lowResLogits().data(), 0, planes, k * l * l, l * l);
-                    }
-                    masks.add(new SamBackend.MaskRequest(new Tensor(planes, o.size(), l, l), resized, original));
+                    // As the engine: each object's best plane, read on the device where the decoder left it.
+                    masks.add(new SamBackend.MaskRequest(o.stream().map(io.samstream.gpu.model.DecoderOutput::best)
+                            .toList(), resized, original));
                 }
                 long t0 = System.nanoTime();
                 cuda.postprocessWave(masks);

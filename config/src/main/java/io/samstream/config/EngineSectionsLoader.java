@@ -75,7 +75,8 @@ final class EngineSectionsLoader {
 
     private static EngineSettings.Pipeline pipeline(Config config, String origin) {
         return new EngineSettings.Pipeline(positive(config, ROOT + ".pipeline.in-flight", origin, 64),
-                positive(config, ROOT + ".pipeline.pending-acks", origin, 1 << 16));
+                positive(config, ROOT + ".pipeline.pending-acks", origin, 1 << 16),
+                positive(config, ROOT + ".pipeline.sink-threads", origin, 64));
     }
 
     private static EngineSettings.Reconnect reconnect(Config config, String origin) {

@@ -19,8 +19,17 @@ public final class EngineSettings {
      *
      * @param inFlight    batches being encoded/decoded at once (CUDA streams on the GPU)
      * @param pendingAcks frames published but not yet acknowledged by the sinks; past it, everything waits
+     * @param sinkThreads threads handing records to the sinks (serializing and compressing them); a stream's
+     *                    records always go through the same one, in order
      */
-    public record Pipeline(int inFlight, int pendingAcks) {}
+    public record Pipeline(int inFlight, int pendingAcks, int sinkThreads) {
+        /** The default number of sink threads. */
+        public static final int DEFAULT_SINK_THREADS = 4;
+
+        public Pipeline(int inFlight, int pendingAcks) {
+            this(inFlight, pendingAcks, DEFAULT_SINK_THREADS);
+        }
+    }
 
     /** {@code samstream.reconnect}: backoff between restarts of a live source. */
     public record Reconnect(Duration minBackoff, Duration maxBackoff, double randomFactor) {}

@@ -35,7 +35,8 @@ import io.samstream.gpu.tensor.Tensor;
  * into the decoder's fp32 image buffer (a ring slot is read in place after its encoder event: one
  * layout kernel; a host tensor is uploaded), points / boxes / masks uploaded → prompt tokens, keys (per
  * image) → two-way transformer → final attention → upscaler → hypernetworks, mask logits, IoU head →
- * download. The whole wave waits once, at the end.
+ * the IoU predictions downloaded, the logits kept on the device for the wave ({@code KeptLogits}: post-processing
+ * reads them in place; the host gets them only when it asks). The whole wave waits once, at the end.
  *
  * <p><b>Launches.</b> A batch is ~80 small kernels; launched one by one from Java their host cost exceeds
  * their GPU time at a few sets. So each batch shape (sets, sparse tokens, multimask, any mask input) is
@@ -64,6 +65,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final DeviceMemoryPool pool;
     private final PinnedBuffer embIn;
     private PinnedBuffer in, out;
+    /** The last wave's logits, kept on the device ({@link WaveLogits}), and their host staging; grown when needed. */
+    private DeviceMemoryPool waveLogits;
+    private PinnedBuffer waveLogitsHost;
+    /** Counts {@link #decodeWave} calls: a wave's kept logits are valid while it is the current one. */
+    private long generation;
     private final CudaEvent gpuStart, gpuEnd;
     private final long poolBytes;
 
@@ -176,7 +182,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.poolBytes = total + weightsBound;
         long embBytes = Math.max((long) c * t * 4, 4L << 20);
         long inBytes = Chunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
-        long outBytes = Chunk.outBytes(maxSets, mt - 1, mt, l);
+        long outBytes = Chunk.outBytes(maxSets, mt);
 
         CudaStream st = null;
         DeviceMemoryPool pl = null;
@@ -409,7 +415,10 @@ public final class CudaMaskDecoder implements AutoCloseable {
      * @return one output per prompt set, in order
      */
     public List<DecoderOutput> decode(Tensor embedding, List<Prompt> prompts, boolean multimask) {
-        return decodeWave(List.of(new DecodeRequest(ImageEmbedding.of(embedding), prompts, multimask))).get(0);
+        List<DecoderOutput> out = decodeWave(List.of(new DecodeRequest(ImageEmbedding.of(embedding), prompts, multimask)))
+                .get(0);
+        out.forEach(DecoderOutput::lowResLogits);
+        return out;
     }
 
     /** One batch of a wave: sets of one output mode and sparse-token count, from up to {@value #MAX_IMAGES} images. */
@@ -421,7 +430,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         /** The request of each image, and how many of the sets are its. */
         final List<Integer> images = new ArrayList<>();
         final List<Integer> perImage = new ArrayList<>();
-        long inAt, outAt;
+        long inAt, outAt, logitsAt;
         int withMask;
 
         Chunk(boolean multimask, int ns) {
@@ -435,9 +444,14 @@ public final class CudaMaskDecoder implements AutoCloseable {
                     + BumpAllocator.alignUp(sets * 4L) + BumpAllocator.alignUp((long) withMask * l * l * 4);
         }
 
-        /** Pinned output bytes: mask logits, then IoU predictions. */
-        static long outBytes(int sets, int count, int mt, int l) {
-            return BumpAllocator.alignUp((long) sets * count * l * l * 4) + BumpAllocator.alignUp((long) sets * mt * 4);
+        /** Pinned output bytes: the IoU predictions (the logits stay on the device). */
+        static long outBytes(int sets, int mt) {
+            return BumpAllocator.alignUp((long) sets * mt * 4);
+        }
+
+        /** Device bytes of the chunk's kept logits. */
+        static long logitBytes(int sets, int count, int l) {
+            return BumpAllocator.alignUp((long) sets * count * l * l * 4);
         }
     }
 
@@ -506,15 +520,27 @@ public final class CudaMaskDecoder implements AutoCloseable {
         if (!chunks.isEmpty()) {
             long inBytes = 0;
             long outBytes = 0;
+            long logitBytes = 0;
             for (Chunk ch : chunks) {
                 ch.inAt = inBytes;
                 ch.outAt = outBytes;
+                ch.logitsAt = logitBytes;
                 inBytes += Chunk.inBytes(ch.sets.size(), ch.ns, ch.withMask, l);
-                outBytes += Chunk.outBytes(ch.sets.size(), ch.multimask ? mt - 1 : 1, mt, l);
+                outBytes += Chunk.outBytes(ch.sets.size(), mt);
+                logitBytes += Chunk.logitBytes(ch.sets.size(), ch.multimask ? mt - 1 : 1, l);
             }
             // The stream is idle between calls (each ends with a wait): staging can grow here.
             in = grown(in, inBytes, "mask decoder input");
             out = grown(out, outBytes, "mask decoder output");
+            if (waveLogits == null || waveLogits.capacity() < logitBytes) {
+                if (waveLogits != null) {
+                    waveLogits.close();
+                }
+                waveLogits = null;
+                waveLogits = new DeviceMemoryPool(context, logitBytes / 4 * 5 + 256);
+            }
+            generation++;
+            WaveLogits wave = new WaveLogits(generation, logitBytes);
             stream.record(gpuStart);
             boolean hostUploadPending = false;
             for (Chunk ch : chunks) {
@@ -529,7 +555,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             }
             long unpack0 = System.nanoTime();
             for (Chunk ch : chunks) {
-                unpack(ch, results);
+                unpack(ch, wave, results);
             }
             lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
         }
@@ -659,31 +685,119 @@ public final class CudaMaskDecoder implements AutoCloseable {
             enqueue(perImage, ns, first, count, masks);
         }
         long maskBytes = (long) sets * count * l * l * 4;
-        stream.download(masksOut, 0, out, ch.outAt, maskBytes);
-        stream.download(iouOut, 0, out, ch.outAt + BumpAllocator.alignUp(maskBytes), (long) sets * mt * 4);
+        stream.copy(masksOut, waveLogits.whole().slice(ch.logitsAt, maskBytes, "kept mask logits"), maskBytes);
+        stream.download(iouOut, 0, out, ch.outAt, (long) sets * mt * 4);
     }
 
     private static ByteBuffer at(ByteBuffer buf, long offset) {
         return ((ByteBuffer) buf.duplicate().position((int) offset)).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** After the wait: the chunk's logits and IoU predictions from pinned memory into its sets' outputs. */
-    private void unpack(Chunk ch, List<DecoderOutput[]> results) {
+    /** After the wait: the chunk's IoU predictions into its sets' outputs, whose logits stay on the device. */
+    private void unpack(Chunk ch, WaveLogits wave, List<DecoderOutput[]> results) {
         int sets = ch.sets.size();
         int first = ch.multimask ? 1 : 0, count = ch.multimask ? mt - 1 : 1;
-        long maskBytes = (long) sets * count * l * l * 4;
-        FloatBuffer of = at(out.buffer(), ch.outAt).asFloatBuffer();
-        FloatBuffer iouF = at(out.buffer(), ch.outAt + BumpAllocator.alignUp(maskBytes)).asFloatBuffer();
+        FloatBuffer iouF = at(out.buffer(), ch.outAt).asFloatBuffer();
         for (int j = 0; j < sets; j++) {
-            float[] m = new float[count * l * l];
-            of.position(j * count * l * l);
-            of.get(m);
             float[] iou = new float[count];
             for (int k = 0; k < count; k++) {
                 iou[k] = iouF.get(j * mt + first + k);
             }
             int[] rj = ch.sets.get(j);
-            results.get(rj[0])[rj[1]] = new DecoderOutput(new Tensor(m, count, l, l), iou);
+            long at = ch.logitsAt + (long) j * count * l * l * 4;
+            results.get(rj[0])[rj[1]] = new DecoderOutput(new KeptLogits(wave, at, count), l, iou);
+        }
+    }
+
+    /** One {@link #decodeWave}'s logits on the device (valid until the next call), brought over on request. */
+    private final class WaveLogits {
+        final long generation;
+        final long bytes;
+        /** Whether {@link #waveLogitsHost} holds this wave's logits. */
+        boolean onHost;
+
+        WaveLogits(long generation, long bytes) {
+            this.generation = generation;
+            this.bytes = bytes;
+        }
+
+        /** The caller holds the decoder's lock. */
+        void checkCurrent() {
+            if (closed) {
+                throw new IllegalStateException("the CUDA mask decoder is closed");
+            }
+            if (generation != CudaMaskDecoder.this.generation) {
+                throw new IllegalStateException("the mask logits of decoder call " + generation + " were overwritten by call "
+                        + CudaMaskDecoder.this.generation + ": read an output's logits before the backend decodes again");
+            }
+        }
+    }
+
+    /**
+     * One output's {@code [count, L, L]} logits in a wave's device buffer. {@link #download} brings the whole
+     * wave over once (one copy) and hands out this output's part; {@link #withDevice} lends the device planes.
+     */
+    final class KeptLogits implements DecoderOutput.Logits {
+        private final WaveLogits wave;
+        private final long at;
+        private final int count;
+
+        KeptLogits(WaveLogits wave, long at, int count) {
+            this.wave = wave;
+            this.at = at;
+            this.count = count;
+        }
+
+        @Override
+        public Tensor download() {
+            synchronized (CudaMaskDecoder.this) {
+                wave.checkCurrent();
+                if (!wave.onHost) {
+                    if (waveLogitsHost == null || waveLogitsHost.bytes() < wave.bytes) {
+                        if (waveLogitsHost != null) {
+                            waveLogitsHost.close();
+                        }
+                        waveLogitsHost = null;
+                        waveLogitsHost = new PinnedBuffer(context, Math.min(Integer.MAX_VALUE, wave.bytes / 4 * 5 + 256),
+                                "mask decoder logits");
+                    }
+                    stream.download(waveLogits.whole(), 0, waveLogitsHost, 0, wave.bytes);
+                    stream.synchronize();
+                    wave.onHost = true;
+                }
+                float[] m = new float[count * l * l];
+                at(waveLogitsHost.buffer(), at).asFloatBuffer().get(m);
+                return new Tensor(m, count, l, l);
+            }
+        }
+
+        /** Side L of the planes. */
+        int size() {
+            return l;
+        }
+
+        /**
+         * Runs {@code use} with plane {@code index}'s device logits while this wave is current (under the
+         * decoder's lock, so no decode overwrites them meanwhile; {@code use} must finish reading them).
+         */
+        <T> T withDevice(int index, java.util.function.Function<DeviceBuffer, T> use) {
+            synchronized (CudaMaskDecoder.this) {
+                wave.checkCurrent();
+                long plane = (long) l * l * 4;
+                return use.apply(waveLogits.whole().slice(at + index * plane, plane, "mask logits plane " + index));
+            }
+        }
+
+        /** Whether the logits are still on the device (no decode since). */
+        boolean current() {
+            synchronized (CudaMaskDecoder.this) {
+                return !closed && wave.generation == generation;
+            }
+        }
+
+        /** The decoder whose lock guards these logits. */
+        Object owner() {
+            return CudaMaskDecoder.this;
         }
     }
 
@@ -912,7 +1026,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         graphs.values().forEach(CudaGraph::close);
         graphs.clear();
-        closeQuietly(gpuEnd, gpuStart, out, in, embIn, pool, stream);
+        closeQuietly(gpuEnd, gpuStart, out, in, embIn, waveLogitsHost, waveLogits, pool, stream);
     }
 
     private static void closeQuietly(AutoCloseable... resources) {

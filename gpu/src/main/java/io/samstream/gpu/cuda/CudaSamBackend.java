@@ -791,13 +791,22 @@ public final class CudaSamBackend implements SamBackend {
         return decodeBatch(ImageEmbedding.of(embedding), prompts, multimask);
     }
 
-    /** As above, reading a ring slot in place (after its encoder event) or uploading a host tensor. */
+    /**
+     * As above, reading a ring slot in place (after its encoder event) or uploading a host tensor. The outputs'
+     * logits are on the host (one download), so they stay readable after later calls.
+     */
     @Override
     public List<DecoderOutput> decodeBatch(ImageEmbedding embedding, List<Prompt> prompts, boolean multimask) {
-        return decodeWave(List.of(new DecodeRequest(embedding, prompts, multimask))).get(0);
+        List<DecoderOutput> out = decodeWave(List.of(new DecodeRequest(embedding, prompts, multimask))).get(0);
+        out.forEach(DecoderOutput::lowResLogits);
+        return out;
     }
 
-    /** Every request's prompt sets in shared batches, one wait at the end ({@link CudaMaskDecoder#decodeWave}). */
+    /**
+     * Every request's prompt sets in shared batches, one wait at the end ({@link CudaMaskDecoder#decodeWave}).
+     * The logits stay on the device until the next call: post-processing reads them in place, and an output's
+     * {@link DecoderOutput#lowResLogits} brings the wave's logits over (one copy) when asked before then.
+     */
     @Override
     public List<List<DecoderOutput>> decodeWave(List<DecodeRequest> requests) {
         ensureOpen();

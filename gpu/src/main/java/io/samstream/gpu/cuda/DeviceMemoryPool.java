@@ -43,6 +43,12 @@ public final class DeviceMemoryPool implements AutoCloseable {
         return new DeviceBuffer(base, baseAddress, offset, bytes, what);
     }
 
+    /** The whole pool as one buffer (for a pool that holds one thing). */
+    public DeviceBuffer whole() {
+        ensureOpen();
+        return new DeviceBuffer(base, baseAddress, 0, allocator.capacity(), "device memory pool");
+    }
+
     /** A range for {@code count} bf16 values. */
     public DeviceBuffer allocateBf16(long count, String what) {
         return allocate(count * 2, what);

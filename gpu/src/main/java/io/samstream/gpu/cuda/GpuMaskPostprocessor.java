@@ -2,6 +2,7 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.ByteBuffer;
@@ -48,8 +49,9 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
     }
 
     /**
-     * Host logits of several frames (each its own size) in one go: one staging copy and upload of every plane,
-     * the launches, one download of all the bits and statistics, one wait.
+     * The chosen planes of several frames (each its own size) in one go: planes the GPU decoder kept are copied
+     * on the device, host planes staged and uploaded at once; the launches, one download of all the bits and
+     * statistics, one wait.
      *
      * @return per request, one summary per plane
      */
@@ -60,41 +62,101 @@ public final class GpuMaskPostprocessor implements AutoCloseable {
         long logitBytes = 0;
         long statBytes = 0;
         long bitBytes = 0;
+        Object owner = null;
         for (int i = 0; i < n; i++) {
             SamBackend.MaskRequest r = requests.get(i);
-            Tensor lowRes = r.lowResLogits();
-            if (lowRes.rank() < 2) {
-                throw new IllegalArgumentException("low-res logits need at least 2 dimensions, got " + lowRes.shapeString());
+            if (r.planes().isEmpty()) {
+                throw new IllegalArgumentException("mask request " + i + " has no planes");
             }
-            int lh = lowRes.dim(-2);
-            int lw = lowRes.dim(-1);
-            if (lh == 0 || lw == 0 || lowRes.size() == 0) {
-                throw new IllegalArgumentException("low-res logits have an empty plane: " + lowRes.shapeString());
+            int[] hw = planeSize(r.planes().get(0));
+            for (DecoderOutput.Plane p : r.planes()) {
+                int[] other = planeSize(p);
+                if (other[0] != hw[0] || other[1] != hw[1]) {
+                    throw new IllegalArgumentException("mask request " + i + " mixes " + hw[0] + "x" + hw[1] + " and "
+                            + other[0] + "x" + other[1] + " logit planes");
+                }
+                if (kept(p) != null) {
+                    owner = kept(p).owner();
+                }
             }
             checkGeometry(r.resized(), r.original());
-            int count = lowRes.size() / (lh * lw);
+            int count = r.planes().size();
             int words = ImageOpsKernels.wordsPerMask(r.original().height(), r.original().width());
-            layouts[i] = new Layout(count, lh, lw, r.resized(), r.original(), logitBytes, statBytes, bitBytes);
-            logitBytes += BumpAllocator.alignUp(4L * lowRes.size());
+            layouts[i] = new Layout(count, hw[0], hw[1], r.resized(), r.original(), logitBytes, statBytes, bitBytes);
+            logitBytes += BumpAllocator.alignUp(4L * count * hw[0] * hw[1]);
             statBytes += BumpAllocator.alignUp(4L * count * ImageOpsKernels.STAT_WORDS);
             bitBytes += BumpAllocator.alignUp(4L * count * words);
         }
         if (n == 0) {
             return List.of();
         }
-        Buffers b = buffers(logitBytes, statBytes, bitBytes, ownStream);
-        input = pinned(input, logitBytes, "mask logits staging");
-        ByteBuffer staging = input.buffer();
-        for (int i = 0; i < n; i++) {
-            staging.position((int) layouts[i].logitAt);
-            staging.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(requests.get(i).lowResLogits().data());
+        if (owner == null) {
+            return runStaged(requests, layouts, logitBytes, statBytes, bitBytes);
         }
-        staging.clear();
-        ownStream.upload(input, 0, b.logits, 0, logitBytes);
+        synchronized (owner) { // the decoder keeps its logits until its next call: none while these are read
+            return runStaged(requests, layouts, logitBytes, statBytes, bitBytes);
+        }
+    }
+
+    private List<List<MaskSummary>> runStaged(List<SamBackend.MaskRequest> requests, Layout[] layouts, long logitBytes,
+            long statBytes, long bitBytes) {
+        Buffers b = buffers(logitBytes, statBytes, bitBytes, ownStream);
+        boolean upload = false;
+        for (int i = 0; i < layouts.length; i++) {
+            Layout l = layouts[i];
+            long planeBytes = 4L * l.lh() * l.lw();
+            List<DecoderOutput.Plane> planes = requests.get(i).planes();
+            for (int k = 0; k < planes.size(); k++) {
+                DecoderOutput.Plane p = planes.get(k);
+                long at = l.logitAt() + k * planeBytes;
+                CudaMaskDecoder.KeptLogits kept = kept(p);
+                if (kept != null) {
+                    DeviceBuffer dst = b.logits.slice(at, planeBytes, "mask logits");
+                    kept.withDevice(p.index(), src -> {
+                        ownStream.copy(src, dst, planeBytes);
+                        return null;
+                    });
+                    continue;
+                }
+                if (!upload) {
+                    input = pinned(input, logitBytes, "mask logits staging");
+                    upload = true;
+                }
+                int plane = l.lh() * l.lw();
+                ByteBuffer staging = input.buffer();
+                staging.position((int) at);
+                staging.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+                        .put(p.output().lowResLogits().data(), p.index() * plane, plane);
+                staging.clear();
+            }
+        }
+        if (upload) {
+            ownStream.upload(input, 0, b.logits, 0, logitBytes);
+        }
         for (Layout l : layouts) {
             enqueue(ownStream, b.logits.slice(l.logitAt, 4L * l.count * l.lh * l.lw, "mask logits"), b, l);
         }
         return read(ownStream, b, layouts, statBytes, bitBytes);
+    }
+
+    /** The decoder's device logits of a plane while they are current, else null (read from the host). */
+    private static CudaMaskDecoder.KeptLogits kept(DecoderOutput.Plane p) {
+        return p.output().source() instanceof CudaMaskDecoder.KeptLogits k && k.current() ? k : null;
+    }
+
+    /** {@code [lh, lw]} of a plane. */
+    private static int[] planeSize(DecoderOutput.Plane p) {
+        if (p.output().source() instanceof CudaMaskDecoder.KeptLogits k) {
+            return new int[] {k.size(), k.size()};
+        }
+        Tensor lowRes = p.output().lowResLogits();
+        if (lowRes.rank() < 2) {
+            throw new IllegalArgumentException("low-res logits need at least 2 dimensions, got " + lowRes.shapeString());
+        }
+        if (lowRes.dim(-2) == 0 || lowRes.dim(-1) == 0 || lowRes.size() == 0) {
+            throw new IllegalArgumentException("low-res logits have an empty plane: " + lowRes.shapeString());
+        }
+        return new int[] {lowRes.dim(-2), lowRes.dim(-1)};
     }
 
     /**

@@ -129,8 +129,55 @@ public interface SamBackend extends AutoCloseable {
         return out;
     }
 
-    /** One frame's chosen low-res logits {@code [N, L, L]} and its geometry: one request of {@link #postprocessWave}. */
-    record MaskRequest(Tensor lowResLogits, ImageSize resized, ImageSize original) {}
+    /**
+     * One frame's chosen masks and its geometry: one request of {@link #postprocessWave}. Each plane is read
+     * where its output lies (the CUDA backend reads the decoder's device logits in place).
+     */
+    record MaskRequest(List<DecoderOutput.Plane> planes, ImageSize resized, ImageSize original) {
+        public MaskRequest {
+            planes = List.copyOf(planes);
+            if (resized == null || original == null) {
+                throw new IllegalArgumentException("a mask request needs the resized and original sizes");
+            }
+        }
+
+        /** Host logits {@code [N, L, L]}: N planes. */
+        public MaskRequest(Tensor lowResLogits, ImageSize resized, ImageSize original) {
+            this(hostPlanes(lowResLogits), resized, original);
+        }
+
+        private static List<DecoderOutput.Plane> hostPlanes(Tensor lowResLogits) {
+            if (lowResLogits.rank() < 2 || lowResLogits.dim(-1) == 0 || lowResLogits.dim(-2) == 0) {
+                throw new IllegalArgumentException("low-res logits need non-empty planes [..., L, L], got "
+                        + lowResLogits.shapeString());
+            }
+            int planes = lowResLogits.size() / (lowResLogits.dim(-1) * lowResLogits.dim(-2));
+            return new DecoderOutput(lowResLogits, new float[planes]).planes();
+        }
+
+        /** The planes' logits stacked on the host, {@code [N, L, L]} (bringing kept logits over). */
+        public Tensor lowResLogits() {
+            if (planes.isEmpty()) {
+                throw new IllegalStateException("a mask request without planes has no logits");
+            }
+            if (planes.size() == 1) {
+                return planes.get(0).toTensor();
+            }
+            Tensor first = planes.get(0).toTensor();
+            int h = first.dim(-2);
+            int w = first.dim(-1);
+            float[] stacked = new float[planes.size() * h * w];
+            for (int i = 0; i < planes.size(); i++) {
+                Tensor p = i == 0 ? first : planes.get(i).toTensor();
+                if (p.dim(-2) != h || p.dim(-1) != w) {
+                    throw new IllegalArgumentException("a mask request mixes " + h + "x" + w + " and " + p.dim(-2) + "x"
+                            + p.dim(-1) + " logit planes");
+                }
+                System.arraycopy(p.data(), 0, stacked, i * h * w, h * w);
+            }
+            return new Tensor(stacked, planes.size(), h, w);
+        }
+    }
 
     /**
      * {@link #postprocessMasks} for several frames (of any sizes) at once: on the GPU one upload, the launches,

@@ -96,24 +96,14 @@ class EmbeddingPathGpuTest {
             }
             List<List<DecoderOutput>> got = cuda.decodeWave(wave);
             assertEquals(wave.size(), got.size());
-            for (int q = 0; q < wave.size(); q++) {
-                SamBackend.DecodeRequest r = wave.get(q);
-                List<DecoderOutput> want = cuda.decodeBatch(hostEach.get(q / 2), r.prompts(), r.multimask());
-                for (int j = 0; j < want.size(); j++) {
-                    String what = "request " + q + " set " + j;
-                    assertArrayEquals(want.get(j).lowResLogits().shape(), got.get(q).get(j).lowResLogits().shape(), what);
-                    assertArrayEquals(want.get(j).lowResLogits().data(), got.get(q).get(j).lowResLogits().data(), 1e-4f,
-                            what + ": logits");
-                    assertArrayEquals(want.get(j).iouPredictions(), got.get(q).get(j).iouPredictions(), 1e-5f,
-                            what + ": predicted IoU");
-                }
-            }
-
-            // Post-processing of several frames of different sizes in one call = one call each.
+            DecoderOutput untouched = got.get(1).get(0);
+            // Post-processing of several frames of different sizes in one call, from the device logits = one call
+            // each from host logits.
             List<SamBackend.MaskRequest> masks = new ArrayList<>();
             for (int i = 0; i < frames.size(); i++) {
                 ImageSize original = new ImageSize(frames.get(i).height(), frames.get(i).width());
-                masks.add(new SamBackend.MaskRequest(got.get(2 * i).get(0).lowResLogits(),
+                // The decoder's logits read in place on the device (kept until its next call).
+                masks.add(new SamBackend.MaskRequest(got.get(2 * i).get(0).planes(),
                         ResizeLongestSide.preprocessShape(original.height(), original.width(), s), original));
             }
             List<List<MaskSummary>> all = cuda.postprocessWave(masks);
@@ -128,6 +118,32 @@ class EmbeddingPathGpuTest {
                     assertArrayEquals(alone.get(k).box(), all.get(i).get(k).box());
                 }
             }
+            for (List<DecoderOutput> request : got) {
+                for (DecoderOutput o : request) {
+                    if (o != untouched) {
+                        o.lowResLogits(); // to the host before the decoder runs again
+                    }
+                }
+            }
+            for (int q = 0; q < wave.size(); q++) {
+                SamBackend.DecodeRequest r = wave.get(q);
+                List<DecoderOutput> want = cuda.decodeBatch(hostEach.get(q / 2), r.prompts(), r.multimask());
+                for (int j = 0; j < want.size(); j++) {
+                    String what = "request " + q + " set " + j;
+                    if (got.get(q).get(j) == untouched) {
+                        continue;
+                    }
+                    assertArrayEquals(want.get(j).lowResLogits().shape(), got.get(q).get(j).lowResLogits().shape(), what);
+                    assertArrayEquals(want.get(j).lowResLogits().data(), got.get(q).get(j).lowResLogits().data(), 1e-4f,
+                            what + ": logits");
+                    assertArrayEquals(want.get(j).iouPredictions(), got.get(q).get(j).iouPredictions(), 1e-5f,
+                            what + ": predicted IoU");
+                }
+            }
+
+            // Logits never brought over are gone after the decoder's next call: a clear error, not stale masks.
+            IllegalStateException stale = assertThrows(IllegalStateException.class, untouched::lowResLogits);
+            assertTrue(stale.getMessage().contains("overwritten"), stale.getMessage());
             ring.forEach(ImageEmbedding::close);
             assertEquals(8, cuda.embeddingRing().available(), "every slot back in the ring");
         }

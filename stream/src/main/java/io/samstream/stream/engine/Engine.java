@@ -80,13 +80,16 @@ public final class Engine implements AutoCloseable {
     private final FrameSink sink;
     private final EngineMetrics metrics;
     private final ActorSystem system;
-    private final ExecutorService sinkThread;
+    /** The sinks' threads, one per group of streams. */
+    private final SinkLanes sinkLanes;
+    /** The frames' host work of a decoder wave (choosing masks, tracks), apart from the records' encoding. */
+    private final ExecutorService waveHost;
+    private final java.util.concurrent.atomic.AtomicInteger waveThreads = new java.util.concurrent.atomic.AtomicInteger();
     private final Sink<Job, NotUsed> merge;
     private final UniqueKillSwitch pipelineSwitch;
     private final CompletionStage<Done> pipelineDone;
     private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    private volatile Thread sinkThreadRef;
     private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
@@ -97,10 +100,10 @@ public final class Engine implements AutoCloseable {
         this.sink = sink;
         this.metrics = metrics;
         this.system = ActorSystem.create("samstream", akkaConfig(settings.pipeline().inFlight()));
-        this.sinkThread = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "samstream-sinks");
+        this.sinkLanes = new SinkLanes(settings.pipeline().sinkThreads());
+        this.waveHost = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(), r -> {
+            Thread t = new Thread(r, "samstream-wave-" + waveThreads.incrementAndGet());
             t.setDaemon(true);
-            sinkThreadRef = t;
             return t;
         });
         Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER);
@@ -112,9 +115,9 @@ public final class Engine implements AutoCloseable {
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
                         () -> metrics.batchesInFlight().get() == 0))
                 .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
-                .via(Stages.decoder(segmenter, decoderPool, metrics))
+                .via(Stages.decoder(segmenter, decoderPool, waveHost, metrics))
                 .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
-                .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkThread, metrics))
+                .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkLanes, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null, o.job().frame().index())), Keep.both())
                 .run(system);
@@ -194,7 +197,7 @@ public final class Engine implements AutoCloseable {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {
-                onSinkThread(() -> sink.streamEnded(spec.id()));
+                sinkLanes.runOn(spec.id(), () -> sink.streamEnded(spec.id()), SINK_TASK_WAIT);
             }
         });
         self.set(handle);
@@ -224,30 +227,6 @@ public final class Engine implements AutoCloseable {
         handle.setKillSwitch(source.to(merge).run(system));
         log.info("stream {}: started ({}, {})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file");
         return handle;
-    }
-
-    /** Runs {@code task} on the sinks' thread (sinks are called from that one thread only) and waits for it. */
-    private void onSinkThread(Runnable task) {
-        if (Thread.currentThread() == sinkThreadRef) {
-            task.run();
-            return;
-        }
-        Future<?> f;
-        try {
-            f = sinkThread.submit(task);
-        } catch (RejectedExecutionException stopped) {
-            task.run(); // the sink thread stopped (closing): nothing else calls the sinks any more
-            return;
-        }
-        try {
-            f.get(SINK_TASK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException e) {
-            log.warn("sink: {}", Errors.describe(e));
-        } catch (TimeoutException e) {
-            log.warn("sink: still busy after {} s, not waiting any longer", SINK_TASK_WAIT.toSeconds());
-        }
     }
 
     /** Stops a stream's source; what it decoded is still published. False when no such stream runs. */
@@ -319,14 +298,8 @@ public final class Engine implements AutoCloseable {
         } catch (Exception e) {
             // Stopping regardless.
         }
-        sinkThread.shutdown();
-        try {
-            if (!sinkThread.awaitTermination(10, TimeUnit.SECONDS)) {
-                log.warn("closing: the sink thread did not stop in time");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        sinkLanes.close();
+        waveHost.shutdown();
         try {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -7,8 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Where a frame's mask record goes: Kafka, files, a test's list. {@link #accept} is called from one
- * thread, in frame order per stream; the record counts as done when the returned stage completes.
+ * Where a frame's mask record goes: Kafka, files, a test's list. A stream's records are accepted on one
+ * thread, in frame order, and so is its {@link #streamEnded} (different streams' on different threads at
+ * once: a sink keeps per-stream state apart); the record counts as done when the returned stage completes.
  * A sink that cannot deliver retries or fails the stage; the engine then fails the frame's stream.
  */
 public interface FrameSink extends AutoCloseable {

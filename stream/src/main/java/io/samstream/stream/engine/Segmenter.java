@@ -14,7 +14,6 @@ import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FrameGeometry;
 import io.samstream.stream.track.FrameStep;
-import io.samstream.stream.track.LowResMask;
 import io.samstream.stream.track.MaskReadout;
 import io.samstream.stream.track.ObjectTracker;
 import io.samstream.stream.track.Wave;
@@ -121,18 +120,12 @@ public final class Segmenter {
             public void decoded(List<List<DecoderOutput>> outputs) {
                 for (int r = 0; r < which.size(); r++) {
                     for (int k = 0; k < which.get(r).size(); k++) {
-                        DecoderOutput out = outputs.get(r).get(k);
-                        // The best of SAM's masks by predicted IoU (the only one without multimask output).
-                        int best = 0;
-                        float[] iou = out.iouPredictions();
-                        for (int i = 1; i < iou.length; i++) {
-                            if (iou[i] > iou[best]) {
-                                best = i;
-                            }
-                        }
+                        // The best of SAM's masks by predicted IoU (the only one without multimask output),
+                        // post-processed where the decoder left it.
+                        DecoderOutput.Plane best = outputs.get(r).get(k).best();
                         int at = which.get(r).get(k);
-                        items[at] = new MaskReadout.Item(objects.get(at).id(), LowResMask.select(out.lowResLogits(), best),
-                                iou[best]);
+                        items[at] = new MaskReadout.Item(objects.get(at).id(), best,
+                                best.output().iouPredictions()[best.index()]);
                     }
                 }
             }

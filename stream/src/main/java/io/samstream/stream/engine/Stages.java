@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 
 /** The engine's pipeline stages after the merge, each a small flow with one job. */
@@ -103,10 +102,10 @@ final class Stages {
      * ({@link Wave}). Records leave in batch order. The batch's embeddings are closed (CUDA: their ring
      * slots recycled) once it is decoded.
      */
-    static Flow<Job.Encoded, Job.Decoded, NotUsed> decoder(Segmenter segmenter, Executor executor,
+    static Flow<Job.Encoded, Job.Decoded, NotUsed> decoder(Segmenter segmenter, Executor executor, Executor waveHost,
             EngineMetrics metrics) {
         return Flow.<Job.Encoded>create().mapAsync(1, batch -> CompletableFuture.supplyAsync(
-                        () -> decodeBatch(segmenter, batch, metrics), executor)
+                        () -> decodeBatch(segmenter, batch, waveHost, metrics), executor)
                 .whenComplete((r, e) -> metrics.batchesInFlight().decrementAndGet())).mapConcat(list -> list);
     }
 
@@ -130,7 +129,8 @@ final class Stages {
     }
 
     /** One batch, wave by wave; a frame that fails (even with an Error) fails its stream only. */
-    static List<Job.Decoded> decodeBatch(Segmenter segmenter, Job.Encoded batch, EngineMetrics metrics) {
+    static List<Job.Decoded> decodeBatch(Segmenter segmenter, Job.Encoded batch, Executor waveHost,
+            EngineMetrics metrics) {
         int n = batch.jobs().size();
         Job.Decoded[] out = new Job.Decoded[n];
         try {
@@ -146,7 +146,7 @@ final class Stages {
                         wave.add(frames.get(k));
                     }
                 }
-                decodeWave(segmenter, batch, wave, out, metrics);
+                decodeWave(segmenter, batch, wave, out, waveHost, metrics);
             }
         } finally {
             for (ImageEmbedding e : batch.embeddings()) {
@@ -165,7 +165,7 @@ final class Stages {
 
     /** One wave: each job's decoding step (tracker or fixed prompts), run together, then the records. */
     private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Decoded[] out,
-            EngineMetrics metrics) {
+            Executor waveHost, EngineMetrics metrics) {
         long t0 = System.nanoTime();
         List<FrameStep> steps = new ArrayList<>(wave.size());
         List<Integer> stepJob = new ArrayList<>(wave.size());
@@ -194,7 +194,7 @@ final class Stages {
         if (steps.isEmpty()) {
             return;
         }
-        Wave.Result r = Wave.run(segmenter.backend(), steps, ForkJoinPool.commonPool());
+        Wave.Result r = Wave.run(segmenter.backend(), steps, waveHost);
         metrics.stageTime("decode").record(r.decodeNanos(), TimeUnit.NANOSECONDS);
         metrics.stageTime("postprocess").record(r.postprocessNanos(), TimeUnit.NANOSECONDS);
         for (int s = 0; s < steps.size(); s++) {
@@ -214,10 +214,11 @@ final class Stages {
     }
 
     /**
-     * Publisher: hands each record to the sinks on {@code executor} (one thread: records leave in order) and
-     * waits for their acknowledgement, with at most {@code pendingAcks} records unacknowledged at once.
+     * Publisher: hands each record to the sinks on its stream's lane (a stream's records leave in order;
+     * different streams' are serialized at once) and waits for their acknowledgement, with at most
+     * {@code pendingAcks} records unacknowledged at once.
      */
-    static Flow<Job.Outcome, Job.Outcome, NotUsed> publisher(FrameSink sink, int pendingAcks, Executor executor,
+    static Flow<Job.Outcome, Job.Outcome, NotUsed> publisher(FrameSink sink, int pendingAcks, SinkLanes lanes,
             EngineMetrics metrics) {
         return Flow.<Job.Outcome>create().mapAsync(pendingAcks, o -> {
             if (o.record() == null) {
@@ -226,7 +227,7 @@ final class Stages {
             metrics.pendingAcks().incrementAndGet();
             long sent = System.nanoTime();
             CompletionStage<Void> acked = CompletableFuture.supplyAsync(() -> sink.accept(o.record(), o.job().frame()),
-                    executor).thenCompose(s -> s);
+                    lanes.of(o.record().stream())).thenCompose(s -> s);
             return acked.handle((v, e) -> {
                 metrics.pendingAcks().decrementAndGet();
                 if (e != null) {

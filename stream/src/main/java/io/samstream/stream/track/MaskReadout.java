@@ -4,6 +4,7 @@ import io.samstream.connectors.kafka.MaskRecord.Box;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.connectors.kafka.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import java.util.ArrayList;
@@ -12,7 +13,8 @@ import java.util.List;
 /**
  * One object's chosen low-res logits to what a mask record says of it: upscaled to the frame,
  * thresholded at 0, run-length encoded, with its box, area and stability score
- * ({@link SamBackend#postprocessMasks}: on the GPU for the CUDA backend, only the mask bits come back).
+ * ({@link SamBackend#postprocessWave}: on the GPU for the CUDA backend, reading the decoder's logits in place;
+ * only the mask bits come back).
  */
 public final class MaskReadout {
     /** SAM's {@code stability_score_offset}: the mask thresholded at +1 and at -1. */
@@ -20,7 +22,7 @@ public final class MaskReadout {
 
     private final SamBackend backend;
 
-    /** Post-processes on {@code backend} ({@link SamBackend#postprocessMasks}: the GPU for CUDA). */
+    /** Post-processes on {@code backend} ({@link SamBackend#postprocessWave}: the GPU for CUDA). */
     public MaskReadout(SamBackend backend) {
         this.backend = backend;
     }
@@ -84,34 +86,32 @@ public final class MaskReadout {
         }
     }
 
-    /** One object of a frame to read: its id, its chosen low-res logits {@code [1, L, L]}, its predicted IoU. */
-    public record Item(int id, Tensor lowRes, float predictedIou) {}
+    /**
+     * One object of a frame to read: its id, its chosen mask (a decoder output's plane, read where the backend
+     * keeps it), its predicted IoU.
+     */
+    public record Item(int id, DecoderOutput.Plane plane, float predictedIou) {
+        /** Host logits {@code [1, L, L]}. */
+        public Item(int id, Tensor lowRes, float predictedIou) {
+            this(id, DecoderOutput.plane(lowRes, predictedIou), predictedIou);
+        }
+    }
 
     public Readout read(int id, Tensor lowRes, float predictedIou, FrameGeometry g) {
         return readAll(List.of(new Item(id, lowRes, predictedIou)), g).get(0);
     }
 
-    /**
-     * Every object of a frame at once: one {@link SamBackend#postprocessMasks} call for all their planes (on
-     * the GPU one upload, one launch, one download of mask bits, instead of a round trip per object).
-     */
+    /** Every object of a frame at once: one {@link SamBackend#postprocessWave} request for all their planes. */
     public List<Readout> readAll(List<Item> items, FrameGeometry g) {
         if (items.isEmpty()) {
             return List.of();
         }
-        SamBackend.MaskRequest r = request(items, g);
-        return readouts(items, g, backend.postprocessMasks(r.lowResLogits(), r.resized(), r.original()));
+        return readouts(items, g, backend.postprocessWave(List.of(request(items, g))).get(0));
     }
 
-    /** The post-processing request of a frame's objects: their planes stacked {@code [N, L, L]}, with its geometry. */
+    /** The post-processing request of a frame's objects: their planes, with its geometry. */
     public static SamBackend.MaskRequest request(List<Item> items, FrameGeometry g) {
-        int l = items.get(0).lowRes().dim(items.get(0).lowRes().rank() - 1);
-        int plane = l * l;
-        float[] stacked = new float[items.size() * plane];
-        for (int i = 0; i < items.size(); i++) {
-            System.arraycopy(items.get(i).lowRes().data(), 0, stacked, i * plane, plane);
-        }
-        return new SamBackend.MaskRequest(new Tensor(stacked, items.size(), l, l), g.resized(), g.original());
+        return new SamBackend.MaskRequest(items.stream().map(Item::plane).toList(), g.resized(), g.original());
     }
 
     /** The records' objects from the summaries of {@link #request}'s planes, in order. */

@@ -165,6 +165,8 @@ public final class ObjectTracker {
         /** The filter's predicted box in pixels (followed tracks). */
         double[] predicted;
         Tensor chosen;
+        /** The chosen output plane (post-processed where the backend keeps it). */
+        DecoderOutput.Plane plane;
         float score;
         boolean[] mask;
         MaskReadout.Readout read;
@@ -286,7 +288,7 @@ public final class ObjectTracker {
             }
             items = new ArrayList<>(work.size());
             for (Work w : work) {
-                items.add(new MaskReadout.Item(w.id, w.chosen, w.score));
+                items.add(new MaskReadout.Item(w.id, w.plane, w.score));
             }
         }
 
@@ -407,6 +409,7 @@ public final class ObjectTracker {
                 bestMask = m;
             }
         }
+        w.plane = out.plane(best);
         w.chosen = LowResMask.select(out.lowResLogits(), best);
         w.mask = bestMask;
         w.score = iou[best];

@@ -207,7 +207,8 @@ class EngineTest {
             engine.remove("cam");
             second.result().toCompletableFuture().get(60, TimeUnit.SECONDS);
             assertEquals(List.of("cam"), sink.ended, "ended once, by the run that is registered");
-            assertEquals(List.of("samstream-sinks"), sink.endedOn, "on the sinks' thread");
+            assertEquals(1, sink.endedOn.size());
+            assertTrue(sink.endedOn.get(0).startsWith("samstream-sinks-"), "on a sinks' thread: " + sink.endedOn);
             List<MaskRecord> records = sink.of("cam");
             assertEquals(records.size(), records.stream().map(MaskRecord::frame).distinct().count(),
                     "frame numbers go on across the redefinition, never twice the same");
