@@ -215,4 +215,53 @@ __device__ __forceinline__ void mask_postprocess(const float* __restrict__ logit
     }
 }
 
+// ---- GPU frames from NVDEC: NV12 / P010 / P016 -> 8-bit RGB (HWC), the input of the resize passes ----
+// Chroma is upsampled bilinearly from its H.264 default siting (co-sited with even luma columns, midway
+// between luma rows); 16-bit samples are scaled to the 8-bit range (value / 256). Limited range expands
+// luma 16-235 and chroma 16-240 to full; the matrix is given by kr, kb (BT.709, BT.601, BT.2020).
+__device__ __forceinline__ float yuv_sample(const uint8_t* __restrict__ plane, long long pitch, int sixteen,
+                                            int x, int y) {
+    const uint8_t* row = plane + (long long)y * pitch;
+    return sixteen ? (float)((const uint16_t*)row)[x] * (1.0f / 256.0f) : (float)row[x];
+}
+
+__device__ __forceinline__ uint8_t to_u8(float v) {
+    const float r = rintf(v);
+    return (uint8_t)(r < 0.0f ? 0.0f : (r > 255.0f ? 255.0f : r));
+}
+
+__device__ __forceinline__ void yuv_to_rgb8(const uint8_t* __restrict__ luma, int luma_pitch,
+                                            const uint8_t* __restrict__ chroma, int chroma_pitch, int w, int h,
+                                            int sixteen, float kr, float kb, int full, uint8_t* __restrict__ rgb) {
+    const int cw = (w + 1) / 2, ch = (h + 1) / 2;
+    const float kg = 1.0f - kr - kb;
+    const float y_scale = full ? 1.0f : 255.0f / 219.0f, c_scale = full ? 1.0f : 255.0f / 224.0f;
+    const float y_off = full ? 0.0f : 16.0f;
+    const long long total = (long long)w * h;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int x = (int)(i % w), y = (int)(i / w);
+        const float Y = (yuv_sample(luma, luma_pitch, sixteen, x, y) - y_off) * y_scale;
+        // Chroma position of this pixel, in chroma samples.
+        const float cx = 0.5f * x, cy = fmaxf(0.0f, 0.5f * y - 0.25f);
+        const int x0 = min((int)cx, cw - 1), y0 = min((int)cy, ch - 1);
+        const int x1 = min(x0 + 1, cw - 1), y1 = min(y0 + 1, ch - 1);
+        const float fx = cx - x0, fy = cy - y0;
+        float uv[2];
+        for (int c = 0; c < 2; c++) {
+            const float a = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x0 + c, y0);
+            const float b = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x1 + c, y0);
+            const float d = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x0 + c, y1);
+            const float e = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x1 + c, y1);
+            const float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
+            uv[c] = (top + (bottom - top) * fy - 128.0f) * c_scale;
+        }
+        const float U = uv[0], V = uv[1];
+        uint8_t* out = rgb + 3 * i;
+        out[0] = to_u8(Y + 2.0f * (1.0f - kr) * V);
+        out[1] = to_u8(Y - (2.0f * kb * (1.0f - kb) * U + 2.0f * kr * (1.0f - kr) * V) / kg);
+        out[2] = to_u8(Y + 2.0f * (1.0f - kb) * U);
+    }
+}
+
 }  // namespace image_ops

@@ -354,6 +354,12 @@ extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normaliz
                                          mean0, mean1, mean2, std0, std1, std2);
 }
 
+extern "C" __global__ void __launch_bounds__(256) samstream_yuv_to_rgb8(
+    const uint8_t* luma, int luma_pitch, const uint8_t* chroma, int chroma_pitch, int w, int h, int sixteen, float kr,
+    float kb, int full, uint8_t* rgb) {
+    image_ops::yuv_to_rgb8(luma, luma_pitch, chroma, chroma_pitch, w, h, sixteen, kr, kb, full, rgb);
+}
+
 // Grid (CTAs per mask, masks); 256 threads.
 extern "C" __global__ void __launch_bounds__(256) samstream_mask_postprocess(
     const float* logits, int Lh, int Lw, int S, int hr, int wr, int H, int W, int words_per_mask, uint32_t* bits,

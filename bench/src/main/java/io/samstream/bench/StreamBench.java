@@ -29,6 +29,7 @@ import io.samstream.gpu.model.SamConfigInference;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
+import io.samstream.stream.engine.FrameSourceFactory;
 import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.engine.StreamHandle;
@@ -85,6 +86,7 @@ public final class StreamBench {
         DecoderPreference decoder = DecoderPreference.AUTO;
         int[] liveCounts = {};
         int liveSeconds = 60;
+        List<String> framePaths = List.of("gpu");
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -101,6 +103,7 @@ public final class StreamBench {
                 case "--in-flight" -> inFlight = Integer.parseInt(args[++i]);
                 case "--grid" -> grid = Integer.parseInt(args[++i]);
                 case "--decoder" -> decoder = DecoderPreference.parse(args[++i]);
+                case "--frame-paths" -> framePaths = List.of(args[++i].split(","));
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -134,10 +137,13 @@ public final class StreamBench {
                     config.describe(), frames, maxBatch, inFlight, grid, grid, decoder,
                     alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
-                rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone));
-                System.err.println(rows.get(rows.size() - 1));
-                // Written after every row: a run cut short still leaves what it measured.
-                writeTable(out, header, rows);
+                for (String path : framePaths) {
+                    rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
+                            path.equals("gpu")));
+                    System.err.println(rows.get(rows.size() - 1));
+                    // Written after every row: a run cut short still leaves what it measured.
+                    writeTable(out, header, rows);
+                }
             }
             List<String> liveRows = new ArrayList<>();
             for (int n : liveCounts) {
@@ -154,14 +160,16 @@ public final class StreamBench {
             w.print(header);
             w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder stage ms/frame |"
                     + " decoder stage ms/frame | GPU busy | of encoder img/s | host CPU ms/frame | queue-wait ms |"
-                    + " decode ms/wave | postprocess ms/wave | ack ms | device pools |");
-            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                    + " decode ms/wave | postprocess ms/wave | ack ms | device pools | frames in |"
+                    + " source + encoder-stage CPU ms/frame |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
 
     private static String run(SamBackend backend, EmbeddedKafkaBroker broker, Path clip, int streams, int frames,
-            int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone) throws Exception {
+            int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone, boolean gpuFrames)
+            throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
         FrameSink timed = timedKafka(broker, "bench-" + streams, streams, metrics, latencies);
@@ -170,9 +178,24 @@ public final class StreamBench {
         long t1;
         long cpu0 = processCpuNanos();
         long cpu1;
-        try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
-                spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder, Map.of())),
-                timed, metrics)) {
+        Map<String, Long> threads0 = framePathCpu();
+        Map<String, Long> threads1;
+        // Frames from NVDEC stay in GPU memory (the engine's default with CUDA), or come to the host as RGB.
+        FrameSourceFactory sources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
+                Map.of()));
+        FrameSourceFactory gpuSources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
+                Map.of()).withGpuFrames(true));
+        try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"), new FrameSourceFactory() {
+                @Override
+                public io.samstream.connectors.video.FrameSource open(StreamSpec spec) throws IOException {
+                    return sources.open(spec);
+                }
+
+                @Override
+                public FrameSourceFactory withGpuFrames() {
+                    return gpuFrames ? gpuSources : sources;
+                }
+            }, timed, metrics)) {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
             for (int s = 0; s < streams; s++) {
@@ -188,6 +211,11 @@ public final class StreamBench {
             }
             t1 = System.nanoTime();
             cpu1 = processCpuNanos();
+            threads1 = framePathCpu();
+        }
+        long framePath = 0;
+        for (Map.Entry<String, Long> t : threads1.entrySet()) {
+            framePath += t.getValue() - threads0.getOrDefault(t.getKey(), 0L);
         }
         long total = (long) streams * frames;
         double wall = (t1 - t0) / 1e9;
@@ -201,10 +229,11 @@ public final class StreamBench {
                 + cuda.embeddingRing().bytes() + (cuda.maskDecoder() == null ? 0 : cuda.maskDecoder().poolBytes()))
                 / (double) (1L << 30)) : "-";
         return String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2f | %.1f |"
-                        + " %.2f | %.2f | %.1f | %s |", streams, total, wall, fps, pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
-                encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
+                        + " %.2f | %.2f | %.1f | %s | %s | %.2f |", streams, total, wall, fps, pct(l, 0.5) / 1e6,
+                pct(l, 0.99) / 1e6, encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
-                stageMean(metrics, "ack"), pools);
+                stageMean(metrics, "ack"), pools, gpuFrames && backend.readsDeviceFrames() ? "GPU (NV12)" : "host RGB",
+                framePath / 1e6 / total);
     }
 
     private static void writeLive(Path out, int width, int height, int seconds, List<String> rows) throws IOException {
@@ -291,6 +320,25 @@ public final class StreamBench {
     }
 
     /** CPU time of the whole process (every thread: FFmpeg, the engine, Kafka), in nanoseconds. */
+    /**
+     * CPU time so far of each thread on a frame's way in (the sources' blocking dispatcher: FFmpeg's decoding
+     * and any RGB conversion; the encoder dispatcher: staging and launches), by thread id.
+     */
+    private static Map<String, Long> framePathCpu() {
+        var mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        Map<String, Long> out = new java.util.HashMap<>();
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (t != null && (t.getThreadName().contains("blocking-dispatcher")
+                    || t.getThreadName().contains("encoder-dispatcher"))) {
+                long cpu = mx.getThreadCpuTime(t.getThreadId());
+                if (cpu > 0) {
+                    out.put(t.getThreadId() + ":" + t.getThreadName(), cpu);
+                }
+            }
+        }
+        return out;
+    }
+
     private static long processCpuNanos() {
         var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;

@@ -1,5 +1,6 @@
 package io.samstream.connectors.video;
 
+import static org.bytedeco.ffmpeg.global.avutil.AV_PIX_FMT_CUDA;
 import static org.bytedeco.ffmpeg.global.avcodec.av_packet_alloc;
 import static org.bytedeco.ffmpeg.global.avcodec.av_packet_free;
 import static org.bytedeco.ffmpeg.global.avcodec.av_packet_unref;
@@ -144,7 +145,7 @@ public final class FfmpegFrameSource implements FrameSource {
         VideoDecoder decoder = null;
         try {
             decoder = VideoDecoder.open(spec.streamId(), input.videoStream(), spec.decoder(), gpuPresent,
-                    options.decoder(), live);
+                    options.decoder(), live, spec.gpuFrames());
             FfmpegFrameSource source = new FfmpegFrameSource(spec.streamId(), location,
                     live ? options.readTimeout() : null, input, decoder);
             source.logOpened(live);
@@ -278,6 +279,11 @@ public final class FfmpegFrameSource implements FrameSource {
             ptsMillis = lastPtsMillis == Long.MIN_VALUE ? 0 : lastPtsMillis + nominalFrameMillis;
         }
         lastPtsMillis = ptsMillis;
+        if (frame.format() == AV_PIX_FMT_CUDA) {
+            // NVDEC's frame in GPU memory: kept there (a reference on it), RGB only when a sink asks.
+            return new VideoFrame(streamId, nextIndex++, ptsMillis, capturedAt, frame.width(), frame.height(), null,
+                    DevicePicture.of(streamId, frame));
+        }
         byte[] rgb = converter.toRgb(streamId, frame);
         return new VideoFrame(streamId, nextIndex++, ptsMillis, capturedAt, frame.width(), frame.height(), rgb);
     }

@@ -13,8 +13,23 @@ import java.util.Objects;
  * @param decoder  the decoder preference (ignored by test patterns)
  * @param options  FFmpeg options for the input (protocol, demuxer, device), plus samstream's own
  *                 keys listed in {@link FrameSources}; copied, never null
+ * @param gpuFrames whether NVDEC's frames stay in GPU memory ({@link #withGpuFrames})
  */
-public record SourceSpec(String streamId, String location, DecoderPreference decoder, Map<String, String> options) {
+public record SourceSpec(String streamId, String location, DecoderPreference decoder, Map<String, String> options,
+        boolean gpuFrames) {
+    /** Frames to host memory. */
+    public SourceSpec(String streamId, String location, DecoderPreference decoder, Map<String, String> options) {
+        this(streamId, location, decoder, options, false);
+    }
+
+    /**
+     * With {@code on}, frames NVDEC decodes stay in GPU memory ({@link DevicePicture}, FFmpeg's CUDA frames on
+     * the GPU's primary context, the one the engine's kernels use); CPU-decoded frames still come as RGB.
+     */
+    public SourceSpec withGpuFrames(boolean on) {
+        return new SourceSpec(streamId, location, decoder, options, on);
+    }
+
     public SourceSpec {
         if (streamId == null || streamId.isBlank()) {
             throw new IllegalArgumentException("a source needs a stream id");
@@ -32,12 +47,12 @@ public record SourceSpec(String streamId, String location, DecoderPreference dec
     }
 
     public SourceSpec withDecoder(DecoderPreference preference) {
-        return new SourceSpec(streamId, location, preference, options);
+        return new SourceSpec(streamId, location, preference, options, gpuFrames);
     }
 
     public SourceSpec withOption(String key, String value) {
         Map<String, String> more = new LinkedHashMap<>(options);
         more.put(key, value);
-        return new SourceSpec(streamId, location, decoder, more);
+        return new SourceSpec(streamId, location, decoder, more, gpuFrames);
     }
 }

@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
+import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
@@ -458,6 +459,12 @@ public final class CudaSamBackend implements SamBackend {
         return config;
     }
 
+    /** NVDEC's GPU frames on device 0's primary context (this backend's) are read in place. */
+    @Override
+    public boolean readsDeviceFrames() {
+        return true;
+    }
+
     @Override
     public String name() {
         return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch
@@ -505,7 +512,7 @@ public final class CudaSamBackend implements SamBackend {
      * input buffer on the encoder stream ({@link GpuFramePreprocessor}; the same values as the CPU default).
      */
     @Override
-    public synchronized Tensor encodeFrames(List<RgbImage> frames) {
+    public synchronized Tensor encodeFrames(List<? extends FrameImage> frames) {
         ensureOpen();
         int batch = frames.size();
         if (batch < 1 || batch > maxBatch) {
@@ -533,7 +540,7 @@ public final class CudaSamBackend implements SamBackend {
      * of the frames, never for the GPU, so the next batch is staged while this one runs.
      */
     @Override
-    public List<ImageEmbedding> embedFrames(List<RgbImage> frames) {
+    public List<ImageEmbedding> embedFrames(List<? extends FrameImage> frames) {
         ensureOpen();
         int batch = frames.size();
         if (batch < 1 || batch > maxBatch) {

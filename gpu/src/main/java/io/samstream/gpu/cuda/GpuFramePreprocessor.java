@@ -1,5 +1,9 @@
 package io.samstream.gpu.cuda;
 
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+
+import io.samstream.gpu.image.DeviceYuvImage;
+import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.PillowBilinearResize;
 import io.samstream.gpu.image.PillowBilinearResize.Pass;
@@ -10,7 +14,8 @@ import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
- * SAM's pre-processing on the GPU: 8-bit RGB frames of any size to the encoder's fp32 {@code [B, 3, S, S]}
+ * SAM's pre-processing on the GPU: 8-bit RGB frames of any size (or GPU frames from NVDEC, converted to
+ * RGB in place by one kernel, nothing uploaded but the resize tables) to the encoder's fp32 {@code [B, 3, S, S]}
  * input, with the bytes of {@link io.samstream.gpu.image.FramePreprocessor} (Pillow's resize passes with
  * the weights {@link PillowBilinearResize#passes} computes on the host, then {@link SamPreprocessor}'s
  * normalization and padding; image_ops.cuh).
@@ -32,6 +37,8 @@ public final class GpuFramePreprocessor implements AutoCloseable {
     private final float[] std = SamPreprocessor.pixelStd();
     private final PinnedBuffer[] staging;
     private final CudaEvent[] uploaded;
+    /** Recorded on the legacy default stream before a GPU frame is read. */
+    private final CudaEvent decoded;
     private DeviceMemoryPool scratch;
     private int nextSlot;
     private boolean closed;
@@ -56,6 +63,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         for (int i = 0; i < slots; i++) {
             uploaded[i] = new CudaEvent(context, false);
         }
+        this.decoded = new CudaEvent(context, false);
     }
 
     public int inputSize() {
@@ -68,7 +76,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
      * same stream: the device scratch is reused in stream order). Returns
      * when the last frame is staged; the results are there once the stream gets past this point.
      */
-    public void enqueue(CudaStream stream, List<RgbImage> frames, DeviceBuffer images) {
+    public void enqueue(CudaStream stream, List<? extends FrameImage> frames, DeviceBuffer images) {
         if (closed) {
             throw new IllegalStateException("the GPU frame pre-processor is closed");
         }
@@ -81,7 +89,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
                     + "encoder input, " + images + " holds " + images.bytes());
         }
         for (int i = 0; i < frames.size(); i++) {
-            RgbImage frame = frames.get(i);
+            FrameImage frame = frames.get(i);
             if (frame == null) {
                 throw new IllegalArgumentException("frame " + i + " of the batch is null");
             }
@@ -89,17 +97,21 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         }
     }
 
-    private void enqueueFrame(CudaStream stream, RgbImage frame, DeviceBuffer out) {
+    private void enqueueFrame(CudaStream stream, FrameImage frame, DeviceBuffer out) {
         ImageSize size = ResizeLongestSide.preprocessShape(frame.height(), frame.width(), inputSize);
         List<Pass> passes = PillowBilinearResize.passes(frame.width(), frame.height(), size.width(), size.height());
         // Layout, the same in the pinned slot and on the device: frame bytes | tables of each pass | (device
-        // only) the 8-bit output of the first of two passes.
-        long frameBytes = ImageOpsKernels.align16(frame.rgb().length);
+        // only) the 8-bit output of the first of two passes. A GPU frame is converted into the frame bytes on
+        // the device; only the tables are staged and uploaded.
+        long rgbBytes = 3L * frame.width() * frame.height();
+        DeviceYuvImage yuv = frame instanceof DeviceYuvImage d ? d : null;
+        long frameBytes = ImageOpsKernels.align16(rgbBytes);
         long tables = 0;
         for (Pass p : passes) {
             tables += ImageOpsKernels.tableBytes(p);
         }
         long staged = frameBytes + tables;
+        long stagedFrom = yuv == null ? 0 : frameBytes;
         long intermediate = passes.size() == 2 ? 3L * passes.get(0).outWidth() * passes.get(0).outHeight() : 0;
 
         int slot = nextSlot;
@@ -108,7 +120,9 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         DeviceMemoryPool pool = scratchFor(staged + ImageOpsKernels.align16(intermediate) + 256, stream);
 
         ByteBuffer buf = pinned.buffer();
-        buf.put(frame.rgb());
+        if (yuv == null) {
+            buf.put(((RgbImage) frame).rgb());
+        }
         long at = frameBytes;
         for (Pass p : passes) {
             buf.position((int) at);
@@ -120,10 +134,15 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         }
         pool.release(0);
         DeviceBuffer device = pool.allocate(staged, "staged frame");
-        stream.upload(pinned, 0, device, 0, staged);
+        stream.upload(pinned, stagedFrom, device, stagedFrom, staged - stagedFrom);
         stream.record(uploaded[slot]);
 
-        DeviceBuffer src = device.slice(0, frame.rgb().length, "frame");
+        DeviceBuffer src = device.slice(0, rgbBytes, "frame");
+        if (yuv != null) {
+            // The decoder wrote the planes on the context's legacy stream: this stream waits for that first.
+            afterLegacyStream(stream);
+            kernels.yuvToRgb8(stream, yuv, src);
+        }
         at = frameBytes;
         DeviceBuffer[] bounds = new DeviceBuffer[passes.size()];
         DeviceBuffer[] weights = new DeviceBuffer[passes.size()];
@@ -147,6 +166,16 @@ public final class GpuFramePreprocessor implements AutoCloseable {
                         mean, std);
             }
         }
+    }
+
+    /**
+     * Makes {@code stream} (non-blocking) wait for the work queued so far on the context's legacy default
+     * stream, where FFmpeg's CUDA decoder copies its frames.
+     */
+    private void afterLegacyStream(CudaStream stream) {
+        context.bind();
+        Cuda.check(cuEventRecord(decoded.event, null), "recording an event on the legacy stream");
+        stream.waitFor(decoded);
     }
 
     /** The pinned slot, once its previous upload is done; reallocated larger when needed. */
@@ -203,6 +232,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
                 staging[i].close();
             }
         }
+        decoded.close();
         if (scratch != null) {
             scratch.close();
         }

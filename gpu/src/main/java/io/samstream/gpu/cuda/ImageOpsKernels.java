@@ -16,6 +16,7 @@ public final class ImageOpsKernels {
     static final String PILLOW_PASS = "samstream_pillow_pass_u8";
     static final String PILLOW_PASS_NORMALIZE = "samstream_pillow_pass_normalize_f32";
     static final String MASK_POSTPROCESS = "samstream_mask_postprocess";
+    static final String YUV_TO_RGB = "samstream_yuv_to_rgb8";
     /** 32-bit words of statistics per mask (image_ops.cuh, MaskStat). */
     static final int STAT_WORDS = 8;
     static final int STAT_ABOVE_PLUS1 = 0, STAT_ABOVE_MINUS1 = 1, STAT_AREA = 2, STAT_W_MINUS_MINX = 3,
@@ -32,6 +33,22 @@ public final class ImageOpsKernels {
         kernels.function(PILLOW_PASS);
         kernels.function(PILLOW_PASS_NORMALIZE);
         kernels.function(MASK_POSTPROCESS);
+        kernels.function(YUV_TO_RGB);
+    }
+
+    /**
+     * A GPU frame's NV12 / P010 / P016 planes to 8-bit RGB {@code [h, w, 3]} at {@code dst} (image_ops.cuh:
+     * bilinear chroma, the frame's matrix and range). The planes are read where the decoder left them.
+     */
+    public void yuvToRgb8(CudaStream stream, io.samstream.gpu.image.DeviceYuvImage frame, DeviceBuffer dst) {
+        String op = String.format(Locale.ROOT, "yuvToRgb8 %dx%d%s", frame.width(), frame.height(),
+                frame.sixteenBit() ? " 16-bit" : "");
+        requireBytes(dst, 3L * frame.width() * frame.height(), op, "dst");
+        Pointer params = Pointer.to(Pointer.to(new long[] {frame.luma()}), ints(frame.lumaPitch()),
+                Pointer.to(new long[] {frame.chroma()}), ints(frame.chromaPitch()), ints(frame.width()),
+                ints(frame.height()), ints(frame.sixteenBit() ? 1 : 0), floats(frame.kr()), floats(frame.kb()),
+                ints(frame.fullRange() ? 1 : 0), ptr(dst));
+        launch(YUV_TO_RGB, gridFor((long) frame.width() * frame.height()), 1, stream, params, op);
     }
 
     /** Bytes of a pass' tables: bounds (2 ints per output pixel), then weights, each 16-byte aligned. */

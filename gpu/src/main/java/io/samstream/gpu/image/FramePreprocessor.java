@@ -24,18 +24,18 @@ public final class FramePreprocessor {
     }
 
     /** The encoder input of {@code frames}, in order; frames may differ in size. */
-    public Tensor batch(List<RgbImage> frames) {
+    public Tensor batch(List<? extends FrameImage> frames) {
         if (frames.isEmpty()) {
             throw new IllegalArgumentException("a batch needs at least one frame");
         }
         int s = inputSize();
         Tensor batch = Tensor.zeros(frames.size(), 3, s, s);
         for (int i = 0; i < frames.size(); i++) {
-            RgbImage frame = frames.get(i);
+            FrameImage frame = frames.get(i);
             if (frame == null) {
                 throw new IllegalArgumentException("frame " + i + " of the batch is null");
             }
-            normalize.applyInto(resize.apply(frame), batch, i);
+            normalize.applyInto(resize.apply(frame.toRgb()), batch, i);
         }
         return batch;
     }

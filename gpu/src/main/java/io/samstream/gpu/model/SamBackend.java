@@ -1,5 +1,6 @@
 package io.samstream.gpu.model;
 
+import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.FramePreprocessor;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.MaskPostprocessor;
@@ -23,6 +24,14 @@ public interface SamBackend extends AutoCloseable {
     String name();
 
     /**
+     * Whether {@link #embedFrames} reads {@link io.samstream.gpu.image.DeviceYuvImage} frames in place: GPU
+     * frames from a hardware decoder on the same GPU (others are downloaded first).
+     */
+    default boolean readsDeviceFrames() {
+        return false;
+    }
+
+    /**
      * Runs the image encoder.
      *
      * @param images normalized, padded images {@code [B, 3, S, S]}, S = {@link SamConfig#imageSize()}
@@ -38,7 +47,7 @@ public interface SamBackend extends AutoCloseable {
      *
      * @return image embeddings {@code [B, C, E, E]}, one per frame, in order
      */
-    default Tensor encodeFrames(List<RgbImage> frames) {
+    default Tensor encodeFrames(List<? extends FrameImage> frames) {
         return encode(new FramePreprocessor(config().imageSize()).batch(frames));
     }
 
@@ -49,7 +58,7 @@ public interface SamBackend extends AutoCloseable {
      * waits for free slots when all are held, which bounds the frames in flight, and does not wait for the
      * GPU). The default splits {@link #encodeFrames} into host tensors.
      */
-    default List<ImageEmbedding> embedFrames(List<RgbImage> frames) {
+    default List<ImageEmbedding> embedFrames(List<? extends FrameImage> frames) {
         Tensor all = encodeFrames(frames);
         int[] shape = all.shape();
         int per = all.size() / frames.size();

@@ -3,11 +3,13 @@ package io.samstream.stream.app;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.DecoderPreference;
+import io.samstream.connectors.video.FrameSource;
 import io.samstream.connectors.video.FrameSources;
 import io.samstream.connectors.video.SourceSpec;
 import io.samstream.stream.engine.FileSinks;
 import io.samstream.stream.engine.FrameSink;
 import io.samstream.stream.engine.FrameSourceFactory;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -16,9 +18,24 @@ import java.util.Optional;
 public final class VideoConnectors {
     private VideoConnectors() {}
 
-    /** Opens files, network streams, cameras and test patterns ({@link FrameSources#open}). */
+    /**
+     * Opens files, network streams, cameras and test patterns ({@link FrameSources#open}); its
+     * {@link FrameSourceFactory#withGpuFrames} keeps NVDEC's frames in GPU memory.
+     */
     public static FrameSourceFactory sources() {
-        return spec -> FrameSources.open(sourceSpec(spec));
+        return new Sources(false);
+    }
+
+    private record Sources(boolean gpuFrames) implements FrameSourceFactory {
+        @Override
+        public FrameSource open(StreamSpec spec) throws IOException {
+            return FrameSources.open(sourceSpec(spec).withGpuFrames(gpuFrames));
+        }
+
+        @Override
+        public FrameSourceFactory withGpuFrames() {
+            return new Sources(true);
+        }
     }
 
     /** The connectors' spec of a stream: its decoder preference, and its liveness when forced. */

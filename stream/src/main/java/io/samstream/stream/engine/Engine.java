@@ -96,7 +96,8 @@ public final class Engine implements AutoCloseable {
             EngineMetrics metrics) {
         this.settings = settings;
         this.segmenter = segmenter;
-        this.sources = sources;
+        // Hardware-decoded frames stay in GPU memory when the backend reads them there.
+        this.sources = segmenter.backend().readsDeviceFrames() ? sources.withGpuFrames() : sources;
         this.sink = sink;
         this.metrics = metrics;
         this.system = ActorSystem.create("samstream", akkaConfig(settings.pipeline().inFlight()));
@@ -119,7 +120,10 @@ public final class Engine implements AutoCloseable {
                 .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkLanes, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
-                .toMat(Sink.foreach(o -> o.job().stream().frameDone(o.record() != null, o.job().frame().index())), Keep.both())
+                .toMat(Sink.foreach(o -> {
+                    o.job().frame().release(); // a GPU frame's memory back to its decoder
+                    o.job().stream().frameDone(o.record() != null, o.job().frame().index());
+                }), Keep.both())
                 .run(system);
         this.merge = running.first().first();
         this.pipelineSwitch = running.first().second();

@@ -8,4 +8,12 @@ import java.io.IOException;
 @FunctionalInterface
 public interface FrameSourceFactory {
     FrameSource open(StreamSpec spec) throws IOException;
+
+    /**
+     * The same sources with hardware-decoded frames left in GPU memory, for a backend that reads them there
+     * ({@link io.samstream.gpu.model.SamBackend#readsDeviceFrames}); by default the same factory.
+     */
+    default FrameSourceFactory withGpuFrames() {
+        return this;
+    }
 }

@@ -5,6 +5,9 @@ import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
+import io.samstream.connectors.video.DevicePicture;
+import io.samstream.gpu.image.DeviceYuvImage;
+import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
@@ -48,12 +51,25 @@ public final class Segmenter {
      * device ring slot each; the caller closes each when its frame is decoded).
      */
     public List<ImageEmbedding> embed(List<VideoFrame> frames) {
-        List<RgbImage> images = new ArrayList<>(frames.size());
+        List<FrameImage> images = new ArrayList<>(frames.size());
         for (VideoFrame f : frames) {
-            images.add(new RgbImage(f.width(), f.height(), f.rgb()));
+            images.add(image(f));
         }
         // Resize / normalize / pad where the backend runs (on the GPU for CUDA), then encode.
         return backend.embedFrames(images);
+    }
+
+    /**
+     * The encoder's view of a frame: a GPU frame's planes where the backend reads them in place (the frame's
+     * RGB is then never made unless a sink asks), else the RGB bytes.
+     */
+    FrameImage image(VideoFrame f) {
+        DevicePicture d = f.device();
+        if (d != null && backend.readsDeviceFrames()) {
+            return new DeviceYuvImage(f.width(), f.height(), d.luma(), d.lumaPitch(), d.chroma(), d.chromaPitch(),
+                    d.sixteenBit(), d.matrix().kr, d.matrix().kb, d.fullRange(), d::rgb);
+        }
+        return new RgbImage(f.width(), f.height(), f.rgb());
     }
 
     /** The embeddings of a batch of frames as host tensors {@code [1, C, E, E]} (tools and tests). */

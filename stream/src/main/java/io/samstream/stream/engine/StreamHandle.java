@@ -159,8 +159,7 @@ public final class StreamHandle {
         frameHeight = f.height();
         decodedCounter.increment();
         decodedCount.incrementAndGet();
-        return new VideoFrame(spec.id(), nextIndex.getAndIncrement(), f.ptsMillis(), f.capturedAt(), f.width(),
-                f.height(), f.rgb());
+        return f.withIndex(spec.id(), nextIndex.getAndIncrement());
     }
 
     void droppedOne() {

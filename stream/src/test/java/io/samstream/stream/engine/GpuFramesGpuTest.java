@@ -1,0 +1,116 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.config.Device;
+import io.samstream.connectors.sink.FfmpegVideoWriter;
+import io.samstream.connectors.video.DecoderPreference;
+import io.samstream.connectors.video.FrameSource;
+import io.samstream.connectors.video.FrameSources;
+import io.samstream.connectors.video.SourceSpec;
+import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.connectors.video.VideoFrame;
+import io.samstream.gpu.SamModels;
+import io.samstream.gpu.cuda.CudaAvailability;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.DemoScene;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * NVDEC's frames kept in GPU memory (FFmpeg's CUDA frames on the primary context) read in place by the
+ * CUDA backend: the encoder's output from the NV12 planes (converted, resized, normalized on the GPU) matches
+ * its output from the CPU decoder's RGB of the same file, and a GPU frame's RGB downloaded for a sink matches
+ * the CPU decoder's. Skips where no GPU is usable (CI), saying why.
+ */
+@Tag("gpu")
+@Timeout(300)
+class GpuFramesGpuTest {
+    static final int FRAMES = 6;
+
+    @Test
+    void nvdecFramesOnTheGpuEncodeAsTheCpuDecodersRgb(@TempDir Path dir) throws Exception {
+        CudaAvailability a = CudaAvailability.probe();
+        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        Path clip = dir.resolve("clip.mp4");
+        try (FrameSource pattern = new TestPatternSource("p", 1280, 720, 30, FRAMES, 3, false);
+             FfmpegVideoWriter writer = FfmpegVideoWriter.open(clip, 1280, 720, 30, null, Map.of())) {
+            VideoFrame f;
+            while ((f = pattern.next()) != null) {
+                writer.write(f.rgb(), f.ptsMillis());
+            }
+        }
+        try (SamBackend cuda = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 2);
+             FrameSource gpu = FrameSources.open(new SourceSpec("g", clip.toString(), DecoderPreference.NVDEC, Map.of())
+                     .withGpuFrames(true));
+             FrameSource cpu = FrameSources.open(new SourceSpec("c", clip.toString(), DecoderPreference.CPU, Map.of()))) {
+            Segmenter segmenter = new Segmenter(cuda, "test");
+            for (int i = 0; i < FRAMES; i++) {
+                VideoFrame g = gpu.next();
+                VideoFrame c = cpu.next();
+                assertNotNull(g.device(), "frame " + i + ": NVDEC's frame stays on the GPU");
+
+                Tensor fromPlanes = cuda.encodeFrames(List.of(segmenter.image(g)));
+                Tensor fromRgb = cuda.encodeFrames(List.of(new RgbImage(c.width(), c.height(), c.rgb())));
+                double diff = meanAbsDiff(fromPlanes.data(), fromRgb.data()) / meanAbs(fromRgb.data());
+                System.out.printf(Locale.ROOT, "frame %d: embedding from NV12 on the GPU vs CPU-decoded RGB: mean |diff| "
+                        + "%.4f of the mean |value|%n", i, diff);
+                assertTrue(diff < 0.03, "frame " + i + ": embeddings differ by " + diff + " of their mean magnitude");
+
+                if (i == FRAMES - 1) {
+                    // Released before a sink asked: a clear error, never a read of freed memory.
+                    g.release();
+                    assertThrows(IllegalStateException.class, g::rgb);
+                    continue;
+                }
+                byte[] downloaded = g.rgb();
+                double rgbDiff = meanAbsDiff(toInts(downloaded), toInts(c.rgb()));
+                System.out.printf(Locale.ROOT, "frame %d: RGB downloaded from the GPU frame vs CPU decoder: mean |diff| "
+                        + "%.3f levels%n", i, rgbDiff);
+                assertTrue(rgbDiff < 1.0, "frame " + i + ": downloaded RGB differs by " + rgbDiff + " levels on average");
+                g.release();
+                assertTrue(g.device().released());
+            }
+        }
+    }
+
+    private static float[] toInts(byte[] b) {
+        float[] f = new float[b.length];
+        for (int i = 0; i < b.length; i++) {
+            f[i] = b[i] & 0xFF;
+        }
+        return f;
+    }
+
+    private static double meanAbsDiff(float[] a, float[] b) {
+        double s = 0;
+        for (int i = 0; i < a.length; i++) {
+            s += Math.abs(a[i] - b[i]);
+        }
+        return s / a.length;
+    }
+
+    private static double meanAbs(float[] a) {
+        return Arrays.stream(toDoubles(a)).map(Math::abs).average().orElse(0);
+    }
+
+    private static double[] toDoubles(float[] a) {
+        double[] d = new double[a.length];
+        for (int i = 0; i < a.length; i++) {
+            d[i] = a[i];
+        }
+        return d;
+    }
+}
