@@ -87,6 +87,7 @@ public final class StreamBench {
         int[] liveCounts = {};
         int liveSeconds = 60;
         List<String> framePaths = List.of("gpu");
+        int repeats = 1;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -104,6 +105,7 @@ public final class StreamBench {
                 case "--grid" -> grid = Integer.parseInt(args[++i]);
                 case "--decoder" -> decoder = DecoderPreference.parse(args[++i]);
                 case "--frame-paths" -> framePaths = List.of(args[++i].split(","));
+                case "--repeats" -> repeats = Integer.parseInt(args[++i]);
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -138,8 +140,17 @@ public final class StreamBench {
                     alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
                 for (String path : framePaths) {
-                    rows.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
-                            path.equals("gpu")));
+                    // The run with the median frames/s of the repeats (the figures of one run stay together).
+                    List<String> runs = new ArrayList<>();
+                    for (int r = 0; r < repeats; r++) {
+                        runs.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
+                                path.equals("gpu")));
+                        System.err.println("repeat " + r + ": " + runs.get(runs.size() - 1));
+                    }
+                    runs.sort(java.util.Comparator.comparingDouble(StreamBench::framesPerSecond));
+                    rows.add(runs.get(runs.size() / 2) + " " + runs.stream()
+                            .map(x -> String.format(Locale.ROOT, "%.1f", framesPerSecond(x)))
+                            .collect(java.util.stream.Collectors.joining(", ")) + " |");
                     System.err.println(rows.get(rows.size() - 1));
                     // Written after every row: a run cut short still leaves what it measured.
                     writeTable(out, header, rows);
@@ -161,8 +172,8 @@ public final class StreamBench {
             w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder stage ms/frame |"
                     + " decoder stage ms/frame | GPU busy | of encoder img/s | host CPU ms/frame | queue-wait ms |"
                     + " decode ms/wave | postprocess ms/wave | ack ms | device pools | frames in |"
-                    + " source + encoder-stage CPU ms/frame |");
-            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                    + " source + encoder-stage CPU ms/frame | frames/s of each repeat (the row: the median's run) |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
@@ -234,6 +245,11 @@ public final class StreamBench {
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"), pools, gpuFrames && backend.readsDeviceFrames() ? "GPU (NV12)" : "host RGB",
                 framePath / 1e6 / total);
+    }
+
+    /** The frames/s column of a row. */
+    private static double framesPerSecond(String row) {
+        return Double.parseDouble(row.split("\\|")[4].trim());
     }
 
     private static void writeLive(Path out, int width, int height, int seconds, List<String> rows) throws IOException {
