@@ -196,15 +196,23 @@ public final class StreamBench {
                 Map.of()));
         FrameSourceFactory gpuSources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
                 Map.of()).withGpuFrames(true));
+        // How the sources decoded: NVDEC, and with its frames kept on the GPU or not (a fallback is logged).
+        java.util.Set<String> decoders = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        FrameSourceFactory used = gpuFrames ? gpuSources : sources;
         try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"), new FrameSourceFactory() {
                 @Override
-                public io.samstream.connectors.video.FrameSource open(StreamSpec spec) throws IOException {
+                public FrameSource open(StreamSpec spec) throws IOException {
                     return sources.open(spec);
                 }
 
                 @Override
                 public FrameSourceFactory withGpuFrames() {
-                    return gpuFrames ? gpuSources : sources;
+                    return spec -> {
+                        FrameSource src = used.open(spec);
+                        decoders.add(src instanceof io.samstream.connectors.video.FfmpegFrameSource f
+                                ? f.decoderName() + (f.hardwareDecoding() && gpuFrames ? " (GPU frames)" : "") : "?");
+                        return src;
+                    };
                 }
             }, timed, metrics)) {
             t0 = System.nanoTime();
@@ -243,7 +251,7 @@ public final class StreamBench {
                         + " %.2f | %.2f | %.1f | %s | %s | %.2f |", streams, total, wall, fps, pct(l, 0.5) / 1e6,
                 pct(l, 0.99) / 1e6, encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
-                stageMean(metrics, "ack"), pools, gpuFrames && backend.readsDeviceFrames() ? "GPU (NV12)" : "host RGB",
+                stageMean(metrics, "ack"), pools, String.join(" + ", new java.util.TreeSet<>(decoders)),
                 framePath / 1e6 / total);
     }
 

@@ -6,7 +6,9 @@ import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxGetState;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxSetFlags;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuDriverGetVersion;
@@ -17,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUctx_flags;
 import jcuda.driver.JCudaDriver;
 
 /**
@@ -38,6 +41,15 @@ public final class CudaContext implements AutoCloseable {
     private CudaContext(int ordinal) {
         Cuda.check(cuDeviceGet(device, ordinal), "getting CUDA device " + ordinal);
         this.info = queryInfo(device, ordinal);
+        // Blocking sync (a waiting thread sleeps instead of spinning a core), the flags FFmpeg's CUDA device
+        // context asks of a primary context it shares: NVDEC's frames then live on this very context.
+        int[] flags = new int[1];
+        int[] active = new int[1];
+        Cuda.check(cuDevicePrimaryCtxGetState(device, flags, active), "reading the primary context's state");
+        if (active[0] == 0 && flags[0] != CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC) {
+            Cuda.check(cuDevicePrimaryCtxSetFlags(device, CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC),
+                    "setting the primary context's flags");
+        }
         Cuda.check(cuDevicePrimaryCtxRetain(context, device), "retaining the primary context of " + info.describe());
         bind();
     }
