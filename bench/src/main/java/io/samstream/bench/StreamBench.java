@@ -88,6 +88,7 @@ public final class StreamBench {
         int liveSeconds = 60;
         List<String> framePaths = List.of("gpu");
         int repeats = 1;
+        io.samstream.config.ModelSparsity sparsity = io.samstream.config.ModelSparsity.NONE;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -106,6 +107,8 @@ public final class StreamBench {
                 case "--decoder" -> decoder = DecoderPreference.parse(args[++i]);
                 case "--frame-paths" -> framePaths = List.of(args[++i].split(","));
                 case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+                case "--sparsity" -> sparsity = io.samstream.config.ModelSparsity.parse(args[++i], "all", "--sparsity",
+                        "--sparsity");
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -128,7 +131,7 @@ public final class StreamBench {
         String header;
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
                 : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        io.samstream.config.ModelSparsity.NONE, (inFlight + 2) * maxBatch);
+                        sparsity, (inFlight + 2) * maxBatch);
              EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start()) {
             GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)
                     : null;
