@@ -269,8 +269,9 @@ public final class StreamBench {
                     + " (live=true: the newest frame is kept when the engine falls behind; dropped frames counted).%n%n",
                     width, height, seconds);
             w.println("| streams | frames published | dropped | frames/s | latency p50 ms | p99 ms | queue-wait ms |"
-                    + " decode ms/wave | postprocess ms/wave | ack ms |");
-            w.println("|---|---|---|---|---|---|---|---|---|---|");
+                    + " decode ms/wave | postprocess ms/wave | ack ms | heap MiB after GC (10 % -> end) |"
+                    + " device MiB in use (10 % -> end) |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
@@ -286,6 +287,8 @@ public final class StreamBench {
         long dropped = 0;
         long t0;
         long t1;
+        long[] memory0;
+        long[] memory1;
         try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
                 spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
                 timed, metrics)) {
@@ -297,8 +300,12 @@ public final class StreamBench {
                 done.add(engine.add(new StreamSpec("live" + s, location, StreamSpec.Live.TRUE, StreamSpec.Decoder.AUTO,
                         new PromptSpec(List.of(), grid))).result().toCompletableFuture());
             }
-            // Live streams never end (an ended live source reconnects): stop them after the run's time.
-            Thread.sleep(seconds * 1000L);
+            // Live streams never end (an ended live source reconnects): stop them after the run's time. Memory
+            // is sampled after the first tenth (warm) and at the end: heap after a GC, and the device's.
+            Thread.sleep(seconds * 100L);
+            memory0 = memorySample(backend);
+            Thread.sleep(seconds * 900L);
+            memory1 = memorySample(backend);
             for (int s = 0; s < streams; s++) {
                 engine.remove("live" + s);
             }
@@ -310,10 +317,21 @@ public final class StreamBench {
             t1 = System.nanoTime();
         }
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-        return String.format(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f | %.0f | %.1f | %.2f | %.2f | %.1f |", streams,
+        return String.format(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f | %.0f | %.1f | %.2f | %.2f | %.1f |"
+                        + " %.0f -> %.0f | %.0f -> %.0f |", streams,
                 published, dropped, published / ((t1 - t0) / 1e9), pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
-                stageMean(metrics, "ack"));
+                stageMean(metrics, "ack"), memory0[0] / 1048576.0, memory1[0] / 1048576.0, memory0[1] / 1048576.0,
+                memory1[1] / 1048576.0);
+    }
+
+    /** Heap in use after a GC, and the GPU's memory in use (0 on the CPU), in bytes. */
+    private static long[] memorySample(SamBackend backend) {
+        System.gc();
+        Runtime rt = Runtime.getRuntime();
+        long heap = rt.totalMemory() - rt.freeMemory();
+        long device = backend instanceof CudaSamBackend cuda ? cuda.context().deviceMemoryUsed() : 0;
+        return new long[] {heap, device};
     }
 
     /** A Kafka sink on a new topic of the broker that adds each record's capture-to-ack time to {@code latencies}. */

@@ -101,6 +101,15 @@ public final class CudaContext implements AutoCloseable {
         return v[0];
     }
 
+    /** Bytes of the GPU's memory in use now, by every process and library (total - free, cuMemGetInfo). */
+    public long deviceMemoryUsed() {
+        bind();
+        long[] free = new long[1];
+        long[] total = new long[1];
+        Cuda.check(jcuda.driver.JCudaDriver.cuMemGetInfo(free, total), "reading the device's free memory");
+        return total[0] - free[0];
+    }
+
     public DeviceInfo info() {
         return info;
     }
