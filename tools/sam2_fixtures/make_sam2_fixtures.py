@@ -132,6 +132,10 @@ CONFIGS = {
                  mem_heads=2, dec_mlp=256, iou_hidden=64,
                  # random heads score every object absent (about -0.08); shift them so masks show
                  overrides={"sam_mask_decoder.pred_obj_score_head.layers.2.bias": 0.5}),
+    # the same without the shift: every object judged absent (masks -1024, no-object pointer and memory)
+    "tiny_absent": dict(image_size=128, embed_dim=8, heads=1, stages=(1, 2, 2, 1), global_att=(2,),
+                        window_spec=(8, 4, 6, 2), bkg=(7, 7), hidden=64, mem_dim=32, mem_layers=2, mem_ffn=128,
+                        mem_heads=2, dec_mlp=256, iou_hidden=64),
     # sam2.1_hiera_t.yaml
     "hiera_t": dict(image_size=1024, embed_dim=96, heads=1, stages=(1, 2, 7, 2), global_att=(5, 7, 9),
                     window_spec=(8, 4, 14, 7), bkg=(7, 7), hidden=256, mem_dim=64, mem_layers=4, mem_ffn=2048,
@@ -288,6 +292,10 @@ def run(config, out, device):
                 np.save(os.path.join(out, f"fpn{i}_f0.npy"), f.float().cpu().numpy())
         if config == "tiny":
             np.save(os.path.join(out, "frame0_rgb.npy"), rgb[0])
+    if config != "tiny":  # the Java test regenerates these weights from keys.txt
+        for name in ("fpn0_f0.npy", "fpn1_f0.npy", "masks_packed.npy"):
+            if config == "tiny_absent" and os.path.exists(os.path.join(out, name)):
+                os.remove(os.path.join(out, name))
     meta = dict(config=config, image_size=s, frames=FRAMES, box_frame0_obj1=box, point_frame5_obj2=point,
                 frame_checksums=[int(im.astype(np.int64).sum()) for im in rgb], device=str(device),
                 torch=torch.__version__, settings=cfg,
