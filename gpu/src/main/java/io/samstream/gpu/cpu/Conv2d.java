@@ -7,7 +7,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  * input [H, W, C] in, output [Ho, Wo, O] out. Columns are ordered (c, ky, kx), the order of the torch
  * weight [O, C, k, k] flattened, so the weight is used as a Linear [O, C*k*k] unchanged.
  */
-final class Conv2d {
+public final class Conv2d {
     private final Linear linear;
     private final int inChannels;
     private final int kernel;
@@ -27,7 +27,7 @@ final class Conv2d {
     }
 
     /** Loads {@code name.weight} [out, in, k, k] and, when {@code withBias}, {@code name.bias} [out]. */
-    static Conv2d load(StateDict sd, String name, int in, int out, int kernel, int stride, int padding,
+    public static Conv2d load(StateDict sd, String name, int in, int out, int kernel, int stride, int padding,
             boolean withBias) {
         float[] w = sd.get(name + ".weight", out, in, kernel, kernel).data();
         float[] b = withBias ? sd.get(name + ".bias", out).data().clone() : null;
@@ -35,16 +35,16 @@ final class Conv2d {
                 stride, padding);
     }
 
-    int outChannels() {
+    public int outChannels() {
         return linear.out();
     }
 
-    int outSize(int inSize) {
+    public int outSize(int inSize) {
         return (inSize + 2 * padding - kernel) / stride + 1;
     }
 
     /** The convolution of channels-last x [h, w, C]; returns channels-last [outSize(h), outSize(w), O]. */
-    float[] forward(CpuThreadPool pool, float[] x, int h, int w) {
+    public float[] forward(CpuThreadPool pool, float[] x, int h, int w) {
         int ho = outSize(h);
         int wo = outSize(w);
         float[] cols = (kernel == 1 && stride == 1 && padding == 0) ? x : im2col(x, h, w, inChannels, kernel,

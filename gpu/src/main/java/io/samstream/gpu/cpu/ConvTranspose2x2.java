@@ -7,7 +7,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  * pixel owns its own 2x2 output block, out[2y+dy, 2x+dx, o] = bias[o] + sum_i in[y, x, i] W[i, o, dy, dx].
  * That is one GEMM with the weight [in, out*2*2] as stored, then a scatter of each row into its block.
  */
-final class ConvTranspose2x2 {
+public final class ConvTranspose2x2 {
     private final PackedMatrix weight;
     /** bias[o] repeated for the four (dy, dx) columns of output channel o. */
     private final float[] expandedBias;
@@ -25,7 +25,7 @@ final class ConvTranspose2x2 {
     }
 
     /** Loads {@code name.weight} [in, out, 2, 2] and {@code name.bias} [out]. */
-    static ConvTranspose2x2 load(StateDict sd, String name, int in, int out) {
+    public static ConvTranspose2x2 load(StateDict sd, String name, int in, int out) {
         float[] w = sd.get(name + ".weight", in, out, 2, 2).data();
         float[] b = sd.get(name + ".bias", out).data();
         return new ConvTranspose2x2(w, b, in, out);
@@ -36,7 +36,7 @@ final class ConvTranspose2x2 {
     }
 
     /** x channels-last [h, w, in] to channels-last [2h, 2w, out]. */
-    float[] forward(CpuThreadPool pool, float[] x, int h, int w) {
+    public float[] forward(CpuThreadPool pool, float[] x, int h, int w) {
         int groups = outChannels * 4;
         float[] perPixel = new float[h * w * groups];
         Gemm.multiply(pool, x, h * w, weight, expandedBias, perPixel);

@@ -5,7 +5,7 @@ package io.samstream.gpu.cpu;
  * Statistics and transcendental functions are computed in double and rounded once, which keeps them at
  * least as accurate as PyTorch's fp32 kernels.
  */
-final class CpuOps {
+public final class CpuOps {
     private CpuOps() {}
 
     /** Rows per task for cheap row-wise kernels. */
@@ -18,7 +18,7 @@ final class CpuOps {
      * the biased variance. Also LayerNorm2d on channels-last data (normalizing over channels per pixel is
      * the same computation). May run in place (x == y).
      */
-    static void layerNorm(CpuThreadPool pool, float[] x, int rows, int dim, float[] weight, float[] bias,
+    public static void layerNorm(CpuThreadPool pool, float[] x, int rows, int dim, float[] weight, float[] bias,
             double eps, float[] y) {
         pool.forRange(rows, ROW_GRAIN, (r0, r1) -> {
             for (int r = r0; r < r1; r++) {
@@ -45,7 +45,7 @@ final class CpuOps {
     }
 
     /** The exact (erf) GELU of {@code nn.GELU()}, in place on x[0, n). */
-    static void gelu(CpuThreadPool pool, float[] x, int n) {
+    public static void gelu(CpuThreadPool pool, float[] x, int n) {
         pool.forRange(n, ELEMENT_GRAIN, (i0, i1) -> {
             for (int i = i0; i < i1; i++) {
                 x[i] = Erf.gelu(x[i]);
@@ -54,7 +54,7 @@ final class CpuOps {
     }
 
     /** max(x, 0) in place on x[0, n). */
-    static void relu(float[] x, int n) {
+    public static void relu(float[] x, int n) {
         for (int i = 0; i < n; i++) {
             if (x[i] < 0) {
                 x[i] = 0f;
@@ -63,7 +63,7 @@ final class CpuOps {
     }
 
     /** acc[i] += x[i] for i in [0, n). */
-    static void addInPlace(CpuThreadPool pool, float[] acc, float[] x, int n) {
+    public static void addInPlace(CpuThreadPool pool, float[] acc, float[] x, int n) {
         pool.forRange(n, ELEMENT_GRAIN, (i0, i1) -> {
             for (int i = i0; i < i1; i++) {
                 acc[i] += x[i];
@@ -72,7 +72,7 @@ final class CpuOps {
     }
 
     /** out[i] = a[i] + b[i] for i in [0, n). */
-    static float[] add(float[] a, float[] b, int n) {
+    public static float[] add(float[] a, float[] b, int n) {
         float[] out = new float[n];
         for (int i = 0; i < n; i++) {
             out[i] = a[i] + b[i];
@@ -81,7 +81,7 @@ final class CpuOps {
     }
 
     /** Softmax of x[off, off + n) in place: exp(x - max) / sum. */
-    static void softmax(float[] x, int off, int n) {
+    public static void softmax(float[] x, int off, int n) {
         float max = Float.NEGATIVE_INFINITY;
         for (int i = 0; i < n; i++) {
             max = Math.max(max, x[off + i]);

@@ -19,13 +19,13 @@ import java.util.function.IntConsumer;
  * <p>Results never depend on the thread count: kernels split work into tasks of a fixed size and each
  * output element is written by exactly one task in a fixed order.
  */
-final class CpuThreadPool implements AutoCloseable {
+public final class CpuThreadPool implements AutoCloseable {
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final int threads;
     private final ExecutorService workers;
 
-    CpuThreadPool(int threads) {
+    public CpuThreadPool(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("a CPU backend needs at least one thread, got " + threads);
         }
@@ -43,12 +43,12 @@ final class CpuThreadPool implements AutoCloseable {
         }
     }
 
-    int threads() {
+    public int threads() {
         return threads;
     }
 
     /** Runs {@code body.accept(i)} for i in [0, tasks), in parallel, and waits for all of them. */
-    void forEach(int tasks, IntConsumer body) {
+    public void forEach(int tasks, IntConsumer body) {
         if (tasks <= 0) {
             return;
         }
@@ -72,13 +72,13 @@ final class CpuThreadPool implements AutoCloseable {
     }
 
     /** Splits [0, n) into chunks of {@code grain} and runs {@code body.run(start, end)} for each in parallel. */
-    void forRange(int n, int grain, RangeBody body) {
+    public void forRange(int n, int grain, RangeBody body) {
         int chunks = (n + grain - 1) / grain;
         forEach(chunks, c -> body.run(c * grain, Math.min(n, (c + 1) * grain)));
     }
 
     @FunctionalInterface
-    interface RangeBody {
+    public interface RangeBody {
         void run(int start, int end);
     }
 

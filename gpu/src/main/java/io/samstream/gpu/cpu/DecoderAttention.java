@@ -7,7 +7,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  * into heads, softmax(q·kᵀ / sqrt(head_dim))·v per head, heads recombined and projected back to dim.
  * Note the order of the reference: the dot products are divided by sqrt(head_dim), q is not pre-scaled.
  */
-final class DecoderAttention {
+public final class DecoderAttention {
     static final int QUERY_BLOCK = 64;
 
     private final Linear qProj;
@@ -35,7 +35,7 @@ final class DecoderAttention {
         this.divisor = (float) Math.sqrt(headDim);
     }
 
-    static DecoderAttention load(StateDict sd, String prefix, int dim, int internal, int heads) {
+    public static DecoderAttention load(StateDict sd, String prefix, int dim, int internal, int heads) {
         return new DecoderAttention(
                 Linear.load(sd, prefix + ".q_proj", dim, internal),
                 Linear.load(sd, prefix + ".k_proj", dim, internal),
@@ -45,7 +45,7 @@ final class DecoderAttention {
     }
 
     /** Attention of queries q [nq, dim] over keys k [nk, dim] with values v [nk, dim]; returns [nq, dim]. */
-    float[] forward(CpuThreadPool pool, float[] q, int nq, float[] k, float[] v, int nk) {
+    public float[] forward(CpuThreadPool pool, float[] q, int nq, float[] k, float[] v, int nk) {
         float[] qp = qProj.forward(pool, q, nq);
         float[] kp = kProj.forward(pool, k, nk);
         float[] vp = vProj.forward(pool, v, nk);

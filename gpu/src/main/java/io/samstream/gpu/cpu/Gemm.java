@@ -11,7 +11,7 @@ package io.samstream.gpu.cpu;
  * landed in memory; four were fast every time.) Block sizes are constants, so the summation order, and
  * with it every result bit, is the same for any thread count.
  */
-final class Gemm {
+public final class Gemm {
     private Gemm() {}
 
     static final int ROW_BLOCK = 64;
@@ -24,7 +24,7 @@ final class Gemm {
      * @param bias [N] added to every row, or null
      * @param c    row-major [m, N], overwritten; must not be {@code a}
      */
-    static void multiply(CpuThreadPool pool, float[] a, int m, PackedMatrix b, float[] bias, float[] c) {
+    public static void multiply(CpuThreadPool pool, float[] a, int m, PackedMatrix b, float[] bias, float[] c) {
         int k = b.rows();
         int n = b.cols();
         if ((long) m * k > a.length || (long) m * n > c.length) {

@@ -7,16 +7,16 @@ import io.samstream.gpu.checkpoint.StateDict;
  * channels-last data (same arithmetic). The eps differs by place: 1e-6 in the image encoder (its norm
  * layer is built with eps=1e-6) and in every LayerNorm2d, torch's default 1e-5 in the mask decoder.
  */
-final class LayerNorm {
-    static final double ENCODER_EPS = 1e-6;
-    static final double LAYER_NORM_2D_EPS = 1e-6;
-    static final double DECODER_EPS = 1e-5;
+public final class LayerNorm {
+    public static final double ENCODER_EPS = 1e-6;
+    public static final double LAYER_NORM_2D_EPS = 1e-6;
+    public static final double DECODER_EPS = 1e-5;
 
     private final float[] weight;
     private final float[] bias;
     private final double eps;
 
-    LayerNorm(float[] weight, float[] bias, double eps) {
+    public LayerNorm(float[] weight, float[] bias, double eps) {
         if (weight.length != bias.length) {
             throw new IllegalArgumentException("LayerNorm weight " + weight.length + " and bias " + bias.length);
         }
@@ -25,7 +25,7 @@ final class LayerNorm {
         this.eps = eps;
     }
 
-    static LayerNorm load(StateDict sd, String name, int dim, double eps) {
+    public static LayerNorm load(StateDict sd, String name, int dim, double eps) {
         return new LayerNorm(sd.get(name + ".weight", dim).data().clone(),
                 sd.get(name + ".bias", dim).data().clone(), eps);
     }
@@ -35,11 +35,11 @@ final class LayerNorm {
     }
 
     /** Normalizes each of the {@code rows} rows of x into y (may be x). */
-    void apply(CpuThreadPool pool, float[] x, int rows, float[] y) {
+    public void apply(CpuThreadPool pool, float[] x, int rows, float[] y) {
         CpuOps.layerNorm(pool, x, rows, weight.length, weight, bias, eps, y);
     }
 
-    float[] apply(CpuThreadPool pool, float[] x, int rows) {
+    public float[] apply(CpuThreadPool pool, float[] x, int rows) {
         float[] y = new float[rows * weight.length];
         apply(pool, x, rows, y);
         return y;

@@ -6,7 +6,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  * The mask decoder's {@code MLP}: linear layers with ReLU between them (not after the last), no sigmoid.
  * Used for the hypernetworks that turn mask tokens into mask weights and for the IoU head.
  */
-final class Mlp {
+public final class Mlp {
     private final Linear[] layers;
 
     private Mlp(Linear[] layers) {
@@ -14,7 +14,7 @@ final class Mlp {
     }
 
     /** Loads {@code prefix.layers.i} for i in [0, depth): in -> hidden -> ... -> hidden -> out. */
-    static Mlp load(StateDict sd, String prefix, int in, int hidden, int out, int depth) {
+    public static Mlp load(StateDict sd, String prefix, int in, int hidden, int out, int depth) {
         Linear[] layers = new Linear[depth];
         for (int i = 0; i < depth; i++) {
             int a = i == 0 ? in : hidden;
@@ -24,7 +24,7 @@ final class Mlp {
         return new Mlp(layers);
     }
 
-    float[] forward(CpuThreadPool pool, float[] x, int rows) {
+    public float[] forward(CpuThreadPool pool, float[] x, int rows) {
         float[] h = x;
         for (int i = 0; i < layers.length; i++) {
             h = layers[i].forward(pool, h, rows);

@@ -8,7 +8,7 @@ package io.samstream.gpu.cpu;
  * accumulator row and into every B row it reads, which is the form HotSpot's auto-vectorizer accepts (it
  * gives up when two arrays are read at different offsets, since they might be the same array).
  */
-final class PackedMatrix {
+public final class PackedMatrix {
     static final int PANEL = 256;
 
     private final int rows;
@@ -33,7 +33,7 @@ final class PackedMatrix {
      * B = Wᵀ for a torch {@code nn.Linear} weight W [out, in] (also a conv weight [out, in, kh, kw] seen as
      * [out, in*kh*kw]): then x·B is the layer applied to the rows of x.
      */
-    static PackedMatrix fromOutIn(float[] w, int out, int in) {
+    public static PackedMatrix fromOutIn(float[] w, int out, int in) {
         checkLength(w, out, in);
         PackedMatrix m = new PackedMatrix(in, out);
         for (int j = 0; j < out; j++) {
@@ -47,7 +47,7 @@ final class PackedMatrix {
     }
 
     /** B = W for a matrix already laid out [in, out] (a ConvTranspose2d weight [in, out, kh, kw]). */
-    static PackedMatrix fromInOut(float[] w, int in, int out) {
+    public static PackedMatrix fromInOut(float[] w, int in, int out) {
         checkLength(w, in, out);
         PackedMatrix m = new PackedMatrix(in, out);
         for (int p = 0; p < m.panels.length; p++) {
@@ -66,12 +66,12 @@ final class PackedMatrix {
     }
 
     /** K: the length of the dot products. */
-    int rows() {
+    public int rows() {
         return rows;
     }
 
     /** N: the number of outputs per input row. */
-    int cols() {
+    public int cols() {
         return cols;
     }
 

@@ -13,7 +13,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  *   <li>K = norm4(K + attn(K+Kpe, Q+Qpe, Q)), image to tokens
  * </ol>
  */
-final class TwoWayBlock {
+public final class TwoWayBlock {
     private final DecoderAttention selfAttn;
     private final LayerNorm norm1;
     private final DecoderAttention tokenToImage;
@@ -42,7 +42,7 @@ final class TwoWayBlock {
         this.dim = dim;
     }
 
-    static TwoWayBlock load(StateDict sd, String prefix, int dim, int heads, int mlpDim, int downsample,
+    public static TwoWayBlock load(StateDict sd, String prefix, int dim, int heads, int mlpDim, int downsample,
             boolean skipFirstLayerPe) {
         double eps = LayerNorm.DECODER_EPS;
         return new TwoWayBlock(
@@ -60,7 +60,7 @@ final class TwoWayBlock {
     }
 
     /** Updates queries [nq, dim] and keys [nk, dim] in place. */
-    void forward(CpuThreadPool pool, float[] queries, float[] queryPe, int nq, float[] keys, float[] keyPe,
+    public void forward(CpuThreadPool pool, float[] queries, float[] queryPe, int nq, float[] keys, float[] keyPe,
             int nk) {
         int qn = nq * dim;
         int kn = nk * dim;

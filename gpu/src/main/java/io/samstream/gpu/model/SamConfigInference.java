@@ -61,6 +61,12 @@ public final class SamConfigInference {
      * them; {@code source} names the file in errors. Needs no tensor data, so it works for any size.
      */
     public static SamConfig infer(Path source, Map<String, int[]> shapes) {
+        if (shapes.keySet().stream().anyMatch(k -> k.startsWith("image_encoder.trunk."))
+                && shapes.keySet().stream().anyMatch(k -> k.startsWith("memory_attention."))) {
+            throw new CheckpointException(source, "is a SAM 2 checkpoint (Hiera trunk, memory attention), not a SAM "
+                    + "(v1) one: SAM 2.1 runs through io.samstream.gpu.sam2.Sam2Model, which the engine does not use "
+                    + "yet");
+        }
         SamConfig config = new Reader(source, shapes).read();
         validate(source, shapes, config);
         log.info("{}: {}", source, config.describe());

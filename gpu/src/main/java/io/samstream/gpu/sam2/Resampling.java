@@ -1,0 +1,120 @@
+package io.samstream.gpu.sam2;
+
+/**
+ * The resamplings of SAM 2 on channels-last maps [h, w, c], each as torch computes it: bicubic
+ * ({@code F.interpolate(mode="bicubic")}, A = -0.75, align_corners=False, edge taps clamped), bilinear
+ * (align_corners=False, no antialias), nearest 2x, and 2x2 max pooling.
+ */
+final class Resampling {
+    private Resampling() {}
+
+    private static final float A = -0.75f;
+
+    /** Bicubic resize of x [h, w, c] to [oh, ow, c]. */
+    static float[] bicubic(float[] x, int h, int w, int c, int oh, int ow) {
+        float sy = (float) h / oh;
+        float sx = (float) w / ow;
+        float[] out = new float[oh * ow * c];
+        float[] rows = new float[4];
+        for (int oy = 0; oy < oh; oy++) {
+            float ry = sy * (oy + 0.5f) - 0.5f;
+            int iy = (int) Math.floor(ry);
+            float[] wy = cubicWeights(ry - iy);
+            for (int ox = 0; ox < ow; ox++) {
+                float rx = sx * (ox + 0.5f) - 0.5f;
+                int ix = (int) Math.floor(rx);
+                float[] wx = cubicWeights(rx - ix);
+                for (int ch = 0; ch < c; ch++) {
+                    for (int j = 0; j < 4; j++) {
+                        int yy = clamp(iy - 1 + j, h);
+                        float acc = 0f;
+                        for (int i = 0; i < 4; i++) {
+                            acc += x[(yy * w + clamp(ix - 1 + i, w)) * c + ch] * wx[i];
+                        }
+                        rows[j] = acc;
+                    }
+                    out[(oy * ow + ox) * c + ch] = rows[0] * wy[0] + rows[1] * wy[1] + rows[2] * wy[2] + rows[3] * wy[3];
+                }
+            }
+        }
+        return out;
+    }
+
+    private static float[] cubicWeights(float t) {
+        return new float[] {cubic2(t + 1f), cubic1(t), cubic1(1f - t), cubic2(2f - t)};
+    }
+
+    private static float cubic1(float x) {
+        return ((A + 2) * x - (A + 3)) * x * x + 1;
+    }
+
+    private static float cubic2(float x) {
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    }
+
+    private static int clamp(int i, int n) {
+        return Math.min(Math.max(i, 0), n - 1);
+    }
+
+    /** Bilinear resize of a single-channel map x [h, w] to [oh, ow]. */
+    static float[] bilinear(float[] x, int h, int w, int oh, int ow) {
+        float sy = (float) h / oh;
+        float sx = (float) w / ow;
+        int[] x0 = new int[ow];
+        int[] x1 = new int[ow];
+        float[] lx = new float[ow];
+        for (int ox = 0; ox < ow; ox++) {
+            float r = Math.max(sx * (ox + 0.5f) - 0.5f, 0f);
+            int i = Math.min((int) Math.floor(r), w - 1);
+            x0[ox] = i;
+            x1[ox] = i < w - 1 ? i + 1 : i;
+            lx[ox] = Math.min(Math.max(r - i, 0f), 1f);
+        }
+        float[] out = new float[oh * ow];
+        for (int oy = 0; oy < oh; oy++) {
+            float r = Math.max(sy * (oy + 0.5f) - 0.5f, 0f);
+            int y0 = Math.min((int) Math.floor(r), h - 1);
+            int y1 = y0 < h - 1 ? y0 + 1 : y0;
+            float ly = Math.min(Math.max(r - y0, 0f), 1f);
+            float hy = 1f - ly;
+            for (int ox = 0; ox < ow; ox++) {
+                float l = lx[ox];
+                float hx = 1f - l;
+                out[oy * ow + ox] = hy * (hx * x[y0 * w + x0[ox]] + l * x[y0 * w + x1[ox]])
+                        + ly * (hx * x[y1 * w + x0[ox]] + l * x[y1 * w + x1[ox]]);
+            }
+        }
+        return out;
+    }
+
+    /** Nearest-neighbour 2x upsampling of x [h, w, c]. */
+    static float[] nearest2x(float[] x, int h, int w, int c) {
+        float[] out = new float[4 * h * w * c];
+        for (int oy = 0; oy < 2 * h; oy++) {
+            for (int ox = 0; ox < 2 * w; ox++) {
+                System.arraycopy(x, ((oy / 2) * w + ox / 2) * c, out, (oy * 2 * w + ox) * c, c);
+            }
+        }
+        return out;
+    }
+
+    /** 2x2 max pooling, stride 2, floor of odd sides, of x [h, w, c]. */
+    static float[] maxPool2x2(float[] x, int h, int w, int c) {
+        int oh = h / 2;
+        int ow = w / 2;
+        float[] out = new float[oh * ow * c];
+        for (int oy = 0; oy < oh; oy++) {
+            for (int ox = 0; ox < ow; ox++) {
+                int a = ((2 * oy) * w + 2 * ox) * c;
+                int b = a + c;
+                int d = a + w * c;
+                int e = d + c;
+                int o = (oy * ow + ox) * c;
+                for (int ch = 0; ch < c; ch++) {
+                    out[o + ch] = Math.max(Math.max(x[a + ch], x[b + ch]), Math.max(x[d + ch], x[e + ch]));
+                }
+            }
+        }
+        return out;
+    }
+}

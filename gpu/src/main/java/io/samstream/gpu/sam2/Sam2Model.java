@@ -1,0 +1,266 @@
+package io.samstream.gpu.sam2;
+
+import io.samstream.gpu.checkpoint.CheckpointException;
+import io.samstream.gpu.checkpoint.CheckpointLoader;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cpu.CpuThreadPool;
+import io.samstream.gpu.cpu.Linear;
+import io.samstream.gpu.cpu.Mlp;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * SAM 2.1 in fp32 on the CPU: the parts of {@code SAM2Base} a streaming tracker calls, each following Meta's
+ * method of the same name (forward_image, _prepare_memory_conditioned_features, _forward_sam_heads,
+ * _encode_new_memory). Weights are read once; GEMMs and attention run on the shared CPU thread pool.
+ */
+public final class Sam2Model implements AutoCloseable {
+    /** Stored memory features are bf16, as SAM2VideoPredictor stores them (maskmem_features.to(bfloat16)). */
+    static final boolean BF16_MEMORY = true;
+    /** The low-resolution mask of an object judged absent (NO_OBJ_SCORE). */
+    public static final float NO_OBJECT_SCORE = -1024f;
+
+    private static final float[] MEAN = {0.485f, 0.456f, 0.406f};
+    private static final float[] STD = {0.229f, 0.224f, 0.225f};
+
+    private final Sam2Config config;
+    private final CpuThreadPool pool;
+    private final Sam2ImageEncoder imageEncoder;
+    private final Sam2PromptEncoder promptEncoder;
+    private final Sam2MaskDecoder maskDecoder;
+    private final MemoryAttention memoryAttention;
+    private final MemoryEncoder memoryEncoder;
+    private final Mlp objPtrProj;
+    private final Linear objPtrTposProj;
+    private final float[] maskmemTpos;
+    private final float[] noMemEmbed;
+    private final float[] noObjPtr;
+    private final float[] noObjEmbedSpatial;
+
+    /** What the SAM heads give for one object on one frame. */
+    public record Heads(float[] lowRes, float objectScore, float[] pointer) {}
+
+    public Sam2Model(StateDict sd, Sam2Config config, int threads) {
+        this.config = config;
+        this.pool = new CpuThreadPool(threads);
+        try {
+            int c = config.hidden();
+            int m = config.memDim();
+            this.imageEncoder = new Sam2ImageEncoder(sd, config);
+            this.promptEncoder = new Sam2PromptEncoder(sd, config);
+            this.maskDecoder = new Sam2MaskDecoder(sd, config);
+            this.memoryAttention = new MemoryAttention(sd, config);
+            this.memoryEncoder = new MemoryEncoder(sd, config);
+            this.objPtrProj = Mlp.load(sd, "obj_ptr_proj", c, c, c, 3);
+            this.objPtrTposProj = Linear.load(sd, "obj_ptr_tpos_proj", c, m);
+            this.maskmemTpos = sd.get("maskmem_tpos_enc", config.numMaskmem(), 1, 1, m).data().clone();
+            this.noMemEmbed = sd.get("no_mem_embed", 1, 1, c).data().clone();
+            this.noObjPtr = sd.get("no_obj_ptr", 1, c).data().clone();
+            this.noObjEmbedSpatial = sd.get("no_obj_embed_spatial", 1, m).data().clone();
+        } catch (RuntimeException e) {
+            pool.close();
+            throw e;
+        }
+    }
+
+    /** Loads one of Meta's SAM 2.1 checkpoints ({@code sam2.1_hiera_*.pt}, or any state_dict of one). */
+    public static Sam2Model load(Path checkpoint, int threads) {
+        return load(checkpoint, null, threads);
+    }
+
+    /** Loads a checkpoint whose shapes are not a release's, with the layout they need. */
+    public static Sam2Model load(Path checkpoint, Sam2Config.Layout layout, int threads) {
+        StateDict sd = CheckpointLoader.load(checkpoint);
+        Sam2Config config = Sam2ConfigInference.infer(sd, layout);
+        try {
+            return new Sam2Model(sd, config, threads);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(checkpoint, "does not fit " + config + ": " + e.getMessage(), e);
+        }
+    }
+
+    public Sam2Config config() {
+        return config;
+    }
+
+    /**
+     * The model input of an RGB frame already at the model's size (S x S, interleaved bytes), normalized as
+     * SAM2VideoPredictor's frame loader does: (u8 / 255 - mean) / std, planar [3, S, S].
+     */
+    public float[] normalize(byte[] rgb) {
+        int s = config.imageSize();
+        if (rgb.length != 3 * s * s) {
+            throw new IllegalArgumentException("RGB frame of " + rgb.length + " bytes; the model takes " + s + " x "
+                    + s + " (resize first)");
+        }
+        float[] out = new float[3 * s * s];
+        for (int i = 0; i < s * s; i++) {
+            for (int ch = 0; ch < 3; ch++) {
+                float v = (float) ((rgb[3 * i + ch] & 0xFF) / 255.0);
+                out[ch * s * s + i] = (v - MEAN[ch]) / STD[ch];
+            }
+        }
+        return out;
+    }
+
+    /** forward_image: the frame's features. */
+    public FrameFeatures encodeImage(float[] planarImage) {
+        return imageEncoder.forward(pool, planarImage);
+    }
+
+    /** The image features of a first (initial conditioning) frame: top + no_mem_embed. */
+    float[] withoutMemory(FrameFeatures f) {
+        float[] out = f.top().clone();
+        int c = config.hidden();
+        for (int i = 0; i < out.length; i++) {
+            out[i] += noMemEmbed[i % c];
+        }
+        return out;
+    }
+
+    /**
+     * _prepare_memory_conditioned_features for a tracked frame: memories of the conditioning frames and the
+     * last numMaskmem - 1 frames, with their temporal encodings, then the object pointers (conditioning frames
+     * not after this one, and the last 15 frames) split into memory-width tokens with the projected sine
+     * encoding of their signed frame distance / 15.
+     */
+    float[] conditioned(FrameFeatures f, MemoryBank bank, int frame) {
+        int n = f.side() * f.side();
+        int m = config.memDim();
+        int c = config.hidden();
+        int k = config.numMaskmem();
+        float[] memPos = memoryEncoder.positionEncoding();
+        List<float[]> feats = new ArrayList<>();
+        List<Integer> tpos = new ArrayList<>();
+        for (MemoryBank.Entry e : bank.conditioningFrames()) {
+            feats.add(e.features());
+            tpos.add(k - 1);
+        }
+        for (int tPos = 1; tPos < k; tPos++) {
+            MemoryBank.Entry e = bank.tracked(frame - (k - tPos));
+            if (e != null && e.features() != null) {
+                feats.add(e.features());
+                tpos.add(k - tPos - 1);
+            }
+        }
+        List<float[]> ptrs = new ArrayList<>();
+        List<Integer> dist = new ArrayList<>();
+        for (MemoryBank.Entry e : bank.conditioningFrames()) {
+            if (e.frame() <= frame) {
+                ptrs.add(e.pointer());
+                dist.add(frame - e.frame());
+            }
+        }
+        for (int d = 1; d < Sam2Config.MAX_OBJECT_POINTERS; d++) {
+            if (frame - d < 0) {
+                break;
+            }
+            MemoryBank.Entry e = bank.tracked(frame - d);
+            if (e != null) {
+                ptrs.add(e.pointer());
+                dist.add(d);
+            }
+        }
+        int split = c / m;
+        int spatial = feats.size() * n;
+        int pointerTokens = ptrs.size() * split;
+        int total = spatial + pointerTokens;
+        float[] memory = new float[total * m];
+        float[] pos = new float[total * m];
+        for (int i = 0; i < feats.size(); i++) {
+            System.arraycopy(feats.get(i), 0, memory, i * n * m, n * m);
+            int t = tpos.get(i);
+            for (int j = 0; j < n * m; j++) {
+                pos[i * n * m + j] = memPos[j] + maskmemTpos[t * m + j % m];
+            }
+        }
+        float tDiffMax = Sam2Config.MAX_OBJECT_POINTERS - 1;
+        for (int i = 0; i < ptrs.size(); i++) {
+            float[] enc = objPtrTposProj.forward(pool, PositionEncodings.sine1d(dist.get(i) / tDiffMax, c), 1);
+            for (int s = 0; s < split; s++) {
+                int row = spatial + i * split + s;
+                System.arraycopy(ptrs.get(i), s * m, memory, row * m, m);
+                System.arraycopy(enc, 0, pos, row * m, m);
+            }
+        }
+        return memoryAttention.forward(pool, f.top(), f.topPos(), n, memory, pos, total, pointerTokens);
+    }
+
+    /**
+     * _forward_sam_heads: prompts (model-input pixels; labels 0/1 points, 2/3 box corners; none on tracked
+     * frames) decoded against the (memory-conditioned) image embedding.
+     */
+    Heads heads(float[] image, FrameFeatures f, float[][] points, int[] labels, boolean multimask) {
+        float[][] pts = points;
+        int[] lbl = labels;
+        if (pts.length == 0) { // no prompt: the reference passes one padding point
+            pts = new float[][] {{0f, 0f}};
+            lbl = new int[] {-1};
+        }
+        float[] sparse = promptEncoder.sparse(pts, lbl);
+        Sam2MaskDecoder.Output out = maskDecoder.decode(pool, image, sparse, pts.length + 1,
+                promptEncoder.densePe(), promptEncoder.noMaskEmbedding(), f, multimask);
+        int best = multimask ? Sam2MaskDecoder.argmax(out.ious()) : 0;
+        boolean appearing = out.objectScore() > 0;
+        float[] lowRes = out.masks()[best].clone();
+        if (!appearing) {
+            java.util.Arrays.fill(lowRes, NO_OBJECT_SCORE);
+        }
+        float[] pointer;
+        if (appearing) {
+            pointer = objPtrProj.forward(pool, out.tokens()[best], 1);
+        } else {
+            pointer = noObjPtr.clone();
+        }
+        return new Heads(lowRes, out.objectScore(), pointer);
+    }
+
+    /** _use_multimask: several masks when at most one point (box corners count) is given. */
+    static boolean multimask(int points) {
+        return points <= 1;
+    }
+
+    /**
+     * _encode_new_memory: the low-resolution mask upsampled to the input size, sigmoid (or, for masks from
+     * prompts, binarized), x20 - 10, encoded with the frame's raw features; no_obj_embed_spatial added when the
+     * object is absent; rounded to bf16 as stored.
+     */
+    float[] encodeMemory(FrameFeatures f, float[] lowRes, float objectScore, boolean fromPrompt) {
+        int s = config.imageSize();
+        int l = config.lowResSize();
+        float[] high = Resampling.bilinear(lowRes, l, l, s, s);
+        for (int i = 0; i < high.length; i++) {
+            float v = fromPrompt ? (high[i] > 0 ? 1f : 0f) : Sam2MaskDecoder.sigmoid(high[i]);
+            high[i] = v * 20f + -10f;
+        }
+        float[] mem = memoryEncoder.encode(pool, f.top(), high);
+        int m = config.memDim();
+        if (!(objectScore > 0)) {
+            for (int i = 0; i < mem.length; i++) {
+                mem[i] += noObjEmbedSpatial[i % m];
+            }
+        }
+        if (BF16_MEMORY) {
+            for (int i = 0; i < mem.length; i++) {
+                mem[i] = roundToBf16(mem[i]);
+            }
+        }
+        return mem;
+    }
+
+    /** Round to nearest even bf16, as torch's float-to-bfloat16 conversion. */
+    static float roundToBf16(float x) {
+        if (Float.isNaN(x)) {
+            return x;
+        }
+        int bits = Float.floatToRawIntBits(x);
+        bits += 0x7FFF + ((bits >>> 16) & 1);
+        return Float.intBitsToFloat(bits & 0xFFFF0000);
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+}
