@@ -26,6 +26,8 @@ public final class ConfigLoader {
     private static final String KAFKA = ROOT + ".kafka";
     /** Free-form: Kafka's own producer properties, checked by Kafka (and the mask sink), not here. */
     private static final String PRODUCER = "kafka.producer";
+    /** Free-form: properties of every Kafka client (security and the like), checked by Kafka. */
+    private static final String CLIENT = "kafka.client";
     /** Kafka's rule for topic names. */
     private static final Pattern TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final Pattern HOST_PORT = Pattern.compile("\\[?[A-Za-z0-9._:-]+]?:(\\d{1,5})");
@@ -35,6 +37,16 @@ public final class ConfigLoader {
             "compression.type", "set " + KAFKA + ".compression instead",
             "key.serializer", "the mask sink writes keys itself",
             "value.serializer", "the mask sink writes values itself");
+    /** Client properties that have a key of their own, or that each client sets itself. */
+    private static final Map<String, String> CLIENT_PROPERTIES_SET_ELSEWHERE = Map.of(
+            "bootstrap.servers", "set " + KAFKA + ".bootstrap-servers instead",
+            "client.id", "each client of the engine names itself",
+            "group.id", "set " + ROOT + ".cluster.group instead",
+            "group.instance.id", "set " + ROOT + ".cluster.instance-id instead",
+            "key.serializer", "each client sets its own",
+            "value.serializer", "each client sets its own",
+            "key.deserializer", "each client sets its own",
+            "value.deserializer", "each client sets its own");
 
     private ConfigLoader() {}
 
@@ -111,8 +123,17 @@ public final class ConfigLoader {
         }
         KafkaSettings.Compression compression = KafkaSettings.Compression.parse(
                 config.getString(KAFKA + ".compression"), origin + ": " + KAFKA + ".compression");
+        Map<String, String> client = clientProperties(config.getConfig(ROOT + "." + CLIENT), CLIENT,
+                CLIENT_PROPERTIES_SET_ELSEWHERE, origin);
+        String protocol = client.getOrDefault("security.protocol", "PLAINTEXT");
+        if (servers.isEmpty() && !protocol.equalsIgnoreCase("PLAINTEXT")) {
+            throw new ConfigException(origin + ": " + KAFKA + ".client.security.protocol = " + protocol
+                    + " needs " + KAFKA + ".bootstrap-servers: the embedded broker listens in plain text only");
+        }
         return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
-                deadLetter, compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
+                deadLetter, compression,
+                clientProperties(config.getConfig(ROOT + "." + PRODUCER), PRODUCER, PRODUCER_PROPERTIES_SET_ELSEWHERE, origin),
+                client);
     }
 
     private static String topic(Config config, String key, String origin) {
@@ -125,17 +146,18 @@ public final class ConfigLoader {
     }
 
     /**
-     * Flattens the producer section into Kafka's dotted names: {@code linger.ms = 5} (nested) and
+     * Flattens a section of Kafka properties (producer, client) into Kafka's dotted names: {@code linger.ms = 5} (nested) and
      * {@code "linger.ms" = 5} (quoted) both give {@code linger.ms}, as does
      * {@code -Dsamstream.kafka.producer.linger.ms=5}. Lists become Kafka's comma-separated form.
      */
-    private static Map<String, String> producerProperties(Config section, String origin) {
+    private static Map<String, String> clientProperties(Config section, String key, Map<String, String> setElsewhere,
+            String origin) {
         Map<String, String> properties = new TreeMap<>();
         for (Map.Entry<String, ConfigValue> e : section.entrySet()) {
             String name = String.join(".", ConfigUtil.splitPath(e.getKey()));
-            String reason = PRODUCER_PROPERTIES_SET_ELSEWHERE.get(name);
+            String reason = setElsewhere.get(name);
             if (reason != null) {
-                throw new ConfigException(origin + ": " + ROOT + "." + PRODUCER + "." + name + " is not allowed: "
+                throw new ConfigException(origin + ": " + ROOT + "." + key + "." + name + " is not allowed: "
                         + reason);
             }
             Object value = e.getValue().unwrapped();
@@ -154,7 +176,8 @@ public final class ConfigLoader {
         Config known = ConfigFactory.defaultReference().getConfig(ROOT);
         Set<Map.Entry<String, ConfigValue>> entries = config.getConfig(ROOT).entrySet();
         for (Map.Entry<String, ConfigValue> e : entries) {
-            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")) {
+            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")
+                    && !e.getKey().startsWith(CLIENT + ".")) {
                 throw new ConfigException(origin + ": unknown key " + ROOT + "." + e.getKey()
                         + " (reference.conf documents every key)");
             }

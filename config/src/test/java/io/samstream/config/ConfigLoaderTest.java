@@ -136,6 +136,24 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void clientPropertiesPassThroughAndThoseSetElsewhereAreRejected() throws IOException {
+        Path f = write("samstream.kafka { bootstrap-servers = \"k:9093\", client { security.protocol = SASL_SSL,"
+                + " sasl.mechanism = PLAIN, \"ssl.truststore.location\" = /etc/t.p12 } }");
+        assertEquals(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
+                "ssl.truststore.location", "/etc/t.p12"), ConfigLoader.load(f).kafka().client());
+        assertEquals(Map.of(), ConfigLoader.load().kafka().client());
+
+        Path g = write("samstream.kafka.client.group.id = mine");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.kafka.client.group.id is not allowed"), e.getMessage());
+        assertTrue(e.getMessage().contains("samstream.cluster.group"), e.getMessage());
+
+        Path h = write("samstream.kafka.client.security.protocol = SSL");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(h));
+        assertTrue(e.getMessage().contains("needs samstream.kafka.bootstrap-servers"), e.getMessage());
+    }
+
+    @Test
     void producerMustBeASection() throws IOException {
         Path f = write("samstream.kafka.producer = 5");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));

@@ -5,6 +5,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.gpu.SamModels;
@@ -41,6 +42,7 @@ public final class SamstreamRuntime implements AutoCloseable {
     private final List<StreamHandle> configured = new ArrayList<>();
     private EmbeddedKafkaBroker broker;
     private String bootstrapServers;
+    private KafkaClients clients;
     /** How long the engine waits at start for configured Kafka brokers to answer. */
     static final java.time.Duration KAFKA_REACH_TIMEOUT = java.time.Duration.ofSeconds(15);
     private KafkaFrameSink kafkaSink;
@@ -91,10 +93,12 @@ public final class SamstreamRuntime implements AutoCloseable {
                 log.info("no samstream.kafka.bootstrap-servers: started an embedded Kafka broker on {} (data in {})",
                         broker.bootstrapServers(), broker.logDir());
                 bootstrapServers = broker.bootstrapServers();
+                clients = KafkaClients.plaintext(bootstrapServers);
             } else {
                 bootstrapServers = config.kafka().bootstrapServers().orElseThrow();
-                // Before the model loads: a wrong or down broker is a clear error in seconds.
-                KafkaReachability.check(bootstrapServers, config.kafka().producer(), KAFKA_REACH_TIMEOUT);
+                clients = KafkaClients.of(bootstrapServers, config.kafka());
+                // Before the model loads: a wrong or down broker, or refused credentials, is a clear error in seconds.
+                KafkaReachability.check(clients, KAFKA_REACH_TIMEOUT);
             }
         }
 
@@ -111,7 +115,7 @@ public final class SamstreamRuntime implements AutoCloseable {
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
-            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(config.kafka(), bootstrapServers), metrics);
+            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(clients, config.kafka()), metrics);
             sinks.add(kafkaSink);
             log.info("publishing mask records to {} on {}", config.kafka().masksTopic(), bootstrapServers);
         }
@@ -126,7 +130,7 @@ public final class SamstreamRuntime implements AutoCloseable {
         resources.add(engine);
         if (needsKafka) {
             // Before the streams start, so that a change sent once a stream runs is never missed.
-            promptsWatcher = PromptsTopicWatcher.start(engine, bootstrapServers, config.kafka().promptsTopic(),
+            promptsWatcher = PromptsTopicWatcher.start(engine, clients, config.kafka().promptsTopic(),
                     config.kafka().promptsDeadLetterTopic());
             resources.add(promptsWatcher);
         }
@@ -134,7 +138,7 @@ public final class SamstreamRuntime implements AutoCloseable {
             configured.add(engine.add(s));
         }
         if (config.streamsTopic().isPresent()) {
-            watcher = StreamsTopicWatcher.start(engine, bootstrapServers, config.streamsTopic().get(),
+            watcher = StreamsTopicWatcher.start(engine, clients, config.streamsTopic().get(),
                     config.streamDefaults());
             resources.add(watcher);
         }
@@ -152,6 +156,11 @@ public final class SamstreamRuntime implements AutoCloseable {
     /** Where Kafka is ({@code host:port,...}); null when nothing uses Kafka. */
     public String bootstrapServers() {
         return bootstrapServers;
+    }
+
+    /** How the engine's Kafka clients are built (brokers, shared security); null when nothing uses Kafka. */
+    public KafkaClients kafkaClients() {
+        return clients;
     }
 
     public Optional<KafkaFrameSink> kafkaSink() {
