@@ -86,10 +86,12 @@ public final class ConfigLoader {
             ModelSparsity sparsity = ModelSparsity.parse(config.getString(ROOT + ".model.sparsity"),
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
+            KafkaSettings kafka = kafka(config, origin);
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
-                    device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
+                    device, resolved, kafka, engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
-                    engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity);
+                    engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
+                    cluster(config, origin, kafka, engine.streamsTopic()));
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
@@ -134,6 +136,56 @@ public final class ConfigLoader {
                 deadLetter, compression,
                 clientProperties(config.getConfig(ROOT + "." + PRODUCER), PRODUCER, PRODUCER_PROPERTIES_SET_ELSEWHERE, origin),
                 client);
+    }
+
+    private static final String CLUSTER = ROOT + ".cluster";
+    /** Kafka's rule for group.instance.id (and group ids we accept). */
+    private static final Pattern MEMBER = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
+    private static ClusterSettings cluster(Config config, String origin, KafkaSettings kafka,
+            Optional<String> streamsTopic) {
+        boolean enabled = config.getBoolean(CLUSTER + ".enabled");
+        String group = config.getString(CLUSTER + ".group").trim();
+        if (!MEMBER.matcher(group).matches()) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".group: '" + group
+                    + "' is not a valid consumer group id (1-249 of a-z A-Z 0-9 . _ -)");
+        }
+        String instance = config.getString(CLUSTER + ".instance-id").trim();
+        if (!instance.isEmpty() && !MEMBER.matcher(instance).matches()) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".instance-id: '" + instance
+                    + "' is not a valid group.instance.id (1-249 of a-z A-Z 0-9 . _ -; empty: the host name)");
+        }
+        int partitions = config.getInt(CLUSTER + ".partitions");
+        if (partitions < 1 || partitions > 10_000) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".partitions must be 1-10000, got " + partitions);
+        }
+        String state = config.getString(CLUSTER + ".state-topic").trim();
+        if (!TOPIC.matcher(state).matches() || state.equals(".") || state.equals("..")) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".state-topic: '" + state
+                    + "' is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
+        }
+        int every = config.getInt(CLUSTER + ".state-every-frames");
+        if (every < 1) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".state-every-frames must be at least 1, got " + every);
+        }
+        java.time.Duration session = config.getDuration(CLUSTER + ".session-timeout");
+        if (session.toMillis() < 1000 || session.toMinutes() > 30) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".session-timeout must be 1 s to 30 min, got " + session);
+        }
+        if (enabled) {
+            if (streamsTopic.isEmpty()) {
+                throw new ConfigException(origin + ": " + CLUSTER + ".enabled needs " + ROOT
+                        + ".streams-topic: the group shares out that topic's streams");
+            }
+            for (String other : List.of(kafka.masksTopic(), kafka.promptsTopic(), streamsTopic.get())) {
+                if (state.equals(other)) {
+                    throw new ConfigException(origin + ": " + CLUSTER + ".state-topic must differ from the masks,"
+                            + " prompts and streams topics, it is '" + state + "'");
+                }
+            }
+        }
+        return new ClusterSettings(enabled, group, instance.isEmpty() ? Optional.empty() : Optional.of(instance),
+                partitions, state, every, session);
     }
 
     private static String topic(Config config, String key, String origin) {

@@ -10,6 +10,7 @@ import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
@@ -49,6 +50,7 @@ public final class SamstreamRuntime implements AutoCloseable {
     private MetricsServer metricsServer;
     private StreamsTopicWatcher watcher;
     private PromptsTopicWatcher promptsWatcher;
+    private ClusterMember cluster;
     private Engine engine;
     private String modelName;
     private String backendName;
@@ -128,7 +130,8 @@ public final class SamstreamRuntime implements AutoCloseable {
                 config.tracking(), Discoveries.of(config.discovery(), backend)),
                 new Segmenter(backend, modelName), sources, sink, metrics);
         resources.add(engine);
-        if (needsKafka) {
+        boolean clustered = config.cluster().enabled();
+        if (needsKafka && !clustered) {
             // Before the streams start, so that a change sent once a stream runs is never missed.
             promptsWatcher = PromptsTopicWatcher.start(engine, clients, config.kafka().promptsTopic(),
                     config.kafka().promptsDeadLetterTopic());
@@ -137,7 +140,12 @@ public final class SamstreamRuntime implements AutoCloseable {
         for (StreamSpec s : config.streams()) {
             configured.add(engine.add(s));
         }
-        if (config.streamsTopic().isPresent()) {
+        if (clustered) {
+            // The group shares out the streams topic; prompts are read in this engine's partitions only.
+            cluster = ClusterMember.start(engine, clients, config.cluster(), config.streamsTopic().orElseThrow(),
+                    config.kafka().promptsTopic(), config.kafka().promptsDeadLetterTopic(), config.streamDefaults());
+            resources.add(cluster);
+        } else if (config.streamsTopic().isPresent()) {
             watcher = StreamsTopicWatcher.start(engine, clients, config.streamsTopic().get(),
                     config.streamDefaults());
             resources.add(watcher);
@@ -174,6 +182,11 @@ public final class SamstreamRuntime implements AutoCloseable {
     /** The prompts-topic watcher; empty when nothing uses Kafka. */
     public Optional<PromptsTopicWatcher> promptsWatcher() {
         return Optional.ofNullable(promptsWatcher);
+    }
+
+    /** This engine's membership of the cluster; empty unless {@code samstream.cluster.enabled}. */
+    public Optional<ClusterMember> cluster() {
+        return Optional.ofNullable(cluster);
     }
 
     public Optional<StreamsTopicWatcher> watcher() {

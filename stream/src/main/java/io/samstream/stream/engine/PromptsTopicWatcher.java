@@ -61,13 +61,22 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         return w;
     }
 
+    /**
+     * A watcher whose messages {@link ClusterMember} reads (only its partitions) and hands to {@link #handle};
+     * creates the dead-letter topic when missing.
+     */
+    static PromptsTopicWatcher withoutFollower(Engine engine, KafkaClients clients, Optional<String> deadLetterTopic) {
+        deadLetterTopic.ifPresent(t -> TopicFollower.createIfMissing(clients, t, false));
+        return new PromptsTopicWatcher(engine, clients, deadLetterTopic);
+    }
+
     private void closeDeadLetters() {
         if (deadLetters != null) {
             deadLetters.close(Duration.ofSeconds(5));
         }
     }
 
-    private void handle(ConsumerRecord<String, byte[]> r) {
+    void handle(ConsumerRecord<String, byte[]> r) {
         String reason;
         String detail;
         try {
@@ -124,6 +133,10 @@ public final class PromptsTopicWatcher implements AutoCloseable {
 
     @Override
     public void close() {
-        follower.close();
+        if (follower != null) {
+            follower.close();
+        } else {
+            closeDeadLetters();
+        }
     }
 }

@@ -54,6 +54,13 @@ final class StreamSource {
             });
         } else {
             decoded = read(spec, factory, blockingDispatcher);
+            long skip = handle.started().skipFrames();
+            if (skip > 0) {
+                // Taken over from another engine: the frames it published are read and dropped.
+                log.info("stream {}: going on from frame {} (the frames before were published elsewhere)", spec.id(),
+                        skip);
+                decoded = decoded.drop(skip);
+            }
         }
         Source<VideoFrame, NotUsed> numbered = decoded.map(handle::decoded);
         if (spec.isLive()) {
