@@ -75,6 +75,8 @@ public final class ClusterMember implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> streams;
     private final KafkaConsumer<String, byte[]> promptsConsumer;
     private final KafkaProducer<String, byte[]> state;
+    /** Reads the state topic's partitions as they are assigned (the member thread's). */
+    private final KafkaConsumer<String, byte[]> stateReader;
     private final Thread thread;
     private volatile boolean closed;
 
@@ -119,6 +121,9 @@ public final class ClusterMember implements AutoCloseable {
         this.state = clients.producer("samstream-cluster-state-" + instanceId, Map.of(
                 ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 5,
                 ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"), new StringSerializer(), new ByteArraySerializer());
+        this.stateReader = clients.consumer("samstream-cluster-state-reader-" + instanceId,
+                Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(),
+                new ByteArrayDeserializer());
         this.thread = new Thread(this::run, "samstream-cluster");
         this.thread.setDaemon(true);
     }
@@ -238,6 +243,7 @@ public final class ClusterMember implements AutoCloseable {
                 log.warn("cluster: closing the group consumer: {}", Errors.describe(e));
             }
             promptsConsumer.close(Duration.ofSeconds(5));
+            stateReader.close(Duration.ofSeconds(5));
             state.close(Duration.ofSeconds(10));
             prompts.close();
         }
@@ -410,9 +416,8 @@ public final class ClusterMember implements AutoCloseable {
     private Map<String, JsonNode> readStates(Collection<Integer> partitions) {
         Map<String, JsonNode> out = new HashMap<>();
         List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(cluster.stateTopic(), p)).toList();
-        try (KafkaConsumer<String, byte[]> c = clients.consumer("samstream-cluster-state-reader-" + instanceId,
-                Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(),
-                new ByteArrayDeserializer())) {
+        KafkaConsumer<String, byte[]> c = stateReader;
+        try {
             c.assign(tps);
             c.seekToBeginning(tps);
             Map<TopicPartition, Long> end = c.endOffsets(tps, KAFKA_WAIT);
@@ -435,6 +440,8 @@ public final class ClusterMember implements AutoCloseable {
                     }
                 }
             }
+        } finally {
+            c.assign(List.of());
         }
         return out;
     }

@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
 
 /** What the cluster tests share: a broker that lets groups notice a dead engine fast, configurations, definitions. */
 final class ClusterKit {
@@ -95,6 +96,22 @@ final class ClusterKit {
         }
         return "{\"location\":\"testpattern:" + WIDTH + "x" + HEIGHT + "@25?frames=" + frames + "&seed=" + seed
                 + "\",\"prompts\":{\"objects\":[" + objects + "]}}";
+    }
+
+    /**
+     * {@code n} stream ids {@code prefix-k}, the i-th one's key in partition {@code i % partitions} (Kafka's
+     * default partitioner), so that streams spread over every engine of a group.
+     */
+    static List<String> spreadIds(String prefix, int n, int partitions) {
+        List<String> out = new ArrayList<>();
+        for (int k = 0; out.size() < n; k++) {
+            String id = prefix + "-" + k;
+            byte[] key = id.getBytes(StandardCharsets.UTF_8);
+            if (Utils.toPositive(Utils.murmur2(key)) % partitions == out.size() % partitions) {
+                out.add(id);
+            }
+        }
+        return out;
     }
 
     /** Records per stream, by frame (repeats kept, in the order read). */
