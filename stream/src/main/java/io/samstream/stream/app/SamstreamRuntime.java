@@ -179,7 +179,7 @@ public final class SamstreamRuntime implements AutoCloseable {
         return Optional.ofNullable(metricsServer);
     }
 
-    /** The prompts-topic watcher; empty when nothing uses Kafka. */
+    /** The prompts-topic watcher; empty when nothing uses Kafka, or in a cluster ({@link ClusterMember#prompts}). */
     public Optional<PromptsTopicWatcher> promptsWatcher() {
         return Optional.ofNullable(promptsWatcher);
     }

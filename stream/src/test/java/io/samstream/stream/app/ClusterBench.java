@@ -23,12 +23,14 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * A benchmark, not a test: it asserts nothing and runs only when asked.
  *
  * <pre>mvn -B -o -pl stream -am test -Dtest=ClusterBench -Dsurefire.failIfNoSpecifiedTests=false \
- *     -Dsamstream.bench.cluster=true [-Dsamstream.bench.kills=10] [-Dsamstream.bench.out=../bench/results/X.md]</pre>
+ *     -Dsamstream.bench.cluster=true [-Dsamstream.bench.kills=10] [-Dsamstream.bench.parts=throughput,failover]
+ *     [-Dsamstream.bench.out=../bench/results/X.md]</pre>
+ * The table is rewritten after each measurement, so an interrupted run keeps what it measured.
  */
 @EnabledIfSystemProperty(named = "samstream.bench.cluster", matches = "true")
 class ClusterBench {
     private static final int PARTITIONS = 6;
-    private static final int SESSION_S = 3;
+    private static final int SESSION_S = 6;
     private static final List<String> FILES = ClusterKit.spreadIds("f", PARTITIONS, PARTITIONS);
 
     @Test
@@ -46,29 +48,34 @@ class ClusterBench {
                 .append(PARTITIONS).append(" partitions, session timeout ").append(SESSION_S)
                 .append(" s, state every 5 frames. No multi-GPU host was lent: the 1-vs-2-GPU figure is not measured.\n\n")
                 .append("| engines | frames | seconds (first to last record) | frames/s |\n|---|---|---|---|\n");
-        for (int n = 1; n <= 3; n++) {
-            double[] r = throughput(dir, n, frames);
-            md.append(String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f |%n", n, (int) r[0], r[1], r[0] / r[1]));
-            System.out.println(md);
+        String parts = System.getProperty("samstream.bench.parts", "throughput,failover");
+        if (parts.contains("throughput")) {
+            for (int n = 1; n <= 3; n++) {
+                double[] r = throughput(dir, n, frames);
+                md.append(String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f |%n", n, (int) r[0], r[1], r[0] / r[1]));
+                Files.writeString(out, md);
+            }
+        } else {
+            md.append("| (not measured in this run) | | | |\n");
         }
         List<Long> resume = new ArrayList<>();
         List<Integer> twice = new ArrayList<>();
-        for (int k = 0; k < kills; k++) {
+        for (int k = 0; parts.contains("failover") && k < kills; k++) {
             long[] r = failover(dir, k);
             resume.add(r[0]);
             twice.add((int) r[1]);
             System.out.printf("kill %d: resumed after %d ms, %d frames twice%n", k + 1, r[0], r[1]);
+            List<Long> sorted = resume.stream().sorted().toList();
+            String table = String.format(Locale.ROOT, "%nFailover over %d kills (SIGKILL of the engine owning the most"
+                            + " streams; time from the kill to the first record of each of its streams elsewhere, the"
+                            + " slowest per kill):%n%n| kills | p50 ms | max ms | frames processed twice per failover"
+                            + " (mean / max) |%n|---|---|---|---|%n| %d | %d | %d | %.1f / %d |%n%nPer kill (ms): %s;"
+                            + " frames twice: %s%n", resume.size(), resume.size(), sorted.get((sorted.size() - 1) / 2),
+                    sorted.get(sorted.size() - 1), twice.stream().mapToInt(Integer::intValue).average().orElse(0),
+                    twice.stream().mapToInt(Integer::intValue).max().orElse(0), resume, twice);
+            Files.writeString(out, md + table);
         }
-        List<Long> sorted = resume.stream().sorted().toList();
-        md.append(String.format(Locale.ROOT, "%nFailover over %d kills (SIGKILL of the engine owning the most file streams; "
-                        + "time from the kill to the first record of each of its streams elsewhere, the slowest per kill):%n%n"
-                        + "| kills | p50 ms | max ms | frames processed twice per failover (mean / max) |%n|---|---|---|---|%n"
-                        + "| %d | %d | %d | %.1f / %d |%n", kills, sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1),
-                twice.stream().mapToInt(Integer::intValue).average().orElse(0),
-                twice.stream().mapToInt(Integer::intValue).max().orElse(0)));
-        md.append("\nPer kill (ms): ").append(resume).append("; twice: ").append(twice).append('\n');
-        Files.writeString(out, md);
-        System.out.println(md);
+        System.out.println(Files.readString(out));
     }
 
     /** {frames, seconds from the first record to the last} with {@code n} engines. */
@@ -122,8 +129,9 @@ class ClusterBench {
                     engines.add(EngineProcess.start(name, ClusterKit.config(dir, name, b, SamstreamRuntimePromptsTest.TINY,
                             PARTITIONS, 5, SESSION_S + "s", ClusterKit.KEEP_TRACKS), dir));
                 }
+                // Every stream running, on at least two engines (a loaded machine may leave one without).
                 ClusterHandoverTest.await(() -> ClusterFailoverTest.running(engines).values().stream()
-                        .allMatch(s -> !s.isEmpty()) && published(tap, 10), "three engines running");
+                        .filter(s -> !s.isEmpty()).count() >= 2 && published(tap, 10), "the engines running");
                 Map<EngineProcess, Set<String>> owners = ClusterFailoverTest.running(engines);
                 EngineProcess victim = engines.stream().max((x, y) -> owners.get(x).size() - owners.get(y).size())
                         .orElseThrow();

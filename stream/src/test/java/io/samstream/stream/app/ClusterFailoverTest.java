@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(420)
 class ClusterFailoverTest {
     private static final int FRAMES = 80;
-    private static final int SESSION_S = 3;
+    private static final int SESSION_S = 6;
     private static final int PARTITIONS = 6;
     /** One file in each partition; live streams in every other one. */
     private static final List<String> FILES = ClusterKit.spreadIds("f", PARTITIONS, PARTITIONS);
