@@ -26,6 +26,8 @@ public final class ConfigLoader {
     private static final String KAFKA = ROOT + ".kafka";
     /** Free-form: Kafka's own producer properties, checked by Kafka (and the mask sink), not here. */
     private static final String PRODUCER = "kafka.producer";
+    /** Free-form: properties of every Kafka client (security and the like), checked by Kafka. */
+    private static final String CLIENT = "kafka.client";
     /** Kafka's rule for topic names. */
     private static final Pattern TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final Pattern HOST_PORT = Pattern.compile("\\[?[A-Za-z0-9._:-]+]?:(\\d{1,5})");
@@ -35,6 +37,16 @@ public final class ConfigLoader {
             "compression.type", "set " + KAFKA + ".compression instead",
             "key.serializer", "the mask sink writes keys itself",
             "value.serializer", "the mask sink writes values itself");
+    /** Client properties that have a key of their own, or that each client sets itself. */
+    private static final Map<String, String> CLIENT_PROPERTIES_SET_ELSEWHERE = Map.of(
+            "bootstrap.servers", "set " + KAFKA + ".bootstrap-servers instead",
+            "client.id", "each client of the engine names itself",
+            "group.id", "set " + ROOT + ".cluster.group instead",
+            "group.instance.id", "set " + ROOT + ".cluster.instance-id instead",
+            "key.serializer", "each client sets its own",
+            "value.serializer", "each client sets its own",
+            "key.deserializer", "each client sets its own",
+            "value.deserializer", "each client sets its own");
 
     private ConfigLoader() {}
 
@@ -74,10 +86,12 @@ public final class ConfigLoader {
             ModelSparsity sparsity = ModelSparsity.parse(config.getString(ROOT + ".model.sparsity"),
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
+            KafkaSettings kafka = kafka(config, origin);
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
-                    device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
+                    device, resolved, kafka, engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
-                    engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity);
+                    engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
+                    cluster(config, origin, kafka, engine.streamsTopic()));
         } catch (WrongType | Missing e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
@@ -111,8 +125,67 @@ public final class ConfigLoader {
         }
         KafkaSettings.Compression compression = KafkaSettings.Compression.parse(
                 config.getString(KAFKA + ".compression"), origin + ": " + KAFKA + ".compression");
+        Map<String, String> client = clientProperties(config.getConfig(ROOT + "." + CLIENT), CLIENT,
+                CLIENT_PROPERTIES_SET_ELSEWHERE, origin);
+        String protocol = client.getOrDefault("security.protocol", "PLAINTEXT");
+        if (servers.isEmpty() && !protocol.equalsIgnoreCase("PLAINTEXT")) {
+            throw new ConfigException(origin + ": " + KAFKA + ".client.security.protocol = " + protocol
+                    + " needs " + KAFKA + ".bootstrap-servers: the embedded broker listens in plain text only");
+        }
         return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
-                deadLetter, compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
+                deadLetter, compression,
+                clientProperties(config.getConfig(ROOT + "." + PRODUCER), PRODUCER, PRODUCER_PROPERTIES_SET_ELSEWHERE, origin),
+                client);
+    }
+
+    private static final String CLUSTER = ROOT + ".cluster";
+    /** Kafka's rule for group.instance.id (and group ids we accept). */
+    private static final Pattern MEMBER = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
+    private static ClusterSettings cluster(Config config, String origin, KafkaSettings kafka,
+            Optional<String> streamsTopic) {
+        boolean enabled = config.getBoolean(CLUSTER + ".enabled");
+        String group = config.getString(CLUSTER + ".group").trim();
+        if (!MEMBER.matcher(group).matches()) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".group: '" + group
+                    + "' is not a valid consumer group id (1-249 of a-z A-Z 0-9 . _ -)");
+        }
+        String instance = config.getString(CLUSTER + ".instance-id").trim();
+        if (!instance.isEmpty() && !MEMBER.matcher(instance).matches()) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".instance-id: '" + instance
+                    + "' is not a valid group.instance.id (1-249 of a-z A-Z 0-9 . _ -; empty: the host name)");
+        }
+        int partitions = config.getInt(CLUSTER + ".partitions");
+        if (partitions < 1 || partitions > 10_000) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".partitions must be 1-10000, got " + partitions);
+        }
+        String state = config.getString(CLUSTER + ".state-topic").trim();
+        if (!TOPIC.matcher(state).matches() || state.equals(".") || state.equals("..")) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".state-topic: '" + state
+                    + "' is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
+        }
+        int every = config.getInt(CLUSTER + ".state-every-frames");
+        if (every < 1) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".state-every-frames must be at least 1, got " + every);
+        }
+        java.time.Duration session = config.getDuration(CLUSTER + ".session-timeout");
+        if (session.toMillis() < 1000 || session.toMinutes() > 30) {
+            throw new ConfigException(origin + ": " + CLUSTER + ".session-timeout must be 1 s to 30 min, got " + session);
+        }
+        if (enabled) {
+            if (streamsTopic.isEmpty()) {
+                throw new ConfigException(origin + ": " + CLUSTER + ".enabled needs " + ROOT
+                        + ".streams-topic: the group shares out that topic's streams");
+            }
+            for (String other : List.of(kafka.masksTopic(), kafka.promptsTopic(), streamsTopic.get())) {
+                if (state.equals(other)) {
+                    throw new ConfigException(origin + ": " + CLUSTER + ".state-topic must differ from the masks,"
+                            + " prompts and streams topics, it is '" + state + "'");
+                }
+            }
+        }
+        return new ClusterSettings(enabled, group, instance.isEmpty() ? Optional.empty() : Optional.of(instance),
+                partitions, state, every, session);
     }
 
     private static String topic(Config config, String key, String origin) {
@@ -125,17 +198,18 @@ public final class ConfigLoader {
     }
 
     /**
-     * Flattens the producer section into Kafka's dotted names: {@code linger.ms = 5} (nested) and
+     * Flattens a section of Kafka properties (producer, client) into Kafka's dotted names: {@code linger.ms = 5} (nested) and
      * {@code "linger.ms" = 5} (quoted) both give {@code linger.ms}, as does
      * {@code -Dsamstream.kafka.producer.linger.ms=5}. Lists become Kafka's comma-separated form.
      */
-    private static Map<String, String> producerProperties(Config section, String origin) {
+    private static Map<String, String> clientProperties(Config section, String key, Map<String, String> setElsewhere,
+            String origin) {
         Map<String, String> properties = new TreeMap<>();
         for (Map.Entry<String, ConfigValue> e : section.entrySet()) {
             String name = String.join(".", ConfigUtil.splitPath(e.getKey()));
-            String reason = PRODUCER_PROPERTIES_SET_ELSEWHERE.get(name);
+            String reason = setElsewhere.get(name);
             if (reason != null) {
-                throw new ConfigException(origin + ": " + ROOT + "." + PRODUCER + "." + name + " is not allowed: "
+                throw new ConfigException(origin + ": " + ROOT + "." + key + "." + name + " is not allowed: "
                         + reason);
             }
             Object value = e.getValue().unwrapped();
@@ -154,7 +228,8 @@ public final class ConfigLoader {
         Config known = ConfigFactory.defaultReference().getConfig(ROOT);
         Set<Map.Entry<String, ConfigValue>> entries = config.getConfig(ROOT).entrySet();
         for (Map.Entry<String, ConfigValue> e : entries) {
-            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")) {
+            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")
+                    && !e.getKey().startsWith(CLIENT + ".")) {
                 throw new ConfigException(origin + ": unknown key " + ROOT + "." + e.getKey()
                         + " (reference.conf documents every key)");
             }

@@ -16,10 +16,11 @@ import java.util.TreeMap;
  * @param promptsDeadLetterTopic where rejected prompt messages are copied to; empty when none
  * @param compression      the compression of mask records
  * @param producer         extra Kafka producer properties, passed through as they are (sorted by name)
+ * @param client           properties of every Kafka client of the engine (security and the like; sorted)
  */
 public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
                             Optional<String> promptsDeadLetterTopic, Compression compression,
-                            Map<String, String> producer) {
+                            Map<String, String> producer, Map<String, String> client) {
 
     public KafkaSettings {
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
@@ -28,6 +29,13 @@ public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic
         Objects.requireNonNull(promptsDeadLetterTopic, "promptsDeadLetterTopic");
         Objects.requireNonNull(compression, "compression");
         producer = Collections.unmodifiableMap(new TreeMap<>(producer));
+        client = Collections.unmodifiableMap(new TreeMap<>(client));
+    }
+
+    /** Without shared client properties. */
+    public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
+            Optional<String> promptsDeadLetterTopic, Compression compression, Map<String, String> producer) {
+        this(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression, producer, Map.of());
     }
 
     /** Without a dead-letter topic for rejected prompt messages. */

@@ -22,17 +22,29 @@ import java.util.Optional;
  * @param tracking       objects followed from frame to frame ({@code samstream.tracking})
  * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
  * @param sparsity       weight sparsity of the image encoder ({@code samstream.model.sparsity})
+ * @param cluster        engines sharded by a consumer group ({@code samstream.cluster})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity) {
+        ModelSparsity sparsity, ClusterSettings cluster) {
     public SamstreamConfig {
+        java.util.Objects.requireNonNull(cluster, "cluster");
         streams = List.copyOf(streams);
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
+    }
+
+    /** Without a cluster ({@link ClusterSettings#OFF}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery, ModelSparsity sparsity) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, tracking, discovery, sparsity, ClusterSettings.OFF);
     }
 
     /** The dense model ({@link ModelSparsity#NONE}). */

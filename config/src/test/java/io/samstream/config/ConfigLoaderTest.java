@@ -136,6 +136,53 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void clusterSectionIsReadAndCheckedNamingTheKey() throws IOException {
+        ClusterSettings off = ConfigLoader.load().cluster();
+        assertFalse(off.enabled());
+        assertEquals("samstream", off.group());
+        assertEquals(12, off.partitions());
+        assertEquals("samstream.state", off.stateTopic());
+        assertEquals(25, off.stateEveryFrames());
+        assertEquals(java.time.Duration.ofSeconds(10), off.sessionTimeout());
+
+        Path f = write("samstream { streams-topic = s, cluster { enabled = on, group = g, instance-id = e-1,"
+                + " partitions = 6, state-topic = st, state-every-frames = 5, session-timeout = 3s } }");
+        ClusterSettings c = ConfigLoader.load(f).cluster();
+        assertEquals(new ClusterSettings(true, "g", Optional.of("e-1"), 6, "st", 5, java.time.Duration.ofSeconds(3)), c);
+
+        Path g = write("samstream.cluster.enabled = on");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.cluster.enabled needs samstream.streams-topic"), e.getMessage());
+        Path h = write("samstream { streams-topic = s, cluster { enabled = on, state-topic = s } }");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(h));
+        assertTrue(e.getMessage().contains("samstream.cluster.state-topic must differ"), e.getMessage());
+        Path i = write("samstream.cluster.partitions = 0");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(i));
+        assertTrue(e.getMessage().contains("samstream.cluster.partitions must be 1-10000"), e.getMessage());
+        Path j = write("samstream.cluster.instance-id = \"a b\"");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(j));
+        assertTrue(e.getMessage().contains("samstream.cluster.instance-id"), e.getMessage());
+    }
+
+    @Test
+    void clientPropertiesPassThroughAndThoseSetElsewhereAreRejected() throws IOException {
+        Path f = write("samstream.kafka { bootstrap-servers = \"k:9093\", client { security.protocol = SASL_SSL,"
+                + " sasl.mechanism = PLAIN, \"ssl.truststore.location\" = /etc/t.p12 } }");
+        assertEquals(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
+                "ssl.truststore.location", "/etc/t.p12"), ConfigLoader.load(f).kafka().client());
+        assertEquals(Map.of(), ConfigLoader.load().kafka().client());
+
+        Path g = write("samstream.kafka.client.group.id = mine");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.kafka.client.group.id is not allowed"), e.getMessage());
+        assertTrue(e.getMessage().contains("samstream.cluster.group"), e.getMessage());
+
+        Path h = write("samstream.kafka.client.security.protocol = SSL");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(h));
+        assertTrue(e.getMessage().contains("needs samstream.kafka.bootstrap-servers"), e.getMessage());
+    }
+
+    @Test
     void producerMustBeASection() throws IOException {
         Path f = write("samstream.kafka.producer = 5");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));

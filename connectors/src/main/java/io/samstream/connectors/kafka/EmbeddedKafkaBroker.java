@@ -66,19 +66,26 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private static final String HOST = "127.0.0.1";
     private static final String BROKER_LISTENER = "BROKER";
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
+    /**
+     * The optional second client listener ({@link Builder#secureListener}); its settings are broker
+     * properties prefixed {@code listener.name.secure.}.
+     */
+    public static final String SECURE_LISTENER = "SECURE";
     /** Port 0 means "pick one": another process may take a picked port before Kafka binds it. */
     private static final int BIND_ATTEMPTS = 3;
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
     private final KafkaRaftServer server;
     private final int port;
+    private final int securePort;
     private final Path logDir;
     private final boolean ownsLogDir;
     private boolean closed;
 
-    private EmbeddedKafkaBroker(KafkaRaftServer server, int port, Path logDir, boolean ownsLogDir) {
+    private EmbeddedKafkaBroker(KafkaRaftServer server, int port, int securePort, Path logDir, boolean ownsLogDir) {
         this.server = server;
         this.port = port;
+        this.securePort = securePort;
         this.logDir = logDir;
         this.ownsLogDir = ownsLogDir;
     }
@@ -95,6 +102,14 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     /** {@code 127.0.0.1:<port>}, for the {@code bootstrap.servers} of clients. */
     public String bootstrapServers() {
         return HOST + ":" + port;
+    }
+
+    /** {@code 127.0.0.1:<port>} of the secure listener; only with {@link Builder#secureListener}. */
+    public String secureBootstrapServers() {
+        if (securePort == 0) {
+            throw new IllegalStateException("this broker has no secure listener (Builder.secureListener)");
+        }
+        return HOST + ":" + securePort;
     }
 
     /** The port clients connect to (never 0, also when a free one was picked). */
@@ -204,6 +219,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     /** How to start a broker: the defaults give a free port and a temporary directory. */
     public static final class Builder {
         private int port;
+        private String secureProtocol;
         private Path logDir;
         private final Map<String, String> overrides = new HashMap<>();
 
@@ -227,6 +243,18 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * A second client listener, {@value #SECURE_LISTENER}, on a free port with {@code protocol}
+         * (SSL, SASL_SSL, SASL_PLAINTEXT); the broker talks to itself on the plain one. Its key
+         * stores and SASL users are broker properties prefixed {@code listener.name.secure.}, e.g.
+         * {@code listener.name.secure.ssl.keystore.location} and
+         * {@code listener.name.secure.plain.sasl.jaas.config}.
+         */
+        public Builder secureListener(String protocol) {
+            this.secureProtocol = Objects.requireNonNull(protocol, "protocol");
+            return this;
+        }
+
         /** A broker setting of Kafka's own ({@code server.properties} style); it wins over ours. */
         public Builder brokerProperty(String key, String value) {
             overrides.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
@@ -247,11 +275,13 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 for (int attempt = 1; ; attempt++) {
                     int clientPort = port != 0 ? port : freePort();
                     int controllerPort = freePort();
+                    int securePort = secureProtocol == null ? 0 : freePort();
                     try {
-                        KafkaRaftServer server = new KafkaRaftServer(
-                                new KafkaConfig(brokerConfig(dir, clientPort, controllerPort), false), Time.SYSTEM);
+                        KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(
+                                brokerConfig(dir, clientPort, controllerPort, securePort), false), Time.SYSTEM);
                         startOrShutdown(server);
-                        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(server, clientPort, dir, ownsLogDir);
+                        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(server, clientPort, securePort, dir,
+                                ownsLogDir);
                         log.info("Embedded Kafka broker (KRaft, single node) running at {}, data in {}",
                                 broker.bootstrapServers(), dir);
                         return broker;
@@ -271,7 +301,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
         }
 
-        private Map<String, String> brokerConfig(Path dir, int clientPort, int controllerPort) {
+        private Map<String, String> brokerConfig(Path dir, int clientPort, int controllerPort, int securePort) {
             Map<String, String> config = new HashMap<>();
             config.put("process.roles", "broker,controller");
             config.put("node.id", Integer.toString(NODE_ID));
@@ -280,6 +310,13 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                     + CONTROLLER_LISTENER + "://" + HOST + ":" + controllerPort);
             config.put("advertised.listeners", BROKER_LISTENER + "://" + HOST + ":" + clientPort);
             config.put("listener.security.protocol.map", BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+            if (secureProtocol != null) {
+                String secure = SECURE_LISTENER + "://" + HOST + ":" + securePort;
+                config.put("listeners", config.get("listeners") + "," + secure);
+                config.put("advertised.listeners", config.get("advertised.listeners") + "," + secure);
+                config.put("listener.security.protocol.map", config.get("listener.security.protocol.map") + ","
+                        + SECURE_LISTENER + ":" + secureProtocol);
+            }
             config.put("inter.broker.listener.name", BROKER_LISTENER);
             config.put("controller.listener.names", CONTROLLER_LISTENER);
             config.put("log.dirs", dir.toString());

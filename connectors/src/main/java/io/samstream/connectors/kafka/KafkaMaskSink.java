@@ -61,11 +61,16 @@ public final class KafkaMaskSink implements AutoCloseable {
         this.failureLog = new DeliveryFailureLog(log, topic);
     }
 
-    /** A sink configured by {@code samstream.kafka}, publishing to {@code bootstrapServers}. */
-    public static KafkaMaskSink create(KafkaSettings settings, String bootstrapServers) {
-        return builder(bootstrapServers, settings.masksTopic())
+    /**
+     * A sink configured by {@code samstream.kafka}: the brokers and shared client properties of
+     * {@code clients}, then {@code producer {}} on top.
+     */
+    public static KafkaMaskSink create(KafkaClients clients, KafkaSettings settings) {
+        Map<String, Object> producer = new HashMap<>(clients.producerProperties());
+        producer.putAll(settings.producer());
+        return builder(clients.bootstrapServers(), settings.masksTopic())
                 .compression(settings.compression())
-                .producerProperties(settings.producer())
+                .producerProperties(producer)
                 .build();
     }
 

@@ -1,9 +1,7 @@
 package io.samstream.connectors.kafka;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,26 +17,17 @@ public final class KafkaReachability {
     private KafkaReachability() {}
 
     /**
-     * Asks the cluster for its brokers within {@code timeout}.
+     * Asks the cluster for its brokers within {@code timeout}, with the shared client settings
+     * (security: protocol, SASL, trust stores), so that refused credentials fail here too.
      *
-     * @param clientProperties extra client settings (security: protocol, SASL, trust stores), the producer's
      * @throws IllegalStateException naming the bootstrap servers tried and why, when none answers in time
      */
-    public static void check(String bootstrapServers, Map<String, ?> clientProperties, Duration timeout) {
-        Properties p = new Properties();
-        Map<String, Object> only = new HashMap<>();
-        clientProperties.forEach((k, v) -> {
-            if (AdminClientConfig.configNames().contains(k)) {
-                only.put(k, v);
-            }
-        });
-        p.putAll(only);
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    public static void check(KafkaClients clients, Duration timeout) {
+        String bootstrapServers = clients.bootstrapServers();
         int ms = (int) Math.max(1, timeout.toMillis());
-        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);
-        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ms);
-        p.put(AdminClientConfig.CLIENT_ID_CONFIG, "samstream-reachability");
-        try (Admin admin = Admin.create(p)) {
+        try (Admin admin = clients.admin("samstream-reachability", Map.of(
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, ms,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ms))) {
             int brokers = admin.describeCluster(new DescribeClusterOptions().timeoutMs(ms)).nodes()
                     .get(ms + 1000L, TimeUnit.MILLISECONDS).size();
             if (brokers == 0) {
@@ -57,6 +46,11 @@ public final class KafkaReachability {
     }
 
     private static IllegalStateException unreachable(String servers, Duration timeout, Throwable cause) {
+        if (cause instanceof org.apache.kafka.common.errors.AuthenticationException) {
+            return new IllegalStateException("Kafka at " + servers + " refused the engine (samstream.kafka.client: "
+                    + "security.protocol, sasl.*, ssl.*): " + cause.getClass().getSimpleName()
+                    + (cause.getMessage() == null ? "" : ": " + cause.getMessage()), cause);
+        }
         return new IllegalStateException("Kafka is not reachable at " + servers + " (samstream.kafka.bootstrap-servers):"
                 + " no broker answered within " + timeout.toSeconds() + " s (" + cause.getClass().getSimpleName()
                 + (cause.getMessage() == null ? "" : ": " + cause.getMessage()) + ")", cause);

@@ -54,7 +54,7 @@ class KafkaMaskSinkTest {
         Map<String, MaskRecord> sentByStreamFrame = new HashMap<>();
         List<CompletableFuture<RecordMetadata>> acks = new ArrayList<>();
         KafkaSettings settings = new KafkaSettings(Optional.empty(), "masks", "prompts", Compression.LZ4, Map.of());
-        try (KafkaMaskSink sink = KafkaMaskSink.create(settings, broker.bootstrapServers())) {
+        try (KafkaMaskSink sink = KafkaMaskSink.create(KafkaClients.plaintext(broker.bootstrapServers()), settings)) {
             for (int f = 0; f < frames; f++) {
                 for (String stream : streams) {
                     MaskRecord record = TestRecords.frame(stream, f);

@@ -4,6 +4,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
+import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
 import io.samstream.connectors.video.TestPatternSource;
@@ -104,7 +105,7 @@ public final class Demo {
                     STREAM, result.state().name().toLowerCase(Locale.ROOT), result.decoded(), acked,
                     result.error().map(e -> " - " + e.getMessage()).orElse(""));
 
-            List<MaskRecord> read = readBack(rt.bootstrapServers(), config.kafka().masksTopic(), started,
+            List<MaskRecord> read = readBack(rt.kafkaClients(), config.kafka().masksTopic(), started,
                     (int) result.published());
             print.println(summary(read, result.published()));
             for (String name : List.of("masks.jsonl", "overlay.mp4")) {
@@ -165,11 +166,9 @@ public final class Demo {
     }
 
     /** The demo stream's records of this run, read back as a consumer would. */
-    static List<MaskRecord> readBack(String bootstrap, String topic, Instant since, int expected) {
+    static List<MaskRecord> readBack(KafkaClients clients, String topic, Instant since, int expected) {
         List<MaskRecord> out = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.CLIENT_ID_CONFIG, "samstream-demo-reader",
+        try (KafkaConsumer<String, byte[]> consumer = clients.consumer("samstream-demo-reader", Map.of(
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),
                 new ByteArrayDeserializer())) {

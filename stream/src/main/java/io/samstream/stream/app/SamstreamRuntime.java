@@ -5,10 +5,12 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
@@ -41,12 +43,14 @@ public final class SamstreamRuntime implements AutoCloseable {
     private final List<StreamHandle> configured = new ArrayList<>();
     private EmbeddedKafkaBroker broker;
     private String bootstrapServers;
+    private KafkaClients clients;
     /** How long the engine waits at start for configured Kafka brokers to answer. */
     static final java.time.Duration KAFKA_REACH_TIMEOUT = java.time.Duration.ofSeconds(15);
     private KafkaFrameSink kafkaSink;
     private MetricsServer metricsServer;
     private StreamsTopicWatcher watcher;
     private PromptsTopicWatcher promptsWatcher;
+    private ClusterMember cluster;
     private Engine engine;
     private String modelName;
     private String backendName;
@@ -91,10 +95,12 @@ public final class SamstreamRuntime implements AutoCloseable {
                 log.info("no samstream.kafka.bootstrap-servers: started an embedded Kafka broker on {} (data in {})",
                         broker.bootstrapServers(), broker.logDir());
                 bootstrapServers = broker.bootstrapServers();
+                clients = KafkaClients.plaintext(bootstrapServers);
             } else {
                 bootstrapServers = config.kafka().bootstrapServers().orElseThrow();
-                // Before the model loads: a wrong or down broker is a clear error in seconds.
-                KafkaReachability.check(bootstrapServers, config.kafka().producer(), KAFKA_REACH_TIMEOUT);
+                clients = KafkaClients.of(bootstrapServers, config.kafka());
+                // Before the model loads: a wrong or down broker, or refused credentials, is a clear error in seconds.
+                KafkaReachability.check(clients, KAFKA_REACH_TIMEOUT);
             }
         }
 
@@ -111,7 +117,7 @@ public final class SamstreamRuntime implements AutoCloseable {
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
-            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(config.kafka(), bootstrapServers), metrics);
+            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(clients, config.kafka()), metrics);
             sinks.add(kafkaSink);
             log.info("publishing mask records to {} on {}", config.kafka().masksTopic(), bootstrapServers);
         }
@@ -124,17 +130,23 @@ public final class SamstreamRuntime implements AutoCloseable {
                 config.tracking(), Discoveries.of(config.discovery(), backend)),
                 new Segmenter(backend, modelName), sources, sink, metrics);
         resources.add(engine);
-        if (needsKafka) {
+        boolean clustered = config.cluster().enabled();
+        if (needsKafka && !clustered) {
             // Before the streams start, so that a change sent once a stream runs is never missed.
-            promptsWatcher = PromptsTopicWatcher.start(engine, bootstrapServers, config.kafka().promptsTopic(),
+            promptsWatcher = PromptsTopicWatcher.start(engine, clients, config.kafka().promptsTopic(),
                     config.kafka().promptsDeadLetterTopic());
             resources.add(promptsWatcher);
         }
         for (StreamSpec s : config.streams()) {
             configured.add(engine.add(s));
         }
-        if (config.streamsTopic().isPresent()) {
-            watcher = StreamsTopicWatcher.start(engine, bootstrapServers, config.streamsTopic().get(),
+        if (clustered) {
+            // The group shares out the streams topic; prompts are read in this engine's partitions only.
+            cluster = ClusterMember.start(engine, clients, config.cluster(), config.streamsTopic().orElseThrow(),
+                    config.kafka().promptsTopic(), config.kafka().promptsDeadLetterTopic(), config.streamDefaults());
+            resources.add(cluster);
+        } else if (config.streamsTopic().isPresent()) {
+            watcher = StreamsTopicWatcher.start(engine, clients, config.streamsTopic().get(),
                     config.streamDefaults());
             resources.add(watcher);
         }
@@ -154,6 +166,11 @@ public final class SamstreamRuntime implements AutoCloseable {
         return bootstrapServers;
     }
 
+    /** How the engine's Kafka clients are built (brokers, shared security); null when nothing uses Kafka. */
+    public KafkaClients kafkaClients() {
+        return clients;
+    }
+
     public Optional<KafkaFrameSink> kafkaSink() {
         return Optional.ofNullable(kafkaSink);
     }
@@ -162,9 +179,14 @@ public final class SamstreamRuntime implements AutoCloseable {
         return Optional.ofNullable(metricsServer);
     }
 
-    /** The prompts-topic watcher; empty when nothing uses Kafka. */
+    /** The prompts-topic watcher; empty when nothing uses Kafka, or in a cluster ({@link ClusterMember#prompts}). */
     public Optional<PromptsTopicWatcher> promptsWatcher() {
         return Optional.ofNullable(promptsWatcher);
+    }
+
+    /** This engine's membership of the cluster; empty unless {@code samstream.cluster.enabled}. */
+    public Optional<ClusterMember> cluster() {
+        return Optional.ofNullable(cluster);
     }
 
     public Optional<StreamsTopicWatcher> watcher() {

@@ -122,7 +122,7 @@ public final class Engine implements AutoCloseable {
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> {
                     o.job().frame().release(); // a GPU frame's memory back to its decoder
-                    o.job().stream().frameDone(o.record() != null, o.job().frame().index());
+                    o.job().stream().frameDone(o.record() != null, o.job().frame().index(), o.job().frame().ptsMillis());
                 }), Keep.both())
                 .run(system);
         this.merge = running.first().first();
@@ -176,6 +176,11 @@ public final class Engine implements AutoCloseable {
      * published) and the new one goes on with its frame numbers.
      */
     public synchronized StreamHandle add(StreamSpec spec) {
+        return add(spec, StreamStart.FRESH);
+    }
+
+    /** As {@link #add(StreamSpec)}, from where {@code start} says (failover: frame numbers, tracks). */
+    public synchronized StreamHandle add(StreamSpec spec, StreamStart start) {
         if (closed) {
             throw new IllegalStateException("the engine is closed");
         }
@@ -183,7 +188,7 @@ public final class Engine implements AutoCloseable {
             throw new IllegalStateException("cannot add stream " + spec.id()
                     + ": the engine's pipeline has stopped (see the error logged when it did)");
         }
-        AtomicLong nextIndex = new AtomicLong();
+        AtomicLong nextIndex = new AtomicLong(start.firstFrame());
         StreamHandle old = streams.get(spec.id());
         if (old != null) {
             old.remove();
@@ -197,6 +202,10 @@ public final class Engine implements AutoCloseable {
                 ? new ObjectTracker(spec.id(), segmenter.backend(), settings.tracking(),
                         settings.discovery().orElse(null), metrics.tracking(spec.id()))
                 : null;
+        if (tracker != null) {
+            start.tracks().ifPresent(tracker::restore);
+            tracker.keepStateEvery(start.stateEvery());
+        }
         StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
@@ -205,6 +214,7 @@ public final class Engine implements AutoCloseable {
             }
         });
         self.set(handle);
+        handle.start(start);
         handle.result().whenComplete((r, e) -> {
             streams.remove(spec.id(), handle);
             if (!streams.containsKey(spec.id())) {

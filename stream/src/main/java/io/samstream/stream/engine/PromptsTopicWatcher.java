@@ -1,5 +1,6 @@
 package io.samstream.stream.engine;
 
+import io.samstream.connectors.kafka.KafkaClients;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -37,29 +38,36 @@ public final class PromptsTopicWatcher implements AutoCloseable {
     private volatile long accepted;
     private volatile long rejected;
 
-    private PromptsTopicWatcher(Engine engine, String bootstrapServers, Optional<String> deadLetterTopic) {
+    private PromptsTopicWatcher(Engine engine, KafkaClients clients, Optional<String> deadLetterTopic) {
         this.engine = engine;
         this.deadLetterTopic = deadLetterTopic;
-        this.deadLetters = deadLetterTopic.isEmpty() ? null : new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ProducerConfig.CLIENT_ID_CONFIG, "samstream-prompts-dead-letters",
-                ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
+        this.deadLetters = deadLetterTopic.isEmpty() ? null : clients.producer("samstream-prompts-dead-letters",
+                Map.of(ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
     }
 
     /**
      * Creates the prompts topic (and the dead-letter topic) when missing and starts following the prompts
      * topic from its end; messages produced after this returns are all seen.
      */
-    public static PromptsTopicWatcher start(Engine engine, String bootstrapServers, String topic,
+    public static PromptsTopicWatcher start(Engine engine, KafkaClients clients, String topic,
             Optional<String> deadLetterTopic) {
-        TopicFollower.createIfMissing(bootstrapServers, topic, false);
-        deadLetterTopic.ifPresent(t -> TopicFollower.createIfMissing(bootstrapServers, t, false));
-        PromptsTopicWatcher w = new PromptsTopicWatcher(engine, bootstrapServers, deadLetterTopic);
-        w.follower = TopicFollower.start(bootstrapServers, topic, "samstream-prompts", TopicFollower.StartAt.END,
+        TopicFollower.createIfMissing(clients, topic, false);
+        deadLetterTopic.ifPresent(t -> TopicFollower.createIfMissing(clients, t, false));
+        PromptsTopicWatcher w = new PromptsTopicWatcher(engine, clients, deadLetterTopic);
+        w.follower = TopicFollower.start(clients, topic, "samstream-prompts", TopicFollower.StartAt.END,
                 w::handle, w::closeDeadLetters);
         log.info("following prompt changes on topic {}{}", topic,
                 deadLetterTopic.map(t -> " (rejected ones go to " + t + ")").orElse(""));
         return w;
+    }
+
+    /**
+     * A watcher whose messages {@link ClusterMember} reads (only its partitions) and hands to {@link #handle};
+     * creates the dead-letter topic when missing.
+     */
+    static PromptsTopicWatcher withoutFollower(Engine engine, KafkaClients clients, Optional<String> deadLetterTopic) {
+        deadLetterTopic.ifPresent(t -> TopicFollower.createIfMissing(clients, t, false));
+        return new PromptsTopicWatcher(engine, clients, deadLetterTopic);
     }
 
     private void closeDeadLetters() {
@@ -68,7 +76,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         }
     }
 
-    private void handle(ConsumerRecord<String, byte[]> r) {
+    void handle(ConsumerRecord<String, byte[]> r) {
         String reason;
         String detail;
         try {
@@ -125,6 +133,10 @@ public final class PromptsTopicWatcher implements AutoCloseable {
 
     @Override
     public void close() {
-        follower.close();
+        if (follower != null) {
+            follower.close();
+        } else {
+            closeDeadLetters();
+        }
     }
 }

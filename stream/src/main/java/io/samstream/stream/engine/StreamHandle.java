@@ -53,6 +53,10 @@ public final class StreamHandle {
     /** Set by a failure inside the pipeline: the stream's remaining frames are discarded. */
     private boolean discarding;
     private volatile UniqueKillSwitch killSwitch;
+    private StreamStart start = StreamStart.FRESH;
+    /** The last frame whose record was published (acknowledged), and its pts; -1 before the first. */
+    private volatile long lastPublished = -1;
+    private volatile long lastPublishedPts = -1;
 
     StreamHandle(StreamSpec spec, long firstIndex, EngineMetrics metrics, Runnable onEnd) {
         this(spec, new AtomicLong(firstIndex), metrics, null, onEnd);
@@ -75,8 +79,27 @@ public final class StreamHandle {
         this.tracker = tracker;
     }
 
+    void start(StreamStart start) {
+        this.start = start;
+    }
+
+    /** How it started (fresh, or taken over). */
+    public StreamStart started() {
+        return start;
+    }
+
+    /** The last frame whose record was published (acknowledged); -1 before the first. */
+    public long lastPublished() {
+        return lastPublished;
+    }
+
+    /** That frame's pts in milliseconds; -1 before the first. */
+    public long lastPublishedPts() {
+        return lastPublishedPts;
+    }
+
     /** This run's object tracker (a redefined stream starts with fresh tracks); null when tracking is off. */
-    ObjectTracker tracker() {
+    public ObjectTracker tracker() {
         return tracker;
     }
 
@@ -180,6 +203,23 @@ public final class StreamHandle {
     void frameDone(boolean wasPublished, long index) {
         prompts.frameDone(index);
         frameDone(wasPublished);
+    }
+
+    /** As {@link #frameDone(boolean, long)}, telling the start's progress listener of a published frame. */
+    void frameDone(boolean wasPublished, long index, long ptsMillis) {
+        if (wasPublished) {
+            lastPublished = index;
+            lastPublishedPts = ptsMillis;
+            StreamStart.Progress p = start.progress();
+            if (p != null) {
+                try {
+                    p.published(this, index, ptsMillis);
+                } catch (RuntimeException e) {
+                    log.warn("stream {}: progress of frame {}: {}", spec.id(), index, Errors.describe(e));
+                }
+            }
+        }
+        frameDone(wasPublished, index);
     }
 
     void frameDone(boolean wasPublished) {

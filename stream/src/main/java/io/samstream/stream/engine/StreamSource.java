@@ -54,12 +54,27 @@ final class StreamSource {
             });
         } else {
             decoded = read(spec, factory, blockingDispatcher);
+            long skip = handle.started().skipFrames();
+            if (skip > 0) {
+                // Taken over from another engine: the frames it published are read and dropped.
+                log.info("stream {}: going on from frame {} (the frames before were published elsewhere)", spec.id(),
+                        skip);
+                java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
+                decoded = decoded.filter(f -> {
+                    if (seen.getAndIncrement() < skip) {
+                        f.release(); // a GPU frame's memory back to its decoder
+                        return false;
+                    }
+                    return true;
+                });
+            }
         }
         Source<VideoFrame, NotUsed> numbered = decoded.map(handle::decoded);
         if (spec.isLive()) {
             // Downstream pulls when it can take a frame; in between only the newest frame is kept.
             numbered = numbered.conflate((older, newer) -> {
                 handle.droppedOne();
+                older.release(); // a GPU frame's memory back to its decoder
                 return newer;
             });
         }

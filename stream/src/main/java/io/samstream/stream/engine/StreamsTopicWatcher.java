@@ -4,6 +4,7 @@ import io.samstream.config.ConfigException;
 import io.samstream.config.StreamDefaults;
 import io.samstream.config.StreamSpec;
 import io.samstream.config.StreamSpecs;
+import io.samstream.connectors.kafka.KafkaClients;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -36,11 +37,11 @@ public final class StreamsTopicWatcher implements AutoCloseable {
     }
 
     /** Creates the topic (compacted) when missing and starts following it from the beginning. */
-    public static StreamsTopicWatcher start(Engine engine, String bootstrapServers, String topic,
+    public static StreamsTopicWatcher start(Engine engine, KafkaClients clients, String topic,
             StreamDefaults defaults) {
-        TopicFollower.createIfMissing(bootstrapServers, topic, true);
+        TopicFollower.createIfMissing(clients, topic, true);
         StreamsTopicWatcher w = new StreamsTopicWatcher(engine, defaults);
-        w.follower = TopicFollower.start(bootstrapServers, topic, "samstream-streams", TopicFollower.StartAt.BEGINNING,
+        w.follower = TopicFollower.start(clients, topic, "samstream-streams", TopicFollower.StartAt.BEGINNING,
                 w::handle, () -> { });
         log.info("following stream definitions on topic {}", topic);
         return w;

@@ -1,5 +1,6 @@
 package io.samstream.stream.engine;
 
+import io.samstream.connectors.kafka.KafkaClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +10,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -45,14 +45,12 @@ final class TopicFollower implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    private TopicFollower(String bootstrapServers, String topic, String clientId,
+    private TopicFollower(KafkaClients clients, String topic, String clientId,
             Consumer<ConsumerRecord<String, byte[]>> handler, Runnable onStop) {
         this.topic = topic;
         this.handler = handler;
         this.onStop = onStop;
-        this.consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.CLIENT_ID_CONFIG, clientId,
+        this.consumer = clients.consumer(clientId, Map.of(
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),
                 new ByteArrayDeserializer());
@@ -66,9 +64,9 @@ final class TopicFollower implements AutoCloseable {
      *
      * @param onStop runs on the follower's thread after it stopped reading (closing what the handler uses)
      */
-    static TopicFollower start(String bootstrapServers, String topic, String clientId, StartAt startAt,
+    static TopicFollower start(KafkaClients clients, String topic, String clientId, StartAt startAt,
             Consumer<ConsumerRecord<String, byte[]>> handler, Runnable onStop) {
-        TopicFollower f = new TopicFollower(bootstrapServers, topic, clientId, handler, onStop);
+        TopicFollower f = new TopicFollower(clients, topic, clientId, handler, onStop);
         try {
             List<TopicPartition> partitions = new ArrayList<>();
             for (PartitionInfo p : f.consumer.partitionsFor(topic, METADATA_TIMEOUT)) {
@@ -93,11 +91,16 @@ final class TopicFollower implements AutoCloseable {
     }
 
     /** Creates {@code topic} (one partition, the broker's replication factor) unless it exists. */
-    static void createIfMissing(String bootstrapServers, String topic, boolean compacted) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+    static void createIfMissing(KafkaClients clients, String topic, boolean compacted) {
+        createIfMissing(clients, topic, 1, compacted);
+    }
+
+    /** Creates {@code topic} with {@code partitions} (the broker's replication factor) unless it exists. */
+    static void createIfMissing(KafkaClients clients, String topic, int partitions, boolean compacted) {
+        try (Admin admin = clients.admin("samstream-topics", Map.of())) {
             Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             if (!existing.contains(topic)) {
-                NewTopic t = new NewTopic(topic, 1, (short) -1);
+                NewTopic t = new NewTopic(topic, partitions, (short) -1);
                 if (compacted) {
                     t.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
                 }

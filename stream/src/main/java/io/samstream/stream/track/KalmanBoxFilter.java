@@ -128,6 +128,27 @@ public final class KalmanBoxFilter {
         return new double[] {x[0] - x[2] / 2, x[1] - x[3] / 2, x[0] + x[2] / 2, x[1] + x[3] / 2};
     }
 
+    /** The state vector and the covariance rows, flattened ({@code 8 + 64} values): for failover. */
+    double[] exportState() {
+        double[] out = new double[N + N * N];
+        System.arraycopy(x, 0, out, 0, N);
+        for (int i = 0; i < N; i++) {
+            System.arraycopy(p[i], 0, out, N + i * N, N);
+        }
+        return out;
+    }
+
+    /** Takes up a state {@link #exportState} gave. */
+    void importState(double[] state) {
+        if (state.length != N + N * N) {
+            throw new IllegalArgumentException("a box filter state has " + (N + N * N) + " values, got " + state.length);
+        }
+        System.arraycopy(state, 0, x, 0, N);
+        for (int i = 0; i < N; i++) {
+            System.arraycopy(state, N + i * N, p[i], 0, N);
+        }
+    }
+
     /** The centre's velocity, pixels per frame {@code [vx, vy]}. */
     public double[] velocity() {
         return new double[] {x[4], x[5]};

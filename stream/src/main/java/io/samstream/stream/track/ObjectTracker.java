@@ -151,6 +151,52 @@ public final class ObjectTracker {
         return published;
     }
 
+    // Failover (TrackerState): taken on the tracking thread after every snapshotEvery-th frame.
+    private volatile int snapshotEvery;
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, TrackerState> states =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    /** Keep a {@link TrackerState} after each frame whose index is a multiple of {@code frames} (0: none). */
+    public void keepStateEvery(int frames) {
+        snapshotEvery = frames;
+    }
+
+    /** The state kept after {@code frame}, if one was; forgets it and every older one. */
+    public java.util.Optional<TrackerState> takeState(long frame) {
+        TrackerState s = states.get(frame);
+        states.headMap(frame, true).clear();
+        return java.util.Optional.ofNullable(s);
+    }
+
+    private void keepState(long frame) {
+        int every = snapshotEvery;
+        if (every > 0 && frame % every == 0) {
+            states.put(frame, state(frame));
+        }
+    }
+
+    /** Its state after {@code frame}; only while no frame is being tracked (or on the tracking thread). */
+    public TrackerState state(long frame) {
+        return new TrackerState(frame, generation, frames, discovered,
+                tracks.values().stream().map(Track::export).toList(), ended);
+    }
+
+    /** Takes up a state another tracker of the stream had (failover); before the first frame. */
+    public void restore(TrackerState s) {
+        if (open != null || frames > 0) {
+            throw new IllegalStateException("stream " + stream + ": tracks are restored before the first frame only");
+        }
+        tracks.clear();
+        s.tracks().forEach(t -> tracks.put(t.id(), Track.restore(t)));
+        ended.clear();
+        ended.putAll(s.ended());
+        generation = s.generation();
+        frames = s.framesTracked();
+        discovered = s.discovered();
+        published = List.copyOf(tracks.values());
+        log.info("stream {}: took up {} track(s) {} from frame {}", stream, tracks.size(), s.ids(), s.frame());
+    }
+
     /** One decoding job of a frame: a seed or a followed track. */
     private static final class Work {
         final int id;
@@ -323,6 +369,7 @@ public final class ObjectTracker {
             frames++;
             published = List.copyOf(tracks.values());
             meters.active().set(tracks.size());
+            keepState(frame);
             return new Frame(objects, hidden, lost);
         }
     }

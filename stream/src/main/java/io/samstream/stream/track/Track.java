@@ -121,6 +121,22 @@ public final class Track {
         return unexplainedBadFrames;
     }
 
+    /** Its state, for failover ({@link TrackerState}). */
+    TrackerState.TrackState export() {
+        return new TrackerState.TrackState(id, origin, revision, bornFrame, lowResLogits, box.clone(), clearSize.clone(),
+                badFrames, unexplainedBadFrames, filter.exportState());
+    }
+
+    /** A track taken up from its exported state. */
+    static Track restore(TrackerState.TrackState s) {
+        Track t = new Track(s.id(), s.origin(), s.revision(), s.bornFrame(), s.lowResLogits(), s.box());
+        t.clearSize = s.clearSize().clone();
+        t.badFrames = s.badFrames();
+        t.unexplainedBadFrames = s.unexplainedBadFrames();
+        t.filter.importState(s.filter());
+        return t;
+    }
+
     /** Whether it should be kept over {@code other} when both are one object: prompted, then older, then lower id. */
     boolean outranks(Track other) {
         if (origin != other.origin) {

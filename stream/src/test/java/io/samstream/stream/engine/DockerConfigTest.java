@@ -19,6 +19,28 @@ class DockerConfigTest {
         assertTrue(Files.readString(Path.of("../docker/prometheus.yml")).contains("samstream:" + c.metrics().port()));
         assertTrue(Files.readString(Path.of("../docker/compose.yaml")).contains(c.metrics().port() + ":" + c.metrics().port()));
         assertEquals("samstream.streams", c.streamsTopic().orElseThrow());
+        String compose = Files.readString(Path.of("../docker/compose.yaml"));
+        assertTrue(c.cluster().enabled(), "the compose file's engines are one cluster");
+        assertTrue(compose.contains("samstream-2:") && compose.contains("--partitions " + c.cluster().partitions()),
+                "two engines; the seeded streams topic has cluster.partitions partitions");
+        assertTrue(Files.readString(Path.of("../docker/prometheus.yml")).contains("samstream-2:" + c.metrics().port()));
+    }
+
+    @Test
+    void kubernetesConfigurationLoads() throws Exception {
+        String manifest = Files.readString(Path.of("../docker/k8s/samstream.yaml"));
+        String conf = manifest.substring(manifest.indexOf("app.conf: |") + "app.conf: |".length(), manifest.indexOf("---"));
+        Path f = Files.createTempFile("k8s-app", ".conf");
+        try {
+            Files.writeString(f, conf);
+            SamstreamConfig c = ConfigLoader.load(f);
+            assertTrue(c.cluster().enabled());
+            assertTrue(c.cluster().instanceId().isEmpty(), "the pod name is the instance id");
+            assertTrue(manifest.contains("containerPort: " + c.metrics().port()));
+            assertTrue(manifest.contains("kind: StatefulSet") && manifest.contains("nvidia.com/gpu: 1"));
+        } finally {
+            Files.delete(f);
+        }
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.config.ConfigLoader;
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.PromptSpec;
@@ -69,7 +70,7 @@ class KafkaEngineTest {
                              : clipRuns.incrementAndGet() == 1 ? TestSources.Synthetic.file(spec.id(), 32, 24, 3)
                              : new TestSources.Synthetic(spec.id(), 32, 24, 3, -1, 300, false, new AtomicLong()),
                      sink, metrics);
-             StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, broker.bootstrapServers(),
+             StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()),
                      "streams-defs", defaults);
              KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
                      Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
@@ -124,7 +125,7 @@ class KafkaEngineTest {
         Engine engine = new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
                 spec -> TestSources.Synthetic.file(spec.id(), 32, 24, 1), new CollectingSink(), metrics);
         engine.close(); // add now throws IllegalStateException
-        try (StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, broker.bootstrapServers(),
+        try (StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()),
                      "streams-defs-refused", defaults);
              KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
                      Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),

@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.config.PromptSpec;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
@@ -72,7 +73,7 @@ class KafkaPromptsTest {
         EngineMetrics metrics = EngineMetrics.inMemory();
         CollectingSink sink = new CollectingSink();
         try (Engine engine = endlessEngine(sink, metrics);
-             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), PROMPTS,
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), PROMPTS,
                      Optional.of(DEAD));
              KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
@@ -151,7 +152,7 @@ class KafkaPromptsTest {
         EngineMetrics metrics = EngineMetrics.inMemory();
         CollectingSink sink = new CollectingSink();
         try (Engine engine = endlessEngine(sink, metrics);
-             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), topic,
                      Optional.of(dead));
              KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
@@ -220,7 +221,7 @@ class KafkaPromptsTest {
         try (Engine engine = new Engine(TrackingEngineTest.settings(2, 1), new Segmenter(DemoScene.backend(), "demo"),
                      spec -> new TestPatternSource(spec.id(), w, h, 12, TestPatternSource.ENDLESS, 1, false), sink,
                      metrics);
-             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, broker.bootstrapServers(), topic,
+             PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), topic,
                      Optional.empty());
              KafkaProducer<String, byte[]> producer = producer()) {
             StreamHandle t = engine.add(TestSources.spec("cam-t", "t", false, new PromptSpec(List.of(

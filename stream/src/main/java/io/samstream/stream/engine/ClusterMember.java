@@ -1,0 +1,552 @@
+package io.samstream.stream.engine;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.samstream.config.ClusterSettings;
+import io.samstream.config.ConfigException;
+import io.samstream.config.StreamDefaults;
+import io.samstream.config.StreamSpec;
+import io.samstream.config.StreamSpecs;
+import io.samstream.connectors.kafka.KafkaClients;
+import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.TrackerState;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One engine of a fleet sharded by Kafka's consumer group ({@code samstream.cluster}). The streams topic
+ * is consumed by the group (cooperative-sticky, static membership); this engine runs exactly the
+ * streams whose keys lie in its assigned partitions. It reads the same partitions of the prompts topic
+ * (offsets kept in the group {@code <group>.prompts}, so a moved partition's next owner goes on after
+ * the last message handled), and keeps each stream's progress and tracks in the compacted state topic
+ * (same key, same partition count): after every {@code state-every-frames} published frames and when a
+ * partition is revoked. A stream that arrives here with a state goes on after its last acknowledged
+ * frame, with its tracks. Everything runs on one thread of its own (rebalance callbacks included).
+ */
+public final class ClusterMember implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration POLL = Duration.ofMillis(100);
+    private static final Duration STOP_WAIT = Duration.ofSeconds(30);
+    private static final Duration KAFKA_WAIT = Duration.ofSeconds(30);
+
+    private final Engine engine;
+    private final KafkaClients clients;
+    private final ClusterSettings cluster;
+    private final String streamsTopic;
+    private final String promptsTopic;
+    private final StreamDefaults defaults;
+    private final String instanceId;
+    private final PromptsTopicWatcher prompts;
+    private final KafkaConsumer<String, byte[]> streams;
+    private final KafkaConsumer<String, byte[]> promptsConsumer;
+    private final KafkaProducer<String, byte[]> state;
+    /** Reads the state topic's partitions as they are assigned (the member thread's). */
+    private final KafkaConsumer<String, byte[]> stateReader;
+    private final Thread thread;
+    private volatile boolean closed;
+
+    // The member thread's own.
+    private final Set<Integer> owned = new TreeSet<>();
+    /** Assigned streams partitions still being read up to this offset; their prompts wait until then. */
+    private final Map<Integer, Long> loading = new HashMap<>();
+    private final Set<Integer> promptsAssigned = new TreeSet<>();
+    private final Map<String, Integer> partitionOf = new HashMap<>();
+    private final Map<String, String> definitions = new HashMap<>();
+    /** States read for the streams of newly assigned partitions, taken when their definition comes. */
+    private final Map<String, JsonNode> states = new HashMap<>();
+
+    private volatile Set<Integer> ownedView = Set.of();
+    private final AtomicLong statesWritten = new AtomicLong();
+    private final AtomicLong resumed = new AtomicLong();
+    private final AtomicLong tracksTakenUp = new AtomicLong();
+
+    private ClusterMember(Engine engine, KafkaClients clients, ClusterSettings cluster, String streamsTopic,
+            String promptsTopic, Optional<String> deadLetterTopic, StreamDefaults defaults) {
+        this.engine = engine;
+        this.clients = clients;
+        this.cluster = cluster;
+        this.streamsTopic = streamsTopic;
+        this.promptsTopic = promptsTopic;
+        this.defaults = defaults;
+        this.instanceId = cluster.instanceId().orElseGet(ClusterMember::hostName);
+        this.prompts = PromptsTopicWatcher.withoutFollower(engine, clients, deadLetterTopic);
+        int session = (int) cluster.sessionTimeout().toMillis();
+        this.streams = clients.consumer("samstream-cluster-" + instanceId, Map.of(
+                ConsumerConfig.GROUP_ID_CONFIG, cluster.group(),
+                ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId,
+                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName(),
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, session,
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(100, session / 5),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(), new ByteArrayDeserializer());
+        this.promptsConsumer = clients.consumer("samstream-cluster-prompts-" + instanceId, Map.of(
+                ConsumerConfig.GROUP_ID_CONFIG, cluster.group() + ".prompts",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest"), new StringDeserializer(), new ByteArrayDeserializer());
+        this.state = clients.producer("samstream-cluster-state-" + instanceId, Map.of(
+                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 5,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"), new StringSerializer(), new ByteArraySerializer());
+        this.stateReader = clients.consumer("samstream-cluster-state-reader-" + instanceId,
+                Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(),
+                new ByteArrayDeserializer());
+        this.thread = new Thread(this::run, "samstream-cluster");
+        this.thread.setDaemon(true);
+    }
+
+    /**
+     * Creates the streams, prompts and state topics when missing ({@code partitions} each; streams and state
+     * compacted), checks that the three have one partition count, and joins the group.
+     *
+     * @throws IllegalStateException naming the topics, when their partition counts differ
+     */
+    public static ClusterMember start(Engine engine, KafkaClients clients, ClusterSettings cluster, String streamsTopic,
+            String promptsTopic, Optional<String> deadLetterTopic, StreamDefaults defaults) {
+        TopicFollower.createIfMissing(clients, streamsTopic, cluster.partitions(), true);
+        TopicFollower.createIfMissing(clients, promptsTopic, cluster.partitions(), false);
+        TopicFollower.createIfMissing(clients, cluster.stateTopic(), cluster.partitions(), true);
+        checkCoPartitioned(clients, List.of(streamsTopic, promptsTopic, cluster.stateTopic()));
+        ClusterMember m = new ClusterMember(engine, clients, cluster, streamsTopic, promptsTopic, deadLetterTopic,
+                defaults);
+        m.streams.subscribe(List.of(streamsTopic), m.new Listener());
+        m.thread.start();
+        log.info("cluster: engine {} joined group {} on {} (prompts {}, state {}, {} partitions, session timeout {} s)",
+                m.instanceId, cluster.group(), streamsTopic, promptsTopic, cluster.stateTopic(), cluster.partitions(),
+                cluster.sessionTimeout().toSeconds());
+        return m;
+    }
+
+    private static void checkCoPartitioned(KafkaClients clients, List<String> topics) {
+        Map<String, Integer> counts = new HashMap<>();
+        try (Admin admin = clients.admin("samstream-topics", Map.of())) {
+            long deadline = System.nanoTime() + KAFKA_WAIT.toNanos();
+            while (true) {
+                try {
+                    Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames()
+                            .get(KAFKA_WAIT.toSeconds(), TimeUnit.SECONDS);
+                    d.forEach((t, desc) -> counts.put(t, desc.partitions().size()));
+                    break;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // Topics created a moment ago may not be known to every broker yet.
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+                            || System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("cluster: cannot describe the topics " + topics + ": " + Errors.describe(e), e);
+        }
+        if (new HashSet<>(counts.values()).size() > 1) {
+            throw new IllegalStateException("cluster: the streams, prompts and state topics must have one partition count"
+                    + " (a stream's key must land in the same partition of each), they have " + counts);
+        }
+    }
+
+    private static String hostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.trim();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            throw new IllegalStateException("cluster: no samstream.cluster.instance-id and no host name: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** This engine's {@code group.instance.id}. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /** The streams-topic partitions assigned to this engine now. */
+    public Set<Integer> ownedPartitions() {
+        return ownedView;
+    }
+
+    /** State records written so far. */
+    public long statesWritten() {
+        return statesWritten.get();
+    }
+
+    /** Streams started here from another engine's state. */
+    public long resumed() {
+        return resumed.get();
+    }
+
+    /** Tracks taken up from other engines' states. */
+    public long tracksTakenUp() {
+        return tracksTakenUp.get();
+    }
+
+    /** The prompts handled here (accepted and rejected counts). */
+    public PromptsTopicWatcher prompts() {
+        return prompts;
+    }
+
+    private void run() {
+        try {
+            while (!closed) {
+                for (ConsumerRecord<String, byte[]> r : streams.poll(POLL)) {
+                    definition(r);
+                }
+                promptsReady();
+                if (!promptsAssigned.isEmpty()) {
+                    handlePrompts();
+                }
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            log.error("cluster: engine {} stopped following the group: {}", instanceId, Errors.describe(e), e);
+        } finally {
+            try {
+                streams.close(KAFKA_WAIT); // revokes (writes the streams' states) without leaving: static member
+            } catch (RuntimeException e) {
+                log.warn("cluster: closing the group consumer: {}", Errors.describe(e));
+            }
+            promptsConsumer.close(Duration.ofSeconds(5));
+            stateReader.close(Duration.ofSeconds(5));
+            state.close(Duration.ofSeconds(10));
+            prompts.close();
+        }
+    }
+
+    private void handlePrompts() {
+        Map<TopicPartition, OffsetAndMetadata> handled = new HashMap<>();
+        for (ConsumerRecord<String, byte[]> r : promptsConsumer.poll(POLL)) {
+            try {
+                prompts.handle(r);
+            } catch (RuntimeException e) {
+                log.error("cluster: prompts: skipped the record at {}-{}@{}: {}", r.topic(), r.partition(), r.offset(),
+                        Errors.describe(e), e);
+            }
+            handled.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+        }
+        if (!handled.isEmpty()) {
+            // Before the next message: a partition's next owner goes on after the last one handled here.
+            promptsConsumer.commitSync(handled, KAFKA_WAIT);
+        }
+    }
+
+    /** Assigned partitions whose definitions were all read: their prompts are read from now on. */
+    private void promptsReady() {
+        List<Integer> ready = new ArrayList<>();
+        loading.forEach((p, end) -> {
+            if (streams.position(new TopicPartition(streamsTopic, p), KAFKA_WAIT) >= end) {
+                ready.add(p);
+            }
+        });
+        if (ready.isEmpty()) {
+            return;
+        }
+        ready.forEach(loading::remove);
+        promptsAssigned.addAll(ready);
+        List<TopicPartition> all = promptsAssigned.stream().map(p -> new TopicPartition(promptsTopic, p)).toList();
+        List<TopicPartition> added = ready.stream().map(p -> new TopicPartition(promptsTopic, p)).toList();
+        promptsConsumer.assign(all);
+        Map<TopicPartition, OffsetAndMetadata> committed = promptsConsumer.committed(new HashSet<>(added), KAFKA_WAIT);
+        Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
+        for (TopicPartition tp : added) {
+            OffsetAndMetadata c = committed.get(tp);
+            if (c != null) {
+                promptsConsumer.seek(tp, c.offset());
+            } else {
+                // Never read by any engine: from now on, and say so for the next owner.
+                promptsConsumer.seekToEnd(List.of(tp));
+                start.put(tp, new OffsetAndMetadata(promptsConsumer.position(tp, KAFKA_WAIT)));
+            }
+        }
+        if (!start.isEmpty()) {
+            promptsConsumer.commitSync(start, KAFKA_WAIT);
+        }
+        log.info("cluster: engine {} reads prompts of partitions {}", instanceId, promptsAssigned);
+    }
+
+    private void definition(ConsumerRecord<String, byte[]> r) {
+        String id = r.key();
+        if (id == null || !StreamSpec.ID.matcher(id).matches()) {
+            log.warn("stream definitions: skipped a record with key '{}': not a valid stream id", LogSafe.of(id));
+            return;
+        }
+        String json = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
+        partitionOf.put(id, r.partition());
+        if (json == null) {
+            definitions.remove(id);
+            states.remove(id);
+            if (engine.remove(id)) {
+                log.info("stream definitions: {} removed", id);
+            }
+            send(id, null);
+            return;
+        }
+        if (json.equals(definitions.get(id))) {
+            return;
+        }
+        StreamSpec spec;
+        try {
+            spec = StreamSpecs.fromJson(id, json, defaults);
+        } catch (ConfigException e) {
+            log.warn("stream definitions: skipped: {}", LogSafe.of(e.getMessage(), PromptsTopicWatcher.DETAIL_MAX_CHARS));
+            return;
+        }
+        definitions.put(id, json);
+        StreamStart start = startOf(spec, json, states.remove(id));
+        if (start == null) {
+            return;
+        }
+        try {
+            StreamHandle h = engine.add(spec, start);
+            h.result().whenComplete((res, e) -> {
+                if (res != null && res.state() == StreamHandle.State.ENDED && !spec.isLive()) {
+                    writeState(h, json, true, Optional.empty());
+                }
+            });
+        } catch (RuntimeException e) {
+            log.error("stream definitions: {} not started: {}", id, Errors.describe(e), e);
+        }
+    }
+
+    /** Fresh, or after the stored state when it is of this definition; null for a file that ended already. */
+    private StreamStart startOf(StreamSpec spec, String json, JsonNode stored) {
+        StreamStart.Progress progress = (h, frame, pts) -> {
+            if (frame % cluster.stateEveryFrames() == 0) {
+                ObjectTracker t = h.tracker();
+                writeState(h, json, false, t == null ? Optional.empty() : t.takeState(frame));
+            }
+        };
+        if (stored == null || !stored.path("definition").asText().equals(hash(json))) {
+            return new StreamStart(0, 0, Optional.empty(), cluster.stateEveryFrames(), progress);
+        }
+        long frame = stored.path("frame").asLong(-1);
+        if (stored.path("ended").asBoolean() && !spec.isLive()) {
+            log.info("cluster: stream {} ended on engine {} already (frame {}): not started", spec.id(),
+                    stored.path("engine").asText(), frame);
+            return null;
+        }
+        Optional<TrackerState> tracks = Optional.empty();
+        JsonNode t = stored.get("tracker");
+        if (t != null && !t.isNull()) {
+            try {
+                tracks = Optional.of(TrackerState.fromJson(t));
+            } catch (IllegalArgumentException e) {
+                log.warn("cluster: stream {}: {}; its tracks start over", spec.id(), e.getMessage());
+            }
+        }
+        resumed.incrementAndGet();
+        tracksTakenUp.addAndGet(tracks.map(s -> s.tracks().size()).orElse(0));
+        log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}",
+                spec.id(), stored.path("engine").asText(), frame, stored.path("pts_ms").asLong(),
+                tracks.map(s -> s.tracks().size()).orElse(0), tracks.map(TrackerState::ids).orElse(List.of()));
+        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, cluster.stateEveryFrames(), progress);
+    }
+
+    private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks) {
+        long frame = h.lastPublished();
+        if (frame < 0 && !ended) {
+            return;
+        }
+        ObjectNode o = JSON.createObjectNode();
+        o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
+                .put("pts_ms", h.lastPublishedPts()).put("ended", ended).put("written_at", Instant.now().toString());
+        tracks.ifPresent(s -> o.set("tracker", s.toJson()));
+        try {
+            send(h.id(), JSON.writeValueAsBytes(o));
+        } catch (IOException e) {
+            log.warn("cluster: stream {}: state not written: {}", h.id(), Errors.describe(e));
+        }
+    }
+
+    private void send(String id, byte[] value) {
+        try {
+            state.send(new ProducerRecord<>(cluster.stateTopic(), id, value), (meta, e) -> {
+                if (e != null) {
+                    log.warn("cluster: stream {}: state not written: {}", id, Errors.describe(e));
+                } else {
+                    statesWritten.incrementAndGet();
+                }
+            });
+        } catch (RuntimeException e) {
+            log.warn("cluster: stream {}: state not written: {}", id, Errors.describe(e));
+        }
+    }
+
+    private static String hash(String json) {
+        return Integer.toHexString(json.hashCode()) + "-" + json.length();
+    }
+
+    /** The latest state of every stream in {@code partitions} of the state topic. */
+    private Map<String, JsonNode> readStates(Collection<Integer> partitions) {
+        Map<String, JsonNode> out = new HashMap<>();
+        List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(cluster.stateTopic(), p)).toList();
+        KafkaConsumer<String, byte[]> c = stateReader;
+        try {
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps, KAFKA_WAIT);
+            long deadline = System.nanoTime() + KAFKA_WAIT.toNanos();
+            while (!reached(c, end)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cluster: could not read the state topic " + cluster.stateTopic()
+                            + " within " + KAFKA_WAIT.toSeconds() + " s");
+                }
+                for (ConsumerRecord<String, byte[]> r : c.poll(POLL)) {
+                    if (r.value() == null) {
+                        out.remove(r.key());
+                        continue;
+                    }
+                    try {
+                        out.put(r.key(), JSON.readTree(r.value()));
+                    } catch (IOException e) {
+                        log.warn("cluster: unreadable state of stream {} skipped: {}", LogSafe.of(r.key()),
+                                Errors.describe(e));
+                    }
+                }
+            }
+        } finally {
+            c.assign(List.of());
+        }
+        return out;
+    }
+
+    private static boolean reached(KafkaConsumer<?, ?> c, Map<TopicPartition, Long> end) {
+        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+            if (c.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Streams of these partitions stop; with {@code keep}, each one's state is written once it stopped. */
+    private void release(Collection<TopicPartition> partitions, boolean keep) {
+        Set<Integer> ps = new HashSet<>();
+        partitions.forEach(tp -> ps.add(tp.partition()));
+        List<StreamHandle> stopping = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : partitionOf.entrySet()) {
+            if (ps.contains(e.getValue())) {
+                engine.stream(e.getKey()).ifPresent(stopping::add);
+            }
+        }
+        stopping.forEach(h -> engine.remove(h.id()));
+        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        for (StreamHandle h : stopping) {
+            try {
+                h.result().toCompletableFuture().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                log.warn("cluster: stream {} still publishing after {} s", h.id(), STOP_WAIT.toSeconds());
+            }
+            String json = definitions.get(h.id());
+            StreamHandle.Result r = h.result().toCompletableFuture().getNow(null);
+            // A file that ended wrote its state already; a failed stream keeps its last periodic one.
+            if (keep && json != null && h.lastPublished() >= 0 && r != null && r.state() == StreamHandle.State.REMOVED) {
+                ObjectTracker t = h.tracker();
+                writeState(h, json, false, t == null ? Optional.empty() : Optional.of(t.state(h.lastPublished())));
+            }
+        }
+        if (keep) {
+            state.flush();
+        }
+        partitionOf.values().removeIf(ps::contains);
+        definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        owned.removeAll(ps);
+        ownedView = Set.copyOf(owned);
+        ps.forEach(loading::remove);
+        if (promptsAssigned.removeAll(ps)) {
+            promptsConsumer.assign(promptsAssigned.stream().map(p -> new TopicPartition(promptsTopic, p)).toList());
+        }
+        if (!stopping.isEmpty()) {
+            log.info("cluster: engine {} handed over {} stream(s) of partitions {}{}", instanceId, stopping.size(),
+                    new TreeSet<>(ps), keep ? " (states written)" : "");
+        }
+    }
+
+    private final class Listener implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                log.info("cluster: engine {} gives up partitions {}", instanceId, numbers(partitions));
+                release(partitions, true);
+            }
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                log.warn("cluster: engine {} lost partitions {} (out of the group): their streams stop", instanceId,
+                        numbers(partitions));
+                release(partitions, false);
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            Set<Integer> ps = numbers(partitions);
+            log.info("cluster: engine {} takes partitions {}", instanceId, ps);
+            states.putAll(readStates(ps));
+            streams.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = streams.endOffsets(partitions, KAFKA_WAIT);
+            end.forEach((tp, off) -> loading.put(tp.partition(), off));
+            owned.addAll(ps);
+            ownedView = Set.copyOf(owned);
+        }
+    }
+
+    private static Set<Integer> numbers(Collection<TopicPartition> partitions) {
+        Set<Integer> out = new TreeSet<>();
+        partitions.forEach(tp -> out.add(tp.partition()));
+        return out;
+    }
+
+    /** Leaves: the streams stop and their states are written (static membership: the group waits for a restart). */
+    @Override
+    public void close() {
+        closed = true;
+        streams.wakeup();
+        try {
+            thread.join(STOP_WAIT.toMillis() + 30_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.samstream.stream.track;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.samstream.gpu.tensor.Tensor;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.DataFormatException;
+import java.util.zip.Deflater;
+import java.util.zip.Inflater;
+
+/**
+ * What an {@link ObjectTracker} knows after a frame, so that another engine takes its tracks up under
+ * the same ids: the tracks (ids, origin, prompt revision, filter state, last low-res logits), the
+ * prompted ids that ended, the prompt generation and the discovered-id counter. As JSON, the logits
+ * fixed-point (1/256) 16-bit, deflated, base64: a mask's sign survives exactly up to |logit| < 128.
+ *
+ * @param frame the frame it was taken after
+ */
+public record TrackerState(long frame, long generation, long framesTracked, int discovered,
+        List<TrackState> tracks, Map<Integer, Long> ended) {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final float SCALE = 256f;
+
+    public TrackerState {
+        tracks = List.copyOf(tracks);
+        ended = Map.copyOf(ended);
+    }
+
+    /** One track's state; see {@link Track}. */
+    public record TrackState(int id, Track.Origin origin, long revision, long bornFrame, Tensor lowResLogits,
+            double[] box, double[] clearSize, int badFrames, int unexplainedBadFrames, double[] filter) {}
+
+    /** The ids of its tracks, in order. */
+    public List<Integer> ids() {
+        return tracks.stream().map(TrackState::id).toList();
+    }
+
+    public ObjectNode toJson() {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("frame", frame).put("generation", generation).put("frames_tracked", framesTracked)
+                .put("discovered", discovered);
+        ArrayNode ts = o.putArray("tracks");
+        for (TrackState t : tracks) {
+            ObjectNode n = ts.addObject();
+            n.put("id", t.id()).put("origin", t.origin().name()).put("revision", t.revision())
+                    .put("born", t.bornFrame()).put("bad", t.badFrames()).put("unexplained", t.unexplainedBadFrames());
+            array(n.putArray("box"), t.box());
+            array(n.putArray("clear_size"), t.clearSize());
+            array(n.putArray("filter"), t.filter());
+            ArrayNode shape = n.putArray("logits_shape");
+            for (int d : t.lowResLogits().shape()) {
+                shape.add(d);
+            }
+            n.put("logits", compress(t.lowResLogits().data()));
+        }
+        ObjectNode e = o.putObject("ended");
+        ended.forEach((id, rev) -> e.put(Integer.toString(id), rev));
+        return o;
+    }
+
+    /** @throws IllegalArgumentException naming what is wrong, for a state this version cannot read */
+    public static TrackerState fromJson(JsonNode o) {
+        try {
+            List<TrackState> tracks = new ArrayList<>();
+            for (JsonNode n : o.required("tracks")) {
+                JsonNode sh = n.required("logits_shape");
+                int[] shape = new int[sh.size()];
+                for (int i = 0; i < shape.length; i++) {
+                    shape[i] = sh.get(i).asInt();
+                }
+                float[] logits = decompress(n.required("logits").asText(), (int) Tensor.numel(shape));
+                tracks.add(new TrackState(n.required("id").asInt(), Track.Origin.valueOf(n.required("origin").asText()),
+                        n.required("revision").asLong(), n.required("born").asLong(), new Tensor(logits, shape),
+                        doubles(n.required("box")), doubles(n.required("clear_size")), n.required("bad").asInt(),
+                        n.required("unexplained").asInt(), doubles(n.required("filter"))));
+            }
+            Map<Integer, Long> ended = new LinkedHashMap<>();
+            o.required("ended").fields().forEachRemaining(e -> ended.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
+            return new TrackerState(o.required("frame").asLong(), o.required("generation").asLong(),
+                    o.required("frames_tracked").asLong(), o.required("discovered").asInt(), tracks, ended);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("unreadable tracker state: " + e.getMessage(), e);
+        }
+    }
+
+    private static void array(ArrayNode a, double[] v) {
+        for (double d : v) {
+            a.add(d);
+        }
+    }
+
+    private static double[] doubles(JsonNode a) {
+        double[] v = new double[a.size()];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = a.get(i).asDouble();
+        }
+        return v;
+    }
+
+    static String compress(float[] values) {
+        ByteBuffer b = ByteBuffer.allocate(values.length * 2).order(ByteOrder.LITTLE_ENDIAN);
+        for (float v : values) {
+            b.putShort((short) Math.max(Short.MIN_VALUE, Math.min(Short.MAX_VALUE, Math.round(v * SCALE))));
+        }
+        Deflater d = new Deflater(Deflater.BEST_SPEED);
+        d.setInput(b.array());
+        d.finish();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] chunk = new byte[64 << 10];
+        while (!d.finished()) {
+            out.write(chunk, 0, d.deflate(chunk));
+        }
+        d.end();
+        return Base64.getEncoder().encodeToString(out.toByteArray());
+    }
+
+    static float[] decompress(String text, int count) {
+        Inflater inf = new Inflater();
+        inf.setInput(Base64.getDecoder().decode(text));
+        byte[] raw = new byte[count * 2];
+        try {
+            int n = 0;
+            while (n < raw.length && !inf.finished()) {
+                int got = inf.inflate(raw, n, raw.length - n);
+                if (got == 0 && (inf.needsInput() || inf.needsDictionary())) {
+                    break;
+                }
+                n += got;
+            }
+            if (n != raw.length) {
+                throw new IllegalArgumentException("logits: " + n / 2 + " values, expected " + count);
+            }
+        } catch (DataFormatException e) {
+            throw new IllegalArgumentException("logits: " + e.getMessage(), e);
+        } finally {
+            inf.end();
+        }
+        ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
+        float[] v = new float[count];
+        for (int i = 0; i < count; i++) {
+            v[i] = b.getShort() / SCALE;
+        }
+        return v;
+    }
+}

@@ -1,0 +1,240 @@
+package io.samstream.stream.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
+import io.samstream.connectors.kafka.MaskRecord;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The failover of the cluster issue, with engines in JVMs of their own: three engines share file and
+ * live streams through the group; one is killed with SIGKILL mid-run. Its streams go on on the others
+ * within the session timeout + 10 s, from after their last stored frame and with their object ids;
+ * every frame of every file has a record; a prompt is handled by exactly one engine and rejected by none.
+ */
+@Timeout(420)
+class ClusterFailoverTest {
+    private static final int FRAMES = 80;
+    private static final int SESSION_S = 6;
+    private static final int PARTITIONS = 6;
+    /** One file in each partition; live streams in every other one. */
+    private static final List<String> FILES = ClusterKit.spreadIds("f", PARTITIONS, PARTITIONS);
+    private static final List<String> LIVE = ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS).subList(0, PARTITIONS)
+            .stream().filter(id -> ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS).indexOf(id) % 2 == 0).toList();
+
+    @Test
+    void aKilledEnginesStreamsGoOnElsewhereWithTheirPlaceAndIds() throws Exception {
+        // Under target/, so that the engines' logs are there to read after a failure.
+        Path dir = Files.createDirectories(Path.of("target", "cluster-failover").toAbsolutePath());
+        List<EngineProcess> engines = new ArrayList<>();
+        try (EmbeddedKafkaBroker broker = ClusterKit.broker();
+             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
+            String b = broker.bootstrapServers();
+            broker.createTopic(ClusterKit.MASKS, 1, false);
+            // As the engines would create it: co-partitioned with the prompts and state topics.
+            broker.createTopic(ClusterKit.STREAMS, PARTITIONS, true);
+            for (int i = 0; i < FILES.size(); i++) {
+                ClusterKit.send(producer, ClusterKit.STREAMS, FILES.get(i), ClusterKit.clip(FRAMES, i));
+            }
+            for (String id : LIVE) {
+                ClusterKit.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
+                        + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@4?live=true\",\"prompts\":{\"grid\":1}}");
+            }
+            try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
+                for (String name : List.of("e1", "e2", "e3")) {
+                    engines.add(EngineProcess.start(name, ClusterKit.config(dir, name, b,
+                            SamstreamRuntimePromptsTest.TINY, PARTITIONS, 5, SESSION_S + "s", ClusterKit.KEEP_TRACKS), dir));
+                }
+                // Each engine runs streams, and every stream published some frames.
+                ClusterHandoverTest.await(() -> allAlive(engines) && running(engines).values().stream().allMatch(s -> !s.isEmpty())
+                        && everyStreamPublished(tap, 10), "three engines running every stream");
+                Map<EngineProcess, Set<String>> owners = running(engines);
+                EngineProcess victim = engines.stream().filter(e -> owners.get(e).stream().anyMatch(FILES::contains))
+                        .findFirst().orElseThrow();
+                Set<String> moved = owners.get(victim);
+                long killedAt = System.nanoTime();
+                LocalTime killedAtClock = LocalTime.now();
+                victim.kill();
+                int before = tap.seen().size();
+                // Its streams go on elsewhere within the session timeout + 10 s.
+                Map<String, Long> resumedAfter = new HashMap<>();
+                ClusterHandoverTest.await(() -> {
+                    for (MaskTap.Seen s : tap.seen().subList(before, tap.seen().size())) {
+                        if (moved.contains(s.record().stream()) && s.atNanos() > killedAt + 500_000_000L) {
+                            resumedAfter.putIfAbsent(s.record().stream(), s.atNanos() - killedAt);
+                        }
+                    }
+                    return resumedAfter.keySet().containsAll(moved.stream().filter(id -> !ended(tap, id)).toList());
+                }, "the killed engine's streams going on elsewhere");
+                long firstRecord = resumedAfter.values().stream().mapToLong(Long::longValue).max().orElse(0) / 1_000_000;
+                // Resumed: started on another engine from its stored state (the engines' logs say when).
+                long restarted = 0;
+                for (String id : moved) {
+                    LocalTime at = engines.stream().filter(e -> e != victim)
+                            .map(e -> startedAfter(e, id, killedAtClock)).filter(t -> t != null).findFirst()
+                            .orElseThrow(() -> new AssertionError(id + " was not started again"));
+                    restarted = Math.max(restarted, Duration.between(killedAtClock, at).toMillis());
+                }
+                System.out.printf("failover: %s killed, its streams %s started elsewhere after at most %d ms, their"
+                        + " records flowed again after at most %d ms%n", victim.name, moved, restarted, firstRecord);
+                assertTrue(restarted <= (SESSION_S + 10) * 1000L, "resumed after " + restarted + " ms");
+
+                // A prompt for a live stream: handled by exactly one engine, rejected by none.
+                String live = LIVE.get(0);
+                ClusterKit.send(producer, ClusterKit.PROMPTS, live, "{\"stream\":\"" + live
+                        + "\",\"op\":\"add\",\"object\":7,\"points\":[[30,30,1]]}");
+                ClusterHandoverTest.await(() -> count(engines, "prompts: stream " + live + ": add object 7") == 1,
+                        "the prompt handled");
+                ClusterHandoverTest.await(() -> FILES.stream().allMatch(id -> ended(tap, id)), "every file ended");
+                Thread.sleep(1000);
+                assertEquals(1, count(engines, "prompts: stream " + live + ": add object 7"));
+                assertEquals(0, count(engines, "prompts: rejected"));
+
+                Map<String, TreeMap<Long, List<MaskRecord>>> byStream = ClusterKit.byStreamAndFrame(tap.records());
+                int twice = 0;
+                for (String id : FILES) {
+                    TreeMap<Long, List<MaskRecord>> frames = byStream.get(id);
+                    assertEquals(FRAMES, frames.size(), id + ": every frame has a record");
+                    assertEquals(FRAMES - 1L, frames.lastKey());
+                    for (List<MaskRecord> r : frames.values()) {
+                        twice += r.size() - 1;
+                    }
+                }
+                System.out.printf("failover: %d frames processed twice%n", twice);
+                // Ids kept: what the moved streams report after the kill, they reported before it.
+                for (String id : moved) {
+                    List<MaskTap.Seen> all = tap.seen().stream().filter(s -> s.record().stream().equals(id)).toList();
+                    Set<Integer> beforeIds = ids(all.stream().filter(s -> s.atNanos() < killedAt).toList());
+                    List<MaskTap.Seen> after = all.stream().filter(s -> s.atNanos() > killedAt + 500_000_000L).toList();
+                    Set<Integer> afterIds = ids(after);
+                    afterIds.remove(7);
+                    assertFalse(after.isEmpty() && !ended(tap, id) && afterIds.isEmpty(), id + ": objects after the move");
+                    assertTrue(beforeIds.containsAll(afterIds), id + ": ids before " + beforeIds + ", after " + afterIds);
+                }
+                for (EngineProcess e : engines) {
+                    if (e != victim) {
+                        assertTrue(e.count("taken over from engine " + victim.name) > 0 || !owners.get(e).isEmpty());
+                    }
+                }
+                assertTrue(engines.stream().filter(e -> e != victim).mapToLong(e -> uncheckedCount(e,
+                        "taken over from engine " + victim.name)).sum() >= moved.stream().filter(FILES::contains).count()
+                        - moved.stream().filter(id -> endedBefore(tap, id, killedAt)).count(),
+                        "the killed engine's file streams were taken over from its state");
+            }
+        } finally {
+            for (EngineProcess e : engines) {
+                e.kill(); // their shutdown is not what this test is about
+            }
+        }
+    }
+
+    /** The streams each live engine runs now (started and not ended or removed), from their logs. */
+    static Map<EngineProcess, Set<String>> running(List<EngineProcess> engines) {
+        Map<EngineProcess, Set<String>> out = new HashMap<>();
+        for (EngineProcess e : engines) {
+            Set<String> ids = new LinkedHashSet<>();
+            if (e.alive()) {
+                try {
+                    for (String l : e.lines()) {
+                        int at = l.indexOf("Engine - stream ");
+                        if (at < 0) {
+                            continue;
+                        }
+                        String rest = l.substring(at + "Engine - stream ".length());
+                        String id = rest.substring(0, rest.indexOf(':'));
+                        if (rest.startsWith(id + ": started")) {
+                            ids.add(id);
+                        } else if (rest.startsWith(id + ": removed") || rest.startsWith(id + ": ended")
+                                || rest.startsWith(id + ": failed")) {
+                            ids.remove(id);
+                        }
+                    }
+                } catch (IOException ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }
+            out.put(e, ids);
+        }
+        return out;
+    }
+
+    /** When {@code e} logged that it started {@code id} after {@code after}; null when it did not. */
+    private static LocalTime startedAfter(EngineProcess e, String id, LocalTime after) {
+        try {
+            for (String l : e.lines()) {
+                if (l.contains("Engine - stream " + id + ": started")) {
+                    LocalTime t = LocalTime.parse(l.substring(0, 12));
+                    if (t.isAfter(after)) {
+                        return t;
+                    }
+                }
+            }
+            return null;
+        } catch (IOException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static boolean allAlive(List<EngineProcess> engines) {
+        for (EngineProcess e : engines) {
+            if (!e.alive()) {
+                throw new AssertionError("engine " + e.name + " stopped, see " + e.log);
+            }
+        }
+        return true;
+    }
+
+    private static boolean everyStreamPublished(MaskTap tap, int frames) {
+        Map<String, Long> n = new HashMap<>();
+        tap.records().forEach(r -> n.merge(r.stream(), 1L, Long::sum));
+        return FILES.stream().allMatch(id -> n.getOrDefault(id, 0L) >= frames)
+                && LIVE.stream().allMatch(id -> n.getOrDefault(id, 0L) >= 2);
+    }
+
+    private static boolean ended(MaskTap tap, String id) {
+        return FILES.contains(id) && tap.records().stream().anyMatch(r -> r.stream().equals(id) && r.frame() == FRAMES - 1);
+    }
+
+    private static boolean endedBefore(MaskTap tap, String id, long nanos) {
+        return tap.seen().stream().anyMatch(s -> s.record().stream().equals(id) && s.record().frame() == FRAMES - 1
+                && s.atNanos() < nanos);
+    }
+
+    private static long count(List<EngineProcess> engines, String fragment) {
+        return engines.stream().mapToLong(e -> uncheckedCount(e, fragment)).sum();
+    }
+
+    private static long uncheckedCount(EngineProcess e, String fragment) {
+        try {
+            return e.count(fragment);
+        } catch (IOException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static Set<Integer> ids(List<MaskTap.Seen> seen) {
+        Set<Integer> ids = new HashSet<>();
+        for (MaskTap.Seen s : seen) {
+            s.record().objects().forEach(o -> ids.add(o.id()));
+            ids.addAll(s.record().hidden());
+        }
+        return ids;
+    }
+}
