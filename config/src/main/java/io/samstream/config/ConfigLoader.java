@@ -74,7 +74,8 @@ public final class ConfigLoader {
             ModelSparsity sparsity = ModelSparsity.parse(config.getString(ROOT + ".model.sparsity"),
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
-            return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
+            return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty()
+                    : Optional.of(path(checkpoint, ROOT + ".model.checkpoint", origin)),
                     device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity);
@@ -111,8 +112,20 @@ public final class ConfigLoader {
         }
         KafkaSettings.Compression compression = KafkaSettings.Compression.parse(
                 config.getString(KAFKA + ".compression"), origin + ": " + KAFKA + ".compression");
+        String brokerDir = config.getString(KAFKA + ".embedded-broker-dir").trim();
         return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
-                deadLetter, compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin));
+                deadLetter, compression, producerProperties(config.getConfig(ROOT + "." + PRODUCER), origin),
+                brokerDir.isEmpty() ? Optional.empty() : Optional.of(path(brokerDir, KAFKA + ".embedded-broker-dir",
+                        origin)));
+    }
+
+    /** A path the OS can name (no NUL character), or an error naming the key. */
+    static Path path(String value, String key, String origin) {
+        try {
+            return Path.of(value);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new ConfigException(origin + ": " + key + ": not a valid path: " + e.getReason());
+        }
     }
 
     private static String topic(Config config, String key, String origin) {

@@ -1,5 +1,6 @@
 package io.samstream.config;
 
+import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -16,10 +17,14 @@ import java.util.TreeMap;
  * @param promptsDeadLetterTopic where rejected prompt messages are copied to; empty when none
  * @param compression      the compression of mask records
  * @param producer         extra Kafka producer properties, passed through as they are (sorted by name)
+ * @param embeddedBrokerDir where the embedded broker keeps its data; empty: kafka-data in the output
+ *                          folder ({@link #embeddedBrokerDir(EngineSettings.Sinks)})
  */
 public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
                             Optional<String> promptsDeadLetterTopic, Compression compression,
-                            Map<String, String> producer) {
+                            Map<String, String> producer, Optional<Path> embeddedBrokerDir) {
+    /** The embedded broker's folder in the output folder when none is configured. */
+    public static final String EMBEDDED_BROKER_DIR = "kafka-data";
 
     public KafkaSettings {
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
@@ -27,13 +32,36 @@ public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic
         Objects.requireNonNull(promptsTopic, "promptsTopic");
         Objects.requireNonNull(promptsDeadLetterTopic, "promptsDeadLetterTopic");
         Objects.requireNonNull(compression, "compression");
+        Objects.requireNonNull(embeddedBrokerDir, "embeddedBrokerDir");
         producer = Collections.unmodifiableMap(new TreeMap<>(producer));
+    }
+
+    /** With the embedded broker's folder in the output folder. */
+    public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
+            Optional<String> promptsDeadLetterTopic, Compression compression, Map<String, String> producer) {
+        this(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression, producer,
+                Optional.empty());
     }
 
     /** Without a dead-letter topic for rejected prompt messages. */
     public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
             Compression compression, Map<String, String> producer) {
         this(bootstrapServers, masksTopic, promptsTopic, Optional.empty(), compression, producer);
+    }
+
+    /**
+     * The embedded broker's data folder: the configured one, else {@value #EMBEDDED_BROKER_DIR} in the
+     * output folder (the jsonl folder, else the overlay folder, else {@code out}).
+     */
+    public Path embeddedBrokerDir(EngineSettings.Sinks sinks) {
+        return embeddedBrokerDir.orElseGet(() -> sinks.jsonlDir().or(sinks::overlayDir).orElse(Path.of("out"))
+                .resolve(EMBEDDED_BROKER_DIR));
+    }
+
+    /** With another embedded broker folder. */
+    public KafkaSettings withEmbeddedBrokerDir(Path dir) {
+        return new KafkaSettings(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression,
+                producer, Optional.of(dir));
     }
 
     /** True when no brokers are configured and the engine runs its own (embedded, single node). */
