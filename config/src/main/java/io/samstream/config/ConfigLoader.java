@@ -159,19 +159,42 @@ public final class ConfigLoader {
         return properties;
     }
 
-    /** A misspelt key would otherwise be silently ignored; name it instead. */
+    /**
+     * JVM switches under {@code samstream.} that code reads itself with System.getProperty (the CUDA
+     * backend's escape hatches, benchmark and test settings), not configuration keys: accepted from
+     * system properties only.
+     */
+    static final Set<String> JVM_SWITCHES = Set.of("cuda", "bench", "fixtures");
+
+    /**
+     * A misspelt key would otherwise be silently ignored; name it instead, and where it came from: a
+     * {@code -Dsamstream.*} system property is checked like a key of the file.
+     */
     private static void rejectUnknownKeys(Config config, String origin) {
         if (!config.hasPath(ROOT)) {
             return;
         }
-        Config known = ConfigFactory.defaultReference().getConfig(ROOT);
+        // The reference files alone: ConfigFactory.defaultReference() has the system properties merged in.
+        Config known = ConfigFactory.parseResources(ConfigLoader.class.getClassLoader(), "reference.conf")
+                .getConfig(ROOT);
         Set<Map.Entry<String, ConfigValue>> entries = config.getConfig(ROOT).entrySet();
-        for (Map.Entry<String, ConfigValue> e : entries) {
-            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")) {
-                throw new ConfigException(origin + ": unknown key " + ROOT + "." + e.getKey()
-                        + " (reference.conf documents every key)");
+        for (Map.Entry<String, ConfigValue> e : new TreeMap<>(entries.stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))).entrySet()) {
+            if (known.hasPathOrNull(e.getKey()) || e.getKey().startsWith(PRODUCER + ".")) {
+                continue;
             }
+            boolean property = isSystemProperty(e.getValue());
+            if (property && JVM_SWITCHES.contains(ConfigUtil.splitPath(e.getKey()).get(0))) {
+                continue;
+            }
+            String key = ROOT + "." + e.getKey();
+            throw new ConfigException((property ? "-D" + key + " (a system property)" : origin) + ": unknown key "
+                    + key + " (reference.conf documents every key)");
         }
     }
 
+    private static boolean isSystemProperty(ConfigValue value) {
+        String description = value.origin().description();
+        return description != null && description.startsWith("system properties");
+    }
 }
