@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
  * with a one-line message, within {@link #TIME} and {@link #ALLOCATION}. Anything else fails the input:
  * another exception, an {@link Error} (OutOfMemoryError, StackOverflowError), a message that is empty or
  * spans lines, or a parse that takes too long or allocates too much. Shared by the modules' fuzz tests
- * (the config module's test jar).
+ * (the testkit module, a test-scoped dependency).
  */
 public final class FuzzBounds {
     /** Per input; generous for a loaded 2-core machine, far below a hang. */
