@@ -119,6 +119,21 @@ class ConfigLoaderTest {
         assertTrue(seen >= 3, "found only " + seen);
     }
 
+    /** Found by fuzzing: a NUL in a path was an InvalidPathException, a newline in a stream id a two-line error. */
+    @Test
+    void pathsTheOsCannotNameAndControlCharactersAreOneLineConfigErrors() throws IOException {
+        Path f = write("samstream.sinks.jsonl-dir = \"out/a\\u0000b\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.sinks.jsonl-dir: not a valid path"), e.getMessage());
+        Path g = write("samstream.model.checkpoint = \"m\\u0000.pth\"");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.model.checkpoint: not a valid path"), e.getMessage());
+
+        e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("cam\n1", "{\"location\": \"x\", \"bogus\": 1}",
+                ConfigLoader.load().streamDefaults()));
+        assertTrue(e.getMessage().startsWith("stream definition 'cam\\n1': unknown key 'bogus'"), e.getMessage());
+    }
+
     private static void withProperty(String key, String value, Runnable check) {
         System.setProperty(key, value);
         ConfigFactory.invalidateCaches();
