@@ -1,8 +1,6 @@
 package io.samstream.config;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException.Missing;
-import com.typesafe.config.ConfigException.WrongType;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigUtil;
@@ -54,8 +52,15 @@ public final class ConfigLoader {
         } catch (com.typesafe.config.ConfigException e) {
             throw new ConfigException(file + ": " + e.getMessage(), e);
         }
-        Config merged = ConfigFactory.defaultOverrides().withFallback(user).withFallback(ConfigFactory.defaultReference());
-        return validate(merged.resolve(), file.toString());
+        Config merged;
+        try {
+            // Merging and resolving can fail too: substitutions, or a value concatenated with a list.
+            merged = ConfigFactory.defaultOverrides().withFallback(user).withFallback(ConfigFactory.defaultReference())
+                    .resolve();
+        } catch (com.typesafe.config.ConfigException e) {
+            throw new ConfigException(file + ": " + e.getMessage(), e);
+        }
+        return validate(merged, file.toString());
     }
 
     /** Validates an already merged config (tests and embedders build their own). */
@@ -79,7 +84,7 @@ public final class ConfigLoader {
                     device, resolved, kafka(config, origin), engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity);
-        } catch (WrongType | Missing e) {
+        } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
     }

@@ -134,6 +134,14 @@ class ConfigLoaderTest {
         assertTrue(e.getMessage().startsWith("stream definition 'cam\\n1': unknown key 'bogus'"), e.getMessage());
     }
 
+    /** Found by fuzzing: merging a list into reference.conf's string failed in resolve(), uncaught. */
+    @Test
+    void aValueThatCannotBeMergedIsAConfigError() throws IOException {
+        Path f = write("samstream.kafka.bootstrap-servers += \"kafka-1:9092\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().startsWith(f + ": "), e.getMessage());
+    }
+
     private static void withProperty(String key, String value, Runnable check) {
         System.setProperty(key, value);
         ConfigFactory.invalidateCaches();
