@@ -65,8 +65,8 @@ public final class ConfigLoader {
 
     /** Validates an already merged config (tests and embedders build their own). */
     public static SamstreamConfig validate(Config config, String origin) {
-        rejectUnknownKeys(config, origin);
         try {
+            rejectUnknownKeys(config, origin); // `samstream = 5` fails here, as WrongType
             String checkpoint = config.getString(ROOT + ".model.checkpoint").trim();
             Device device = Device.parse(config.getString(ROOT + ".device"), origin + ": " + ROOT + ".device");
             int threads = config.getInt(ROOT + ".cpu.threads");

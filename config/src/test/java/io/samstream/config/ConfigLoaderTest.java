@@ -140,6 +140,9 @@ class ConfigLoaderTest {
         Path f = write("samstream.kafka.bootstrap-servers += \"kafka-1:9092\"");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
         assertTrue(e.getMessage().startsWith(f + ": "), e.getMessage());
+        Path g = write("samstream = \"x\""); // the root itself of the wrong type
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream has type STRING rather than OBJECT"), e.getMessage());
     }
 
     private static void withProperty(String key, String value, Runnable check) {
