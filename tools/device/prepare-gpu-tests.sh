@@ -51,7 +51,7 @@ for j in "$out"/lib/*.jar; do
         ffmpeg-* | javacpp-* | kafka* | zstd-jni-* | snappy-java-* | lz4-java-* | scala-reflect-* | log4j-* | \
         caffeine-* | commons-* | argparse4j-* | jopt-simple-* | jose4j-* | metrics-core-* | pcollections-* | \
         re2j-* | hash4j-* | jackson-dataformat-* | snakeyaml-* | scala-logging_* | scala-parser-combinators_* | \
-        akka-protobuf-* | picocli-* | prometheus-metrics-exposition-formats-*) rm "$j" ;;
+        akka-protobuf-* | picocli-* | prometheus-metrics-exposition-formats-* | jazzer-*) rm "$j" ;;
     esac
 done
 # GPU_ONLY=1 (for modes that run only the cuda package's tests and the kernel / encoder benchmarks, e.g.

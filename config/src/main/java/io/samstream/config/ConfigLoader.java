@@ -1,8 +1,6 @@
 package io.samstream.config;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException.Missing;
-import com.typesafe.config.ConfigException.WrongType;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigUtil;
@@ -66,14 +64,21 @@ public final class ConfigLoader {
         } catch (com.typesafe.config.ConfigException e) {
             throw new ConfigException(file + ": " + e.getMessage(), e);
         }
-        Config merged = ConfigFactory.defaultOverrides().withFallback(user).withFallback(ConfigFactory.defaultReference());
-        return validate(merged.resolve(), file.toString());
+        Config merged;
+        try {
+            // Merging and resolving can fail too: substitutions, or a value concatenated with a list.
+            merged = ConfigFactory.defaultOverrides().withFallback(user).withFallback(ConfigFactory.defaultReference())
+                    .resolve();
+        } catch (com.typesafe.config.ConfigException e) {
+            throw new ConfigException(file + ": " + e.getMessage(), e);
+        }
+        return validate(merged, file.toString());
     }
 
     /** Validates an already merged config (tests and embedders build their own). */
     public static SamstreamConfig validate(Config config, String origin) {
-        rejectUnknownKeys(config, origin);
         try {
+            rejectUnknownKeys(config, origin); // `samstream = 5` fails here, as WrongType
             String checkpoint = config.getString(ROOT + ".model.checkpoint").trim();
             Device device = Device.parse(config.getString(ROOT + ".device"), origin + ": " + ROOT + ".device");
             int threads = config.getInt(ROOT + ".cpu.threads");
@@ -87,12 +92,13 @@ public final class ConfigLoader {
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
             KafkaSettings kafka = kafka(config, origin);
-            return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty() : Optional.of(Path.of(checkpoint)),
+            return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty()
+                    : Optional.of(path(checkpoint, ROOT + ".model.checkpoint", origin)),
                     device, resolved, kafka, engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
                     cluster(config, origin, kafka, engine.streamsTopic()));
-        } catch (WrongType | Missing e) {
+        } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
     }
@@ -132,10 +138,12 @@ public final class ConfigLoader {
             throw new ConfigException(origin + ": " + KAFKA + ".client.security.protocol = " + protocol
                     + " needs " + KAFKA + ".bootstrap-servers: the embedded broker listens in plain text only");
         }
+        String brokerDir = config.getString(KAFKA + ".embedded-broker-dir").trim();
         return new KafkaSettings(servers.isEmpty() ? Optional.empty() : Optional.of(servers), masks, prompts,
                 deadLetter, compression,
                 clientProperties(config.getConfig(ROOT + "." + PRODUCER), PRODUCER, PRODUCER_PROPERTIES_SET_ELSEWHERE, origin),
-                client);
+                client, brokerDir.isEmpty() ? Optional.empty() : Optional.of(path(brokerDir, KAFKA + ".embedded-broker-dir",
+                        origin)));
     }
 
     private static final String CLUSTER = ROOT + ".cluster";
@@ -188,6 +196,15 @@ public final class ConfigLoader {
                 partitions, state, every, session);
     }
 
+    /** A path the OS can name (no NUL character), or an error naming the key. */
+    static Path path(String value, String key, String origin) {
+        try {
+            return Path.of(value);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new ConfigException(origin + ": " + key + ": not a valid path: " + e.getReason());
+        }
+    }
+
     private static String topic(Config config, String key, String origin) {
         String topic = config.getString(KAFKA + "." + key).trim();
         if (!TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
@@ -220,20 +237,43 @@ public final class ConfigLoader {
         return properties;
     }
 
-    /** A misspelt key would otherwise be silently ignored; name it instead. */
+    /**
+     * JVM switches under {@code samstream.} that code reads itself with System.getProperty (the CUDA
+     * backend's escape hatches, benchmark and test settings), not configuration keys: accepted from
+     * system properties only.
+     */
+    static final Set<String> JVM_SWITCHES = Set.of("cuda", "bench", "fixtures");
+
+    /**
+     * A misspelt key would otherwise be silently ignored; name it instead, and where it came from: a
+     * {@code -Dsamstream.*} system property is checked like a key of the file.
+     */
     private static void rejectUnknownKeys(Config config, String origin) {
         if (!config.hasPath(ROOT)) {
             return;
         }
-        Config known = ConfigFactory.defaultReference().getConfig(ROOT);
+        // The reference files alone: ConfigFactory.defaultReference() has the system properties merged in.
+        Config known = ConfigFactory.parseResources(ConfigLoader.class.getClassLoader(), "reference.conf")
+                .getConfig(ROOT);
         Set<Map.Entry<String, ConfigValue>> entries = config.getConfig(ROOT).entrySet();
-        for (Map.Entry<String, ConfigValue> e : entries) {
-            if (!known.hasPathOrNull(e.getKey()) && !e.getKey().startsWith(PRODUCER + ".")
-                    && !e.getKey().startsWith(CLIENT + ".")) {
-                throw new ConfigException(origin + ": unknown key " + ROOT + "." + e.getKey()
-                        + " (reference.conf documents every key)");
+        for (Map.Entry<String, ConfigValue> e : new TreeMap<>(entries.stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))).entrySet()) {
+            if (known.hasPathOrNull(e.getKey()) || e.getKey().startsWith(PRODUCER + ".")
+                    || e.getKey().startsWith(CLIENT + ".")) {
+                continue;
             }
+            boolean property = isSystemProperty(e.getValue());
+            if (property && JVM_SWITCHES.contains(ConfigUtil.splitPath(e.getKey()).get(0))) {
+                continue;
+            }
+            String key = ROOT + "." + e.getKey();
+            throw new ConfigException((property ? "-D" + key + " (a system property)" : origin) + ": unknown key "
+                    + key + " (reference.conf documents every key)");
         }
     }
 
+    private static boolean isSystemProperty(ConfigValue value) {
+        String description = value.origin().description();
+        return description != null && description.startsWith("system properties");
+    }
 }

@@ -96,8 +96,8 @@ final class EngineSectionsLoader {
 
     private static EngineSettings.Sinks sinks(Config config, String origin) {
         String key = ROOT + ".sinks";
-        return new EngineSettings.Sinks(config.getBoolean(key + ".kafka"), optionalPath(config, key + ".jsonl-dir"),
-                optionalPath(config, key + ".overlay-dir"));
+        return new EngineSettings.Sinks(config.getBoolean(key + ".kafka"),
+                optionalPath(config, key + ".jsonl-dir", origin), optionalPath(config, key + ".overlay-dir", origin));
     }
 
     private static EngineSettings.Metrics metrics(Config config, String origin) {
@@ -164,9 +164,9 @@ final class EngineSectionsLoader {
         return v;
     }
 
-    private static Optional<Path> optionalPath(Config config, String key) {
+    private static Optional<Path> optionalPath(Config config, String key, String origin) {
         String p = config.getString(key).trim();
-        return p.isEmpty() ? Optional.empty() : Optional.of(Path.of(p));
+        return p.isEmpty() ? Optional.empty() : Optional.of(ConfigLoader.path(p, key, origin));
     }
 
     private static int positive(Config config, String key, String origin, int max) {

@@ -1,5 +1,6 @@
 package io.samstream.config;
 
+import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -17,10 +18,14 @@ import java.util.TreeMap;
  * @param compression      the compression of mask records
  * @param producer         extra Kafka producer properties, passed through as they are (sorted by name)
  * @param client           properties of every Kafka client of the engine (security and the like; sorted)
+ * @param embeddedBrokerDir where the embedded broker keeps its data; empty: kafka-data in the output
+ *                          folder ({@link #embeddedBrokerDir(EngineSettings.Sinks)})
  */
 public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
                             Optional<String> promptsDeadLetterTopic, Compression compression,
-                            Map<String, String> producer, Map<String, String> client) {
+                            Map<String, String> producer, Map<String, String> client, Optional<Path> embeddedBrokerDir) {
+    /** The embedded broker's folder in the output folder when none is configured. */
+    public static final String EMBEDDED_BROKER_DIR = "kafka-data";
 
     public KafkaSettings {
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
@@ -28,11 +33,20 @@ public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic
         Objects.requireNonNull(promptsTopic, "promptsTopic");
         Objects.requireNonNull(promptsDeadLetterTopic, "promptsDeadLetterTopic");
         Objects.requireNonNull(compression, "compression");
+        Objects.requireNonNull(embeddedBrokerDir, "embeddedBrokerDir");
         producer = Collections.unmodifiableMap(new TreeMap<>(producer));
         client = Collections.unmodifiableMap(new TreeMap<>(client));
     }
 
-    /** Without shared client properties. */
+    /** With the embedded broker's folder in the output folder. */
+    public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
+            Optional<String> promptsDeadLetterTopic, Compression compression, Map<String, String> producer,
+            Map<String, String> client) {
+        this(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression, producer, client,
+                Optional.empty());
+    }
+
+    /** Without shared client properties, the embedded broker's folder in the output folder. */
     public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
             Optional<String> promptsDeadLetterTopic, Compression compression, Map<String, String> producer) {
         this(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression, producer, Map.of());
@@ -42,6 +56,21 @@ public record KafkaSettings(Optional<String> bootstrapServers, String masksTopic
     public KafkaSettings(Optional<String> bootstrapServers, String masksTopic, String promptsTopic,
             Compression compression, Map<String, String> producer) {
         this(bootstrapServers, masksTopic, promptsTopic, Optional.empty(), compression, producer);
+    }
+
+    /**
+     * The embedded broker's data folder: the configured one, else {@value #EMBEDDED_BROKER_DIR} in the
+     * output folder (the jsonl folder, else the overlay folder, else {@code out}).
+     */
+    public Path embeddedBrokerDir(EngineSettings.Sinks sinks) {
+        return embeddedBrokerDir.orElseGet(() -> sinks.jsonlDir().or(sinks::overlayDir).orElse(Path.of("out"))
+                .resolve(EMBEDDED_BROKER_DIR));
+    }
+
+    /** With another embedded broker folder. */
+    public KafkaSettings withEmbeddedBrokerDir(Path dir) {
+        return new KafkaSettings(bootstrapServers, masksTopic, promptsTopic, promptsDeadLetterTopic, compression,
+                producer, client, Optional.of(dir));
     }
 
     /** True when no brokers are configured and the engine runs its own (embedded, single node). */

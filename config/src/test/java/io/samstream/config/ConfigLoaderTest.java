@@ -76,6 +76,86 @@ class ConfigLoaderTest {
                 .startsWith(broken.toString()));
     }
 
+    @Test
+    void unknownSystemPropertyKeysAreRejectedNamingTheProperty() throws IOException {
+        Path file = write("samstream.device = cpu");
+        withProperty("samstream.modle.device", "cpu", () -> {
+            ConfigException e = assertThrows(ConfigException.class, ConfigLoader::load);
+            assertEquals("-Dsamstream.modle.device (a system property): unknown key samstream.modle.device"
+                    + " (reference.conf documents every key)", e.getMessage());
+            e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file));
+            assertTrue(e.getMessage().startsWith("-Dsamstream.modle.device (a system property): unknown key"),
+                    e.getMessage());
+        });
+        withProperty("samstream.device", "gpu", () -> {
+            ConfigException e = assertThrows(ConfigException.class, ConfigLoader::load);
+            assertTrue(e.getMessage().contains("samstream.device") && e.getMessage().contains("gpu"), e.getMessage());
+        });
+        withProperty("samstream.device", "cpu", () -> assertEquals(Device.CPU, ConfigLoader.load().device()));
+    }
+
+    @Test
+    void theCudaBackendsSwitchesAreSystemPropertiesNotKeys() throws IOException {
+        withProperty("samstream.cuda.gemmPipeline", "tmas", () -> assertEquals(Device.AUTO, ConfigLoader.load().device()));
+        Path file = write("samstream.cuda.gemmPipeline = tmas");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file));
+        assertTrue(e.getMessage().contains(file + ": unknown key samstream.cuda.gemmPipeline"), e.getMessage());
+    }
+
+    /** Every {@code -Dsamstream.KEY=} that reference.conf and the README show is a key, or a JVM switch. */
+    @Test
+    void theDocumentedSystemPropertiesExist() throws IOException {
+        String docs = new String(ConfigLoader.class.getResourceAsStream("/reference.conf").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8) + Files.readString(Path.of("../README.md"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("-Dsamstream\\.([A-Za-z0-9_.-]+)=").matcher(docs);
+        int seen = 0;
+        while (m.find()) {
+            String key = m.group(1);
+            boolean known = ConfigFactory.parseResources("reference.conf").hasPathOrNull("samstream." + key);
+            assertTrue(known || ConfigLoader.JVM_SWITCHES.contains(key.split("\\.")[0]), "-Dsamstream." + key
+                    + " is shown in the docs but is no key");
+            seen++;
+        }
+        assertTrue(seen >= 3, "found only " + seen);
+    }
+
+    /** Found by fuzzing: a NUL in a path was an InvalidPathException, a newline in a stream id a two-line error. */
+    @Test
+    void pathsTheOsCannotNameAndControlCharactersAreOneLineConfigErrors() throws IOException {
+        Path f = write("samstream.sinks.jsonl-dir = \"out/a\\u0000b\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.sinks.jsonl-dir: not a valid path"), e.getMessage());
+        Path g = write("samstream.model.checkpoint = \"m\\u0000.pth\"");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream.model.checkpoint: not a valid path"), e.getMessage());
+
+        e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("cam\n1", "{\"location\": \"x\", \"bogus\": 1}",
+                ConfigLoader.load().streamDefaults()));
+        assertTrue(e.getMessage().startsWith("stream definition 'cam\\n1': unknown key 'bogus'"), e.getMessage());
+    }
+
+    /** Found by fuzzing: merging a list into reference.conf's string failed in resolve(), uncaught. */
+    @Test
+    void aValueThatCannotBeMergedIsAConfigError() throws IOException {
+        Path f = write("samstream.kafka.bootstrap-servers += \"kafka-1:9092\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().startsWith(f + ": "), e.getMessage());
+        Path g = write("samstream = \"x\""); // the root itself of the wrong type
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(g));
+        assertTrue(e.getMessage().contains("samstream has type STRING rather than OBJECT"), e.getMessage());
+    }
+
+    private static void withProperty(String key, String value, Runnable check) {
+        System.setProperty(key, value);
+        ConfigFactory.invalidateCaches();
+        try {
+            check.run();
+        } finally {
+            System.clearProperty(key);
+            ConfigFactory.invalidateCaches();
+        }
+    }
+
     private Path write(String text) throws IOException {
         Path f = Files.createTempFile(dir, "app", ".conf");
         Files.writeString(f, text);

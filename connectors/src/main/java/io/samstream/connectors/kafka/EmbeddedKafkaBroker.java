@@ -187,6 +187,43 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
     }
 
+    /**
+     * The records a topic holds (end minus start offset over its partitions): after a restart on a kept
+     * log directory, those of earlier runs. 0 for a topic that does not exist.
+     */
+    public long recordCount(String topic) {
+        try (Admin admin = Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) ADMIN_TIMEOUT.toMillis()))) {
+            if (!admin.listTopics().names().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).contains(topic)) {
+                return 0;
+            }
+            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
+                    .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+            Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (TopicPartitionInfo p : description.partitions()) {
+                earliest.put(new TopicPartition(topic, p.partition()), OffsetSpec.earliest());
+                latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest());
+            }
+            long count = 0;
+            for (var e : admin.listOffsets(latest).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .entrySet()) {
+                count += e.getValue().offset();
+            }
+            for (var e : admin.listOffsets(earliest).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .entrySet()) {
+                count -= e.getValue().offset();
+            }
+            return count;
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("Could not count the records of topic " + topic + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while counting the records of topic " + topic, e);
+        }
+    }
+
     private static void listAllOffsets(Admin admin, String topic)
             throws ExecutionException, InterruptedException, TimeoutException {
         TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()

@@ -16,12 +16,14 @@ import static org.bytedeco.ffmpeg.global.avformat.AVFMT_GLOBALHEADER;
 import static org.bytedeco.ffmpeg.global.avformat.AVFMT_NOFILE;
 import static org.bytedeco.ffmpeg.global.avformat.AVIO_FLAG_WRITE;
 import static org.bytedeco.ffmpeg.global.avformat.av_interleaved_write_frame;
+import static org.bytedeco.ffmpeg.global.avformat.av_write_frame;
 import static org.bytedeco.ffmpeg.global.avformat.av_write_trailer;
 import static org.bytedeco.ffmpeg.global.avformat.avformat_alloc_output_context2;
 import static org.bytedeco.ffmpeg.global.avformat.avformat_free_context;
 import static org.bytedeco.ffmpeg.global.avformat.avformat_new_stream;
 import static org.bytedeco.ffmpeg.global.avformat.avformat_write_header;
 import static org.bytedeco.ffmpeg.global.avformat.avio_closep;
+import static org.bytedeco.ffmpeg.global.avformat.avio_flush;
 import static org.bytedeco.ffmpeg.global.avformat.avio_open;
 import static org.bytedeco.ffmpeg.global.avutil.AVCOL_PRI_BT709;
 import static org.bytedeco.ffmpeg.global.avutil.AVCOL_PRI_SMPTE170M;
@@ -83,7 +85,8 @@ import io.samstream.connectors.video.Ffmpeg;
  * or height is padded by repeating the last column or row. Timestamps are milliseconds;
  * one that does not increase is moved to just after the previous one (encoders refuse it otherwise).
  *
- * <p>Not thread-safe; one writer per file.
+ * <p>Thread-safe (every method is synchronized), so a timer may {@link #flush} while another thread
+ * writes; one writer per file.
  */
 public final class FfmpegVideoWriter implements AutoCloseable {
     /** H.264 encoders in order of preference; the bundled LGPL build has libopenh264 (libx264 is GPL). */
@@ -162,7 +165,7 @@ public final class FfmpegVideoWriter implements AutoCloseable {
         return codecName;
     }
 
-    public long framesWritten() {
+    public synchronized long framesWritten() {
         return frames;
     }
 
@@ -257,7 +260,7 @@ public final class FfmpegVideoWriter implements AutoCloseable {
      * @param rgb       {@code 3 * width * height} bytes, rows top to bottom, R,G,B
      * @param ptsMillis its presentation time
      */
-    public void write(byte[] rgb, long ptsMillis) throws IOException {
+    public synchronized void write(byte[] rgb, long ptsMillis) throws IOException {
         if (closed) {
             throw new IOException(file + ": writer is closed");
         }
@@ -312,9 +315,26 @@ public final class FfmpegVideoWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * Hands what the muxer holds to the operating system now: for a fragmented MP4 the frames since the
+     * last fragment become a fragment of their own, so a crash after this keeps them playable. A no-op
+     * when nothing is pending or the writer is closed.
+     */
+    public synchronized void flush() throws IOException {
+        if (closed) {
+            return;
+        }
+        Ffmpeg.clearLoggedErrors();
+        check(av_write_frame(output, null), "flushing failed"); // NULL: the muxer's flush
+        AVIOContext io = output.pb();
+        if (io != null && !io.isNull()) {
+            avio_flush(io);
+        }
+    }
+
     /** Flushes the encoder, writes the container's trailer and closes the file. */
     @Override
-    public void close() throws IOException {
+    public synchronized void close() throws IOException {
         if (closed) {
             return;
         }

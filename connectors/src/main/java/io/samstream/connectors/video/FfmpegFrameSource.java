@@ -307,6 +307,7 @@ public final class FfmpegFrameSource implements FrameSource {
      * Packets of this stream that failed to decode so far (rejected as invalid data or decoded only
      * with errors concealed); safe to read from any thread.
      */
+    @Override
     public int decodeErrors() {
         return decodeErrors;
     }

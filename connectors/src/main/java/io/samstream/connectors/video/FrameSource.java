@@ -18,6 +18,14 @@ public interface FrameSource extends AutoCloseable {
     /** True for cameras and network streams: frames arrive in real time and may be dropped, never replayed. */
     boolean isLive();
 
+    /**
+     * Packets that failed to decode (or decoded with errors concealed) so far and were skipped; 0 for
+     * sources that do not decode (a generated pattern). May be read from another thread.
+     */
+    default int decodeErrors() {
+        return 0;
+    }
+
     /** For logs: the stream id, the location and the decoder in use, e.g. "cam-1 rtsp://... (h264_cuvid)". */
     String describe();
 

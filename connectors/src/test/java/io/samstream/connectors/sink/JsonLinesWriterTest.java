@@ -41,13 +41,43 @@ class JsonLinesWriterTest {
     }
 
     @Test
-    void appendsAndRepairsAPartialLastLine() throws IOException {
+    void appendsAfterCuttingAPartialLastLine() throws IOException {
         Path file = dir.resolve(JsonLinesWriter.FILE_NAME);
-        Files.writeString(file, "{\"frame\":0}\n{\"fra"); // a crash mid-record
+        Files.writeString(file, "{\"frame\":0}\n{\"frame\":1}\n{\"fra"); // a kill mid-record
         try (JsonLinesWriter writer = JsonLinesWriter.open(file)) {
-            writer.write("{\"frame\":1}");
+            assertEquals(2, writer.earlier().lines());
+            assertEquals("{\"frame\":1}", new String(writer.earlier().lastLine(), StandardCharsets.UTF_8));
+            assertEquals(5, writer.earlier().cutBytes());
+            writer.write("{\"frame\":2}");
         }
-        assertEquals(List.of("{\"frame\":0}", "{\"fra", "{\"frame\":1}"), Files.readAllLines(file));
+        assertEquals(List.of("{\"frame\":0}", "{\"frame\":1}", "{\"frame\":2}"), Files.readAllLines(file));
+    }
+
+    @Test
+    void aFileOfOnlyAPartialLineIsEmptied() throws IOException {
+        Path file = dir.resolve(JsonLinesWriter.FILE_NAME);
+        Files.writeString(file, "{\"frame\":0,\"obj");
+        try (JsonLinesWriter writer = JsonLinesWriter.open(file)) {
+            assertEquals(0, writer.earlier().lines());
+            assertEquals(0, writer.earlier().lastLine().length);
+            assertEquals(15, writer.earlier().cutBytes());
+            writer.write("{\"frame\":0}");
+        }
+        assertEquals(List.of("{\"frame\":0}"), Files.readAllLines(file));
+    }
+
+    @Test
+    void aCleanFileIsLeftAsItIs() throws IOException {
+        Path file = dir.resolve(JsonLinesWriter.FILE_NAME);
+        Files.writeString(file, "{\"frame\":0}\n");
+        try (JsonLinesWriter writer = JsonLinesWriter.open(file)) {
+            assertEquals(1, writer.earlier().lines());
+            assertEquals(0, writer.earlier().cutBytes());
+        }
+        try (JsonLinesWriter writer = JsonLinesWriter.open(dir.resolve("new.jsonl"))) {
+            assertEquals(0, writer.earlier().lines());
+        }
+        assertEquals(List.of("{\"frame\":0}"), Files.readAllLines(file));
     }
 
     @Test

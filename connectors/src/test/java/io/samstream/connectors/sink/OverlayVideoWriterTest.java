@@ -116,6 +116,39 @@ class OverlayVideoWriterTest {
     }
 
     @Test
+    void framesPlayFromTheFileASecondAfterTheyWereWrittenWithoutClose() throws Exception {
+        Path live = dir.resolve("live").resolve(OverlayVideoWriter.FILE_NAME);
+        OverlayVideoWriter writer = new OverlayVideoWriter(live, "k", 10);
+        try {
+            for (int i = 0; i < 5; i++) { // half a second of video: no keyframe cuts a fragment
+                writer.write(greyFrame("k", i, i * 100L, W, H), List.of());
+            }
+            Thread.sleep(OverlayVideoWriter.FLUSH_INTERVAL.toMillis() + 700); // no later frame: the timer flushes
+            Path copy = Files.copy(live, dir.resolve("as-a-kill-leaves-it.mp4")); // what a kill -9 now leaves
+            assertEquals(5, framesIn(copy));
+            for (int i = 5; i < 8; i++) {
+                writer.write(greyFrame("k", i, i * 100L, W, H), List.of());
+            }
+            Thread.sleep(OverlayVideoWriter.FLUSH_INTERVAL.toMillis() + 700);
+            assertEquals(8, framesIn(Files.copy(live, dir.resolve("later.mp4"))));
+        } finally {
+            writer.close();
+        }
+        assertEquals(8, framesIn(live));
+    }
+
+    private static int framesIn(Path file) throws IOException {
+        int count = 0;
+        try (FrameSource source = FrameSources.open(SourceSpec.of("check", file.toString())
+                .withDecoder(DecoderPreference.CPU))) {
+            while (source.next() != null) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    @Test
     void noFrameNoFile() throws IOException {
         Path none = dir.resolve("none.mp4");
         new OverlayVideoWriter(none, "idle", 10).close();

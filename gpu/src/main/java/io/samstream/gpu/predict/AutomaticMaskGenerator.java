@@ -118,6 +118,7 @@ public final class AutomaticMaskGenerator {
     private final Settings settings;
     private final ResizeLongestSide resize;
     private final MaskPostprocessor postprocessor;
+    private java.util.function.BiConsumer<Integer, Integer> progress = (done, total) -> { };
 
     public AutomaticMaskGenerator(SamBackend backend, Settings settings) {
         if (backend == null || settings == null) {
@@ -132,6 +133,12 @@ public final class AutomaticMaskGenerator {
 
     public Settings settings() {
         return settings;
+    }
+
+    /** Told (grid points decoded, grid points in all) after each batch of a {@code generate}: long jobs' progress. */
+    public AutomaticMaskGenerator onProgress(java.util.function.BiConsumer<Integer, Integer> listener) {
+        this.progress = listener == null ? (done, total) -> { } : listener;
+        return this;
     }
 
     /**
@@ -192,6 +199,7 @@ public final class AutomaticMaskGenerator {
             for (int k = 0; k < outputs.size(); k++) {
                 collect(outputs.get(k), grid.get(from + k), resized, original, candidates);
             }
+            progress.accept(to, grid.size());
         }
         return suppress(candidates, resized, original);
     }

@@ -75,15 +75,38 @@ public final class Npy {
             throw new NpyFormatException(source, "fortran_order=True is not supported; save a C-ordered array"
                     + " (np.ascontiguousarray) instead");
         }
-        long bytes = Tensor.numel(parsed.shape()) * NpyArray.itemSize(dtype);
-        if (bytes > Integer.MAX_VALUE - 8) {
-            throw new NpyFormatException(source, "array of " + bytes + " bytes is too large to load");
-        }
+        long bytes = dataBytes(parsed.shape(), NpyArray.itemSize(dtype), source);
         byte[] raw = readFully(in, (int) bytes, source, "data");
         if (parsed.descr().charAt(0) == '>') {
             reverseEachItem(raw, NpyArray.itemSize(dtype));
         }
         return new NpyArray(dtype, parsed.shape(), raw);
+    }
+
+    /**
+     * The data's size from the header's shape, checked before anything is read: the product may not
+     * overflow (found by fuzzing: a shape of large dimensions wrapped to a negative size).
+     */
+    private static long dataBytes(int[] shape, int itemSize, String source) throws NpyFormatException {
+        long bytes = itemSize;
+        for (int d : shape) {
+            if (d < 0) {
+                throw new NpyFormatException(source, "shape " + java.util.Arrays.toString(shape)
+                        + " has a negative dimension");
+            }
+        }
+        for (int d : shape) {
+            if (d == 0) {
+                return 0;
+            }
+            // Both factors below 2^31: the product cannot overflow; once past the limit it stays there.
+            bytes = bytes > Integer.MAX_VALUE - 8 ? bytes : bytes * d;
+        }
+        if (bytes > Integer.MAX_VALUE - 8) {
+            throw new NpyFormatException(source, "array of shape " + java.util.Arrays.toString(shape)
+                    + " needs more than 2 GiB, too large to load");
+        }
+        return bytes;
     }
 
     /** Every {@code .npy} member of an {@code .npz} archive (stored or deflated), by name without {@code .npy}. */

@@ -88,6 +88,17 @@ class RestrictedUnpicklerTest {
     }
 
     @Test
+    void namesFromTheFileCannotBreakTheMessagesLine() {
+        // PROTO 4, SHORT_BINUNICODE "o\ns", SHORT_BINUNICODE "sys\u0007tem", STACK_GLOBAL, STOP (found by fuzzing)
+        byte[] pickle = {(byte) 0x80, 4, (byte) 0x8c, 3, 'o', '\n', 's', (byte) 0x8c, 7, 's', 'y', 's', 7, 't', 'e', 'm',
+            (byte) 0x93, '.'};
+        CheckpointException e = org.junit.jupiter.api.Assertions.assertThrows(CheckpointException.class,
+                () -> load(pickle));
+        assertTrue(e.getMessage().contains("names the Python global o\\ns.sys\\u0007tem, which is not"), e.getMessage());
+        assertTrue(e.getMessage().chars().noneMatch(Character::isISOControl), e.getMessage());
+    }
+
+    @Test
     void corruptStreamsAreReportedNotThrownRaw() {
         assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 'h', 9, '.'}), "memo entry 9, which was never stored");
         assertFails(FILE, () -> load(new byte[] {(byte) 0x80, 2, 't', '.'}), "MARK that was never opened");

@@ -86,7 +86,7 @@ public final class Demo {
         try (SamstreamRuntime rt = SamstreamRuntime.start(config, VideoConnectors.sources(), files)) {
             print.printf("samstream demo: %d frames of %s, model %s, masks to Kafka topic %s on %s%s%n", frames, location,
                     rt.modelName(), config.kafka().masksTopic(), rt.bootstrapServers(),
-                    config.kafka().embeddedBroker() ? " (embedded broker)" : "");
+                    rt.embeddedBrokerDir().map(d -> " (embedded broker, data kept in " + d + ")").orElse(""));
             rt.metricsServer().ifPresent(m -> print.printf("metrics: http://%s:%d/metrics%n", config.metrics().host(),
                     m.port()));
             print.println(base.tracking().enabled()

@@ -2,8 +2,10 @@ package io.samstream.stream.app;
 
 import io.samstream.stream.engine.StreamHandle;
 import java.io.PrintWriter;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,6 +32,7 @@ final class Progress implements AutoCloseable {
         return t;
     });
     private final long start = System.nanoTime();
+    private final Totals totals = new Totals();
     private boolean drawn;
 
     /**
@@ -47,12 +50,10 @@ final class Progress implements AutoCloseable {
 
     private synchronized void show() {
         List<StreamHandle> running = streams.get();
-        long published = 0;
-        long dropped = 0;
-        for (StreamHandle h : running) {
-            published += h.published();
-            dropped += h.dropped();
-        }
+        long[] counts = totals.update(running.stream()
+                .map(h -> new Counts(h, h::published, h::dropped)).toList());
+        long published = counts[0];
+        long dropped = counts[1];
         double seconds = (System.nanoTime() - start) / 1e9;
         String rate = String.format(Locale.ROOT, "%.1f frames/s", published / Math.max(seconds, 1e-3));
         String line;
@@ -71,6 +72,42 @@ final class Progress implements AutoCloseable {
             drawn = true;
         } else if (!running.isEmpty()) {
             log.info("progress: {}", line);
+        }
+    }
+
+    /** One stream's counts, read when needed (an ended stream's last time); {@code stream} identifies it. */
+    record Counts(Object stream, java.util.function.LongSupplier published, java.util.function.LongSupplier dropped) {}
+
+    /**
+     * Frames published and dropped by every stream the progress has seen: the running ones' counts plus
+     * the last counts of those that ended since (they leave the running list), never below a total
+     * shown before. Holds only the running streams.
+     */
+    static final class Totals {
+        private Map<Object, Counts> last = new IdentityHashMap<>();
+        private long endedPublished;
+        private long endedDropped;
+        private long shown;
+
+        /** @return {published, dropped} */
+        long[] update(List<Counts> running) {
+            Map<Object, Counts> now = new IdentityHashMap<>();
+            running.forEach(c -> now.put(c.stream(), c));
+            for (Counts c : last.values()) {
+                if (!now.containsKey(c.stream())) { // its final counts
+                    endedPublished += c.published().getAsLong();
+                    endedDropped += c.dropped().getAsLong();
+                }
+            }
+            last = now;
+            long published = endedPublished;
+            long dropped = endedDropped;
+            for (Counts c : running) {
+                published += c.published().getAsLong();
+                dropped += c.dropped().getAsLong();
+            }
+            shown = Math.max(shown, published);
+            return new long[] {shown, dropped};
         }
     }
 

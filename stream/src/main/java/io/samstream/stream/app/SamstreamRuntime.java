@@ -89,11 +89,16 @@ public final class SamstreamRuntime implements AutoCloseable {
         boolean needsKafka = config.sinks().kafka() || config.streamsTopic().isPresent();
         if (needsKafka) {
             if (config.kafka().embeddedBroker()) {
-                broker = EmbeddedKafkaBroker.start();
+                Path dir = config.kafka().embeddedBrokerDir(config.sinks());
+                boolean reused = java.nio.file.Files.isDirectory(dir) && !isEmpty(dir);
+                broker = EmbeddedKafkaBroker.builder().logDir(dir).start();
                 resources.add(broker);
                 broker.createTopic(config.kafka().masksTopic(), 1, false);
-                log.info("no samstream.kafka.bootstrap-servers: started an embedded Kafka broker on {} (data in {})",
-                        broker.bootstrapServers(), broker.logDir());
+                long earlier = broker.recordCount(config.kafka().masksTopic());
+                log.info("no samstream.kafka.bootstrap-servers: started an embedded Kafka broker on {}, data in {} ({};"
+                        + " kept after the run: samstream.kafka.embedded-broker-dir)", broker.bootstrapServers(),
+                        dir.toAbsolutePath(), reused ? "reused: " + config.kafka().masksTopic() + " holds " + earlier
+                                + " records of earlier runs, which this run's follow" : "new");
                 bootstrapServers = broker.bootstrapServers();
                 clients = KafkaClients.plaintext(bootstrapServers);
             } else {
@@ -150,6 +155,17 @@ public final class SamstreamRuntime implements AutoCloseable {
                     config.streamDefaults());
             resources.add(watcher);
         }
+    }
+
+    private static boolean isEmpty(Path dir) throws IOException {
+        try (var entries = java.nio.file.Files.list(dir)) {
+            return entries.findAny().isEmpty();
+        }
+    }
+
+    /** The embedded broker's data folder; empty when brokers are configured or nothing uses Kafka. */
+    public Optional<Path> embeddedBrokerDir() {
+        return Optional.ofNullable(broker).map(EmbeddedKafkaBroker::logDir);
     }
 
     public Engine engine() {

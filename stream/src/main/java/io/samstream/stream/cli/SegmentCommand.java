@@ -159,7 +159,10 @@ final class SegmentCommand implements Callable<Integer> {
                     (System.nanoTime() - t0) / 1_000_000);
             if (auto) {
                 long t1 = System.nanoTime();
+                StepProgress progress = new StepProgress(spec.commandLine().getErr(),
+                        "automatic mask generation, grid points decoded", StepProgress.EVERY, true);
                 List<GeneratedMask> masks = new AutomaticMaskGenerator(backend, autoSettings)
+                        .onProgress(progress::step)
                         .generate(predictor.embedding(), rgb.width(), rgb.height());
                 int points = autoSettings.pointsPerSide() * autoSettings.pointsPerSide();
                 log.info("automatic mask generation: {} masks from {} points in {} ms", masks.size(), points,
@@ -170,8 +173,11 @@ final class SegmentCommand implements Callable<Integer> {
                 return 0;
             }
             List<Prediction> predictions = new ArrayList<>();
+            StepProgress progress = new StepProgress(spec.commandLine().getErr(), "prompt sets decoded",
+                    StepProgress.EVERY, false);
             for (PromptSet set : sets) {
                 predictions.add(predictor.predict(set));
+                progress.step(predictions.size(), sets.size());
             }
             SegmentOutput output = new SegmentOutput(out);
             output.writeMasksJson(image, ckpt, backend, sets, predictions);

@@ -224,7 +224,7 @@ public final class Engine implements AutoCloseable {
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
         });
         Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, sources, settings.reconnect(),
-                        metrics.restarts(spec.id()), BLOCKING_DISPATCHER)
+                        metrics.restarts(spec.id()), metrics.decodeErrors(spec.id()), BLOCKING_DISPATCHER)
                 .viaMat(KillSwitches.single(), Keep.right())
                 .map(f -> {
                     handle.emitted();

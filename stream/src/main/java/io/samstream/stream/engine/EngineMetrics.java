@@ -99,6 +99,16 @@ public final class EngineMetrics {
         return counter("samstream.source.restarts", stream, "restarts (reconnects) of a live source");
     }
 
+    Counter decodeErrors(String stream) {
+        return counter("samstream.decode.errors", stream,
+                "packets of the stream's source that failed to decode (or decoded with errors concealed), skipped");
+    }
+
+    /** Decode errors of {@code stream} so far [samstream_decode_errors_total{stream}]. */
+    public double decodeErrorsCount(String stream) {
+        return decodeErrors(stream).count();
+    }
+
     Counter failures(String stream) {
         return counter("samstream.stream.failures", stream, "streams that failed (a corrupt file, a bad prompt)");
     }

@@ -98,6 +98,7 @@ public final class FileSinks implements FrameSink {
                 if (lines == null) {
                     lines = JsonLinesWriter.open(jsonl.get());
                     log.info("stream {}: writing {}", id, jsonl.get());
+                    sayWhatRepeats(lines.earlier(), record.frame());
                 }
                 lines.write(MaskRecordJson.write(record));
             }
@@ -113,6 +114,33 @@ public final class FileSinks implements FrameSink {
                 }
                 video.write(frame, masks(record));
             }
+        }
+
+        /**
+         * A run does not resume where an earlier one stopped (after a crash or kill): it starts at its
+         * stream's first frame and appends, so the frames the file holds already come again. Says so.
+         */
+        private void sayWhatRepeats(JsonLinesWriter.Earlier earlier, long firstFrame) {
+            if (earlier.cutBytes() > 0) {
+                log.warn("stream {}: {} ended in a partial line ({} bytes, an earlier run was killed mid-record):"
+                        + " cut off, the file holds only whole lines", id, jsonl.get(), earlier.cutBytes());
+            }
+            if (earlier.lines() == 0) {
+                return;
+            }
+            String last = "";
+            try {
+                MaskRecord r = MaskRecordJson.read(earlier.lastLine());
+                last = ", the last for frame " + r.frame();
+                if (r.frame() >= firstFrame) {
+                    last += "; this run starts at frame " + firstFrame + ", so frames " + firstFrame + ".." + r.frame()
+                            + " are written again after them (per frame, the last record is this run's)";
+                }
+            } catch (RuntimeException e) {
+                last = " (the last is not a mask record: " + LogSafe.of(e.getMessage()) + ")";
+            }
+            log.warn("stream {}: {} already holds {} records of an earlier run{}; appending", id, jsonl.get(),
+                    earlier.lines(), last);
         }
 
         private void openVideo(double fps) throws IOException {

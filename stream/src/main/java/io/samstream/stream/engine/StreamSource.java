@@ -28,7 +28,7 @@ final class StreamSource {
     private StreamSource() {}
 
     static Source<VideoFrame, NotUsed> of(StreamSpec spec, StreamHandle handle, FrameSourceFactory factory,
-            EngineSettings.Reconnect reconnect, Counter restarts, String blockingDispatcher) {
+            EngineSettings.Reconnect reconnect, Counter restarts, Counter decodeErrors, String blockingDispatcher) {
         Source<VideoFrame, NotUsed> decoded;
         if (spec.isLive()) {
             AtomicInteger starts = new AtomicInteger();
@@ -42,7 +42,7 @@ final class StreamSource {
                     restarts.increment();
                     log.info("stream {}: reconnecting (restart {})", spec.id(), attempt);
                 }
-                return read(spec, factory, blockingDispatcher).watchTermination((mat, done) -> {
+                return read(spec, factory, decodeErrors, blockingDispatcher).watchTermination((mat, done) -> {
                     done.whenComplete((d, e) -> {
                         if (!handle.removing()) {
                             log.warn("stream {}: live source {}; reconnecting with backoff", spec.id(),
@@ -53,7 +53,7 @@ final class StreamSource {
                 });
             });
         } else {
-            decoded = read(spec, factory, blockingDispatcher);
+            decoded = read(spec, factory, decodeErrors, blockingDispatcher);
             long skip = handle.started().skipFrames();
             if (skip > 0) {
                 // Taken over from another engine: the frames it published are read and dropped.
@@ -83,9 +83,10 @@ final class StreamSource {
     }
 
     /** The frames of one opening of the source, read on the blocking dispatcher. */
-    private static Source<VideoFrame, NotUsed> read(StreamSpec spec, FrameSourceFactory factory, String dispatcher) {
+    private static Source<VideoFrame, NotUsed> read(StreamSpec spec, FrameSourceFactory factory, Counter decodeErrors,
+            String dispatcher) {
         return Source.<VideoFrame, Opened>unfoldResource(
-                () -> Opened.open(spec, factory),
+                () -> Opened.open(spec, factory, decodeErrors),
                 Opened::next,
                 Opened::close)
                 .async(dispatcher);
@@ -94,17 +95,29 @@ final class StreamSource {
     /**
      * A source, or why it could not be opened. The error surfaces on the first read, where it fails the
      * stream like any read error (Akka would log a failure in the open as an actor error, with a trace).
+     * Its decode errors go to the stream's counter as they happen.
      */
-    private record Opened(FrameSource source, IOException error) {
-        static Opened open(StreamSpec spec, FrameSourceFactory factory) {
+    private static final class Opened {
+        private final FrameSource source;
+        private final IOException error;
+        private final Counter decodeErrors;
+        private int counted;
+
+        private Opened(FrameSource source, IOException error, Counter decodeErrors) {
+            this.source = source;
+            this.error = error;
+            this.decodeErrors = decodeErrors;
+        }
+
+        static Opened open(StreamSpec spec, FrameSourceFactory factory, Counter decodeErrors) {
             try {
                 FrameSource s = factory.open(spec);
                 log.info("stream {}: reading {}", spec.id(), LogSafe.of(s.describe()));
-                return new Opened(s, null);
+                return new Opened(s, null, decodeErrors);
             } catch (IOException e) {
-                return new Opened(null, e);
+                return new Opened(null, e, decodeErrors);
             } catch (RuntimeException e) {
-                return new Opened(null, new IOException(spec.id() + ": " + Errors.describe(e), e));
+                return new Opened(null, new IOException(spec.id() + ": " + Errors.describe(e), e), decodeErrors);
             }
         }
 
@@ -112,11 +125,24 @@ final class StreamSource {
             if (error != null) {
                 throw error;
             }
-            return Optional.ofNullable(source.next());
+            try {
+                return Optional.ofNullable(source.next());
+            } finally {
+                countDecodeErrors();
+            }
+        }
+
+        private void countDecodeErrors() {
+            int now = source.decodeErrors();
+            if (now > counted) {
+                decodeErrors.increment(now - counted);
+                counted = now;
+            }
         }
 
         void close() throws IOException {
             if (source != null) {
+                countDecodeErrors();
                 source.close();
             }
         }

@@ -43,11 +43,12 @@ class SamstreamRuntimePromptsTest {
                 samstream {
                   model.checkpoint = "%s"
                   device = cpu
-                  kafka { prompts-topic = my-prompts, prompts-dead-letter-topic = my-prompts-dlt }
+                  kafka { prompts-topic = my-prompts, prompts-dead-letter-topic = my-prompts-dlt,
+                          embedded-broker-dir = "%s" }
                   streams = [ { id = live, location = "testpattern:64x48@25?live=true", prompts.grid = 1 } ]
                   metrics.enabled = off
                 }
-                """.formatted(TINY));
+                """.formatted(TINY, dir.resolve("kafka-data")));
         SamstreamConfig config = ConfigLoader.load(conf);
         try (SamstreamRuntime rt = SamstreamRuntime.start(config, VideoConnectors.sources(), c -> Optional.empty());
              KafkaProducer<String, byte[]> producer = new KafkaProducer<>(

@@ -224,6 +224,9 @@ class SegmentCommandTest {
                 "--points-per-side", "10", "--min-area", "100", "--device", "cpu", "--out", out.toString());
         assertEquals(0, r.code, r.err);
         assertTrue(r.out.contains("4 mask(s)"), r.out);
+        // Progress on stderr: the grid's 100 points, and the last line says all were decoded.
+        assertTrue(r.err.matches("(?s).*segment: automatic mask generation, grid points decoded: 100/100 \\(100 %\\), [0-9.]+ s\\R"),
+                r.err);
 
         JsonNode json = new ObjectMapper().readTree(out.resolve("masks.json").toFile());
         assertEquals(10, json.get("settings").get("points_per_side").asInt());

@@ -90,6 +90,25 @@ class VideoEndToEndTest {
     }
 
     @Test
+    void decodeErrorsAreCountedPerStream() throws Exception {
+        Path garbled = write(dir.resolve("to-garble.mp4"), 30);
+        byte[] bytes = Files.readAllBytes(garbled); // moov last: 40-70 % of the file is frame data
+        java.util.Arrays.fill(bytes, bytes.length * 4 / 10, bytes.length * 7 / 10, (byte) 0xA5);
+        Files.write(garbled, bytes);
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        try (Engine engine = new Engine(TestSources.settings(4, 2, 16), new Segmenter(backend, "tiny256"),
+                VideoConnectors.sources(), new CollectingSink(), metrics)) {
+            StreamHandle bad = engine.add(file("garbled", garbled));
+            StreamHandle good = engine.add(file("intact", clip));
+            bad.result().toCompletableFuture().get(120, TimeUnit.SECONDS);
+            assertEquals(StreamHandle.State.ENDED, good.result().toCompletableFuture().get(120, TimeUnit.SECONDS).state());
+        }
+        assertTrue(metrics.decodeErrorsCount("garbled") > 0, "samstream_decode_errors_total{stream=garbled}");
+        assertEquals(0, metrics.decodeErrorsCount("intact"));
+        assertTrue(metrics.registry().get("samstream.decode.errors").tag("stream", "garbled").counter().count() > 0);
+    }
+
+    @Test
     void videoFilesRunThroughTheGraphIntoKafkaAndFilesAndACorruptOneFailsAlone() throws Exception {
         broker.createTopic("e2e-masks", 2, false);
         EngineMetrics metrics = EngineMetrics.inMemory();
