@@ -123,6 +123,7 @@ public final class StreamBench {
             weights = CheckpointLoader.load(Path.of(checkpoint));
             config = SamConfigInference.infer(weights);
         }
+        weights = io.samstream.gpu.sparse.SparseEncoder.apply(weights, sparsity); // pruned once, as SamModels does
         int threads = Runtime.getRuntime().availableProcessors();
         Path clip = Files.createTempDirectory("samstream-bench").resolve("clip.mp4");
         writeClip(clip, width, height, frames);
@@ -364,7 +365,6 @@ public final class StreamBench {
         return t == null ? Double.NaN : t.mean(TimeUnit.MILLISECONDS);
     }
 
-    /** CPU time of the whole process (every thread: FFmpeg, the engine, Kafka), in nanoseconds. */
     /**
      * CPU time so far of each thread on a frame's way in (the sources' blocking dispatcher: FFmpeg's decoding
      * and any RGB conversion; the encoder dispatcher: staging and launches), by thread id.
@@ -384,6 +384,7 @@ public final class StreamBench {
         return out;
     }
 
+    /** CPU time of the whole process (every thread: FFmpeg, the engine, Kafka), in nanoseconds. */
     private static long processCpuNanos() {
         var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;

@@ -1,7 +1,7 @@
 package io.samstream.config;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.samstream.fuzz.FuzzBounds;
+import io.samstream.testkit.FuzzBounds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package io.samstream.gpu.checkpoint;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.samstream.fuzz.FuzzBounds;
+import io.samstream.testkit.FuzzBounds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

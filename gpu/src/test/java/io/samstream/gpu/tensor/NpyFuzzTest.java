@@ -1,7 +1,7 @@
 package io.samstream.gpu.tensor;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.samstream.fuzz.FuzzBounds;
+import io.samstream.testkit.FuzzBounds;
 import java.io.ByteArrayInputStream;
 
 /** Fuzz target of the .npy reader: an array or a one-line {@link NpyFormatException} (see CheckpointFuzzTest). */

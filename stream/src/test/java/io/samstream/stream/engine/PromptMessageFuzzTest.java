@@ -1,7 +1,7 @@
 package io.samstream.stream.engine;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.samstream.fuzz.FuzzBounds;
+import io.samstream.testkit.FuzzBounds;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 

@@ -1,4 +1,4 @@
-package io.samstream.fuzz;
+package io.samstream.testkit;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
