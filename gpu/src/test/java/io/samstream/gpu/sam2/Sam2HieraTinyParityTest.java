@@ -11,15 +11,15 @@ import org.junit.jupiter.api.Test;
  * The same comparison at sam2.1_hiera_tiny's shapes (input 1024, windows 8/4/14/7, global blocks 5/7/9,
  * hidden 256, memory 64), against outputs Meta's predictor made on the GPU machine (fp32, TF32 off) with the
  * deterministic weights regenerated here. The fixture (12 MB) is not committed: make it with
- * {@code make_sam2_fixtures.py --config hiera_t --out DIR} and point {@code -Dsamstream.sam2.hieraFixture=DIR}
+ * {@code make_sam2_fixtures.py --config hiera_t --out DIR} and point {@code -Dsamstream.fixtures.sam2Hiera=DIR}
  * (or SAMSTREAM_SAM2_HIERA_FIXTURE) at it. It takes minutes on a few cores.
  */
 class Sam2HieraTinyParityTest {
     @Test
     void hieraTinyShapes() throws Exception {
-        String where = System.getProperty("samstream.sam2.hieraFixture", System.getenv("SAMSTREAM_SAM2_HIERA_FIXTURE"));
+        String where = System.getProperty("samstream.fixtures.sam2Hiera", System.getenv("SAMSTREAM_SAM2_HIERA_FIXTURE"));
         Assumptions.assumeTrue(where != null && Files.isDirectory(Path.of(where)),
-                "no hiera_tiny fixture (set -Dsamstream.sam2.hieraFixture=DIR; see tools/sam2_fixtures)");
+                "no hiera_tiny fixture (set -Dsamstream.fixtures.sam2Hiera=DIR; see tools/sam2_fixtures)");
         Path dir = Path.of(where);
         StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
         Sam2Config config = Sam2ConfigInference.infer(sd);
