@@ -80,7 +80,7 @@ class GpuFramesGpuTest {
                 System.out.printf(Locale.ROOT, "frame %d: RGB downloaded from the GPU frame vs CPU decoder: mean |diff| "
                         + "%.3f levels%n", i, rgbDiff);
                 // Not bit for bit: NVDEC's NV12 and the CPU decoder's yuv420p take different swscale paths to RGB
-                // (1.02 levels on average on the H200, 2026-12-02).
+                // (about one level on average: bench/results/2026-12-02-h200-stream-pipeline.md).
                 assertTrue(rgbDiff < 2.0, "frame " + i + ": downloaded RGB differs by " + rgbDiff + " levels on average");
                 g.release();
                 assertTrue(g.device().released());
