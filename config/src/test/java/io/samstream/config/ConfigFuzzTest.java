@@ -14,7 +14,7 @@ import java.util.Arrays;
  * configuration or a one-line {@link ConfigException}, within {@link FuzzBounds}.
  */
 class ConfigFuzzTest {
-    private static final Path DIR = tempDir();
+    private static final Path DIR = FuzzBounds.tempDir();
     private static final StreamDefaults DEFAULTS = ConfigLoader.load().streamDefaults();
 
     @FuzzTest(maxDuration = "5m")
@@ -33,15 +33,5 @@ class ConfigFuzzTest {
         String json = new String(nl < 0 ? record : Arrays.copyOfRange(record, nl + 1, record.length),
                 StandardCharsets.UTF_8);
         FuzzBounds.check(() -> StreamSpecs.fromJson(key, json, DEFAULTS), ConfigException.class);
-    }
-
-    private static Path tempDir() {
-        try {
-            Path dir = Files.createTempDirectory("samstream-fuzz-");
-            dir.toFile().deleteOnExit();
-            return dir;
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }

@@ -68,4 +68,15 @@ public final class FuzzBounds {
         }
         return false;
     }
+
+    /** A folder for the files a fuzz target writes its inputs to, deleted when the JVM exits. */
+    public static java.nio.file.Path tempDir() {
+        try {
+            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("samstream-fuzz-");
+            dir.toFile().deleteOnExit();
+            return dir;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 }

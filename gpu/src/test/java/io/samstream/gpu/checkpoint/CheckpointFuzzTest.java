@@ -12,7 +12,7 @@ import java.nio.file.Path;
  * in the test resources, replayed by every build; {@code JAZZER_FUZZ=1} fuzzes (one target per run).
  */
 class CheckpointFuzzTest {
-    private static final Path DIR = tempDir();
+    private static final Path DIR = FuzzBounds.tempDir();
 
     @FuzzTest(maxDuration = "10m")
     void unpickler(byte[] pickle) {
@@ -31,15 +31,5 @@ class CheckpointFuzzTest {
     void safetensors(byte[] file) throws IOException {
         Path st = Files.write(DIR.resolve("fuzz.safetensors"), file);
         FuzzBounds.check(() -> SafetensorsReader.read(st), CheckpointException.class);
-    }
-
-    private static Path tempDir() {
-        try {
-            Path dir = Files.createTempDirectory("samstream-fuzz-");
-            dir.toFile().deleteOnExit();
-            return dir;
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }
