@@ -366,3 +366,16 @@ extern "C" __global__ void __launch_bounds__(256) samstream_mask_postprocess(
     uint32_t* stats) {
     image_ops::mask_postprocess(logits, Lh, Lw, S, hr, wr, H, W, words_per_mask, bits, stats);
 }
+
+// ---- appearance pooling for the tracker (pool_ops.cuh); one block of 256 threads per request --------------
+#include "pool_ops.cuh"
+
+// embeddings: one device address per request (the slot it reads); weights [n, side*side]; bounds [n, 4];
+// out [n, channels].
+extern "C" __global__ void __launch_bounds__(256) samstream_pool_embedding(
+    const unsigned long long* embeddings, const float* weights, const int* bounds, float* out, int side,
+    int channels) {
+    const int j = blockIdx.x;
+    pool_ops::pool_mean(reinterpret_cast<const __nv_bfloat16*>(embeddings[j]), weights + (size_t) j * side * side,
+                        bounds + 4 * j, out + (size_t) j * channels, side, channels);
+}

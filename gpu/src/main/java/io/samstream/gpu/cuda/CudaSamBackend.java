@@ -110,6 +110,7 @@ public final class CudaSamBackend implements SamBackend {
     private ImageOpsKernels imageOps;
     private GpuFramePreprocessor framePreprocessor;
     private GpuMaskPostprocessor maskPostprocessor;
+    private CudaEmbeddingPool appearancePool;
     private final boolean useGraphs = Boolean.parseBoolean(System.getProperty(GRAPHS_PROPERTY, "true"));
     /** Captured forward passes by batch size (made on first use). */
     private final Map<Integer, CudaGraph> graphs = new HashMap<>();
@@ -597,6 +598,20 @@ public final class CudaSamBackend implements SamBackend {
         return maskPostprocessor().runAll(requests);
     }
 
+    /** The tracker's appearance means, pooled in place from the ring's slots ({@link CudaEmbeddingPool}). */
+    @Override
+    public List<float[]> poolEmbeddings(List<io.samstream.gpu.model.EmbeddingPool.Request> requests) {
+        CudaEmbeddingPool p;
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            if (appearancePool == null) {
+                appearancePool = new CudaEmbeddingPool(kernels, ring, config.embeddingSize(), neckC);
+            }
+            p = appearancePool;
+        }
+        return p.pool(requests);
+    }
+
     /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
     public GpuMaskPostprocessor maskPostprocessor() {
         synchronized (imageOpsLock) {
@@ -853,7 +868,7 @@ public final class CudaSamBackend implements SamBackend {
             // a failed kernel: release everything anyway
         }
         synchronized (imageOpsLock) {
-            closeAll(maskPostprocessor, framePreprocessor);
+            closeAll(maskPostprocessor, framePreprocessor, appearancePool);
         }
         closeAll(graphs.values().toArray(new AutoCloseable[0]));
         graphs.clear();

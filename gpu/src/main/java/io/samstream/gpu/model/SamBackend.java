@@ -139,6 +139,21 @@ public interface SamBackend extends AutoCloseable {
     }
 
     /**
+     * Appearance means ({@link EmbeddingPool}): each request's embedding averaged under its weights, per channel;
+     * null for all-zero weights. The tracker asks once per wave for every object of its frames. The
+     * default pools on the host ({@link ImageEmbedding#toTensor}, once per embedding); the CUDA backend pools in
+     * place on the device and brings back only the descriptors.
+     */
+    default List<float[]> poolEmbeddings(List<EmbeddingPool.Request> requests) {
+        java.util.IdentityHashMap<ImageEmbedding, Tensor> host = new java.util.IdentityHashMap<>();
+        List<float[]> out = new ArrayList<>(requests.size());
+        for (EmbeddingPool.Request r : requests) {
+            out.add(EmbeddingPool.pool(host.computeIfAbsent(r.embedding(), ImageEmbedding::toTensor), r.weights()));
+        }
+        return out;
+    }
+
+    /**
      * One frame's chosen masks and its geometry: one request of {@link #postprocessWave}. Each plane is read
      * where its output lies (the CUDA backend reads the decoder's device logits in place).
      */

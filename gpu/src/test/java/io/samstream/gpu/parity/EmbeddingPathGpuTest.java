@@ -16,6 +16,7 @@ import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * values {@link SamBackend#encodeFrames} downloads; a wave of several images' prompt sets decoded in one
  * {@link SamBackend#decodeWave} gives what each image's own {@code decodeBatch} of the host tensor gives; one
  * {@link SamBackend#postprocessWave} over frames of different sizes gives what each frame's own call gives;
- * the ring bounds what is in flight and recycles what is closed. Skips where no GPU is usable.
+ * the ring bounds what is in flight and recycles what is closed; the tracker's appearance means pooled in the ring
+ * equal the host's. Skips where no GPU is usable.
  */
 @Tag("gpu")
 class EmbeddingPathGpuTest {
@@ -174,6 +176,45 @@ class EmbeddingPathGpuTest {
             first.get(1).close();
             second.forEach(ImageEmbedding::close);
             assertEquals(3, ring.available());
+        }
+    }
+
+    @Test
+    void appearanceMeansPooledInTheRingAsOnTheHost() throws IOException {
+        StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
+        SamConfig config = SamConfigInference.infer(weights);
+        int side = config.embeddingSize();
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 4)) {
+            List<ImageEmbedding> ring = cuda.embedFrames(frames(2, 9));
+            SplittableRandom r = new SplittableRandom(3);
+            List<EmbeddingPool.Request> requests = new ArrayList<>();
+            for (int k = 0; k < 6; k++) {
+                float[] w = new float[side * side];
+                if (k == 0) {
+                    Arrays.fill(w, 1f); // the whole image
+                } else if (k != 3) { // k == 3: no cell at all
+                    int y0 = r.nextInt(side - 2), x0 = r.nextInt(side - 2);
+                    for (int y = y0; y < Math.min(side, y0 + 1 + r.nextInt(side / 2)); y++) {
+                        for (int x = x0; x < Math.min(side, x0 + 1 + r.nextInt(side / 2)); x++) {
+                            w[y * side + x] = (1 + r.nextInt(16)) / 16f;
+                        }
+                    }
+                }
+                requests.add(new EmbeddingPool.Request(ring.get(k % 2), w));
+            }
+            requests.add(new EmbeddingPool.Request(ImageEmbedding.of(ring.get(1).toTensor()), requests.get(1).weights()));
+            List<float[]> got = cuda.poolEmbeddings(requests);
+            assertEquals(requests.size(), got.size());
+            for (int k = 0; k < requests.size(); k++) {
+                float[] want = EmbeddingPool.pool(requests.get(k).embedding().toTensor(), requests.get(k).weights());
+                if (want == null) {
+                    assertEquals(null, got.get(k), "request " + k + ": no cell, no appearance");
+                    continue;
+                }
+                assertEquals(config.promptDim(), got.get(k).length);
+                assertArrayEquals(want, got.get(k), 1e-4f, "request " + k + ": device mean = host mean");
+            }
+            ring.forEach(ImageEmbedding::close);
         }
     }
 }
