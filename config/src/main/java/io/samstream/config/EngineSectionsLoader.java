@@ -137,7 +137,29 @@ final class EngineSectionsLoader {
         return new EngineSettings.Tracking(config.getBoolean(key + ".enabled"), lostAfter,
                 fraction(config, key + ".min-predicted-iou", origin),
                 fraction(config, key + ".min-stability", origin),
-                fraction(config, key + ".merge-iou", origin), hiddenLostAfter);
+                fraction(config, key + ".merge-iou", origin), hiddenLostAfter,
+                similarity(config, key + ".min-appearance", origin),
+                fraction(config, key + ".scene-cut-similarity", origin),
+                atMost(config, key + ".reid-window", origin, 10_000),
+                similarity(config, key + ".reid-appearance", origin));
+    }
+
+    /** A cosine similarity: in [-1, 1]. */
+    private static double similarity(Config config, String key, String origin) {
+        double v = config.getDouble(key);
+        if (!(v >= -1 && v <= 1)) {
+            throw new ConfigException(origin + ": " + key + " must be in [-1, 1] (a cosine similarity), got " + v);
+        }
+        return v;
+    }
+
+    /** A count from 0 (off) to {@code max}. */
+    private static int atMost(Config config, String key, String origin, int max) {
+        int v = config.getInt(key);
+        if (v < 0 || v > max) {
+            throw new ConfigException(origin + ": " + key + " must be in [0, " + max + "], got " + v);
+        }
+        return v;
     }
 
     private static EngineSettings.Discovery discovery(Config config, String origin) {

@@ -59,7 +59,21 @@ public final class EngineSettings {
      *                        front of it explains them (bad frames so explained do not count towards lostAfter)
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
-            double mergeIou, int hiddenLostAfter) {
+            double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
+            double reidAppearance) {
+        /** The appearance keys at their defaults. */
+        public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability, double mergeIou,
+                int hiddenLostAfter) {
+            this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, DEFAULT_MIN_APPEARANCE,
+                    DEFAULT_SCENE_CUT, DEFAULT_REID_WINDOW, DEFAULT_REID_APPEARANCE);
+        }
+
+        /** reference.conf's values of the appearance keys. */
+        public static final double DEFAULT_MIN_APPEARANCE = 0.5;
+        public static final double DEFAULT_SCENE_CUT = 0.95;
+        public static final int DEFAULT_REID_WINDOW = 60;
+        public static final double DEFAULT_REID_APPEARANCE = 0.8;
+
         /** Off: today's fixed prompts on every frame. */
         public static Tracking off() {
             return new Tracking(false, 5, 0.5, 0.6, 0.85, 30);

@@ -119,12 +119,16 @@ public final class EngineMetrics {
 
     /**
      * A stream's tracking meters: objects lost [samstream_objects_lost_total{stream}], objects discovered
-     * [samstream_objects_discovered_total{stream}], live tracks [samstream_tracks_active{stream}].
+     * [samstream_objects_discovered_total{stream}], lost objects found again under their ids
+     * [samstream_objects_reidentified_total{stream}], scene cuts [samstream_scene_cuts_total{stream}], live
+     * tracks [samstream_tracks_active{stream}].
      */
     TrackingMeters tracking(String stream) {
         return new TrackingMeters(
                 counter("samstream.objects.lost", stream, "tracked objects lost (reported once each)"),
                 counter("samstream.objects.discovered", stream, "objects found by automatic discovery"),
+                counter("samstream.objects.reidentified", stream, "lost objects found again under their old ids"),
+                counter("samstream.scene.cuts", stream, "scene cuts (every followed object lost at once)"),
                 activeTracks(stream));
     }
 

@@ -116,4 +116,23 @@ public final class FrameGeometry {
     private static double clamp(double v, int max) {
         return Math.max(0, Math.min(max, v));
     }
+
+    /**
+     * Weights 1 on the cells of a {@code side x side} grid over the model's input that the image covers (not its
+     * padding), 0 elsewhere: pooling the embedding with them describes the whole image.
+     */
+    public float[] imageCells(int side) {
+        int rows = (int) Math.ceil((double) resized.height() * side / inputSize);
+        int cols = (int) Math.ceil((double) resized.width() * side / inputSize);
+        float[] w = new float[side * side];
+        for (int y = 0; y < rows; y++) {
+            java.util.Arrays.fill(w, y * side, y * side + cols, 1f);
+        }
+        return w;
+    }
+
+    /** Whether a box {@code [x0, y0, x1, y1]} in pixels touches the frame's border. */
+    public boolean touchesEdge(double[] box) {
+        return box[0] <= 0 || box[1] <= 0 || box[2] >= width() || box[3] >= height();
+    }
 }

@@ -56,6 +56,30 @@ public final class LowResMask {
         return n == 0 ? 0 : (double) inter / n;
     }
 
+    /**
+     * The share of each cell of a {@code side x side} grid (the image embedding's) that an {@code l x l} mask
+     * covers, row-major: the weights that pool the embedding under the mask ({@code l} a multiple of
+     * {@code side}).
+     */
+    public static float[] cellWeights(boolean[] m, int l, int side) {
+        if (l % side != 0 || m.length != l * l) {
+            throw new IllegalArgumentException("a " + l + "x" + l + " mask of " + m.length + " values does not tile a "
+                    + side + "x" + side + " grid");
+        }
+        int f = l / side;
+        float[] w = new float[side * side];
+        float unit = 1f / (f * f);
+        for (int y = 0; y < l; y++) {
+            int row = (y / f) * side;
+            for (int x = 0; x < l; x++) {
+                if (m[y * l + x]) {
+                    w[row + x / f] += unit;
+                }
+            }
+        }
+        return w;
+    }
+
     /** The centroid {@code [x, y]} in cells of an {@code l} x {@code l} mask; null when it is empty. */
     public static double[] centroid(boolean[] m, int l) {
         double sx = 0;

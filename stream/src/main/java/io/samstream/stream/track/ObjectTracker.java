@@ -6,6 +6,7 @@ import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -61,6 +62,17 @@ import org.slf4j.LoggerFactory;
  *     stays). Two established tracks are never merged (two objects in contact or crossing): the one whose mask
  *     agrees less with its own previous mask takes a bad frame (coasting, hidden) and the other keeps the
  *     mask.</li>
+ * <li><b>Appearance.</b> Each frame's chosen masks are pooled over the frame's embedding in one backend call per
+ *     wave ({@link SamBackend#poolEmbeddings}); a track remembers its seed's mean and a running mean of its clear
+ *     frames. A followed mask that does not look like the object ({@code min-appearance}, {@link
+ *     EmbeddingPool#similarity}), or that, clear of other objects, left the predicted box or changed its area
+ *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains; one that took in another object's
+ *     mask and grew ({@link #absorbing}) is a bad frame that object explains.</li>
+ * <li><b>Scene cuts.</b> An image whose mean embedding is unlike the previous frame's ({@code
+ *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
+ * <li><b>Re-identification.</b> A lost track is probed at its last box for {@code reid-window} frames; a good
+ *     probe mask, clear of the frame's objects, that looks like it ({@code reid-appearance}) brings it back
+ *     under its id.</li>
  * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
  *     configured objects again; a change of frame size starts over the same way.</li>
  * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
@@ -78,6 +90,13 @@ public final class ObjectTracker {
     private static final double JUMP_COVER = 0.5;
     /** A track is new ({@link #isNew}) for this many frames from the one it was made in. */
     private static final int NEW_TRACK_FRAMES = 2;
+    /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
+    private static final double MAX_GROWTH = 2.5;
+    /** {@link #absorbing}: the share of another object's mask inside, and the growth over the last good area. */
+    private static final double ABSORB_COVER = 0.7;
+    private static final double ABSORB_GROWTH = 1.4;
+    /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
+    private static final double REID_MAX_OVERLAP = 0.3;
 
     /**
      * What a frame gives: the objects' good masks (prompt order, then discovered ones; never an empty or untaken
@@ -116,9 +135,16 @@ public final class ObjectTracker {
     private final Map<Integer, Track> tracks = new LinkedHashMap<>();
     /** Prompted ids whose track ended (lost or merged), with the revision that did: not seeded again. */
     private final Map<Integer, Long> ended = new HashMap<>();
+    /** Lost tracks that may still come back ({@code reid-window}), by id, in the order they were lost. */
+    private final Map<Integer, Ghost> ghosts = new LinkedHashMap<>();
+
+    /** A lost track and the frame it was lost on. */
+    private record Ghost(Track track, long lostFrame) {}
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
+    /** The last frame's image appearance (scene cuts). */
+    private float[] lastImage;
     private long generation;
     private long frames;
     private int discovered;
@@ -220,6 +246,10 @@ public final class ObjectTracker {
         boolean good;
         /** Whether its mask slid onto another object's ({@link #jumped}). */
         boolean jumped;
+        /** The chosen mask's appearance: the embedding's mean under it ({@link EmbeddingPool}); null when not pooled. */
+        float[] look;
+        /** A lost track's probe at its last place (re-identification), not a live track's job. */
+        boolean probe;
 
         Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
                 boolean[] previous) {
@@ -267,6 +297,7 @@ public final class ObjectTracker {
                         height, frame);
                 tracks.clear();
                 ended.clear();
+                ghosts.clear();
             }
             geometry = new FrameGeometry(width, height, backend.config().imageSize(), backend.config().lowResSize());
         }
@@ -275,6 +306,7 @@ public final class ObjectTracker {
                     stream, frame, tracks.size());
             tracks.clear();
             ended.clear();
+            ghosts.clear();
             generation = prompts.generation();
         }
         open = new Step(frame, embedding, plan(frame, prompts));
@@ -289,6 +321,10 @@ public final class ObjectTracker {
         final List<Work> single = new ArrayList<>();
         final List<Work> multi = new ArrayList<>();
         List<MaskReadout.Item> items;
+        /** The jobs whose masks are pooled, in the order of {@link #pools}; the image's descriptor comes last. */
+        List<Work> pooledWork = List.of();
+        /** The whole image's mean embedding. */
+        float[] imageMean;
 
         Step(long frame, ImageEmbedding embedding, List<Work> work) {
             this.frame = frame;
@@ -339,6 +375,30 @@ public final class ObjectTracker {
         }
 
         @Override
+        public List<EmbeddingPool.Request> pools() {
+            int side = backend.config().embeddingSize();
+            pooledWork = new ArrayList<>(work.size());
+            List<EmbeddingPool.Request> r = new ArrayList<>(work.size() + 1);
+            for (Work w : work) {
+                if (w.mask != null && LowResMask.area(w.mask) > 0) {
+                    pooledWork.add(w);
+                    r.add(new EmbeddingPool.Request(embedding, LowResMask.cellWeights(w.mask, geometry.lowResSize(),
+                            side)));
+                }
+            }
+            r.add(new EmbeddingPool.Request(embedding, geometry.imageCells(side)));
+            return r;
+        }
+
+        @Override
+        public void pooled(List<float[]> descriptors) {
+            imageMean = descriptors.get(descriptors.size() - 1);
+            for (int i = 0; i < pooledWork.size(); i++) {
+                pooledWork.get(i).look = descriptors.get(i);
+            }
+        }
+
+        @Override
         public SamBackend.MaskRequest masks() {
             return items.isEmpty() ? null : MaskReadout.request(items, geometry);
         }
@@ -352,7 +412,7 @@ public final class ObjectTracker {
                 work.get(i).read = reads.get(i);
             }
             List<Integer> lost = new ArrayList<>();
-            List<Work> kept = settle(frame, work, lost);
+            List<Work> kept = settle(frame, work, lost, imageMean);
             List<MaskReadout.Readout> objects = new ArrayList<>(kept.size());
             List<Integer> hidden = new ArrayList<>();
             for (Work w : kept) {
@@ -410,7 +470,27 @@ public final class ObjectTracker {
                 work.add(follow(t));
             }
         }
+        Set<Integer> seeded = new HashSet<>();
+        for (Work w : work) {
+            if (w.track == null) {
+                seeded.add(w.id);
+            }
+        }
+        ghosts.values().removeIf(g -> frame - g.lostFrame() > settings.reidWindow() || seeded.contains(g.track().id())
+                || (g.track().origin() == Track.Origin.PROMPTED ? !prompted.contains(g.track().id())
+                        : prompts.dismissed().contains(g.track().id())));
+        for (Ghost g : ghosts.values()) {
+            work.add(probe(g.track()));
+        }
         return work;
+    }
+
+    /** A lost track's probe: SAM asked for a mask in the box it had when last seen (multimask, no mask prompt). */
+    private Work probe(Track t) {
+        Work w = new Work(t.id(), new Prompt(null, null, geometry.modelBox(t.box()), null), true, t, null,
+                t.revision(), null);
+        w.probe = true;
+        return w;
     }
 
     private Work follow(Track t) {
@@ -466,7 +546,10 @@ public final class ObjectTracker {
      * Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns the live tracks'
      * jobs, good ({@link Work#good}) or coasting.
      */
-    private List<Work> settle(long frame, List<Work> work, List<Integer> lost) {
+    private List<Work> settle(long frame, List<Work> all, List<Integer> lost, float[] imageMean) {
+        List<Work> work = all.stream().filter(w -> !w.probe).toList();
+        List<Work> probes = all.stream().filter(w -> w.probe).toList();
+        Set<Work> gone = sceneCut(frame, work, EmbeddingPool.unit(imageMean), lost);
         Set<Work> jumped = jumped(work);
         Set<Work> seeded = new HashSet<>();
         for (Work w : work) {
@@ -477,7 +560,10 @@ public final class ObjectTracker {
                 seeded.add(w);
             }
         }
-        Set<Work> gone = merge(frame, work, jumped, lost);
+        jumped.addAll(absorbing(frame, work, gone, jumped));
+        Set<Work> strange = unlike(frame, work, gone, jumped, imageMean);
+        jumped.addAll(strange);
+        merge(frame, work, gone, jumped, lost);
         for (Work w : work) {
             if (gone.contains(w)) {
                 continue;
@@ -487,15 +573,18 @@ public final class ObjectTracker {
             w.good = good;
             w.jumped = jumped.contains(w);
             if (seeded.contains(w)) {
-                if (!good) {
+                if (good) {
+                    w.track.remember(w.look, w.read.summary().area(), true);
+                } else {
                     w.track.bad();
                 }
             } else if (good) {
+                boolean clear = !inFront(w.read.box(), w, work, jumped);
                 w.track.measured(w.chosen, w.read.box(), PartialBox.full(w.predicted, w.read.box(),
-                        w.track.clearSize(), strip -> inFront(strip, w, work, jumped)),
-                        !inFront(w.read.box(), w, work, jumped));
+                        w.track.clearSize(), strip -> inFront(strip, w, work, jumped)), clear);
+                w.track.remember(w.look, w.read.summary().area(), clear);
             } else {
-                w.track.bad(hidden(w, work, jumped));
+                w.track.bad(!strange.contains(w) && hidden(w, work, jumped));
             }
         }
         List<Work> kept = new ArrayList<>(work.size());
@@ -506,6 +595,9 @@ public final class ObjectTracker {
             if (w.track.unexplainedBadFrames() >= settings.lostAfter()
                     || w.track.badFrames() >= settings.hiddenLostAfter()) {
                 end(w.track);
+                if (settings.reidWindow() > 0) {
+                    ghosts.put(w.id, new Ghost(w.track, frame));
+                }
                 lost.add(w.id);
                 meters.lost().increment();
                 log.info("stream {}: object {} lost at frame {} ({} bad frames in a row, {} of them not behind another "
@@ -516,7 +608,115 @@ public final class ObjectTracker {
             }
             kept.add(w);
         }
+        reidentify(frame, probes, kept, imageMean);
         return kept;
+    }
+
+    /**
+     * Lost objects found again: a probe whose mask is good by the scores, looks like the track's memory
+     * ({@code reid-appearance}) and lies clear of every object of the frame brings its track back under its id.
+     */
+    private void reidentify(long frame, List<Work> probes, List<Work> kept, float[] imageMean) {
+        for (Work p : probes) {
+            Ghost g = ghosts.get(p.id);
+            if (g == null || p.read.empty() || p.read.score() < settings.minPredictedIou()
+                    || p.read.stability() < settings.minStability() || !g.track().remembers()) {
+                continue;
+            }
+            double look = g.track().looksLike(p.look, imageMean);
+            if (look < settings.reidAppearance()) {
+                continue;
+            }
+            boolean clear = true;
+            for (Work k : kept) {
+                if (k.good && (LowResMask.coveredBy(p.mask, k.mask) > REID_MAX_OVERLAP
+                        || LowResMask.coveredBy(k.mask, p.mask) > REID_MAX_OVERLAP)) {
+                    clear = false;
+                    break;
+                }
+            }
+            if (!clear) {
+                continue;
+            }
+            ghosts.remove(p.id);
+            Track t = g.track();
+            t.reidentified(p.chosen, p.read.box());
+            t.remember(p.look, p.read.summary().area(), true);
+            tracks.put(p.id, t);
+            ended.remove(p.id);
+            p.good = true;
+            kept.add(p);
+            meters.reidentified().increment();
+            log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (appearance {}): "
+                    + "re-identified under its id", stream, p.id, frame, frame - g.lostFrame(),
+                    String.format(java.util.Locale.ROOT, "%.2f", look));
+        }
+    }
+
+    /**
+     * A scene cut: the image no longer looks like the previous one (the cosine similarity of the two frames'
+     * pooled embeddings below {@code scene-cut-similarity}). Every followed track ends there, reported lost,
+     * since what it followed is gone; objects seeded on this frame are kept.
+     *
+     * @return the followed jobs it ended (none without a cut)
+     */
+    private Set<Work> sceneCut(long frame, List<Work> work, float[] image, List<Integer> lost) {
+        Set<Work> gone = new HashSet<>();
+        float[] before = lastImage;
+        lastImage = image;
+        if (before == null || image == null) {
+            return gone;
+        }
+        double similarity = EmbeddingPool.cosine(image, before);
+        if (similarity >= settings.sceneCutSimilarity()) {
+            return gone;
+        }
+        for (Work w : work) {
+            if (w.previous != null) {
+                gone.add(w);
+                end(w.track);
+                lost.add(w.id);
+                meters.lost().increment();
+            }
+        }
+        ghosts.clear(); // the objects of the scene before are not coming back
+        meters.sceneCuts().increment();
+        log.info("stream {}: scene cut at frame {} (image similarity {} < {}): {} followed object(s) lost {}", stream,
+                frame, String.format(java.util.Locale.ROOT, "%.3f", similarity), settings.sceneCutSimilarity(),
+                gone.size(), gone.stream().map(w -> w.id).toList());
+        return gone;
+    }
+
+    /**
+     * Followed masks that are not the object: their appearance is unlike the track's memory (similarity below
+     * {@code min-appearance}), or, clear of other objects, they left the predicted box or grew or shrank past
+     * what one frame allows. Such a frame is bad whatever its scores say, and nothing explains it.
+     */
+    private Set<Work> unlike(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped, float[] imageMean) {
+        Set<Work> out = new HashSet<>();
+        for (Work w : work) {
+            if (w.previous == null || gone.contains(w) || jumped.contains(w) || w.read.empty()) {
+                continue;
+            }
+            double similarity = w.track.looksLike(w.look, imageMean);
+            String why = null;
+            if (similarity < settings.minAppearance()) {
+                why = "appearance " + String.format(java.util.Locale.ROOT, "%.2f", similarity);
+            } else if (!inFront(w.read.box(), w, work, jumped)) {
+                double grown = w.track.area() > 0 ? (double) w.read.summary().area() / w.track.area() : 1;
+                if (w.predicted != null && !overlap(w.read.box(), w.predicted)) {
+                    why = "left its predicted box";
+                } else if (grown > MAX_GROWTH || grown < 1 / MAX_GROWTH && !geometry.touchesEdge(w.read.box())) {
+                    why = String.format(java.util.Locale.ROOT, "area x%.2f in one frame", grown);
+                }
+            }
+            if (why != null) {
+                out.add(w);
+                log.debug("stream {}: object {} at frame {}: its mask is not the object ({}): a bad frame", stream,
+                        w.id, frame, why);
+            }
+        }
+        return out;
     }
 
     /** Whether a track is new: seeded this frame, or followed for the first time (discovered the frame before). */
@@ -530,10 +730,9 @@ public final class ObjectTracker {
      * Two established tracks are two objects in contact or crossing: never merged; the one whose mask agrees less
      * with its own previous (shifted) mask takes a bad frame (added to {@code jumped}: coasting, hidden).
      *
-     * @return the merged jobs
+     * Merged jobs join {@code gone}.
      */
-    private Set<Work> merge(long frame, List<Work> work, Set<Work> jumped, List<Integer> lost) {
-        Set<Work> gone = new HashSet<>();
+    private void merge(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped, List<Integer> lost) {
         for (int i = 0; i < work.size(); i++) {
             for (int j = i + 1; j < work.size(); j++) {
                 Work a = work.get(i);
@@ -564,7 +763,6 @@ public final class ObjectTracker {
                 }
             }
         }
-        return gone;
     }
 
     /**
@@ -587,6 +785,32 @@ public final class ObjectTracker {
                 }
                 if (LowResMask.coveredBy(a.mask, b.mask) > JUMP_COVER && own < LowResMask.iou(b.mask, b.previous)) {
                     out.add(a);
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Followed masks that took in another object: most ({@value #ABSORB_COVER}) of another object's new mask lies
+     * in it and it grew by more than {@value #ABSORB_GROWTH} x its last good area (look-alikes in contact give SAM
+     * one mask for both, and the mask prompt then keeps the union). A bad frame, explained by the other object:
+     * the next prompt starts again from the last mask of the object alone.
+     */
+    private Set<Work> absorbing(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
+        Set<Work> out = new HashSet<>();
+        for (Work w : work) {
+            if (w.previous == null || gone.contains(w) || jumped.contains(w) || w.read.empty() || w.track.area() == 0
+                    || w.read.summary().area() <= ABSORB_GROWTH * w.track.area()) {
+                continue;
+            }
+            for (Work o : work) {
+                if (o != w && !gone.contains(o) && !jumped.contains(o) && !o.read.empty()
+                        && LowResMask.coveredBy(o.mask, w.mask) > ABSORB_COVER) {
+                    out.add(w);
+                    log.debug("stream {}: object {} at frame {}: its mask took in object {}: a bad frame", stream, w.id,
+                            frame, o.id);
                     break;
                 }
             }

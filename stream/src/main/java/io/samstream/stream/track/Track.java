@@ -16,13 +16,18 @@ public final class Track {
     /** The prompt revision it was seeded from (prompted tracks; -1 for discovered ones). */
     private final long revision;
     private final long bornFrame;
-    private final KalmanBoxFilter filter;
+    private KalmanBoxFilter filter;
     private Tensor lowResLogits;
     private double[] box;
     private int badFrames;
     /** The box's size {@code [w, h]} when last seen clear of other objects ({@link PartialBox}). */
     private double[] clearSize;
     private int unexplainedBadFrames;
+    /** Appearance memory: the mean embedding under the seed frame's mask, and a running mean of clear frames. */
+    private float[] seedLook;
+    private float[] look;
+    /** The last good mask's area in pixels (0 before the first). */
+    private long area;
 
     /**
      * @param lowResLogits the seed's chosen logits {@code [1, L, L]}
@@ -119,6 +124,61 @@ public final class Track {
     /** Bad frames in a row that no occluder explains. */
     public int unexplainedBadFrames() {
         return unexplainedBadFrames;
+    }
+
+    /**
+     * A good frame's appearance (its mask's mean embedding) and area: the first becomes the seed's memory; later
+     * ones seen clear of other objects move the running memory a step ({@value #LOOK_RATE}) towards them, so that
+     * it follows slow changes of pose and light while one odd frame barely moves it.
+     */
+    void remember(float[] frameLook, long maskArea, boolean clear) {
+        area = maskArea;
+        if (frameLook == null) {
+            return;
+        }
+        if (seedLook == null) {
+            seedLook = frameLook.clone();
+            look = frameLook.clone();
+        } else if (clear) {
+            for (int i = 0; i < look.length; i++) {
+                look[i] = (float) ((1 - LOOK_RATE) * look[i] + LOOK_RATE * frameLook[i]);
+            }
+        }
+    }
+
+    private static final double LOOK_RATE = 0.2;
+
+    /**
+     * How much a mask's mean embedding looks like this object against the image's mean
+     * ({@link io.samstream.gpu.model.EmbeddingPool#similarity}): the better of the seed's and the running memory;
+     * 1 while it has no memory yet or when there is nothing to compare.
+     */
+    double looksLike(float[] frameLook, float[] imageMean) {
+        if (seedLook == null || frameLook == null || imageMean == null) {
+            return 1;
+        }
+        return Math.max(io.samstream.gpu.model.EmbeddingPool.similarity(frameLook, seedLook, imageMean),
+                io.samstream.gpu.model.EmbeddingPool.similarity(frameLook, look, imageMean));
+    }
+
+    /** The last good mask's area in pixels (0 before the first). */
+    long area() {
+        return area;
+    }
+
+    /** Whether it has an appearance memory (a good frame with a mask was pooled). */
+    boolean remembers() {
+        return seedLook != null;
+    }
+
+    /** Found again after it was lost: the found mask is its prompt and its box starts the filter afresh. */
+    void reidentified(Tensor logits, double[] foundBox) {
+        lowResLogits = logits;
+        box = foundBox.clone();
+        clearSize = new double[] {foundBox[2] - foundBox[0], foundBox[3] - foundBox[1]};
+        filter = new KalmanBoxFilter(foundBox);
+        badFrames = 0;
+        unexplainedBadFrames = 0;
     }
 
     /** Its state, for failover ({@link TrackerState}). */

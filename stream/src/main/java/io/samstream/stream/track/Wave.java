@@ -2,6 +2,7 @@ package io.samstream.stream.track;
 
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.SamBackend;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the {@link FrameStep}s of independent frames together: all their prompt sets in one
- * {@link SamBackend#decodeWave}, all their chosen masks in one {@link SamBackend#postprocessWave}. When a
+ * {@link SamBackend#decodeWave}, all their chosen masks' appearance in one {@link SamBackend#poolEmbeddings}
+ * and all their chosen masks in one {@link SamBackend#postprocessWave}. When a
  * shared call fails, each frame is tried on its own, so that the frame at fault (a prompt set the backend
  * refuses, say) fails alone and the others go on. The frames' own host work (choosing among the outputs;
  * the records' run-length encoding and the tracks' update) runs in parallel on the given executor: each
@@ -86,6 +88,9 @@ public final class Wave {
                 : requests.get(i).isEmpty() ? List.of() : backend.decodeWave(requests.get(i))));
         long t1 = System.nanoTime();
 
+        // Appearance: every frame's chosen masks pooled over their embeddings in one call.
+        pool(backend, steps, errors);
+
         // Post-process: every frame's chosen masks in one call.
         List<SamBackend.MaskRequest> masks = new ArrayList<>();
         int[] maskOf = new int[n];
@@ -127,6 +132,48 @@ public final class Wave {
             out.add(new Outcome(frames[i], errors[i]));
         }
         return new Result(out, t1 - t0, t2 - t1);
+    }
+
+    /** The steps' pooling requests in one {@link SamBackend#poolEmbeddings}; step by step when that fails. */
+    private static void pool(SamBackend backend, List<FrameStep> steps, Throwable[] errors) {
+        int n = steps.size();
+        List<List<EmbeddingPool.Request>> requests = new ArrayList<>(n);
+        List<EmbeddingPool.Request> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            List<EmbeddingPool.Request> r = List.of();
+            if (errors[i] == null) {
+                try {
+                    r = steps.get(i).pools();
+                } catch (RuntimeException | Error ex) {
+                    errors[i] = ex;
+                }
+            }
+            requests.add(r);
+            all.addAll(r);
+        }
+        if (all.isEmpty()) {
+            return;
+        }
+        List<float[]> descriptors = null;
+        try {
+            descriptors = backend.poolEmbeddings(all);
+        } catch (RuntimeException | Error ex) {
+            log.warn("pooling the appearance of {} masks failed ({}): one frame at a time", all.size(), ex.toString());
+        }
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            List<EmbeddingPool.Request> r = requests.get(i);
+            if (r.isEmpty()) {
+                continue;
+            }
+            try {
+                steps.get(i).pooled(descriptors != null ? descriptors.subList(at, at + r.size())
+                        : backend.poolEmbeddings(r));
+            } catch (RuntimeException | Error ex) {
+                errors[i] = ex;
+            }
+            at += r.size();
+        }
     }
 
     /** Runs {@code work} for every step not failed yet, on {@code host}, and waits; a throw fails that step. */

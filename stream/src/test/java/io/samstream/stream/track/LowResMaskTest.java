@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.tensor.Tensor;
@@ -56,5 +57,14 @@ class LowResMaskTest {
         Tensor second = LowResMask.select(new Tensor(v, 3, 2, 2), 1);
         assertArrayEquals(new int[] {1, 2, 2}, second.shape());
         assertArrayEquals(new float[] {4, 5, 6, 7}, second.data());
+    }
+
+    @Test
+    void cellWeightsAreTheMaskShareOfEachCell() {
+        boolean[] m = new boolean[4 * 4]; // 4 x 4 mask over a 2 x 2 grid
+        m[0] = true; // cell (0, 0): 1 of 4
+        m[2] = m[3] = m[6] = m[7] = true; // cell (0, 1): all 4
+        assertArrayEquals(new float[] {0.25f, 1, 0, 0}, LowResMask.cellWeights(m, 4, 2));
+        assertThrows(IllegalArgumentException.class, () -> LowResMask.cellWeights(m, 4, 3));
     }
 }

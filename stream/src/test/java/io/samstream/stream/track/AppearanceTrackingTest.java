@@ -1,0 +1,216 @@
+package io.samstream.stream.track;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.config.EngineSettings;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.BiFunction;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Appearance memory, scene cuts and re-identification on scripted scenes (a fake backend, as in
+ * {@link MergeRuleTest}): each frame's "embedding" gives every cell the look of what covers it (an object's
+ * vector or the background's), and the "decoder" answers what the test says, with high scores, so that only the
+ * tracker's own checks can tell a wrong mask. Every test also checks that no published object is empty.
+ */
+class AppearanceTrackingTest {
+    static final int L = MergeRuleTest.L; // low-res side; 2 px per cell, 4 x 4 cells per embedding cell
+    static final int SIZE = MergeRuleTest.SIZE;
+    static final int SIDE = 16;
+    static final int CHANNELS = 32;
+    static final int HALF = 10;
+    static final EngineSettings.Tracking ON = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
+
+    /** A square in low-res cells: centre and look (a channel vector). */
+    record Square(int cx, int cy, float[] look) {
+        boolean covers(int x, int y) {
+            return Math.abs(x + 0.5 - cx) < HALF && Math.abs(y + 0.5 - cy) < HALF;
+        }
+    }
+
+    static float[] look(long seed) {
+        Random r = new Random(seed);
+        float[] v = new float[CHANNELS];
+        for (int i = 0; i < CHANNELS; i++) {
+            v[i] = (float) r.nextGaussian();
+        }
+        return v;
+    }
+
+    /** A frame: its background's look and its squares (front last). */
+    record Scene(float[] background, List<Square> squares) {}
+
+    /** Decodes with a scripted answer per (frame, prompt box centre in low-res cells): a square, or nothing. */
+    static final class ScriptedBackend extends DecodeOnlyBackend {
+        final Map<Tensor, Integer> frameOf = new IdentityHashMap<>();
+        final BiFunction<Integer, double[], Square> answer;
+
+        ScriptedBackend(BiFunction<Integer, double[], Square> answer) {
+            super(MergeRuleTest.CONFIG, "scripted");
+            this.answer = answer;
+        }
+
+        /** Frame t's embedding [1, C, 16, 16]: each cell the look at its centre. */
+        Tensor embed(int t, Scene scene) {
+            float[] v = new float[CHANNELS * SIDE * SIDE];
+            for (int cy = 0; cy < SIDE; cy++) {
+                for (int cx = 0; cx < SIDE; cx++) {
+                    float[] look = scene.background();
+                    for (Square s : scene.squares()) {
+                        if (s.covers(cx * 4 + 2, cy * 4 + 2)) {
+                            look = s.look();
+                        }
+                    }
+                    for (int c = 0; c < CHANNELS; c++) {
+                        v[c * SIDE * SIDE + cy * SIDE + cx] = look[c];
+                    }
+                }
+            }
+            Tensor e = new Tensor(v, 1, CHANNELS, SIDE, SIDE);
+            frameOf.put(e, t);
+            return e;
+        }
+
+        @Override
+        public DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask) {
+            double[] centre = {(prompt.box()[0] + prompt.box()[2]) / 4, (prompt.box()[1] + prompt.box()[3]) / 4};
+            Square s = answer.apply(frameOf.get(embedding), centre);
+            float[] v = new float[L * L];
+            Arrays.fill(v, -8);
+            if (s != null) {
+                for (int y = 0; y < L; y++) {
+                    for (int x = 0; x < L; x++) {
+                        if (s.covers(x, y)) {
+                            v[y * L + x] = 8;
+                        }
+                    }
+                }
+            }
+            return new DecoderOutput(new Tensor(v, 1, L, L), new float[] {0.95f});
+        }
+    }
+
+    static ObjectPrompt boxAt(int id, int cx, int cy) {
+        return new ObjectPrompt(id, null, new double[] {2 * (cx - HALF), 2 * (cy - HALF), 2 * (cx + HALF), 2 * (cy + HALF)});
+    }
+
+    static TrackPrompts prompts(ObjectPrompt... objects) {
+        List<TrackPrompts.Seed> seeds = new ArrayList<>();
+        for (ObjectPrompt o : objects) {
+            seeds.add(new TrackPrompts.Seed(o, 0));
+        }
+        return new TrackPrompts(seeds, 0);
+    }
+
+    static List<Integer> ids(ObjectTracker.Frame f) {
+        List<ObjectMask> objects = f.objects();
+        for (ObjectMask o : objects) {
+            assertTrue(o.area() > 0, "object " + o.id() + " published with an empty mask");
+        }
+        return objects.stream().map(ObjectMask::id).toList();
+    }
+
+    static final float[] BACKGROUND = look(1);
+    static final float[] OBJECT = look(2);
+
+    /**
+     * The object drifts right; from frame 8 on the decoder answers a square of background beside it (a tenth of it
+     * on the object, so that it still touches the predicted box; same area: only its look gives it away).
+     */
+    static List<List<Integer>> slideOntoBackground(EngineSettings.Tracking settings, List<List<Integer>> lost) {
+        ScriptedBackend backend = new ScriptedBackend((t, c) -> t < 8 ? new Square(14 + t, 32, OBJECT)
+                : new Square(14 + t + 18, 32, BACKGROUND));
+        ObjectTracker tracker = new ObjectTracker("slide", backend, settings, null, TrackingMeters.none());
+        List<List<Integer>> published = new ArrayList<>();
+        for (int t = 0; t < 20; t++) {
+            Scene scene = new Scene(BACKGROUND, List.of(new Square(14 + t, 32, OBJECT)));
+            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), prompts(boxAt(0, 14, 32)));
+            published.add(ids(f));
+            lost.add(f.lost());
+        }
+        return published;
+    }
+
+    @Test
+    void aTrackThatSlidesOntoBackgroundIsNotPublishedThereAndIsReportedLost() {
+        List<List<Integer>> lost = new ArrayList<>();
+        List<List<Integer>> published = slideOntoBackground(ON, lost);
+        for (int t = 0; t < 20; t++) {
+            assertEquals(t < 8 ? List.of(0) : List.of(), published.get(t), "frame " + t + ": published");
+            assertEquals(t == 12 ? List.of(0) : List.of(), lost.get(t), "frame " + t + ": lost after 5 bad frames");
+        }
+        // The same scene without the appearance check: the background is published as the object to the end.
+        EngineSettings.Tracking off = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, -1, 0.95, 60, 0.8);
+        List<List<Integer>> blind = slideOntoBackground(off, new ArrayList<>());
+        assertEquals(List.of(0), blind.get(19), "what the check catches");
+    }
+
+    /** The object is gone from frame 5 to 13 and back at its place from 14, looking like {@code back}. */
+    static List<List<Integer>> leaveAndReturn(float[] back, TrackingMeters meters, List<List<Integer>> lost) {
+        ScriptedBackend backend = new ScriptedBackend((t, c) -> {
+            boolean visible = t < 5 || t >= 14;
+            return visible && Math.hypot(c[0] - 32, c[1] - 32) < 10 ? new Square(32, 32, t < 5 ? OBJECT : back) : null;
+        });
+        ObjectTracker tracker = new ObjectTracker("return", backend, ON, null, meters);
+        List<List<Integer>> published = new ArrayList<>();
+        for (int t = 0; t < 24; t++) {
+            List<Square> squares = t < 5 ? List.of(new Square(32, 32, OBJECT))
+                    : t >= 14 ? List.of(new Square(32, 32, back)) : List.of();
+            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
+                    prompts(boxAt(7, 32, 32)));
+            published.add(ids(f));
+            lost.add(f.lost());
+        }
+        return published;
+    }
+
+    @Test
+    void aLostObjectThatReturnsWithinTheWindowGetsItsOldId() {
+        TrackingMeters meters = TrackingMeters.none();
+        List<List<Integer>> lost = new ArrayList<>();
+        List<List<Integer>> published = leaveAndReturn(OBJECT, meters, lost);
+        for (int t = 0; t < 24; t++) {
+            assertEquals(t < 5 || t >= 14 ? List.of(7) : List.of(), published.get(t), "frame " + t);
+            assertEquals(t == 9 ? List.of(7) : List.of(), lost.get(t), "frame " + t + ": lost once");
+        }
+        assertEquals(1.0, meters.reidentified().count(), "counted");
+
+        // Something else at its place is not the object: the id stays gone.
+        TrackingMeters other = TrackingMeters.none();
+        List<List<Integer>> stranger = leaveAndReturn(look(3), other, new ArrayList<>());
+        for (int t = 5; t < 24; t++) {
+            assertEquals(List.of(), stranger.get(t), "frame " + t + ": a stranger takes no lost id");
+        }
+        assertEquals(0.0, other.reidentified().count());
+    }
+
+    @Test
+    void aSceneCutEndsTheFollowedObjectsAndKeepsTheOnesPromptedOnIt() {
+        float[] newBackground = look(4);
+        float[] newObject = look(5);
+        // The decoder finds the square at (24, 32) whatever the scene: a stale track would take the new object.
+        ScriptedBackend backend = new ScriptedBackend((t, c) -> new Square(24, 32, t < 6 ? OBJECT : newObject));
+        TrackingMeters meters = TrackingMeters.none();
+        ObjectTracker tracker = new ObjectTracker("cut", backend, ON, null, meters);
+        for (int t = 0; t < 10; t++) {
+            Scene scene = t < 6 ? new Scene(BACKGROUND, List.of(new Square(24, 32, OBJECT)))
+                    : new Scene(newBackground, List.of(new Square(24, 32, newObject)));
+            TrackPrompts p = t < 6 ? prompts(boxAt(0, 24, 32)) : prompts(boxAt(0, 24, 32), boxAt(1, 24, 32));
+            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), p);
+            assertEquals(t < 6 ? List.of(0) : List.of(1), ids(f), "frame " + t);
+            assertEquals(t == 6 ? List.of(0) : List.of(), f.lost(), "frame " + t);
+        }
+        assertEquals(1.0, meters.sceneCuts().count());
+    }
+}
