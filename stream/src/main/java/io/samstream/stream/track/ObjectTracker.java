@@ -66,8 +66,7 @@ import org.slf4j.LoggerFactory;
  *     wave ({@link SamBackend#poolEmbeddings}); a track remembers its seed's mean and a running mean of its clear
  *     frames. A followed mask that does not look like the object ({@code min-appearance}, {@link
  *     EmbeddingPool#similarity}), or that, clear of other objects, left the predicted box or changed its area
- *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains; one that took in another object's
- *     mask and grew ({@link #absorbing}) is a bad frame that object explains.</li>
+ *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains.</li>
  * <li><b>Scene cuts.</b> An image whose mean embedding is unlike the previous frame's ({@code
  *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
  * <li><b>Re-identification.</b> A lost track is probed at its last box for {@code reid-window} frames; a good
@@ -92,9 +91,6 @@ public final class ObjectTracker {
     private static final int NEW_TRACK_FRAMES = 2;
     /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
     private static final double MAX_GROWTH = 2.5;
-    /** {@link #absorbing}: the share of another object's mask inside, and the growth over the last good area. */
-    private static final double ABSORB_COVER = 0.7;
-    private static final double ABSORB_GROWTH = 1.4;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
@@ -560,7 +556,6 @@ public final class ObjectTracker {
                 seeded.add(w);
             }
         }
-        jumped.addAll(absorbing(frame, work, gone, jumped));
         Set<Work> strange = unlike(frame, work, gone, jumped, imageMean);
         jumped.addAll(strange);
         merge(frame, work, gone, jumped, lost);
@@ -785,32 +780,6 @@ public final class ObjectTracker {
                 }
                 if (LowResMask.coveredBy(a.mask, b.mask) > JUMP_COVER && own < LowResMask.iou(b.mask, b.previous)) {
                     out.add(a);
-                    break;
-                }
-            }
-        }
-        return out;
-    }
-
-    /**
-     * Followed masks that took in another object: most ({@value #ABSORB_COVER}) of another object's new mask lies
-     * in it and it grew by more than {@value #ABSORB_GROWTH} x its last good area (look-alikes in contact give SAM
-     * one mask for both, and the mask prompt then keeps the union). A bad frame, explained by the other object:
-     * the next prompt starts again from the last mask of the object alone.
-     */
-    private Set<Work> absorbing(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
-        Set<Work> out = new HashSet<>();
-        for (Work w : work) {
-            if (w.previous == null || gone.contains(w) || jumped.contains(w) || w.read.empty() || w.track.area() == 0
-                    || w.read.summary().area() <= ABSORB_GROWTH * w.track.area()) {
-                continue;
-            }
-            for (Work o : work) {
-                if (o != w && !gone.contains(o) && !jumped.contains(o) && !o.read.empty()
-                        && LowResMask.coveredBy(o.mask, w.mask) > ABSORB_COVER) {
-                    out.add(w);
-                    log.debug("stream {}: object {} at frame {}: its mask took in object {}: a bad frame", stream, w.id,
-                            frame, o.id);
                     break;
                 }
             }
