@@ -220,6 +220,27 @@ class MultiGpuEngineTest {
         }
     }
 
+    /** A stream taken over from another engine (failover) is placed like any other, and goes on from its frame. */
+    @Test
+    void aTakenOverStreamIsPlacedOnTheLeastLoadedGpu() throws Exception {
+        StandIn gpu0 = new StandIn();
+        StandIn gpu1 = new StandIn();
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(settings(), lanes(gpu0, gpu1), files(), sink, EngineMetrics.inMemory())) {
+            StreamHandle fresh = engine.add(TestSources.spec("s0", "s0.mp4", false, PROMPTS));
+            StreamHandle taken = engine.add(TestSources.spec("s1", "s1.mp4", false, PROMPTS),
+                    new StreamStart(10, 0, Optional.empty(), 0, null));
+            assertEquals("0", fresh.gpu());
+            assertEquals("1", taken.gpu());
+            for (StreamHandle h : List.of(fresh, taken)) {
+                assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(60, TimeUnit.SECONDS).state());
+            }
+        }
+        assertEquals(List.of(10L, 11L, 12L, 13L, 14L, 15L), sink.of("s1").stream().map(MaskRecord::frame).toList());
+        assertEquals(Set.of(width("s1")), widths(gpu1));
+        assertEquals(Set.of(width("s0")), widths(gpu0));
+    }
+
     private static Set<Integer> widths(StandIn gpu) {
         return gpu.batches.stream().flatMap(List::stream).collect(Collectors.toSet());
     }
