@@ -60,6 +60,13 @@ public record GpuSelection(boolean all, List<Integer> ordinals) {
         return all ? "all" : ordinals.toString();
     }
 
+    /** Parses {@code all} or comma-separated ordinals ({@code 0,1}; one ordinal alone too): command-line flags. */
+    public static GpuSelection parse(String text, String where) {
+        String t = text.trim();
+        return t.matches("\\d{1,9}") ? of(Integer.parseInt(t))
+                : parse(com.typesafe.config.ConfigValueFactory.fromAnyRef(t), where);
+    }
+
     /**
      * Parses {@code all}, a list of ordinals ({@code [0, 1]}) or, for {@code -Dsamstream.gpus=0,1}, a
      * comma-separated string of them. Errors name {@code where}.

@@ -67,6 +67,11 @@ class ConfigLoaderTest {
         assertEquals("[2, 0]", GpuSelection.of(2, 0).describe());
         withProperty("samstream.gpus", "0,1", () -> assertEquals(GpuSelection.of(0, 1), ConfigLoader.load().gpus()));
         withProperty("samstream.gpus", "all", () -> assertEquals(GpuSelection.ALL, ConfigLoader.load().gpus()));
+        // Command-line flags (StreamBench --gpus): one ordinal alone too.
+        assertEquals(GpuSelection.of(1), GpuSelection.parse("1", "--gpus"));
+        assertEquals(GpuSelection.of(0, 1), GpuSelection.parse(" 0, 1", "--gpus"));
+        assertEquals(GpuSelection.ALL, GpuSelection.parse("all", "--gpus"));
+        assertThrows(ConfigException.class, () -> GpuSelection.parse("0,0", "--gpus"));
     }
 
     @Test
