@@ -10,11 +10,8 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.sink.FfmpegVideoWriter;
 import io.samstream.connectors.video.FfmpegFrameSource;
 import io.samstream.connectors.video.FrameSource;
-import io.samstream.connectors.video.TestPatternSource;
-import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.stream.app.VideoConnectors;
@@ -90,14 +87,7 @@ class MultiGpuEngineGpuTest {
         CudaAvailability a = CudaAvailability.probe();
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
         int frames = 8;
-        Path clip = dir.resolve("clip.mp4");
-        try (FrameSource pattern = new TestPatternSource("p", 640, 360, 30, frames, 5, false);
-             FfmpegVideoWriter writer = FfmpegVideoWriter.open(clip, 640, 360, 30, null, Map.of())) {
-            VideoFrame f;
-            while ((f = pattern.next()) != null) {
-                writer.write(f.rgb(), f.ptsMillis());
-            }
-        }
+        Path clip = GpuFramesGpuTest.writeClip(dir.resolve("clip.mp4"), 640, 360, frames, 5);
         List<SamModels.DeviceBackend> every = open(GpuSelection.ALL);
         // Which decoder opened each stream's frames, by the GPU the engine asked them on.
         Map<String, Set<String>> decodedOn = new ConcurrentHashMap<>();
