@@ -115,6 +115,10 @@ public final class Engine implements AutoCloseable {
         if (gpus.isEmpty()) {
             throw new IllegalArgumentException("the engine needs at least one backend");
         }
+        if (gpus.stream().map(GpuLane::label).distinct().count() < gpus.size()) {
+            throw new IllegalArgumentException("one backend per GPU, got "
+                    + gpus.stream().map(GpuLane::label).toList());
+        }
         this.settings = settings;
         this.sink = sink;
         this.metrics = metrics;

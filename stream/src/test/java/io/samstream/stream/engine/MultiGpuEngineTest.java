@@ -241,6 +241,16 @@ class MultiGpuEngineTest {
         assertEquals(Set.of(width("s0")), widths(gpu0));
     }
 
+    @Test
+    void oneBackendPerGpu() {
+        StandIn gpu = new StandIn();
+        List<GpuLane> twice = List.of(new GpuLane(0, new Segmenter(gpu, "tiny256"), Optional.empty()),
+                new GpuLane(0, new Segmenter(gpu, "tiny256"), Optional.empty()));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new Engine(settings(), twice, files(), new CollectingSink(), EngineMetrics.inMemory()));
+        assertEquals("one backend per GPU, got [0, 0]", e.getMessage());
+    }
+
     private static Set<Integer> widths(StandIn gpu) {
         return gpu.batches.stream().flatMap(List::stream).collect(Collectors.toSet());
     }
