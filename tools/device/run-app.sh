@@ -9,7 +9,8 @@
 #            in $OUT, and their comparison (TrackCompare) in track-eval-compare.md
 #   gputests the gpu module's GPU test classes (run-gpu-tests.sh tests on the staged classes; CLASSES picks)
 #   engine   stream's CudaEngineGpuTest (the whole engine on CUDA against the CPU backend: same ids, mask IoU) and
-#            GpuFramesGpuTest (NVDEC's frames read in place on the GPU encode as the CPU decoder's RGB)
+#            GpuFramesGpuTest (NVDEC's frames read in place on the GPU encode as the CPU decoder's RGB) and
+#            MultiGpuEngineGpuTest (samstream.gpus = all against [0]; NVDEC's frames on their stream's GPU)
 #   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track] [gputests]  (default: the first four)
 set -uo pipefail
 stage=.device/stage
@@ -88,7 +89,8 @@ PY
             (cd stream && java -jar "$root/$stage"/lib/junit-platform-console-standalone-*.jar execute \
                 -cp "$root/$stage/stream-tests:$root/$stage/connectors-tests:$root/$stage/app" \
                 --select-class io.samstream.stream.engine.CudaEngineGpuTest \
-                --select-class io.samstream.stream.engine.GpuFramesGpuTest --details=tree --disable-banner) \
+                --select-class io.samstream.stream.engine.GpuFramesGpuTest \
+                --select-class io.samstream.stream.engine.MultiGpuEngineGpuTest --details=tree --disable-banner) \
                 > "$out/engine-gpu-test.txt" 2>&1 || status=1
             grep -vE "DEBUG|INFO" "$out/engine-gpu-test.txt" | tail -30
             ;;

@@ -30,6 +30,7 @@ import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
 import io.samstream.stream.engine.FrameSourceFactory;
+import io.samstream.stream.engine.GpuLane;
 import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.engine.StreamHandle;
@@ -58,7 +59,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
- *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60]]</pre>
+ *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60]] [--gpus all|0,1]</pre>
+ *
+ * {@code --gpus} runs the file rows on those GPUs (one backend each, streams placed least-loaded as the engine
+ * does with {@code samstream.gpus}); without it, GPU 0 alone. The live rows and the GPU-alone figures use the
+ * first of them; "GPU busy" and "of encoder" are per GPU (frames/s divided by the GPUs).
  *
  * {@code --live} adds, after the file rows, runs of N live test-pattern streams paced at 30 frames/s (keep the
  * newest frame when behind): frames published and dropped, latency, stage times.
@@ -89,6 +94,7 @@ public final class StreamBench {
         List<String> framePaths = List.of("gpu");
         int repeats = 1;
         io.samstream.config.ModelSparsity sparsity = io.samstream.config.ModelSparsity.NONE;
+        io.samstream.config.GpuSelection gpus = io.samstream.config.GpuSelection.of(0);
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -111,6 +117,7 @@ public final class StreamBench {
                         "--sparsity");
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
+                case "--gpus" -> gpus = io.samstream.config.GpuSelection.parse(args[++i], "--gpus");
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -128,18 +135,31 @@ public final class StreamBench {
         Path clip = Files.createTempDirectory("samstream-bench").resolve("clip.mp4");
         writeClip(clip, width, height, frames);
 
+        List<Integer> ordinals = device.equals("cpu") ? List.of(0)
+                : gpus.resolve(io.samstream.gpu.cuda.CudaAvailability.deviceCount());
         List<String> rows = new ArrayList<>();
         String header;
+        List<SamBackend> more = new ArrayList<>();
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
                 : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch);
-             EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start()) {
+                        sparsity, (inFlight + 2) * maxBatch, ordinals.get(0));
+             EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start();
+             AutoCloseable closeMore = () -> more.forEach(SamBackend::close)) {
+            List<GpuLane> lanes = new ArrayList<>();
+            lanes.add(GpuLane.of(new Segmenter(backend, "bench"), java.util.Optional.empty()));
+            for (int o : ordinals.subList(1, ordinals.size())) {
+                more.add(new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
+                        sparsity, (inFlight + 2) * maxBatch, o));
+                lanes.add(GpuLane.of(new Segmenter(more.get(more.size() - 1), "bench"), java.util.Optional.empty()));
+            }
             GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)
                     : null;
             header = String.format(Locale.ROOT, "# Engine: %s concurrent %dx%d H.264 streams%n%n"
-                    + "Backend %s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
+                    + "Backend %s%s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
                     + " %dx%d point grid per frame, video decoder %s, embedded Kafka (acks=all).%n%n%s",
                     Arrays.toString(streamCounts).replaceAll("[\\[\\]]", ""), width, height, backend.name(),
+                    lanes.size() == 1 ? "" : String.format(Locale.ROOT, " on %d GPUs %s (file rows; GPU busy and of"
+                            + " encoder per GPU)", lanes.size(), ordinals),
                     config.describe(), frames, maxBatch, inFlight, grid, grid, decoder,
                     alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
@@ -147,7 +167,7 @@ public final class StreamBench {
                     // The run with the median frames/s of the repeats (the figures of one run stay together).
                     List<String> runs = new ArrayList<>();
                     for (int r = 0; r < repeats; r++) {
-                        runs.add(run(backend, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
+                        runs.add(run(backend, lanes, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
                                 path.equals("gpu")));
                         System.err.println("repeat " + r + ": " + runs.get(runs.size() - 1));
                     }
@@ -182,7 +202,8 @@ public final class StreamBench {
         }
     }
 
-    private static String run(SamBackend backend, EmbeddedKafkaBroker broker, Path clip, int streams, int frames,
+    private static String run(SamBackend backend, List<GpuLane> lanes, EmbeddedKafkaBroker broker, Path clip,
+            int streams, int frames,
             int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone, boolean gpuFrames)
             throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
@@ -198,19 +219,20 @@ public final class StreamBench {
         // Frames from NVDEC stay in GPU memory (the engine's default with CUDA), or come to the host as RGB.
         FrameSourceFactory sources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
                 Map.of()));
-        FrameSourceFactory gpuSources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
-                Map.of()).withGpuFrames(true));
         // How the sources decoded: NVDEC, and with its frames kept on the GPU or not (a fallback is logged).
         java.util.Set<String> decoders = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        FrameSourceFactory used = gpuFrames ? gpuSources : sources;
-        try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"), new FrameSourceFactory() {
+        try (timed; Engine engine = new Engine(settings, lanes, new FrameSourceFactory() {
                 @Override
                 public FrameSource open(StreamSpec spec) throws IOException {
                     return sources.open(spec);
                 }
 
                 @Override
-                public FrameSourceFactory withGpuFrames() {
+                public FrameSourceFactory withGpuFrames(int gpu) {
+                    // NVDEC on the stream's GPU, its frames left there (or brought to the host as RGB).
+                    FrameSourceFactory used = !gpuFrames ? sources : spec -> FrameSources.open(new SourceSpec(spec.id(),
+                            spec.location(), decoder, Map.of()).withOption("decoder.gpu", Integer.toString(gpu))
+                            .withGpuFrames(true));
                     return spec -> {
                         FrameSource src = used.open(spec);
                         decoders.add(src instanceof io.samstream.connectors.video.FfmpegFrameSource f
@@ -243,11 +265,17 @@ public final class StreamBench {
         long total = (long) streams * frames;
         double wall = (t1 - t0) / 1e9;
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-        double encoderMs = metrics.registry().get("samstream.encoder.time").timer().totalTime(TimeUnit.MILLISECONDS);
-        double decoderMs = metrics.registry().get("samstream.decoder.time").timer().totalTime(TimeUnit.MILLISECONDS);
+        // Summed over the GPUs (one timer each, tag gpu).
+        double encoderMs = metrics.registry().find("samstream.encoder.time").timers().stream()
+                .mapToDouble(t -> t.totalTime(TimeUnit.MILLISECONDS)).sum();
+        double decoderMs = metrics.registry().find("samstream.decoder.time").timers().stream()
+                .mapToDouble(t -> t.totalTime(TimeUnit.MILLISECONDS)).sum();
         double fps = total / wall;
-        String busy = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fps * alone.msPerFrame() / 1000);
-        String ofEncoder = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fps / alone.encoderImgPerS());
+        double fpsPerGpu = fps / lanes.size();
+        String busy = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fpsPerGpu * alone.msPerFrame()
+                / 1000);
+        String ofEncoder = alone == null ? "-" : String.format(Locale.ROOT, "%.0f %%", 100 * fpsPerGpu
+                / alone.encoderImgPerS());
         String pools = backend instanceof CudaSamBackend cuda ? String.format(Locale.ROOT, "%.2f GiB", (cuda.poolBytes()
                 + cuda.embeddingRing().bytes() + (cuda.maskDecoder() == null ? 0 : cuda.maskDecoder().poolBytes()))
                 / (double) (1L << 30)) : "-";
@@ -360,9 +388,12 @@ public final class StreamBench {
                 new EngineSettings.Reconnect(Duration.ofSeconds(1), Duration.ofSeconds(5), 0.2));
     }
 
+    /** The stage's mean time over every GPU's timer. */
     private static double stageMean(EngineMetrics metrics, String stage) {
-        var t = metrics.registry().find("samstream.stage.time").tag("stage", stage).timer();
-        return t == null ? Double.NaN : t.mean(TimeUnit.MILLISECONDS);
+        var timers = metrics.registry().find("samstream.stage.time").tag("stage", stage).timers();
+        long count = timers.stream().mapToLong(io.micrometer.core.instrument.Timer::count).sum();
+        return count == 0 ? Double.NaN
+                : timers.stream().mapToDouble(t -> t.totalTime(TimeUnit.MILLISECONDS)).sum() / count;
     }
 
     /**

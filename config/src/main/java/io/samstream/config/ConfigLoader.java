@@ -22,6 +22,8 @@ import java.util.stream.Collectors;
 public final class ConfigLoader {
     private static final String ROOT = "samstream";
     private static final String KAFKA = ROOT + ".kafka";
+    /** Which GPUs the CUDA backend runs on. */
+    static final String GPUS_KEY = ROOT + ".gpus";
     /** Free-form: Kafka's own producer properties, checked by Kafka (and the mask sink), not here. */
     private static final String PRODUCER = "kafka.producer";
     /** Free-form: properties of every Kafka client (security and the like), checked by Kafka. */
@@ -92,12 +94,13 @@ public final class ConfigLoader {
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
             KafkaSettings kafka = kafka(config, origin);
+            GpuSelection gpus = GpuSelection.parse(config.getValue(GPUS_KEY), origin + ": " + GPUS_KEY);
             return new SamstreamConfig(checkpoint.isEmpty() ? Optional.empty()
                     : Optional.of(path(checkpoint, ROOT + ".model.checkpoint", origin)),
                     device, resolved, kafka, engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
-                    cluster(config, origin, kafka, engine.streamsTopic()));
+                    cluster(config, origin, kafka, engine.streamsTopic()), gpus);
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

@@ -53,6 +53,58 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void gpusDefaultToEveryVisibleGpu() throws IOException {
+        assertEquals(GpuSelection.ALL, ConfigLoader.load().gpus());
+        assertEquals(java.util.List.of(0, 1, 2), ConfigLoader.load().gpus().resolve(3));
+        assertEquals(java.util.List.of(), ConfigLoader.load().gpus().resolve(0));
+        assertEquals(GpuSelection.ALL, ConfigLoader.load(write("samstream.gpus = ALL")).gpus());
+    }
+
+    @Test
+    void gpusTakeAListOfOrdinalsInTheFileOrAsASystemProperty() throws IOException {
+        assertEquals(GpuSelection.of(2, 0), ConfigLoader.load(write("samstream.gpus = [2, 0]")).gpus());
+        assertEquals(java.util.List.of(2, 0), GpuSelection.of(2, 0).resolve(3));
+        assertEquals("[2, 0]", GpuSelection.of(2, 0).describe());
+        withProperty("samstream.gpus", "0,1", () -> assertEquals(GpuSelection.of(0, 1), ConfigLoader.load().gpus()));
+        withProperty("samstream.gpus", "all", () -> assertEquals(GpuSelection.ALL, ConfigLoader.load().gpus()));
+        // Command-line flags (StreamBench --gpus): one ordinal alone too.
+        assertEquals(GpuSelection.of(1), GpuSelection.parse("1", "--gpus"));
+        assertEquals(GpuSelection.of(0, 1), GpuSelection.parse(" 0, 1", "--gpus"));
+        assertEquals(GpuSelection.ALL, GpuSelection.parse("all", "--gpus"));
+        assertThrows(ConfigException.class, () -> GpuSelection.parse("0,0", "--gpus"));
+    }
+
+    @Test
+    void badGpusAreOneErrorNamingTheKey() throws IOException {
+        assertGpus("samstream.gpus = [0, -1]", "GPU ordinal -1 is negative");
+        assertGpus("samstream.gpus = [1, 0, 1]", "GPU 1 is listed twice");
+        assertGpus("samstream.gpus = []", "the list is empty");
+        assertGpus("samstream.gpus = 1", "neither all nor a list of GPU ordinals (write [N] for GPU N alone)");
+        assertGpus("samstream.gpus = some", "'some' is neither all nor a list of GPU ordinals");
+        assertGpus("samstream.gpus = [0, 1.5]", "'1.5' is not a GPU ordinal");
+        assertGpus("samstream.gpus = [[0]]", "is not a GPU ordinal");
+        assertGpus("samstream.gpus = true", "true is neither all nor a list of GPU ordinals");
+        Path object = write("samstream.gpus { a = 0 }");
+        ConfigException o = assertThrows(ConfigException.class, () -> ConfigLoader.load(object));
+        assertTrue(o.getMessage().contains("samstream.gpus"), o.getMessage());
+        withProperty("samstream.gpus", "0,x", () -> {
+            ConfigException e = assertThrows(ConfigException.class, ConfigLoader::load);
+            assertTrue(e.getMessage().contains("samstream.gpus: 'x' is not a GPU ordinal"), e.getMessage());
+        });
+        // Beyond the device count: known only where CUDA is, checked there with the same key named.
+        ConfigException e = assertThrows(ConfigException.class, () -> GpuSelection.of(0, 2).resolve(2));
+        assertEquals("samstream.gpus: GPU 2 does not exist (2 visible: 0 to 1; CUDA_VISIBLE_DEVICES renumbers them"
+                + " from 0)", e.getMessage());
+    }
+
+    private void assertGpus(String text, String expected) throws IOException {
+        Path f = write(text);
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), text);
+        assertTrue(e.getMessage().startsWith(f + ": samstream.gpus"), e.getMessage());
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @Test
     void wrongTypeNamesKey() throws IOException {
         Path f = write("samstream.cpu.threads = many");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));

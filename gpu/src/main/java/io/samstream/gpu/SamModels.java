@@ -1,6 +1,7 @@
 package io.samstream.gpu;
 
 import io.samstream.config.Device;
+import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -12,6 +13,8 @@ import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
 import io.samstream.gpu.sparse.SparseEncoder;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,10 +117,147 @@ public final class SamModels {
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
                                    ModelSparsity sparsity, int ringBatches) {
+        return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, 0);
+    }
+
+    private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
+                                   ModelSparsity sparsity, int ringBatches, int gpu) {
         SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
-                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch);
+                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, gpu);
         log.info("device: {}", backend.name());
         return backend;
+    }
+
+    /**
+     * A backend and where it runs.
+     *
+     * @param gpu the GPU's ordinal, or {@link #CPU} for the CPU backend
+     */
+    public record DeviceBackend(int gpu, SamBackend backend) {
+        /** The {@code gpu} of the CPU backend. */
+        public static final int CPU = -1;
+
+        /** The GPU's ordinal as text, or "cpu": the engine's {@code gpu} metric tag. */
+        public String label() {
+            return label(gpu);
+        }
+
+        /** GPU {@code gpu}'s label: the ordinal as text, or "cpu" for {@link #CPU}. */
+        public static String label(int gpu) {
+            return gpu == CPU ? "cpu" : Integer.toString(gpu);
+        }
+    }
+
+    /** The GPU a backend runs on: a CUDA backend's ordinal, {@link DeviceBackend#CPU} for any other. */
+    public static int gpuOf(SamBackend backend) {
+        return backend instanceof CudaSamBackend c ? c.context().info().ordinal() : DeviceBackend.CPU;
+    }
+
+    /** What {@link #openAll} asks of the host's GPUs (replaced in tests). */
+    interface Gpus {
+        /** GPUs visible, 0 without a usable driver or kernels. */
+        int count();
+
+        /** Whether GPU {@code ordinal} can run the kernels, and why not. */
+        CudaAvailability probe(int ordinal);
+
+        /** The CUDA backend on GPU {@code ordinal}. */
+        SamBackend open(StateDict weights, SamConfig config, int threads, int maxBatch, ModelSparsity sparsity,
+                        int ringBatches, int ordinal);
+    }
+
+    private static final Gpus HOST = new Gpus() {
+        @Override
+        public int count() {
+            return CudaAvailability.deviceCount();
+        }
+
+        @Override
+        public CudaAvailability probe(int ordinal) {
+            return ordinal == 0 ? CudaAvailability.probe() : CudaAvailability.probeDevice(ordinal);
+        }
+
+        @Override
+        public SamBackend open(StateDict weights, SamConfig config, int threads, int maxBatch, ModelSparsity sparsity,
+                               int ringBatches, int ordinal) {
+            return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, ordinal);
+        }
+    };
+
+    /**
+     * The engine's backends: on CUDA one per GPU of {@code gpus} ({@code samstream.gpus}), each on its own
+     * primary context with its own memory pool and embedding ring, from one load of the checkpoint; on the
+     * CPU one backend ({@code gpus} ignored, logged). {@code auto} uses the GPUs that can run the kernels and
+     * falls back to the CPU when none can or a backend does not start; {@code cuda} fails instead, naming the
+     * GPU and the reason. With {@code all}, GPUs that cannot run the kernels are left out (logged).
+     *
+     * @throws io.samstream.config.ConfigException naming {@code samstream.gpus} when a listed GPU does not exist
+     */
+    public static List<DeviceBackend> openAll(Path checkpoint, Device device, GpuSelection gpus, int cpuThreads,
+                                              int maxBatch, ModelSparsity sparsity, int ringBatches) {
+        StateDict weights = CheckpointLoader.load(checkpoint);
+        SamConfig config = SamConfigInference.infer(weights);
+        return openAll(weights, config, device, gpus, cpuThreads, maxBatch, sparsity, ringBatches, HOST);
+    }
+
+    static List<DeviceBackend> openAll(StateDict dense, SamConfig config, Device device, GpuSelection gpus,
+                                       int cpuThreads, int maxBatch, ModelSparsity sparsity, int ringBatches, Gpus host) {
+        StateDict weights = SparseEncoder.apply(dense, sparsity);
+        if (device == Device.CPU) {
+            return cpuOnly(weights, config, cpuThreads, sparsity, gpus, "device cpu");
+        }
+        int visible = host.count();
+        if (visible == 0) {
+            String reason = host.probe(0).reason();
+            if (device == Device.CUDA) {
+                throw new IllegalStateException("device cuda: " + reason + " (use --device cpu or auto)");
+            }
+            log.info("device auto: running on the CPU because {}", reason);
+            return cpuOnly(weights, config, cpuThreads, sparsity, gpus, "device auto without a usable GPU");
+        }
+        List<Integer> usable = new ArrayList<>();
+        for (int o : gpus.resolve(visible)) {
+            CudaAvailability a = host.probe(o);
+            if (a.available()) {
+                usable.add(o);
+            } else if (device == Device.CUDA && !gpus.all()) {
+                throw new IllegalStateException("device cuda: samstream.gpus: GPU " + o + ": " + a.reason());
+            } else {
+                log.warn("samstream.gpus = {}: GPU {} is left out: {}", gpus.describe(), o, a.reason());
+            }
+        }
+        if (usable.isEmpty()) {
+            if (device == Device.CUDA) {
+                throw new IllegalStateException("device cuda: none of the GPUs of samstream.gpus = " + gpus.describe()
+                        + " can run the kernels (see the log)");
+            }
+            log.info("device auto: running on the CPU because no GPU of samstream.gpus = {} can run the kernels",
+                    gpus.describe());
+            return cpuOnly(weights, config, cpuThreads, sparsity, gpus, "device auto without a usable GPU");
+        }
+        List<DeviceBackend> opened = new ArrayList<>(usable.size());
+        for (int o : usable) {
+            try {
+                opened.add(new DeviceBackend(o, host.open(weights, config, cpuThreads, maxBatch, sparsity, ringBatches, o)));
+            } catch (RuntimeException e) {
+                opened.forEach(b -> b.backend().close());
+                if (device == Device.CUDA) {
+                    throw new IllegalStateException("device cuda: GPU " + o + ": " + e.getMessage(), e);
+                }
+                log.warn("device auto: GPU {} is usable but the CUDA backend did not start there: {}; running on the CPU",
+                        o, e.getMessage());
+                return cpuOnly(weights, config, cpuThreads, sparsity, gpus, "device auto after a GPU failed");
+            }
+        }
+        log.info("running on {} GPU(s): {} (samstream.gpus = {}, {} visible)", opened.size(), usable, gpus.describe(),
+                visible);
+        return opened;
+    }
+
+    private static List<DeviceBackend> cpuOnly(StateDict weights, SamConfig config, int threads, ModelSparsity sparsity,
+                                               GpuSelection gpus, String why) {
+        log.info("{}: one CPU backend; samstream.gpus = {} does not apply", why, gpus.describe());
+        return List.of(new DeviceBackend(DeviceBackend.CPU, cpu(weights, config, threads, sparsity)));
     }
 
     private static SamBackend cpu(StateDict weights, SamConfig config, int threads, ModelSparsity sparsity) {

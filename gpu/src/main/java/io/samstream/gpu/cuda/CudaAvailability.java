@@ -41,6 +41,24 @@ public record CudaAvailability(boolean available, String reason, DeviceInfo devi
         return result;
     }
 
+    /**
+     * The GPUs this process sees (as {@code CUDA_VISIBLE_DEVICES} leaves them), 0 when this build has no kernels
+     * or the driver is not usable; never throws. Whether each can run the kernels: {@link #probeDevice}.
+     */
+    public static int deviceCount() {
+        try {
+            if (!CudaKernels.bundled()) {
+                return 0;
+            }
+            JCudaDriver.setExceptionsEnabled(false);
+            int[] count = new int[1];
+            return JCudaDriver.cuInit(0) == CUresult.CUDA_SUCCESS
+                    && JCudaDriver.cuDeviceGetCount(count) == CUresult.CUDA_SUCCESS ? count[0] : 0;
+        } catch (Throwable t) { // LinkageError: no native library, no driver
+            return 0;
+        }
+    }
+
     /** Probes device {@code ordinal} now (not cached). */
     public static CudaAvailability probeDevice(int ordinal) {
         try {

@@ -188,6 +188,12 @@ public final class CudaSamBackend implements SamBackend {
      */
     public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
                           ModelSparsity sparsity, int embeddingSlots) {
+        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, embeddingSlots, 0);
+    }
+
+    /** The complete form on GPU {@code device} (its primary context; ordinals as CUDA_VISIBLE_DEVICES numbers them). */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
+                          ModelSparsity sparsity, int embeddingSlots, int device) {
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
@@ -219,7 +225,7 @@ public final class CudaSamBackend implements SamBackend {
         this.weightBytes = weightsSize;
         this.activationBytes = activations;
 
-        this.context = CudaContext.open(0);
+        this.context = CudaContext.open(device);
         CudaKernels k = null;
         CudaStream st = null;
         DeviceMemoryPool pl = null;

@@ -9,12 +9,12 @@ import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.gpu.SamModels;
-import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
 import io.samstream.stream.engine.FrameSourceFactory;
+import io.samstream.stream.engine.GpuLane;
 import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.MetricsServer;
 import io.samstream.stream.engine.Segmenter;
@@ -110,15 +110,17 @@ public final class SamstreamRuntime implements AutoCloseable {
         }
 
         Path checkpoint = config.checkpoint().orElseGet(BundledModel::locate);
-        // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes, and its
-        // embedding ring for the batches the pipeline holds (in flight + the one being decoded + 1).
-        SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
-                config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2);
-        resources.add(backend);
+        // One backend per GPU of samstream.gpus (one on the CPU). A CUDA backend sizes its GPU memory for the
+        // largest batch the batching stage makes, and its embedding ring for the batches its pipeline holds (in
+        // flight + the one being decoded + 1).
+        List<SamModels.DeviceBackend> backends = SamModels.openAll(checkpoint, config.device(), config.gpus(),
+                config.cpuThreads(), config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2);
+        backends.forEach(b -> resources.add(b.backend()));
         // Mask records name the model; a pruned one is another model, so they say so.
         modelName = BundledModel.modelName(checkpoint)
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
-        backendName = backend.name();
+        backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends.stream()
+                .map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
@@ -131,9 +133,11 @@ public final class SamstreamRuntime implements AutoCloseable {
                 : FrameSink.all(sinks);
         resources.add(sink);
 
+        List<GpuLane> gpus = backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
+                Discoveries.of(config.discovery(), b.backend()))).toList();
+        // Each GPU's discovery is its own (GpuLane), none in the settings.
         engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect(),
-                config.tracking(), Discoveries.of(config.discovery(), backend)),
-                new Segmenter(backend, modelName), sources, sink, metrics);
+                config.tracking(), Optional.empty()), gpus, sources, sink, metrics);
         resources.add(engine);
         boolean clustered = config.cluster().enabled();
         if (needsKafka && !clustered) {

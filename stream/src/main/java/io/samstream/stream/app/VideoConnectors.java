@@ -23,19 +23,31 @@ public final class VideoConnectors {
      * {@link FrameSourceFactory#withGpuFrames} keeps NVDEC's frames in GPU memory.
      */
     public static FrameSourceFactory sources() {
-        return new Sources(false);
+        return new Sources(false, 0);
     }
 
-    private record Sources(boolean gpuFrames) implements FrameSourceFactory {
+    /** @param gpu with {@code gpuFrames}, the GPU NVDEC decodes on and leaves its frames on ({@code decoder.gpu}) */
+    private record Sources(boolean gpuFrames, int gpu) implements FrameSourceFactory {
         @Override
         public FrameSource open(StreamSpec spec) throws IOException {
-            return FrameSources.open(sourceSpec(spec).withGpuFrames(gpuFrames));
+            return FrameSources.open(sourceSpec(spec, gpuFrames, gpu));
         }
 
         @Override
         public FrameSourceFactory withGpuFrames() {
-            return new Sources(true);
+            return withGpuFrames(0);
         }
+
+        @Override
+        public FrameSourceFactory withGpuFrames(int gpu) {
+            return new Sources(true, gpu);
+        }
+    }
+
+    /** As {@link #sourceSpec(StreamSpec)}; with {@code gpuFrames}, NVDEC on GPU {@code gpu}, its frames left there. */
+    static SourceSpec sourceSpec(StreamSpec spec, boolean gpuFrames, int gpu) {
+        SourceSpec s = sourceSpec(spec);
+        return gpuFrames ? s.withOption("decoder.gpu", Integer.toString(gpu)).withGpuFrames(true) : s;
     }
 
     /** The connectors' spec of a stream: its decoder preference, and its liveness when forced. */

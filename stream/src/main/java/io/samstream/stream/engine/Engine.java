@@ -38,19 +38,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The streaming engine: per-stream sources merged into one pipeline (micro-batching, encoder, decoder,
- * sinks), with streams added and removed while it runs.
+ * The streaming engine: per-stream sources merged into one pipeline per GPU (micro-batching, encoder,
+ * decoder), whose records merge into one publishing stage (sinks), with streams added and removed while it
+ * runs.
  *
  * <pre>
  * stream sources (blocking dispatcher; live: restart with backoff, keep newest; files: backpressure)
- *   -> MergeHub -> DeadlineBatcher(max-batch, max-latency; at once when nothing is in flight) -> encoder (mapAsync in-flight; embeddings stay
- *      where the backend keeps them: a device ring on CUDA)
- *   -> decoder (one batch at a time, wave by wave: the k-th frames of all streams decoded and
- *      post-processed together; prompts / tracks -> masks) -> records (run-length encoding, frames in
- *      parallel, in order) -> sinks (mapAsync pending-acks, in order) -> done
+ *   -> the stream's GPU (placed when it starts: the least loaded, then sticky):
+ *      MergeHub -> DeadlineBatcher(max-batch, max-latency; at once when nothing is in flight on that GPU)
+ *      -> encoder (mapAsync in-flight; embeddings stay where the backend keeps them: a device ring on CUDA)
+ *      -> decoder (one batch at a time, wave by wave: the k-th frames of all streams decoded and
+ *         post-processed together; prompts / tracks -> masks) -> records (run-length encoding, frames in
+ *         parallel, in order)
+ *   -> MergeHub (every GPU's records) -> sinks (mapAsync pending-acks, in order) -> done
  * </pre>
  *
- * A stream that fails (a corrupt file, a prompt outside its frames) fails alone; the others go on.
+ * A batch holds frames of one GPU's streams only, and a stream's frames go to its GPU only (NVDEC's frames
+ * stay in that GPU's memory). A stream that fails (a corrupt file, a prompt outside its frames) fails alone;
+ * the others go on.
  */
 public final class Engine implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
@@ -75,8 +80,9 @@ public final class Engine implements AutoCloseable {
     }
 
     private final Settings settings;
-    private final Segmenter segmenter;
-    private final FrameSourceFactory sources;
+    /** One per GPU: its backend, sources and the head of its pipeline. */
+    private final List<Lane> lanes = new ArrayList<>();
+    private final GpuPlacement placement;
     private final FrameSink sink;
     private final EngineMetrics metrics;
     private final ActorSystem system;
@@ -85,39 +91,49 @@ public final class Engine implements AutoCloseable {
     /** The frames' host work of a decoder wave (choosing masks, tracks), apart from the records' encoding. */
     private final ExecutorService waveHost;
     private final java.util.concurrent.atomic.AtomicInteger waveThreads = new java.util.concurrent.atomic.AtomicInteger();
-    private final Sink<Job, NotUsed> merge;
     private final UniqueKillSwitch pipelineSwitch;
     private final CompletionStage<Done> pipelineDone;
     private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
+    /** One GPU's part: its backend, discovery and sources, the head of its pipeline, its meters. */
+    private record Lane(GpuLane gpu, FrameSourceFactory sources, Sink<Job, NotUsed> merge, EngineMetrics.Gpu meters) {}
+
+    /** On one backend (one GPU, or the CPU), with {@code settings}' discovery. */
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
             EngineMetrics metrics) {
+        this(settings, List.of(GpuLane.of(segmenter, settings.discovery())), sources, sink, metrics);
+    }
+
+    /**
+     * On several GPUs, one pipeline head (micro-batching, encoder, decoder, records) each; {@code settings}'
+     * discovery is not used (each GPU has its own).
+     */
+    public Engine(Settings settings, List<GpuLane> gpus, FrameSourceFactory sources, FrameSink sink,
+            EngineMetrics metrics) {
+        if (gpus.isEmpty()) {
+            throw new IllegalArgumentException("the engine needs at least one backend");
+        }
+        if (gpus.stream().map(GpuLane::label).distinct().count() < gpus.size()) {
+            throw new IllegalArgumentException("one backend per GPU, got "
+                    + gpus.stream().map(GpuLane::label).toList());
+        }
         this.settings = settings;
-        this.segmenter = segmenter;
-        // Hardware-decoded frames stay in GPU memory when the backend reads them there.
-        this.sources = segmenter.backend().readsDeviceFrames() ? sources.withGpuFrames() : sources;
         this.sink = sink;
         this.metrics = metrics;
-        this.system = ActorSystem.create("samstream", akkaConfig(settings.pipeline().inFlight()));
+        this.system = ActorSystem.create("samstream", akkaConfig(settings.pipeline().inFlight(), gpus.size()));
         this.sinkLanes = new SinkLanes(settings.pipeline().sinkThreads());
         this.waveHost = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(), r -> {
             Thread t = new Thread(r, "samstream-wave-" + waveThreads.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER);
-        Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER);
         int inFlight = settings.pipeline().inFlight();
 
-        // One frame buffered per producer: what waits in the hub only adds latency.
-        Pair<Pair<Sink<Job, NotUsed>, UniqueKillSwitch>, CompletionStage<Done>> running = MergeHub.of(Job.class, 1)
-                .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
-                        () -> metrics.batchesInFlight().get() == 0))
-                .via(Stages.encoder(segmenter, inFlight, encoderPool, metrics))
-                .via(Stages.decoder(segmenter, decoderPool, waveHost, metrics))
-                .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
+        // The tail every GPU's records go to: the sinks, at most pending-acks unacknowledged in all.
+        Pair<Pair<Sink<Job.Outcome, NotUsed>, UniqueKillSwitch>, CompletionStage<Done>> tail = MergeHub
+                .of(Job.Outcome.class, 1)
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkLanes, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> {
@@ -125,9 +141,12 @@ public final class Engine implements AutoCloseable {
                     o.job().stream().frameDone(o.record() != null, o.job().frame().index(), o.job().frame().ptsMillis());
                 }), Keep.both())
                 .run(system);
-        this.merge = running.first().first();
-        this.pipelineSwitch = running.first().second();
-        this.pipelineDone = running.second();
+        this.pipelineSwitch = tail.first().second();
+        this.pipelineDone = tail.second();
+        for (GpuLane gpu : gpus) {
+            lanes.add(startLane(gpu, sources, tail.first().first(), metrics.gpu(gpu.label()), inFlight));
+        }
+        this.placement = new GpuPlacement(lanes.size(), this::framesInFlight);
         pipelineDone.whenComplete((d, e) -> {
             if (e != null && !closed) {
                 log.error("the pipeline failed: {}", Errors.describe(e), e);
@@ -136,12 +155,68 @@ public final class Engine implements AutoCloseable {
             Throwable cause = e != null ? e : new IllegalStateException("the engine's pipeline stopped");
             streams.values().forEach(h -> h.abandon(cause));
         });
-        log.info("engine started: batches of up to {} frames or {} ms, {} in flight, {} unacknowledged records at most",
+        log.info("engine started on {}: batches of up to {} frames or {} ms, {} in flight{}, {} unacknowledged records"
+                + " at most", lanes.size() == 1 ? describe(lanes.get(0).gpu()) : lanes.size() + " GPUs ("
+                        + String.join(", ", lanes.stream().map(l -> describe(l.gpu())).toList()) + ")",
                 settings.batching().maxBatch(), settings.batching().maxLatency().toMillis(), inFlight,
-                settings.pipeline().pendingAcks());
+                lanes.size() == 1 ? "" : " per GPU", settings.pipeline().pendingAcks());
     }
 
-    private static Config akkaConfig(int inFlight) {
+    private static String describe(GpuLane gpu) {
+        return gpu.gpu() < 0 ? "the CPU" : "GPU " + gpu.gpu();
+    }
+
+    /**
+     * One GPU's pipeline head: its merge, micro-batching, encoder, decoder and records, into the shared tail.
+     * Batches are made of this GPU's streams' frames only; the batcher sends at once when nothing is in flight
+     * on this GPU. Each GPU has an encoder and a decoder thread pool of its own, so GPUs never wait for each
+     * other. A failure of the head (never a stream's: those fail alone) stops the whole pipeline.
+     */
+    private Lane startLane(GpuLane gpu, FrameSourceFactory sources, Sink<Job.Outcome, NotUsed> tail,
+            EngineMetrics.Gpu meters, int inFlight) {
+        Segmenter segmenter = gpu.segmenter();
+        Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER + "-" + lanes.size());
+        Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER + "-" + lanes.size());
+        // One frame buffered per producer: what waits in the hub only adds latency.
+        Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
+                .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
+                        () -> meters.batchesInFlight.get() == 0))
+                .via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
+                .via(Stages.decoder(segmenter, decoderPool, waveHost, meters))
+                .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
+                .watchTermination((mat, done) -> {
+                    done.whenComplete((d, e) -> {
+                        if (e != null) {
+                            pipelineSwitch.abort(e);
+                        }
+                    });
+                    return mat;
+                })
+                .to(tail)
+                .run(system);
+        // Hardware-decoded frames stay in this GPU's memory when its backend reads them there.
+        return new Lane(gpu, segmenter.backend().readsDeviceFrames() ? sources.withGpuFrames(gpu.gpu()) : sources,
+                merge, meters);
+    }
+
+    /** The frames of GPU {@code lane}'s streams between their source and their end, now. */
+    private long framesInFlight(int lane) {
+        long n = 0;
+        for (StreamHandle h : streams.values()) {
+            if (h.gpuIndex() == lane) {
+                n += h.inPipeline();
+            }
+        }
+        return n;
+    }
+
+    /** Akka's settings: the sources' blocking dispatcher, and an encoder and a decoder dispatcher per GPU. */
+    private static Config akkaConfig(int inFlight, int gpus) {
+        StringBuilder perGpu = new StringBuilder();
+        for (int g = 0; g < gpus; g++) {
+            perGpu.append("  encoder-dispatcher-").append(g).append(" = ${samstream-engine.encoder-dispatcher}\n")
+                    .append("  decoder-dispatcher-").append(g).append(" = ${samstream-engine.encoder-dispatcher}\n");
+        }
         return ConfigFactory.parseString("""
                 akka {
                   loggers = ["akka.event.slf4j.Slf4jLogger"]
@@ -166,9 +241,8 @@ public final class Engine implements AutoCloseable {
                     thread-pool-executor { fixed-pool-size = %d }
                     throughput = 1
                   }
-                  decoder-dispatcher = ${samstream-engine.encoder-dispatcher}
-                }
-                """.formatted(inFlight)).withFallback(ConfigFactory.load()).resolve();
+                %s}
+                """.formatted(inFlight, perGpu)).withFallback(ConfigFactory.load()).resolve();
     }
 
     /**
@@ -197,16 +271,25 @@ public final class Engine implements AutoCloseable {
             log.info("stream {}: redefined, restarting it", spec.id());
         }
         AtomicReference<StreamHandle> self = new AtomicReference<>();
-        // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
-        ObjectTracker tracker = settings.tracking().enabled()
-                ? new ObjectTracker(spec.id(), segmenter.backend(), settings.tracking(),
-                        settings.discovery().orElse(null), metrics.tracking(spec.id()))
-                : null;
-        if (tracker != null) {
-            start.tracks().ifPresent(tracker::restore);
-            tracker.keepStateEvery(start.stateEvery());
+        // Its GPU: where a run of it is already (a redefinition), else the least loaded; then it stays there.
+        int gpu = place(spec.id());
+        Lane lane = lanes.get(gpu);
+        ObjectTracker tracker;
+        try {
+            // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
+            tracker = settings.tracking().enabled()
+                    ? new ObjectTracker(spec.id(), lane.gpu().segmenter().backend(), settings.tracking(),
+                            lane.gpu().discovery().orElse(null), metrics.tracking(spec.id()))
+                    : null;
+            if (tracker != null) {
+                start.tracks().ifPresent(tracker::restore);
+                tracker.keepStateEvery(start.stateEvery());
+            }
+        } catch (RuntimeException | Error e) {
+            release(spec.id(), gpu);
+            throw e;
         }
-        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, () -> {
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, gpu, lane.meters(), () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {
@@ -217,18 +300,19 @@ public final class Engine implements AutoCloseable {
         handle.start(start);
         handle.result().whenComplete((r, e) -> {
             streams.remove(spec.id(), handle);
+            release(spec.id(), gpu);
             if (!streams.containsKey(spec.id())) {
                 metrics.activeTracks(spec.id()).set(0);
             }
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
         });
-        Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, sources, settings.reconnect(),
+        Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, lane.sources(), settings.reconnect(),
                         metrics.restarts(spec.id()), metrics.decodeErrors(spec.id()), BLOCKING_DISPATCHER)
                 .viaMat(KillSwitches.single(), Keep.right())
                 .map(f -> {
                     handle.emitted();
-                    metrics.framesWaiting().incrementAndGet();
+                    lane.meters().framesWaiting.incrementAndGet();
                     return new Job(handle, f);
                 })
                 .watchTermination((ks, done) -> {
@@ -238,9 +322,26 @@ public final class Engine implements AutoCloseable {
                 // The stream's failure is its own: the hub and the other streams go on.
                 .recoverWithRetries(1, Throwable.class, Source::empty);
         streams.put(spec.id(), handle);
-        handle.setKillSwitch(source.to(merge).run(system));
-        log.info("stream {}: started ({}, {})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file");
+        handle.setKillSwitch(source.to(lane.merge()).run(system));
+        log.info("stream {}: started ({}, {}{})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file",
+                lanes.size() == 1 ? "" : ", on GPU " + lane.gpu().label());
         return handle;
+    }
+
+    /** Places a new run of stream {@code id} ({@link GpuPlacement}); its GPU's streams gauge follows. */
+    private int place(String id) {
+        synchronized (placement) {
+            int gpu = placement.place(id);
+            lanes.get(gpu).meters().streams.set(placement.streams(gpu));
+            return gpu;
+        }
+    }
+
+    private void release(String id, int gpu) {
+        synchronized (placement) {
+            placement.release(id);
+            lanes.get(gpu).meters().streams.set(placement.streams(gpu));
+        }
     }
 
     /** Stops a stream's source; what it decoded is still published. False when no such stream runs. */

@@ -16,34 +16,79 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The engine's meters (Micrometer; Prometheus names in brackets). Per stream (tag {@code stream}):
  * frames decoded / dropped / published [samstream_frames_*_total], source restarts, failures.
- * Engine-wide: batch sizes, encoder and decoder time, batches in flight, queue depths, capture-to-ack
- * latency, sink send errors. Per stream with tracking: objects lost / discovered, live tracks.
+ * Per GPU (tag {@code gpu}, {@link Gpu}): batch sizes, encoder and decoder time, batches in flight, queue depths,
+ * stage times, streams placed. Engine-wide: capture-to-ack latency, sink send errors. Per stream with
+ * tracking: objects lost / discovered, live tracks.
  */
 public final class EngineMetrics {
     private final MeterRegistry registry;
-    private final DistributionSummary batchSize;
-    private final Timer encoderTime;
-    private final Timer decoderTime;
     private final Timer latency;
     private final Counter sendErrors;
     private final Counter sendRejected;
-    private final AtomicInteger batchesInFlight = new AtomicInteger();
     /** Live tracks per stream id (one gauge per id, shared by the runs of a redefined stream). */
     private final Map<String, AtomicInteger> activeTracks = new ConcurrentHashMap<>();
-    /** Frames handed to the merge that are not yet in an encoder batch. */
-    private final AtomicLong framesWaiting = new AtomicLong();
-    /** Frames whose records went to the sinks and are not yet acknowledged. */
-    private final AtomicLong pendingAcks = new AtomicLong();
+    /** The meters of each GPU (tag {@code gpu}: its ordinal, or "cpu" for the CPU backend). */
+    private final Map<String, Gpu> gpus = new ConcurrentHashMap<>();
+
+    /**
+     * One GPU's meters, tag {@code gpu}: its ordinal ("0", "1", ...) or "cpu" for the CPU backend. Batch sizes,
+     * encoder time per batch, decoder time per wave, batches in flight, the frames waiting for its batching
+     * stage and its streams' records waiting for acknowledgement (queue depths), the stage times of its
+     * frames, and the streams placed on it.
+     */
+    final class Gpu {
+        private final String gpu;
+        final DistributionSummary batchSize;
+        final Timer encoderTime;
+        final Timer decoderTime;
+        final AtomicInteger batchesInFlight = new AtomicInteger();
+        /** Frames handed to this GPU's merge that are not yet in an encoder batch. */
+        final AtomicLong framesWaiting = new AtomicLong();
+        /** Records of this GPU's streams that went to the sinks and are not yet acknowledged. */
+        final AtomicLong pendingAcks = new AtomicLong();
+        /** Streams placed on this GPU now. */
+        final AtomicInteger streams = new AtomicInteger();
+
+        private Gpu(String gpu) {
+            this.gpu = gpu;
+            this.batchSize = DistributionSummary.builder("samstream.batch.size").tag("gpu", gpu)
+                    .description("frames per encoder batch").publishPercentileHistogram()
+                    .serviceLevelObjectives(1, 2, 4, 8, 16, 32).register(registry);
+            this.encoderTime = Timer.builder("samstream.encoder.time").tag("gpu", gpu)
+                    .description("image encoder time per batch").publishPercentileHistogram().register(registry);
+            this.decoderTime = Timer.builder("samstream.decoder.time").tag("gpu", gpu)
+                    .description("prompt/mask decoding, post-processing and tracking time per wave")
+                    .publishPercentileHistogram().register(registry);
+            Gauge.builder("samstream.batches.in.flight", batchesInFlight, AtomicInteger::get).tag("gpu", gpu)
+                    .description("batches being encoded or decoded").register(registry);
+            Gauge.builder("samstream.queue.depth", framesWaiting, AtomicLong::get).tags("queue", "batching", "gpu", gpu)
+                    .description("frames waiting in the pipeline's queues").register(registry);
+            Gauge.builder("samstream.queue.depth", pendingAcks, AtomicLong::get).tags("queue", "pending-acks", "gpu", gpu)
+                    .description("frames waiting in the pipeline's queues").register(registry);
+            Gauge.builder("samstream.gpu.streams", streams, AtomicInteger::get).tag("gpu", gpu)
+                    .description("streams placed on the GPU").register(registry);
+        }
+
+        String label() {
+            return gpu;
+        }
+
+        /**
+         * Where a frame's latency goes, by stage: {@code queue-wait} (from capture to its batch leaving for the
+         * encoder, per frame), {@code decode} and {@code postprocess} (per wave: the mask decoder with the
+         * choice among its outputs; the masks' upscaling and summaries), {@code ack} (per record: from the
+         * hand-over to the sinks to their acknowledgement). The encoder's and the whole decoder stage's times
+         * are {@code samstream.encoder.time} and {@code samstream.decoder.time}.
+         */
+        Timer stageTime(String stage) {
+            return Timer.builder("samstream.stage.time").tags("stage", stage, "gpu", gpu)
+                    .description("time per stage (queue-wait, decode, postprocess, ack)").publishPercentileHistogram()
+                    .register(registry);
+        }
+    }
 
     public EngineMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.batchSize = DistributionSummary.builder("samstream.batch.size").description("frames per encoder batch")
-                .publishPercentileHistogram().serviceLevelObjectives(1, 2, 4, 8, 16, 32).register(registry);
-        this.encoderTime = Timer.builder("samstream.encoder.time").description("image encoder time per batch")
-                .publishPercentileHistogram().register(registry);
-        this.decoderTime = Timer.builder("samstream.decoder.time")
-                .description("prompt/mask decoding, post-processing and tracking time per wave").publishPercentileHistogram()
-                .register(registry);
         this.latency = Timer.builder("samstream.latency.capture.to.ack")
                 .description("from a frame's capture (or read) to its record's acknowledgement")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
@@ -53,25 +98,11 @@ public final class EngineMetrics {
         this.sendRejected = Counter.builder("samstream.sink.send.rejected")
                 .description("sends of mask records that failed for good (not retriable): their stream fails")
                 .register(registry);
-        Gauge.builder("samstream.batches.in.flight", batchesInFlight, AtomicInteger::get)
-                .description("batches being encoded or decoded").register(registry);
-        Gauge.builder("samstream.queue.depth", framesWaiting, AtomicLong::get).tag("queue", "batching")
-                .description("frames waiting in the pipeline's queues").register(registry);
-        Gauge.builder("samstream.queue.depth", pendingAcks, AtomicLong::get).tag("queue", "pending-acks")
-                .description("frames waiting in the pipeline's queues").register(registry);
     }
 
-    /**
-     * Where a frame's latency goes, by stage: {@code queue-wait} (from capture to its batch leaving for the
-     * encoder, per frame), {@code decode} and {@code postprocess} (per wave: the mask decoder with the
-     * choice among its outputs; the masks' upscaling and summaries), {@code ack} (per record: from the
-     * hand-over to the sinks to their acknowledgement). The encoder's and the whole decoder stage's times
-     * are {@code samstream.encoder.time} and {@code samstream.decoder.time}.
-     */
-    Timer stageTime(String stage) {
-        return Timer.builder("samstream.stage.time").tag("stage", stage)
-                .description("time per stage (queue-wait, decode, postprocess, ack)").publishPercentileHistogram()
-                .register(registry);
+    /** The meters of GPU {@code label} (its ordinal, or "cpu"), registered on first use. */
+    Gpu gpu(String label) {
+        return gpus.computeIfAbsent(label, Gpu::new);
     }
 
     /** Metrics that go nowhere (tests, embedders without a registry). */
@@ -170,18 +201,6 @@ public final class EngineMetrics {
         return promptsAccepted(op).count();
     }
 
-    DistributionSummary batchSize() {
-        return batchSize;
-    }
-
-    Timer encoderTime() {
-        return encoderTime;
-    }
-
-    Timer decoderTime() {
-        return decoderTime;
-    }
-
     Timer latency() {
         return latency;
     }
@@ -194,26 +213,19 @@ public final class EngineMetrics {
         return sendRejected;
     }
 
-    AtomicInteger batchesInFlight() {
-        return batchesInFlight;
+    /** Batches being encoded or decoded now, on every GPU. */
+    public int batchesInFlightNow() {
+        return gpus.values().stream().mapToInt(g -> g.batchesInFlight.get()).sum();
     }
 
-    AtomicLong framesWaiting() {
-        return framesWaiting;
-    }
-
-    AtomicLong pendingAcks() {
-        return pendingAcks;
-    }
-
-    /** Frames waiting for an encoder batch now (a queue-depth gauge). */
+    /** Frames waiting for an encoder batch now, on every GPU (the queue-depth gauges). */
     public long framesWaitingNow() {
-        return framesWaiting.get();
+        return gpus.values().stream().mapToLong(g -> g.framesWaiting.get()).sum();
     }
 
-    /** Frames published and not yet acknowledged now (a queue-depth gauge). */
+    /** Frames published and not yet acknowledged now, on every GPU (the queue-depth gauges). */
     public long pendingAcksNow() {
-        return pendingAcks.get();
+        return gpus.values().stream().mapToLong(g -> g.pendingAcks.get()).sum();
     }
 
     /** Sink sends that failed for good (not retried) so far. */

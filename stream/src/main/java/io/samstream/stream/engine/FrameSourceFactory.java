@@ -16,4 +16,13 @@ public interface FrameSourceFactory {
     default FrameSourceFactory withGpuFrames() {
         return this;
     }
+
+    /**
+     * The same sources with hardware-decoded frames left in the memory of GPU {@code gpu} (the one whose backend
+     * reads them): NVDEC decodes there, on that GPU's primary context. By default {@link #withGpuFrames()} for
+     * GPU 0 and host frames (this factory) for the others, which is always correct, only slower.
+     */
+    default FrameSourceFactory withGpuFrames(int gpu) {
+        return gpu == 0 ? withGpuFrames() : this;
+    }
 }

@@ -32,11 +32,11 @@ final class Stages {
      * frames while the GPU still runs earlier batches. A batch that fails fails the streams of its frames only.
      */
     static Flow<List<Job>, Job.Encoded, NotUsed> encoder(Segmenter segmenter, int inFlight, Executor executor,
-            EngineMetrics metrics) {
+            EngineMetrics.Gpu metrics) {
         return Flow.<List<Job>>create().mapAsync(inFlight, jobs -> {
-            metrics.framesWaiting().addAndGet(-jobs.size());
-            metrics.batchSize().record(jobs.size());
-            metrics.batchesInFlight().incrementAndGet();
+            metrics.framesWaiting.addAndGet(-jobs.size());
+            metrics.batchSize.record(jobs.size());
+            metrics.batchesInFlight.incrementAndGet();
             Instant now = Instant.now();
             for (Job j : jobs) {
                 metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
@@ -55,7 +55,7 @@ final class Stages {
                 List<ImageEmbedding> e;
                 try {
                     e = segmenter.embed(live.stream().map(Job::frame).toList());
-                    t.stop(metrics.encoderTime());
+                    t.stop(metrics.encoderTime);
                 } catch (RuntimeException | Error ex) {
                     if (live.size() == 1) {
                         return new Job.Encoded(jobs, List.of(), ex);
@@ -103,10 +103,10 @@ final class Stages {
      * slots recycled) once it is decoded.
      */
     static Flow<Job.Encoded, Job.Decoded, NotUsed> decoder(Segmenter segmenter, Executor executor, Executor waveHost,
-            EngineMetrics metrics) {
+            EngineMetrics.Gpu metrics) {
         return Flow.<Job.Encoded>create().mapAsync(1, batch -> CompletableFuture.supplyAsync(
                         () -> decodeBatch(segmenter, batch, waveHost, metrics), executor)
-                .whenComplete((r, e) -> metrics.batchesInFlight().decrementAndGet())).mapConcat(list -> list);
+                .whenComplete((r, e) -> metrics.batchesInFlight.decrementAndGet())).mapConcat(list -> list);
     }
 
     /**
@@ -130,7 +130,7 @@ final class Stages {
 
     /** One batch, wave by wave; a frame that fails (even with an Error) fails its stream only. */
     static List<Job.Decoded> decodeBatch(Segmenter segmenter, Job.Encoded batch, Executor waveHost,
-            EngineMetrics metrics) {
+            EngineMetrics.Gpu metrics) {
         int n = batch.jobs().size();
         Job.Decoded[] out = new Job.Decoded[n];
         try {
@@ -165,7 +165,7 @@ final class Stages {
 
     /** One wave: each job's decoding step (tracker or fixed prompts), run together, then the records. */
     private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Decoded[] out,
-            Executor waveHost, EngineMetrics metrics) {
+            Executor waveHost, EngineMetrics.Gpu metrics) {
         long t0 = System.nanoTime();
         List<FrameStep> steps = new ArrayList<>(wave.size());
         List<Integer> stepJob = new ArrayList<>(wave.size());
@@ -206,7 +206,7 @@ final class Stages {
                 out[stepJob.get(s)] = new Job.Decoded(job, o.frame());
             }
         }
-        metrics.decoderTime().record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        metrics.decoderTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     }
 
     private static void failFrame(Job job, Throwable ex) {
@@ -216,7 +216,8 @@ final class Stages {
     /**
      * Publisher: hands each record to the sinks on its stream's lane (a stream's records leave in order;
      * different streams' are serialized at once) and waits for their acknowledgement, with at most
-     * {@code pendingAcks} records unacknowledged at once.
+     * {@code pendingAcks} records unacknowledged at once (all GPUs together; the queue-depth gauges and the
+     * ack stage time count them by their stream's GPU).
      */
     static Flow<Job.Outcome, Job.Outcome, NotUsed> publisher(FrameSink sink, int pendingAcks, SinkLanes lanes,
             EngineMetrics metrics) {
@@ -224,18 +225,19 @@ final class Stages {
             if (o.record() == null) {
                 return CompletableFuture.completedFuture(o);
             }
-            metrics.pendingAcks().incrementAndGet();
+            EngineMetrics.Gpu gpu = o.job().stream().gpuMeters();
+            gpu.pendingAcks.incrementAndGet();
             long sent = System.nanoTime();
             CompletionStage<Void> acked = CompletableFuture.supplyAsync(() -> sink.accept(o.record(), o.job().frame()),
                     lanes.of(o.record().stream())).thenCompose(s -> s);
             return acked.handle((v, e) -> {
-                metrics.pendingAcks().decrementAndGet();
+                gpu.pendingAcks.decrementAndGet();
                 if (e != null) {
                     o.job().stream().fail(new IllegalStateException("publishing frame " + o.record().frame()
                             + " failed: " + Errors.describe(e), e));
                     return new Job.Outcome(o.job(), null);
                 }
-                metrics.stageTime("ack").record(System.nanoTime() - sent, TimeUnit.NANOSECONDS);
+                gpu.stageTime("ack").record(System.nanoTime() - sent, TimeUnit.NANOSECONDS);
                 Instant captured = o.job().frame().capturedAt();
                 metrics.latency().record(Duration.between(captured, Instant.now()));
                 return o;

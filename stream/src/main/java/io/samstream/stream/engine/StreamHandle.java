@@ -57,18 +57,22 @@ public final class StreamHandle {
     /** The last frame whose record was published (acknowledged), and its pts; -1 before the first. */
     private volatile long lastPublished = -1;
     private volatile long lastPublishedPts = -1;
-
-    StreamHandle(StreamSpec spec, long firstIndex, EngineMetrics metrics, Runnable onEnd) {
-        this(spec, new AtomicLong(firstIndex), metrics, null, onEnd);
-    }
+    /** The GPU it runs on, for its whole run: the index of the engine's GPU, and that GPU's meters. */
+    private final int gpuIndex;
+    private final EngineMetrics.Gpu gpuMeters;
 
     /**
      * @param nextIndex the frame counter, shared with the earlier run of a redefined stream so that frames
      *                  its source still decodes and this run's never get the same number
      * @param tracker   this run's object tracker; null when tracking is off
+     * @param gpuIndex  which of the engine's GPUs it was placed on
+     * @param gpuMeters that GPU's meters
      */
-    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker, Runnable onEnd) {
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker, int gpuIndex,
+            EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
         this.spec = spec;
+        this.gpuIndex = gpuIndex;
+        this.gpuMeters = gpuMeters;
         this.nextIndex = nextIndex;
         this.decodedCounter = metrics.decoded(spec.id());
         this.droppedCounter = metrics.dropped(spec.id());
@@ -81,6 +85,19 @@ public final class StreamHandle {
 
     void start(StreamStart start) {
         this.start = start;
+    }
+
+    /** The GPU it runs on ({@code samstream.gpus}): its ordinal, or "cpu" on the CPU backend. */
+    public String gpu() {
+        return gpuMeters.label();
+    }
+
+    int gpuIndex() {
+        return gpuIndex;
+    }
+
+    EngineMetrics.Gpu gpuMeters() {
+        return gpuMeters;
     }
 
     /** How it started (fresh, or taken over). */

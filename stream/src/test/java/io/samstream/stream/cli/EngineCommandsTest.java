@@ -44,6 +44,7 @@ class EngineCommandsTest {
                 samstream {
                   model.checkpoint = "%s"
                   device = cpu
+                  gpus = [0, 1]   # ignored on the CPU: one backend
                   streams = [
                     { id = pattern, location = "testpattern:64x48@10?frames=4", prompts.grid = 1 }
                     { id = junk, location = "%s" }

@@ -13,6 +13,7 @@ import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.track.DemoScene;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -45,14 +46,26 @@ class CudaEngineGpuTest {
         try (SamBackend gpu = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 4)) {
             cuda = run(gpu);
         }
+        assertTracksAlike(cpu, cuda, "cuda", "cpu");
+    }
+
+    /**
+     * {@code other}'s records against {@code reference}'s, stream by stream and frame by frame: the same object
+     * and lost ids, each mask within IoU 0.98 where the reference's predicted IoU is at least 0.9 (else 0.8), 0.98
+     * on average. Prints every frame's IoUs.
+     */
+    static void assertTracksAlike(Map<String, List<MaskRecord>> reference, Map<String, List<MaskRecord>> other,
+            String otherName, String referenceName) {
+        Map<String, List<MaskRecord>> cpu = reference;
+        Map<String, List<MaskRecord>> cuda = other;
         double worst = 1;
         double sum = 0;
         int compared = 0;
         List<String> below = new ArrayList<>();
         for (String s : cpu.keySet()) {
             List<MaskRecord> c = cpu.get(s), g = cuda.get(s);
-            assertEquals(FRAMES, c.size(), s + ": cpu records");
-            assertEquals(FRAMES, g.size(), s + ": cuda records");
+            assertEquals(FRAMES, c.size(), s + ": " + referenceName + " records");
+            assertEquals(FRAMES, g.size(), s + ": " + otherName + " records");
             for (int i = 0; i < FRAMES; i++) {
                 assertEquals(ids(c.get(i)), ids(g.get(i)), s + " frame " + i + ": object ids");
                 assertEquals(c.get(i).lost(), g.get(i).lost(), s + " frame " + i + ": lost ids");
@@ -62,9 +75,9 @@ class CudaEngineGpuTest {
                             DemoScene.decode(g.get(i).objects().get(k)));
                     worst = Math.min(worst, iou);
                     compared++;
-                    line.append(String.format(java.util.Locale.ROOT, " object %d IoU %.4f (score cpu %.3f cuda %.3f)",
-                            c.get(i).objects().get(k).id(), iou, c.get(i).objects().get(k).score(),
-                            g.get(i).objects().get(k).score()));
+                    line.append(String.format(java.util.Locale.ROOT, " object %d IoU %.4f (score %s %.3f %s %.3f)",
+                            c.get(i).objects().get(k).id(), iou, referenceName, c.get(i).objects().get(k).score(),
+                            otherName, g.get(i).objects().get(k).score()));
                     sum += iou;
                     // Where SAM is sure of the object (predicted IoU >= 0.9 on the CPU) the two must agree closely;
                     // where it is not, its three candidate masks score alike and bf16 may tip the choice.
@@ -77,9 +90,10 @@ class CudaEngineGpuTest {
                 System.out.println(line);
             }
         }
-        assertTrue(below.isEmpty(), "mask IoU cuda vs cpu below its bound: " + below);
-        assertTrue(sum / compared >= 0.98, "mean mask IoU cuda vs cpu " + sum / compared);
-        System.out.printf("cuda engine vs cpu engine: %d object masks, worst IoU %.4f%n", compared, worst);
+        assertTrue(below.isEmpty(), "mask IoU " + otherName + " vs " + referenceName + " below its bound: " + below);
+        assertTrue(sum / compared >= 0.98, "mean mask IoU " + otherName + " vs " + referenceName + " " + sum / compared);
+        System.out.printf("%s engine vs %s engine: %d object masks, worst IoU %.4f%n", otherName, referenceName, compared,
+                worst);
     }
 
     private static List<Integer> ids(MaskRecord r) {
@@ -88,13 +102,22 @@ class CudaEngineGpuTest {
 
     /** STREAMS generated clips, two boxes prompted on frame 0 of each, batches of 4 frames from all streams. */
     private static Map<String, List<MaskRecord>> run(SamBackend backend) throws Exception {
+        return run(List.of(GpuLane.of(new Segmenter(backend, "demo"), java.util.Optional.empty())), STREAMS,
+                EngineMetrics.inMemory(), new HashMap<>());
+    }
+
+    /**
+     * {@code streams} generated clips on these GPUs, two boxes prompted on frame 0 of each, batches of 4 frames;
+     * the records by stream, and the GPU each stream ran on into {@code placedOn}.
+     */
+    static Map<String, List<MaskRecord>> run(List<GpuLane> gpus, int streams, EngineMetrics metrics,
+            Map<String, String> placedOn) throws Exception {
         CollectingSink sink = new CollectingSink();
         int w = TrackingEngineTest.W, h = TrackingEngineTest.H;
-        try (Engine engine = new Engine(TrackingEngineTest.settings(4, 2), new Segmenter(backend, "demo"),
-                spec -> new TestPatternSource(spec.id(), w, h, 12, FRAMES, seed(spec.id()), false), sink,
-                EngineMetrics.inMemory())) {
+        try (Engine engine = new Engine(TrackingEngineTest.settings(4, 2), gpus,
+                spec -> new TestPatternSource(spec.id(), w, h, 12, FRAMES, seed(spec.id()), false), sink, metrics)) {
             List<StreamHandle> handles = new ArrayList<>();
-            for (int s = 0; s < STREAMS; s++) {
+            for (int s = 0; s < streams; s++) {
                 String id = "cam-" + s;
                 TestPatternSource scene = new TestPatternSource(id, w, h, 12, FRAMES, seed(id), false);
                 handles.add(engine.add(TestSources.spec(id, id, false, new PromptSpec(List.of(
@@ -104,10 +127,11 @@ class CudaEngineGpuTest {
             for (StreamHandle hd : handles) {
                 assertEquals(StreamHandle.State.ENDED, hd.result().toCompletableFuture().get(300, TimeUnit.SECONDS)
                         .state(), hd.id());
+                placedOn.put(hd.id(), hd.gpu());
             }
         }
         Map<String, List<MaskRecord>> out = new TreeMap<>();
-        for (int s = 0; s < STREAMS; s++) {
+        for (int s = 0; s < streams; s++) {
             out.put("cam-" + s, sink.of("cam-" + s));
         }
         return out;

@@ -44,14 +44,7 @@ class GpuFramesGpuTest {
     void nvdecFramesOnTheGpuEncodeAsTheCpuDecodersRgb(@TempDir Path dir) throws Exception {
         CudaAvailability a = CudaAvailability.probe();
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
-        Path clip = dir.resolve("clip.mp4");
-        try (FrameSource pattern = new TestPatternSource("p", 1280, 720, 30, FRAMES, 3, false);
-             FfmpegVideoWriter writer = FfmpegVideoWriter.open(clip, 1280, 720, 30, null, Map.of())) {
-            VideoFrame f;
-            while ((f = pattern.next()) != null) {
-                writer.write(f.rgb(), f.ptsMillis());
-            }
-        }
+        Path clip = writeClip(dir.resolve("clip.mp4"), 1280, 720, FRAMES, 3);
         try (SamBackend cuda = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 2);
              FrameSource gpu = FrameSources.open(new SourceSpec("g", clip.toString(), DecoderPreference.NVDEC, Map.of())
                      .withGpuFrames(true));
@@ -86,6 +79,18 @@ class GpuFramesGpuTest {
                 assertTrue(g.device().released());
             }
         }
+    }
+
+    /** An H.264 file of {@code frames} test-pattern frames at 30 frames/s (for NVDEC). */
+    static Path writeClip(Path clip, int width, int height, int frames, long seed) throws Exception {
+        try (FrameSource pattern = new TestPatternSource("p", width, height, 30, frames, seed, false);
+             FfmpegVideoWriter writer = FfmpegVideoWriter.open(clip, width, height, 30, null, Map.of())) {
+            VideoFrame f;
+            while ((f = pattern.next()) != null) {
+                writer.write(f.rgb(), f.ptsMillis());
+            }
+        }
+        return clip;
     }
 
     private static float[] toInts(byte[] b) {

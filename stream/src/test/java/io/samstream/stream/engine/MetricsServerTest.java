@@ -41,12 +41,14 @@ class MetricsServerTest {
                 "samstream_frames_decoded_total{stream=\"m1\"} 3.0",
                 "samstream_frames_published_total{stream=\"m1\"} 3.0",
                 "samstream_frames_dropped_total{stream=\"m1\"} 0.0",
-                "samstream_batch_size_count",
-                "samstream_encoder_time_seconds_count",
-                "samstream_decoder_time_seconds_count 3",
+                "samstream_batch_size_count{gpu=\"cpu\"}",
+                "samstream_encoder_time_seconds_count{gpu=\"cpu\"}",
+                "samstream_decoder_time_seconds_count{gpu=\"cpu\"} 3",
+                "samstream_stage_time_seconds_count{gpu=\"cpu\",stage=\"ack\"} 3",
                 "samstream_latency_capture_to_ack_seconds_bucket",
-                "samstream_batches_in_flight 0.0",
-                "samstream_queue_depth{queue=\"pending-acks\"} 0.0",
+                "samstream_batches_in_flight{gpu=\"cpu\"} 0.0",
+                "samstream_gpu_streams{gpu=\"cpu\"} 0.0",
+                "samstream_queue_depth{gpu=\"cpu\",queue=\"pending-acks\"} 0.0",
                 "samstream_sink_send_errors_total 0.0"}) {
                 assertTrue(body.contains(line), "missing " + line + " in\n" + body);
             }
