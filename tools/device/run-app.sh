@@ -5,7 +5,7 @@
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
 #            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
-#   track    io.samstream.bench.TrackEval on CUDA and CPU (TRACK_DEVICES, TRACK_MODES, TRACK_TIMEOUT), tables
+#   track    io.samstream.bench.TrackEval on CUDA and CPU (TRACK_DEVICES, TRACK_MODES, TRACK_FAMILIES, TRACK_TIMEOUT), tables
 #            in $OUT, and their comparison (TrackCompare) in track-eval-compare.md
 #   gputests the gpu module's GPU test classes (run-gpu-tests.sh tests on the staged classes; CLASSES picks)
 #   engine   stream's CudaEngineGpuTest (the whole engine on CUDA against the CPU backend: same ids, mask IoU) and
@@ -70,7 +70,8 @@ PY
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
                 for d in ${TRACK_DEVICES:-cuda cpu}; do
                     timeout "${TRACK_TIMEOUT:-200}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d \
-                        --modes "${TRACK_MODES:-box,discovery}" --out "$out/track-eval-$d.md" \
+                        --modes "${TRACK_MODES:-box,discovery}" --families "${TRACK_FAMILIES:-default}" \
+                        --out "$out/track-eval-$d.md" \
                         --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$d.log" 2>&1 || status=1
                     grep -E '^\| \*\*all|Exception|ERROR' "$out/track-eval-$d.log" | head -20
                 done

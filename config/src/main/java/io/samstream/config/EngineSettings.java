@@ -70,7 +70,7 @@ public final class EngineSettings {
 
         /** reference.conf's values of the appearance keys. */
         public static final double DEFAULT_MIN_APPEARANCE = 0.5;
-        public static final double DEFAULT_SCENE_CUT = 0.95;
+        public static final double DEFAULT_SCENE_CUT = 0.6;
         public static final int DEFAULT_REID_WINDOW = 60;
         public static final double DEFAULT_REID_APPEARANCE = 0.8;
 

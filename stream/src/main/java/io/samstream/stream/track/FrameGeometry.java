@@ -4,6 +4,8 @@ import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.model.Prompt;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The coordinate frames of one frame size: original pixels, the model's input (longest side resized to
@@ -122,11 +124,29 @@ public final class FrameGeometry {
      * padding), 0 elsewhere: pooling the embedding with them describes the whole image.
      */
     public float[] imageCells(int side) {
+        return region(side, 0, 0, 1);
+    }
+
+    /**
+     * The image's cells of a {@code side x side} grid cut into {@code n x n} regions, row by row: weights 1 on the
+     * cells of each (pooled, they tell the scene's layout).
+     */
+    public List<float[]> imageRegions(int side, int n) {
+        List<float[]> out = new ArrayList<>(n * n);
+        for (int ry = 0; ry < n; ry++) {
+            for (int rx = 0; rx < n; rx++) {
+                out.add(region(side, ry, rx, n));
+            }
+        }
+        return out;
+    }
+
+    private float[] region(int side, int ry, int rx, int n) {
         int rows = (int) Math.ceil((double) resized.height() * side / inputSize);
         int cols = (int) Math.ceil((double) resized.width() * side / inputSize);
         float[] w = new float[side * side];
-        for (int y = 0; y < rows; y++) {
-            java.util.Arrays.fill(w, y * side, y * side + cols, 1f);
+        for (int y = ry * rows / n; y < (ry + 1) * rows / n; y++) {
+            java.util.Arrays.fill(w, y * side + rx * cols / n, y * side + (rx + 1) * cols / n, 1f);
         }
         return w;
     }

@@ -67,7 +67,7 @@ import org.slf4j.LoggerFactory;
  *     frames. A followed mask that does not look like the object ({@code min-appearance}, {@link
  *     EmbeddingPool#similarity}), or that, clear of other objects, left the predicted box or changed its area
  *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains.</li>
- * <li><b>Scene cuts.</b> An image whose mean embedding is unlike the previous frame's ({@code
+ * <li><b>Scene cuts.</b> An image whose layout of mean embeddings is unlike the previous frame's ({@code
  *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
  * <li><b>Re-identification.</b> A lost track is probed at its last box for {@code reid-window} frames; a good
  *     probe mask, clear of the frame's objects, that looks like it ({@code reid-appearance}) brings it back
@@ -91,6 +91,27 @@ public final class ObjectTracker {
     private static final int NEW_TRACK_FRAMES = 2;
     /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
     private static final double MAX_GROWTH = 2.5;
+    /** The image's layout: its cells in this many regions a side, each region's mean less the image's. */
+    private static final int LAYOUT_REGIONS = 4;
+
+    /** The regions' means less the image's, end to end; null when any is missing. */
+    private static float[] layout(float[] imageMean, List<float[]> regions) {
+        if (imageMean == null) {
+            return null;
+        }
+        int c = imageMean.length;
+        float[] out = new float[c * regions.size()];
+        for (int r = 0; r < regions.size(); r++) {
+            float[] m = regions.get(r);
+            if (m == null) {
+                return null;
+            }
+            for (int i = 0; i < c; i++) {
+                out[r * c + i] = m[i] - imageMean[i];
+            }
+        }
+        return out;
+    }
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
@@ -139,8 +160,8 @@ public final class ObjectTracker {
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
-    /** The last frame's image appearance (scene cuts). */
-    private float[] lastImage;
+    /** The last frame's layout (scene cuts). */
+    private float[] lastLayout;
     private long generation;
     private long frames;
     private int discovered;
@@ -319,8 +340,9 @@ public final class ObjectTracker {
         List<MaskReadout.Item> items;
         /** The jobs whose masks are pooled, in the order of {@link #pools}; the image's descriptor comes last. */
         List<Work> pooledWork = List.of();
-        /** The whole image's mean embedding. */
+        /** The whole image's mean embedding, and its layout ({@link #layout}). */
         float[] imageMean;
+        float[] layout;
 
         Step(long frame, ImageEmbedding embedding, List<Work> work) {
             this.frame = frame;
@@ -383,12 +405,17 @@ public final class ObjectTracker {
                 }
             }
             r.add(new EmbeddingPool.Request(embedding, geometry.imageCells(side)));
+            for (float[] region : geometry.imageRegions(side, LAYOUT_REGIONS)) {
+                r.add(new EmbeddingPool.Request(embedding, region));
+            }
             return r;
         }
 
         @Override
         public void pooled(List<float[]> descriptors) {
-            imageMean = descriptors.get(descriptors.size() - 1);
+            int image = pooledWork.size();
+            imageMean = descriptors.get(image);
+            layout = layout(imageMean, descriptors.subList(image + 1, descriptors.size()));
             for (int i = 0; i < pooledWork.size(); i++) {
                 pooledWork.get(i).look = descriptors.get(i);
             }
@@ -408,7 +435,7 @@ public final class ObjectTracker {
                 work.get(i).read = reads.get(i);
             }
             List<Integer> lost = new ArrayList<>();
-            List<Work> kept = settle(frame, work, lost, imageMean);
+            List<Work> kept = settle(frame, work, lost, imageMean, layout);
             List<MaskReadout.Readout> objects = new ArrayList<>(kept.size());
             List<Integer> hidden = new ArrayList<>();
             for (Work w : kept) {
@@ -542,10 +569,10 @@ public final class ObjectTracker {
      * Updates the tracks with the frame's masks, merges duplicates, ends lost tracks; returns the live tracks'
      * jobs, good ({@link Work#good}) or coasting.
      */
-    private List<Work> settle(long frame, List<Work> all, List<Integer> lost, float[] imageMean) {
+    private List<Work> settle(long frame, List<Work> all, List<Integer> lost, float[] imageMean, float[] layout) {
         List<Work> work = all.stream().filter(w -> !w.probe).toList();
         List<Work> probes = all.stream().filter(w -> w.probe).toList();
-        Set<Work> gone = sceneCut(frame, work, EmbeddingPool.unit(imageMean), lost);
+        Set<Work> gone = sceneCut(frame, work, layout, lost);
         Set<Work> jumped = jumped(work);
         Set<Work> seeded = new HashSet<>();
         for (Work w : work) {
@@ -649,20 +676,21 @@ public final class ObjectTracker {
     }
 
     /**
-     * A scene cut: the image no longer looks like the previous one (the cosine similarity of the two frames'
-     * pooled embeddings below {@code scene-cut-similarity}). Every followed track ends there, reported lost,
-     * since what it followed is gone; objects seeded on this frame are kept.
+     * A scene cut: the image's layout (its 4 x 4 regions' mean embeddings less the image's, {@link #layout}) is
+     * unlike the previous frame's ({@link EmbeddingPool#similarity} against zero below {@code
+     * scene-cut-similarity}). Every followed track ends there, reported lost, since what it followed is gone;
+     * objects seeded on this frame are kept.
      *
      * @return the followed jobs it ended (none without a cut)
      */
-    private Set<Work> sceneCut(long frame, List<Work> work, float[] image, List<Integer> lost) {
+    private Set<Work> sceneCut(long frame, List<Work> work, float[] layout, List<Integer> lost) {
         Set<Work> gone = new HashSet<>();
-        float[] before = lastImage;
-        lastImage = image;
-        if (before == null || image == null) {
+        float[] before = lastLayout;
+        lastLayout = layout;
+        if (before == null || layout == null) {
             return gone;
         }
-        double similarity = EmbeddingPool.cosine(image, before);
+        double similarity = EmbeddingPool.similarity(layout, before, new float[layout.length]);
         if (similarity >= settings.sceneCutSimilarity()) {
             return gone;
         }

@@ -48,8 +48,15 @@ class AppearanceTrackingTest {
         return v;
     }
 
-    /** A frame: its background's look and its squares (front last). */
-    record Scene(float[] background, List<Square> squares) {}
+    /**
+     * A frame: its background, blocks of 4 x 4 cells in three looks on the diagonals (so that the image has a
+     * layout an object's coming and going barely changes), and its squares (front last).
+     */
+    record Scene(float[][] background, List<Square> squares) {
+        float[] backgroundAt(int cx, int cy) {
+            return background[(cx / 4 + cy / 4) % background.length];
+        }
+    }
 
     /** Decodes with a scripted answer per (frame, prompt box centre in low-res cells): a square, or nothing. */
     static final class ScriptedBackend extends DecodeOnlyBackend {
@@ -66,7 +73,7 @@ class AppearanceTrackingTest {
             float[] v = new float[CHANNELS * SIDE * SIDE];
             for (int cy = 0; cy < SIDE; cy++) {
                 for (int cx = 0; cx < SIDE; cx++) {
-                    float[] look = scene.background();
+                    float[] look = scene.backgroundAt(cx, cy);
                     for (Square s : scene.squares()) {
                         if (s.covers(cx * 4 + 2, cy * 4 + 2)) {
                             look = s.look();
@@ -121,16 +128,17 @@ class AppearanceTrackingTest {
         return objects.stream().map(ObjectMask::id).toList();
     }
 
-    static final float[] BACKGROUND = look(1);
+    static final float[][] BACKGROUND = {look(1), look(11), look(21)};
     static final float[] OBJECT = look(2);
 
     /**
      * The object drifts right; from frame 8 on the decoder answers a square of background beside it (a tenth of it
-     * on the object, so that it still touches the predicted box; same area: only its look gives it away).
+     * on the object, so that it still touches the predicted box; same area: only its look gives it away; the
+     * square's own look only paints the object's, so the background is what the embedding shows there).
      */
     static List<List<Integer>> slideOntoBackground(EngineSettings.Tracking settings, List<List<Integer>> lost) {
         ScriptedBackend backend = new ScriptedBackend((t, c) -> t < 8 ? new Square(14 + t, 32, OBJECT)
-                : new Square(14 + t + 18, 32, BACKGROUND));
+                : new Square(14 + t + 18, 32, BACKGROUND[0]));
         ObjectTracker tracker = new ObjectTracker("slide", backend, settings, null, TrackingMeters.none());
         List<List<Integer>> published = new ArrayList<>();
         for (int t = 0; t < 20; t++) {
@@ -151,7 +159,7 @@ class AppearanceTrackingTest {
             assertEquals(t == 12 ? List.of(0) : List.of(), lost.get(t), "frame " + t + ": lost after 5 bad frames");
         }
         // The same scene without the appearance check: the background is published as the object to the end.
-        EngineSettings.Tracking off = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, -1, 0.95, 60, 0.8);
+        EngineSettings.Tracking off = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, -1, 0.6, 60, 0.8);
         List<List<Integer>> blind = slideOntoBackground(off, new ArrayList<>());
         assertEquals(List.of(0), blind.get(19), "what the check catches");
     }
@@ -197,7 +205,7 @@ class AppearanceTrackingTest {
 
     @Test
     void aSceneCutEndsTheFollowedObjectsAndKeepsTheOnesPromptedOnIt() {
-        float[] newBackground = look(4);
+        float[][] newBackground = {look(4), look(14), look(24)};
         float[] newObject = look(5);
         // The decoder finds the square at (24, 32) whatever the scene: a stale track would take the new object.
         ScriptedBackend backend = new ScriptedBackend((t, c) -> new Square(24, 32, t < 6 ? OBJECT : newObject));
