@@ -68,17 +68,17 @@ PY
             ;;
         track)
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
+                fam=${TRACK_FAMILIES:-default}
                 for d in ${TRACK_DEVICES:-cuda cpu}; do
                     timeout "${TRACK_TIMEOUT:-200}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d \
-                        --modes "${TRACK_MODES:-box,discovery}" --families "${TRACK_FAMILIES:-default}" \
-                        --out "$out/track-eval-$d.md" \
-                        --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$d.log" 2>&1 || status=1
-                    grep -E '^\| \*\*all|Exception|ERROR' "$out/track-eval-$d.log" | head -20
+                        --modes "${TRACK_MODES:-box,discovery}" --families "$fam" --out "$out/track-eval-$fam-$d.md" \
+                        --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$fam-$d.log" 2>&1 || status=1
+                    grep -E '^\| \*\*all|^\| [a-z-]+ \| [0-9]+ \||Exception|ERROR' "$out/track-eval-$fam-$d.log" | head -20
                 done
                 # Issue #6: the same figures on CPU and GPU within 0.02 (TrackEval writes a .tsv next to each .md).
-                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ] && [ -s "$out/track-eval-cpu.tsv" ]; then
-                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-cpu.tsv" "$out/track-eval-cuda.tsv" \
-                        --out "$out/track-eval-compare.md" | tail -3 || status=1
+                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ] && [ -s "$out/track-eval-$fam-cpu.tsv" ]; then
+                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-$fam-cpu.tsv" \
+                        "$out/track-eval-$fam-cuda.tsv" --out "$out/track-eval-$fam-compare.md" | tail -3 || status=1
                 fi
             else
                 echo "no TrackEval in this build: skipped"
