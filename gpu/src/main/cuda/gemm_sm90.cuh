@@ -258,7 +258,7 @@ __device__ __forceinline__ void v1_complete_remaining_stages(int issued, uint32_
     for (int j = issued > LAG ? issued - LAG : 0; j < issued; ++j) mbar_arrive(full0 + 8 * (j % STAGES));
 }
 
-// ---- the pieces the Hopper GEMMs (this one, gemm_sm90_v2.cuh, gemm_sm90_tma.cuh) share -----------------
+// ---- the pieces the Hopper GEMMs (this one, gemm_sm90_tma.cuh) share -----------------
 
 // Their dynamic shared memory: STAGES slots of A (A_BYTES each), then STAGES slots of W (B_BYTES each), then the
 // mbarriers full[STAGES] and empty[STAGES], from the raw base aligned up to 1024 B (the 128-byte swizzle is a
@@ -389,10 +389,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[MI][ACC], const bf
 #endif  // SAMSTREAM_SM90A
 
 // Any 1-D grid: CTA b computes output tiles t = b, b + gridDim.x, ... (t -> row band t / n_tiles, column
-// tile t % n_tiles: CTAs running together share A row bands). The host launches one CTA per tile by
-// default; launched persistently (grid <= SMs) the producer runs ahead across tile boundaries, loading
-// the next tile while the consumers are in the previous tile's epilogue (measured: +1-6% at K >= 4096,
-// -13% on the vit_b proj shape, so not the default).
+// tile t % n_tiles: CTAs running together share A row bands). The host launches one CTA per tile (a
+// persistent launch lost: bench/results/2026-11-30-h200-wgmma.md).
 template <int BM, int BN, int STAGES>
 __device__ __forceinline__ void gemm_bf16_sm90(const bf16* __restrict__ A, const bf16* __restrict__ W,
                                                const bf16* __restrict__ bias, const bf16* residual, bf16* C,

@@ -1,6 +1,7 @@
 // Hopper (sm_90a) GEMM fed by the tensor memory accelerator: the function, tiles, shared-memory layout, MMAs
 // and epilogue of gemm_sm90.cuh, with the tiles copied by TMA (cp.async.bulk.tensor) instead of 128 producer
-// threads issuing 16-byte cp.async. Selected with -Dsamstream.cuda.gemmPipeline=tma (CudaKernels.GemmTile.T_*).
+// threads issuing 16-byte cp.async. The Hopper GEMM on sm_90 (GemmTile.HTS..., HTP128x128; only TMA_STORE and
+// CLUSTER = 1 are instantiated since the other variants lost, bench/results/README.md).
 //
 // Why. The cp.async producer of gemm_sm90.cuh needs 24-36 copy instructions per thread and k tile, waits for its
 // own copies before it can mark a stage full, and zero-fills the ragged edges by hand; measured, the kernel stays

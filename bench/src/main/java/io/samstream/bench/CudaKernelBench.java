@@ -135,14 +135,6 @@ public final class CudaKernelBench {
                 float ms = time(() -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
                 report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), ms, flop / ms / 1e9,
                         "TFLOP/s");
-                // The Hopper 128-row tiles of both pipelines launched persistently too (v2's producer then fills the
-                // ring for the next output tile during the epilogue).
-                if (tile.hopper() && tile.bm() == 128 && tile.pipeline() < 3 && wanted("gemm", variant + " persistent")) {
-                    float pms = persistent(() -> time(
-                            () -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile)));
-                    report("gemm", s[0] + " " + s[3] + " " + tile + " persistent",
-                            String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), pms, flop / pms / 1e9, "TFLOP/s");
-                }
             }
             pool.release(mark);
         }
@@ -233,34 +225,23 @@ public final class CudaKernelBench {
                 // Both kernels where the Hopper one applies (head dim 64): mma.sync, then wgmma.
                 boolean[] kernelsToRun = hd == 64 && kernels.supports(GemmTile.H128x256)
                         ? new boolean[] {false, true} : new boolean[] {false};
-                String switchName = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY
-                        : CudaKernels.ATTENTION_WGMMA_PROPERTY;
-                // Windowed on wgmma: a whole window per CTA, then half a window per CTA ("halves",
-                // CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY).
                 for (boolean wgmma : kernelsToRun) {
-                    for (boolean halves : wgmma && window > 0 ? new boolean[] {false, true} : new boolean[] {false}) {
-                        String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "")
-                                + (halves ? " halves" : "");
-                        if (!wanted("attention", variant)) {
-                            continue;
-                        }
-                        int s = window > 0 ? window : 64;
-                        DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
-                        DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                        String halvesValue = Boolean.toString(halves);
-                        float ms = withProperty(switchName, Boolean.toString(wgmma),
-                                () -> withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halvesValue,
-                                        () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH,
-                                                relW, out, batch, 64, 64, heads, hd, window))));
-                        // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
-                        // included).
-                        double seqs = window > 0 ? batch * 25.0 : batch;
-                        double len = window > 0 ? 196 : 4096;
-                        double flop = seqs * heads * 4.0 * len * len * hd;
-                        report("attention", variant,
-                                String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms,
-                                flop / ms / 1e9, "TFLOP/s");
+                    String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
+                    if (!wanted("attention", variant)) {
+                        continue;
                     }
+                    int s = window > 0 ? window : 64;
+                    DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
+                    DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
+                    float ms = time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH, relW, out,
+                            batch, 64, 64, heads, hd, window, wgmma));
+                    // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
+                    // included).
+                    double seqs = window > 0 ? batch * 25.0 : batch;
+                    double len = window > 0 ? 196 : 4096;
+                    double flop = seqs * heads * 4.0 * len * len * hd;
+                    report("attention", variant, String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd),
+                            ms, flop / ms / 1e9, "TFLOP/s");
                 }
             }
             pool.release(mark);
@@ -304,26 +285,6 @@ public final class CudaKernelBench {
             }
             Arrays.sort(ms);
             return ms[repeats / 2];
-        }
-    }
-
-    /** Runs {@code timing} with {@link CudaKernels#PERSISTENT_PROPERTY} on (restored after). */
-    private static float persistent(java.util.function.Supplier<Float> timing) {
-        return withProperty(CudaKernels.PERSISTENT_PROPERTY, "true", timing);
-    }
-
-    /** Runs {@code timing} with a system property set to {@code value} (restored after). */
-    private static float withProperty(String key, String value, java.util.function.Supplier<Float> timing) {
-        String before = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            return timing.get();
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
-            }
         }
     }
 

@@ -37,60 +37,34 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 3;
+    static final int ABI_VERSION = 4;
 
     /** Epilogue flags of the GEMM kernel (gemm.cuh). */
     static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
 
     /**
-     * The GEMM variants compiled into the fatbin. {@code T...}: the mma.sync kernel (gemm.cuh), CTA tile
-     * M x N x K-step, 64 x 64 warp tiles, a cp.async ring of the given depth; runs on every target.
-     * {@code H...}: the Hopper kernel (gemm_sm90.cuh), warpgroup MMA fed by a producer warpgroup, CTA tile
-     * M x N, K step 64; compute capability 9.0 only ({@link #supports}). {@code H2_...}: the same Hopper kernel
-     * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
-     * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
-     * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
-     * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}),
-     * {@code HTS...}: fed by TMA and writing C by TMA stores through shared memory ({@code =tmas}); {@code HTP...}:
-     * the same with ping-pong consumers ({@code =tmap}).
+     * The GEMM tiles compiled into the fatbin. {@code T128x128x64}: the mma.sync kernel (gemm.cuh), CTA tile 128 x 128,
+     * K step 64, 64 x 64 warp tiles, a 3-stage cp.async ring; runs on every target. On compute capability 9.0 only
+     * ({@link #supports}): {@code HTS...}, the Hopper kernel fed by TMA from tensor maps, C staged in shared memory and
+     * written by TMA stores, persistent (gemm_sm90_tma.cuh); {@code HTP128x128}, the same with ping-pong consumers;
+     * {@code H...}, the cp.async-fed Hopper kernel (gemm_sm90.cuh), one CTA per output tile: the fallback where tensor
+     * maps cannot be made. The variants that lost their benchmarks are gone (bench/results/README.md).
      */
     public enum GemmTile {
-        T128x128x32(128, 128, 32, 4),
         T128x128x64(128, 128, 64, 3),
-        T128x256x32(128, 256, 32, 4),
-        T128x256x64(128, 256, 64, 3),
         H128x256(128, 256, 4),
-        H256x192(256, 192, 4),
         H128x128(128, 128, 6),
-        H2_128x256("v2", 128, 256, 4),
-        H2_128x128("v2", 128, 128, 7),
-        H2_256x192("v2", 256, 192, 4),
-        /** The Hopper kernel fed by TMA (gemm_sm90_tma.cuh), persistent; A and W passed as tensor maps. */
-        HT128x256("tma", 128, 256, 4),
-        HT128x128("tma", 128, 128, 6),
-        /** The same in clusters of two CTAs along M sharing each W tile (TMA multicast); an even, persistent grid. */
-        HTC128x256("tma2", 128, 256, 4),
-        HTC128x128("tma2", 128, 128, 6),
-        /**
-         * The TMA kernel writing C by TMA stores (a tensor map of C too): the consumers stage each 64 x 128 of C in
-         * shared memory and go on to their next tile while the stores drain.
-         */
+        /** C written by TMA stores: the consumers stage each 64 x 128 of C in shared memory and go on to their next tile. */
         HTS128x256("tmas", 128, 256, 4),
         HTS128x128("tmas", 128, 128, 6),
-        /**
-         * The TMA-store kernel with ping-pong consumers: each consumer warpgroup computes whole 128 x 128 tiles, in
-         * turn with the other, so one's epilogue overlaps the other's MMAs (gemm_sm90_tma.cuh, PINGPONG).
-         */
+        /** Ping-pong consumers: each consumer warpgroup computes whole 128 x 128 tiles, in turn with the other. */
         HTP128x128("tmap", 128, 128, 6);
 
         final String symbol;
         final int bm, bn, threads, smem;
         final boolean hopper;
-        /**
-         * 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline, 3 for the TMA one, 4 for TMA in
-         * clusters of two CTAs, 5 for TMA loads and stores, 6 for the same with ping-pong consumers.
-         */
-        final int pipeline;
+        /** Fed by TMA from tensor maps, C written by TMA stores (gemm_sm90_tma.cuh). */
+        final boolean tma;
 
         GemmTile(int bm, int bn, int bk, int stages) {
             this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
@@ -99,44 +73,32 @@ public final class CudaKernels implements AutoCloseable {
             this.threads = (bm / 64) * (bn / 64) * 32;
             this.smem = stages * (bm + bn) * (bk + 8) * 2;
             this.hopper = false;
-            this.pipeline = 1;
+            this.tma = false;
         }
 
-        /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
+        /** gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
         GemmTile(int bm, int bn, int stages) {
-            this("v1", bm, bn, stages);
-        }
-
-        /**
-         * A Hopper tile of the given pipeline ("v1": gemm_sm90.cuh, "v2": gemm_sm90_v2.cuh, "tma": gemm_sm90_tma.cuh);
-         * the same smem formula for all three.
-         */
-        GemmTile(String pipeline, int bm, int bn, int stages) {
-            this.pipeline = switch (pipeline) {
-                case "v1" -> 1;
-                case "v2" -> 2;
-                case "tma" -> 3;
-                case "tma2" -> 4;
-                case "tmas" -> 5;
-                case "tmap" -> 6;
-                default -> throw new IllegalArgumentException(pipeline);
-            };
-            this.symbol = switch (this.pipeline) {
-                case 1 -> "samstream_gemm_sm90_";
-                case 2 -> "samstream_gemm_sm90v2_";
-                case 3 -> "samstream_gemm_sm90tma_";
-                case 4 -> "samstream_gemm_sm90tmac2_";
-                case 5 -> "samstream_gemm_sm90tmas_";
-                default -> "samstream_gemm_sm90tmap_";
-            } + bm + "x" + bn;
+            this.symbol = "samstream_gemm_sm90_" + bm + "x" + bn;
             this.bm = bm;
             this.bn = bn;
             this.threads = 384;
-            int tiles = stages * (bm + bn) * 64 * 2;
-            // tmas / tmap (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>): tiles + 1024 (barriers, padded) +
-            // 2 x 16 KB staging buffers + 1024 B alignment slack.
-            this.smem = tmaStore() ? tiles + 1024 + 2 * 2 * 64 * 64 * 2 + 1024 : tiles + 2 * stages * 8 + 1024;
+            this.smem = stages * (bm + bn) * 64 * 2 + 2 * stages * 8 + 1024;
             this.hopper = true;
+            this.tma = false;
+        }
+
+        /**
+         * A TMA tile ("tmas": cooperative consumers, "tmap": ping-pong). gemm_sm90_tma::Config<BN, STAGES, true,
+         * PINGPONG>::SMEM_BYTES: tiles + 1024 (barriers, padded) + 2 x 16 KB staging buffers + 1024 B alignment slack.
+         */
+        GemmTile(String pipeline, int bm, int bn, int stages) {
+            this.symbol = (pipeline.equals("tmap") ? "samstream_gemm_sm90tmap_" : "samstream_gemm_sm90tmas_") + bm + "x" + bn;
+            this.bm = bm;
+            this.bn = bn;
+            this.threads = 384;
+            this.smem = stages * (bm + bn) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2 + 1024;
+            this.hopper = true;
+            this.tma = true;
         }
 
         /** Rows of C per CTA tile. */
@@ -144,27 +106,9 @@ public final class CudaKernels implements AutoCloseable {
             return bm;
         }
 
-        /**
-         * 1, or 2 for the Hopper pipeline v2 tiles ({@code H2_...}), 3 for the TMA tiles ({@code HT...}), 4 for the
-         * TMA tiles in CTA pairs ({@code HTC...}).
-         */
-        public int pipeline() {
-            return pipeline;
-        }
-
-        /** CTAs per cluster: 2 for the {@code HTC...} tiles, else 1. */
-        public int cluster() {
-            return pipeline == 4 ? 2 : 1;
-        }
-
-        /** True for the tiles fed by TMA from tensor maps ({@code HT...}, {@code HTC...}, {@code HTS...}). */
+        /** True for the tiles fed by TMA from tensor maps ({@code HTS...}, {@code HTP...}). */
         boolean tma() {
-            return pipeline >= 3;
-        }
-
-        /** True for the tiles that write C by TMA stores, through a tensor map of C ({@code HTS...}, {@code HTP...}). */
-        boolean tmaStore() {
-            return pipeline == 5 || pipeline == 6;
+            return tma;
         }
 
         /** True for the warpgroup-MMA (sm_90a) kernels. */
@@ -174,25 +118,24 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * The 2:4-sparse GEMM variants (gemm_sparse.cuh, mma.sp; every target): CTA tile of BN weight rows
-     * (output columns) x BM activation rows (output rows), 64 x 64 warp tiles, K step 64, 3 stages.
+     * The 2:4-sparse GEMM tiles: the mma.sp kernel (gemm_sparse.cuh; every target), CTA tile of BN weight rows
+     * (output columns) x BM activation rows (output rows), 64 x 64 warp tiles, K step 64, 3 stages; the Hopper ones.
      */
     public enum SparseTile {
         S128x128(128, 128),
-        S128x256(128, 256),
         /**
          * Hopper (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, compute capability 9.0 only): 128 x 128, 4 stages of
          * 128 k fed by a cp.async producer warpgroup, C stored from registers, 384 threads, 1-D grid. The fallback of
-         * the TMA tiles where tensor maps cannot be made ({@link #SPARSE_PIPELINE_PROPERTY}{@code =cp}).
+         * the TMA tiles where tensor maps cannot be made.
          */
         H128x128("cp"),
         /**
          * The same instruction fed by TMA (gemm_sparse_sm90_tma.cuh): A, the values and the metadata as tensor maps,
          * C staged in shared memory (transposed by stmatrix) and written by TMA stores, the residual read by TMA;
-         * persistent, 3 stages, cooperative consumers ({@code =tmas}).
+         * persistent, 3 stages, cooperative consumers.
          */
         HTS128x128("tmas"),
-        /** The TMA sparse kernel with ping-pong consumers: each consumer warpgroup computes whole tiles in turn ({@code =tmap}). */
+        /** The TMA sparse kernel with ping-pong consumers: each consumer warpgroup computes whole tiles in turn. */
         HTP128x128("tmap");
 
         private static final int STAGES = 3;
@@ -243,24 +186,6 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * System property: {@code false} keeps the 2:4 GEMMs on the mma.sp tile on compute capability 9.0 too; by default
-     * they run on the Hopper sparse tiles there ({@link #SPARSE_PIPELINE_PROPERTY} says which).
-     */
-    public static final String SPARSE_WGMMA_PROPERTY = "samstream.cuda.sparseWgmma";
-
-    /**
-     * System property: the Hopper 2:4 GEMM {@link #defaultSparseTile(int, int, int, boolean)} picks on compute
-     * capability 9.0: {@code tmap} (default: the TMA-fed kernel, ping-pong consumers where
-     * {@link #defaultSparseTile(int, int, int, boolean)} says they pay, cooperative ones elsewhere), {@code tmas} (the
-     * TMA-fed kernel, cooperative consumers everywhere) or {@code cp} (gemm_sparse_sm90.cuh, the cp.async producer;
-     * also the fallback where tensor maps cannot be made). Read at every launch. Measured on the H200
-     * (bench/results/2026-12-02-h200-sparse-tma.md, vit_b encoder at batch 32): tmap 66.3 ms, tmas 67.0, against
-     * 80.0 dense; the cp.async kernel ran at 0.5-0.7x the dense GEMM.
-     */
-    public static final String SPARSE_PIPELINE_PROPERTY = "samstream.cuda.sparsePipeline";
-    static final String DEFAULT_SPARSE_PIPELINE = "tmap";
-
-    /**
      * A 2:4-sparse Linear weight {@code [n, k]} on the device, in the layout of
      * {@link io.samstream.gpu.sparse.TwoFourWeights}: {@code values} bf16 {@code [roundUp(n, 16), roundUp(k, 64) / 2]},
      * {@code metadata} u32 {@code [roundUp(n, 16) / 16][roundUp(k, 64) / 32][16]}.
@@ -278,32 +203,6 @@ public final class CudaKernels implements AutoCloseable {
             return (v + m - 1) / m * m;
         }
     }
-
-    /**
-     * System property that turns the Hopper GEMM off ({@code -Dsamstream.cuda.wgmma=false}): the default
-     * tile is then the mma.sync one on every GPU. On by default; for comparisons and as an escape hatch. Read at
-     * every launch (CUDA graphs keep the kernels they were captured with).
-     */
-    public static final String WGMMA_PROPERTY = "samstream.cuda.wgmma";
-
-    /**
-     * System property: {@code true} launches the Hopper GEMM persistently (at most one CTA per SM, each walking
-     * several output tiles) instead of one CTA per tile. Off by default: measured on the H200 (bench/results/
-     * 2026-11-30-h200-wgmma.md) it gained 1-6% at K >= 4096 and lost 13% on the vit_b proj shape.
-     */
-    public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
-
-    /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tmap} (default: tmas, with
-     * ping-pong consumers where {@link #defaultTile(int, int, int, boolean)} says they pay), {@code tmas}
-     * (gemm_sm90_tma.cuh, tiles copied by the tensor memory accelerator from tensor maps, persistent, C staged in
-     * shared memory and written by TMA stores), {@code tma} (the same with C stored from registers), {@code v1} (gemm_sm90.cuh, a
-     * cp.async producer that waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh,
-     * stages completed by the hardware through {@code cp.async.mbarrier.arrive}), {@code tma2} (tma in clusters of two
-     * CTAs sharing each W tile by multicast). Read at every launch, like the others (CUDA
-     * graphs keep the kernels they were captured with).
-     */
-    public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
 
     private static final String LAYERNORM = "samstream_layernorm_bf16";
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
@@ -333,67 +232,17 @@ public final class CudaKernels implements AutoCloseable {
     static final int ATTN_SM90_SMEM = ATTN_SM90_QUERIES * 128 + ATTN_SM90_STAGES * 2 * ATTN_BKV * 128
             + ATTN_SM90_QUERIES * (2 * ATTN_MAX_SIDE + 2) * 4 + 2 * ATTN_SM90_STAGES * 8 + 1024;
     /**
-     * The windowed configuration of the same kernel: windows of 9 to 16 tokens a side, one window per CTA (384
-     * threads: a producer and 2 consumer warpgroups of 128 queries), 4 stages; tables of rows 16 + 4 + 16 + 1.
-     */
-    private static final String ATTN_SM90W = "samstream_attention_sm90w_hd64";
-    private static final int ATTN_SM90W_THREADS = 384, ATTN_SM90W_STAGES = 4, ATTN_SM90W_MIN = 9, ATTN_SM90W_MAX = 16;
-    static final int ATTN_SM90W_SMEM = 256 * 128 + ATTN_SM90W_STAGES * 2 * ATTN_BKV * 128
-            + 256 * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 2 * ATTN_SM90W_STAGES * 8 + 1024;
-    /**
-     * The windowed configuration with half a window per CTA ({@link #WINDOW_ATTENTION_HALVES_PROPERTY};
-     * attention_sm90::WindowHalves): 128 query slots per CTA (grid x = ceil(window² / 128)), 256 threads (2 consumer
+     * The windowed configuration (attention_sm90::WindowHalves; windows of 9 to 16 tokens a side, half a window per
+     * CTA): 128 query slots per CTA (grid x = ceil(window² / 128)), 256 threads (2 consumer
      * warpgroups of 64 queries, no producer), two CTAs per SM. Shared memory = WindowHalves::SMEM_BYTES, asserted in
      * samstream_kernels.cu: Q + the whole window's K and V (4 tiles) + the staged Rh, Rw (2 x 32 rows of 72 bf16) +
      * the tables + 1024 B of alignment slack.
      */
     private static final String ATTN_SM90W2 = "samstream_attention_sm90w2_hd64";
+    private static final int ATTN_SM90W_MIN = 9, ATTN_SM90W_MAX = 16;
     static final int ATTN_SM90W2_QUERIES = 128, ATTN_SM90W2_THREADS = 256;
     static final int ATTN_SM90W2_SMEM = ATTN_SM90W2_QUERIES * 128 + 4 * 2 * ATTN_BKV * 128
             + 2 * (2 * ATTN_SM90W_MAX) * (64 + 8) * 2 + ATTN_SM90W2_QUERIES * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 1024;
-
-    /**
-     * System property: {@code false} keeps global attention on the mma.sync kernel on Hopper too (for comparisons,
-     * and as an escape hatch); {@code true} runs it on the wgmma kernel (attention_sm90.cuh) where it applies
-     * ({@link #attentionWgmma}). Read at every launch.
-     */
-    public static final String ATTENTION_WGMMA_PROPERTY = "samstream.cuda.attentionWgmma";
-    /**
-     * On: on the H200 (bench/results/2026-12-01-h200-hopper.md) global attention at vit_b batch 32 took 21.5 ms on
-     * wgmma against 39.3 ms on mma.sync, with the same tests passed against fp64.
-     */
-    static final boolean DEFAULT_ATTENTION_WGMMA = true;
-    /**
-     * System property: {@code true} runs windowed attention (windows of 9 to 16 tokens a side, head dim 64) on the
-     * wgmma kernel (attention_sm90.cuh, windowed configuration); {@code false} keeps it on mma.sync. Read at every
-     * launch. On by default: 8.0 ms against 10.2 ms on mma.sync for vit_b's windowed blocks at batch 32
-     * (bench/results/2026-12-01-h200-hopper.md).
-     */
-    public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
-    static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = true;
-    /**
-     * System property: {@code true} runs the windowed blocks that the wgmma kernel serves ({@link #windowAttentionWgmma})
-     * on its configuration with half a window per CTA (attention_sm90.cuh, WindowHalves: 2 consumer warpgroups of 64
-     * queries, the whole window's K and V loaded in the prologue, no producer, two CTAs per SM, so one CTA's prologue and
-     * latencies overlap the other's MMAs); {@code false} keeps a whole window per CTA. The whole-window kernel is
-     * latency-bound: 8.3 ms for vit_b's 8 windowed blocks at batch 32 on the H200, ~26,000 cycles per CTA against
-     * ~4,100 of tensor-core work. Only where {@link #WINDOW_ATTENTION_WGMMA_PROPERTY} leaves windowed attention on wgmma.
-     * Read at every launch. On by default: a standalone CUDA harness on the H200 measured 0.84 against 0.99 ms per vit_b
-     * windowed block at batch 32 (0.22 against 0.26 at batch 8), two CTAs per SM, with outputs bit for bit those of the
-     * whole-window configuration (CudaKernelBench "attention vit_b windowed 14x14 wgmma halves", EncoderBench's
-     * "windowed attention wgmma halves" row compare the two through this class).
-     */
-    public static final String WINDOW_ATTENTION_HALVES_PROPERTY = "samstream.cuda.windowAttentionHalves";
-    static final boolean DEFAULT_WINDOW_ATTENTION_HALVES = true;
-    /**
-     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmap
-     * (TMA loads and stores; ping-pong consumers for short-K products without GELU, the cooperative tmas tile for
-     * the others). tmas was the fastest of v1 / v2 / tma / tma2 / tmas on every batch-32 encoder shape (vit_b encoder
-     * at batch 32: 85.2 ms against 91.2 with tma, bench/results/2026-12-01-h200-hopper-tmas.md), and ping-pong beats
-     * it where {@link #defaultTile(int, int, int, boolean)} picks it; where the tensor maps cannot be made it falls
-     * back to v1.
-     */
-    static final String DEFAULT_GEMM_PIPELINE = "tmap";
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
@@ -460,7 +309,6 @@ public final class CudaKernels implements AutoCloseable {
             }
         }
         add(ATTN_SM90, ATTN_SM90_SMEM);
-        add(ATTN_SM90W, ATTN_SM90W_SMEM);
         add(ATTN_SM90W2, ATTN_SM90W2_SMEM);
     }
 
@@ -552,35 +400,22 @@ public final class CudaKernels implements AutoCloseable {
         return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
     }
 
-    /** True when {@link #defaultTile} picks the Hopper kernels: an sm_90 GPU, and not turned off by {@link #WGMMA_PROPERTY}. */
-    public boolean wgmmaDefault() {
-        return supports(GemmTile.H128x256) && Boolean.parseBoolean(System.getProperty(WGMMA_PROPERTY, "true"));
-    }
-
     /**
-     * The variant for a shape. On Hopper: the wgmma kernel, 128 x 256 tiles unless 128 x 128 ones fill the
-     * GPU's waves clearly better (one CTA per SM either way: small grids such as M = 4096, N = 2304 at batch 1).
-     * Measured on the H200 (bench/results/2026-11-30-h200-wgmma.md): 128 x 256 is the fastest Hopper tile at
-     * the vit_b shapes; 256 x 192 gains 2% on the vit_l / vit_h qkv shapes only and loses up to 25% with the
-     * GELU epilogue, so it is not picked. Elsewhere: the mma.sync 128 x 128 x 64 tile.
-     * The shape's K and epilogue matter to the tmap pipeline only (see {@link #defaultTile(int, int, int, boolean)});
-     * this is the tile of a short-K product without GELU.
+     * The tile for a shape, {@link #defaultTile(int, int, int, boolean)} of a short-K product without GELU.
      */
     public GemmTile defaultTile(int m, int n) {
         return defaultTile(m, n, 0, false);
     }
 
     /**
-     * {@link #defaultTile(int, int)} for a product of depth {@code k} with or without the GELU epilogue. With the tmap
-     * pipeline: the ping-pong tile ({@link GemmTile#HTP128x128}) for products with K < 2048 and no GELU, where the
-     * cooperative tile's epilogue stalls the tensor cores for a large share of a short mainloop (H200, batch 32:
-     * vit_b qkv 441 against 410 TFLOP/s, proj 330 against 301; bench/results/2026-12-01-h200-pingpong.md); the
-     * cooperative TMA-store tile elsewhere, since GELU makes the ping-pong epilogue as long as the other warpgroup's
-     * mainloop (lin1 383 against 403) and at K = 3072 the two are even (lin2 594 / 591, 12.6 / 12.35 ms in the
-     * encoder).
+     * The tile for a product of depth {@code k} with or without the GELU epilogue. On compute capability 9.0 the TMA
+     * kernel: the ping-pong tile ({@link GemmTile#HTP128x128}) for K < 2048 without GELU, where the cooperative tile's
+     * epilogue stalls the tensor cores for a large share of a short mainloop; else the cooperative TMA-store tile, 128
+     * x 256 unless 128 x 128 fills the GPU's waves clearly better; the cp.async-fed tile of that width where tensor
+     * maps cannot be made. Elsewhere: the mma.sync 128 x 128 x 64 tile. Measurements: bench/results/README.md.
      */
     public GemmTile defaultTile(int m, int n, int k, boolean gelu) {
-        if (!wgmmaDefault()) {
+        if (!supports(GemmTile.H128x256)) {
             return GemmTile.T128x128x64;
         }
         int sms = context.info().multiprocessors();
@@ -589,62 +424,10 @@ public final class CudaKernels implements AutoCloseable {
         // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
         double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
         boolean narrowWins = narrowCost < wideCost;
-        int pipeline = gemmPipeline();
-        if (pipeline >= 3 && !tmaAvailable()) {
-            pipeline = 1;
+        if (!tmaAvailable()) {
+            return narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
         }
-        return switch (pipeline) {
-            case 2 -> narrowWins ? GemmTile.H2_128x128 : GemmTile.H2_128x256;
-            case 3 -> narrowWins ? GemmTile.HT128x128 : GemmTile.HT128x256;
-            case 4 -> narrowWins ? GemmTile.HTC128x128 : GemmTile.HTC128x256;
-            case 5 -> narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
-            case 6 -> !gelu && k < 2048 ? GemmTile.HTP128x128
-                    : narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
-            default -> narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
-        };
-    }
-
-    /** The Hopper GEMM pipeline in effect: {@link #GEMM_PIPELINE_PROPERTY}, else {@value #DEFAULT_GEMM_PIPELINE}. */
-    public static String gemmPipelineName() {
-        return System.getProperty(GEMM_PIPELINE_PROPERTY, DEFAULT_GEMM_PIPELINE).trim();
-    }
-
-    /** Whether global attention may use the wgmma kernel: {@link #ATTENTION_WGMMA_PROPERTY}, else the default. */
-    public static boolean attentionWgmmaEnabled() {
-        return Boolean.parseBoolean(System.getProperty(ATTENTION_WGMMA_PROPERTY, Boolean.toString(DEFAULT_ATTENTION_WGMMA)));
-    }
-
-    /** Whether windowed attention may use the wgmma kernel: {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}, else the default. */
-    public static boolean windowAttentionWgmmaEnabled() {
-        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_WGMMA_PROPERTY,
-                Boolean.toString(DEFAULT_WINDOW_ATTENTION_WGMMA)));
-    }
-
-    /**
-     * Whether windowed attention on wgmma takes half a window per CTA: {@link #WINDOW_ATTENTION_HALVES_PROPERTY}, else
-     * the default ({@value #DEFAULT_WINDOW_ATTENTION_HALVES}).
-     */
-    public static boolean windowAttentionHalvesEnabled() {
-        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_HALVES_PROPERTY,
-                Boolean.toString(DEFAULT_WINDOW_ATTENTION_HALVES)));
-    }
-
-    /**
-     * The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 (v1), 2 (v2), 3 (tma), 4 (tma2), 5 (tmas) or 6
-     * (tmap); anything else is refused, naming it.
-     */
-    static int gemmPipeline() {
-        String v = gemmPipelineName();
-        return switch (v) {
-            case "v1", "1" -> 1;
-            case "v2", "2" -> 2;
-            case "tma", "3" -> 3;
-            case "tma2", "4" -> 4;
-            case "tmas", "5" -> 5;
-            case "tmap", "6" -> 6;
-            default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown GEMM pipeline (v1, v2, tma, tma2, tmas or tmap)");
-        };
+        return !gelu && k < 2048 ? GemmTile.HTP128x128 : narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
     }
 
     public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
@@ -666,7 +449,7 @@ public final class CudaKernels implements AutoCloseable {
         }
         if (tile.tma() && !tmaCanMap(a, w, c)) {
             // A buffer the TMA tiles cannot describe (its address unknown or not 16-byte aligned): the same tile
-            // width on the v1 pipeline, which reads plain pointers, rather than a failed forward pass.
+            // width on the cp.async-fed kernel, which reads plain pointers, rather than a failed forward pass.
             GemmTile fallback = tile.bn == 256 ? GemmTile.H128x256 : GemmTile.H128x128;
             if (!tmaFallbackLogged) {
                 tmaFallbackLogged = true;
@@ -678,29 +461,24 @@ public final class CudaKernels implements AutoCloseable {
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
         if (tile.hopper) {
-            // A 1-D grid over the output tiles (column tiles fastest); persistent: at most one CTA per SM, each
-            // walking tiles blockIdx.x, + gridDim.x, ...
+            // A 1-D grid over the output tiles (column tiles fastest), one CTA per tile.
             long tiles = (long) gridX * gridY;
             require(tiles <= Integer.MAX_VALUE, op + ": too many output tiles for one launch");
-            boolean persistent = Boolean.parseBoolean(System.getProperty(PERSISTENT_PROPERTY, "false"));
-            gridX = (int) (persistent ? Math.min(tiles, context.info().multiprocessors()) : tiles);
+            gridX = (int) tiles;
             gridY = 1;
         }
         int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
         Pointer opA, opW, opC = null;
         if (tile.tma()) {
-            // A and W as tensor maps (by value); always persistent: at most one CTA per SM, each walking tiles (in
-            // CTA pairs, each pair walking pairs of row bands; each CTA of a pair loads half of the W tile).
-            int cluster = tile.cluster();
-            long bands = ((m + tile.bm - 1) / tile.bm + cluster - 1) / cluster;
+            // A, W and C as tensor maps (by value; C in boxes of 64 x 64); persistent: at most one CTA per SM, each
+            // walking tiles.
+            long bands = (m + tile.bm - 1) / tile.bm;
             long clusterTiles = bands * ((n + tile.bn - 1) / tile.bn);
-            gridX = (int) (cluster * Math.min(clusterTiles, context.info().multiprocessors() / cluster));
+            gridX = (int) Math.min(clusterTiles, context.info().multiprocessors());
             TensorMaps maps = tensorMaps();
             opA = Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a"));
-            opW = Pointer.to(maps.bf16RowMajor(w, n, k, tile.bn / cluster, op + " w"));
-            if (tile.tmaStore()) {
-                opC = Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c"));   // boxes of 64 x 64
-            }
+            opW = Pointer.to(maps.bf16RowMajor(w, n, k, tile.bn, op + " w"));
+            opC = Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c"));
         } else {
             opA = ptr(a);
             opW = ptr(w);
@@ -736,10 +514,10 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * True when the TMA tiles can run here: compute capability 9.0 and the driver's tensor-map encoder bound. When
-     * it cannot be bound, says why once (the log) and {@link #defaultTile} falls back to the v1 pipeline.
+     * it cannot be bound, says why once (the log) and {@link #defaultTile} falls back to the cp.async-fed tiles.
      */
     public synchronized boolean tmaAvailable() {
-        if (!supports(GemmTile.HT128x256)) {
+        if (!supports(GemmTile.HTS128x256)) {
             return false;
         }
         if (tensorMaps == null && tensorMapsProblem == null) {
@@ -747,7 +525,7 @@ public final class CudaKernels implements AutoCloseable {
                 tensorMaps();
             } catch (CudaException e) {
                 tensorMapsProblem = e.getMessage();
-                LoggerFactory.getLogger(CudaKernels.class).warn("TMA GEMM unavailable, using the v1 Hopper GEMM: {}",
+                LoggerFactory.getLogger(CudaKernels.class).warn("TMA GEMM unavailable, using the cp.async Hopper GEMM: {}",
                         tensorMapsProblem);
             }
         }
@@ -832,34 +610,18 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * The sparse tile for a product of depth {@code k} with or without the GELU epilogue. On compute capability 9.0
-     * (unless {@link #SPARSE_WGMMA_PROPERTY} is false) the Hopper kernel {@link #SPARSE_PIPELINE_PROPERTY} names,
-     * the cp.async one where tensor maps cannot be made; with {@code tmap}: ping-pong consumers
-     * ({@link SparseTile#HTP128x128}) for products with K < 2048 and no GELU, cooperative ones
-     * ({@link SparseTile#HTS128x128}) elsewhere, the rule of the dense GEMM ({@link #defaultTile(int, int, int, boolean)}).
-     * Elsewhere: the mma.sp 128 x 128 (two CTAs per SM).
+     * the TMA-fed kernel, with the rule of the dense GEMM ({@link #defaultTile(int, int, int, boolean)}): ping-pong
+     * consumers ({@link SparseTile#HTP128x128}) for K < 2048 without GELU, cooperative ones ({@link SparseTile#HTS128x128})
+     * elsewhere; the cp.async one where tensor maps cannot be made. Elsewhere: the mma.sp 128 x 128 (two CTAs per SM).
      */
     public SparseTile defaultSparseTile(int m, int n, int k, boolean gelu) {
-        if (!supports(SparseTile.H128x128) || !Boolean.parseBoolean(System.getProperty(SPARSE_WGMMA_PROPERTY, "true"))) {
+        if (!supports(SparseTile.H128x128)) {
             return SparseTile.S128x128;
         }
-        String pipeline = sparsePipelineName();
-        if (pipeline.equals("cp") || !tmaAvailable()) {
+        if (!tmaAvailable()) {
             return SparseTile.H128x128;
         }
-        return pipeline.equals("tmas") || gelu || k >= 2048 ? SparseTile.HTS128x128 : SparseTile.HTP128x128;
-    }
-
-    /**
-     * The Hopper 2:4 pipeline in effect: {@link #SPARSE_PIPELINE_PROPERTY}, else {@value #DEFAULT_SPARSE_PIPELINE};
-     * anything but tmap, tmas or cp is refused, naming it.
-     */
-    static String sparsePipelineName() {
-        String v = System.getProperty(SPARSE_PIPELINE_PROPERTY, DEFAULT_SPARSE_PIPELINE).trim();
-        return switch (v) {
-            case "tmap", "tmas", "cp" -> v;
-            default -> throw new IllegalArgumentException("-D" + SPARSE_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown 2:4 GEMM pipeline (tmap, tmas or cp)");
-        };
+        return gelu || k >= 2048 ? SparseTile.HTS128x128 : SparseTile.HTP128x128;
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -928,29 +690,18 @@ public final class CudaKernels implements AutoCloseable {
     /**
      * True when {@link #attention} runs on the Hopper kernel (attention_sm90.cuh): compute capability 9.0, global
      * attention (no window) over sequences wider than 32 tokens (key tiles of one sequence row), head dim 64
-     * (vit_b, vit_l; vit_h's 80 stays on the mma.sync kernel), and not turned off by {@link #ATTENTION_WGMMA_PROPERTY}.
+     * (vit_b, vit_l; vit_h's 80 stays on the mma.sync kernel).
      */
     public boolean attentionWgmma(int headDim, int window, int seqW) {
-        return supports(GemmTile.H128x256) && headDim == 64 && window == 0 && seqW > ATTN_BKV / 2
-                && attentionWgmmaEnabled();
+        return supports(GemmTile.H128x256) && headDim == 64 && window == 0 && seqW > ATTN_BKV / 2;
     }
 
     /**
-     * True when {@link #attention} runs a windowed block on the Hopper kernel's windowed configuration: compute
-     * capability 9.0, head dim 64, windows of 9 to 16 tokens a side (SAM's 14), and not turned off by
-     * {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}.
+     * True when {@link #attention} runs a windowed block on the Hopper kernel's windowed configuration (half a window
+     * per CTA): compute capability 9.0, head dim 64, windows of 9 to 16 tokens a side (SAM's 14).
      */
     public boolean windowAttentionWgmma(int headDim, int window) {
-        return supports(GemmTile.H128x256) && headDim == 64 && window >= ATTN_SM90W_MIN && window <= ATTN_SM90W_MAX
-                && windowAttentionWgmmaEnabled();
-    }
-
-    /**
-     * True when {@link #attention} runs a windowed block on the configuration with half a window per CTA: where
-     * {@link #windowAttentionWgmma} holds and {@link #WINDOW_ATTENTION_HALVES_PROPERTY} is on.
-     */
-    public boolean windowAttentionHalves(int headDim, int window) {
-        return windowAttentionWgmma(headDim, window) && windowAttentionHalvesEnabled();
+        return supports(GemmTile.H128x256) && headDim == 64 && window >= ATTN_SM90W_MIN && window <= ATTN_SM90W_MAX;
     }
 
     /**
@@ -968,6 +719,16 @@ public final class CudaKernels implements AutoCloseable {
     public void attention(CudaStream stream, DeviceBuffer qkv, DeviceBuffer qkvBias, DeviceBuffer relH,
                           DeviceBuffer relW, DeviceBuffer out, int batch, int h, int w, int heads, int headDim,
                           int window) {
+        boolean wgmma = window > 0 ? windowAttentionWgmma(headDim, window) : attentionWgmma(headDim, window, w);
+        attention(stream, qkv, qkvBias, relH, relW, out, batch, h, w, heads, headDim, window, wgmma);
+    }
+
+    /**
+     * {@link #attention} on the kernel named: {@code wgmma} the Hopper one (where {@link #attentionWgmma} or
+     * {@link #windowAttentionWgmma} allows it), else the mma.sync one, which every GPU runs (tests compare the two).
+     */
+    public void attention(CudaStream stream, DeviceBuffer qkv, DeviceBuffer qkvBias, DeviceBuffer relH, DeviceBuffer relW,
+                          DeviceBuffer out, int batch, int h, int w, int heads, int headDim, int window, boolean wgmma) {
         String op = String.format(Locale.ROOT, "attention batch=%d grid=%dx%d heads=%d head_dim=%d window=%d", batch, h, w,
                 heads, headDim, window);
         require(batch > 0 && h > 0 && w > 0 && heads > 0 && window >= 0, op + ": dimensions must be positive");
@@ -992,16 +753,14 @@ public final class CudaKernels implements AutoCloseable {
         Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                 Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
                 Pointer.to(new float[] {scale}));
-        if (window > 0 && windowAttentionHalves(headDim, window)) {   // 128 query slots of a window per CTA
+        require(!wgmma || (window > 0 ? windowAttentionWgmma(headDim, window) : attentionWgmma(headDim, window, w)),
+                op + ": the Hopper attention kernel does not serve this shape on " + context.info().describe());
+        if (wgmma && window > 0) {   // 128 query slots of a window per CTA
             int halves = (window * window + ATTN_SM90W2_QUERIES - 1) / ATTN_SM90W2_QUERIES;
             launch(ATTN_SM90W2, halves, heads, (int) gridZ, ATTN_SM90W2_THREADS, ATTN_SM90W2_SMEM, stream, params, op);
             return;
         }
-        if (window > 0 && windowAttentionWgmma(headDim, window)) {   // a whole window per CTA
-            launch(ATTN_SM90W, 1, heads, (int) gridZ, ATTN_SM90W_THREADS, ATTN_SM90W_SMEM, stream, params, op);
-            return;
-        }
-        if (attentionWgmma(headDim, window, seqW)) {
+        if (wgmma) {
             Pointer globalParams = Pointer.to(ptr(qkv), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
                     Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new float[] {scale}));
             launch(ATTN_SM90, (h * w + ATTN_SM90_QUERIES - 1) / ATTN_SM90_QUERIES, heads, batch, ATTN_SM90_THREADS,

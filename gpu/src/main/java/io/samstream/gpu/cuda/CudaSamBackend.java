@@ -71,8 +71,7 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  * that size runs and replayed after that: one launch instead of ~100, and no per-kernel launch gaps (what
  * matters at batch 1). One graph per batch size actually used (not padded up to a few captured sizes: the
  * graphs are small, and padding would cost up to 2x the compute); all of them name the same pool buffers,
- * which never move. {@code -Dsamstream.cuda.graphs=false} runs every pass eagerly instead. The GEMMs use
- * the Hopper (wgmma) kernel on compute capability 9.0 ({@link CudaKernels#defaultTile}).
+ * which never move. {@code -Dsamstream.cuda.graphs=false} runs every pass eagerly instead.
  *
  * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
  * calls are serialized among themselves, independently of encode.
@@ -123,14 +122,6 @@ public final class CudaSamBackend implements SamBackend {
 
     /** Encoder weight sparsity: which block Linears run on the sparse tensor cores (gemm_sparse.cuh). */
     private final ModelSparsity sparsity;
-    /** Whether pruned Linears use the sparse kernel ({@link #SPARSE_GEMM_PROPERTY}); else the dense one on the pruned weights. */
-    private final boolean sparseGemm = Boolean.parseBoolean(System.getProperty(SPARSE_GEMM_PROPERTY, "true"));
-
-    /**
-     * System property: {@code false} runs pruned (2:4) Linears on the dense GEMM, with their pruned weights
-     * (the same model, dense speed): for comparisons, and as an escape hatch where the sparse kernel is slower.
-     */
-    public static final String SPARSE_GEMM_PROPERTY = "samstream.cuda.sparseGemm";
 
     /**
      * Opens device 0, checks the model fits the kernels, sizes the pool and uploads the weights.
@@ -372,13 +363,13 @@ public final class CudaSamBackend implements SamBackend {
     /** The bf16 weight of a Linear that stays dense; null for a pruned one (it has {@link #sparseLinear}). */
     private DeviceBuffer denseLinear(StateDict sd, String module, int out, int in) {
         float[] w = sd.get(module + ".weight", out, in).data();
-        return sparseGemm && SparseEncoder.isPruned(sparsity, module)
+        return SparseEncoder.isPruned(sparsity, module)
                 ? null : upload(w, module + ".weight");
     }
 
     /** The 2:4 form of a pruned Linear (its weight must be 2:4 already); null for a dense one. */
     private SparseWeight sparseLinear(StateDict sd, String module, int out, int in) {
-        if (!sparseGemm || !SparseEncoder.isPruned(sparsity, module)) {
+        if (!SparseEncoder.isPruned(sparsity, module)) {
             return null;
         }
         TwoFourWeights w = TwoFourWeights.compress(sd.get(module + ".weight", out, in).data(), out, in,
@@ -468,7 +459,7 @@ public final class CudaSamBackend implements SamBackend {
     @Override
     public String name() {
         return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch
-                + (sparsity.twoFour() ? ", encoder " + sparsity.describe() + (sparseGemm ? "" : " on the dense GEMM") : "")
+                + (sparsity.twoFour() ? ", encoder " + sparsity.describe() : "")
                 + "; mask decoder on the "
                 + (gpuDecoder != null ? "gpu, " + gpuDecoder.maxSets() + " prompt sets per batch)" : "cpu)");
     }
