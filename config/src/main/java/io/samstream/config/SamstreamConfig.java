@@ -23,18 +23,30 @@ import java.util.Optional;
  * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
  * @param sparsity       weight sparsity of the image encoder ({@code samstream.model.sparsity})
  * @param cluster        engines sharded by a consumer group ({@code samstream.cluster})
+ * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity, ClusterSettings cluster) {
+        ModelSparsity sparsity, ClusterSettings cluster, CudaSettings cuda) {
     public SamstreamConfig {
         java.util.Objects.requireNonNull(cluster, "cluster");
+        java.util.Objects.requireNonNull(cuda, "cuda");
         streams = List.copyOf(streams);
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
+    }
+
+    /** With the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, CudaSettings.DEFAULTS);
     }
 
     /** Without a cluster ({@link ClusterSettings#OFF}). */

@@ -1,6 +1,7 @@
 package io.samstream.gpu;
 
 import io.samstream.config.Device;
+import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -65,9 +66,15 @@ public final class SamModels {
      */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
                                   ModelSparsity sparsity, int ringBatches) {
+        return open(checkpoint, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaSettings.DEFAULTS);
+    }
+
+    /** As above, with the CUDA backend's options ({@code samstream.cuda}). */
+    public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
+                                  ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
         StateDict weights = CheckpointLoader.load(checkpoint);
         SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
-        return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaAvailability::probe);
+        return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, cuda, CudaAvailability::probe);
     }
 
     /** {@link #open(Path, Device, int, int)} on loaded weights, with the availability check injectable (tests). */
@@ -79,6 +86,11 @@ public final class SamModels {
 
     static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
                            ModelSparsity sparsity, int ringBatches, Supplier<CudaAvailability> probe) {
+        return open(dense, config, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaSettings.DEFAULTS, probe);
+    }
+
+    static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
+                           ModelSparsity sparsity, int ringBatches, CudaSettings cuda, Supplier<CudaAvailability> probe) {
         StateDict weights = SparseEncoder.apply(dense, sparsity);
         return switch (device) {
             case CPU -> cpu(weights, config, cpuThreads, sparsity);
@@ -88,7 +100,7 @@ public final class SamModels {
                     throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
                 }
                 try {
-                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
+                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches, cuda);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalStateException("device cuda: " + e.getMessage(), e);
                 }
@@ -100,7 +112,7 @@ public final class SamModels {
                     yield cpu(weights, config, cpuThreads, sparsity);
                 }
                 try {
-                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
+                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches, cuda);
                     log.info("device auto: CUDA is usable ({}), running on the GPU", a.reason());
                     yield b;
                 } catch (RuntimeException e) {
@@ -113,9 +125,9 @@ public final class SamModels {
     }
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
-                                   ModelSparsity sparsity, int ringBatches) {
+                                   ModelSparsity sparsity, int ringBatches, CudaSettings options) {
         SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
-                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch);
+                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, options);
         log.info("device: {}", backend.name());
         return backend;
     }

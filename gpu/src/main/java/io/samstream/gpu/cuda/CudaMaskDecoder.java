@@ -91,7 +91,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private boolean closed;
     /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
     private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
-    private boolean graphsEnabled = !Boolean.getBoolean("samstream.cuda.decoder.noGraphs");
+    private boolean graphsEnabled;
     private Profiler profiler;
 
     /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
@@ -140,6 +140,15 @@ public final class CudaMaskDecoder implements AutoCloseable {
      * @throws IllegalArgumentException when the decoder's shape is not supported or maxSets < 1
      */
     public CudaMaskDecoder(StateDict sd, SamConfig config, CudaContext context, CudaKernels kernels, int maxSets) {
+        this(sd, config, context, kernels, maxSets, true);
+    }
+
+    /**
+     * As above; {@code graphs} ({@code samstream.cuda.decoder-graphs}) replays a captured CUDA graph per batch shape,
+     * else every batch launches its kernels one by one.
+     */
+    public CudaMaskDecoder(StateDict sd, SamConfig config, CudaContext context, CudaKernels kernels, int maxSets,
+                           boolean graphs) {
         String why = unsupported(config);
         if (why != null) {
             throw new IllegalArgumentException("the CUDA mask decoder cannot run " + config.describe() + ": " + why);
@@ -149,6 +158,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         this.config = config;
         this.maxSets = maxSets;
+        this.graphsEnabled = graphs;
         this.c = config.promptDim();
         this.e = config.embeddingSize();
         this.t = e * e;
@@ -391,8 +401,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
     }
 
     /**
-     * Whether batches replay captured CUDA graphs (default; {@code -Dsamstream.cuda.decoder.noGraphs=true}
-     * turns them off) or launch their ~80 kernels one by one. For tests and benchmarks.
+     * Whether batches replay captured CUDA graphs (as made: {@code samstream.cuda.decoder-graphs}) or launch their
+     * ~80 kernels one by one. For tests and benchmarks.
      */
     public synchronized void useGraphs(boolean on) {
         graphsEnabled = on;

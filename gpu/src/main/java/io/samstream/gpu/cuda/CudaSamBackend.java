@@ -24,6 +24,7 @@ import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
 import io.samstream.gpu.sparse.SparseEncoder;
@@ -71,7 +72,8 @@ import io.samstream.gpu.sparse.TwoFourWeights;
  * that size runs and replayed after that: one launch instead of ~100, and no per-kernel launch gaps (what
  * matters at batch 1). One graph per batch size actually used (not padded up to a few captured sizes: the
  * graphs are small, and padding would cost up to 2x the compute); all of them name the same pool buffers,
- * which never move. {@code -Dsamstream.cuda.graphs=false} runs every pass eagerly instead.
+ * which never move. {@code samstream.cuda.graphs = off} ({@code -Dsamstream.cuda.graphs=false}) runs every
+ * pass eagerly instead.
  *
  * <p>Thread-safe: {@link #encode} calls are serialized (one stream, one set of activation buffers), decode
  * calls are serialized among themselves, independently of encode.
@@ -81,8 +83,6 @@ import io.samstream.gpu.sparse.TwoFourWeights;
 public final class CudaSamBackend implements SamBackend {
     private static final Logger log = LoggerFactory.getLogger(CudaSamBackend.class);
     private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
-    /** System property: {@code false} runs forward passes eagerly instead of replaying CUDA graphs. */
-    public static final String GRAPHS_PROPERTY = "samstream.cuda.graphs";
 
     private final SamConfig config;
     private final int maxBatch;
@@ -109,7 +109,8 @@ public final class CudaSamBackend implements SamBackend {
     private ImageOpsKernels imageOps;
     private GpuFramePreprocessor framePreprocessor;
     private GpuMaskPostprocessor maskPostprocessor;
-    private final boolean useGraphs = Boolean.parseBoolean(System.getProperty(GRAPHS_PROPERTY, "true"));
+    /** Whether forward passes replay CUDA graphs ({@code samstream.cuda.graphs}). */
+    private final boolean useGraphs;
     /** Captured forward passes by batch size (made on first use). */
     private final Map<Integer, CudaGraph> graphs = new HashMap<>();
 
@@ -170,18 +171,26 @@ public final class CudaSamBackend implements SamBackend {
     /** How long {@link #embedFrames} waits for free embedding slots before it fails. */
     static final long RING_ACQUIRE_TIMEOUT_MILLIS = 60_000;
 
+    /** As the complete form below, with the {@code samstream.cuda} defaults. */
+    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
+                          ModelSparsity sparsity, int embeddingSlots) {
+        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, embeddingSlots, CudaSettings.DEFAULTS);
+    }
+
     /**
      * The complete form.
      *
      * @param embeddingSlots embeddings the device ring holds ({@link #embedFrames}): at least {@code maxBatch};
      *                       the engine needs (in-flight batches + 1) x max batch to never wait for a slot
+     * @param options        the {@code samstream.cuda} section: CUDA graphs of the encoder and of the mask decoder
      */
     public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
-                          ModelSparsity sparsity, int embeddingSlots) {
+                          ModelSparsity sparsity, int embeddingSlots, CudaSettings options) {
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
         this.sparsity = sparsity;
+        this.useGraphs = options.graphs();
         this.config = config;
         this.maxBatch = maxBatch;
         this.s = config.imageSize();
@@ -227,7 +236,7 @@ public final class CudaSamBackend implements SamBackend {
             if (weights.hasPrefix("mask_decoder.")) {
                 String why = CudaMaskDecoder.unsupported(config);
                 if (why == null) {
-                    gdec = new CudaMaskDecoder(weights, config, context, k, maxPromptSets);
+                    gdec = new CudaMaskDecoder(weights, config, context, k, maxPromptSets, options.decoderGraphs());
                 } else {
                     log.warn("mask decoder on the CPU: the CUDA decoder kernels cannot run it ({})", why);
                     dec = CpuSamBackend.decoderOnly(weights, config, Math.max(1, decoderThreads));

@@ -113,7 +113,7 @@ public final class SamstreamRuntime implements AutoCloseable {
         // A CUDA backend sizes its GPU memory for the largest batch the batching stage makes, and its
         // embedding ring for the batches the pipeline holds (in flight + the one being decoded + 1).
         SamBackend backend = SamModels.open(checkpoint, config.device(), config.cpuThreads(),
-                config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2);
+                config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2, config.cuda());
         resources.add(backend);
         // Mask records name the model; a pruned one is another model, so they say so.
         modelName = BundledModel.modelName(checkpoint)
