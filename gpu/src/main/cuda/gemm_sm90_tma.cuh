@@ -26,7 +26,7 @@
 // The consumers' side is gemm_sm90's v1 consumer unchanged. No proxy fence is needed: TMA writes and wgmma reads
 // are both async-proxy operations, ordered by the mbarriers.
 //
-// The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps, and CudaKernels
+// The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps, and GemmKernels
 // launches these kernels only on compute capability 9.0 and only with tensor maps it could encode.
 #pragma once
 
@@ -51,7 +51,7 @@ struct Config {
     static constexpr int BOX_BYTES = 64 * 64 * 2;
     static constexpr int OUT_OFFSET = TILE_BYTES + 1024;   // from the ring's base: tiles, barriers, padding
     static constexpr int OUT_BYTES = TMA_STORE ? 2 * 2 * BOX_BYTES : 0;
-    // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack;
+    // Same formula as v1 (GemmKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack;
     // with TMA stores: tiles + 1024 (barriers, padded) + the staging buffers + 1024 B slack.
     static constexpr int SMEM_BYTES =
         TMA_STORE ? OUT_OFFSET + OUT_BYTES + 1024 : TILE_BYTES + 2 * STAGES * 8 + 1024;

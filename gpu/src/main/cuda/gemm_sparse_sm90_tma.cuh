@@ -37,7 +37,7 @@
 // in branch-free pairs (gemm_sparse_sm90.cuh says why; an odd count gets a zero k tile).
 //
 // Compiled for sm_90a only (a trapping body elsewhere); launched on compute capability 9.0 with tensor maps encoded by
-// io.samstream.gpu.cuda.TensorMaps (CudaKernels.gemmSparse).
+// io.samstream.gpu.cuda.TensorMaps (SparseGemmKernels.run).
 #pragma once
 
 #include <cuda.h>   // CUtensorMap

@@ -1,7 +1,8 @@
 // The kernel entry points of the samstream CUDA backend: this file is the one translation unit that
 // build-fatbin.sh compiles into samstream_kernels.fatbin (loaded at run time with cuModuleLoadData by
-// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names and
-// checks every argument before launching).
+// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names; its launchers by
+// family, GemmKernels, SparseGemmKernels, AttentionKernels, NormKernels, EncoderOpsKernels, DecoderKernels,
+// ImageOpsKernels, check every argument before launching).
 //
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
@@ -49,7 +50,7 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 // ---- Hopper GEMM fed by TMA (gemm_sm90_tma.cuh), the default on sm_90: the same function and epilogue; A, W and C
 // come as tensor maps (__grid_constant__, encoded on the host by TensorMaps), C is staged in shared memory and written
 // by TMA stores; persistent 1-D grid (min(tiles, SMs)), one CTA per SM. PINGPONG: the consumer warpgroups take whole
-// tiles in turn (CudaKernels picks it for K < 2048 without GELU). Shared memory: 226 KB for every tile.
+// tiles in turn (TileChoice picks it for K < 2048 without GELU). Shared memory: 226 KB for every tile.
 #define SAMSTREAM_GEMM_SM90_TMA_STORE(NAME, BN, STAGES, PINGPONG)                                                  \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
@@ -61,7 +62,7 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmap_128x128, 128, 6, true)
-// CudaKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these
+// GemmKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these
 // lines).
 static_assert(gemm_sm90_tma::Config<256, 4, true>::SMEM_BYTES == 231424, "HTS128x256's shared memory");
 static_assert(gemm_sm90_tma::Config<128, 6, true>::SMEM_BYTES == 231424, "HTS128x128's shared memory");
@@ -102,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
     }
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
-// CudaKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these lines).
+// SparseGemmKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these lines).
 static_assert(gemm_sparse_sm90_tma::Config<false>::SMEM_BYTES == 188416, "sparse HTS128x128's shared memory");
 static_assert(gemm_sparse_sm90_tma::Config<true>::SMEM_BYTES == 221184, "sparse HTP128x128's shared memory");
 

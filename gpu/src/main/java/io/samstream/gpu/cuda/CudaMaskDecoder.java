@@ -601,7 +601,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceBuffer dst = emb.slice(i * bytes, bytes, "embedding " + i);
             if (embedding instanceof EmbeddingRing.Slot slot) {
                 stream.waitFor(slot.ready());
-                kernels.tokensToChw(stream, slot.buffer(), dst, 1, t, c);
+                kernels.encoderOps().tokensToChw(stream, slot.buffer(), dst, 1, t, c);
             } else {
                 if (hostUploadPending) {
                     stream.synchronize();
@@ -872,13 +872,13 @@ public final class CudaMaskDecoder implements AutoCloseable {
             dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
             dk.linear(stream, qtmp, c, ly.i2tK.w, ly.i2tK.b, null, kp, internal, rows, internal, c, false);
             dk.linear(stream, queries, c, ly.i2tV.w, ly.i2tV.b, null, vp, internal, rows, internal, c, false);
-            kernels.gemm(stream, keysPe, ly.i2tQW, ly.i2tQB, null, wideA, (int) img, internal, c, false);
+            kernels.gemm().run(stream, keysPe, ly.i2tQW, ly.i2tQB, null, wideA, (int) img, internal, c, false);
             mark("image to token: gemm q");
             dk.attention(stream, Attn.IMAGE_TO_TOKEN, wideA, internal, kp, internal, vp, internal, wideC, internal,
                     sets, t, nq, heads, hdCross);
             mark("image to token: attention");
-            kernels.gemm(stream, wideC, ly.i2tOW, ly.i2tOB, keys, keys, (int) img, c, internal, false);
-            kernels.layerNorm(stream, keys, ly.norm4G, ly.norm4B, keys, (int) img, c, DECODER_EPS);
+            kernels.gemm().run(stream, wideC, ly.i2tOW, ly.i2tOB, keys, keys, (int) img, c, internal, false);
+            kernels.norm().layerNorm(stream, keys, ly.norm4G, ly.norm4B, keys, (int) img, c, DECODER_EPS);
             mark("image to token: gemm out + norm4");
         }
         dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
@@ -888,13 +888,13 @@ public final class CudaMaskDecoder implements AutoCloseable {
 
         // Upscaler: ConvT(C -> C/4) as a GEMM per pixel, scatter + LayerNorm2d + GELU, ConvT(C/4 -> C/8) + GELU.
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
-        kernels.gemm(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
+        kernels.gemm().run(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
         mark("upscale: gemm 1");
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
         dk.upscaleLnGelu(stream, pp1, upNormG, upNormB, up1, sets, e, e, co1, LN2D_EPS);
         mark("upscale: scatter + layernorm + gelu");
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
-        kernels.gemm(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, true);
+        kernels.gemm().run(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, true);
         mark("upscale: gemm 2 + gelu");
 
         // Hypernetworks of the needed mask tokens (outputs [mt, sets, C/8]), the mask logits, the IoU head.
@@ -917,8 +917,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
         int img = sets * t;
         dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
         dk.linear(stream, qtmp, c, a.q.w, a.q.b, null, qp, internal, rows, internal, c, false);
-        kernels.gemm(stream, keysPe, a.kW, a.kB, null, imgK, img, internal, c, false);
-        kernels.gemm(stream, keys, a.vW, a.vB, null, imgV, img, internal, c, false);
+        kernels.gemm().run(stream, keysPe, a.kW, a.kB, null, imgK, img, internal, c, false);
+        kernels.gemm().run(stream, keys, a.vW, a.vB, null, imgV, img, internal, c, false);
         mark("token to image: q + gemm k, v");
         dk.attention(stream, Attn.TOKEN_TO_IMAGE, qp, internal, imgK, internal, imgV, internal, attnTok, internal, sets,
                 nq, t, heads, hd);

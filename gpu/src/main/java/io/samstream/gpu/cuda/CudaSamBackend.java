@@ -26,7 +26,7 @@ import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
-import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.sparse.TwoFourWeights;
 
@@ -390,9 +390,9 @@ public final class CudaSamBackend implements SamBackend {
     private void linear(DeviceBuffer a, DeviceBuffer dense, SparseWeight sparse, DeviceBuffer bias, DeviceBuffer residual,
                         DeviceBuffer c, int m, int n, int k, boolean gelu) {
         if (sparse != null) {
-            kernels.gemmSparse(stream, a, sparse, bias, residual, c, m, gelu, kernels.defaultSparseTile(m, n, k, gelu));
+            kernels.sparseGemm().run(stream, a, sparse, bias, residual, c, m, gelu, kernels.sparseGemm().defaultTile(m, n, k, gelu));
         } else {
-            kernels.gemm(stream, a, dense, bias, residual, c, m, n, k, gelu);
+            kernels.gemm().run(stream, a, dense, bias, residual, c, m, n, k, gelu);
         }
     }
 
@@ -573,7 +573,7 @@ public final class CudaSamBackend implements SamBackend {
 
     /** Waits for the queued forward pass and copies its {@code batch} embeddings to a Java tensor. */
     private Tensor downloadEmbeddings(int batch) {
-        kernels.tokensToChw(stream, neckB, out, batch, tokens, neckC);
+        kernels.encoderOps().tokensToChw(stream, neckB, out, batch, tokens, neckC);
         long outBytes = (long) batch * neckC * tokens * 4;
         stream.download(out, 0, outPinned, 0, outBytes);
         stream.synchronize();
@@ -746,32 +746,32 @@ public final class CudaSamBackend implements SamBackend {
     private void enqueueForward(int batch, Profiler prof) {
         int m = batch * tokens;
         long md = (long) m * d;
-        kernels.patchify(stream, image, wideBuf, batch, s, p);
-        kernels.gemm(stream, wideBuf, patchW, patchB, null, x, m, d, 3 * p * p, false);
-        kernels.addPeriodic(stream, x, posEmbed, md, (long) tokens * d);
+        kernels.encoderOps().patchify(stream, image, wideBuf, batch, s, p);
+        kernels.gemm().run(stream, wideBuf, patchW, patchB, null, x, m, d, 3 * p * p, false);
+        kernels.encoderOps().addPeriodic(stream, x, posEmbed, md, (long) tokens * d);
         mark(prof, "patch_embed");
         for (Block b : blocks) {
-            kernels.layerNorm(stream, x, b.norm1G, b.norm1B, h, m, d, ENCODER_EPS);
+            kernels.norm().layerNorm(stream, x, b.norm1G, b.norm1B, h, m, d, ENCODER_EPS);
             mark(prof, "layernorm");
             linear(h, b.qkvW, b.qkvS, b.qkvB, null, wideBuf, m, 3 * d, d, false);
             mark(prof, "qkv");
-            kernels.attention(stream, wideBuf, b.window > 0 ? b.qkvB : null, b.relH, b.relW, h, batch, e, e, heads,
+            kernels.attention().run(stream, wideBuf, b.window > 0 ? b.qkvB : null, b.relH, b.relW, h, batch, e, e, heads,
                     headDim, b.window);
             mark(prof, b.window > 0 ? "attention windowed" : "attention global");
             linear(h, b.projW, b.projS, b.projB, x, x, m, d, d, false);
             mark(prof, "proj");
-            kernels.layerNorm(stream, x, b.norm2G, b.norm2B, h, m, d, ENCODER_EPS);
+            kernels.norm().layerNorm(stream, x, b.norm2G, b.norm2B, h, m, d, ENCODER_EPS);
             mark(prof, "layernorm");
             linear(h, b.lin1W, b.lin1S, b.lin1B, null, wideBuf, m, mlp, d, true);
             mark(prof, "mlp.lin1");
             linear(wideBuf, b.lin2W, b.lin2S, b.lin2B, x, x, m, d, mlp, false);
             mark(prof, "mlp.lin2");
         }
-        kernels.gemm(stream, x, neck0W, null, null, neckA, m, neckC, d, false);
-        kernels.layerNorm(stream, neckA, neck1G, neck1B, neckA, m, neckC, NECK_EPS);
-        kernels.im2col3x3(stream, neckA, wideBuf, batch, e, e, neckC);
-        kernels.gemm(stream, wideBuf, neck2W, null, null, neckB, m, neckC, 9 * neckC, false);
-        kernels.layerNorm(stream, neckB, neck3G, neck3B, neckB, m, neckC, NECK_EPS);
+        kernels.gemm().run(stream, x, neck0W, null, null, neckA, m, neckC, d, false);
+        kernels.norm().layerNorm(stream, neckA, neck1G, neck1B, neckA, m, neckC, NECK_EPS);
+        kernels.encoderOps().im2col3x3(stream, neckA, wideBuf, batch, e, e, neckC);
+        kernels.gemm().run(stream, wideBuf, neck2W, null, null, neckB, m, neckC, 9 * neckC, false);
+        kernels.norm().layerNorm(stream, neckB, neck3G, neck3B, neckB, m, neckC, NECK_EPS);
         mark(prof, "neck");
     }
 

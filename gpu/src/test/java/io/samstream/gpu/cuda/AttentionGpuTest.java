@@ -83,7 +83,7 @@ class AttentionGpuTest extends GpuTestBase {
     void headDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled,
                                  boolean wgmma) {
         if (wgmma) {
-            assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+            assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                     + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         }
         check(batch, h, w, heads, hd, window, withBias, sampled, wgmma);
@@ -112,9 +112,9 @@ class AttentionGpuTest extends GpuTestBase {
             "1, 40, 33, 2, 16, true, 0",
             "2, 32, 32, 1, 16, false, 0"})
     void windowedWgmma(int batch, int h, int w, int heads, int window, boolean withBias, int sampled) {
-        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+        assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                 + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        assertEquals(true, gpu.kernels.windowAttentionWgmma(64, window), "kernel choice");
+        assertEquals(true, gpu.kernels.attention().windowAttentionWgmma(64, window), "kernel choice");
         check(batch, h, w, heads, 64, window, withBias, sampled);
     }
 
@@ -126,7 +126,7 @@ class AttentionGpuTest extends GpuTestBase {
      */
     @Test
     void wgmmaKernelsFinish() {
-        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+        assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                 + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
             for (int rows : new int[] {1, 2, 3, 4, 5, 6, 7, 11, 13}) {
@@ -143,21 +143,21 @@ class AttentionGpuTest extends GpuTestBase {
     /** The wgmma kernel serves only what it was written for: other head dims and window sizes stay on mma.sync. */
     @Test
     void wgmmaKernelOnlyWhereItApplies() {
-        boolean hopper = gpu.kernels.supports(CudaKernels.GemmTile.H128x256);
-        assertEquals(hopper, gpu.kernels.attentionWgmma(64, 0, 64));
-        assertFalse(gpu.kernels.attentionWgmma(64, 14, 14), "windowed");
-        assertFalse(gpu.kernels.attentionWgmma(80, 0, 64), "head dim 80");
-        assertFalse(gpu.kernels.attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
-        assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 14));
-        assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 9));
-        assertFalse(gpu.kernels.windowAttentionWgmma(64, 8), "windows of 8 or less");
-        assertFalse(gpu.kernels.windowAttentionWgmma(64, 17), "windows over 16");
-        assertFalse(gpu.kernels.windowAttentionWgmma(80, 14), "head dim 80");
+        boolean hopper = gpu.kernels.hopper();
+        assertEquals(hopper, gpu.kernels.attention().attentionWgmma(64, 0, 64));
+        assertFalse(gpu.kernels.attention().attentionWgmma(64, 14, 14), "windowed");
+        assertFalse(gpu.kernels.attention().attentionWgmma(80, 0, 64), "head dim 80");
+        assertFalse(gpu.kernels.attention().attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
+        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 14));
+        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 9));
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 8), "windows of 8 or less");
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 17), "windows over 16");
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(80, 14), "head dim 80");
     }
 
     /** As {@link #check(int, int, int, int, int, int, boolean, int, boolean)} on the kernel the shape's choice names. */
     private void check(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
-        boolean wgmma = window > 0 ? gpu.kernels.windowAttentionWgmma(hd, window) : gpu.kernels.attentionWgmma(hd, 0, w);
+        boolean wgmma = window > 0 ? gpu.kernels.attention().windowAttentionWgmma(hd, window) : gpu.kernels.attention().attentionWgmma(hd, 0, w);
         check(batch, h, w, heads, hd, window, withBias, sampled, wgmma);
     }
 
@@ -174,7 +174,7 @@ class AttentionGpuTest extends GpuTestBase {
         float[] relW = GpuTestSupport.randomBf16(rnd, (2 * seqW - 1) * hd, 0.2);
 
         DeviceBuffer out = gpu.poisoned((long) batch * tokens * cTotal, "attention out");
-        gpu.kernels.attention(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
+        gpu.kernels.attention().run(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
                 gpu.upload(relH, "rel_h"), gpu.upload(relW, "rel_w"), out, batch, h, w, heads, hd, window, wgmma);
         float[] got = gpu.download(out, batch * tokens * cTotal);
 

@@ -10,8 +10,8 @@ import java.nio.file.Path;
 
 import org.junit.jupiter.api.Test;
 
-import io.samstream.gpu.cuda.CudaKernels.GemmTile;
-import io.samstream.gpu.cuda.CudaKernels.SparseTile;
+import io.samstream.gpu.cuda.GemmKernels.GemmTile;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
 
 /**
  * The Java side's table of kernels against the kernels' source (no GPU needed): every kernel launched by name is an
@@ -67,16 +67,16 @@ class KernelTableTest {
     /** LayerNorm: the kernel holding the fewest 8-column chunks per lane that fit the row (vit_b's 768: three). */
     @Test
     void layerNormKernelIsTheNarrowestThatHoldsTheRow() throws IOException {
-        assertEquals("samstream_layernorm_bf16_v1", CudaKernels.layerNormKernel(8));
-        assertEquals("samstream_layernorm_bf16_v1", CudaKernels.layerNormKernel(256));
-        assertEquals("samstream_layernorm_bf16_v2", CudaKernels.layerNormKernel(264));
-        assertEquals("samstream_layernorm_bf16_v3", CudaKernels.layerNormKernel(768));
-        assertEquals("samstream_layernorm_bf16_v5", CudaKernels.layerNormKernel(1280));
-        assertEquals("samstream_layernorm_bf16", CudaKernels.layerNormKernel(1288));
-        assertEquals("samstream_layernorm_bf16", CudaKernels.layerNormKernel(2048));
+        assertEquals("samstream_layernorm_bf16_v1", NormKernels.layerNormKernel(8));
+        assertEquals("samstream_layernorm_bf16_v1", NormKernels.layerNormKernel(256));
+        assertEquals("samstream_layernorm_bf16_v2", NormKernels.layerNormKernel(264));
+        assertEquals("samstream_layernorm_bf16_v3", NormKernels.layerNormKernel(768));
+        assertEquals("samstream_layernorm_bf16_v5", NormKernels.layerNormKernel(1280));
+        assertEquals("samstream_layernorm_bf16", NormKernels.layerNormKernel(1288));
+        assertEquals("samstream_layernorm_bf16", NormKernels.layerNormKernel(2048));
         String cu = source("samstream_kernels.cu");
         for (int c : new int[] {8, 256, 264, 512, 768, 1024, 1280, 1288, 2048}) {
-            assertTrue(entryPoint(cu, CudaKernels.layerNormKernel(c)), CudaKernels.layerNormKernel(c));
+            assertTrue(entryPoint(cu, NormKernels.layerNormKernel(c)), NormKernels.layerNormKernel(c));
         }
     }
 
@@ -90,14 +90,14 @@ class KernelTableTest {
         assertTrue(cu.contains(" samstream_attention_sm90_hd64("), "samstream_attention_sm90_hd64");
         assertTrue(cu.contains(" samstream_attention_sm90w2_hd64("), "samstream_attention_sm90w2_hd64");
         assertTrue(source("attention_sm90.cuh").contains("static_assert(Config<false>::SMEM_BYTES == "
-                + CudaKernels.ATTN_SM90_SMEM + ","), "attention_sm90.cuh asserts another global shared-memory size");
-        assertTrue(cu.contains("static_assert(attention_sm90::WindowHalves::SMEM_BYTES == " + CudaKernels.ATTN_SM90W2_SMEM
+                + AttentionKernels.SM90_SMEM + ","), "attention_sm90.cuh asserts another global shared-memory size");
+        assertTrue(cu.contains("static_assert(attention_sm90::WindowHalves::SMEM_BYTES == " + AttentionKernels.SM90W2_SMEM
                 + ","), "samstream_kernels.cu asserts another windowed shared-memory size");
-        assertEquals(111104, CudaKernels.ATTN_SM90W2_SMEM);
-        assertTrue(2 * (CudaKernels.ATTN_SM90W2_SMEM + 1024) <= 233472, "two CTAs per SM");
+        assertEquals(111104, AttentionKernels.SM90W2_SMEM);
+        assertTrue(2 * (AttentionKernels.SM90W2_SMEM + 1024) <= 233472, "two CTAs per SM");
         // 128 query slots per CTA: 1 CTA for windows of 9 to 11, 2 for 12 to 16 (SAM's 14: 196 queries).
-        assertEquals(128, CudaKernels.ATTN_SM90W2_QUERIES);
-        assertEquals(256, CudaKernels.ATTN_SM90W2_THREADS);
+        assertEquals(128, AttentionKernels.SM90W2_QUERIES);
+        assertEquals(256, AttentionKernels.SM90W2_THREADS);
     }
 
     /**
