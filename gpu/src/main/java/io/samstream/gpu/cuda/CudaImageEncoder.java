@@ -1,5 +1,7 @@
 package io.samstream.gpu.cuda;
 
+import static io.samstream.gpu.cuda.StepMarks.mark;
+
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,11 +38,6 @@ import io.samstream.gpu.tensor.Tensor;
  */
 final class CudaImageEncoder {
     private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
-
-    /** Where a profiled pass records a timing event after each step (see {@link CudaSamBackend#profileForward}). */
-    interface StepMarks {
-        void mark(String label);
-    }
 
     /** A Linear: its bf16 weight, or its 2:4 form when pruned (the other null), and its bias. */
     private record Linear(DeviceBuffer w, SparseWeight sparse, DeviceBuffer b) {}
@@ -212,12 +209,6 @@ final class CudaImageEncoder {
             sparseGemm.run(stream, a, l.sparse, l.b, residual, c, m, gelu, sparseGemm.defaultTile(m, n, k, gelu));
         } else {
             gemm.run(stream, a, l.w, l.b, residual, c, m, n, k, gelu);
-        }
-    }
-
-    private static void mark(StepMarks marks, String label) {
-        if (marks != null) {
-            marks.mark(label);
         }
     }
 

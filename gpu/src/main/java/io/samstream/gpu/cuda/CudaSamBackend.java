@@ -462,7 +462,7 @@ public final class CudaSamBackend implements SamBackend {
     }
 
     /** Records a timing event after each step (events are made on first use and reused). */
-    private final class Profiler implements CudaImageEncoder.StepMarks {
+    private final class Profiler implements StepMarks {
         final List<String> labels;
         final List<CudaEvent> events;
 
