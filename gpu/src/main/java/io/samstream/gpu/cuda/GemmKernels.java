@@ -96,6 +96,32 @@ public final class GemmKernels {
 
     private final CudaKernels kernels;
 
+    /** The epilogue flags of a product with this bias, GELU and residual (the same for every GEMM kernel). */
+    static int epilogue(DeviceBuffer bias, boolean gelu, DeviceBuffer residual) {
+        return (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
+    }
+
+    /**
+     * The checks both GEMMs make: positive dimensions, a tile that runs here, 16-byte rows, and A, C, the bias and
+     * the residual (either may be null) large enough and aligned. The weight's are the caller's.
+     */
+    void requireGemm(String op, int m, int n, int k, boolean tileRuns, Object tile, DeviceBuffer a, DeviceBuffer c,
+                     DeviceBuffer bias, DeviceBuffer residual) {
+        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        require(tileRuns, op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
+                + kernels.context().info().describe());
+        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
+        require(n % 8 == 0, op + ": n must be a multiple of 8");
+        requireBf16(a, (long) m * k, op, "a");
+        requireBf16(c, (long) m * n, op, "c");
+        if (bias != null) {
+            requireBf16(bias, n, op, "bias");
+        }
+        if (residual != null) {
+            requireBf16(residual, (long) m * n, op, "residual");
+        }
+    }
+
     GemmKernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (GemmTile t : GemmTile.values()) {
@@ -147,20 +173,8 @@ public final class GemmKernels {
     public void run(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
                     DeviceBuffer c, int m, int n, int k, boolean gelu, GemmTile tile) {
         String op = String.format(Locale.ROOT, "gemm m=%d n=%d k=%d", m, n, k);
-        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
-        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
-                + kernels.context().info().describe());
-        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
-        require(n % 8 == 0, op + ": n must be a multiple of 8");
-        requireBf16(a, (long) m * k, op, "a");
+        requireGemm(op, m, n, k, supports(tile), tile, a, c, bias, residual);
         requireBf16(w, (long) n * k, op, "w");
-        requireBf16(c, (long) m * n, op, "c");
-        if (bias != null) {
-            requireBf16(bias, n, op, "bias");
-        }
-        if (residual != null) {
-            requireBf16(residual, (long) m * n, op, "residual");
-        }
         if (tile.tma() && !CudaKernels.tmaCanMap(a, w, c)) {
             // A buffer the TMA tiles cannot describe (its address unknown or not 16-byte aligned): the same tile
             // width on the cp.async-fed kernel, which reads plain pointers, rather than a failed forward pass.
@@ -180,7 +194,7 @@ public final class GemmKernels {
             gridX = (int) tiles;
             gridY = 1;
         }
-        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
+        int epilogue = epilogue(bias, gelu, residual);
         Pointer opA, opW, opC = null;
         if (tile.tma()) {
             // A, W and C as tensor maps (by value; C in boxes of 64 x 64); persistent: at most one CTA per SM, each

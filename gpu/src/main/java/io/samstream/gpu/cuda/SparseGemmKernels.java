@@ -1,8 +1,5 @@
 package io.samstream.gpu.cuda;
 
-import static io.samstream.gpu.cuda.GemmKernels.EPI_BIAS;
-import static io.samstream.gpu.cuda.GemmKernels.EPI_GELU;
-import static io.samstream.gpu.cuda.GemmKernels.EPI_RESIDUAL;
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
 import static io.samstream.gpu.cuda.LaunchChecks.requireBf16;
@@ -124,21 +121,9 @@ public final class SparseGemmKernels {
                     DeviceBuffer c, int m, boolean gelu, SparseTile tile) {
         int n = w.n(), k = w.k();
         String op = String.format(Locale.ROOT, "gemmSparse m=%d n=%d k=%d", m, n, k);
-        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
-        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
-                + kernels.context().info().describe());
-        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
-        require(n % 8 == 0, op + ": n must be a multiple of 8");
-        requireBf16(a, (long) m * k, op, "a");
+        kernels.gemm().requireGemm(op, m, n, k, supports(tile), tile, a, c, bias, residual);
         requireBf16(w.values(), w.valueCount(), op, "values");
         requireBytes(w.metadata(), w.metadataBytes(), op, "metadata");
-        requireBf16(c, (long) m * n, op, "c");
-        if (bias != null) {
-            requireBf16(bias, n, op, "bias");
-        }
-        if (residual != null) {
-            requireBf16(residual, (long) m * n, op, "residual");
-        }
         if (tile.tma && !(kernels.tmaAvailable() && CudaKernels.tmaCanMap(a, w.values(), w.metadata(), c, residual))) {
             // As for the dense TMA tiles: the cp.async Hopper tile reads plain pointers.
             if (kernels.firstTmaFallback()) {
@@ -149,7 +134,7 @@ public final class SparseGemmKernels {
         }
         int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
         require(gridY <= 65535, op + ": m too large for one launch");
-        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
+        int epilogue = GemmKernels.epilogue(bias, gelu, residual);
         Pointer params;
         if (tile.tma) {
             // Persistent: at most one CTA per SM, each walking output tiles. The maps: A and the values in boxes of 128
