@@ -3,7 +3,7 @@
 #pragma once
 
 #include "common.cuh"
-#include "gemm.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_sm90_ptx.cuh"
 
 namespace gemm_sm90 {

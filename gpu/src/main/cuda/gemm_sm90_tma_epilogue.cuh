@@ -5,7 +5,7 @@
 #include <cuda.h>   // CUtensorMap
 
 #include "common.cuh"
-#include "gemm.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_sm90_epilogue.cuh"
 #include "gemm_sm90_ptx.cuh"
 #include "gemm_sm90_tma_ptx.cuh"
