@@ -174,21 +174,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.context = context;
         this.kernels = kernels;
 
-        int nqMax = 1 + mt + MAX_SPARSE;
-        long s = maxSets;
-        long rowsTok = s * nqMax;
-        long imgElems = s * t * c;
-        long wideElems = s * t * Math.max(3L * internal, 2L * c);
-        long outMasks = s * Math.max(1, mt - 1) * l * l;
-        long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
-                rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
-                (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
-        long total = 64L * 256;   // alignment of the buffers allocated from one entry below
-        for (long a : act) {
-            total += BumpAllocator.alignUp(Math.max(a, 1));
-        }
-        long weightsBound = weightBytesBound(config);
-        this.poolBytes = total + weightsBound;
+        Sizes z = Sizes.of(config, maxSets);
+        long s = maxSets, rowsTok = z.rowsTok(), imgElems = z.imgElems(), wideElems = z.wideElems();
+        long outMasks = z.outMasks();
+        long[] act = z.act();
+        this.poolBytes = z.poolBytes();
         long embBytes = Math.max((long) c * t * 4, 4L << 20);
         long inBytes = Chunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
         long outBytes = Chunk.outBytes(maxSets, mt);
@@ -303,6 +293,32 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         Dense[] iouHead = w.mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
         return new OutputHeads(outTokens, up1W, up1B, upNormG, upNormB, up2W, up2B, hyper, iouHead);
+    }
+
+    /**
+     * The device memory of {@code maxSets} prompt sets: token rows (sets x (1 + mask tokens + {@link #MAX_SPARSE})),
+     * image elements and the wide buffer's, the mask logits, and the activation buffers' bytes in allocation order.
+     */
+    private record Sizes(long rowsTok, long imgElems, long wideElems, long outMasks, long[] act, long poolBytes) {
+        static Sizes of(SamConfig config, int maxSets) {
+            int c = config.promptDim(), e = config.embeddingSize(), t = e * e, l = config.lowResSize();
+            int internal = c / config.attentionDownsample(), mlp = config.decoderMlpDim();
+            int mt = config.numMultimaskOutputs() + 1, iouHidden = config.iouHeadHiddenDim(), co2 = c / 8;
+            int nqMax = 1 + mt + MAX_SPARSE;
+            long s = maxSets;
+            long rowsTok = s * nqMax;
+            long imgElems = s * t * c;
+            long wideElems = s * t * Math.max(3L * internal, 2L * c);
+            long outMasks = s * Math.max(1, mt - 1) * l * l;
+            long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
+                    rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
+                    (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
+            long total = 64L * 256;   // alignment of the buffers allocated from one entry below
+            for (long a : act) {
+                total += BumpAllocator.alignUp(Math.max(a, 1));
+            }
+            return new Sizes(rowsTok, imgElems, wideElems, outMasks, act, total + weightBytesBound(config));
+        }
     }
 
     /** An upper bound of the weight bytes (each tensor 256-aligned, fp32). */
