@@ -1,4 +1,4 @@
-"""Readers of the TSV files the Java benchmarks write, for the table scripts (sparse_table.py, hopper_table.py).
+"""Readers of the TSV files the Java benchmarks write, for the table scripts (sparse_table.py).
 
 CudaKernelBench: a "device" line, then one line per measurement: op, variant, shape, ms, rate, unit.
 EncoderBench: "meta" key value; "encoder" batch ms end-to-end-ms pool-bytes memory-delta; "variant" batch name ms;

@@ -4,9 +4,8 @@
     python3 bench/sparse_table.py --dir OUT --commit SHA --out sparse-speed.md
 
 Reads, from OUT: sparse-kernels.tsv (CudaKernelBench rows: the default dense tile and every 2:4 sparse tile at the
-vit_b encoder shapes, M = 32 x 4096 tokens) and encoder-none-all.tsv, encoder-2of4-all-tmap.tsv (the default),
-encoder-2of4-all-tmas.tsv, encoder-2of4-all-cp.tsv, encoder-2of4-mlp-tmap.tsv (EncoderBench: vit_b encoder, random
-weights; 2:4 on each Hopper sparse pipeline). Writes per
+vit_b encoder shapes, M = 32 x 4096 tokens) and encoder-none-all.tsv, encoder-2of4-all.tsv, encoder-2of4-mlp.tsv
+(EncoderBench: vit_b encoder, random weights). Writes per
 GEMM shape the default dense tile and the best sparse tile (ms, TFLOP/s counted as the dense 2MNK, and the
 speed-up), then per batch the encoder's GPU img/s dense / 2:4 all / 2:4 mlp and the per-step times.
 """
@@ -41,9 +40,7 @@ def main():
                       f"{s[2]:.3f} | {s[3]:.0f} | {d[2] / s[2]:.2f}x |")
     md += ["", "All rows:", "", "| variant | shape | ms | TFLOP/s |", "|---|---|---|---|"]
     md += [f"| {v} | {sh} | {ms:.3f} | {r:.0f} |" for v, sh, ms, r in kernels]
-    runs = [("dense", "encoder-none-all.tsv"), ("2:4 all (default: TMA)", "encoder-2of4-all-tmap.tsv"),
-            ("2:4 all, TMA cooperative", "encoder-2of4-all-tmas.tsv"), ("2:4 all, cp.async", "encoder-2of4-all-cp.tsv"),
-            ("2:4 mlp", "encoder-2of4-mlp-tmap.tsv")]
+    runs = [("dense", "encoder-none-all.tsv"), ("2:4 all", "encoder-2of4-all.tsv"), ("2:4 mlp", "encoder-2of4-mlp.tsv")]
     data = {label: Encoder(os.path.join(a.dir, f)) for label, f in runs}
     batches = sorted(set().union(*[set(v.batches) for v in data.values()]))
     md += ["", "## vit_b encoder (random weights, 1024 px), GPU time per batch", "",

@@ -5,7 +5,7 @@
 # jlink'ed runtime) once. .device/ is kept out of git through DEST's .git/info/exclude.
 #
 #   tools/device/prepare-gpu-tests.sh [DEST]          e.g. tools/device/prepare-gpu-tests.sh /work/main
-#   GPU_ONLY=1 DEVICE_DIR=hopper tools/device/prepare-gpu-tests.sh /work/main   (run-gpu-tests.sh hopper: ~14 MB)
+#   GPU_ONLY=1 DEVICE_DIR=sparse tools/device/prepare-gpu-tests.sh /work/main   (run-gpu-tests.sh sparse: ~14 MB)
 #
 # Mode "track-eval" of run-gpu-tests.sh runs the tracking benchmark (io.samstream.bench.TrackEval) on the
 # CPU and on CUDA; the demo model is part of the tree, and it needs neither the fixtures nor the test
@@ -55,7 +55,7 @@ for j in "$out"/lib/*.jar; do
     esac
 done
 # GPU_ONLY=1 (for modes that run only the cuda package's tests and the kernel / encoder benchmarks, e.g.
-# run-gpu-tests.sh hopper): also drop the engine's Akka and Scala (~16 MB) and the parity fixtures (~5 MB), so
+# run-gpu-tests.sh sparse): also drop the engine's Akka and Scala (~16 MB) and the parity fixtures (~5 MB), so
 # that /work/main's tree + the JRE + this folder stay under the device tool's 64 MiB. FIXTURES=1 keeps the
 # fixtures all the same (mode encoder: GPU_ONLY=1 FIXTURES=1 DEVICE_DIR=encoder, ~20 MB, carried with .ref).
 if [ "${GPU_ONLY:-0}" = 1 ]; then
@@ -86,7 +86,7 @@ for cfg in $([ "$fixtures" = 1 ] && echo tiny256 small1024); do
     done
 done
 
-cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/hopper_table.py bench/bench_tsv.py "$out/"
+cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"
 echo "$commit" > "$out/COMMIT"

@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|hopper] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|sparse] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -23,23 +23,11 @@
 # Mode "sparse": the hang checks of the TMA sparse GEMM and the wgmma attention (SparseGemmSm90GpuTest#tmaKernelsNeverHang,
 #   AttentionGpuTest#wgmmaKernelsFinish, 180 s each), then SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse
 #   tiles; only in this mode) (or $CLASSES), the default dense and every 2:4 sparse GEMM row of CudaKernelBench and the
-#   vit_b attention rows (sparse-kernels.tsv), then EncoderBench dense / 2:4 all on each Hopper sparse pipeline (tmap,
-#   tmas, cp) / 2:4 mlp (encoder-*.tsv; SPARSE_RUNS="sparsity layers pipeline,..." picks others; a failed attention hang
-#   check keeps them off the wgmma attention kernels), and
+#   vit_b attention rows (sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv;
+#   SPARSE_RUNS="sparsity layers,..." picks others; none when the attention hang check failed), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
-# Mode "hopper": the Hopper kernels of gemm_sm90_tma.cuh (tma, tma2 = CTA pairs, tmas = TMA stores of C, tmap = the
-#   same with ping-pong consumers),
-#   gemm_sm90_v2.cuh (v2) and
-#   attention_sm90.cuh next to the defaults: first the hang checks (GemmGpuTest#tmaPipelineNeverHangs,
-#   #v2PipelineNeverHangs, AttentionGpuTest#wgmmaKernelsFinish; a deadlock fails one within 120 / 60 s, its class is
-#   not run, and those kernels are left out of the benchmarks), then
-#   CudaRuntimeGpuTest, AttentionGpuTest and GemmGpuTest (or $CLASSES), the kernels' SASS summary (sass.txt: HGMMA / TMA / spill counts and
-#   registers, from Triton's cuobjdump), CudaKernelBench's Hopper GEMM and attention rows (hopper-kernels.tsv),
-#   EncoderBench at batch ${ENCODER_BATCHES:-32} for each pipeline:attentionWgmma of $ENCODER_COMBOS (default
-#   "v1:false tma:true tmas:true v2:true"; the second field switches both wgmma attention kernels, global and
-#   windowed; encoder-<pipeline>-<attention>.tsv, each with the eager variants of
-#   every pipeline that passed), and bench/hopper_table.py's hopper.md (all of it side by side: copy it to
-#   bench/results/). The raw TSVs go into reports-hopper.tgz (raw/). ~8 min.
+# Mode "hopper" (every Hopper GEMM pipeline and attention variant side by side) went with the variants that lost
+#   their benchmarks (bench/results/README.md); the hang checks run in "sparse" and in the test classes.
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
 # Mode "decoder": every test class (per-class limit $CLASS_TIMEOUT s, default 300), then the mask decoder
 #   benchmark (io.samstream.bench.DecoderBench: prompt sets/s at 1 and 64 sets, encoder/decoder overlap)
@@ -62,8 +50,6 @@ mode=${1:-all}
 mkdir -p "$out"
 work=$(mktemp -d)
 status=0
-v2_failed=0
-tma_failed=0
 failed=""   # the test classes that failed (mode sparse leaves the Hopper sparse tile out when its class did)
 attn_failed=0
 sparse_tma_failed=0
@@ -100,18 +86,13 @@ case "$mode" in
         runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
         for c in ${CLASSES:-SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
-    hopper)
-        runs+=("method:GemmGpuTest#tmaPipelineNeverHangs")
-        runs+=("method:GemmGpuTest#v2PipelineNeverHangs")
-        runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
-        for c in ${CLASSES:-CudaRuntimeGpuTest AttentionGpuTest GemmGpuTest}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
 esac
 for run in "${runs[@]}"; do
         tool=${run%%:*} cls=${run#*:}
-        # Mode hopper: a class whose hang check failed would hang again at its first case; the device time goes to
+        # Mode sparse: a class whose hang check failed would hang again at its first case; the device time goes to
         # the rest instead.
         if [ "$mode" = sparse ] && [ "$tool" = plain ] && { { [ "$cls" = SparseGemmSm90GpuTest ] && [ "$sparse_tma_failed" = 1 ]; } ||
             { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; }; then
@@ -119,14 +100,6 @@ for run in "${runs[@]}"; do
             status=1
             failed="$failed $cls"
             continue
-        fi
-        if [ "$mode" = hopper ] && [ "$tool" = plain ]; then
-            if { [ "$cls" = GemmGpuTest ] && [ "$tma_failed$v2_failed" != 00 ]; } ||
-                { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; then
-                echo "!!! $cls skipped: its hang check failed"
-                status=1
-                continue
-            fi
         fi
         echo "=== $cls ($tool)"
         start=$(date +%s)
@@ -148,8 +121,7 @@ for run in "${runs[@]}"; do
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
         if [ "$tool" = method ] && [ $rc -ne 0 ]; then
-            case "$cls" in *tmaPipeline*) tma_failed=1 ;; *wgmmaKernelsFinish*) attn_failed=1 ;;
-                *tmaKernelsNeverHang*) sparse_tma_failed=1 ;; *) v2_failed=1 ;; esac
+            case "$cls" in *wgmmaKernelsFinish*) attn_failed=1 ;; *tmaKernelsNeverHang*) sparse_tma_failed=1 ;; esac
         fi
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
@@ -191,35 +163,27 @@ fi
 
 if [ "$mode" = sparse ]; then
     # The default dense tiles and every 2:4 sparse tile at the same shapes (TFLOP/s counted as 2MNK for both), then
-    # the vit_b encoder dense and with 2:4 sparsity at ENCODER_BATCHES: all encoder linears on each Hopper sparse
-    # pipeline (tmap = the TMA kernel, ping-pong where it pays: the default; tmas = cooperative everywhere; cp = the
-    # cp.async kernel), and the MLPs only on the default.
+    # the vit_b encoder dense and with 2:4 sparsity at ENCODER_BATCHES: all encoder linears, and the MLPs only.
     # Kernels only when their tests passed (a kernel that faults or hangs would take the run down): the Hopper sparse
     # tiles with SparseGemmSm90GpuTest, the TMA ones with their hang check too.
     sm90_ok=1 filter="re:^gemm (.*\(default\)|.*sparse2:4)"
     case " $failed " in *" SparseGemmSm90GpuTest "*) sm90_ok=0 filter="re:^gemm ((?!.*sparse2:4 H).*\(default\)|sparse2:4$|.*sparse2:4 S)" ;; esac
-    # The attention kernels too (the vit_b rows) when their hang check passed; else the encoder runs keep off them.
-    attn_opts=()
-    if [ "$attn_failed" = 1 ]; then
-        attn_opts=(-Dsamstream.cuda.attentionWgmma=false -Dsamstream.cuda.windowAttentionWgmma=false
-            -Dsamstream.bench.attentionVariants=false)
-    else
-        filter="$filter|^attention vit_b"
-    fi
+    # The attention kernels too (the vit_b rows) when their hang check passed; else no encoder run (it would hang).
+    [ "$attn_failed" = 1 ] || filter="$filter|^attention vit_b"
     echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse; $filter)"
     timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/sparse-kernels.tsv" 20 "$filter" \
         2>&1 | tee "$work/sparse-kernels.log" || status=1
-    # SPARSE_RUNS: which encoder runs, "sparsity layers pipeline" comma-separated.
-    IFS=, read -ra sparse_runs <<< "${SPARSE_RUNS:-none all -,2:4 all tmap,2:4 all tmas,2:4 all cp,2:4 mlp tmap}"
+    # SPARSE_RUNS: which encoder runs, "sparsity layers" comma-separated.
+    IFS=, read -ra sparse_runs <<< "${SPARSE_RUNS:-none all,2:4 all,2:4 mlp}"
     for sp in "${sparse_runs[@]}"; do
         set -- $sp
-        if [ "$3" != - ] && [ $sm90_ok = 0 ]; then
-            echo "!!! SparseGemmSm90GpuTest failed: no encoder run on the Hopper sparse tiles"
+        if { [ "$1" != none ] && [ $sm90_ok = 0 ]; } || [ "$attn_failed" = 1 ]; then
+            echo "!!! a hang check or SparseGemmSm90GpuTest failed: no encoder run --sparsity $1"
             continue
         fi
-        name=$(echo "$1-$2" | sed 's/:/of/')$([ "$3" != - ] && echo "-$3")
-        echo "=== EncoderBench --sparsity $1 --sparse-layers $2, sparsePipeline=$3 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
-        timeout 300 java -Xmx24g "${attn_opts[@]}" -Dsamstream.cuda.sparsePipeline="$([ "$3" = - ] && echo tmap || echo "$3")" -cp "$cp" \
+        name=$(echo "$1-$2" | sed 's/:/of/')
+        echo "=== EncoderBench --sparsity $1 --sparse-layers $2 (vit_b, batch ${ENCODER_BATCHES:-1 8 32})"
+        timeout 300 java -Xmx24g -cp "$cp" \
             io.samstream.bench.EncoderBench --sparsity "$1" --sparse-layers "$2" "$out/encoder-$name.tsv" \
             ${ENCODER_BATCHES:-1 8 32} 2>&1 | tee "$work/encoder-$name.log" || status=1
     done
@@ -227,58 +191,6 @@ if [ "$mode" = sparse ]; then
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
     # The device tool brings back at most 8 files: the raw TSVs travel inside reports-sparse.tgz (raw/).
     mkdir -p "$work/raw" && cp "$out"/*.tsv "$work/raw/" 2>/dev/null && rm -f "$out"/encoder-*.tsv
-fi
-
-if [ "$mode" = hopper ]; then
-    # What the compiler made of the new kernels: tensor-core instructions, local-memory spills, registers.
-    cuobjdump=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump"))' 2>/dev/null)
-    if [ -x "$cuobjdump" ]; then
-        # (Python's zipfile: the GPU machine has no unzip.)
-        python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("io/samstream/gpu/cuda/samstream_kernels.fatbin", sys.argv[2])' \
-            "$(ls "$here"/lib/samstream-gpu-*.jar | head -1)" "$work" || echo "could not extract the fatbin" >&2
-        fb="$work/io/samstream/gpu/cuda/samstream_kernels.fatbin"
-        for f in samstream_attention_sm90_hd64 samstream_attention_sm90w_hd64 samstream_attention_sm90w2_hd64 samstream_attention_hd64_row samstream_gemm_sm90tma_128x256 \
-                 samstream_gemm_sm90tmas_128x256 samstream_gemm_sm90tmap_128x128 samstream_gemm_sm90tmac2_128x256 samstream_gemm_sm90_128x256 samstream_gemm_sm90v2_128x256; do
-            sass=$("$cuobjdump" -arch sm_90a -sass -fun "$f" "$fb" 2>&1)
-            echo "$f: $(grep -c HGMMA <<<"$sass") HGMMA, $(grep -c UTMALDG <<<"$sass") UTMALDG, $(grep -cE 'LDL|STL' <<<"$sass") LDL/STL, $(grep -c USETMAXREG <<<"$sass") USETMAXREG, $(wc -l <<<"$sass") lines"
-        done | tee "$out/sass.txt"
-        "$cuobjdump" -arch sm_90a -res-usage "$fb" 2>&1 | grep -A1 -E 'sm90tma|attention_sm90|sm90v2_128x256|sm90_128x256' \
-            | tee -a "$out/sass.txt"
-    else
-        echo "no cuobjdump (Triton's) on this machine: no SASS summary"
-    fi
-    # Only the kernels whose hang check passed (a deadlock would take the whole benchmark JVM down).
-    tiles="H1|H256"   # v1 (and every square row of a tile that runs)
-    [ "$v2_failed" = 1 ] || tiles="$tiles|H2_"
-    [ "$tma_failed" = 1 ] || tiles="$tiles|HT"
-    attn="attention vit_b"
-    [ "$attn_failed" = 1 ] && attn="attention vit_b (global|windowed 14x14)\$"
-    filter="re:(gemm .*($tiles))|($attn)"
-    echo "=== CudaKernelBench ($filter)"
-    timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/hopper-kernels.tsv" 20 "$filter" \
-        2>&1 | tee "$work/hopper-kernels.log" || status=1
-    # The eager variant rows of each encoder run: every pipeline that passed its hang check.
-    pipes=v1
-    [ "$v2_failed" = 1 ] || pipes="$pipes,v2"
-    [ "$tma_failed" = 1 ] || pipes="$pipes,tma,tma2,tmas,tmap"
-    for combo in ${ENCODER_COMBOS:-v1:false tma:true tmas:true v2:true}; do
-        set -- ${combo/:/ } false
-        [ "$attn_failed" = 1 ] && set -- "$1" false   # the attention kernels failed their hang check
-        if { [ "${1#tma}" != "$1" ] && [ "$tma_failed" = 1 ]; } || { [ "$1" = v2 ] && [ "$v2_failed" = 1 ]; }; then
-            echo "!!! $1 pipeline failed its hang check: no encoder run on it"
-            continue
-        fi
-        echo "=== EncoderBench gemmPipeline=$1 attentionWgmma=$2 (vit_b, batch ${ENCODER_BATCHES:-32})"
-        timeout 200 java -Xmx24g -Dsamstream.cuda.gemmPipeline="$1" -Dsamstream.cuda.attentionWgmma="$2" \
-            -Dsamstream.cuda.windowAttentionWgmma="$2" -Dsamstream.bench.pipelines="$pipes" \
-            -Dsamstream.bench.attentionVariants=$([ "$attn_failed" = 1 ] && echo false || echo true) -cp "$cp" \
-            io.samstream.bench.EncoderBench "$out/encoder-$1-$2.tsv" \
-            ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$1-$2.log" || status=1
-    done
-    echo "=== hopper.md (everything side by side)"
-    python3 "$here/hopper_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/hopper.md" || status=1
-    # The device tool brings back at most 8 files: the raw TSVs travel inside reports-hopper.tgz (raw/).
-    mkdir -p "$work/raw" && mv "$out"/*.tsv "$work/raw/" 2>/dev/null
 fi
 
 if [ "$mode" = decoder ]; then

@@ -51,7 +51,7 @@ __host__ __device__ constexpr int rel_stride(int seq_h, int seq_w) {
     return seq_h + rows_per_tile(seq_w) + seq_w + 1;
 }
 
-// Dynamic shared memory a CTA needs; the host computes the same number (CudaKernels.attentionSmem).
+// Dynamic shared memory a CTA needs; the host computes the same number (AttentionKernels.smem).
 __host__ __device__ constexpr int smem_bytes(int hd, int nwarps, int seq_h, int seq_w) {
     return (16 * nwarps + 4 * BKV) * (hd + SMEM_PAD) * 2 + 16 * nwarps * rel_stride(seq_h, seq_w) * 4;
 }

@@ -40,13 +40,9 @@
 // offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B
 // (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
-// Windowed blocks, half a window per CTA (WindowHalves, attention_window_halves_sm90; the default,
-// -Dsamstream.cuda.windowAttentionHalves=false keeps whole windows; 7.0 against 8.3 ms in the vit_b encoder at batch
-// 32, bench/results/2026-12-02-h200-sparse-tma.md). Why: the whole-window configuration took 8.3 ms for vit_b's 8
-// windowed blocks at batch 32 on the H200, ~1.04 ms per block for 32 x 25 windows x 12 heads = 9600 CTAs, ~14 us per
-// wave of 132: ~26,000 cycles per CTA against ~4,100 of tensor-core work (256 x 256 x 64 x 2 x 2 FLOP at 4096 per cycle
-// and SM). It is latency-bound: with one CTA per SM nothing overlaps a CTA's prologue (Q, Rh / Rw, the tables on the
-// tensor cores, two barriers) or its serial chain per key tile (S = Q K^T, wait, softmax, P.V, wait). So here a CTA
+// Windowed blocks run half a window per CTA (WindowHalves, attention_window_halves_sm90; the only windowed kernel
+// compiled: the whole-window configuration is latency-bound with one CTA per SM and lost, 8.3 against 7.0 ms in the
+// vit_b encoder at batch 32, bench/results/2026-12-02-h200-sparse-tma.md). So here a CTA
 // takes 128 query slots of a window (grid x = ceil(L / 128): 1 for windows of 9 to 11, 2 for 12 to 16; blockIdx.x
 // picks the half), 2 consumer warpgroups of one m64 block each (256 threads, <= 128 registers, __launch_bounds__(256,
 // 2)), no producer and no mbarriers: all threads cp.async Q, the staged Rh / Rw (commit group 0) and the whole window's
@@ -61,7 +57,7 @@
 //
 // Numerics are those of the mma.sync kernel (fp32 scores and sums in the log2 domain, P rounded to bf16 for P.V,
 // the output rounded to bf16); the tests compare both with the same double-precision reference.
-// The kernel body exists only for sm_90a (SAMSTREAM_SM90A); elsewhere it traps, and CudaKernels launches it only
+// The kernel body exists only for sm_90a (SAMSTREAM_SM90A); elsewhere it traps, and AttentionKernels launches it only
 // on compute capability 9.0.
 #pragma once
 
@@ -123,9 +119,8 @@ struct WindowHalves {
     static_assert(TILES * ROWS_PER_TILE * ROW_SLOTS == 256, "a window's K / V fill 4 tiles");
 };
 
-// CudaKernels.ATTN_SM90_SMEM / ATTN_SM90W_SMEM hold these numbers (ATTN_SM90W2_SMEM: samstream_kernels.cu).
-static_assert(Config<false>::SMEM_BYTES == 207440, "CudaKernels.ATTN_SM90_SMEM holds this number");
-static_assert(Config<true>::SMEM_BYTES == 137280, "CudaKernels.ATTN_SM90W_SMEM holds this number");
+// AttentionKernels.SM90_SMEM holds this number (SM90W2_SMEM: samstream_kernels.cu).
+static_assert(Config<false>::SMEM_BYTES == 207440, "AttentionKernels.SM90_SMEM holds this number");
 
 #ifdef SAMSTREAM_SM90A
 

@@ -2,7 +2,7 @@
 // into GEMM rows (patch embedding), adds the absolute position embedding, unfolds the neck's 3x3
 // convolution, and turns the final channels-last bf16 tokens into the fp32 channels-first embedding.
 //
-// All are memory-bound and move 16 bytes (8 bf16) per thread and step; the host (CudaKernels) checks
+// All are memory-bound and move 16 bytes (8 bf16) per thread and step; the host (EncoderOpsKernels) checks
 // the divisibility each one states.
 #pragma once
 

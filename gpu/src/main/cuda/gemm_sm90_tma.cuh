@@ -1,10 +1,11 @@
-// Hopper (sm_90a) GEMM fed by the tensor memory accelerator: the function, tiles, shared-memory layout, MMAs
-// and epilogue of gemm_sm90.cuh, with the tiles copied by TMA (cp.async.bulk.tensor) instead of 128 producer
-// threads issuing 16-byte cp.async. Selected with -Dsamstream.cuda.gemmPipeline=tma (CudaKernels.GemmTile.T_*).
+// Hopper (sm_90a) GEMM fed by the tensor memory accelerator, the GEMM of sm_90: the function, tiles, shared-memory
+// layout, MMAs and epilogue of gemm_sm90.cuh, with the tiles copied by TMA (cp.async.bulk.tensor) instead of 128
+// producer threads issuing 16-byte cp.async (GemmTile.HTS..., HTP128x128; only TMA_STORE and CLUSTER = 1 are
+// instantiated, the other variants lost: bench/results/README.md). This file is the schedule (the kernel: warp
+// roles, persistent tile walk, barriers); PTX wrappers in gemm_sm90_tma_ptx.cuh, the mainloop's MMAs in
+// gemm_sm90_mainloop.cuh, the epilogue in gemm_sm90_tma_epilogue.cuh.
 //
-// Why. The cp.async producer of gemm_sm90.cuh needs 24-36 copy instructions per thread and k tile, waits for its
-// own copies before it can mark a stage full, and zero-fills the ragged edges by hand; measured, the kernel stays
-// at 40-70 % of cuBLAS on the encoder's shapes (bench/results/2026-11-30-h200-wgmma.md). Here one thread issues two
+// Why: one thread issues two
 // bulk tensor copies per k tile (A: 128 x 64, W: BN x 64), the hardware writes them in the 128-byte-swizzled layout
 // that the wgmma descriptors read (CU_TENSOR_MAP_SWIZZLE_128B on a 64-element-wide box: row r's 16-byte chunk c at
 // chunk c ^ (r % 8), exactly gemm_sm90's layout), fills rows past M / N and columns past K with zeros, and
@@ -25,13 +26,15 @@
 // The consumers' side is gemm_sm90's v1 consumer unchanged. No proxy fence is needed: TMA writes and wgmma reads
 // are both async-proxy operations, ordered by the mbarriers.
 //
-// The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps, and CudaKernels
+// The kernel body exists only for sm_90a; other targets of the fatbin get a body that traps, and GemmKernels
 // launches these kernels only on compute capability 9.0 and only with tensor maps it could encode.
 #pragma once
 
 #include <cuda.h>   // CUtensorMap
 
 #include "gemm_sm90.cuh"
+#include "gemm_sm90_tma_epilogue.cuh"
+#include "gemm_sm90_tma_ptx.cuh"
 
 namespace gemm_sm90_tma {
 
@@ -50,7 +53,7 @@ struct Config {
     static constexpr int BOX_BYTES = 64 * 64 * 2;
     static constexpr int OUT_OFFSET = TILE_BYTES + 1024;   // from the ring's base: tiles, barriers, padding
     static constexpr int OUT_BYTES = TMA_STORE ? 2 * 2 * BOX_BYTES : 0;
-    // Same formula as v1 (CudaKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack;
+    // Same formula as v1 (GemmKernels.GemmTile mirrors it): tiles + 2 barriers per stage + 1024 B alignment slack;
     // with TMA stores: tiles + 1024 (barriers, padded) + the staging buffers + 1024 B slack.
     static constexpr int SMEM_BYTES =
         TMA_STORE ? OUT_OFFSET + OUT_BYTES + 1024 : TILE_BYTES + 2 * STAGES * 8 + 1024;
@@ -71,155 +74,6 @@ struct Config {
     static_assert(BARRIERS * 8 <= 1024, "the barriers fit in the padding before the staging buffers");
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
 };
-
-#ifdef SAMSTREAM_SM90A
-
-// One arrival on `bar` that also expects `bytes` more transaction bytes in the current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-// The box of `map` at element coordinates (c0 innermost, c1) into shared memory at `dst`, completing on `bar`.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map, int c0, int c1, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-            dst),
-        "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(bar)
-        : "memory");
-}
-
-// The same box written to `dst` in every CTA of the cluster named by `cta_mask`, each completing on its own `bar`
-// (the same shared-memory offsets in every destination CTA).
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap& map, int c0, int c1, uint32_t bar,
-                                                      uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
-        : "memory");
-}
-
-__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap& map) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map)) : "memory");
-}
-
-__device__ __forceinline__ uint32_t cluster_cta_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-// Arrives on the mbarrier at the same shared-memory offset as `bar` in cluster CTA `rank` (release, cluster scope).
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(rank)
-        : "memory");
-}
-
-// Every thread of every CTA of the cluster: arrive, then wait for all (orders the barriers' initialisation before
-// any remote use, and keeps a CTA's shared memory alive until its partner is done with it).
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void fence_mbarrier_init_cluster() {
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-// ---- TMA stores (TMA_STORE): shared memory -> global by the tensor map of C, tracked as bulk groups of the issuing
-// thread.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap& map, uint32_t src, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(&map)),
-                 "r"(src), "r"(c0), "r"(c1)
-                 : "memory");
-}
-
-__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-
-// Until the TMA unit has read the sources of all but N of this thread's committed bulk groups.
-template <int N>
-__device__ __forceinline__ void bulk_wait_group_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-
-// Until all but N of this thread's committed bulk groups are complete (their global writes done).
-template <int N>
-__device__ __forceinline__ void bulk_wait_group() {
-    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// The threads of one warpgroup (named barrier `id`; 0 is __syncthreads').
-__device__ __forceinline__ void warpgroup_sync(int id) {
-    asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
-}
-
-__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-
-// The TMA_STORE epilogue of one consumer warpgroup: its 64 x BN tile (rows row0 ..., columns block_n ...), 128
-// columns at a time, through its staging buffer `out` (two 64 x 64 boxes, 128-byte swizzled as map_c reads them:
-// row r's 16-byte chunk c at r * 128 + (c ^ r % 8) * 16, so a warp's 8 rows x 16 bytes hit 32 distinct banks), then
-// two TMA stores that thread 0 of the warpgroup issues. The warpgroup goes on to its next tile's MMAs while the
-// stores drain: only the next use of the buffer waits for them to have been read. Compared with store_tile (each
-// thread's 4-byte stores straight to global, 16 bytes per row and warp instruction), the tensor cores idle for
-// shared-memory writes instead of global ones. Bias, GELU and the residual as in store_tile; the residual (which
-// may alias C) is read a group of RG column tiles ahead, and every element of C is read before its tile's store is
-// issued. Rows past M and columns past N are clipped by the TMA unit.
-template <int BN, int RG>
-__device__ __forceinline__ void stage_and_store_tile(const float (&acc)[BN / 2], const bf16* __restrict__ bias,
-                                                     const bf16* residual, const CUtensorMap& map_c, uint32_t out,
-                                                     int M, int N, int row0, int block_n, int barrier_id, int warp,
-                                                     int lane, bool has_bias, bool has_gelu, bool has_res) {
-    constexpr int BOX_BYTES = 64 * 64 * 2;
-    static_assert(16 % RG == 0, "whole groups of column tiles per 128 columns");
-    const bool issuer = warp == 0 && lane == 0;
-#pragma unroll
-    for (int h = 0; h < BN / 128; ++h) {
-        if (issuer) bulk_wait_group_read<0>();   // the previous store out of this buffer has been read
-        warpgroup_sync(barrier_id);
-#pragma unroll
-        for (int j0 = 16 * h; j0 < 16 * h + 16; j0 += RG) {
-            uint32_t res[RG][2];
-            gemm_sm90::load_residual_group<RG>(res, residual, M, N, row0 + warp * 16 + (lane >> 2),
-                                               block_n + j0 * 8 + (lane & 3) * 2, has_res);
-#pragma unroll
-            for (int jj = 0; jj < RG; ++jj) {
-                const int j = j0 + jj, jl = j - 16 * h;   // column tile, and within these 128 columns
-                const int col = block_n + j * 8 + (lane & 3) * 2;
-                if (col >= N) continue;                   // clipped by the store; the bias ends at N
-                const float2 b = gemm::load_bias_pair(bias, col, has_bias);
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int r = warp * 16 + (lane >> 2) + half * 8;   // row within the warpgroup's 64
-                    float v0 = acc[4 * j + 2 * half] + b.x, v1 = acc[4 * j + 2 * half + 1] + b.y;
-                    if (has_gelu) {
-                        v0 = gemm::gelu_erf(v0);
-                        v1 = gemm::gelu_erf(v1);
-                    }
-                    const float2 rv = unpack_bf16x2(res[jj][half]);   // zeros without a residual
-                    st_shared_u32(out + (jl >> 3) * BOX_BYTES + r * 128 + (((jl & 7) ^ (r & 7)) << 4) + (lane & 3) * 4,
-                                  pack_bf16x2(v0 + rv.x, v1 + rv.y));
-                }
-            }
-        }
-        gemm_sm90::fence_proxy_async();   // this thread's staged values, visible to the TMA unit
-        warpgroup_sync(barrier_id);
-        if (issuer) {
-#pragma unroll
-            for (int box = 0; box < 2; ++box) {
-                const int c0 = block_n + h * 128 + box * 64;
-                if (c0 < N && row0 < M) tma_store_2d(map_c, out + box * BOX_BYTES, c0, row0);
-            }
-            bulk_commit_group();
-        }
-    }
-}
-
-#endif  // SAMSTREAM_SM90A
 
 // map_a / map_w must be references to __grid_constant__ kernel parameters (TMA reads them where they are).
 //

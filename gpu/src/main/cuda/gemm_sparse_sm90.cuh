@@ -13,8 +13,8 @@
 // Accumulators are C^T's: the epilogue swaps one value with lane ^ 4, as gemm_sparse.cuh does, and stores
 // column pairs through gemm::store_pair.
 //
-// Compiled for sm_90a only (a trapping body elsewhere); launched only on compute capability 9.0, where it is the
-// default 2:4 GEMM (-Dsamstream.cuda.sparseWgmma=false keeps the mma.sp tile; see CudaKernels).
+// Compiled for sm_90a only (a trapping body elsewhere); launched only on compute capability 9.0, as the fallback of
+// the TMA-fed 2:4 GEMM where tensor maps cannot be made.
 #pragma once
 
 #include "common.cuh"

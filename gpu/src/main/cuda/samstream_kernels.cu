@@ -1,7 +1,8 @@
 // The kernel entry points of the samstream CUDA backend: this file is the one translation unit that
 // build-fatbin.sh compiles into samstream_kernels.fatbin (loaded at run time with cuModuleLoadData by
-// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names and
-// checks every argument before launching).
+// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names; its launchers by
+// family, GemmKernels, SparseGemmKernels, AttentionKernels, NormKernels, EncoderOpsKernels, DecoderKernels,
+// ImageOpsKernels, check every argument before launching).
 //
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
@@ -12,19 +13,17 @@
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
 #include "gemm_sm90.cuh"
-#include "gemm_sm90_v2.cuh"
 #include "gemm_sm90_tma.cuh"
 #include "gemm_sparse_sm90.cuh"
 #include "gemm_sparse_sm90_tma.cuh"
 #include "layernorm.cuh"
 
-// Bumped whenever a signature below changes; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 3;
+// Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
+extern "C" __device__ const int samstream_kernels_abi = 4;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
-// Warp tiles are 64x64 throughout (the best operand reuse per ldmatrix); the variants differ in CTA
-// tile, K step and ring depth. Shared memory: 128x128/32x4: 80 KB, 128x128/64x3: 108 KB (two CTAs
-// per SM either way), 128x256/32x4: 120 KB, 128x256/64x3: 162 KB (one CTA per SM).
+// 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
+// The GEMM of every GPU but sm_90 (bench/results/README.md: the other tiles were removed).
 #define SAMSTREAM_GEMM(NAME, BM, BN, BK, WM, WN, STAGES)                                              \
     extern "C" __global__ void __launch_bounds__(WM * WN * 32) NAME(                                 \
         const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
@@ -32,15 +31,12 @@ extern "C" __device__ const int samstream_kernels_abi = 3;
         gemm::gemm_bf16<BM, BN, BK, WM, WN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);      \
     }
 
-SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x32, 128, 128, 32, 2, 2, 4)
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
-SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x32, 128, 256, 32, 2, 4, 4)
-SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
 
 // ---- Hopper GEMM (gemm_sm90.cuh): same signature and function, wgmma + warp-specialised cp.async pipeline;
-// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), 1-D grid over the output tiles
-// (one CTA per tile, or persistent), one CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 256x192 x 4: 225 KB, 128x128 x 6: 193 KB.
-// Bodies exist for sm_90a only (trap elsewhere).
+// 384 threads (producer warpgroup + two consumer warpgroups of BM/2 rows), 1-D grid with one CTA per output tile,
+// one CTA per SM. Shared memory: 128x256 x 4 stages: 193 KB, 128x128 x 6: 193 KB. The fallback of the TMA tiles
+// below where tensor maps cannot be made. Bodies exist for sm_90a only (trap elsewhere).
 #define SAMSTREAM_GEMM_SM90(NAME, BM, BN, STAGES)                                                     \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \
         const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
@@ -49,40 +45,12 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x256x64, 128, 256, 64, 2, 4, 3)
     }
 
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x256, 128, 256, 4)
-SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_256x192, 256, 192, 4)
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 
-// ---- Hopper GEMM, pipeline v2 (gemm_sm90_v2.cuh): the same signature, function and tiles; stages completed by
-// cp.async.mbarrier.arrive.noinc (the producer never waits for its own copies). Selected by
-// -Dsamstream.cuda.gemmPipeline=v2 (128x256 / 128x128; 256x192 only when asked for by tile, as in v1).
-// Shared memory: 128x256 x 4 stages: 193 KB, 128x128 x 7 stages: 225 KB, 256x192 x 4 stages: 225 KB.
-#define SAMSTREAM_GEMM_SM90_V2(NAME, BM, BN, STAGES)                                                  \
-    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                        \
-        const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
-        int K, int epilogue) {                                                                        \
-        gemm_sm90_v2::gemm_bf16_sm90_v2<BM, BN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);  \
-    }
-
-SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x256, 128, 256, 4)
-SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_128x128, 128, 128, 7)
-SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_256x192, 256, 192, 4)
-
-// ---- Hopper GEMM fed by TMA (gemm_sm90_tma.cuh): the same function and epilogue; A and W come as tensor maps
-// (__grid_constant__, encoded on the host by TensorMaps), persistent 1-D grid (min(tiles, SMs)), one CTA per SM.
-// The "c2" kernels run in clusters of two CTAs along M that share each W tile through TMA multicast (compile-time
-// cluster dims, so a plain cuLaunchKernel launches them; the grid is even). Selected by
-// -Dsamstream.cuda.gemmPipeline=tma / tma2. Added kernels, so the ABI version stays. Shared memory: 128x256 x 4
-// stages: 193 KB, 128x128 x 6 stages: 193 KB.
-#define SAMSTREAM_GEMM_SM90_TMA(NAME, BN, STAGES, CLUSTER, CLUSTER_ATTR)                                            \
-    extern "C" __global__ void __launch_bounds__(384, 1) CLUSTER_ATTR NAME(                                        \
-        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
-        const bf16* bias, const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {                      \
-        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, CLUSTER>(map_a, map_w, nullptr, bias, residual, C, M, N, K,  \
-                                                               epilogue);                                          \
-    }
-// The same with C written by TMA stores through map_c (-Dsamstream.cuda.gemmPipeline=tmas): 32 KB more shared
-// memory (the consumers' staging buffers), 226 KB in all for both tiles. PINGPONG: the consumer warpgroups take
-// whole tiles in turn (-Dsamstream.cuda.gemmPipeline=tmap), same parameters and shared memory.
+// ---- Hopper GEMM fed by TMA (gemm_sm90_tma.cuh), the default on sm_90: the same function and epilogue; A, W and C
+// come as tensor maps (__grid_constant__, encoded on the host by TensorMaps), C is staged in shared memory and written
+// by TMA stores; persistent 1-D grid (min(tiles, SMs)), one CTA per SM. PINGPONG: the consumer warpgroups take whole
+// tiles in turn (TileChoice picks it for K < 2048 without GELU). Shared memory: 226 KB for every tile.
 #define SAMSTREAM_GEMM_SM90_TMA_STORE(NAME, BN, STAGES, PINGPONG)                                                  \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
@@ -91,29 +59,18 @@ SAMSTREAM_GEMM_SM90_V2(samstream_gemm_sm90v2_256x192, 256, 192, 4)
         gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, 1, true, PINGPONG>(map_a, map_w, &map_c, bias, residual,     \
                                                                          nullptr, M, N, K, epilogue);              \
     }
-#define SAMSTREAM_NO_CLUSTER
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define SAMSTREAM_CLUSTER_PAIR __cluster_dims__(2, 1, 1)
-#else
-#define SAMSTREAM_CLUSTER_PAIR   // clusters are sm_90+; the trapping bodies of the other targets need none
-#endif
-
-SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x256, 256, 4, 1, SAMSTREAM_NO_CLUSTER)
-SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tma_128x128, 128, 6, 1, SAMSTREAM_NO_CLUSTER)
-SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x256, 256, 4, 2, SAMSTREAM_CLUSTER_PAIR)
-SAMSTREAM_GEMM_SM90_TMA(samstream_gemm_sm90tmac2_128x128, 128, 6, 2, SAMSTREAM_CLUSTER_PAIR)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmap_128x128, 128, 6, true)
-// CudaKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (GemmPipelineTest reads these
+// GemmKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these
 // lines).
 static_assert(gemm_sm90_tma::Config<256, 4, true>::SMEM_BYTES == 231424, "HTS128x256's shared memory");
 static_assert(gemm_sm90_tma::Config<128, 6, true>::SMEM_BYTES == 231424, "HTS128x128's shared memory");
 static_assert(gemm_sm90_tma::Config<128, 6, true, true>::SMEM_BYTES == 231424, "HTP128x128's shared memory");
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
-// Tiles: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
-// Shared memory: 128x128: 87 KB (two CTAs per SM), 128x256: 141 KB (one CTA per SM).
+// Tile: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
+// Shared memory: 128x128: 87 KB (two CTAs per SM). The 2:4 GEMM of every GPU but sm_90.
 #define SAMSTREAM_GEMM_SPARSE(NAME, BN, BM, WN, WM, STAGES)                                              \
     extern "C" __global__ void __launch_bounds__(WN * WM * 32) NAME(                                    \
         const bf16* A, const bf16* Wv, const uint32_t* Wm, const bf16* bias, const bf16* residual, bf16* C, \
@@ -122,10 +79,10 @@ static_assert(gemm_sm90_tma::Config<128, 6, true, true>::SMEM_BYTES == 231424, "
     }
 
 SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x128, 128, 128, 2, 2, 3)
-SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x256, 128, 256, 2, 4, 3)
 
 // ---- 2:4-sparse Hopper GEMM (gemm_sparse_sm90.cuh): wgmma.mma_async.sp, 128 weight rows x 128 activation rows,
-// 128 k per stage, 4 stages (200 KB), 384 threads, 1-D grid over the output tiles. sm_90a only (traps elsewhere).
+// 128 k per stage, 4 stages (200 KB), 384 threads, 1-D grid over the output tiles: the fallback of the TMA tiles below
+// where tensor maps cannot be made. sm_90a only (traps elsewhere).
 extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_128x128(
     const bf16* A, const bf16* Wv, const uint32_t* Wm, const bf16* bias, const bf16* residual, bf16* C, int M, int N,
     int K, int epilogue) {
@@ -135,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
 // ---- 2:4-sparse Hopper GEMM fed and drained by TMA (gemm_sparse_sm90_tma.cuh): the same tile and instruction, A, the
 // values, the metadata, C and the residual as tensor maps (map_r: any valid map without a residual), persistent 1-D
 // grid (min(tiles, SMs)), 3 stages; "tmas": cooperative consumers, "tmap": ping-pong consumers (each a whole tile in
-// turn). sm_90a only (traps elsewhere). Added kernels, so the ABI version stays.
+// turn). sm_90a only (traps elsewhere).
 #define SAMSTREAM_GEMM_SPARSE_SM90_TMA(NAME, PINGPONG)                                                                \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_v,                      \
@@ -146,14 +103,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
     }
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
-// CudaKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (SparsePipelineTest reads these lines).
+// SparseGemmKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these lines).
 static_assert(gemm_sparse_sm90_tma::Config<false>::SMEM_BYTES == 188416, "sparse HTS128x128's shared memory");
 static_assert(gemm_sparse_sm90_tma::Config<true>::SMEM_BYTES == 221184, "sparse HTP128x128's shared memory");
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 // samstream_layernorm_bf16: C <= 2048; samstream_layernorm_bf16_vN: C <= 256 N, with only that much of the row in
-// registers (more warps resident; CudaKernels.layerNorm picks the smallest that holds C). Added kernels: the ABI
-// version stays.
+// registers (more warps resident; NormKernels.layerNorm picks the smallest that holds C).
 #define SAMSTREAM_LAYERNORM(NAME, VEC)                                                                   \
     extern "C" __global__ void __launch_bounds__(256) NAME(const bf16* x, const bf16* residual,          \
                                                            bf16* sum_out, const bf16* gamma,            \
@@ -194,25 +150,17 @@ SAMSTREAM_ATTENTION(16, 7, 2, false, rows)
 SAMSTREAM_ATTENTION(32, 4, 2, true, row)
 SAMSTREAM_ATTENTION(32, 7, 2, false, rows)
 
-// Hopper attention (attention_sm90.cuh), head dim 64, wgmma for both products. Added kernels.
+// Hopper attention (attention_sm90.cuh), head dim 64, wgmma for both products, the default on sm_90.
 // Global: producer warpgroup + 3 consumer warpgroups of 64 queries (192 per CTA); grid x = query blocks, y = heads,
-// z = images. Windowed (9 to 16 tokens a side): producer + 2 consumers of 128 queries (a whole window per CTA);
-// grid x = 1, y = heads, z = images x windows.
+// z = images.
 extern "C" __global__ void __launch_bounds__(attention_sm90::Config<false>::THREADS, 1) samstream_attention_sm90_hd64(
     const bf16* qkv, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads, float scale) {
     attention_sm90::attention_fwd_sm90<false>(qkv, nullptr, rel_h, rel_w, out, H, W, heads, 0, scale);
 }
-
-extern "C" __global__ void __launch_bounds__(attention_sm90::Config<true>::THREADS, 1) samstream_attention_sm90w_hd64(
-    const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads,
-    int window, float scale) {
-    attention_sm90::attention_fwd_sm90<true>(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
-}
-
-// Windowed, half a window per CTA (attention_sm90::WindowHalves; the default, -Dsamstream.cuda.windowAttentionHalves): 2
-// consumer warpgroups of 64 queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x =
-// ceil(window^2 / 128), y = heads, z = images x windows. Same arguments as samstream_attention_sm90w_hd64.
-static_assert(attention_sm90::WindowHalves::SMEM_BYTES == 111104, "CudaKernels.ATTN_SM90W2_SMEM holds this number");
+// Windowed (9 to 16 tokens a side), half a window per CTA (attention_sm90::WindowHalves): 2 consumer warpgroups of 64
+// queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x = ceil(window^2 / 128),
+// y = heads, z = images x windows.
+static_assert(attention_sm90::WindowHalves::SMEM_BYTES == 111104, "AttentionKernels.SM90W2_SMEM holds this number");
 extern "C" __global__ void __launch_bounds__(attention_sm90::WindowHalves::THREADS, attention_sm90::WindowHalves::CTAS_PER_SM)
     samstream_attention_sm90w2_hd64(const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w,
                                     bf16* out, int H, int W, int heads, int window, float scale) {
@@ -336,8 +284,6 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_logits(cons
 }
 
 // ---- pre- and post-processing (image_ops.cuh); grid-stride loops, 256 threads ------------------------
-// Added kernels only (no signature above changed), so the ABI version stays; a fatbin without them fails
-// at lookup with the kernel's name.
 #include "image_ops.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_u8(

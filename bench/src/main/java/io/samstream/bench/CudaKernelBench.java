@@ -15,14 +15,14 @@ import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
-import io.samstream.gpu.cuda.CudaKernels.GemmTile;
+import io.samstream.gpu.cuda.GemmKernels.GemmTile;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.SparseWeightUpload;
-import io.samstream.gpu.cuda.CudaKernels.SparseTile;
-import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
 
@@ -123,26 +123,18 @@ public final class CudaKernelBench {
             DeviceBuffer cm = c.slice(0, (long) rows * n * 2, "C");
             double flop = 2.0 * rows * n * k;
             boolean allTiles = rows == m && !s[0].contains(" ");
-            GemmTile def = kernels.defaultTile(rows, n, k, gelu);
+            GemmTile def = kernels.gemm().defaultTile(rows, n, k, gelu);
             for (GemmTile tile : GemmTile.values()) {
-                if (!kernels.supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
+                if (!kernels.gemm().supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
                     continue;
                 }
                 String variant = s[0] + " " + s[3] + " " + tile + (tile == def ? " (default)" : "");
                 if (!wanted("gemm", variant)) {
                     continue;
                 }
-                float ms = time(() -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
+                float ms = time(() -> kernels.gemm().run(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
                 report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), ms, flop / ms / 1e9,
                         "TFLOP/s");
-                // The Hopper 128-row tiles of both pipelines launched persistently too (v2's producer then fills the
-                // ring for the next output tile during the epilogue).
-                if (tile.hopper() && tile.bm() == 128 && tile.pipeline() < 3 && wanted("gemm", variant + " persistent")) {
-                    float pms = persistent(() -> time(
-                            () -> kernels.gemm(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile)));
-                    report("gemm", s[0] + " " + s[3] + " " + tile + " persistent",
-                            String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), pms, flop / pms / 1e9, "TFLOP/s");
-                }
             }
             pool.release(mark);
         }
@@ -154,11 +146,11 @@ public final class CudaKernelBench {
         int sq = 8192;
         DeviceBuffer w = random((long) sq * sq, 1.0 / Math.sqrt(sq), "W8k");
         for (GemmTile tile : GemmTile.values()) {
-            if (!kernels.supports(tile)) {
+            if (!kernels.gemm().supports(tile)) {
                 continue;
             }
             DeviceBuffer a8 = a.slice(0, (long) sq * sq * 2, "A8k"), c8 = c.slice(0, (long) sq * sq * 2, "C8k");
-            float ms = time(() -> kernels.gemm(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
+            float ms = time(() -> kernels.gemm().run(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
             report("gemm", "square " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");
         }
         pool.release(mark);
@@ -199,15 +191,15 @@ public final class CudaKernelBench {
                 DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
                 double flop = 2.0 * m * n * k;
                 for (SparseTile tile : SparseTile.values()) {
-                    if (!kernels.supports(tile)) {
+                    if (!kernels.sparseGemm().supports(tile)) {
                         continue;
                     }
                     String variant = sh[0] + " " + sh[3] + " sparse2:4 " + tile
-                            + (tile == kernels.defaultSparseTile(m, n, k, gelu) ? " (default)" : "");
+                            + (tile == kernels.sparseGemm().defaultTile(m, n, k, gelu) ? " (default)" : "");
                     if (!wanted("gemm", variant)) {
                         continue;
                     }
-                    float ms = time(() -> kernels.gemmSparse(stream, a, w, bias, residual ? cm : null, cm, m, gelu, tile));
+                    float ms = time(() -> kernels.sparseGemm().run(stream, a, w, bias, residual ? cm : null, cm, m, gelu, tile));
                     report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
                             "TFLOP/s");
                 }
@@ -231,36 +223,25 @@ public final class CudaKernelBench {
             DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
             for (int window : new int[] {14, 0}) {
                 // Both kernels where the Hopper one applies (head dim 64): mma.sync, then wgmma.
-                boolean[] kernelsToRun = hd == 64 && kernels.supports(GemmTile.H128x256)
+                boolean[] kernelsToRun = hd == 64 && kernels.gemm().supports(GemmTile.H128x256)
                         ? new boolean[] {false, true} : new boolean[] {false};
-                String switchName = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY
-                        : CudaKernels.ATTENTION_WGMMA_PROPERTY;
-                // Windowed on wgmma: a whole window per CTA, then half a window per CTA ("halves",
-                // CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY).
                 for (boolean wgmma : kernelsToRun) {
-                    for (boolean halves : wgmma && window > 0 ? new boolean[] {false, true} : new boolean[] {false}) {
-                        String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "")
-                                + (halves ? " halves" : "");
-                        if (!wanted("attention", variant)) {
-                            continue;
-                        }
-                        int s = window > 0 ? window : 64;
-                        DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
-                        DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                        String halvesValue = Boolean.toString(halves);
-                        float ms = withProperty(switchName, Boolean.toString(wgmma),
-                                () -> withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halvesValue,
-                                        () -> time(() -> kernels.attention(stream, qkv, window > 0 ? bias : null, relH,
-                                                relW, out, batch, 64, 64, heads, hd, window))));
-                        // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
-                        // included).
-                        double seqs = window > 0 ? batch * 25.0 : batch;
-                        double len = window > 0 ? 196 : 4096;
-                        double flop = seqs * heads * 4.0 * len * len * hd;
-                        report("attention", variant,
-                                String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd), ms,
-                                flop / ms / 1e9, "TFLOP/s");
+                    String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
+                    if (!wanted("attention", variant)) {
+                        continue;
                     }
+                    int s = window > 0 ? window : 64;
+                    DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
+                    DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
+                    float ms = time(() -> kernels.attention().run(stream, qkv, window > 0 ? bias : null, relH, relW, out,
+                            batch, 64, 64, heads, hd, window, wgmma));
+                    // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
+                    // included).
+                    double seqs = window > 0 ? batch * 25.0 : batch;
+                    double len = window > 0 ? 196 : 4096;
+                    double flop = seqs * heads * 4.0 * len * len * hd;
+                    report("attention", variant, String.format(Locale.ROOT, "B=%d heads=%d hd=%d", batch, heads, hd),
+                            ms, flop / ms / 1e9, "TFLOP/s");
                 }
             }
             pool.release(mark);
@@ -278,9 +259,9 @@ public final class CudaKernelBench {
         DeviceBuffer x = random((long) rows * c, 1.0, "x"), r = random((long) rows * c, 1.0, "r");
         DeviceBuffer g = random(c, 1.0, "gamma"), b = random(c, 1.0, "beta");
         DeviceBuffer y = pool.allocateBf16((long) rows * c, "y"), sum = pool.allocateBf16((long) rows * c, "sum");
-        float ms = time(() -> kernels.layerNorm(stream, x, g, b, y, rows, c, 1e-6f));
+        float ms = time(() -> kernels.norm().layerNorm(stream, x, g, b, y, rows, c, 1e-6f));
         report("layernorm", "plain", "rows=" + rows + " C=768", ms, 2.0 * rows * c * 2 / ms / 1e6, "GB/s");
-        ms = time(() -> kernels.layerNorm(stream, x, r, sum, g, b, y, rows, c, 1e-6f));
+        ms = time(() -> kernels.norm().layerNorm(stream, x, r, sum, g, b, y, rows, c, 1e-6f));
         report("layernorm", "+residual, writes sum", "rows=" + rows + " C=768", ms, 4.0 * rows * c * 2 / ms / 1e6, "GB/s");
         pool.release(mark);
     }
@@ -304,26 +285,6 @@ public final class CudaKernelBench {
             }
             Arrays.sort(ms);
             return ms[repeats / 2];
-        }
-    }
-
-    /** Runs {@code timing} with {@link CudaKernels#PERSISTENT_PROPERTY} on (restored after). */
-    private static float persistent(java.util.function.Supplier<Float> timing) {
-        return withProperty(CudaKernels.PERSISTENT_PROPERTY, "true", timing);
-    }
-
-    /** Runs {@code timing} with a system property set to {@code value} (restored after). */
-    private static float withProperty(String key, String value, java.util.function.Supplier<Float> timing) {
-        String before = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            return timing.get();
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
-            }
         }
     }
 

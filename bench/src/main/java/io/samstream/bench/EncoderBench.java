@@ -15,7 +15,6 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
-import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
@@ -107,10 +106,6 @@ public final class EncoderBench {
             out.println("meta\tdevice\t" + ctx.info().describe());
             out.println("meta\tsparsity\t" + sparsity.describe());
             out.println("meta\tmodel\t" + modelName);
-            out.println("meta\tgemmPipeline\t" + CudaKernels.gemmPipelineName());
-            out.println("meta\tattentionWgmma\t" + CudaKernels.attentionWgmmaEnabled());
-            out.println("meta\twindowAttentionWgmma\t" + CudaKernels.windowAttentionWgmmaEnabled());
-            out.println("meta\twindowAttentionHalves\t" + CudaKernels.windowAttentionHalvesEnabled());
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
@@ -136,57 +131,11 @@ public final class EncoderBench {
                             batch, ms, 1000 * batch / ms, e2e, 1000 * batch / e2e, backend.poolBytes() / 1073741824.0,
                             delta / 1073741824.0);
                     out.printf(Locale.ROOT, "encoder\t%d\t%.4f\t%.4f\t%d\t%d%n", batch, ms, e2e, backend.poolBytes(), delta);
-                    // The same backend without the CUDA graph, and without the Hopper GEMM too (the previous path).
+                    // The same backend without the CUDA graph.
                     double eager = backend.timeForward(batch, iters, false);
-                    String wgmma = System.getProperty(CudaKernels.WGMMA_PROPERTY);
-                    System.setProperty(CudaKernels.WGMMA_PROPERTY, "false");
-                    double old;
-                    try {
-                        backend.timeForward(batch, 1, false);
-                        old = backend.timeForward(batch, iters, false);
-                    } finally {
-                        if (wgmma == null) {
-                            System.clearProperty(CudaKernels.WGMMA_PROPERTY);
-                        } else {
-                            System.setProperty(CudaKernels.WGMMA_PROPERTY, wgmma);
-                        }
-                    }
-                    System.out.printf(Locale.ROOT, "  variants: graph %s %.2f ms; eager launches %.2f ms; eager, mma.sync"
-                            + " GEMMs %.2f ms%n", backend.usesGraphs() ? "on" : "off", ms, eager, old);
+                    System.out.printf(Locale.ROOT, "  variants: graph %s %.2f ms; eager launches %.2f ms%n",
+                            backend.usesGraphs() ? "on" : "off", ms, eager);
                     out.printf(Locale.ROOT, "variant\t%d\teager launches (no CUDA graph)\t%.4f%n", batch, eager);
-                    out.printf(Locale.ROOT, "variant\t%d\teager launches, mma.sync GEMMs (previous path)\t%.4f%n", batch, old);
-                    // Eager with each Hopper GEMM pipeline and each global-attention kernel (same backend, same process):
-                    // one change at a time against the rest of this run's configuration.
-                    for (String pipeline : VARIANT_PIPELINES.split(",")) {
-                        double t = eagerWith(backend, batch, iters, CudaKernels.GEMM_PIPELINE_PROPERTY, pipeline.trim());
-                        System.out.printf(Locale.ROOT, "  eager, Hopper GEMM pipeline %s: %.2f ms (%.1f img/s)%n",
-                                pipeline.trim(), t, 1000 * batch / t);
-                        out.printf(Locale.ROOT, "variant\t%d\teager launches, GEMM pipeline %s\t%.4f%n", batch,
-                                pipeline.trim(), t);
-                    }
-                    for (String[] attention : !ATTENTION_VARIANTS ? new String[0][] : new String[][] {
-                        {CudaKernels.ATTENTION_WGMMA_PROPERTY, "global"},
-                        {CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, "windowed"}}) {
-                        for (String wgmmaAttention : new String[] {"false", "true"}) {
-                            double t = eagerWith(backend, batch, iters, attention[0], wgmmaAttention);
-                            String kernel = wgmmaAttention.equals("true") ? "wgmma" : "mma.sync";
-                            System.out.printf(Locale.ROOT, "  eager, %s attention on %s: %.2f ms (%.1f img/s)%n",
-                                    attention[1], kernel, t, 1000 * batch / t);
-                            out.printf(Locale.ROOT, "variant\t%d\teager launches, %s attention %s\t%.4f%n", batch,
-                                    attention[1], kernel, t);
-                        }
-                    }
-                    // Windowed attention on wgmma with a whole window and with half a window per CTA
-                    // (CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY).
-                    for (String halves : !ATTENTION_VARIANTS ? new String[0] : new String[] {"false", "true"}) {
-                        double t = eagerWith(backend, batch, iters, CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, "true",
-                                CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves);
-                        String kernel = halves.equals("true") ? "wgmma halves" : "wgmma whole windows";
-                        System.out.printf(Locale.ROOT, "  eager, windowed attention on %s: %.2f ms (%.1f img/s)%n",
-                                kernel, t, 1000 * batch / t);
-                        out.printf(Locale.ROOT, "variant\t%d\teager launches, windowed attention %s\t%.4f%n", batch,
-                                kernel, t);
-                    }
                     Map<String, Double> prof = backend.profileForward(batch, 2);
                     for (Map.Entry<String, Double> en : prof.entrySet()) {
                         System.out.printf(Locale.ROOT, "  %-22s %8.3f ms%n", en.getKey(), en.getValue());
@@ -194,47 +143,6 @@ public final class EncoderBench {
                     }
                     out.flush();
                 }
-            }
-        }
-    }
-
-    /**
-     * The Hopper GEMM pipelines of the eager variant rows: {@code -Dsamstream.bench.pipelines=v1,v2,tma,tma2}
-     * (default v1,v2: a pipeline that has not passed its GPU tests could take the whole run down with it).
-     */
-    private static final String VARIANT_PIPELINES = System.getProperty("samstream.bench.pipelines", "v1,v2");
-    /** {@code -Dsamstream.bench.attentionVariants=false} leaves out the eager rows of both attention kernels. */
-    private static final boolean ATTENTION_VARIANTS =
-            Boolean.parseBoolean(System.getProperty("samstream.bench.attentionVariants", "true"));
-
-    /** Eager forward time with the system property {@code key} set to {@code value} (restored after). */
-    private static double eagerWith(CudaSamBackend backend, int batch, int iters, String key, String value) {
-        String before = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            backend.timeForward(batch, 1, false);
-            return backend.timeForward(batch, iters, false);
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
-            }
-        }
-    }
-
-    /** {@link #eagerWith(CudaSamBackend, int, int, String, String)} with a second property set as well. */
-    private static double eagerWith(CudaSamBackend backend, int batch, int iters, String key, String value,
-                                    String key2, String value2) {
-        String before = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            return eagerWith(backend, batch, iters, key2, value2);
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
             }
         }
     }

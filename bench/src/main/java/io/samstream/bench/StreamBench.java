@@ -1,5 +1,6 @@
 package io.samstream.bench;
 
+import io.samstream.config.CudaSettings;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
@@ -142,14 +143,14 @@ public final class StreamBench {
         List<SamBackend> more = new ArrayList<>();
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
                 : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, ordinals.get(0));
+                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, ordinals.get(0));
              EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start();
              AutoCloseable closeMore = () -> more.forEach(SamBackend::close)) {
             List<GpuLane> lanes = new ArrayList<>();
             lanes.add(GpuLane.of(new Segmenter(backend, "bench"), java.util.Optional.empty()));
             for (int o : ordinals.subList(1, ordinals.size())) {
                 more.add(new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, o));
+                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, o));
                 lanes.add(GpuLane.of(new Segmenter(more.get(more.size() - 1), "bench"), java.util.Optional.empty()));
             }
             GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)

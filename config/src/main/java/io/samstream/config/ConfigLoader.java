@@ -100,7 +100,9 @@ public final class ConfigLoader {
                     device, resolved, kafka, engine.streams(), engine.streamDefaults(),
                     engine.batching(), engine.pipeline(), engine.reconnect(), engine.sinks(), engine.metrics(),
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
-                    cluster(config, origin, kafka, engine.streamsTopic()), gpus);
+                    cluster(config, origin, kafka, engine.streamsTopic()), gpus,
+                    new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
+                            config.getBoolean(ROOT + ".cuda.decoder-graphs")));
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
@@ -241,11 +243,17 @@ public final class ConfigLoader {
     }
 
     /**
-     * JVM switches under {@code samstream.} that code reads itself with System.getProperty (the CUDA
-     * backend's escape hatches, benchmark and test settings), not configuration keys: accepted from
-     * system properties only.
+     * JVM switches under {@code samstream.} that code reads itself with System.getProperty (benchmark and
+     * test settings), not configuration keys: accepted from system properties only, the switch and the
+     * paths under it. {@code cuda.kernels} is the build's (gpu/pom.xml: whether nvcc compiles the kernels),
+     * which Maven hands on to the test JVMs. The CUDA backend's options are keys of {@code samstream.cuda}.
      */
-    static final Set<String> JVM_SWITCHES = Set.of("cuda", "bench", "fixtures");
+    static final Set<String> JVM_SWITCHES = Set.of("bench", "fixtures", "cuda.kernels");
+
+    /** Whether {@code path} (under {@code samstream.}) is one of the {@link #JVM_SWITCHES} or lies under one. */
+    static boolean isJvmSwitch(String path) {
+        return JVM_SWITCHES.stream().anyMatch(s -> path.equals(s) || path.startsWith(s + "."));
+    }
 
     /**
      * A misspelt key would otherwise be silently ignored; name it instead, and where it came from: a
@@ -266,7 +274,7 @@ public final class ConfigLoader {
                 continue;
             }
             boolean property = isSystemProperty(e.getValue());
-            if (property && JVM_SWITCHES.contains(ConfigUtil.splitPath(e.getKey()).get(0))) {
+            if (property && isJvmSwitch(String.join(".", ConfigUtil.splitPath(e.getKey())))) {
                 continue;
             }
             String key = ROOT + "." + e.getKey();

@@ -24,29 +24,31 @@ import java.util.Optional;
  * @param sparsity       weight sparsity of the image encoder ({@code samstream.model.sparsity})
  * @param cluster        engines sharded by a consumer group ({@code samstream.cluster})
  * @param gpus           which GPUs the CUDA backend runs on ({@code samstream.gpus}; ignored on the CPU)
+ * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus) {
+        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda) {
     public SamstreamConfig {
         java.util.Objects.requireNonNull(cluster, "cluster");
         java.util.Objects.requireNonNull(gpus, "gpus");
+        java.util.Objects.requireNonNull(cuda, "cuda");
         streams = List.copyOf(streams);
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
     }
 
-    /** On every GPU ({@link GpuSelection#ALL}). */
+    /** On every GPU ({@link GpuSelection#ALL}), with the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */
     public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
             List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
             EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
             EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
             EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster) {
         this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
-                metrics, streamsTopic, tracking, discovery, sparsity, cluster, GpuSelection.ALL);
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, GpuSelection.ALL, CudaSettings.DEFAULTS);
     }
 
     /** Without a cluster ({@link ClusterSettings#OFF}). */

@@ -146,9 +146,23 @@ class ConfigLoaderTest {
         withProperty("samstream.device", "cpu", () -> assertEquals(Device.CPU, ConfigLoader.load().device()));
     }
 
+    /** The CUDA backend's options are keys of samstream.cuda: in a file or as -D overrides, checked like any other. */
     @Test
-    void theCudaBackendsSwitchesAreSystemPropertiesNotKeys() throws IOException {
-        withProperty("samstream.cuda.gemmPipeline", "tmas", () -> assertEquals(Device.AUTO, ConfigLoader.load().device()));
+    void theCudaSectionIsKeysOverridableBySystemProperties() throws IOException {
+        assertEquals(CudaSettings.DEFAULTS, ConfigLoader.load().cuda());
+        assertEquals(new CudaSettings(true, false), ConfigLoader.load(write("samstream.cuda.decoder-graphs = off")).cuda());
+        withProperty("samstream.cuda.graphs", "false",
+                () -> assertEquals(new CudaSettings(false, true), ConfigLoader.load().cuda()));
+        withProperty("samstream.cuda.graphs", "maybe", () -> {
+            ConfigException e = assertThrows(ConfigException.class, ConfigLoader::load);
+            assertTrue(e.getMessage().contains("samstream.cuda.graphs"), e.getMessage());
+        });
+        // A switch of the kernel variants that were removed is an unknown key now, from a file and from -D.
+        withProperty("samstream.cuda.gemmPipeline", "tmas", () -> {
+            ConfigException e = assertThrows(ConfigException.class, ConfigLoader::load);
+            assertTrue(e.getMessage().contains("-Dsamstream.cuda.gemmPipeline (a system property): unknown key"),
+                    e.getMessage());
+        });
         Path file = write("samstream.cuda.gemmPipeline = tmas");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file));
         assertTrue(e.getMessage().contains(file + ": unknown key samstream.cuda.gemmPipeline"), e.getMessage());
@@ -164,7 +178,7 @@ class ConfigLoaderTest {
         while (m.find()) {
             String key = m.group(1);
             boolean known = ConfigFactory.parseResources("reference.conf").hasPathOrNull("samstream." + key);
-            assertTrue(known || ConfigLoader.JVM_SWITCHES.contains(key.split("\\.")[0]), "-Dsamstream." + key
+            assertTrue(known || ConfigLoader.isJvmSwitch(key), "-Dsamstream." + key
                     + " is shown in the docs but is no key");
             seen++;
         }

@@ -1,6 +1,7 @@
 package io.samstream.gpu;
 
 import io.samstream.config.Device;
+import io.samstream.config.CudaSettings;
 import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
@@ -68,9 +69,15 @@ public final class SamModels {
      */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
                                   ModelSparsity sparsity, int ringBatches) {
+        return open(checkpoint, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaSettings.DEFAULTS);
+    }
+
+    /** As above, with the CUDA backend's options ({@code samstream.cuda}). */
+    public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
+                                  ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
         StateDict weights = CheckpointLoader.load(checkpoint);
         SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
-        return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaAvailability::probe);
+        return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, cuda, CudaAvailability::probe);
     }
 
     /** {@link #open(Path, Device, int, int)} on loaded weights, with the availability check injectable (tests). */
@@ -82,6 +89,11 @@ public final class SamModels {
 
     static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
                            ModelSparsity sparsity, int ringBatches, Supplier<CudaAvailability> probe) {
+        return open(dense, config, device, cpuThreads, maxBatch, sparsity, ringBatches, CudaSettings.DEFAULTS, probe);
+    }
+
+    static SamBackend open(StateDict dense, SamConfig config, Device device, int cpuThreads, int maxBatch,
+                           ModelSparsity sparsity, int ringBatches, CudaSettings cuda, Supplier<CudaAvailability> probe) {
         StateDict weights = SparseEncoder.apply(dense, sparsity);
         return switch (device) {
             case CPU -> cpu(weights, config, cpuThreads, sparsity);
@@ -91,7 +103,7 @@ public final class SamModels {
                     throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
                 }
                 try {
-                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
+                    yield cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches, cuda);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalStateException("device cuda: " + e.getMessage(), e);
                 }
@@ -103,7 +115,7 @@ public final class SamModels {
                     yield cpu(weights, config, cpuThreads, sparsity);
                 }
                 try {
-                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches);
+                    SamBackend b = cuda(weights, config, cpuThreads, maxBatch, sparsity, ringBatches, cuda);
                     log.info("device auto: CUDA is usable ({}), running on the GPU", a.reason());
                     yield b;
                 } catch (RuntimeException e) {
@@ -116,14 +128,14 @@ public final class SamModels {
     }
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
-                                   ModelSparsity sparsity, int ringBatches) {
-        return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, 0);
+                                   ModelSparsity sparsity, int ringBatches, CudaSettings options) {
+        return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, options, 0);
     }
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
-                                   ModelSparsity sparsity, int ringBatches, int gpu) {
+                                   ModelSparsity sparsity, int ringBatches, CudaSettings options, int gpu) {
         SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
-                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, gpu);
+                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, options, gpu);
         log.info("device: {}", backend.name());
         return backend;
     }
@@ -166,23 +178,26 @@ public final class SamModels {
                         int ringBatches, int ordinal);
     }
 
-    private static final Gpus HOST = new Gpus() {
-        @Override
-        public int count() {
-            return CudaAvailability.deviceCount();
-        }
+    /** The host's GPUs, their backends made with {@code options} ({@code samstream.cuda}). */
+    private static Gpus host(CudaSettings options) {
+        return new Gpus() {
+            @Override
+            public int count() {
+                return CudaAvailability.deviceCount();
+            }
 
-        @Override
-        public CudaAvailability probe(int ordinal) {
-            return ordinal == 0 ? CudaAvailability.probe() : CudaAvailability.probeDevice(ordinal);
-        }
+            @Override
+            public CudaAvailability probe(int ordinal) {
+                return ordinal == 0 ? CudaAvailability.probe() : CudaAvailability.probeDevice(ordinal);
+            }
 
-        @Override
-        public SamBackend open(StateDict weights, SamConfig config, int threads, int maxBatch, ModelSparsity sparsity,
-                               int ringBatches, int ordinal) {
-            return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, ordinal);
-        }
-    };
+            @Override
+            public SamBackend open(StateDict weights, SamConfig config, int threads, int maxBatch,
+                                   ModelSparsity sparsity, int ringBatches, int ordinal) {
+                return cuda(weights, config, threads, maxBatch, sparsity, ringBatches, options, ordinal);
+            }
+        };
+    }
 
     /**
      * The engine's backends: on CUDA one per GPU of {@code gpus} ({@code samstream.gpus}), each on its own
@@ -195,9 +210,15 @@ public final class SamModels {
      */
     public static List<DeviceBackend> openAll(Path checkpoint, Device device, GpuSelection gpus, int cpuThreads,
                                               int maxBatch, ModelSparsity sparsity, int ringBatches) {
+        return openAll(checkpoint, device, gpus, cpuThreads, maxBatch, sparsity, ringBatches, CudaSettings.DEFAULTS);
+    }
+
+    /** As above, with the CUDA backends' options ({@code samstream.cuda}). */
+    public static List<DeviceBackend> openAll(Path checkpoint, Device device, GpuSelection gpus, int cpuThreads,
+                                              int maxBatch, ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
         StateDict weights = CheckpointLoader.load(checkpoint);
         SamConfig config = SamConfigInference.infer(weights);
-        return openAll(weights, config, device, gpus, cpuThreads, maxBatch, sparsity, ringBatches, HOST);
+        return openAll(weights, config, device, gpus, cpuThreads, maxBatch, sparsity, ringBatches, host(cuda));
     }
 
     static List<DeviceBackend> openAll(StateDict dense, SamConfig config, Device device, GpuSelection gpus,

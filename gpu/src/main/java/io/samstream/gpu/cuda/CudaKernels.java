@@ -15,6 +15,7 @@ import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.slf4j.LoggerFactory;
 
@@ -26,10 +27,11 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 
 /**
- * The kernels of {@code gpu/src/main/cuda}, loaded from the fatbin the build bundles, with one typed
- * launch method per operation. Each method checks shapes, sizes and alignment against the buffers before
- * it queues anything, so a wrong call fails in Java with the operation and the numbers named, never as
- * a garbled result or an illegal address later.
+ * The kernels of {@code gpu/src/main/cuda}, loaded from the fatbin the build bundles: the module, its table of
+ * kernels and the launch that checks a kernel's shared memory, and the launchers by family, each checking shapes,
+ * sizes and alignment before it queues anything: {@link #gemm()}, {@link #sparseGemm()}, {@link #attention()},
+ * {@link #norm()}, {@link #encoderOps()} (and, made where needed, {@link DecoderKernels}, {@link ImageOpsKernels}).
+ * Tile sizes come from {@link TileChoice}.
  *
  * <p>All tensors are bf16, row-major, contiguous. Launches are asynchronous on the given stream.
  */
@@ -37,363 +39,7 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 3;
-
-    /** Epilogue flags of the GEMM kernel (gemm.cuh). */
-    static final int EPI_BIAS = 1, EPI_GELU = 2, EPI_RESIDUAL = 4;
-
-    /**
-     * The GEMM variants compiled into the fatbin. {@code T...}: the mma.sync kernel (gemm.cuh), CTA tile
-     * M x N x K-step, 64 x 64 warp tiles, a cp.async ring of the given depth; runs on every target.
-     * {@code H...}: the Hopper kernel (gemm_sm90.cuh), warpgroup MMA fed by a producer warpgroup, CTA tile
-     * M x N, K step 64; compute capability 9.0 only ({@link #supports}). {@code H2_...}: the same Hopper kernel
-     * with pipeline v2 (gemm_sm90_v2.cuh: stages completed by {@code cp.async.mbarrier.arrive}, the producer never
-     * waits for its own copies; 4 stages at 128 x 256 and 256 x 192, 7 at 128 x 128), picked by {@link #defaultTile}
-     * only with {@link #GEMM_PIPELINE_PROPERTY}{@code =v2} (128 x 256 / 128 x 128; 256 x 192 only by name, as in v1).
-     * {@code HT...}: fed by TMA (gemm_sm90_tma.cuh; {@code =tma}), {@code HTC...}: the same in CTA pairs ({@code =tma2}),
-     * {@code HTS...}: fed by TMA and writing C by TMA stores through shared memory ({@code =tmas}); {@code HTP...}:
-     * the same with ping-pong consumers ({@code =tmap}).
-     */
-    public enum GemmTile {
-        T128x128x32(128, 128, 32, 4),
-        T128x128x64(128, 128, 64, 3),
-        T128x256x32(128, 256, 32, 4),
-        T128x256x64(128, 256, 64, 3),
-        H128x256(128, 256, 4),
-        H256x192(256, 192, 4),
-        H128x128(128, 128, 6),
-        H2_128x256("v2", 128, 256, 4),
-        H2_128x128("v2", 128, 128, 7),
-        H2_256x192("v2", 256, 192, 4),
-        /** The Hopper kernel fed by TMA (gemm_sm90_tma.cuh), persistent; A and W passed as tensor maps. */
-        HT128x256("tma", 128, 256, 4),
-        HT128x128("tma", 128, 128, 6),
-        /** The same in clusters of two CTAs along M sharing each W tile (TMA multicast); an even, persistent grid. */
-        HTC128x256("tma2", 128, 256, 4),
-        HTC128x128("tma2", 128, 128, 6),
-        /**
-         * The TMA kernel writing C by TMA stores (a tensor map of C too): the consumers stage each 64 x 128 of C in
-         * shared memory and go on to their next tile while the stores drain.
-         */
-        HTS128x256("tmas", 128, 256, 4),
-        HTS128x128("tmas", 128, 128, 6),
-        /**
-         * The TMA-store kernel with ping-pong consumers: each consumer warpgroup computes whole 128 x 128 tiles, in
-         * turn with the other, so one's epilogue overlaps the other's MMAs (gemm_sm90_tma.cuh, PINGPONG).
-         */
-        HTP128x128("tmap", 128, 128, 6);
-
-        final String symbol;
-        final int bm, bn, threads, smem;
-        final boolean hopper;
-        /**
-         * 1 for the mma.sync and the v1 Hopper kernels, 2 for the v2 Hopper pipeline, 3 for the TMA one, 4 for TMA in
-         * clusters of two CTAs, 5 for TMA loads and stores, 6 for the same with ping-pong consumers.
-         */
-        final int pipeline;
-
-        GemmTile(int bm, int bn, int bk, int stages) {
-            this.symbol = "samstream_gemm_bf16_" + bm + "x" + bn + "x" + bk;
-            this.bm = bm;
-            this.bn = bn;
-            this.threads = (bm / 64) * (bn / 64) * 32;
-            this.smem = stages * (bm + bn) * (bk + 8) * 2;
-            this.hopper = false;
-            this.pipeline = 1;
-        }
-
-        /** Same formula as gemm_sm90::Config::SMEM_BYTES: tiles + 2 mbarriers per stage + 1024 B alignment slack. */
-        GemmTile(int bm, int bn, int stages) {
-            this("v1", bm, bn, stages);
-        }
-
-        /**
-         * A Hopper tile of the given pipeline ("v1": gemm_sm90.cuh, "v2": gemm_sm90_v2.cuh, "tma": gemm_sm90_tma.cuh);
-         * the same smem formula for all three.
-         */
-        GemmTile(String pipeline, int bm, int bn, int stages) {
-            this.pipeline = switch (pipeline) {
-                case "v1" -> 1;
-                case "v2" -> 2;
-                case "tma" -> 3;
-                case "tma2" -> 4;
-                case "tmas" -> 5;
-                case "tmap" -> 6;
-                default -> throw new IllegalArgumentException(pipeline);
-            };
-            this.symbol = switch (this.pipeline) {
-                case 1 -> "samstream_gemm_sm90_";
-                case 2 -> "samstream_gemm_sm90v2_";
-                case 3 -> "samstream_gemm_sm90tma_";
-                case 4 -> "samstream_gemm_sm90tmac2_";
-                case 5 -> "samstream_gemm_sm90tmas_";
-                default -> "samstream_gemm_sm90tmap_";
-            } + bm + "x" + bn;
-            this.bm = bm;
-            this.bn = bn;
-            this.threads = 384;
-            int tiles = stages * (bm + bn) * 64 * 2;
-            // tmas / tmap (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>): tiles + 1024 (barriers, padded) +
-            // 2 x 16 KB staging buffers + 1024 B alignment slack.
-            this.smem = tmaStore() ? tiles + 1024 + 2 * 2 * 64 * 64 * 2 + 1024 : tiles + 2 * stages * 8 + 1024;
-            this.hopper = true;
-        }
-
-        /** Rows of C per CTA tile. */
-        public int bm() {
-            return bm;
-        }
-
-        /**
-         * 1, or 2 for the Hopper pipeline v2 tiles ({@code H2_...}), 3 for the TMA tiles ({@code HT...}), 4 for the
-         * TMA tiles in CTA pairs ({@code HTC...}).
-         */
-        public int pipeline() {
-            return pipeline;
-        }
-
-        /** CTAs per cluster: 2 for the {@code HTC...} tiles, else 1. */
-        public int cluster() {
-            return pipeline == 4 ? 2 : 1;
-        }
-
-        /** True for the tiles fed by TMA from tensor maps ({@code HT...}, {@code HTC...}, {@code HTS...}). */
-        boolean tma() {
-            return pipeline >= 3;
-        }
-
-        /** True for the tiles that write C by TMA stores, through a tensor map of C ({@code HTS...}, {@code HTP...}). */
-        boolean tmaStore() {
-            return pipeline == 5 || pipeline == 6;
-        }
-
-        /** True for the warpgroup-MMA (sm_90a) kernels. */
-        public boolean hopper() {
-            return hopper;
-        }
-    }
-
-    /**
-     * The 2:4-sparse GEMM variants (gemm_sparse.cuh, mma.sp; every target): CTA tile of BN weight rows
-     * (output columns) x BM activation rows (output rows), 64 x 64 warp tiles, K step 64, 3 stages.
-     */
-    public enum SparseTile {
-        S128x128(128, 128),
-        S128x256(128, 256),
-        /**
-         * Hopper (gemm_sparse_sm90.cuh, wgmma.mma_async.sp, compute capability 9.0 only): 128 x 128, 4 stages of
-         * 128 k fed by a cp.async producer warpgroup, C stored from registers, 384 threads, 1-D grid. The fallback of
-         * the TMA tiles where tensor maps cannot be made ({@link #SPARSE_PIPELINE_PROPERTY}{@code =cp}).
-         */
-        H128x128("cp"),
-        /**
-         * The same instruction fed by TMA (gemm_sparse_sm90_tma.cuh): A, the values and the metadata as tensor maps,
-         * C staged in shared memory (transposed by stmatrix) and written by TMA stores, the residual read by TMA;
-         * persistent, 3 stages, cooperative consumers ({@code =tmas}).
-         */
-        HTS128x128("tmas"),
-        /** The TMA sparse kernel with ping-pong consumers: each consumer warpgroup computes whole tiles in turn ({@code =tmap}). */
-        HTP128x128("tmap");
-
-        private static final int STAGES = 3;
-        final String symbol;
-        final int bn, bm, threads, smem;
-        final boolean hopper;
-        /** Fed by TMA from tensor maps, C written by TMA stores (gemm_sparse_sm90_tma.cuh). */
-        final boolean tma;
-
-        SparseTile(int bn, int bm) {
-            this.symbol = "samstream_gemm_sparse_" + bn + "x" + bm;
-            this.bn = bn;
-            this.bm = bm;
-            this.threads = (bn / 64) * (bm / 64) * 32;
-            // Same formula as gemm_sparse::Config::SMEM_BYTES: values (BK/2 + 8) + activations (BK + 8) + metadata.
-            this.smem = STAGES * ((bn * 40 + bm * 72) * 2 + bn / 16 * 32 * 4);
-            this.hopper = false;
-            this.tma = false;
-        }
-
-        /**
-         * A Hopper tile: "cp" = gemm_sparse_sm90::Config<4>::SMEM_BYTES; "tmas" / "tmap" =
-         * gemm_sparse_sm90_tma::Config<PINGPONG>::SMEM_BYTES: 3 stages of 50 KB, 1 KB of barriers, the consumers'
-         * staging buffers (16 KB each, 32 KB with ping-pong), 1 KB alignment slack.
-         */
-        SparseTile(String pipeline) {
-            this.bn = 128;
-            this.bm = 128;
-            this.threads = 384;
-            this.hopper = true;
-            this.tma = !pipeline.equals("cp");
-            int stage = 128 * 128 + 2 * 128 * 128 + 128 / 16 * 4 * 64;
-            this.symbol = switch (pipeline) {
-                case "cp" -> "samstream_gemm_sparse_sm90_128x128";
-                case "tmas" -> "samstream_gemm_sparse_sm90tmas_128x128";
-                default -> "samstream_gemm_sparse_sm90tmap_128x128";
-            };
-            this.smem = switch (pipeline) {
-                case "cp" -> 4 * stage + 2 * 4 * 8 + 1024;
-                case "tmas" -> 3 * stage + 1024 + 2 * 2 * 64 * 64 * 2 + 1024;
-                default -> 3 * stage + 1024 + 2 * 4 * 64 * 64 * 2 + 1024;
-            };
-        }
-
-        public boolean hopper() {
-            return hopper;
-        }
-    }
-
-    /**
-     * System property: {@code false} keeps the 2:4 GEMMs on the mma.sp tile on compute capability 9.0 too; by default
-     * they run on the Hopper sparse tiles there ({@link #SPARSE_PIPELINE_PROPERTY} says which).
-     */
-    public static final String SPARSE_WGMMA_PROPERTY = "samstream.cuda.sparseWgmma";
-
-    /**
-     * System property: the Hopper 2:4 GEMM {@link #defaultSparseTile(int, int, int, boolean)} picks on compute
-     * capability 9.0: {@code tmap} (default: the TMA-fed kernel, ping-pong consumers where
-     * {@link #defaultSparseTile(int, int, int, boolean)} says they pay, cooperative ones elsewhere), {@code tmas} (the
-     * TMA-fed kernel, cooperative consumers everywhere) or {@code cp} (gemm_sparse_sm90.cuh, the cp.async producer;
-     * also the fallback where tensor maps cannot be made). Read at every launch. Measured on the H200
-     * (bench/results/2026-12-02-h200-sparse-tma.md, vit_b encoder at batch 32): tmap 66.3 ms, tmas 67.0, against
-     * 80.0 dense; the cp.async kernel ran at 0.5-0.7x the dense GEMM.
-     */
-    public static final String SPARSE_PIPELINE_PROPERTY = "samstream.cuda.sparsePipeline";
-    static final String DEFAULT_SPARSE_PIPELINE = "tmap";
-
-    /**
-     * A 2:4-sparse Linear weight {@code [n, k]} on the device, in the layout of
-     * {@link io.samstream.gpu.sparse.TwoFourWeights}: {@code values} bf16 {@code [roundUp(n, 16), roundUp(k, 64) / 2]},
-     * {@code metadata} u32 {@code [roundUp(n, 16) / 16][roundUp(k, 64) / 32][16]}.
-     */
-    public record SparseWeight(DeviceBuffer values, DeviceBuffer metadata, int n, int k) {
-        long valueCount() {
-            return (long) roundUp(n, 16) * roundUp(k, 64) / 2;
-        }
-
-        long metadataBytes() {
-            return (long) roundUp(n, 16) / 16 * (roundUp(k, 64) / 32) * 64;
-        }
-
-        private static int roundUp(int v, int m) {
-            return (v + m - 1) / m * m;
-        }
-    }
-
-    /**
-     * System property that turns the Hopper GEMM off ({@code -Dsamstream.cuda.wgmma=false}): the default
-     * tile is then the mma.sync one on every GPU. On by default; for comparisons and as an escape hatch. Read at
-     * every launch (CUDA graphs keep the kernels they were captured with).
-     */
-    public static final String WGMMA_PROPERTY = "samstream.cuda.wgmma";
-
-    /**
-     * System property: {@code true} launches the Hopper GEMM persistently (at most one CTA per SM, each walking
-     * several output tiles) instead of one CTA per tile. Off by default: measured on the H200 (bench/results/
-     * 2026-11-30-h200-wgmma.md) it gained 1-6% at K >= 4096 and lost 13% on the vit_b proj shape.
-     */
-    public static final String PERSISTENT_PROPERTY = "samstream.cuda.gemmPersistent";
-
-    /**
-     * System property: the Hopper GEMM pipeline {@link #defaultTile} picks: {@code tmap} (default: tmas, with
-     * ping-pong consumers where {@link #defaultTile(int, int, int, boolean)} says they pay), {@code tmas}
-     * (gemm_sm90_tma.cuh, tiles copied by the tensor memory accelerator from tensor maps, persistent, C staged in
-     * shared memory and written by TMA stores), {@code tma} (the same with C stored from registers), {@code v1} (gemm_sm90.cuh, a
-     * cp.async producer that waits for its own copies before marking a stage full), {@code v2} (gemm_sm90_v2.cuh,
-     * stages completed by the hardware through {@code cp.async.mbarrier.arrive}), {@code tma2} (tma in clusters of two
-     * CTAs sharing each W tile by multicast). Read at every launch, like the others (CUDA
-     * graphs keep the kernels they were captured with).
-     */
-    public static final String GEMM_PIPELINE_PROPERTY = "samstream.cuda.gemmPipeline";
-
-    private static final String LAYERNORM = "samstream_layernorm_bf16";
-    private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
-            IM2COL3X3 = "samstream_im2col3x3_bf16", TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
-    /** Head dims with an attention kernel (vit_b / vit_l: 64, vit_h: 80; 16 and 32 for small SAM-family models). */
-    static final int[] ATTN_HEAD_DIMS = {16, 32, 64, 80};
-    /** CTAs per SM the grid-stride kernels are launched with (a wave or two fills the H200). */
-    private static final int ELEMENTWISE_THREADS = 256;
-    private static final int LAYERNORM_ROWS_PER_CTA = 8;
-    private static final int LAYERNORM_MAX_C = 2048;
-    /** samstream_layernorm_bf16_v1 .. _v5: rows of at most 256 x N columns (vit_b 768: v3, vit_h 1280: v5). */
-    private static final int LAYERNORM_NARROW_VECS = 5;
-    /**
-     * Attention kernels: "row" (key tiles of one sequence row, for sequences wider than 32 tokens: global
-     * attention; 4 warps, 64 queries per CTA) and "rows" (several rows per key tile: 14 x 14 windows;
-     * 7 warps, 112 queries per CTA).
-     */
-    private static final int ATTN_WARPS_ROW = 4, ATTN_WARPS_ROWS = 7;
-    private static final int ATTN_BKV = 64, ATTN_MAX_SIDE = 64;
-    /**
-     * The Hopper attention kernel (attention_sm90.cuh): global attention, head dim 64; 512 threads (a producer and
-     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::Config<false>::SMEM_BYTES: Q + 5
-     * stages of K and V + the tables (rows of rel_stride(64, 64) floats) + 10 mbarriers + 1024 B of alignment slack.
-     */
-    private static final String ATTN_SM90 = "samstream_attention_sm90_hd64";
-    private static final int ATTN_SM90_QUERIES = 192, ATTN_SM90_THREADS = 512, ATTN_SM90_STAGES = 5;
-    static final int ATTN_SM90_SMEM = ATTN_SM90_QUERIES * 128 + ATTN_SM90_STAGES * 2 * ATTN_BKV * 128
-            + ATTN_SM90_QUERIES * (2 * ATTN_MAX_SIDE + 2) * 4 + 2 * ATTN_SM90_STAGES * 8 + 1024;
-    /**
-     * The windowed configuration of the same kernel: windows of 9 to 16 tokens a side, one window per CTA (384
-     * threads: a producer and 2 consumer warpgroups of 128 queries), 4 stages; tables of rows 16 + 4 + 16 + 1.
-     */
-    private static final String ATTN_SM90W = "samstream_attention_sm90w_hd64";
-    private static final int ATTN_SM90W_THREADS = 384, ATTN_SM90W_STAGES = 4, ATTN_SM90W_MIN = 9, ATTN_SM90W_MAX = 16;
-    static final int ATTN_SM90W_SMEM = 256 * 128 + ATTN_SM90W_STAGES * 2 * ATTN_BKV * 128
-            + 256 * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 2 * ATTN_SM90W_STAGES * 8 + 1024;
-    /**
-     * The windowed configuration with half a window per CTA ({@link #WINDOW_ATTENTION_HALVES_PROPERTY};
-     * attention_sm90::WindowHalves): 128 query slots per CTA (grid x = ceil(window² / 128)), 256 threads (2 consumer
-     * warpgroups of 64 queries, no producer), two CTAs per SM. Shared memory = WindowHalves::SMEM_BYTES, asserted in
-     * samstream_kernels.cu: Q + the whole window's K and V (4 tiles) + the staged Rh, Rw (2 x 32 rows of 72 bf16) +
-     * the tables + 1024 B of alignment slack.
-     */
-    private static final String ATTN_SM90W2 = "samstream_attention_sm90w2_hd64";
-    static final int ATTN_SM90W2_QUERIES = 128, ATTN_SM90W2_THREADS = 256;
-    static final int ATTN_SM90W2_SMEM = ATTN_SM90W2_QUERIES * 128 + 4 * 2 * ATTN_BKV * 128
-            + 2 * (2 * ATTN_SM90W_MAX) * (64 + 8) * 2 + ATTN_SM90W2_QUERIES * (2 * ATTN_SM90W_MAX + 4 + 1) * 4 + 1024;
-
-    /**
-     * System property: {@code false} keeps global attention on the mma.sync kernel on Hopper too (for comparisons,
-     * and as an escape hatch); {@code true} runs it on the wgmma kernel (attention_sm90.cuh) where it applies
-     * ({@link #attentionWgmma}). Read at every launch.
-     */
-    public static final String ATTENTION_WGMMA_PROPERTY = "samstream.cuda.attentionWgmma";
-    /**
-     * On: on the H200 (bench/results/2026-12-01-h200-hopper.md) global attention at vit_b batch 32 took 21.5 ms on
-     * wgmma against 39.3 ms on mma.sync, with the same tests passed against fp64.
-     */
-    static final boolean DEFAULT_ATTENTION_WGMMA = true;
-    /**
-     * System property: {@code true} runs windowed attention (windows of 9 to 16 tokens a side, head dim 64) on the
-     * wgmma kernel (attention_sm90.cuh, windowed configuration); {@code false} keeps it on mma.sync. Read at every
-     * launch. On by default: 8.0 ms against 10.2 ms on mma.sync for vit_b's windowed blocks at batch 32
-     * (bench/results/2026-12-01-h200-hopper.md).
-     */
-    public static final String WINDOW_ATTENTION_WGMMA_PROPERTY = "samstream.cuda.windowAttentionWgmma";
-    static final boolean DEFAULT_WINDOW_ATTENTION_WGMMA = true;
-    /**
-     * System property: {@code true} runs the windowed blocks that the wgmma kernel serves ({@link #windowAttentionWgmma})
-     * on its configuration with half a window per CTA (attention_sm90.cuh, WindowHalves: 2 consumer warpgroups of 64
-     * queries, the whole window's K and V loaded in the prologue, no producer, two CTAs per SM, so one CTA's prologue and
-     * latencies overlap the other's MMAs); {@code false} keeps a whole window per CTA. The whole-window kernel is
-     * latency-bound: 8.3 ms for vit_b's 8 windowed blocks at batch 32 on the H200, ~26,000 cycles per CTA against
-     * ~4,100 of tensor-core work. Only where {@link #WINDOW_ATTENTION_WGMMA_PROPERTY} leaves windowed attention on wgmma.
-     * Read at every launch. On by default: a standalone CUDA harness on the H200 measured 0.84 against 0.99 ms per vit_b
-     * windowed block at batch 32 (0.22 against 0.26 at batch 8), two CTAs per SM, with outputs bit for bit those of the
-     * whole-window configuration (CudaKernelBench "attention vit_b windowed 14x14 wgmma halves", EncoderBench's
-     * "windowed attention wgmma halves" row compare the two through this class).
-     */
-    public static final String WINDOW_ATTENTION_HALVES_PROPERTY = "samstream.cuda.windowAttentionHalves";
-    static final boolean DEFAULT_WINDOW_ATTENTION_HALVES = true;
-    /**
-     * The Hopper GEMM pipeline {@link #defaultTile} uses unless {@link #GEMM_PIPELINE_PROPERTY} names another: tmap
-     * (TMA loads and stores; ping-pong consumers for short-K products without GELU, the cooperative tmas tile for
-     * the others). tmas was the fastest of v1 / v2 / tma / tma2 / tmas on every batch-32 encoder shape (vit_b encoder
-     * at batch 32: 85.2 ms against 91.2 with tma, bench/results/2026-12-01-h200-hopper-tmas.md), and ping-pong beats
-     * it where {@link #defaultTile(int, int, int, boolean)} picks it; where the tensor maps cannot be made it falls
-     * back to v1.
-     */
-    static final String DEFAULT_GEMM_PIPELINE = "tmap";
+    static final int ABI_VERSION = 4;
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
@@ -401,7 +47,12 @@ public final class CudaKernels implements AutoCloseable {
     private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private TensorMaps tensorMaps;
     private String tensorMapsProblem;   // why the tensor-map encoder could not be bound (null: bound or not tried)
-    private volatile boolean tmaFallbackLogged;   // CudaKernels.gemm's fallback from a TMA tile, logged once
+    private final AtomicBoolean tmaFallbackLogged = new AtomicBoolean();   // a GEMM's fallback from a TMA tile
+    private final GemmKernels gemm;
+    private final SparseGemmKernels sparseGemm;
+    private final NormKernels norm;
+    private final EncoderOpsKernels encoderOps;
+    private final AttentionKernels attention;
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -437,31 +88,11 @@ public final class CudaKernels implements AutoCloseable {
         Cuda.check(r, () -> "loading the CUDA kernels (" + Cuda.bytes(fatbin.length) + " fatbin) on " + dev.describe());
         checkAbi();
 
-        for (GemmTile t : GemmTile.values()) {
-            add(t.symbol, t.smem);
-        }
-        for (SparseTile t : SparseTile.values()) {
-            add(t.symbol, t.smem);
-        }
-        add(LAYERNORM, 0);
-        for (int vec = 1; vec <= LAYERNORM_NARROW_VECS; vec++) {
-            add(LAYERNORM + "_v" + vec, 0);
-        }
-        for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, TOKENS_TO_CHW}) {
-            add(name, 0);
-        }
-        for (int hd : ATTN_HEAD_DIMS) {
-            for (boolean oneRow : new boolean[] {true, false}) {
-                int most = 0;
-                for (int seqW = oneRow ? ATTN_BKV / 2 + 1 : 1; seqW <= (oneRow ? ATTN_MAX_SIDE : ATTN_BKV / 2); seqW++) {
-                    most = Math.max(most, attentionSmem(hd, oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS, ATTN_MAX_SIDE, seqW));
-                }
-                add(attentionSymbol(hd, oneRow), most);
-            }
-        }
-        add(ATTN_SM90, ATTN_SM90_SMEM);
-        add(ATTN_SM90W, ATTN_SM90W_SMEM);
-        add(ATTN_SM90W2, ATTN_SM90W2_SMEM);
+        gemm = new GemmKernels(this);
+        sparseGemm = new SparseGemmKernels(this);
+        norm = new NormKernels(this);
+        encoderOps = new EncoderOpsKernels(this);
+        attention = new AttentionKernels(this);
     }
 
     private void checkAbi() {
@@ -477,8 +108,11 @@ public final class CudaKernels implements AutoCloseable {
         }
     }
 
-    /** Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit). */
-    private void add(String name, int smemNeeded) {
+    /**
+     * Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit): the
+     * families register theirs when made.
+     */
+    void add(String name, int smemNeeded) {
         CUfunction f = new CUfunction();
         Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name + " in the fatbin");
         int allowed = Math.min(smemNeeded, context.info().sharedMemPerBlockOptin());
@@ -530,188 +164,40 @@ public final class CudaKernels implements AutoCloseable {
         return context;
     }
 
-    // ------------------------------------------------------------------------------------------------
-    // GEMM
-    // ------------------------------------------------------------------------------------------------
-
-    /**
-     * {@code c[m,n] = a[m,k] · w[n,k]ᵀ (+ bias[n]) (→ GELU) (+ residual[m,n])}, the tile chosen for the shape.
-     *
-     * @param bias     may be null
-     * @param residual may be null; may be the same buffer as {@code c} (in-place {@code x += f(x)})
-     * @param gelu     apply exact (erf) GELU after the bias, before the residual
-     */
-    public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
-                     DeviceBuffer c, int m, int n, int k, boolean gelu) {
-        gemm(stream, a, w, bias, residual, c, m, n, k, gelu, defaultTile(m, n, k, gelu));
+    /** The dense GEMM launchers. */
+    public GemmKernels gemm() {
+        return gemm;
     }
 
-    /** True when {@code tile} can run on this GPU (the Hopper tiles need compute capability 9.0). */
-    public boolean supports(GemmTile tile) {
+    /** The 2:4-sparse GEMM launchers. */
+    public SparseGemmKernels sparseGemm() {
+        return sparseGemm;
+    }
+
+    /** The image encoder's attention launchers. */
+    public AttentionKernels attention() {
+        return attention;
+    }
+
+    /** The LayerNorm launchers. */
+    public NormKernels norm() {
+        return norm;
+    }
+
+    /** The image encoder's data-movement launchers. */
+    public EncoderOpsKernels encoderOps() {
+        return encoderOps;
+    }
+
+    /** True on compute capability 9.0 (H100, H200): the warpgroup-MMA and TMA kernels run there only. */
+    public boolean hopper() {
         DeviceInfo dev = context.info();
-        return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
+        return dev.ccMajor() == 9 && dev.ccMinor() == 0;
     }
 
-    /** True when {@link #defaultTile} picks the Hopper kernels: an sm_90 GPU, and not turned off by {@link #WGMMA_PROPERTY}. */
-    public boolean wgmmaDefault() {
-        return supports(GemmTile.H128x256) && Boolean.parseBoolean(System.getProperty(WGMMA_PROPERTY, "true"));
-    }
-
-    /**
-     * The variant for a shape. On Hopper: the wgmma kernel, 128 x 256 tiles unless 128 x 128 ones fill the
-     * GPU's waves clearly better (one CTA per SM either way: small grids such as M = 4096, N = 2304 at batch 1).
-     * Measured on the H200 (bench/results/2026-11-30-h200-wgmma.md): 128 x 256 is the fastest Hopper tile at
-     * the vit_b shapes; 256 x 192 gains 2% on the vit_l / vit_h qkv shapes only and loses up to 25% with the
-     * GELU epilogue, so it is not picked. Elsewhere: the mma.sync 128 x 128 x 64 tile.
-     * The shape's K and epilogue matter to the tmap pipeline only (see {@link #defaultTile(int, int, int, boolean)});
-     * this is the tile of a short-K product without GELU.
-     */
-    public GemmTile defaultTile(int m, int n) {
-        return defaultTile(m, n, 0, false);
-    }
-
-    /**
-     * {@link #defaultTile(int, int)} for a product of depth {@code k} with or without the GELU epilogue. With the tmap
-     * pipeline: the ping-pong tile ({@link GemmTile#HTP128x128}) for products with K < 2048 and no GELU, where the
-     * cooperative tile's epilogue stalls the tensor cores for a large share of a short mainloop (H200, batch 32:
-     * vit_b qkv 441 against 410 TFLOP/s, proj 330 against 301; bench/results/2026-12-01-h200-pingpong.md); the
-     * cooperative TMA-store tile elsewhere, since GELU makes the ping-pong epilogue as long as the other warpgroup's
-     * mainloop (lin1 383 against 403) and at K = 3072 the two are even (lin2 594 / 591, 12.6 / 12.35 ms in the
-     * encoder).
-     */
-    public GemmTile defaultTile(int m, int n, int k, boolean gelu) {
-        if (!wgmmaDefault()) {
-            return GemmTile.T128x128x64;
-        }
-        int sms = context.info().multiprocessors();
-        long rows = (m + 127) / 128;
-        long wide = rows * ((n + 255) / 256), narrow = rows * ((n + 127) / 128);
-        // Time ~ waves x tile work; a 128-wide tile does half the work of a 256-wide one, at ~15% less efficiency.
-        double wideCost = Math.ceil((double) wide / sms) * 2.0, narrowCost = Math.ceil((double) narrow / sms) * 1.15;
-        boolean narrowWins = narrowCost < wideCost;
-        int pipeline = gemmPipeline();
-        if (pipeline >= 3 && !tmaAvailable()) {
-            pipeline = 1;
-        }
-        return switch (pipeline) {
-            case 2 -> narrowWins ? GemmTile.H2_128x128 : GemmTile.H2_128x256;
-            case 3 -> narrowWins ? GemmTile.HT128x128 : GemmTile.HT128x256;
-            case 4 -> narrowWins ? GemmTile.HTC128x128 : GemmTile.HTC128x256;
-            case 5 -> narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
-            case 6 -> !gelu && k < 2048 ? GemmTile.HTP128x128
-                    : narrowWins ? GemmTile.HTS128x128 : GemmTile.HTS128x256;
-            default -> narrowWins ? GemmTile.H128x128 : GemmTile.H128x256;
-        };
-    }
-
-    /** The Hopper GEMM pipeline in effect: {@link #GEMM_PIPELINE_PROPERTY}, else {@value #DEFAULT_GEMM_PIPELINE}. */
-    public static String gemmPipelineName() {
-        return System.getProperty(GEMM_PIPELINE_PROPERTY, DEFAULT_GEMM_PIPELINE).trim();
-    }
-
-    /** Whether global attention may use the wgmma kernel: {@link #ATTENTION_WGMMA_PROPERTY}, else the default. */
-    public static boolean attentionWgmmaEnabled() {
-        return Boolean.parseBoolean(System.getProperty(ATTENTION_WGMMA_PROPERTY, Boolean.toString(DEFAULT_ATTENTION_WGMMA)));
-    }
-
-    /** Whether windowed attention may use the wgmma kernel: {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}, else the default. */
-    public static boolean windowAttentionWgmmaEnabled() {
-        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_WGMMA_PROPERTY,
-                Boolean.toString(DEFAULT_WINDOW_ATTENTION_WGMMA)));
-    }
-
-    /**
-     * Whether windowed attention on wgmma takes half a window per CTA: {@link #WINDOW_ATTENTION_HALVES_PROPERTY}, else
-     * the default ({@value #DEFAULT_WINDOW_ATTENTION_HALVES}).
-     */
-    public static boolean windowAttentionHalvesEnabled() {
-        return Boolean.parseBoolean(System.getProperty(WINDOW_ATTENTION_HALVES_PROPERTY,
-                Boolean.toString(DEFAULT_WINDOW_ATTENTION_HALVES)));
-    }
-
-    /**
-     * The Hopper pipeline {@link #GEMM_PIPELINE_PROPERTY} asks for: 1 (v1), 2 (v2), 3 (tma), 4 (tma2), 5 (tmas) or 6
-     * (tmap); anything else is refused, naming it.
-     */
-    static int gemmPipeline() {
-        String v = gemmPipelineName();
-        return switch (v) {
-            case "v1", "1" -> 1;
-            case "v2", "2" -> 2;
-            case "tma", "3" -> 3;
-            case "tma2", "4" -> 4;
-            case "tmas", "5" -> 5;
-            case "tmap", "6" -> 6;
-            default -> throw new IllegalArgumentException("-D" + GEMM_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown GEMM pipeline (v1, v2, tma, tma2, tmas or tmap)");
-        };
-    }
-
-    public void gemm(CudaStream stream, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
-                     DeviceBuffer c, int m, int n, int k, boolean gelu, GemmTile tile) {
-        String op = String.format(Locale.ROOT, "gemm m=%d n=%d k=%d", m, n, k);
-        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
-        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
-                + context.info().describe());
-        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
-        require(n % 8 == 0, op + ": n must be a multiple of 8");
-        requireBf16(a, (long) m * k, op, "a");
-        requireBf16(w, (long) n * k, op, "w");
-        requireBf16(c, (long) m * n, op, "c");
-        if (bias != null) {
-            requireBf16(bias, n, op, "bias");
-        }
-        if (residual != null) {
-            requireBf16(residual, (long) m * n, op, "residual");
-        }
-        if (tile.tma() && !tmaCanMap(a, w, c)) {
-            // A buffer the TMA tiles cannot describe (its address unknown or not 16-byte aligned): the same tile
-            // width on the v1 pipeline, which reads plain pointers, rather than a failed forward pass.
-            GemmTile fallback = tile.bn == 256 ? GemmTile.H128x256 : GemmTile.H128x128;
-            if (!tmaFallbackLogged) {
-                tmaFallbackLogged = true;
-                LoggerFactory.getLogger(CudaKernels.class).warn("{}: {} cannot map a buffer ({}, {}, {}), running {}"
-                        + " (logged once)", op, tile, a, w, c, fallback);
-            }
-            tile = fallback;
-        }
-        int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
-        require(gridY <= 65535, op + ": m too large for one launch");
-        if (tile.hopper) {
-            // A 1-D grid over the output tiles (column tiles fastest); persistent: at most one CTA per SM, each
-            // walking tiles blockIdx.x, + gridDim.x, ...
-            long tiles = (long) gridX * gridY;
-            require(tiles <= Integer.MAX_VALUE, op + ": too many output tiles for one launch");
-            boolean persistent = Boolean.parseBoolean(System.getProperty(PERSISTENT_PROPERTY, "false"));
-            gridX = (int) (persistent ? Math.min(tiles, context.info().multiprocessors()) : tiles);
-            gridY = 1;
-        }
-        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
-        Pointer opA, opW, opC = null;
-        if (tile.tma()) {
-            // A and W as tensor maps (by value); always persistent: at most one CTA per SM, each walking tiles (in
-            // CTA pairs, each pair walking pairs of row bands; each CTA of a pair loads half of the W tile).
-            int cluster = tile.cluster();
-            long bands = ((m + tile.bm - 1) / tile.bm + cluster - 1) / cluster;
-            long clusterTiles = bands * ((n + tile.bn - 1) / tile.bn);
-            gridX = (int) (cluster * Math.min(clusterTiles, context.info().multiprocessors() / cluster));
-            TensorMaps maps = tensorMaps();
-            opA = Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a"));
-            opW = Pointer.to(maps.bf16RowMajor(w, n, k, tile.bn / cluster, op + " w"));
-            if (tile.tmaStore()) {
-                opC = Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c"));   // boxes of 64 x 64
-            }
-        } else {
-            opA = ptr(a);
-            opW = ptr(w);
-        }
-        Pointer params = opC != null
-                ? Pointer.to(opA, opW, opC, ptr(bias), ptr(residual), Pointer.to(new int[] {m}),
-                        Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}))
-                : Pointer.to(opA, opW, ptr(bias), ptr(residual), ptr(c), Pointer.to(new int[] {m}),
-                        Pointer.to(new int[] {n}), Pointer.to(new int[] {k}), Pointer.to(new int[] {epilogue}));
-        launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
-    }
+    // ------------------------------------------------------------------------------------------------
+    // TMA: tensor maps of the GEMMs' operands
+    // ------------------------------------------------------------------------------------------------
 
     /**
      * Whether tensor maps can describe these buffers (null ones are not mapped): their device addresses are known
@@ -727,7 +213,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** The tensor-map encoder of the TMA GEMM, bound at its first use (JNA; see {@link TensorMaps}). */
-    private synchronized TensorMaps tensorMaps() {
+    synchronized TensorMaps tensorMaps() {
         if (tensorMaps == null) {
             tensorMaps = TensorMaps.open();
         }
@@ -736,10 +222,10 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * True when the TMA tiles can run here: compute capability 9.0 and the driver's tensor-map encoder bound. When
-     * it cannot be bound, says why once (the log) and {@link #defaultTile} falls back to the v1 pipeline.
+     * it cannot be bound, says why once (the log) and the GEMMs fall back to the cp.async-fed tiles.
      */
     public synchronized boolean tmaAvailable() {
-        if (!supports(GemmTile.HT128x256)) {
+        if (!hopper()) {
             return false;
         }
         if (tensorMaps == null && tensorMapsProblem == null) {
@@ -747,344 +233,24 @@ public final class CudaKernels implements AutoCloseable {
                 tensorMaps();
             } catch (CudaException e) {
                 tensorMapsProblem = e.getMessage();
-                LoggerFactory.getLogger(CudaKernels.class).warn("TMA GEMM unavailable, using the v1 Hopper GEMM: {}",
+                LoggerFactory.getLogger(CudaKernels.class).warn("TMA GEMM unavailable, using the cp.async Hopper GEMM: {}",
                         tensorMapsProblem);
             }
         }
         return tensorMaps != null;
     }
 
-    /**
-     * {@code c[m,n] = a[m,k] · wᵀ (+ bias[n]) (→ GELU) (+ residual[m,n])} with {@code w} 2:4-sparse on the
-     * sparse tensor cores; the same epilogue and argument rules as {@link #gemm}.
-     */
-    public void gemmSparse(CudaStream stream, DeviceBuffer a, SparseWeight w, DeviceBuffer bias, DeviceBuffer residual,
-                           DeviceBuffer c, int m, boolean gelu, SparseTile tile) {
-        int n = w.n(), k = w.k();
-        String op = String.format(Locale.ROOT, "gemmSparse m=%d n=%d k=%d", m, n, k);
-        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
-        require(supports(tile), op + ": tile " + tile + " needs compute capability 9.0 (Hopper), this GPU is "
-                + context.info().describe());
-        require(k % 8 == 0, op + ": k must be a multiple of 8 (16-byte rows)");
-        require(n % 8 == 0, op + ": n must be a multiple of 8");
-        requireBf16(a, (long) m * k, op, "a");
-        requireBf16(w.values(), w.valueCount(), op, "values");
-        requireBytes(w.metadata(), w.metadataBytes(), op, "metadata");
-        requireBf16(c, (long) m * n, op, "c");
-        if (bias != null) {
-            requireBf16(bias, n, op, "bias");
-        }
-        if (residual != null) {
-            requireBf16(residual, (long) m * n, op, "residual");
-        }
-        if (tile.tma && !(tmaAvailable() && tmaCanMap(a, w.values(), w.metadata(), c, residual))) {
-            // As for the dense TMA tiles: the cp.async Hopper tile reads plain pointers.
-            if (!tmaFallbackLogged) {
-                tmaFallbackLogged = true;
-                LoggerFactory.getLogger(CudaKernels.class).warn("{}: {} cannot map its buffers, running {} (logged"
-                        + " once)", op, tile, SparseTile.H128x128);
-            }
-            tile = SparseTile.H128x128;
-        }
-        int gridX = (n + tile.bn - 1) / tile.bn, gridY = (m + tile.bm - 1) / tile.bm;
-        require(gridY <= 65535, op + ": m too large for one launch");
-        int epilogue = (bias != null ? EPI_BIAS : 0) | (gelu ? EPI_GELU : 0) | (residual != null ? EPI_RESIDUAL : 0);
-        Pointer params;
-        if (tile.tma) {
-            // Persistent: at most one CTA per SM, each walking output tiles. The maps: A and the values in boxes of 128
-            // rows x 64, the metadata words ([np / 16, kp / 2] u32, one row per 16-row block) 8 rows x 64, C and the
-            // residual 64 x 64 (without a residual the kernel never reads map_r: C's map stands in).
-            long tiles = (long) gridX * gridY;
-            gridX = (int) Math.min(tiles, context.info().multiprocessors());
-            gridY = 1;
-            int np = (n + 15) / 16 * 16, kp = (k + 63) / 64 * 64;
-            TensorMaps maps = tensorMaps();
-            byte[] mapC = maps.bf16RowMajor(c, m, n, 64, op + " c");
-            params = Pointer.to(Pointer.to(maps.bf16RowMajor(a, m, k, tile.bm, op + " a")),
-                    Pointer.to(maps.bf16RowMajor(w.values(), np, kp / 2, tile.bn, op + " values")),
-                    Pointer.to(maps.u32RowMajor(w.metadata(), np / 16, kp / 2, tile.bn / 16, 64, op + " metadata")),
-                    Pointer.to(mapC),
-                    Pointer.to(residual != null ? maps.bf16RowMajor(residual, m, n, 64, op + " residual") : mapC),
-                    ptr(bias), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
-                    Pointer.to(new int[] {epilogue}));
-        } else {
-            if (tile.hopper) {   // 1-D grid: one CTA per output tile
-                gridX = gridX * gridY;
-                gridY = 1;
-            }
-            params = Pointer.to(ptr(a), ptr(w.values()), ptr(w.metadata()), ptr(bias), ptr(residual), ptr(c),
-                    Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
-                    Pointer.to(new int[] {epilogue}));
-        }
-        launch(tile.symbol, gridX, gridY, 1, tile.threads, tile.smem, stream, params, op);
-    }
-
-    /** True when {@code tile} can run on this GPU (the Hopper sparse tiles need compute capability 9.0). */
-    public boolean supports(SparseTile tile) {
-        DeviceInfo dev = context.info();
-        return !tile.hopper || (dev.ccMajor() == 9 && dev.ccMinor() == 0);
-    }
-
-    /** {@link #defaultSparseTile(int, int, int, boolean)} of a short product without GELU. */
-    public SparseTile defaultSparseTile(int m, int n) {
-        return defaultSparseTile(m, n, 0, false);
-    }
-
-    /**
-     * The sparse tile for a product of depth {@code k} with or without the GELU epilogue. On compute capability 9.0
-     * (unless {@link #SPARSE_WGMMA_PROPERTY} is false) the Hopper kernel {@link #SPARSE_PIPELINE_PROPERTY} names,
-     * the cp.async one where tensor maps cannot be made; with {@code tmap}: ping-pong consumers
-     * ({@link SparseTile#HTP128x128}) for products with K < 2048 and no GELU, cooperative ones
-     * ({@link SparseTile#HTS128x128}) elsewhere, the rule of the dense GEMM ({@link #defaultTile(int, int, int, boolean)}).
-     * Elsewhere: the mma.sp 128 x 128 (two CTAs per SM).
-     */
-    public SparseTile defaultSparseTile(int m, int n, int k, boolean gelu) {
-        if (!supports(SparseTile.H128x128) || !Boolean.parseBoolean(System.getProperty(SPARSE_WGMMA_PROPERTY, "true"))) {
-            return SparseTile.S128x128;
-        }
-        String pipeline = sparsePipelineName();
-        if (pipeline.equals("cp") || !tmaAvailable()) {
-            return SparseTile.H128x128;
-        }
-        return pipeline.equals("tmas") || gelu || k >= 2048 ? SparseTile.HTS128x128 : SparseTile.HTP128x128;
-    }
-
-    /**
-     * The Hopper 2:4 pipeline in effect: {@link #SPARSE_PIPELINE_PROPERTY}, else {@value #DEFAULT_SPARSE_PIPELINE};
-     * anything but tmap, tmas or cp is refused, naming it.
-     */
-    static String sparsePipelineName() {
-        String v = System.getProperty(SPARSE_PIPELINE_PROPERTY, DEFAULT_SPARSE_PIPELINE).trim();
-        return switch (v) {
-            case "tmap", "tmas", "cp" -> v;
-            default -> throw new IllegalArgumentException("-D" + SPARSE_PIPELINE_PROPERTY + "=" + v
-                    + ": unknown 2:4 GEMM pipeline (tmap, tmas or cp)");
-        };
+    /** True the first time a GEMM falls back from a TMA tile (so that it is logged once). */
+    boolean firstTmaFallback() {
+        return tmaFallbackLogged.compareAndSet(false, true);
     }
 
     // ------------------------------------------------------------------------------------------------
-    // LayerNorm
+    // Launches
     // ------------------------------------------------------------------------------------------------
 
-    /** {@code y = LayerNorm(x)} over the last dimension {@code c} of {@code rows} rows. */
-    public void layerNorm(CudaStream stream, DeviceBuffer x, DeviceBuffer gamma, DeviceBuffer beta, DeviceBuffer y,
-                          int rows, int c, float eps) {
-        layerNorm(stream, x, null, null, gamma, beta, y, rows, c, eps);
-    }
-
-    /**
-     * {@code s = x + residual} (written to {@code sumOut} when not null), {@code y = LayerNorm(s)}.
-     * With {@code residual} null, {@code s = x} and {@code sumOut} must be null. Any of x, sumOut and y
-     * may be the same buffer.
-     */
-    public void layerNorm(CudaStream stream, DeviceBuffer x, DeviceBuffer residual, DeviceBuffer sumOut,
-                          DeviceBuffer gamma, DeviceBuffer beta, DeviceBuffer y, int rows, int c, float eps) {
-        String op = String.format(Locale.ROOT, "layerNorm rows=%d c=%d", rows, c);
-        require(rows > 0 && c > 0, op + ": dimensions must be positive");
-        require(c % 8 == 0 && c <= LAYERNORM_MAX_C, op + ": c must be a multiple of 8 and at most " + LAYERNORM_MAX_C);
-        require(eps > 0 && Float.isFinite(eps), op + ": eps must be positive");
-        require(residual != null || sumOut == null, op + ": sumOut needs a residual");
-        long elems = (long) rows * c;
-        requireBf16(x, elems, op, "x");
-        requireBf16(y, elems, op, "y");
-        requireBf16(gamma, c, op, "gamma");
-        requireBf16(beta, c, op, "beta");
-        if (residual != null) {
-            requireBf16(residual, elems, op, "residual");
-        }
-        if (sumOut != null) {
-            requireBf16(sumOut, elems, op, "sumOut");
-        }
-        Pointer params = Pointer.to(ptr(x), ptr(residual), ptr(sumOut), ptr(gamma), ptr(beta), ptr(y),
-                Pointer.to(new int[] {rows}), Pointer.to(new int[] {c}), Pointer.to(new float[] {eps}));
-        int grid = (rows + LAYERNORM_ROWS_PER_CTA - 1) / LAYERNORM_ROWS_PER_CTA;
-        launch(layerNormKernel(c), grid, 1, 1, 32 * LAYERNORM_ROWS_PER_CTA, 0, stream, params, op);
-    }
-
-    /**
-     * The LayerNorm kernel for rows of {@code c} columns: the one holding the fewest 8-column chunks per lane that
-     * fit c (less of the row in registers, more warps resident), else the 2048-column one.
-     */
-    static String layerNormKernel(int c) {
-        int vec = (c + 32 * 8 - 1) / (32 * 8);
-        return vec <= LAYERNORM_NARROW_VECS ? LAYERNORM + "_v" + vec : LAYERNORM;
-    }
-
-    // ------------------------------------------------------------------------------------------------
-    // Attention
-    // ------------------------------------------------------------------------------------------------
-
-    static String attentionSymbol(int headDim, boolean oneRow) {
-        return "samstream_attention_hd" + headDim + (oneRow ? "_row" : "_rows");
-    }
-
-    /** Same formulas as attention::smem_bytes / rel_stride / rows_per_tile in attention.cuh. */
-    static int attentionSmem(int headDim, int warps, int seqH, int seqW) {
-        int rowsPerTile = seqW >= ATTN_BKV ? 1 : ATTN_BKV / seqW;
-        int relStride = seqH + rowsPerTile + seqW + 1;
-        return (16 * warps + 4 * ATTN_BKV) * (headDim + 8) * 2 + 16 * warps * relStride * 4;
-    }
-
-    /**
-     * True when {@link #attention} runs on the Hopper kernel (attention_sm90.cuh): compute capability 9.0, global
-     * attention (no window) over sequences wider than 32 tokens (key tiles of one sequence row), head dim 64
-     * (vit_b, vit_l; vit_h's 80 stays on the mma.sync kernel), and not turned off by {@link #ATTENTION_WGMMA_PROPERTY}.
-     */
-    public boolean attentionWgmma(int headDim, int window, int seqW) {
-        return supports(GemmTile.H128x256) && headDim == 64 && window == 0 && seqW > ATTN_BKV / 2
-                && attentionWgmmaEnabled();
-    }
-
-    /**
-     * True when {@link #attention} runs a windowed block on the Hopper kernel's windowed configuration: compute
-     * capability 9.0, head dim 64, windows of 9 to 16 tokens a side (SAM's 14), and not turned off by
-     * {@link #WINDOW_ATTENTION_WGMMA_PROPERTY}.
-     */
-    public boolean windowAttentionWgmma(int headDim, int window) {
-        return supports(GemmTile.H128x256) && headDim == 64 && window >= ATTN_SM90W_MIN && window <= ATTN_SM90W_MAX
-                && windowAttentionWgmmaEnabled();
-    }
-
-    /**
-     * True when {@link #attention} runs a windowed block on the configuration with half a window per CTA: where
-     * {@link #windowAttentionWgmma} holds and {@link #WINDOW_ATTENTION_HALVES_PROPERTY} is on.
-     */
-    public boolean windowAttentionHalves(int headDim, int window) {
-        return windowAttentionWgmma(headDim, window) && windowAttentionHalvesEnabled();
-    }
-
-    /**
-     * Multi-head self-attention of one encoder block with SAM's decomposed relative position bias, scale
-     * {@code headDim^-0.5}.
-     *
-     * @param qkv     the qkv Linear output {@code [batch, h*w, 3*heads*headDim]} (q | k | v per token)
-     * @param qkvBias that Linear's bias {@code [3*heads*headDim]}: the k, v of padded window positions; may
-     *                be null (zeros) for global attention or when the grid is a multiple of the window
-     * @param relH    {@code rel_pos_h} {@code [2*S_h-1, headDim]}, S_h = window, or h for global attention
-     * @param relW    {@code rel_pos_w} {@code [2*S_w-1, headDim]}
-     * @param out     {@code [batch, h*w, heads*headDim]}
-     * @param window  window side (14 in SAM) for windowed blocks, 0 for global attention
-     */
-    public void attention(CudaStream stream, DeviceBuffer qkv, DeviceBuffer qkvBias, DeviceBuffer relH,
-                          DeviceBuffer relW, DeviceBuffer out, int batch, int h, int w, int heads, int headDim,
-                          int window) {
-        String op = String.format(Locale.ROOT, "attention batch=%d grid=%dx%d heads=%d head_dim=%d window=%d", batch, h, w,
-                heads, headDim, window);
-        require(batch > 0 && h > 0 && w > 0 && heads > 0 && window >= 0, op + ": dimensions must be positive");
-        require(headDim == 16 || headDim == 32 || headDim == 64 || headDim == 80,
-                op + ": head_dim must be 64 (vit_b, vit_l), 80 (vit_h), 16 or 32");
-        int seqH = window > 0 ? window : h, seqW = window > 0 ? window : w;
-        require(seqH <= ATTN_MAX_SIDE && seqW <= ATTN_MAX_SIDE,
-                op + ": sequences of at most " + ATTN_MAX_SIDE + " x " + ATTN_MAX_SIDE + " tokens are supported");
-        int windows = window > 0 ? ((h + window - 1) / window) * ((w + window - 1) / window) : 1;
-        long cTotal = (long) heads * headDim;
-        long tokens = (long) batch * h * w;
-        requireBf16(qkv, tokens * 3 * cTotal, op, "qkv");
-        requireBf16(out, tokens * cTotal, op, "out");
-        requireBf16(relH, (long) (2 * seqH - 1) * headDim, op, "relH");
-        requireBf16(relW, (long) (2 * seqW - 1) * headDim, op, "relW");
-        if (qkvBias != null) {
-            requireBf16(qkvBias, 3 * cTotal, op, "qkvBias");
-        }
-        float scale = (float) (1.0 / Math.sqrt(headDim));
-        long gridZ = (long) batch * windows;
-        require(gridZ <= 65535, op + ": batch x windows must be at most 65535");
-        Pointer params = Pointer.to(ptr(qkv), ptr(qkvBias), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
-                Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new int[] {window}),
-                Pointer.to(new float[] {scale}));
-        if (window > 0 && windowAttentionHalves(headDim, window)) {   // 128 query slots of a window per CTA
-            int halves = (window * window + ATTN_SM90W2_QUERIES - 1) / ATTN_SM90W2_QUERIES;
-            launch(ATTN_SM90W2, halves, heads, (int) gridZ, ATTN_SM90W2_THREADS, ATTN_SM90W2_SMEM, stream, params, op);
-            return;
-        }
-        if (window > 0 && windowAttentionWgmma(headDim, window)) {   // a whole window per CTA
-            launch(ATTN_SM90W, 1, heads, (int) gridZ, ATTN_SM90W_THREADS, ATTN_SM90W_SMEM, stream, params, op);
-            return;
-        }
-        if (attentionWgmma(headDim, window, seqW)) {
-            Pointer globalParams = Pointer.to(ptr(qkv), ptr(relH), ptr(relW), ptr(out), Pointer.to(new int[] {h}),
-                    Pointer.to(new int[] {w}), Pointer.to(new int[] {heads}), Pointer.to(new float[] {scale}));
-            launch(ATTN_SM90, (h * w + ATTN_SM90_QUERIES - 1) / ATTN_SM90_QUERIES, heads, batch, ATTN_SM90_THREADS,
-                    ATTN_SM90_SMEM, stream, globalParams, op);
-            return;
-        }
-        boolean oneRow = seqW > ATTN_BKV / 2;
-        int warps = oneRow ? ATTN_WARPS_ROW : ATTN_WARPS_ROWS;
-        int smem = attentionSmem(headDim, warps, seqH, seqW);
-        int queriesPerCta = 16 * warps;
-        launch(attentionSymbol(headDim, oneRow), (seqH * seqW + queriesPerCta - 1) / queriesPerCta, heads, (int) gridZ,
-                32 * warps, smem, stream, params, op);
-    }
-
-    // ------------------------------------------------------------------------------------------------
-    // Image encoder data movement (encoder_ops.cuh)
-    // ------------------------------------------------------------------------------------------------
-
-    /**
-     * Patch embedding rows: fp32 image {@code [batch, 3, s, s]} to bf16 {@code [batch * e * e, 3 * p * p]},
-     * e = s / p, columns ordered (channel, dy, dx) like the flattened Conv2d weight.
-     */
-    public void patchify(CudaStream stream, DeviceBuffer image, DeviceBuffer rows, int batch, int s, int p) {
-        String op = String.format(Locale.ROOT, "patchify batch=%d size=%d patch=%d", batch, s, p);
-        require(batch > 0 && s > 0 && p > 0, op + ": dimensions must be positive");
-        require(p % 8 == 0 && s % p == 0, op + ": patch must be a multiple of 8 and divide the image size");
-        long pixels = (long) batch * 3 * s * s;
-        requireBytes(image, pixels * 4, op, "image (fp32)");
-        requireBf16(rows, pixels, op, "rows");
-        long threads = pixels / 8;
-        Pointer params = Pointer.to(ptr(image), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {s}),
-                Pointer.to(new int[] {p}));
-        launch(PATCHIFY, gridFor(threads), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
-    }
-
-    /** {@code x[i] += add[i % period]} over {@code total} bf16 values (fp32 sum, one rounding). */
-    public void addPeriodic(CudaStream stream, DeviceBuffer x, DeviceBuffer add, long total, long period) {
-        String op = String.format(Locale.ROOT, "addPeriodic total=%d period=%d", total, period);
-        require(total > 0 && period > 0, op + ": sizes must be positive");
-        require(total % 8 == 0 && period % 8 == 0, op + ": total and period must be multiples of 8");
-        requireBf16(x, total, op, "x");
-        requireBf16(add, period, op, "add");
-        Pointer params = Pointer.to(ptr(x), ptr(add), Pointer.to(new long[] {total}), Pointer.to(new long[] {period}));
-        launch(ADD_PERIODIC, gridFor(total / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
-    }
-
-    /**
-     * Rows of a 3x3, stride 1, padding 1 convolution: channels-last {@code x [batch, h, w, c]} to
-     * {@code [batch * h * w, 9 * c]}, columns ordered (ky, kx, channel) (the weight must be laid out
-     * {@code [out, 3, 3, c]} to match); taps outside the image are zeros.
-     */
-    public void im2col3x3(CudaStream stream, DeviceBuffer x, DeviceBuffer rows, int batch, int h, int w, int c) {
-        String op = String.format(Locale.ROOT, "im2col3x3 batch=%d grid=%dx%d c=%d", batch, h, w, c);
-        require(batch > 0 && h > 0 && w > 0 && c > 0, op + ": dimensions must be positive");
-        require(c % 8 == 0, op + ": c must be a multiple of 8");
-        long pixels = (long) batch * h * w;
-        requireBf16(x, pixels * c, op, "x");
-        requireBf16(rows, pixels * 9 * c, op, "rows");
-        Pointer params = Pointer.to(ptr(x), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {h}),
-                Pointer.to(new int[] {w}), Pointer.to(new int[] {c}));
-        launch(IM2COL3X3, gridFor(pixels * 9 * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
-    }
-
-    /** bf16 tokens {@code [batch, t, c]} to fp32 channels-first {@code [batch, c, t]}. */
-    public void tokensToChw(CudaStream stream, DeviceBuffer tokens, DeviceBuffer out, int batch, int t, int c) {
-        String op = String.format(Locale.ROOT, "tokensToChw batch=%d t=%d c=%d", batch, t, c);
-        require(batch > 0 && t > 0 && c > 0, op + ": dimensions must be positive");
-        require(batch <= 65535 && (c + 31) / 32 <= 65535, op + ": too large for one launch");
-        long n = (long) batch * t * c;
-        requireBf16(tokens, n, op, "tokens");
-        requireBytes(out, n * 4, op, "out (fp32)");
-        Pointer params = Pointer.to(ptr(tokens), ptr(out), Pointer.to(new int[] {t}), Pointer.to(new int[] {c}));
-        launch2d(TOKENS_TO_CHW, (t + 31) / 32, (c + 31) / 32, batch, stream, params, op);
-    }
-
-    /** Grid-stride kernels: enough CTAs for a few waves, never more than the work needs. */
-    private int gridFor(long threads) {
-        long ctas = (threads + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
-        long cap = (long) context.info().multiprocessors() * 16;
-        return (int) Math.max(1, Math.min(ctas, cap));
-    }
-
-    private void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
+    /** Launches a kernel registered with {@link #add} with a 32 x 8 block and no dynamic shared memory. */
+    void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -1094,23 +260,9 @@ public final class CudaKernels implements AutoCloseable {
                 () -> "launching " + name + " for " + op);
     }
 
-    private static void requireBytes(DeviceBuffer b, long bytes, String op, String name) {
-        if (b == null) {
-            throw new IllegalArgumentException(op + ": " + name + " is required");
-        }
-        if (b.bytes() < bytes) {
-            throw new IllegalArgumentException(op + ": " + name + " needs " + bytes + " B, " + b + " holds " + b.bytes());
-        }
-        if (b.offset() % 16 != 0) {
-            throw new IllegalArgumentException(op + ": " + name + " must be 16-byte aligned (" + b + " at offset "
-                    + b.offset() + ")");
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------
-
-    private void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
-                        String op) {
+    /** Launches a kernel registered with {@link #add}, with a 1-d block and {@code smem} bytes of dynamic shared memory. */
+    void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
+                String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -1148,30 +300,6 @@ public final class CudaKernels implements AutoCloseable {
         context.bind();
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, bx, by, 1, 0, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
-    }
-
-    private static Pointer ptr(DeviceBuffer b) {
-        return Pointer.to(b == null ? new CUdeviceptr() : b.pointer());
-    }
-
-    private static void require(boolean ok, String message) {
-        if (!ok) {
-            throw new IllegalArgumentException(message);
-        }
-    }
-
-    private static void requireBf16(DeviceBuffer b, long elements, String op, String name) {
-        if (b == null) {
-            throw new IllegalArgumentException(op + ": " + name + " is required");
-        }
-        if (b.bf16Capacity() < elements) {
-            throw new IllegalArgumentException(op + ": " + name + " needs " + elements + " bf16 values, " + b + " holds "
-                    + b.bf16Capacity());
-        }
-        if (b.offset() % 16 != 0) {
-            throw new IllegalArgumentException(op + ": " + name + " must be 16-byte aligned (" + b + " at offset "
-                    + b.offset() + ")");
-        }
     }
 
     @Override

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DecoderKernels.Attn;
+import io.samstream.gpu.cuda.DecoderWeights.Dense;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
@@ -34,7 +34,8 @@ import io.samstream.gpu.tensor.Tensor;
  * different counts cannot share the attention shapes); more are chunked. Each batch: its images' embeddings
  * into the decoder's fp32 image buffer (a ring slot is read in place after its encoder event: one
  * layout kernel; a host tensor is uploaded), points / boxes / masks uploaded → prompt tokens, keys (per
- * image) → two-way transformer → final attention → upscaler → hypernetworks, mask logits, IoU head →
+ * image) → two-way transformer ({@link CudaTwoWayTransformer}, transformer.py) → upscaler → hypernetworks, mask
+ * logits, IoU head →
  * the IoU predictions downloaded, the logits kept on the device for the wave ({@code KeptLogits}: post-processing
  * reads them in place; the host gets them only when it asks). The whole wave waits once, at the end.
  *
@@ -53,11 +54,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
     public static final int MAX_SPARSE = 64;
     /** Images whose prompt sets one batch may mix (the decoder keeps their fp32 embeddings, 4 MB each for SAM). */
     public static final int MAX_IMAGES = 16;
-    private static final float DECODER_EPS = 1e-5f, LN2D_EPS = 1e-6f;
+    private static final float LN2D_EPS = 1e-6f;
 
     private final SamConfig config;
     private final int maxSets;
-    private final int c, e, t, l, heads, internal, mlp, mt, mi, iouHidden, iouDepth, co1, co2;
+    private final int c, e, t, l, internal, mlp, mt, mi, iouHidden, iouDepth, co1, co2;
     private final CudaContext context;
     private final CudaKernels kernels;
     private final DecoderKernels dk;
@@ -74,24 +75,21 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final long poolBytes;
 
     // weights
-    private final DeviceBuffer gauss, pointEmbed, notAPoint, noMask, densePe, outTokens;
-    private final DecoderKernels.MaskDownscaler downscaler;
-    private final Layer[] layers;
-    private final CrossAttn finalAttn;
-    private final Norm finalNorm;
-    private final DeviceBuffer up1W, up1B, upNormG, upNormB, up2W, up2B;
-    private final Dense[][] hyper;
-    private final Dense[] iouHead;
+    private final PromptEncoder promptEncoder;
+    private final CudaTwoWayTransformer transformer;
+    private final OutputHeads outputHeads;
     // inputs and activations (maxSets)
     private final DeviceBuffer emb, masksIn, maskSlot, coords, codes;
     private final DeviceBuffer tokens, queries, qtmp, qp, kp, vp, attnTok, hidden, hA, hB, hyperOut, iouOut;
     private final DeviceBuffer keys, keysPe, wide, masksOut;
+    /** The buffers {@link #transformer} works in (some of the above). */
+    private final CudaTwoWayTransformer.Workspace workspace;
     private float lastGpuMillis = Float.NaN;
     private double lastUnpackMillis = Double.NaN;
     private boolean closed;
     /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
     private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
-    private boolean graphsEnabled = !Boolean.getBoolean("samstream.cuda.decoder.noGraphs");
+    private boolean graphsEnabled;
     private Profiler profiler;
 
     /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
@@ -99,18 +97,20 @@ public final class CudaMaskDecoder implements AutoCloseable {
 
     private record GraphKey(List<Integer> perImage, int ns, boolean multimask, boolean masks) {}
 
-    /** An fp32 Linear {@code [out, in]} with bias. */
-    private record Dense(DeviceBuffer w, DeviceBuffer b, int in, int out) {}
+    /**
+     * Meta's {@code PromptEncoder}: the Fourier features' Gaussian matrix, the point / not-a-point / no-mask
+     * embeddings, the mask downscaler, and the dense positional embedding of the image grid (made once, bf16).
+     */
+    private record PromptEncoder(DeviceBuffer gauss, DeviceBuffer pointEmbed, DeviceBuffer notAPoint,
+                                 DeviceBuffer noMask, DecoderKernels.MaskDownscaler downscaler, DeviceBuffer densePe) {}
 
-    private record Norm(DeviceBuffer g, DeviceBuffer b) {}
-
-    /** q / out projections fp32 (token side), k / v projections bf16 (image side) of tokens-to-image attention. */
-    private record CrossAttn(Dense q, DeviceBuffer kW, DeviceBuffer kB, DeviceBuffer vW, DeviceBuffer vB, Dense o) {}
-
-    private record Layer(Dense selfQ, Dense selfK, Dense selfV, Dense selfO, Norm norm1, CrossAttn t2i, Norm norm2,
-                         Dense lin1, Dense lin2, Norm norm3, DeviceBuffer i2tQW, DeviceBuffer i2tQB, Dense i2tK,
-                         Dense i2tV, DeviceBuffer i2tOW, DeviceBuffer i2tOB, DeviceBuffer norm4G, DeviceBuffer norm4B,
-                         boolean skipPe) {}
+    /**
+     * What Meta's {@code MaskDecoder} has around the transformer: the IoU and mask tokens, the upscaler (two
+     * transposed convolutions as tap-major GEMM rows, bf16), one hypernetwork MLP per mask token and the IoU head.
+     */
+    private record OutputHeads(DeviceBuffer outTokens, DeviceBuffer up1W, DeviceBuffer up1B, DeviceBuffer upNormG,
+                               DeviceBuffer upNormB, DeviceBuffer up2W, DeviceBuffer up2B, Dense[][] hyper,
+                               Dense[] iouHead) {}
 
     /** Why the decoder kernels cannot run this model's decoder, or null. */
     public static String unsupported(SamConfig c) {
@@ -140,6 +140,15 @@ public final class CudaMaskDecoder implements AutoCloseable {
      * @throws IllegalArgumentException when the decoder's shape is not supported or maxSets < 1
      */
     public CudaMaskDecoder(StateDict sd, SamConfig config, CudaContext context, CudaKernels kernels, int maxSets) {
+        this(sd, config, context, kernels, maxSets, true);
+    }
+
+    /**
+     * As above; {@code graphs} ({@code samstream.cuda.decoder-graphs}) replays a captured CUDA graph per batch shape,
+     * else every batch launches its kernels one by one.
+     */
+    public CudaMaskDecoder(StateDict sd, SamConfig config, CudaContext context, CudaKernels kernels, int maxSets,
+                           boolean graphs) {
         String why = unsupported(config);
         if (why != null) {
             throw new IllegalArgumentException("the CUDA mask decoder cannot run " + config.describe() + ": " + why);
@@ -149,11 +158,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
         this.config = config;
         this.maxSets = maxSets;
+        this.graphsEnabled = graphs;
         this.c = config.promptDim();
         this.e = config.embeddingSize();
         this.t = e * e;
         this.l = config.lowResSize();
-        this.heads = config.decoderHeads();
         this.internal = c / config.attentionDownsample();
         this.mlp = config.decoderMlpDim();
         this.mt = config.numMultimaskOutputs() + 1;
@@ -165,21 +174,11 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.context = context;
         this.kernels = kernels;
 
-        int nqMax = 1 + mt + MAX_SPARSE;
-        long s = maxSets;
-        long rowsTok = s * nqMax;
-        long imgElems = s * t * c;
-        long wideElems = s * t * Math.max(3L * internal, 2L * c);
-        long outMasks = s * Math.max(1, mt - 1) * l * l;
-        long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
-                rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
-                (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
-        long total = 64L * 256;   // alignment of the buffers allocated from one entry below
-        for (long a : act) {
-            total += BumpAllocator.alignUp(Math.max(a, 1));
-        }
-        long weightsBound = weightBytesBound(config);
-        this.poolBytes = total + weightsBound;
+        Sizes z = Sizes.of(config, maxSets);
+        long s = maxSets, rowsTok = z.rowsTok(), imgElems = z.imgElems(), wideElems = z.wideElems();
+        long outMasks = z.outMasks();
+        long[] act = z.act();
+        this.poolBytes = z.poolBytes();
         long embBytes = Math.max((long) c * t * 4, 4L << 20);
         long inBytes = Chunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
         long outBytes = Chunk.outBytes(maxSets, mt);
@@ -209,55 +208,10 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.gpuStart = ev0;
         this.gpuEnd = ev1;
         try {
-            String p = "prompt_encoder.";
-            gauss = f32(sd.get(p + "pe_layer.positional_encoding_gaussian_matrix", 2, c / 2).data(), "pe gaussian");
-            float[] pts = new float[4 * c];
-            for (int i = 0; i < 4; i++) {
-                System.arraycopy(sd.get(p + "point_embeddings." + i + ".weight", 1, c).data(), 0, pts, i * c, c);
-            }
-            pointEmbed = f32(pts, "point_embeddings");
-            notAPoint = f32(sd.get(p + "not_a_point_embed.weight", 1, c).data(), "not_a_point_embed");
-            noMask = f32(sd.get(p + "no_mask_embed.weight", 1, c).data(), "no_mask_embed");
-            String md = p + "mask_downscaling.";
-            downscaler = new DecoderKernels.MaskDownscaler(
-                    f32(sd.get(md + "0.weight", mi / 4, 1, 2, 2).data(), md + "0.weight"),
-                    f32(sd.get(md + "0.bias", mi / 4).data(), md + "0.bias"),
-                    f32(sd.get(md + "1.weight", mi / 4).data(), md + "1.weight"),
-                    f32(sd.get(md + "1.bias", mi / 4).data(), md + "1.bias"),
-                    f32(sd.get(md + "3.weight", mi, mi / 4, 2, 2).data(), md + "3.weight"),
-                    f32(sd.get(md + "3.bias", mi).data(), md + "3.bias"),
-                    f32(sd.get(md + "4.weight", mi).data(), md + "4.weight"),
-                    f32(sd.get(md + "4.bias", mi).data(), md + "4.bias"),
-                    f32(sd.get(md + "6.weight", c, mi, 1, 1).data(), md + "6.weight"),
-                    f32(sd.get(md + "6.bias", c).data(), md + "6.bias"));
-            densePe = pool.allocateBf16((long) t * c, "dense pe");
-            dk.densePe(stream, gauss, densePe, e, c);
-
-            String d = "mask_decoder.";
-            float[] ot = new float[(1 + mt) * c];
-            System.arraycopy(sd.get(d + "iou_token.weight", 1, c).data(), 0, ot, 0, c);
-            System.arraycopy(sd.get(d + "mask_tokens.weight", mt, c).data(), 0, ot, c, mt * c);
-            outTokens = f32(ot, "output tokens");
-            layers = new Layer[config.decoderDepth()];
-            for (int i = 0; i < layers.length; i++) {
-                layers[i] = loadLayer(sd, d + "transformer.layers." + i + ".", i == 0);
-            }
-            finalAttn = loadCross(sd, d + "transformer.final_attn_token_to_image.");
-            finalNorm = norm(sd, d + "transformer.norm_final_attn", c);
-            up1W = bf16(convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c, co1),
-                    "output_upscaling.0.weight");
-            up1B = bf16(expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()), "output_upscaling.0.bias");
-            upNormG = bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
-            upNormB = bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
-            up2W = bf16(convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(), co1, co2),
-                    "output_upscaling.3.weight");
-            up2B = bf16(expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()), "output_upscaling.3.bias");
-            hyper = new Dense[mt][];
-            for (int i = 0; i < mt; i++) {
-                hyper[i] = mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
-            }
-            iouHead = mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
-
+            DecoderWeights w = new DecoderWeights(pool, stream, embIn);
+            promptEncoder = loadPromptEncoder(w, sd);
+            outputHeads = loadOutputHeads(w, sd);
+            transformer = new CudaTwoWayTransformer(w, sd, config, kernels, dk);
             emb = pool.allocate(act[0], "embeddings (fp32, channels-first)");
             masksIn = pool.allocate(act[1], "mask inputs");
             maskSlot = pool.allocate(act[2], "mask slots");
@@ -280,10 +234,90 @@ public final class CudaMaskDecoder implements AutoCloseable {
             keysPe = pool.allocateBf16(imgElems, "keys + pe / upscaled");
             wide = pool.allocateBf16(wideElems, "image projections / upscaler rows");
             masksOut = pool.allocate(outMasks * 4, "mask logits");
+            workspace = new CudaTwoWayTransformer.Workspace(queries, tokens, qtmp, qp, kp, vp, attnTok, hidden, keys,
+                    keysPe, wide, promptEncoder.densePe());
             stream.synchronize();
         } catch (RuntimeException | Error ex) {
             close();
             throw ex;
+        }
+    }
+
+    private PromptEncoder loadPromptEncoder(DecoderWeights w, StateDict sd) {
+        String p = "prompt_encoder.";
+        DeviceBuffer gauss = w.f32(sd.get(p + "pe_layer.positional_encoding_gaussian_matrix", 2, c / 2).data(),
+                "pe gaussian");
+        float[] pts = new float[4 * c];
+        for (int i = 0; i < 4; i++) {
+            System.arraycopy(sd.get(p + "point_embeddings." + i + ".weight", 1, c).data(), 0, pts, i * c, c);
+        }
+        DeviceBuffer pointEmbed = w.f32(pts, "point_embeddings");
+        DeviceBuffer notAPoint = w.f32(sd.get(p + "not_a_point_embed.weight", 1, c).data(), "not_a_point_embed");
+        DeviceBuffer noMask = w.f32(sd.get(p + "no_mask_embed.weight", 1, c).data(), "no_mask_embed");
+        String md = p + "mask_downscaling.";
+        DecoderKernels.MaskDownscaler downscaler = new DecoderKernels.MaskDownscaler(
+                w.f32(sd.get(md + "0.weight", mi / 4, 1, 2, 2).data(), md + "0.weight"),
+                w.f32(sd.get(md + "0.bias", mi / 4).data(), md + "0.bias"),
+                w.f32(sd.get(md + "1.weight", mi / 4).data(), md + "1.weight"),
+                w.f32(sd.get(md + "1.bias", mi / 4).data(), md + "1.bias"),
+                w.f32(sd.get(md + "3.weight", mi, mi / 4, 2, 2).data(), md + "3.weight"),
+                w.f32(sd.get(md + "3.bias", mi).data(), md + "3.bias"),
+                w.f32(sd.get(md + "4.weight", mi).data(), md + "4.weight"),
+                w.f32(sd.get(md + "4.bias", mi).data(), md + "4.bias"),
+                w.f32(sd.get(md + "6.weight", c, mi, 1, 1).data(), md + "6.weight"),
+                w.f32(sd.get(md + "6.bias", c).data(), md + "6.bias"));
+        DeviceBuffer densePe = pool.allocateBf16((long) t * c, "dense pe");
+        dk.densePe(stream, gauss, densePe, e, c);
+        return new PromptEncoder(gauss, pointEmbed, notAPoint, noMask, downscaler, densePe);
+    }
+
+    private OutputHeads loadOutputHeads(DecoderWeights w, StateDict sd) {
+        String d = "mask_decoder.";
+        float[] ot = new float[(1 + mt) * c];
+        System.arraycopy(sd.get(d + "iou_token.weight", 1, c).data(), 0, ot, 0, c);
+        System.arraycopy(sd.get(d + "mask_tokens.weight", mt, c).data(), 0, ot, c, mt * c);
+        DeviceBuffer outTokens = w.f32(ot, "output tokens");
+        DeviceBuffer up1W = w.bf16(convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
+                co1), "output_upscaling.0.weight");
+        DeviceBuffer up1B = w.bf16(expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()),
+                "output_upscaling.0.bias");
+        DeviceBuffer upNormG = w.bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
+        DeviceBuffer upNormB = w.bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
+        DeviceBuffer up2W = w.bf16(convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
+                co1, co2), "output_upscaling.3.weight");
+        DeviceBuffer up2B = w.bf16(expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()),
+                "output_upscaling.3.bias");
+        Dense[][] hyper = new Dense[mt][];
+        for (int i = 0; i < mt; i++) {
+            hyper[i] = w.mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
+        }
+        Dense[] iouHead = w.mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
+        return new OutputHeads(outTokens, up1W, up1B, upNormG, upNormB, up2W, up2B, hyper, iouHead);
+    }
+
+    /**
+     * The device memory of {@code maxSets} prompt sets: token rows (sets x (1 + mask tokens + {@link #MAX_SPARSE})),
+     * image elements and the wide buffer's, the mask logits, and the activation buffers' bytes in allocation order.
+     */
+    private record Sizes(long rowsTok, long imgElems, long wideElems, long outMasks, long[] act, long poolBytes) {
+        static Sizes of(SamConfig config, int maxSets) {
+            int c = config.promptDim(), e = config.embeddingSize(), t = e * e, l = config.lowResSize();
+            int internal = c / config.attentionDownsample(), mlp = config.decoderMlpDim();
+            int mt = config.numMultimaskOutputs() + 1, iouHidden = config.iouHeadHiddenDim(), co2 = c / 8;
+            int nqMax = 1 + mt + MAX_SPARSE;
+            long s = maxSets;
+            long rowsTok = s * nqMax;
+            long imgElems = s * t * c;
+            long wideElems = s * t * Math.max(3L * internal, 2L * c);
+            long outMasks = s * Math.max(1, mt - 1) * l * l;
+            long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
+                    rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
+                    (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
+            long total = 64L * 256;   // alignment of the buffers allocated from one entry below
+            for (long a : act) {
+                total += BumpAllocator.alignUp(Math.max(a, 1));
+            }
+            return new Sizes(rowsTok, imgElems, wideElems, outMasks, act, total + weightBytesBound(config));
         }
     }
 
@@ -295,48 +329,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
                 + (c.numMultimaskOutputs() + 1) * (3 * dim * dim) + 3 * h * h + 4 * h * dim
                 + 4 * c.maskInChans() * c.maskInChans() + 2 * dim * c.maskInChans() + 64 * dim;
         return w * 4 + 512L * 256;
-    }
-
-    private Layer loadLayer(StateDict sd, String pre, boolean skipPe) {
-        String sa = pre + "self_attn.", ia = pre + "cross_attn_image_to_token.";
-        return new Layer(dense(sd, sa + "q_proj", c, c), dense(sd, sa + "k_proj", c, c), dense(sd, sa + "v_proj", c, c),
-                dense(sd, sa + "out_proj", c, c), norm(sd, pre + "norm1", c),
-                loadCross(sd, pre + "cross_attn_token_to_image."), norm(sd, pre + "norm2", c),
-                dense(sd, pre + "mlp.lin1", c, mlp), dense(sd, pre + "mlp.lin2", mlp, c), norm(sd, pre + "norm3", c),
-                bf16(sd.get(ia + "q_proj.weight", internal, c).data(), ia + "q_proj.weight"),
-                bf16(sd.get(ia + "q_proj.bias", internal).data(), ia + "q_proj.bias"),
-                dense(sd, ia + "k_proj", c, internal), dense(sd, ia + "v_proj", c, internal),
-                bf16(sd.get(ia + "out_proj.weight", c, internal).data(), ia + "out_proj.weight"),
-                bf16(sd.get(ia + "out_proj.bias", c).data(), ia + "out_proj.bias"),
-                bf16(sd.get(pre + "norm4.weight", c).data(), pre + "norm4.weight"),
-                bf16(sd.get(pre + "norm4.bias", c).data(), pre + "norm4.bias"), skipPe);
-    }
-
-    private CrossAttn loadCross(StateDict sd, String pre) {
-        return new CrossAttn(dense(sd, pre + "q_proj", c, internal),
-                bf16(sd.get(pre + "k_proj.weight", internal, c).data(), pre + "k_proj.weight"),
-                bf16(sd.get(pre + "k_proj.bias", internal).data(), pre + "k_proj.bias"),
-                bf16(sd.get(pre + "v_proj.weight", internal, c).data(), pre + "v_proj.weight"),
-                bf16(sd.get(pre + "v_proj.bias", internal).data(), pre + "v_proj.bias"),
-                dense(sd, pre + "out_proj", internal, c));
-    }
-
-    private Dense dense(StateDict sd, String name, int inDim, int outDim) {
-        return new Dense(f32(sd.get(name + ".weight", outDim, inDim).data(), name + ".weight"),
-                f32(sd.get(name + ".bias", outDim).data(), name + ".bias"), inDim, outDim);
-    }
-
-    private Dense[] mlp(StateDict sd, String prefix, int inDim, int hiddenDim, int outDim, int depth) {
-        Dense[] r = new Dense[depth];
-        for (int i = 0; i < depth; i++) {
-            r[i] = dense(sd, prefix + ".layers." + i, i == 0 ? inDim : hiddenDim, i == depth - 1 ? outDim : hiddenDim);
-        }
-        return r;
-    }
-
-    private Norm norm(StateDict sd, String name, int dim) {
-        return new Norm(f32(sd.get(name + ".weight", dim).data(), name + ".weight"),
-                f32(sd.get(name + ".bias", dim).data(), name + ".bias"));
     }
 
     /**
@@ -364,22 +356,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return r;
     }
 
-    private DeviceBuffer f32(float[] v, String what) {
-        DeviceBuffer b = pool.allocate((long) v.length * 4, what);
-        embIn.buffer().asFloatBuffer().put(v);
-        stream.upload(embIn, 0, b, 0, (long) v.length * 4);
-        stream.synchronize();
-        return b;
-    }
-
-    private DeviceBuffer bf16(float[] v, String what) {
-        DeviceBuffer b = pool.allocateBf16(v.length, what);
-        embIn.putBf16(0, v);
-        stream.upload(embIn, 0, b, 0, (long) v.length * 2);
-        stream.synchronize();
-        return b;
-    }
-
     // ------------------------------------------------------------------------------------------------
 
     public int maxSets() {
@@ -391,8 +367,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
     }
 
     /**
-     * Whether batches replay captured CUDA graphs (default; {@code -Dsamstream.cuda.decoder.noGraphs=true}
-     * turns them off) or launch their ~80 kernels one by one. For tests and benchmarks.
+     * Whether batches replay captured CUDA graphs (as made: {@code samstream.cuda.decoder-graphs}) or launch their
+     * ~80 kernels one by one. For tests and benchmarks.
      */
     public synchronized void useGraphs(boolean on) {
         graphsEnabled = on;
@@ -591,7 +567,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceBuffer dst = emb.slice(i * bytes, bytes, "embedding " + i);
             if (embedding instanceof EmbeddingRing.Slot slot) {
                 stream.waitFor(slot.ready());
-                kernels.tokensToChw(stream, slot.buffer(), dst, 1, t, c);
+                kernels.encoderOps().tokensToChw(stream, slot.buffer(), dst, 1, t, c);
             } else {
                 if (hostUploadPending) {
                     stream.synchronize();
@@ -810,110 +786,51 @@ public final class CudaMaskDecoder implements AutoCloseable {
         int nq = 1 + mt + ns;
         int rows = sets * nq;
         // Prompt encoder: tokens, keys = embedding + dense prompt (each set from its own image).
-        dk.promptTokens(stream, coords, codes, outTokens, gauss, pointEmbed, notAPoint, tokens, sets, mt, ns, c);
+        PromptEncoder pe = promptEncoder;
+        dk.promptTokens(stream, coords, codes, outputHeads.outTokens(), pe.gauss(), pe.pointEmbed(), pe.notAPoint(),
+                tokens, sets, mt, ns, c);
         stream.copy(tokens, queries, (long) rows * c * 4);
         long imageBytes = (long) c * t * 4;
         long keyBytes = (long) t * c * 2;
         for (int i = 0, set = 0; i < perImage.length; set += perImage[i], i++) {
             DeviceBuffer image = emb.slice(i * imageBytes, imageBytes, "embedding " + i);
             DeviceBuffer imageKeys = keys.slice(set * keyBytes, perImage[i] * keyBytes, "keys of image " + i);
-            dk.embedKeys(stream, image, noMask, imageKeys, perImage[i], t, c);
+            dk.embedKeys(stream, image, pe.noMask(), imageKeys, perImage[i], t, c);
             if (withMask) {
                 dk.maskKeys(stream, image, masksIn, maskSlot.slice(set * 4L, perImage[i] * 4L, "mask slots of image " + i),
-                        downscaler, imageKeys, perImage[i], e, c, mi, LN2D_EPS);
+                        pe.downscaler(), imageKeys, perImage[i], e, c, mi, LN2D_EPS);
             }
         }
         mark("prompt encoder, keys");
 
-        long img = (long) sets * t;
-        DeviceBuffer wideA = wide.slice(0, img * internal * 2, "image q/k");
-        DeviceBuffer wideB = wide.slice(img * internal * 2, img * internal * 2, "image v");
-        DeviceBuffer wideC = wide.slice(2 * img * internal * 2, img * internal * 2, "image attention out");
-        int hdSelf = c / heads, hdCross = internal / heads;
-        for (Layer ly : layers) {
-            // Self attention of the tokens (the first layer without the positional embedding, replacing).
-            DeviceBuffer qIn = queries;
-            if (!ly.skipPe) {
-                dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
-                qIn = qtmp;
-            }
-            dk.linear(stream, qIn, c, ly.selfQ.w, ly.selfQ.b, null, qp, c, rows, c, c, false);
-            dk.linear(stream, qIn, c, ly.selfK.w, ly.selfK.b, null, kp, c, rows, c, c, false);
-            dk.linear(stream, queries, c, ly.selfV.w, ly.selfV.b, null, vp, c, rows, c, c, false);
-            dk.attention(stream, Attn.SELF, qp, c, kp, c, vp, c, attnTok, c, sets, nq, nq, heads, hdSelf);
-            dk.linear(stream, attnTok, c, ly.selfO.w, ly.selfO.b, ly.skipPe ? null : queries, queries, c, rows, c, c,
-                    false);
-            dk.layerNorm(stream, queries, ly.norm1.g, ly.norm1.b, queries, rows, c, DECODER_EPS);
-            mark("token self attention");
-
-            // Tokens to image.
-            dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
-            mark("keys + pe");
-            crossTokenToImage(ly.t2i, sets, nq, rows, wideA, wideB, hdCross);
-            dk.layerNorm(stream, queries, ly.norm2.g, ly.norm2.b, queries, rows, c, DECODER_EPS);
-
-            // MLP.
-            dk.linear(stream, queries, c, ly.lin1.w, ly.lin1.b, null, hidden, mlp, rows, mlp, c, true);
-            dk.linear(stream, hidden, mlp, ly.lin2.w, ly.lin2.b, queries, queries, c, rows, c, mlp, false);
-            dk.layerNorm(stream, queries, ly.norm3.g, ly.norm3.b, queries, rows, c, DECODER_EPS);
-            mark("token mlp");
-
-            // Image to tokens (keys + pe is unchanged since the tokens-to-image step).
-            dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
-            dk.linear(stream, qtmp, c, ly.i2tK.w, ly.i2tK.b, null, kp, internal, rows, internal, c, false);
-            dk.linear(stream, queries, c, ly.i2tV.w, ly.i2tV.b, null, vp, internal, rows, internal, c, false);
-            kernels.gemm(stream, keysPe, ly.i2tQW, ly.i2tQB, null, wideA, (int) img, internal, c, false);
-            mark("image to token: gemm q");
-            dk.attention(stream, Attn.IMAGE_TO_TOKEN, wideA, internal, kp, internal, vp, internal, wideC, internal,
-                    sets, t, nq, heads, hdCross);
-            mark("image to token: attention");
-            kernels.gemm(stream, wideC, ly.i2tOW, ly.i2tOB, keys, keys, (int) img, c, internal, false);
-            kernels.layerNorm(stream, keys, ly.norm4G, ly.norm4B, keys, (int) img, c, DECODER_EPS);
-            mark("image to token: gemm out + norm4");
-        }
-        dk.addPeriodicTo(stream, keys, densePe, keysPe, img * c, (long) t * c);
-        mark("keys + pe");
-        crossTokenToImage(finalAttn, sets, nq, rows, wideA, wideB, hdCross);
-        dk.layerNorm(stream, queries, finalNorm.g, finalNorm.b, queries, rows, c, DECODER_EPS);
+        // Two-way transformer: the tokens and the image attend to each other (queries, keys updated in place).
+        transformer.forward(stream, workspace, sets, nq, profiler);
 
         // Upscaler: ConvT(C -> C/4) as a GEMM per pixel, scatter + LayerNorm2d + GELU, ConvT(C/4 -> C/8) + GELU.
+        OutputHeads oh = outputHeads;
+        long img = (long) sets * t;
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
-        kernels.gemm(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
+        kernels.gemm().run(stream, keys, oh.up1W(), oh.up1B(), null, pp1, (int) img, 4 * co1, c, false);
         mark("upscale: gemm 1");
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
-        dk.upscaleLnGelu(stream, pp1, upNormG, upNormB, up1, sets, e, e, co1, LN2D_EPS);
+        dk.upscaleLnGelu(stream, pp1, oh.upNormG(), oh.upNormB(), up1, sets, e, e, co1, LN2D_EPS);
         mark("upscale: scatter + layernorm + gelu");
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
-        kernels.gemm(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, true);
+        kernels.gemm().run(stream, up1, oh.up2W(), oh.up2B(), null, pp2, (int) (4 * img), 4 * co2, co1, true);
         mark("upscale: gemm 2 + gelu");
 
         // Hypernetworks of the needed mask tokens (outputs [mt, sets, C/8]), the mask logits, the IoU head.
         for (int tk = first; tk < first + count; tk++) {
             DeviceBuffer x = queries.slice((long) (1 + tk) * c * 4, ((long) (rows - 1 - tk)) * c * 4, "mask token rows");
-            Dense[] h = hyper[tk];
+            Dense[] h = oh.hyper()[tk];
             DeviceBuffer dst = hyperOut.slice((long) tk * sets * co2 * 4, (long) sets * co2 * 4, "hyper " + tk);
             mlpForward(h, x, nq * c, dst, sets);
         }
         mark("hypernetworks");
         dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count);
         mark("mask logits");
-        mlpForward(iouHead, queries, nq * c, iouOut, sets);
+        mlpForward(oh.iouHead(), queries, nq * c, iouOut, sets);
         mark("iou head");
-    }
-
-    /** queries += out(attn(q(queries + tokens), k(keys + pe), v(keys))), the tokens-to-image step. */
-    private void crossTokenToImage(CrossAttn a, int sets, int nq, int rows, DeviceBuffer imgK, DeviceBuffer imgV,
-                                   int hd) {
-        int img = sets * t;
-        dk.addF32(stream, queries, tokens, qtmp, (long) rows * c);
-        dk.linear(stream, qtmp, c, a.q.w, a.q.b, null, qp, internal, rows, internal, c, false);
-        kernels.gemm(stream, keysPe, a.kW, a.kB, null, imgK, img, internal, c, false);
-        kernels.gemm(stream, keys, a.vW, a.vB, null, imgV, img, internal, c, false);
-        mark("token to image: q + gemm k, v");
-        dk.attention(stream, Attn.TOKEN_TO_IMAGE, qp, internal, imgK, internal, imgV, internal, attnTok, internal, sets,
-                nq, t, heads, hd);
-        mark("token to image: attention");
-        dk.linear(stream, attnTok, internal, a.o.w, a.o.b, queries, queries, c, rows, c, internal, false);
     }
 
     /** An MLP (ReLU between layers) over {@code sets} rows of x, {@code ldx} apart, into dst [sets, out]. */
@@ -924,9 +841,9 @@ public final class CudaMaskDecoder implements AutoCloseable {
             Dense dl = layersOf[i];
             boolean last = i == layersOf.length - 1;
             DeviceBuffer to = last ? dst : (i % 2 == 0 ? hA : hB);
-            dk.linear(stream, src, ld, dl.w, dl.b, null, to, dl.out, sets, dl.out, dl.in, !last);
+            dk.linear(stream, src, ld, dl.w(), dl.b(), null, to, dl.out(), sets, dl.out(), dl.in(), !last);
             src = to;
-            ld = dl.out;
+            ld = dl.out();
         }
     }
 
@@ -956,7 +873,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     }
 
     /** Records a timing event after each step of a profiled batch (events made on first use, reused). */
-    private final class Profiler {
+    private final class Profiler implements StepMarks {
         final List<String> labels = new ArrayList<>();
         final List<CudaEvent> events = new ArrayList<>();
         final Map<String, Double> totals = new LinkedHashMap<>();
@@ -966,7 +883,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
             mark("start");
         }
 
-        void mark(String label) {
+        @Override
+        public void mark(String label) {
             int i = labels.size();
             if (events.size() <= i) {
                 events.add(new CudaEvent(context, true));

@@ -207,7 +207,7 @@ public final class EmbeddingRing implements AutoCloseable {
             downloadScratch.release(0);
             DeviceBuffer chw = downloadScratch.allocate(bytes, "embedding (fp32, channels-first)");
             downloadStream.waitFor(slot.ready());
-            kernels.tokensToChw(downloadStream, slot.buffer(), chw, 1, (int) t, channels);
+            kernels.encoderOps().tokensToChw(downloadStream, slot.buffer(), chw, 1, (int) t, channels);
             downloadStream.download(chw, 0, downloadPinned, 0, bytes);
             downloadStream.synchronize();
             float[] v = new float[(int) (t * channels)];

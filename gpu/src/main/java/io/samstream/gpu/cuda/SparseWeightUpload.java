@@ -1,6 +1,6 @@
 package io.samstream.gpu.cuda;
 
-import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.sparse.TwoFourWeights;
 import java.nio.ByteBuffer;
 

@@ -50,15 +50,14 @@ class AttentionGpuTest extends GpuTestBase {
     }
 
     /**
-     * Head dim 64 on both kernels that serve it on Hopper, with the switch of the block's kind set each way: the wgmma
-     * kernel (attention_sm90.cuh; {@link CudaKernels#ATTENTION_WGMMA_PROPERTY} for global, {@link
-     * CudaKernels#WINDOW_ATTENTION_WGMMA_PROPERTY} for windowed blocks) and the mma.sync one. Global shapes walk the
+     * Head dim 64 on both kernels that serve it: the wgmma kernel (attention_sm90.cuh, chosen on Hopper) and the
+     * mma.sync one (every other GPU; launched by name here, so Hopper tests it too). Global shapes walk the
      * wgmma kernel's edges: the vit_b block; sequences of 1 and 2 rows (fewer key tiles than the producer's lag), 10 and
      * 33 rows (the 5-slot ring wraps), a last query block with 3, 2 and 1 active consumer warpgroups (L = 340, 1225,
      * 80), a length that is a multiple of the 192 queries of a CTA (3072), rows narrower than the 64 key slots.
-     * Windowed: the vit_b block (64 x 64 padded to 70 x 70, the padding's k / v from the qkv bias), padding in both
-     * directions, a grid that is a multiple of the window and no bias, windows of 16 (256 queries, every slot real), 9
-     * and 11 (one active consumer warpgroup, a last key tile of 1 and 3 rows), 13.
+     * Windowed (half a window per CTA on wgmma): the vit_b block (64 x 64 padded to 70 x 70, the padding's k / v from
+     * the qkv bias), padding in both directions, a grid that is a multiple of the window and no bias, windows of 16 (256
+     * queries, every slot real), 9 and 11 (one CTA per window, a last key tile of 1 and 3 rows), 13.
      */
     @ParameterizedTest(name = "wgmma={8} batch={0} grid={1}x{2} heads={3} window={5} bias={6} sampled={7}")
     @CsvSource({
@@ -84,173 +83,87 @@ class AttentionGpuTest extends GpuTestBase {
     void headDim64OnEitherKernel(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled,
                                  boolean wgmma) {
         if (wgmma) {
-            assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+            assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                     + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         }
-        String key = window > 0 ? CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY : CudaKernels.ATTENTION_WGMMA_PROPERTY;
-        withProperty(key, wgmma, () -> {
-            boolean chosen = window > 0 ? gpu.kernels.windowAttentionWgmma(hd, window)
-                    : gpu.kernels.attentionWgmma(hd, window, w);
-            assertEquals(wgmma, chosen, "kernel choice");
-            check(batch, h, w, heads, hd, window, withBias, sampled);
-        });
+        check(batch, h, w, heads, hd, window, withBias, sampled, wgmma);
     }
 
     /**
-     * Windowed blocks on the wgmma kernel's configuration with half a window per CTA ({@link
-     * CudaKernels#WINDOW_ATTENTION_HALVES_PROPERTY}; halves = false pins the whole-window configuration), against the same
-     * reference and tolerances: every window side 9 to 16, i.e. one CTA of 81 / 100 / 121 queries (2 active consumer
-     * warpgroups, the second partly padded), two CTAs with 16 / 41 queries in the second (one active warpgroup there),
-     * 68 / 97 (the second warpgroup with 4 / 33), 128 (every slot real); 3 and 4 key tiles; the vit_b block (64 x 64
-     * padded to 70 x 70, the padding's k / v from the qkv bias), padding in both directions, grids that are a multiple
-     * of the window, no bias, several images and heads.
+     * Windowed blocks on the wgmma kernel (half a window per CTA), against the same reference and tolerances: every
+     * window side 9 to 16, i.e. one CTA of 81 / 100 / 121 queries (2 active consumer warpgroups, the second partly
+     * padded), two CTAs with 16 / 41 queries in the second (one active warpgroup there), 68 / 97 (the second warpgroup
+     * with 4 / 33), 128 (every slot real); 3 and 4 key tiles; the vit_b block (64 x 64 padded to 70 x 70, the padding's
+     * k / v from the qkv bias), padding in both directions, grids that are a multiple of the window, no bias, several
+     * images and heads.
      */
-    @ParameterizedTest(name = "halves={7} batch={0} grid={1}x{2} heads={3} window={4} bias={5} sampled={6}")
+    @ParameterizedTest(name = "batch={0} grid={1}x{2} heads={3} window={4} bias={5} sampled={6}")
     @CsvSource({
-            "2, 64, 64, 12, 14, true, 0, true",
-            "3, 20, 30, 3, 14, true, 0, true",
-            "1, 28, 28, 2, 14, false, 0, true",
-            "2, 20, 20, 2, 9, true, 0, true",
-            "1, 23, 17, 3, 10, true, 0, true",
-            "1, 30, 26, 2, 11, true, 0, true",
-            "2, 24, 30, 2, 12, false, 0, true",
-            "1, 26, 30, 2, 13, false, 0, true",
-            "1, 29, 40, 2, 13, true, 0, true",
-            "1, 30, 45, 3, 15, true, 0, true",
-            "1, 40, 33, 2, 16, true, 0, true",
-            "2, 32, 32, 1, 16, false, 0, true",
-            "2, 64, 64, 12, 14, true, 0, false",
-            "2, 20, 20, 2, 9, true, 0, false",
-            "1, 40, 33, 2, 16, true, 0, false"})
-    void windowedWgmmaHalves(int batch, int h, int w, int heads, int window, boolean withBias, int sampled,
-                             boolean halves) {
-        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+            "2, 64, 64, 12, 14, true, 0",
+            "3, 20, 30, 3, 14, true, 0",
+            "1, 28, 28, 2, 14, false, 0",
+            "2, 20, 20, 2, 9, true, 0",
+            "1, 23, 17, 3, 10, true, 0",
+            "1, 30, 26, 2, 11, true, 0",
+            "2, 24, 30, 2, 12, false, 0",
+            "1, 26, 30, 2, 13, false, 0",
+            "1, 29, 40, 2, 13, true, 0",
+            "1, 30, 45, 3, 15, true, 0",
+            "1, 40, 33, 2, 16, true, 0",
+            "2, 32, 32, 1, 16, false, 0"})
+    void windowedWgmma(int batch, int h, int w, int heads, int window, boolean withBias, int sampled) {
+        assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                 + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true,
-                () -> withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves, () -> {
-                    assertEquals(true, gpu.kernels.windowAttentionWgmma(64, window), "kernel choice");
-                    assertEquals(halves, gpu.kernels.windowAttentionHalves(64, window), "configuration choice");
-                    check(batch, h, w, heads, 64, window, withBias, sampled);
-                }));
-    }
-
-    /**
-     * Half a window per CTA runs, per query row, exactly the operations of the whole-window configuration (the same
-     * wgmma shapes on the same K / V tiles, the same table, softmax and store functions in the same order), so the two
-     * outputs are the same bits.
-     */
-    @ParameterizedTest(name = "batch={0} grid={1}x{2} heads={3} window={4}")
-    @CsvSource({"2, 64, 64, 12, 14", "1, 21, 17, 2, 12", "2, 20, 20, 2, 9", "1, 40, 33, 2, 16"})
-    void windowedWgmmaHalvesMatchWholeWindowsBitForBit(int batch, int h, int w, int heads, int window) {
-        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
-                + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        long mark = gpu.pool.mark();
-        Random rnd = new Random(31L * h + w + window);
-        int cTotal = heads * 64, tokens = h * w;
-        DeviceBuffer qkv = gpu.upload(GpuTestSupport.randomBf16(rnd, batch * tokens * 3 * cTotal, 1.0), "qkv");
-        DeviceBuffer bias = gpu.upload(GpuTestSupport.randomBf16(rnd, 3 * cTotal, 0.5), "qkv bias");
-        DeviceBuffer relH = gpu.upload(GpuTestSupport.randomBf16(rnd, (2 * window - 1) * 64, 0.2), "rel_h");
-        DeviceBuffer relW = gpu.upload(GpuTestSupport.randomBf16(rnd, (2 * window - 1) * 64, 0.2), "rel_w");
-        float[][] got = new float[2][];
-        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
-            for (int halves = 0; halves < 2; halves++) {
-                int config = halves;
-                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, halves == 1, () -> {
-                    DeviceBuffer out = gpu.poisoned((long) batch * tokens * cTotal, "attention out");
-                    gpu.kernels.attention(gpu.stream, qkv, bias, relH, relW, out, batch, h, w, heads, 64, window);
-                    got[config] = gpu.download(out, batch * tokens * cTotal);
-                });
-            }
-        });
-        for (int i = 0; i < got[0].length; i++) {
-            if (Float.floatToRawIntBits(got[0][i]) != Float.floatToRawIntBits(got[1][i])) {
-                throw new AssertionError(String.format("element %d (token %d, channel %d): whole windows %s, halves %s",
-                        i, i / cTotal, i % cTotal, got[0][i], got[1][i]));
-            }
-        }
-        gpu.pool.release(mark);
+        assertEquals(true, gpu.kernels.attention().windowAttentionWgmma(64, window), "kernel choice");
+        check(batch, h, w, heads, 64, window, withBias, sampled);
     }
 
     /**
      * The configurations of the wgmma kernel finish (no deadlock in the producer / consumer protocol) on sequences of
      * 1 to 13 key tiles around the ring depths, with 1 to 3 active consumer warpgroups, each launch checked against the
-     * reference; windowed blocks with a whole window and with half a window per CTA; 60 s for launches that take
+     * reference; windowed blocks with half a window per CTA; 60 s for launches that take
      * milliseconds. run-gpu-tests.sh hopper runs this first.
      */
     @Test
     void wgmmaKernelsFinish() {
-        assumeTrue(gpu.kernels.supports(CudaKernels.GemmTile.H128x256), "Hopper attention tests skipped: the wgmma"
+        assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                 + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
-            withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, true, () -> {
-                for (int rows : new int[] {1, 2, 3, 4, 5, 6, 7, 11, 13}) {
-                    check(1, rows, 40, 1, 64, 0, false, 0);   // rows key tiles; 1-3 consumers at 40 .. 520 queries
-                }
-            });
-            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
-                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, false, () -> {   // a whole window per CTA
-                    for (int window : new int[] {9, 12, 14, 16}) {
-                        check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);   // 3 or 4 key tiles, padding
-                    }
-                });
-                // The configuration with half a window per CTA (no mbarriers, but __syncthreads with warpgroups that
-                // have no query): 1 or 2 CTAs per window, 1 or 2 active warpgroups.
-                withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, true, () -> {
-                    for (int window : new int[] {9, 12, 14, 16}) {
-                        check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0);
-                    }
-                });
-            });
+            for (int rows : new int[] {1, 2, 3, 4, 5, 6, 7, 11, 13}) {
+                check(1, rows, 40, 1, 64, 0, false, 0, true);   // rows key tiles; 1-3 consumers at 40 .. 520 queries
+            }
+            // Half a window per CTA (no mbarriers, but __syncthreads with warpgroups that have no query): 1 or 2 CTAs
+            // per window, 1 or 2 active warpgroups, 3 or 4 key tiles, padding.
+            for (int window : new int[] {9, 12, 14, 16}) {
+                check(1, 2 * window - 3, window + 5, 1, 64, window, true, 0, true);
+            }
         }, "the wgmma attention kernel did not finish within 60 s: a deadlock in its mbarrier protocol (attention_sm90.cuh)");
     }
 
     /** The wgmma kernel serves only what it was written for: other head dims and window sizes stay on mma.sync. */
     @Test
     void wgmmaKernelOnlyWhereItApplies() {
-        boolean hopper = gpu.kernels.supports(CudaKernels.GemmTile.H128x256);
-        withProperty(CudaKernels.ATTENTION_WGMMA_PROPERTY, true, () -> {
-            assertEquals(hopper, gpu.kernels.attentionWgmma(64, 0, 64));
-            assertFalse(gpu.kernels.attentionWgmma(64, 14, 14), "windowed");
-            assertFalse(gpu.kernels.attentionWgmma(80, 0, 64), "head dim 80");
-            assertFalse(gpu.kernels.attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
-        });
-        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
-            assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 14));
-            assertEquals(hopper, gpu.kernels.windowAttentionWgmma(64, 9));
-            assertFalse(gpu.kernels.windowAttentionWgmma(64, 8), "windows of 8 or less");
-            assertFalse(gpu.kernels.windowAttentionWgmma(64, 17), "windows over 16");
-            assertFalse(gpu.kernels.windowAttentionWgmma(80, 14), "head dim 80");
-        });
-        withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, false,
-                () -> assertFalse(gpu.kernels.windowAttentionWgmma(64, 14), "switched off"));
-        withProperty(CudaKernels.WINDOW_ATTENTION_HALVES_PROPERTY, true, () -> {
-            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, true, () -> {
-                assertEquals(hopper, gpu.kernels.windowAttentionHalves(64, 14));
-                assertEquals(hopper, gpu.kernels.windowAttentionHalves(64, 9));
-                assertFalse(gpu.kernels.windowAttentionHalves(64, 8), "halves: windows of 8 or less");
-                assertFalse(gpu.kernels.windowAttentionHalves(64, 17), "halves: windows over 16");
-                assertFalse(gpu.kernels.windowAttentionHalves(80, 14), "halves: head dim 80");
-            });
-            withProperty(CudaKernels.WINDOW_ATTENTION_WGMMA_PROPERTY, false,
-                    () -> assertFalse(gpu.kernels.windowAttentionHalves(64, 14), "halves without windowed wgmma"));
-        });
+        boolean hopper = gpu.kernels.hopper();
+        assertEquals(hopper, gpu.kernels.attention().attentionWgmma(64, 0, 64));
+        assertFalse(gpu.kernels.attention().attentionWgmma(64, 14, 14), "windowed");
+        assertFalse(gpu.kernels.attention().attentionWgmma(80, 0, 64), "head dim 80");
+        assertFalse(gpu.kernels.attention().attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
+        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 14));
+        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 9));
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 8), "windows of 8 or less");
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 17), "windows over 16");
+        assertFalse(gpu.kernels.attention().windowAttentionWgmma(80, 14), "head dim 80");
     }
 
-    private static void withProperty(String key, boolean value, Runnable body) {
-        String before = System.getProperty(key);
-        System.setProperty(key, Boolean.toString(value));
-        try {
-            body.run();
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
-            }
-        }
-    }
-
+    /** As {@link #check(int, int, int, int, int, int, boolean, int, boolean)} on the kernel the shape's choice names. */
     private void check(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
+        boolean wgmma = window > 0 ? gpu.kernels.attention().windowAttentionWgmma(hd, window) : gpu.kernels.attention().attentionWgmma(hd, 0, w);
+        check(batch, h, w, heads, hd, window, withBias, sampled, wgmma);
+    }
+
+    /** One launch against the reference; {@code wgmma} picks the Hopper kernel or the mma.sync one. */
+    private void check(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled,
+                       boolean wgmma) {
         long mark = gpu.pool.mark();
         Random rnd = new Random(batch * 1_000_003L + h * 1009L + w * 17L + heads * 5L + hd + window);
         int cTotal = heads * hd, tokens = h * w;
@@ -261,8 +174,8 @@ class AttentionGpuTest extends GpuTestBase {
         float[] relW = GpuTestSupport.randomBf16(rnd, (2 * seqW - 1) * hd, 0.2);
 
         DeviceBuffer out = gpu.poisoned((long) batch * tokens * cTotal, "attention out");
-        gpu.kernels.attention(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
-                gpu.upload(relH, "rel_h"), gpu.upload(relW, "rel_w"), out, batch, h, w, heads, hd, window);
+        gpu.kernels.attention().run(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
+                gpu.upload(relH, "rel_h"), gpu.upload(relW, "rel_w"), out, batch, h, w, heads, hd, window, wgmma);
         float[] got = gpu.download(out, batch * tokens * cTotal);
 
         for (int b = 0; b < batch; b++) {

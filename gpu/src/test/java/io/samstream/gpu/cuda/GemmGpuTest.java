@@ -20,15 +20,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import io.samstream.gpu.cuda.CudaKernels.GemmTile;
+import io.samstream.gpu.cuda.GemmKernels.GemmTile;
 
 /**
  * The tensor-core GEMM against a double-precision reference on the same bf16 inputs. The kernel
  * accumulates in fp32 and rounds once to bf16, so each element must be within half a bf16 ulp of the
  * exact value (2^-9 relative) plus fp32 accumulation noise: tolerance 2^-8 |ref| + 1e-3 rms(ref).
  * Outputs are poisoned with NaN first and a guard band after C must stay NaN (no write past M x N).
- * The Hopper cases run on both pipelines: v1 ({@code H...}) and v2 ({@code H2_...}, gemm_sm90_v2.cuh); the
- * v2 hang check runs first (a pipeline deadlock would otherwise hang every later test).
+ * The Hopper cases run on every Hopper tile; the TMA pipeline's hang check runs first (a pipeline deadlock would
+ * otherwise hang every later test).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GemmGpuTest extends GpuTestBase {
@@ -37,27 +37,21 @@ class GemmGpuTest extends GpuTestBase {
     static Stream<Arguments> cases() {
         return Stream.of(
                 // SAM vit_b shapes, a ragged M (300 rows: 2 full tiles + 44)
-                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x32),
                 Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x128x64),
-                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x32),
-                Arguments.of(300, 2304, 768, Epi.BIAS, GemmTile.T128x256x64),
                 Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x128x64),
-                Arguments.of(300, 3072, 768, Epi.BIAS_GELU, GemmTile.T128x256x32),
-                Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, GemmTile.T128x128x32),
-                Arguments.of(300, 768, 3072, Epi.IN_PLACE_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(300, 768, 3072, Epi.BIAS_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(300, 768, 3072, Epi.IN_PLACE_RESIDUAL, GemmTile.T128x128x64),
                 Arguments.of(257, 768, 768, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
-                Arguments.of(257, 768, 768, Epi.PLAIN, GemmTile.T128x256x32),
+                Arguments.of(257, 768, 768, Epi.PLAIN, GemmTile.T128x128x64),
                 // ragged everything: N not a multiple of the tile, K not a multiple of the K step, tiny M
-                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x128x32),
-                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x256x64),
-                Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x32),
+                Arguments.of(1, 8, 8, Epi.BIAS, GemmTile.T128x128x64),
                 Arguments.of(129, 136, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
-                Arguments.of(129, 264, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x32),
-                Arguments.of(129, 264, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x256x64),
+                Arguments.of(129, 264, 40, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
+                Arguments.of(129, 264, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.T128x128x64),
                 Arguments.of(77, 24, 1288, Epi.PLAIN, GemmTile.T128x128x64),
                 // mask decoder-like widths
-                Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128x32),
-                Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x256x64));
+                Arguments.of(4096, 32, 256, Epi.BIAS, GemmTile.T128x128x64),
+                Arguments.of(7, 2048, 256, Epi.BIAS_GELU, GemmTile.T128x128x64));
     }
 
     /**
@@ -88,38 +82,18 @@ class GemmGpuTest extends GpuTestBase {
     }
 
     /**
-     * Every Hopper tile of the pipelines: v1 (gemm_sm90.cuh), v2 (gemm_sm90_v2.cuh), TMA (gemm_sm90_tma.cuh) with one
-     * CTA, with CTA pairs sharing W (multicast), with TMA stores of C, and with ping-pong consumers.
+     * Every Hopper tile: the cp.async-fed fallback (gemm_sm90.cuh) and the TMA kernel (gemm_sm90_tma.cuh) with TMA
+     * stores of C, cooperative and with ping-pong consumers.
      */
-    static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H256x192, GemmTile.H128x128,
-        GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192, GemmTile.HT128x256, GemmTile.HT128x128,
-        GemmTile.HTC128x256, GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128,
-        GemmTile.HTP128x128};
+    static final GemmTile[] HOPPER_TILES = {GemmTile.H128x256, GemmTile.H128x128, GemmTile.HTS128x256,
+        GemmTile.HTS128x128, GemmTile.HTP128x128};
 
     /** More output tiles than SMs (a persistent CTA walks several), all edges ragged at once. */
     static Stream<Arguments> manyTileCases() {
         return Stream.of(Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H128x256),
-                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H256x192),
                 Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H128x128),
                 Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H128x256),
-                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_128x256),
-                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.H2_128x128),
-                Arguments.of(2000, 2304, 256, Epi.BIAS_GELU, GemmTile.H2_128x256),
-                Arguments.of(8000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.H2_256x192),
-                // v2 persistent: K of 7 and 9 k tiles (the 7-stage ring's slots and phases shift from output tile to
-                // output tile), several tiles per CTA
-                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.H2_128x128),
-                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.H2_128x256),
                 // TMA (always persistent): ring phases shifting across output tiles, ragged M, N and K, in place
-                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HT128x256),
-                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HT128x256),
-                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HT128x128),
-                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HT128x128),
-                // TMA in CTA pairs: an odd number of row bands (the last pair's second band is past M)
-                Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTC128x256),
-                Arguments.of(6000, 1032, 568, Epi.BIAS_GELU, GemmTile.HTC128x256),
-                Arguments.of(6000, 1032, 448, Epi.BIAS_RESIDUAL, GemmTile.HTC128x128),
-                Arguments.of(2000, 1032, 104, Epi.IN_PLACE_RESIDUAL, GemmTile.HTC128x128),
                 // TMA stores: the staging buffers reused across output tiles, boxes clipped at ragged M and N (N of
                 // 1032: the last 128x256 tile's second half and second box past N), in place (residual = C)
                 Arguments.of(4000, 1032, 104, Epi.BIAS_GELU_RESIDUAL, GemmTile.HTS128x256),
@@ -136,54 +110,17 @@ class GemmGpuTest extends GpuTestBase {
     }
 
     /**
-     * Pipeline v2 finishes (no deadlock in its full / empty barrier protocol) on every k-tile count around its
-     * ring depths (1 .. 2 x 7 + 1 k tiles: fewer tiles than stages, exactly the stages, wrapping once and twice),
-     * one CTA per tile and persistent (~4 output tiles per CTA), each launch checked against the reference on
-     * a few rows. Runs first; 120 s for ~60 small launches that take milliseconds.
+     * The TMA pipeline finishes (no deadlock: the producer's expect_tx byte counts match what the copies bring, the
+     * full / empty phases line up) on k-tile counts around its ring depths, ragged K (the last box half outside
+     * the matrix), ~4 output tiles per CTA of an H200 and a single tile, each launch checked on a few rows.
      */
     @Test
     @Order(1)
-    void v2PipelineNeverHangs() {
-        assumeTrue(gpu.kernels.supports(GemmTile.H2_128x256), "Hopper GEMM tests skipped: the v2 pipeline needs"
-                + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
-            for (boolean persistent : new boolean[] {false, true}) {
-                String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
-                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, Boolean.toString(persistent));
-                try {
-                    for (GemmTile tile : new GemmTile[] {GemmTile.H2_128x256, GemmTile.H2_128x128, GemmTile.H2_256x192}) {
-                        for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15}) {
-                            // ragged K (the last k tile half full), 2 row bands x 3 column tiles, or ~4 tiles per SM of an H200
-                            int m = persistent ? tile.bm * 66 + 5 : 2 * tile.bm - 56;
-                            int n = persistent ? 8 * tile.bn : 3 * tile.bn - 8;
-                            sampledRowsMatch(m, n, 64 * kTiles - 32, tile);
-                        }
-                    }
-                } finally {
-                    if (before == null) {
-                        System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
-                    } else {
-                        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
-                    }
-                }
-            }
-        }, "the v2 GEMM pipeline did not finish within 120 s: a deadlock in its mbarrier protocol (gemm_sm90_v2.cuh)");
-    }
-
-    /**
-     * The TMA pipeline finishes (no deadlock: the producer's expect_tx byte counts match what the copies bring, the
-     * full / empty phases line up) on k-tile counts around its ring depths, ragged K (the last box half outside
-     * the matrix), ~4 output tiles per CTA of an H200 and a single tile (for CTA pairs: an odd number of row bands,
-     * and one band alone, whose partner CTA loads nothing of A but half of W), each launch checked on a few rows.
-     */
-    @Test
-    @Order(2)
     void tmaPipelineNeverHangs() {
-        assumeTrue(gpu.kernels.supports(GemmTile.HT128x256), "Hopper GEMM tests skipped: the TMA pipeline needs"
+        assumeTrue(gpu.kernels.gemm().supports(GemmTile.HTS128x256), "Hopper GEMM tests skipped: the TMA pipeline needs"
                 + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
         assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
-            for (GemmTile tile : new GemmTile[] {GemmTile.HT128x256, GemmTile.HT128x128, GemmTile.HTC128x256,
-                GemmTile.HTC128x128, GemmTile.HTS128x256, GemmTile.HTS128x128, GemmTile.HTP128x128}) {
+            for (GemmTile tile : new GemmTile[] {GemmTile.HTS128x256, GemmTile.HTS128x128, GemmTile.HTP128x128}) {
                 for (int kTiles : new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
                     sampledRowsMatch(tile.bm * 66 + 5, 8 * tile.bn, 64 * kTiles - 32, tile);
                     sampledRowsMatch(tile.bm - 27, tile.bn - 8, 64 * kTiles, tile);
@@ -200,38 +137,21 @@ class GemmGpuTest extends GpuTestBase {
         float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-        gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+        gpu.kernels.gemm().run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, true, tile);
         float[] got = gpu.download(dc, m * n);
         int[] rows = GpuTestSupport.sampleRows(rnd, 8, m);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, true);
         float[] out = GpuTestSupport.gatherRows(got, rows, n);
-        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d persistent=%s (8 rows)", tile, m, n, k,
-                System.getProperty(CudaKernels.PERSISTENT_PROPERTY)), ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d (8 rows)", tile, m, n, k), ref, out, 0x1p-8,
+                1e-3 * GpuTestSupport.rms(ref));
         gpu.pool.release(mark);
-    }
-
-    /** The same kernels launched persistently ({@link CudaKernels#PERSISTENT_PROPERTY}): the pipeline runs on across tiles. */
-    @ParameterizedTest(name = "persistent m={0} n={1} k={2} {3} {4}")
-    @MethodSource("manyTileCases")
-    void hopperPersistentMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
-        String before = System.getProperty(CudaKernels.PERSISTENT_PROPERTY);
-        System.setProperty(CudaKernels.PERSISTENT_PROPERTY, "true");
-        try {
-            hopperMatchesReference(m, n, k, epi, tile);
-        } finally {
-            if (before == null) {
-                System.clearProperty(CudaKernels.PERSISTENT_PROPERTY);
-            } else {
-                System.setProperty(CudaKernels.PERSISTENT_PROPERTY, before);
-            }
-        }
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
     @MethodSource("hopperCases")
     void hopperMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
-        assumeTrue(gpu.kernels.supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+        assumeTrue(gpu.kernels.gemm().supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
                 + gpu.context.info().describe() + " is not");
         matchesReference(m, n, k, epi, tile);
     }
@@ -240,7 +160,7 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "m=4096 n={0} k={1} gelu={2} {3}")
     @MethodSource("largeShapes")
     void hopperLargeShapesOnSampledRows(int n, int k, boolean gelu, GemmTile tile) {
-        assumeTrue(gpu.kernels.supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+        assumeTrue(gpu.kernels.gemm().supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
                 + gpu.context.info().describe() + " is not");
         sampledRows(n, k, gelu, tile);
     }
@@ -260,21 +180,17 @@ class GemmGpuTest extends GpuTestBase {
     void hopperTilesOnlyOnComputeCapability90() {
         DeviceInfo dev = gpu.context.info();
         boolean hopper = dev.ccMajor() == 9 && dev.ccMinor() == 0;
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x256));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.H128x128));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.H256x192));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x256));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.H2_128x128));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x256));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.HT128x128));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.HTC128x256));
-        assertEquals(hopper, gpu.kernels.supports(GemmTile.HTS128x256));
-        assertTrue(gpu.kernels.supports(GemmTile.T128x128x64));
+        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.H128x256));
+        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.H128x128));
+        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTS128x256));
+        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTS128x128));
+        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTP128x128));
+        assertTrue(gpu.kernels.gemm().supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
             DeviceBuffer a = gpu.poisoned(64, "a");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> gpu.kernels.gemm(gpu.stream, a, a, null, null, a, 8, 8, 8, false, GemmTile.H128x256));
+                    () -> gpu.kernels.gemm().run(gpu.stream, a, a, null, null, a, 8, 8, 8, false, GemmTile.H128x256));
             assertTrue(e.getMessage().contains("compute capability 9.0"), e.getMessage());
             gpu.pool.release(mark);
         }
@@ -282,51 +198,18 @@ class GemmGpuTest extends GpuTestBase {
 
     @Test
     void defaultTileIsTheHopperOneOnHopper() {
-        boolean hopper = gpu.kernels.supports(GemmTile.H128x256)
-                && Boolean.parseBoolean(System.getProperty(CudaKernels.WGMMA_PROPERTY, "true"));
-        assertEquals(hopper, gpu.kernels.defaultTile(32 * 4096, 3072).hopper());
-        assertEquals(hopper, gpu.kernels.defaultTile(4096, 768).hopper());
-        // the default pipeline unless another is asked for
-        if (hopper && System.getProperty(CudaKernels.GEMM_PIPELINE_PROPERTY) == null) {
-            assertEquals(CudaKernels.gemmPipeline(), gpu.kernels.defaultTile(32 * 4096, 3072).pipeline());
-            System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
-            try {
-                assertEquals(GemmTile.H2_128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
-                assertEquals(2, gpu.kernels.defaultTile(4096, 768).pipeline());
-                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma");
-                assertEquals(GemmTile.HT128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
-                assertEquals(3, gpu.kernels.defaultTile(4096, 768).pipeline());
-                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tma2");
-                assertEquals(GemmTile.HTC128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
-                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmas");
-                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 3072));
-                System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "tmap");
-                // ping-pong for short K without GELU; the cooperative TMA-store tile for GELU or long K
-                assertEquals(GemmTile.HTP128x128, gpu.kernels.defaultTile(32 * 4096, 2304, 768, false));
-                assertEquals(GemmTile.HTP128x128, gpu.kernels.defaultTile(4096, 768, 768, false));
-                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 3072, 768, true));
-                assertEquals(GemmTile.HTS128x256, gpu.kernels.defaultTile(32 * 4096, 768, 3072, false));
-            } finally {
-                System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
-            }
+        boolean hopper = gpu.kernels.gemm().supports(GemmTile.H128x256);
+        assertEquals(hopper, gpu.kernels.gemm().defaultTile(32 * 4096, 3072).hopper());
+        assertEquals(hopper, gpu.kernels.gemm().defaultTile(4096, 768).hopper());
+        if (hopper && gpu.kernels.tmaAvailable()) {
+            // ping-pong for short K without GELU; the cooperative TMA-store tile for GELU or long K
+            assertEquals(GemmTile.HTP128x128, gpu.kernels.gemm().defaultTile(32 * 4096, 2304, 768, false));
+            assertEquals(GemmTile.HTP128x128, gpu.kernels.gemm().defaultTile(4096, 768, 768, false));
+            assertEquals(GemmTile.HTS128x256, gpu.kernels.gemm().defaultTile(32 * 4096, 3072, 768, true));
+            assertEquals(GemmTile.HTS128x256, gpu.kernels.gemm().defaultTile(32 * 4096, 768, 3072, false));
+        } else if (!hopper) {
+            assertEquals(GemmTile.T128x128x64, gpu.kernels.gemm().defaultTile(32 * 4096, 3072, 768, true));
         }
-    }
-
-    /** The vit_b batch-1 shapes through {@link CudaKernels#defaultTile} with {@code -Dsamstream.cuda.gemmPipeline=v2}. */
-    @ParameterizedTest(name = "v2 default tile, vit_b m=4096 n={0} k={1}")
-    @MethodSource("vitbShapes")
-    void vitbShapesOnSampledRowsPipelineV2(int n, int k, boolean gelu) {
-        assumeTrue(gpu.kernels.supports(GemmTile.H2_128x256), "Hopper GEMM tests skipped: the v2 pipeline needs"
-                + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        System.setProperty(CudaKernels.GEMM_PIPELINE_PROPERTY, "v2");
-        GemmTile tile;
-        try {
-            tile = gpu.kernels.defaultTile(4096, n);
-        } finally {
-            System.clearProperty(CudaKernels.GEMM_PIPELINE_PROPERTY);
-        }
-        assertEquals(2, tile.pipeline(), tile + " is not a v2 tile");
-        sampledRows(n, k, gelu, tile);
     }
 
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
@@ -361,7 +244,7 @@ class GemmGpuTest extends GpuTestBase {
             dres = dc;
         }
 
-        gpu.kernels.gemm(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
+        gpu.kernels.gemm().run(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
 
         float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
@@ -378,7 +261,7 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "vit_b m=4096 n={0} k={1}")
     @MethodSource("vitbShapes")
     void vitbShapesOnSampledRows(int n, int k, boolean gelu) {
-        sampledRows(n, k, gelu, gpu.kernels.defaultTile(4096, n));
+        sampledRows(n, k, gelu, gpu.kernels.gemm().defaultTile(4096, n));
     }
 
     private void sampledRows(int n, int k, boolean gelu, GemmTile tile) {
@@ -389,7 +272,7 @@ class GemmGpuTest extends GpuTestBase {
         float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-        gpu.kernels.gemm(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+        gpu.kernels.gemm().run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, gelu, tile);
         float[] got = gpu.download(dc, m * n);
         int[] rows = GpuTestSupport.sampleRows(rnd, 96, m);
@@ -416,8 +299,8 @@ class GemmGpuTest extends GpuTestBase {
         DeviceBuffer a = gpu.upload(GpuTestSupport.randomBf16(rnd, m * k, 1), "a");
         DeviceBuffer w = gpu.upload(GpuTestSupport.randomBf16(rnd, n * k, 0.03), "w");
         DeviceBuffer c1 = gpu.poisoned((long) m * n, "c1"), c2 = gpu.poisoned((long) m * n, "c2");
-        gpu.kernels.gemm(gpu.stream, a, w, null, null, c1, m, n, k, false);
-        gpu.kernels.gemm(gpu.stream, a, w, null, null, c2, m, n, k, false);
+        gpu.kernels.gemm().run(gpu.stream, a, w, null, null, c1, m, n, k, false);
+        gpu.kernels.gemm().run(gpu.stream, a, w, null, null, c2, m, n, k, false);
         org.junit.jupiter.api.Assertions.assertArrayEquals(gpu.download(c1, m * n), gpu.download(c2, m * n));
         gpu.pool.release(mark);
     }

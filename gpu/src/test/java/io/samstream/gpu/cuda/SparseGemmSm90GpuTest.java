@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.samstream.gpu.cuda.CudaKernels.SparseTile;
-import io.samstream.gpu.cuda.CudaKernels.SparseWeight;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
+import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
 import java.util.Arrays;
@@ -35,7 +35,7 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
 
     @BeforeEach
     void requireHopper() {
-        assumeTrue(gpu.kernels.supports(SparseTile.H128x128),
+        assumeTrue(gpu.kernels.sparseGemm().supports(SparseTile.H128x128),
                 "the Hopper sparse GEMM needs compute capability 9.0, this GPU is " + gpu.context.info().describe());
     }
 
@@ -120,7 +120,7 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
         if (inPlace) {
             dres = dc;
         }
-        gpu.kernels.gemmSparse(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
+        gpu.kernels.sparseGemm().run(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
                 m, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
         String what = String.format("gemmSparse %s m=%d n=%d k=%d %s", tile, m, n, k, epi);

@@ -1,5 +1,6 @@
 package io.samstream.stream.app;
 
+import io.samstream.config.ClusterSettings;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.SamstreamConfig;
@@ -78,7 +79,7 @@ public final class Demo {
                 List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
                 new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
                 new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty(),
-                base.tracking(), base.discovery(), base.sparsity(), io.samstream.config.ClusterSettings.OFF, base.gpus());
+                base.tracking(), base.discovery(), base.sparsity(), ClusterSettings.OFF, base.gpus(), base.cuda());
         Instant started = Instant.now();
         // The demo's files go straight into DIR, not DIR/<stream>.
         Function<SamstreamConfig, Optional<FrameSink>> files = c -> VideoConnectors.fileSinks(out.resolve("masks.jsonl"),

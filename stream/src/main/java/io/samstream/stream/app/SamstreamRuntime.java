@@ -114,7 +114,8 @@ public final class SamstreamRuntime implements AutoCloseable {
         // largest batch the batching stage makes, and its embedding ring for the batches its pipeline holds (in
         // flight + the one being decoded + 1).
         List<SamModels.DeviceBackend> backends = SamModels.openAll(checkpoint, config.device(), config.gpus(),
-                config.cpuThreads(), config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2);
+                config.cpuThreads(), config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2,
+                config.cuda());
         backends.forEach(b -> resources.add(b.backend()));
         // Mask records name the model; a pruned one is another model, so they say so.
         modelName = BundledModel.modelName(checkpoint)

@@ -5,6 +5,7 @@ import io.samstream.config.Device;
 import io.samstream.config.ModelSparsity;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.gpu.SamModels;
+import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.ImageReadException;
 import io.samstream.gpu.image.ResizeLongestSide;
@@ -150,7 +151,8 @@ final class SegmentCommand implements Callable<Integer> {
 
         ModelSparsity sparse = sparsity == null ? config.sparsity()
                 : ModelSparsity.parse(sparsity, config.sparsity().layers().name(), "--sparsity", "sparse-layers");
-        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1, sparse)) { // batch 1: one image
+        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1, sparse, CudaSamBackend.DEFAULT_RING_BATCHES,
+                config.cuda())) { // batch 1: one image
             checkResizable(rgb, backend.config().imageSize());
             SamPredictor predictor = new SamPredictor(backend);
             long t0 = System.nanoTime();
