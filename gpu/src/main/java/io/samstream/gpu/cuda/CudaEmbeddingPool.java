@@ -84,8 +84,9 @@ final class CudaEmbeddingPool implements AutoCloseable {
         DeviceBuffer all = device.whole();
         stream.upload(up, 0, all, 0, upBytes(n));
         long outAt = upBytes(n);
+        // samstream_pool_embedding(embeddings, weights, bounds, out, side, channels)
         Pointer params = Pointer.to(Pointer.to(new long[] {all.address()}),
-                Pointer.to(new long[] {all.address() + boundsAt}), Pointer.to(new long[] {all.address() + weightsAt}),
+                Pointer.to(new long[] {all.address() + weightsAt}), Pointer.to(new long[] {all.address() + boundsAt}),
                 Pointer.to(new long[] {all.address() + outAt}), Pointer.to(new int[] {side}),
                 Pointer.to(new int[] {channels}));
         context.bind();
