@@ -26,8 +26,9 @@ public final class Track {
     /** Appearance memory: the mean embedding under the seed frame's mask, and a running mean of clear frames. */
     private float[] seedLook;
     private float[] look;
-    /** The last good mask's area in pixels (0 before the first). */
+    /** The last good mask's area in pixels (0 before the first), and the last one clear of other objects. */
     private long area;
+    private long clearArea;
 
     /**
      * @param lowResLogits the seed's chosen logits {@code [1, L, L]}
@@ -133,6 +134,9 @@ public final class Track {
      */
     void remember(float[] frameLook, long maskArea, boolean clear) {
         area = maskArea;
+        if (clear || clearArea == 0) {
+            clearArea = maskArea;
+        }
         if (frameLook == null) {
             return;
         }
@@ -164,6 +168,11 @@ public final class Track {
     /** The last good mask's area in pixels (0 before the first). */
     long area() {
         return area;
+    }
+
+    /** The area of its last good mask clear of other objects (0 before the first). */
+    long clearArea() {
+        return clearArea;
     }
 
     /** Whether it has an appearance memory (a good frame with a mask was pooled). */

@@ -32,10 +32,14 @@ class AppearanceTrackingTest {
     static final int HALF = 10;
     static final EngineSettings.Tracking ON = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
 
-    /** A square in low-res cells: centre and look (a channel vector). */
-    record Square(int cx, int cy, float[] look) {
+    /** A square in low-res cells: centre, half side and look (a channel vector). */
+    record Square(int cx, int cy, int half, float[] look) {
+        Square(int cx, int cy, float[] look) {
+            this(cx, cy, HALF, look);
+        }
+
         boolean covers(int x, int y) {
-            return Math.abs(x + 0.5 - cx) < HALF && Math.abs(y + 0.5 - cy) < HALF;
+            return Math.abs(x + 0.5 - cx) < half && Math.abs(y + 0.5 - cy) < half;
         }
     }
 
@@ -58,7 +62,7 @@ class AppearanceTrackingTest {
         }
     }
 
-    /** Decodes with a scripted answer per (frame, prompt box centre in low-res cells): a square, or nothing. */
+    /** Decodes with a scripted answer per (frame, prompt box centre and width in low-res cells): a square, or none. */
     static final class ScriptedBackend extends DecodeOnlyBackend {
         final Map<Tensor, Integer> frameOf = new IdentityHashMap<>();
         final BiFunction<Integer, double[], Square> answer;
@@ -91,7 +95,9 @@ class AppearanceTrackingTest {
 
         @Override
         public DecoderOutput decode(Tensor embedding, Prompt prompt, boolean multimask) {
-            double[] centre = {(prompt.box()[0] + prompt.box()[2]) / 4, (prompt.box()[1] + prompt.box()[3]) / 4};
+            // The prompt box's centre and width in low-res cells (2 px each).
+            double[] centre = {(prompt.box()[0] + prompt.box()[2]) / 4, (prompt.box()[1] + prompt.box()[3]) / 4,
+                (prompt.box()[2] - prompt.box()[0]) / 2};
             Square s = answer.apply(frameOf.get(embedding), centre);
             float[] v = new float[L * L];
             Arrays.fill(v, -8);
@@ -220,5 +226,29 @@ class AppearanceTrackingTest {
             assertEquals(t == 6 ? List.of(0) : List.of(), f.lost(), "frame " + t);
         }
         assertEquals(1.0, meters.sceneCuts().count());
+    }
+
+    @Test
+    void aMaskThatCreepsOntoItsOccluderIsNotPublished() {
+        // A small square passes behind a large one of the same look (appearance cannot tell them apart); the decoder
+        // keeps answering the small one's whole square where it is, so its mask moves into the large one's, a little
+        // each frame, and grows, slowly enough that it always matches its previous mask (the large one's own prompt,
+        // a large box, gets the large square).
+        Square occluder = new Square(44, 32, 14, OBJECT);
+        ScriptedBackend backend = new ScriptedBackend((t, c) -> c[2] > 26 ? occluder
+                : new Square(24 + t, 32, 6 + Math.max(0, t - 6) / 2, OBJECT));
+        ObjectTracker tracker = new ObjectTracker("creep", backend, ON, null, TrackingMeters.none());
+        for (int t = 0; t < 20; t++) {
+            Scene scene = new Scene(BACKGROUND, List.of(new Square(24 + t, 32, 6, OBJECT), occluder));
+            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene),
+                    prompts(new ObjectPrompt(0, null, new double[] {36, 52, 60, 76}),
+                            new ObjectPrompt(1, null, new double[] {60, 36, 116, 92})));
+            List<Integer> ids = ids(f);
+            assertTrue(ids.contains(1), "frame " + t + ": the occluder");
+            if (t >= 16) {
+                assertEquals(List.of(1), ids, "frame " + t + ": the small square's mask lies in the large one");
+                assertEquals(List.of(0), f.hidden(), "frame " + t + ": it coasts behind it");
+            }
+        }
     }
 }
