@@ -96,13 +96,18 @@ public final class ObjectTracker {
     /** The image's layout: its cells in this many regions a side, each region's mean less the image's. */
     private static final int LAYOUT_REGIONS = 4;
 
-    /** The regions' means less the image's, end to end; null when any is missing. */
+    /**
+     * The regions' means less the image's, end to end; null when any is missing or the image is flat (no region
+     * stands out: nothing to compare a cut by).
+     */
     private static float[] layout(float[] imageMean, List<float[]> regions) {
         if (imageMean == null) {
             return null;
         }
         int c = imageMean.length;
         float[] out = new float[c * regions.size()];
+        double contrast = 0;
+        double level = 0;
         for (int r = 0; r < regions.size(); r++) {
             float[] m = regions.get(r);
             if (m == null) {
@@ -110,10 +115,15 @@ public final class ObjectTracker {
             }
             for (int i = 0; i < c; i++) {
                 out[r * c + i] = m[i] - imageMean[i];
+                contrast += (double) out[r * c + i] * out[r * c + i];
+                level += (double) imageMean[i] * imageMean[i];
             }
         }
-        return out;
+        return contrast > FLAT * level ? out : null;
     }
+
+    /** A layout whose energy is at most this share of the image mean's (per region) is flat ({@link #layout}). */
+    private static final double FLAT = 1e-6;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
