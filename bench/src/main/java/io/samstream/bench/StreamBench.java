@@ -336,6 +336,10 @@ public final class StreamBench {
             memory0 = memorySample(backend);
             Thread.sleep(seconds * 900L);
             memory1 = memorySample(backend);
+            if (memory1[0] > 1.5 * memory0[0]) {
+                printHeapHistogram(streams);
+            }
+            printQueues(metrics, streams);
             for (int s = 0; s < streams; s++) {
                 engine.remove("live" + s);
             }
@@ -353,6 +357,40 @@ public final class StreamBench {
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"), memory0[0] / 1048576.0, memory1[0] / 1048576.0, memory0[1] / 1048576.0,
                 memory1[1] / 1048576.0);
+    }
+
+    /**
+     * What the heap holds (the JVM's class histogram, its largest 20 classes) when a live row's heap grew by half
+     * or more between its two samples: where the growth is, in the log.
+     */
+    private static void printHeapHistogram(int streams) {
+        try {
+            Object text = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+                    new Object[] {new String[0]}, new String[] {String[].class.getName()});
+            String[] lines = text.toString().split("\n");
+            System.out.println("heap grew in the live row with " + streams + " streams; its largest classes:");
+            for (int i = 0; i < Math.min(lines.length, 23); i++) {
+                System.out.println("  " + lines[i]);
+            }
+        } catch (Exception e) {
+            System.out.println("heap grew in the live row with " + streams + " streams; no class histogram: " + e);
+        }
+    }
+
+    /**
+     * The engine's queue depths, frames and batches in flight and pending acknowledgements at the end of a live row
+     * (its gauges): what the engine holds when it falls behind, next to the heap figures.
+     */
+    private static void printQueues(EngineMetrics metrics, int streams) {
+        StringBuilder b = new StringBuilder("live row with " + streams + " streams, at its end:");
+        metrics.registry().getMeters().stream()
+                .filter(m -> m instanceof io.micrometer.core.instrument.Gauge)
+                .filter(m -> m.getId().getName().matches(".*(queue|pending|in\\.flight|frames|tracks).*"))
+                .sorted(java.util.Comparator.comparing(m -> m.getId().toString()))
+                .forEach(m -> b.append(String.format(Locale.ROOT, "%n  %s%s = %.0f", m.getId().getName(),
+                        m.getId().getTags(), ((io.micrometer.core.instrument.Gauge) m).value())));
+        System.out.println(b);
     }
 
     /** Heap in use after a GC, and the GPU's memory in use (0 on the CPU), in bytes. */
