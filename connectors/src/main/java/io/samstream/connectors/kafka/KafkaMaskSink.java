@@ -2,10 +2,12 @@ package io.samstream.connectors.kafka;
 
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.KafkaSettings.Compression;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -44,6 +46,8 @@ public final class KafkaMaskSink implements AutoCloseable {
 
     private final Producer<String, MaskRecord> producer;
     private final String topic;
+    /** The {@link MaskRecord#ENGINE_HEADER} value of every record, or null for none. */
+    private final byte[] engine;
     private final Executor completions;
     private final ExecutorService ownedCompletions;
     private final DeliveryFailureLog failureLog;
@@ -52,10 +56,11 @@ public final class KafkaMaskSink implements AutoCloseable {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private KafkaMaskSink(Producer<String, MaskRecord> producer, String topic, Executor completions,
+    private KafkaMaskSink(Producer<String, MaskRecord> producer, String topic, String engine, Executor completions,
                           ExecutorService ownedCompletions) {
         this.producer = producer;
         this.topic = topic;
+        this.engine = engine == null ? null : engine.getBytes(StandardCharsets.UTF_8);
         this.completions = completions;
         this.ownedCompletions = ownedCompletions;
         this.failureLog = new DeliveryFailureLog(log, topic);
@@ -66,12 +71,18 @@ public final class KafkaMaskSink implements AutoCloseable {
      * {@code clients}, then {@code producer {}} on top.
      */
     public static KafkaMaskSink create(KafkaClients clients, KafkaSettings settings) {
+        return create(clients, settings, Optional.empty());
+    }
+
+    /** As {@link #create(KafkaClients, KafkaSettings)}, every record naming {@code engine} when given. */
+    public static KafkaMaskSink create(KafkaClients clients, KafkaSettings settings, Optional<String> engine) {
         Map<String, Object> producer = new HashMap<>(clients.producerProperties());
         producer.putAll(settings.producer());
-        return builder(clients.bootstrapServers(), settings.masksTopic())
+        Builder b = builder(clients.bootstrapServers(), settings.masksTopic())
                 .compression(settings.compression())
-                .producerProperties(producer)
-                .build();
+                .producerProperties(producer);
+        engine.ifPresent(b::engine);
+        return b.build();
     }
 
     public static Builder builder(String bootstrapServers, String topic) {
@@ -95,7 +106,11 @@ public final class KafkaMaskSink implements AutoCloseable {
             return delivery.result.minimalCompletionStage();
         }
         try {
-            producer.send(new ProducerRecord<>(topic, record.stream(), record), delivery);
+            ProducerRecord<String, MaskRecord> r = new ProducerRecord<>(topic, record.stream(), record);
+            if (engine != null) {
+                r.headers().add(MaskRecord.ENGINE_HEADER, engine);
+            }
+            producer.send(r, delivery);
         } catch (RuntimeException e) {
             // Serialization errors, a closed producer, an interrupt while waiting for metadata.
             delivery.fail(e);
@@ -223,6 +238,7 @@ public final class KafkaMaskSink implements AutoCloseable {
         private Compression compression = Compression.LZ4;
         private Map<String, ?> producerProperties = Map.of();
         private Executor completionExecutor;
+        private String engine;
 
         private Builder(String bootstrapServers, String topic) {
             this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers");
@@ -246,6 +262,15 @@ public final class KafkaMaskSink implements AutoCloseable {
          */
         public Builder producerProperties(Map<String, ?> properties) {
             this.producerProperties = new HashMap<>(properties);
+            return this;
+        }
+
+        /** Every record names {@code name} in its {@link MaskRecord#ENGINE_HEADER} header (an engine of a cluster). */
+        public Builder engine(String name) {
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("engine must not be blank");
+            }
+            this.engine = name;
             return this;
         }
 
@@ -284,7 +309,7 @@ public final class KafkaMaskSink implements AutoCloseable {
             }
             log.info("Kafka mask sink publishing to topic {} at {} (acks=all, idempotent, {} compression)",
                     topic, bootstrapServers, config.get("compression.type"));
-            return new KafkaMaskSink(producer, topic, completions, owned);
+            return new KafkaMaskSink(producer, topic, engine, completions, owned);
         }
     }
 }

@@ -39,6 +39,11 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
     public static final String SCHEMA_HEADER = "samstream.schema";
     /** The schema version this code writes: 2 added {@code hidden}. */
     public static final String SCHEMA_VERSION = "2";
+    /**
+     * The record header that names the engine which published the record ({@code samstream.cluster.instance-id}
+     * or the host name), written by engines of a cluster; absent otherwise.
+     */
+    public static final String ENGINE_HEADER = "samstream.engine";
     /** The schema versions this code reads (a version 1 record is one without {@code hidden}). */
     public static final Set<String> READABLE_VERSIONS = Set.of("1", "2");
 

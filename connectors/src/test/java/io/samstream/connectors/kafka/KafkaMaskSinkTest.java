@@ -2,6 +2,7 @@ package io.samstream.connectors.kafka;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -104,6 +105,23 @@ class KafkaMaskSinkTest {
             assertEquals(List.of(record.height(), record.width()),
                     List.of(object.at("/mask/size/0").intValue(), object.at("/mask/size/1").intValue()));
         }
+    }
+
+    @Test
+    void recordsNameTheirEngineOnlyWhenGivenOne() throws Exception {
+        broker.createTopic("masks-engine", 1, false);
+        KafkaSettings settings = new KafkaSettings(Optional.empty(), "masks-engine", "prompts", Compression.LZ4, Map.of());
+        KafkaClients clients = KafkaClients.plaintext(broker.bootstrapServers());
+        try (KafkaMaskSink named = KafkaMaskSink.create(clients, settings, Optional.of("engine-7"));
+             KafkaMaskSink anonymous = KafkaMaskSink.create(clients, settings)) {
+            named.send(TestRecords.frame("e", 0)).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            anonymous.send(TestRecords.frame("e", 1)).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        }
+        List<ConsumerRecord<String, byte[]>> read = TestRecords.readAll(broker.bootstrapServers(), "masks-engine", 2, TIMEOUT);
+        assertEquals("engine-7", new String(read.get(0).headers().lastHeader(MaskRecord.ENGINE_HEADER).value(),
+                StandardCharsets.UTF_8));
+        assertNull(read.get(1).headers().lastHeader(MaskRecord.ENGINE_HEADER));
+        assertThrows(IllegalArgumentException.class, () -> KafkaMaskSink.builder(broker.bootstrapServers(), "x").engine(" "));
     }
 
     @Test

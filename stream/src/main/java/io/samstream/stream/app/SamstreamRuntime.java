@@ -125,7 +125,10 @@ public final class SamstreamRuntime implements AutoCloseable {
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
-            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(clients, config.kafka()), metrics);
+            // In a cluster, records name the engine that published them (a consumer can tell who ran a stream when).
+            Optional<String> engineName = config.cluster().enabled()
+                    ? Optional.of(ClusterMember.instanceId(config.cluster())) : Optional.empty();
+            kafkaSink = new KafkaFrameSink(KafkaMaskSink.create(clients, config.kafka(), engineName), metrics);
             sinks.add(kafkaSink);
             log.info("publishing mask records to {} on {}", config.kafka().masksTopic(), bootstrapServers);
         }

@@ -103,7 +103,7 @@ public final class ClusterMember implements AutoCloseable {
         this.streamsTopic = streamsTopic;
         this.promptsTopic = promptsTopic;
         this.defaults = defaults;
-        this.instanceId = cluster.instanceId().orElseGet(ClusterMember::hostName);
+        this.instanceId = instanceId(cluster);
         this.prompts = PromptsTopicWatcher.withoutFollower(engine, clients, deadLetterTopic);
         int session = (int) cluster.sessionTimeout().toMillis();
         this.streams = clients.consumer("samstream-cluster-" + instanceId, Map.of(
@@ -176,6 +176,11 @@ public final class ClusterMember implements AutoCloseable {
             throw new IllegalStateException("cluster: the streams, prompts and state topics must have one partition count"
                     + " (a stream's key must land in the same partition of each), they have " + counts);
         }
+    }
+
+    /** The {@code group.instance.id} of an engine of {@code cluster}: its configured instance id, or the host name. */
+    public static String instanceId(ClusterSettings cluster) {
+        return cluster.instanceId().orElseGet(ClusterMember::hostName);
     }
 
     private static String hostName() {

@@ -19,11 +19,13 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 /**
  * The cluster's figures on this machine's CPU, engines in JVMs of their own (as {@link ClusterFailoverTest}):
  * throughput with 1, 2 and 3 engines, and over {@code kills} rounds of 3 engines, one killed with SIGKILL,
- * the time until its streams' records flow again elsewhere (p50 / max) and the frames processed twice.
- * A benchmark, not a test: it asserts nothing and runs only when asked.
+ * the time until its streams' records flow again elsewhere (p50 / max) and the frames processed twice; with
+ * {@code join} among the parts, a fourth engine then joins (the time until its first record, the streams it took).
+ * Every round reports the largest overlap of a handover ({@link ClusterKit#handovers}: how long two engines both
+ * published one stream). A benchmark, not a test: it asserts nothing and runs only when asked.
  *
  * <pre>mvn -B -o -pl stream -am test -Dtest=ClusterBench -Dsurefire.failIfNoSpecifiedTests=false \
- *     -Dsamstream.bench.cluster=true [-Dsamstream.bench.kills=10] [-Dsamstream.bench.parts=throughput,failover]
+ *     -Dsamstream.bench.cluster=true [-Dsamstream.bench.kills=10] [-Dsamstream.bench.parts=throughput,failover,join]
  *     [-Dsamstream.bench.out=../bench/results/X.md]</pre>
  * The table is rewritten after each measurement, so an interrupted run keeps what it measured.
  */
@@ -48,7 +50,7 @@ class ClusterBench {
                 .append(PARTITIONS).append(" partitions, session timeout ").append(SESSION_S)
                 .append(" s, state every 5 frames. No multi-GPU host was lent: the 1-vs-2-GPU figure is not measured.\n\n")
                 .append("| engines | frames | seconds (first to last record) | frames/s |\n|---|---|---|---|\n");
-        String parts = System.getProperty("samstream.bench.parts", "throughput,failover");
+        String parts = System.getProperty("samstream.bench.parts", "throughput,failover,join");
         if (parts.contains("throughput")) {
             for (int n = 1; n <= 3; n++) {
                 double[] r = throughput(dir, n, frames);
@@ -60,19 +62,36 @@ class ClusterBench {
         }
         List<Long> resume = new ArrayList<>();
         List<Integer> twice = new ArrayList<>();
+        List<Long> overlap = new ArrayList<>();
+        List<String> joins = new ArrayList<>();
+        boolean join = parts.contains("join");
         for (int k = 0; parts.contains("failover") && k < kills; k++) {
-            long[] r = failover(dir, k);
+            long[] r = failover(dir, k, join);
             resume.add(r[0]);
             twice.add((int) r[1]);
-            System.out.printf("kill %d: resumed after %d ms, %d frames twice%n", k + 1, r[0], r[1]);
+            overlap.add(r[2]);
+            if (join) {
+                joins.add(r[3] + " ms / " + r[4]);
+            }
+            System.out.printf("kill %d: resumed after %d ms, %d frames twice, max overlap %d ms%s%n", k + 1, r[0], r[1],
+                    r[2], join ? ", a 4th engine's first record " + r[3] + " ms after its start, " + r[4] + " stream(s)"
+                            + " taken over" : "");
             List<Long> sorted = resume.stream().sorted().toList();
             String table = String.format(Locale.ROOT, "%nFailover over %d kills (SIGKILL of the engine owning the most"
                             + " streams; time from the kill to the first record of each of its streams elsewhere, the"
                             + " slowest per kill):%n%n| kills | p50 ms | max ms | frames processed twice per failover"
-                            + " (mean / max) |%n|---|---|---|---|%n| %d | %d | %d | %.1f / %d |%n%nPer kill (ms): %s;"
-                            + " frames twice: %s%n", resume.size(), resume.size(), sorted.get((sorted.size() - 1) / 2),
-                    sorted.get(sorted.size() - 1), twice.stream().mapToInt(Integer::intValue).average().orElse(0),
-                    twice.stream().mapToInt(Integer::intValue).max().orElse(0), resume, twice);
+                            + " (mean / max) | max overlap ms |%n|---|---|---|---|---|%n| %d | %d | %d | %.1f / %d | %d |%n"
+                            + "%nPer kill (ms): %s; frames twice: %s; max overlap (ms: how long two engines both published"
+                            + " one stream, the largest handover of the round%s): %s%n", resume.size(), resume.size(),
+                    sorted.get((sorted.size() - 1) / 2), sorted.get(sorted.size() - 1),
+                    twice.stream().mapToInt(Integer::intValue).average().orElse(0),
+                    twice.stream().mapToInt(Integer::intValue).max().orElse(0),
+                    overlap.stream().mapToLong(Long::longValue).max().orElse(0), resume, twice,
+                    join ? ", the join included" : "", overlap);
+            if (join) {
+                table += String.format("%nJoin: after each failover a fourth engine joined; from its start to its first"
+                        + " record / the streams it took over, per kill: %s%n", joins);
+            }
             Files.writeString(out, md + table);
         }
         System.out.println(Files.readString(out));
@@ -113,8 +132,12 @@ class ClusterBench {
         }
     }
 
-    /** {ms until the killed engine's streams flowed again (the slowest), frames of its files processed twice}. */
-    private static long[] failover(Path dir, int round) throws Exception {
+    /**
+     * {ms until the killed engine's streams flowed again (the slowest), frames of its files processed twice, the
+     * largest overlap of a handover in ms (0 when none overlapped), and with {@code join}: ms from a fourth engine's
+     * start to its first record, the streams it took over}.
+     */
+    private static long[] failover(Path dir, int round, boolean join) throws Exception {
         List<EngineProcess> engines = new ArrayList<>();
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
              KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
@@ -155,7 +178,26 @@ class ClusterBench {
                     }
                 }
                 int twice = perFrame.values().stream().mapToInt(v -> v - 1).sum();
-                return new long[] {resumed.values().stream().mapToLong(Long::longValue).max().orElseThrow(), twice};
+                long joinedAfter = -1;
+                long taken = 0;
+                if (join) {
+                    String name = "k" + round + "d";
+                    long startedAt = System.nanoTime();
+                    engines.add(EngineProcess.start(name, ClusterKit.config(dir, name, b, SamstreamRuntimePromptsTest.TINY,
+                            PARTITIONS, 5, SESSION_S + "s", ClusterKit.KEEP_TRACKS), dir));
+                    ClusterHandoverTest.await(() -> tap.seen().stream().anyMatch(s -> s.engine().equals(name)),
+                            "the joining engine publishing");
+                    joinedAfter = (tap.seen().stream().filter(s -> s.engine().equals(name)).findFirst().orElseThrow()
+                            .atNanos() - startedAt) / 1_000_000;
+                    Thread.sleep(3000);
+                    taken = ClusterKit.handovers(tap.seen(), SESSION_S).stream().filter(h -> h.to().equals(name)).count();
+                }
+                List<ClusterKit.Handover> handovers = ClusterKit.handovers(tap.seen(), SESSION_S);
+                System.out.println(ClusterKit.describe(handovers));
+                long overlap = ClusterKit.maxOverlapByStream(handovers).values().stream().mapToLong(Long::longValue)
+                        .max().orElse(0);
+                return new long[] {resumed.values().stream().mapToLong(Long::longValue).max().orElseThrow(), twice,
+                        overlap, joinedAfter, taken};
             }
         } finally {
             for (EngineProcess e : engines) {

@@ -28,16 +28,21 @@ import org.junit.jupiter.api.Timeout;
  * live streams through the group; one is killed with SIGKILL mid-run. Its streams go on on the others
  * within the session timeout + 10 s, from after their last stored frame and with their object ids;
  * every frame of every file has a record; a prompt is handled by exactly one engine and rejected by none.
+ * Then a fourth engine joins and takes streams over (with their ids). No stream runs on two engines at once
+ * beyond one rebalance: the overlap of every handover, from the engines the records name, is printed and
+ * bounded by {@link ClusterKit#oneRebalanceMs}.
  */
 @Timeout(420)
 class ClusterFailoverTest {
     private static final int FRAMES = 80;
     private static final int SESSION_S = 6;
     private static final int PARTITIONS = 6;
-    /** One file in each partition; live streams in every other one. */
+    /**
+     * One file and one live stream in each partition: whichever partitions the joining engine gets, a stream
+     * of them still runs (the files may have ended by then).
+     */
     private static final List<String> FILES = ClusterKit.spreadIds("f", PARTITIONS, PARTITIONS);
-    private static final List<String> LIVE = ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS).subList(0, PARTITIONS)
-            .stream().filter(id -> ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS).indexOf(id) % 2 == 0).toList();
+    private static final List<String> LIVE = ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS);
 
     @Test
     void aKilledEnginesStreamsGoOnElsewhereWithTheirPlaceAndIds() throws Exception {
@@ -55,7 +60,7 @@ class ClusterFailoverTest {
             }
             for (String id : LIVE) {
                 ClusterKit.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
-                        + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@4?live=true\",\"prompts\":{\"grid\":1}}");
+                        + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@2?live=true\",\"prompts\":{\"grid\":1}}");
             }
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
                 for (String name : List.of("e1", "e2", "e3")) {
@@ -76,7 +81,8 @@ class ClusterFailoverTest {
                 // Its streams go on elsewhere within the session timeout + 10 s.
                 Map<String, Long> resumedAfter = new HashMap<>();
                 ClusterHandoverTest.await(() -> {
-                    for (MaskTap.Seen s : tap.seen().subList(before, tap.seen().size())) {
+                    List<MaskTap.Seen> now = tap.seen(); // one copy: the tap reads on meanwhile
+                    for (MaskTap.Seen s : now.subList(before, now.size())) {
                         if (moved.contains(s.record().stream()) && s.atNanos() > killedAt + 500_000_000L) {
                             resumedAfter.putIfAbsent(s.record().stream(), s.atNanos() - killedAt);
                         }
@@ -102,6 +108,17 @@ class ClusterFailoverTest {
                         + "\",\"op\":\"add\",\"object\":7,\"points\":[[30,30,1]]}");
                 ClusterHandoverTest.await(() -> count(engines, "prompts: stream " + live + ": add object 7") == 1,
                         "the prompt handled");
+
+                // A fourth engine joins: the group gives it partitions, and it publishes their streams.
+                long joinedAt = System.nanoTime();
+                EngineProcess joiner = EngineProcess.start("e4", ClusterKit.config(dir, "e4", b,
+                        SamstreamRuntimePromptsTest.TINY, PARTITIONS, 5, SESSION_S + "s", ClusterKit.KEEP_TRACKS), dir);
+                engines.add(joiner);
+                ClusterHandoverTest.await(() -> allAlive(List.of(joiner)) && tap.seen().stream()
+                        .anyMatch(s -> s.engine().equals(joiner.name)), "the joining engine publishing");
+                System.out.printf("join: %s published its first record %d ms after its start%n", joiner.name,
+                        (tap.seen().stream().filter(s -> s.engine().equals(joiner.name)).findFirst().orElseThrow()
+                                .atNanos() - joinedAt) / 1_000_000);
                 ClusterHandoverTest.await(() -> FILES.stream().allMatch(id -> ended(tap, id)), "every file ended");
                 Thread.sleep(1000);
                 assertEquals(1, count(engines, "prompts: stream " + live + ": add object 7"));
@@ -129,10 +146,34 @@ class ClusterFailoverTest {
                     assertTrue(beforeIds.containsAll(afterIds), id + ": ids before " + beforeIds + ", after " + afterIds);
                 }
                 for (EngineProcess e : engines) {
-                    if (e != victim) {
+                    if (e != victim && owners.containsKey(e)) {
                         assertTrue(e.count("taken over from engine " + victim.name) > 0 || !owners.get(e).isEmpty());
                     }
                 }
+                // The joiner took streams over from the others (records of them by another engine before it
+                // joined), under the ids they had there.
+                List<ClusterKit.Handover> handovers = ClusterKit.handovers(tap.seen(), SESSION_S);
+                List<ClusterKit.Handover> joined = handovers.stream().filter(h -> h.to().equals(joiner.name)).toList();
+                System.out.printf("join: %s took over %s%n", joiner.name, joined.stream().map(h -> h.stream() + " from "
+                        + h.from()).toList());
+                assertFalse(joined.isEmpty(), "the joining engine took no stream over");
+                for (ClusterKit.Handover h : joined) {
+                    List<MaskTap.Seen> all = tap.seen().stream().filter(s -> s.record().stream().equals(h.stream())).toList();
+                    Set<Integer> beforeIds = ids(all.stream().filter(s -> s.atNanos() < h.atNanos()).toList());
+                    Set<Integer> afterIds = ids(all.stream().filter(s -> s.engine().equals(joiner.name)).toList());
+                    afterIds.remove(7);
+                    assertTrue(beforeIds.containsAll(afterIds), h.stream() + ": ids before the join " + beforeIds
+                            + ", on " + joiner.name + " " + afterIds);
+                    assertFalse(!beforeIds.isEmpty() && afterIds.isEmpty() && !ended(tap, h.stream()),
+                            h.stream() + ": objects on " + joiner.name);
+                }
+                // Never on two engines at once beyond one rebalance.
+                System.out.printf("overlap: %d handovers (ms two engines both published the stream; bound %d ms)%n%s%n",
+                        handovers.size(), ClusterKit.oneRebalanceMs(SESSION_S), ClusterKit.describe(handovers));
+                for (ClusterKit.Handover h : handovers) {
+                    assertTrue(h.overlapMs() <= ClusterKit.oneRebalanceMs(SESSION_S), h.toString());
+                }
+
                 // Resumed from the stored state, whichever engine wrote it last (a stream that moved before the kill,
                 // in a rebalance under load, may carry an earlier owner's state).
                 for (String id : moved) {

@@ -7,7 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -122,5 +124,94 @@ final class ClusterKit {
                     .add(r);
         }
         return out;
+    }
+
+    /**
+     * The longest two engines may both publish one stream: one rebalance. Cooperative-sticky revokes a partition
+     * (its old owner stops the streams and publishes what they decoded) before the new owner gets it, so a handover
+     * between live engines overlaps by ~0; a killed engine publishes nothing after its death. What remains is an
+     * engine put out of the group while it still runs (it missed the session timeout, say in a long pause on a
+     * loaded machine): it publishes until its next poll finds its partitions lost, at most the session timeout after
+     * the group gave them away, plus the rebalance's own time, for which the issue allows 10 s.
+     */
+    static long oneRebalanceMs(int sessionTimeoutS) {
+        return (sessionTimeoutS + 10) * 1000L;
+    }
+
+    /**
+     * A stream reaching engine {@code to} (after {@code from}, the engine that published it before): {@code overlapMs}
+     * is how long {@code to} and an earlier engine of the stream both published it; negative when the earlier ones
+     * had all stopped first: minus the gap between their last record and {@code to}'s first; {@code atNanos} when
+     * {@code to}'s first record of it was read.
+     */
+    record Handover(String stream, String from, String to, long atNanos, long overlapMs) {}
+
+    /** One engine publishing one stream without a pause longer than a session timeout ({@link #handovers}). */
+    private record Hold(String engine, long from, long to) {}
+
+    /**
+     * The handovers of each stream in {@code seen} (records with an engine header), in the order read. An engine
+     * holds a stream from a record of it to the last one before a pause longer than {@code sessionTimeoutS} (as the
+     * tap read them): a stream comes back to an engine it left (a survivor of a kill may get its own stream back)
+     * only after another engine held it and the group noticed that one gone, at least a session timeout, so a
+     * return starts a new hold; a pause of an engine that publishes on afterwards, while another one holds the
+     * stream, is an overlap all the same (its next hold meets the other's). Two engines overlap where their holds do.
+     */
+    static List<Handover> handovers(List<MaskTap.Seen> seen, int sessionTimeoutS) {
+        long pause = sessionTimeoutS * 1_000_000_000L;
+        Map<String, List<Hold>> holds = new LinkedHashMap<>();
+        Map<String, Integer> open = new HashMap<>(); // "stream engine" -> index of its last hold in holds
+        for (MaskTap.Seen s : seen) {
+            if (s.engine().isEmpty()) {
+                continue;
+            }
+            List<Hold> ofStream = holds.computeIfAbsent(s.record().stream(), k -> new ArrayList<>());
+            Integer last = open.get(s.record().stream() + " " + s.engine());
+            if (last != null && s.atNanos() - ofStream.get(last).to() <= pause) {
+                ofStream.set(last, new Hold(s.engine(), ofStream.get(last).from(), s.atNanos()));
+            } else {
+                open.put(s.record().stream() + " " + s.engine(), ofStream.size());
+                ofStream.add(new Hold(s.engine(), s.atNanos(), s.atNanos()));
+            }
+        }
+        List<Handover> out = new ArrayList<>();
+        holds.forEach((stream, ofStream) -> {
+            // In the order they began (the tap's order, so already).
+            for (int j = 1; j < ofStream.size(); j++) {
+                Hold to = ofStream.get(j);
+                boolean another = false;
+                long overlap = Long.MIN_VALUE;
+                for (int i = 0; i < j; i++) {
+                    Hold h = ofStream.get(i);
+                    if (!h.engine().equals(to.engine())) {
+                        another = true;
+                        overlap = Math.max(overlap, Math.min(h.to(), to.to()) - Math.max(h.from(), to.from()));
+                    }
+                }
+                if (another && !ofStream.get(j - 1).engine().equals(to.engine())) {
+                    out.add(new Handover(stream, ofStream.get(j - 1).engine(), to.engine(), to.from(),
+                            overlap / 1_000_000));
+                }
+            }
+        });
+        out.sort(Comparator.comparingLong(Handover::atNanos));
+        return out;
+    }
+
+    /** The largest overlap of each stream that changed engines, by stream id. */
+    static Map<String, Long> maxOverlapByStream(List<Handover> handovers) {
+        Map<String, Long> out = new TreeMap<>();
+        handovers.forEach(h -> out.merge(h.stream(), Math.max(0, h.overlapMs()), Math::max));
+        return out;
+    }
+
+    /** The handovers, one a line (overlap or gap), then the largest overlap per stream (0 for a gap). */
+    static String describe(List<Handover> handovers) {
+        StringBuilder b = new StringBuilder();
+        for (Handover h : handovers) {
+            b.append(String.format("  %s %s -> %s: %s%n", h.stream(), h.from(), h.to(), h.overlapMs() >= 0
+                    ? "overlap " + h.overlapMs() + " ms" : "no overlap, a gap of " + -h.overlapMs() + " ms"));
+        }
+        return b.append("  max overlap per stream (ms): ").append(maxOverlapByStream(handovers)).toString();
     }
 }

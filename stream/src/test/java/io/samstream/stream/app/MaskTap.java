@@ -2,6 +2,7 @@ package io.samstream.stream.app;
 
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,13 +12,17 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /** Follows a masks topic (partition 0, from the start) on a thread, noting when each record arrived. */
 final class MaskTap implements AutoCloseable {
-    /** A record and when this tap read it ({@link System#nanoTime}). */
-    record Seen(MaskRecord record, long atNanos) {}
+    /**
+     * A record, when this tap read it ({@link System#nanoTime}), and the engine that published it (its
+     * {@link MaskRecord#ENGINE_HEADER}; empty when the record has none).
+     */
+    record Seen(MaskRecord record, long atNanos, String engine) {}
 
     private final KafkaConsumer<String, byte[]> consumer;
     private final List<Seen> seen = new ArrayList<>();
@@ -35,8 +40,10 @@ final class MaskTap implements AutoCloseable {
                 while (!closed) {
                     for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(100))) {
                         long now = System.nanoTime();
+                        Header engine = r.headers().lastHeader(MaskRecord.ENGINE_HEADER);
+                        String name = engine == null ? "" : new String(engine.value(), StandardCharsets.UTF_8);
                         synchronized (seen) {
-                            seen.add(new Seen(MaskRecordJson.read(r.value()), now));
+                            seen.add(new Seen(MaskRecordJson.read(r.value()), now, name));
                         }
                     }
                 }
