@@ -103,8 +103,7 @@ class ClusterBench {
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
              KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
-            broker.createTopic(ClusterKit.MASKS, 1, false);
-            broker.createTopic(ClusterKit.STREAMS, PARTITIONS, true);
+            ClusterKit.topics(broker, PARTITIONS);
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
                 for (int i = 0; i < n; i++) {
                     engines.add(EngineProcess.start("t" + n + "-" + i, ClusterKit.config(dir, "t" + n + "-" + i, b,
@@ -115,9 +114,7 @@ class ClusterBench {
                         && engines.stream().mapToLong(e -> count(e, "takes partitions")).sum() >= n,
                         "the engines in the group");
                 Thread.sleep(2000);
-                for (int i = 0; i < FILES.size(); i++) {
-                    ClusterKit.send(producer, ClusterKit.STREAMS, FILES.get(i), ClusterKit.clip(frames, i));
-                }
+                ClusterKit.defineFiles(producer, FILES, frames);
                 int total = FILES.size() * frames;
                 ClusterHandoverTest.await(() -> distinct(tap.records()) >= total, "every frame published");
                 List<MaskTap.Seen> seen = tap.seen();
@@ -142,11 +139,8 @@ class ClusterBench {
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
              KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
-            broker.createTopic(ClusterKit.MASKS, 1, false);
-            broker.createTopic(ClusterKit.STREAMS, PARTITIONS, true);
-            for (int i = 0; i < FILES.size(); i++) {
-                ClusterKit.send(producer, ClusterKit.STREAMS, FILES.get(i), ClusterKit.clip(100_000, i));
-            }
+            ClusterKit.topics(broker, PARTITIONS);
+            ClusterKit.defineFiles(producer, FILES, 100_000);
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
                 for (String name : List.of("k" + round + "a", "k" + round + "b", "k" + round + "c")) {
                     engines.add(EngineProcess.start(name, ClusterKit.config(dir, name, b, SamstreamRuntimePromptsTest.TINY,

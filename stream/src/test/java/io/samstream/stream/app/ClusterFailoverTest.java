@@ -52,12 +52,8 @@ class ClusterFailoverTest {
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
              KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
-            broker.createTopic(ClusterKit.MASKS, 1, false);
-            // As the engines would create it: co-partitioned with the prompts and state topics.
-            broker.createTopic(ClusterKit.STREAMS, PARTITIONS, true);
-            for (int i = 0; i < FILES.size(); i++) {
-                ClusterKit.send(producer, ClusterKit.STREAMS, FILES.get(i), ClusterKit.clip(FRAMES, i));
-            }
+            ClusterKit.topics(broker, PARTITIONS);
+            ClusterKit.defineFiles(producer, FILES, FRAMES);
             for (String id : LIVE) {
                 ClusterKit.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
                         + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@2?live=true\",\"prompts\":{\"grid\":1}}");

@@ -48,9 +48,7 @@ class ClusterHandoverTest {
             long takenUp;
             try (SamstreamRuntime one = SamstreamRuntime.start(ConfigLoader.load(ClusterKit.config(dir, "one", b,
                     SamstreamRuntimePromptsTest.TINY, 4, 5, "6s", ClusterKit.KEEP_TRACKS)), VideoConnectors.sources(), c -> Optional.empty())) {
-                for (int i = 0; i < IDS.size(); i++) {
-                    ClusterKit.send(producer, ClusterKit.STREAMS, IDS.get(i), ClusterKit.clip(FRAMES, i));
-                }
+                ClusterKit.defineFiles(producer, IDS, FRAMES);
                 ClusterMember m1 = one.cluster().orElseThrow();
                 await(() -> m1.ownedPartitions().size() == 4 && one.engine().streams().size() == IDS.size()
                         && one.engine().streams().stream().allMatch(h -> h.published() >= 10), "engine one runs all");

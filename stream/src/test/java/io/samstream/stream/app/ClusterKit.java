@@ -74,6 +74,20 @@ final class ClusterKit {
                 new StringSerializer(), new ByteArraySerializer());
     }
 
+    /** The masks topic (one partition) and the streams topic (compacted, {@code partitions}), as the engines make them. */
+    static void topics(EmbeddedKafkaBroker broker, int partitions) {
+        broker.createTopic(MASKS, 1, false);
+        // As the engines would create it: co-partitioned with the prompts and state topics.
+        broker.createTopic(STREAMS, partitions, true);
+    }
+
+    /** Defines the file streams {@code ids}: the i-th plays {@link #clip}({@code frames}, i). */
+    static void defineFiles(KafkaProducer<String, byte[]> p, List<String> ids, int frames) throws Exception {
+        for (int i = 0; i < ids.size(); i++) {
+            send(p, STREAMS, ids.get(i), clip(frames, i));
+        }
+    }
+
     static void send(KafkaProducer<String, byte[]> p, String topic, String key, String json) throws Exception {
         p.send(new ProducerRecord<>(topic, key, json == null ? null : json.getBytes(StandardCharsets.UTF_8)))
                 .get(30, TimeUnit.SECONDS);
