@@ -228,11 +228,12 @@ public final class Engine implements AutoCloseable {
                   coordinated-shutdown.run-by-jvm-shutdown-hook = off
                 }
                 samstream-engine {
-                  # Sources block in FFmpeg: one thread each while they read.
+                  # Sources block in FFmpeg: one thread each while they read (BlockingExecutorConfigurator:
+                  # idle threads reused first, at most max-threads).
                   blocking-dispatcher {
                     type = Dispatcher
-                    executor = thread-pool-executor
-                    thread-pool-executor { fixed-pool-size = 256, allow-core-timeout = on }
+                    executor = "io.samstream.stream.engine.BlockingExecutorConfigurator"
+                    max-threads = 256
                     throughput = 1
                   }
                   encoder-dispatcher {
