@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import akka.dispatch.DispatcherPrerequisites;
 import akka.dispatch.ExecutorServiceConfigurator;
 import akka.dispatch.ExecutorServiceFactory;
+import akka.dispatch.MonitorableThreadFactory;
 import com.typesafe.config.Config;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -32,7 +33,10 @@ public final class BlockingExecutorConfigurator extends ExecutorServiceConfigura
 
     @Override
     public ExecutorServiceFactory createExecutorServiceFactory(String id, ThreadFactory threadFactory) {
-        return () -> newExecutor(maxThreads, threadFactory);
+        // Threads named after the dispatcher, as Akka's own executors name theirs (thread dumps, StreamBench's CPU).
+        ThreadFactory named = threadFactory instanceof MonitorableThreadFactory m ? m.withName(m.name() + "-" + id)
+                : threadFactory;
+        return () -> newExecutor(maxThreads, named);
     }
 
     /** The executor: grows only when no thread is idle, up to {@code maxThreads}; then tasks queue. */
