@@ -82,8 +82,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         try {
             PromptMessage m = PromptMessage.parse(r.key(), r.value());
             long from = engine.applyPrompt(m);
-            accepted++;
             engine.metrics().promptsAccepted(m.op().wireName()).increment();
+            accepted++; // after the meter: whoever sees the count sees the meter too
             log.info("prompts: stream {}: {}{} from frame {}", LogSafe.of(m.stream()), m.op().wireName(),
                     m.op() == PromptMessage.Op.RESET ? "" : " object " + m.object(), from);
             return;
@@ -97,8 +97,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         }
         // The detail quotes the message: escaped and cut (LogSafe) like the key.
         detail = LogSafe.of(detail, DETAIL_MAX_CHARS);
-        rejected++;
         engine.metrics().promptsRejected(reason).increment();
+        rejected++; // after the meter, as above
         log.warn("prompts: rejected the message with key '{}' at {}-{}@{}: {} ({})", LogSafe.of(r.key()), r.topic(),
                 r.partition(), r.offset(), detail, reason);
         if (deadLetters != null) {
