@@ -3,7 +3,6 @@ package io.samstream.gpu.cuda;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 
 import io.samstream.gpu.model.EmbeddingPool;
-import io.samstream.gpu.model.ImageEmbedding;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +54,8 @@ final class CudaEmbeddingPool implements AutoCloseable {
                         + "embedding of " + side + "x" + side + " cells");
             }
             boolean device = r.embedding() instanceof EmbeddingRing.Slot slot && slot.belongsTo(ring);
-            out.add(device ? null : EmbeddingPool.pool(hostTensor(r.embedding()), r.weights()));
+            // A foreign embedding (not this ring's) is pooled on the host.
+            out.add(device ? null : EmbeddingPool.pool(r.embedding().toTensor(), r.weights()));
             if (device && nonZero(r.weights())) {
                 onDevice.add(i);
             }
@@ -101,10 +101,6 @@ final class CudaEmbeddingPool implements AutoCloseable {
             out.set(onDevice.get(k), mean);
         }
         return out;
-    }
-
-    private static io.samstream.gpu.tensor.Tensor hostTensor(ImageEmbedding e) {
-        return e.toTensor(); // a foreign embedding: pooled on the host
     }
 
     private static boolean nonZero(float[] w) {

@@ -6,8 +6,7 @@ import io.samstream.gpu.tensor.Tensor;
  * What an object looks like to the encoder: the image embedding averaged over the cells its mask covers,
  * weighted by how much of each cell the mask covers. The tracker keeps such means per track (appearance
  * memory) and compares a new mask's mean with them against the image's mean ({@link #similarity}); the
- * image's own mean (uniform weights), scaled to unit length, tells scene cuts by its cosine similarity
- * ({@link #cosine}) with the previous frame's.
+ * means of the image and of its regions give the layout it tells scene cuts by.
  *
  * <p>This is the CPU reference; the CUDA backend computes the same sum on the device from the embedding's
  * ring slot ({@link SamBackend#poolEmbeddings}).
@@ -97,49 +96,5 @@ public final class EmbeddingPool {
             mm += b * b;
         }
         return dd + mm > 0 ? 2 * dot / (dd + mm) : 0;
-    }
-
-    /** {@code v} scaled to unit length; null when it is all zero or missing. */
-    public static float[] unit(float[] v) {
-        if (v == null) {
-            return null;
-        }
-        double[] d = new double[v.length];
-        for (int i = 0; i < d.length; i++) {
-            d[i] = v[i];
-        }
-        return unit(d);
-    }
-
-    /** {@code v} scaled to unit length, as floats; null when it is all zero. */
-    public static float[] unit(double[] v) {
-        double norm = 0;
-        for (double x : v) {
-            norm += x * x;
-        }
-        if (!(norm > 0)) {
-            return null;
-        }
-        double inv = 1 / Math.sqrt(norm);
-        float[] out = new float[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = (float) (v[i] * inv);
-        }
-        return out;
-    }
-
-    /** The cosine similarity of two unit vectors (their dot product); 0 when either is missing. */
-    public static double cosine(float[] a, float[] b) {
-        if (a == null || b == null) {
-            return 0;
-        }
-        if (a.length != b.length) {
-            throw new IllegalArgumentException("descriptors of " + a.length + " and " + b.length + " channels");
-        }
-        double dot = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += (double) a[i] * b[i];
-        }
-        return dot;
     }
 }
