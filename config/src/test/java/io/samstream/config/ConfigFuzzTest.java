@@ -17,13 +17,13 @@ class ConfigFuzzTest {
     private static final Path DIR = FuzzBounds.tempDir();
     private static final StreamDefaults DEFAULTS = ConfigLoader.load().streamDefaults();
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "10m")
     void configFile(byte[] hocon) throws IOException {
         Path file = Files.write(DIR.resolve("app.conf"), hocon);
         FuzzBounds.check(() -> ConfigLoader.load(file), ConfigException.class);
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "10m")
     void streamDefinition(byte[] record) {
         int nl = -1;
         for (int i = 0; i < record.length && nl < 0; i++) {

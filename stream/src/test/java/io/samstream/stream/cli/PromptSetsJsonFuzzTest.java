@@ -13,7 +13,7 @@ import java.nio.file.Path;
 class PromptSetsJsonFuzzTest {
     private static final Path FILE = file();
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "10m")
     void promptsJson(byte[] json) throws IOException {
         Files.write(FILE, json);
         FuzzBounds.check(() -> PromptSetsJson.read(FILE), IllegalArgumentException.class);

@@ -11,7 +11,7 @@ import java.util.Arrays;
  * goes to the log through {@link LogSafe}, so it must come out as one line there too.
  */
 class PromptMessageFuzzTest {
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "10m")
     void promptMessage(byte[] record) {
         int nl = indexOf(record, (byte) '\n');
         String key = nl < 0 ? null : new String(record, 0, nl, StandardCharsets.UTF_8);
