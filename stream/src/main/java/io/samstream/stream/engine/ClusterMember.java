@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
@@ -53,9 +54,11 @@ import org.slf4j.LoggerFactory;
  * streams whose keys lie in its assigned partitions. It reads the same partitions of the prompts topic
  * (offsets kept in the group {@code <group>.prompts}, so a moved partition's next owner goes on after
  * the last message handled), and keeps each stream's progress and tracks in the compacted state topic
- * (same key, same partition count): after every {@code state-every-frames} published frames and when a
- * partition is revoked. A stream that arrives here with a state goes on after its last acknowledged
- * frame, with its tracks. Everything runs on one thread of its own (rebalance callbacks included).
+ * (same key, same partition count): after every {@code state-every-frames} published frames, when a
+ * partition is revoked, and after each accepted prompt change before its offset is committed. A stream
+ * that arrives here with a state goes on after its last acknowledged frame, with its tracks and the
+ * prompts in force (those of the prompts topic included); prompt messages the state holds already are
+ * not applied again. Everything runs on one thread of its own (rebalance callbacks included).
  */
 public final class ClusterMember implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
@@ -94,6 +97,10 @@ public final class ClusterMember implements AutoCloseable {
     private final AtomicLong statesWritten = new AtomicLong();
     private final AtomicLong resumed = new AtomicLong();
     private final AtomicLong tracksTakenUp = new AtomicLong();
+    /** Each running stream's last state record written (engine and member threads), for prompt changes. */
+    private final Map<String, ObjectNode> lastStates = new ConcurrentHashMap<>();
+    /** Each stream's offset of the last prompts message applied to it (kept in its state), -1 for none. */
+    private final Map<String, Long> promptsApplied = new ConcurrentHashMap<>();
 
     private ClusterMember(Engine engine, KafkaClients clients, ClusterSettings cluster, String streamsTopic,
             String promptsTopic, Optional<String> deadLetterTopic, StreamDefaults defaults) {
@@ -256,14 +263,30 @@ public final class ClusterMember implements AutoCloseable {
 
     private void handlePrompts() {
         Map<TopicPartition, OffsetAndMetadata> handled = new HashMap<>();
+        Set<String> changed = new HashSet<>();
         for (ConsumerRecord<String, byte[]> r : promptsConsumer.poll(POLL)) {
+            handled.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+            if (r.key() != null && r.offset() <= promptsApplied.getOrDefault(r.key(), -1L)) {
+                // Applied by the engine before us (its state holds it), which stopped before committing it.
+                log.info("cluster: prompts: the message at {}-{}@{} is in stream {}'s state already: not applied again",
+                        r.topic(), r.partition(), r.offset(), LogSafe.of(r.key()));
+                continue;
+            }
             try {
-                prompts.handle(r);
+                String stream = prompts.handle(r);
+                if (stream != null) {
+                    promptsApplied.put(stream, r.offset());
+                    changed.add(stream);
+                }
             } catch (RuntimeException e) {
                 log.error("cluster: prompts: skipped the record at {}-{}@{}: {}", r.topic(), r.partition(), r.offset(),
                         Errors.describe(e), e);
             }
-            handled.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+        }
+        if (!changed.isEmpty()) {
+            // The changes in the streams' states before their offsets are committed: a next owner has them.
+            changed.forEach(id -> engine.stream(id).ifPresent(this::promptsChanged));
+            state.flush();
         }
         if (!handled.isEmpty()) {
             // Before the next message: a partition's next owner goes on after the last one handled here.
@@ -316,6 +339,8 @@ public final class ClusterMember implements AutoCloseable {
         if (json == null) {
             definitions.remove(id);
             states.remove(id);
+            lastStates.remove(id);
+            promptsApplied.remove(id);
             if (engine.remove(id)) {
                 log.info("stream definitions: {} removed", id);
             }
@@ -358,13 +383,24 @@ public final class ClusterMember implements AutoCloseable {
             }
         };
         if (stored == null || !stored.path("definition").asText().equals(hash(json))) {
-            return new StreamStart(0, 0, Optional.empty(), cluster.stateEveryFrames(), progress);
+            promptsApplied.remove(spec.id());
+            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), cluster.stateEveryFrames(), progress);
         }
         long frame = stored.path("frame").asLong(-1);
         if (stored.path("ended").asBoolean() && !spec.isLive()) {
             log.info("cluster: stream {} ended on engine {} already (frame {}): not started", spec.id(),
                     stored.path("engine").asText(), frame);
             return null;
+        }
+        promptsApplied.put(spec.id(), stored.path("prompts_offset").asLong(-1));
+        Optional<PromptsState> inForce = Optional.empty();
+        JsonNode p = stored.get("prompts");
+        if (p != null && !p.isNull()) {
+            try {
+                inForce = Optional.of(PromptsState.fromJson(p));
+            } catch (IllegalArgumentException e) {
+                log.warn("cluster: stream {}: {}; its configured prompts apply", spec.id(), e.getMessage());
+            }
         }
         Optional<TrackerState> tracks = Optional.empty();
         JsonNode t = stored.get("tracker");
@@ -377,21 +413,63 @@ public final class ClusterMember implements AutoCloseable {
         }
         resumed.incrementAndGet();
         tracksTakenUp.addAndGet(tracks.map(s -> s.tracks().size()).orElse(0));
-        log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}",
-                spec.id(), stored.path("engine").asText(), frame, stored.path("pts_ms").asLong(),
-                tracks.map(s -> s.tracks().size()).orElse(0), tracks.map(TrackerState::ids).orElse(List.of()));
-        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, cluster.stateEveryFrames(), progress);
+        log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}"
+                + " and {} prompt change(s)", spec.id(), stored.path("engine").asText(), frame,
+                stored.path("pts_ms").asLong(), tracks.map(s -> s.tracks().size()).orElse(0),
+                tracks.map(TrackerState::ids).orElse(List.of()), inForce.map(PromptsState::changes).orElse(0L));
+        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, inForce, cluster.stateEveryFrames(),
+                progress);
     }
 
+    /**
+     * Writes a stream's state: its progress, its tracks (when given) and its prompts in force. One stream's
+     * writes (the engine's thread, and this one's for prompt changes) are made one at a time, so the last
+     * record of a key holds the newest prompts.
+     */
     private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks) {
-        long frame = h.lastPublished();
-        if (frame < 0 && !ended) {
+        synchronized (h) {
+            long frame = h.lastPublished();
+            if (frame < 0 && !ended) {
+                return;
+            }
+            ObjectNode o = JSON.createObjectNode();
+            o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
+                    .put("pts_ms", h.lastPublishedPts()).put("ended", ended);
+            tracks.ifPresent(s -> o.set("tracker", s.toJson()));
+            if (!ended) {
+                lastStates.put(h.id(), o);
+            }
+            send(h, o);
+        }
+    }
+
+    /**
+     * A prompt change was applied to the stream: its last state written again with the prompts now in force
+     * (or, before its first published frame, a state of prompts only, to go on from its first frame).
+     */
+    private void promptsChanged(StreamHandle h) {
+        String json = definitions.get(h.id());
+        if (json == null) {
             return;
         }
-        ObjectNode o = JSON.createObjectNode();
-        o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
-                .put("pts_ms", h.lastPublishedPts()).put("ended", ended).put("written_at", Instant.now().toString());
-        tracks.ifPresent(s -> o.set("tracker", s.toJson()));
+        synchronized (h) {
+            ObjectNode last = lastStates.get(h.id());
+            ObjectNode o;
+            if (last != null) {
+                o = last.deepCopy();
+            } else {
+                o = JSON.createObjectNode();
+                o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", -1L)
+                        .put("pts_ms", -1L).put("ended", false);
+            }
+            send(h, o);
+        }
+    }
+
+    /** Sends a stream's state with its prompts as of its frame and the offset of the last prompt applied. */
+    private void send(StreamHandle h, ObjectNode o) {
+        o.set("prompts", h.prompts().export(o.path("frame").asLong()).toJson());
+        o.put("prompts_offset", promptsApplied.getOrDefault(h.id(), -1L)).put("written_at", Instant.now().toString());
         try {
             send(h.id(), JSON.writeValueAsBytes(o));
         } catch (IOException e) {
@@ -491,6 +569,8 @@ public final class ClusterMember implements AutoCloseable {
         }
         partitionOf.values().removeIf(ps::contains);
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        lastStates.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        promptsApplied.keySet().removeIf(id -> !partitionOf.containsKey(id));
         owned.removeAll(ps);
         ownedView = Set.copyOf(owned);
         ps.forEach(loading::remove);

@@ -76,7 +76,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         }
     }
 
-    void handle(ConsumerRecord<String, byte[]> r) {
+    /** Applies one message, or rejects it; returns the stream it changed, null when rejected. */
+    String handle(ConsumerRecord<String, byte[]> r) {
         String reason;
         String detail;
         try {
@@ -86,7 +87,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
             accepted++; // after the meter: whoever sees the count sees the meter too
             log.info("prompts: stream {}: {}{} from frame {}", LogSafe.of(m.stream()), m.op().wireName(),
                     m.op() == PromptMessage.Op.RESET ? "" : " object " + m.object(), from);
-            return;
+            return m.stream();
         } catch (PromptRejected e) {
             reason = e.reason();
             detail = e.getMessage();
@@ -119,6 +120,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
                         Errors.describe(e));
             }
         }
+        return null;
     }
 
     /** Messages applied so far. */

@@ -85,6 +85,7 @@ public final class StreamHandle {
 
     void start(StreamStart start) {
         this.start = start;
+        start.prompts().ifPresent(prompts::restore);
     }
 
     /** The GPU it runs on ({@code samstream.gpus}): its ordinal, or "cpu" on the CPU backend. */

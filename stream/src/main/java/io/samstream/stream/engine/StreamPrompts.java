@@ -192,6 +192,49 @@ final class StreamPrompts {
     }
 
     /**
+     * The prompts in force for the frame after {@code frame} and those pending for later frames, for the
+     * state topic (failover): another engine {@link #restore}s them and goes on after {@code frame}.
+     */
+    synchronized PromptsState export(long frame) {
+        List<Entry> e = entries;
+        int first = 0;
+        for (int i = e.size() - 1; i > 0; i--) {
+            if (e.get(i).fromFrame() <= frame + 1) {
+                first = i;
+                break;
+            }
+        }
+        List<PromptsState.Step> steps = new ArrayList<>();
+        for (Entry en : e.subList(first, e.size())) {
+            Snapshot.State st = en.snapshot().state();
+            Map<Integer, PromptsState.Changed> changed = new LinkedHashMap<>();
+            st.changed().forEach((id, o) -> changed.put(id, new PromptsState.Changed(o, st.revisions().get(id))));
+            steps.add(new PromptsState.Step(en.fromFrame(), en.snapshot().generation(), changed, st.removed()));
+        }
+        return new PromptsState(changes, steps);
+    }
+
+    /**
+     * Takes up the prompts another engine {@link #export}ed for this stream (of the same definition), before
+     * its first frame here; the first snapshot applies from frame 0 on, the pending ones from their frames.
+     */
+    synchronized void restore(PromptsState state) {
+        List<Entry> restored = new ArrayList<>();
+        for (PromptsState.Step step : state.steps()) {
+            Map<Integer, ObjectPrompt> changed = new LinkedHashMap<>();
+            Map<Integer, Long> revisions = new LinkedHashMap<>();
+            step.changed().forEach((id, c) -> {
+                changed.put(id, c.prompt());
+                revisions.put(id, c.revision());
+            });
+            Snapshot s = new Snapshot(stream, configuredSpec, step.generation(), changed, revisions, step.removed());
+            restored.add(new Entry(restored.isEmpty() ? 0 : step.fromFrame(), s));
+        }
+        changes = Math.max(changes, state.changes());
+        entries = List.copyOf(restored);
+    }
+
+    /**
      * One consistent set of a stream's objects: the configured ones, less those removed, with those added
      * or updated at run time. Made by a reset (or at the start) with its objects at hand, or from the
      * previous snapshot and one change: then the objects are worked out when first asked for (and the link
@@ -222,7 +265,7 @@ final class StreamPrompts {
          * {@code revisions} = the number of the change that made each one's prompt, {@code removed} =
          * configured objects removed at run time and discovered ones (ids from DISCOVERED_ID_BASE up).
          */
-        private record State(Map<Integer, ObjectPrompt> changed, Map<Integer, Long> revisions, Set<Integer> removed,
+        record State(Map<Integer, ObjectPrompt> changed, Map<Integer, Long> revisions, Set<Integer> removed,
                 Set<Integer> ids) {}
 
         /** The configured objects, of generation {@code generation}. */
@@ -242,6 +285,18 @@ final class StreamPrompts {
             this.body = new State(Map.of(), Map.of(), Set.of(), configuredIds);
         }
 
+        /** A snapshot taken up from another engine ({@link StreamPrompts#restore}), resolved. */
+        Snapshot(String stream, PromptSpec configured, long generation, Map<Integer, ObjectPrompt> changed,
+                Map<Integer, Long> revisions, Set<Integer> removed) {
+            this(stream, configured, generation);
+            Set<Integer> ids = new LinkedHashSet<>(configuredIds);
+            ids.removeAll(removed);
+            ids.addAll(changed.keySet());
+            this.body = new State(Collections.unmodifiableMap(new LinkedHashMap<>(changed)),
+                    Collections.unmodifiableMap(new LinkedHashMap<>(revisions)),
+                    Collections.unmodifiableSet(new LinkedHashSet<>(removed)), Collections.unmodifiableSet(ids));
+        }
+
         private Snapshot(Snapshot previous, Change change) {
             this.stream = previous.stream;
             this.configured = previous.configured;
@@ -257,7 +312,7 @@ final class StreamPrompts {
         }
 
         /** The objects, worked out from the previous snapshot and the change when first asked for. */
-        private State state() {
+        State state() {
             if (body instanceof State s) {
                 return s;
             }

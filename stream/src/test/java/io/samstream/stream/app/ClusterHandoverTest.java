@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Two engines of one group in this JVM: the second one joins while the first runs every stream, the
  * group moves some partitions to it (cooperative: the first stops those streams and writes their state
  * before the second gets them), and the moved streams go on from the frame after the last acknowledged
- * one, with their object ids. Every frame has exactly one record; a prompt reaches exactly one engine.
+ * one, with their object ids and the prompts in force (a removal made on the first engine holds on the
+ * second). Every frame has exactly one record; a prompt reaches exactly one engine.
  */
 @Timeout(300)
 class ClusterHandoverTest {
@@ -52,6 +53,12 @@ class ClusterHandoverTest {
                 ClusterMember m1 = one.cluster().orElseThrow();
                 await(() -> m1.ownedPartitions().size() == 4 && one.engine().streams().size() == IDS.size()
                         && one.engine().streams().stream().allMatch(h -> h.published() >= 10), "engine one runs all");
+                // Object 1 removed from every stream on engine one: it must stay removed where a stream moves.
+                for (String id : IDS) {
+                    ClusterKit.send(producer, ClusterKit.PROMPTS, id, "{\"stream\":\"" + id
+                            + "\",\"op\":\"remove\",\"object\":1}");
+                }
+                await(() -> m1.prompts().accepted() == IDS.size(), "engine one removed object 1 everywhere");
                 try (SamstreamRuntime two = SamstreamRuntime.start(ConfigLoader.load(ClusterKit.config(dir, "two", b,
                         SamstreamRuntimePromptsTest.TINY, 4, 5, "6s", ClusterKit.KEEP_TRACKS)), VideoConnectors.sources(),
                         c -> Optional.empty())) {
@@ -67,7 +74,8 @@ class ClusterHandoverTest {
                             + "\",\"op\":\"add\",\"object\":7,\"points\":[[20,20,1]]}");
                     await(() -> m2.prompts().accepted() == 1, "the prompt was applied by engine two");
                     Thread.sleep(500);
-                    assertEquals(0, m1.prompts().accepted() + m1.prompts().rejected());
+                    assertEquals(IDS.size(), m1.prompts().accepted());
+                    assertEquals(0, m1.prompts().rejected());
                     assertEquals(0, m2.prompts().rejected());
                     await(() -> one.engine().streams().isEmpty() && two.engine().streams().isEmpty(),
                             "every clip ended");
@@ -98,6 +106,9 @@ class ClusterHandoverTest {
                 after.remove(7); // the object the prompt added
                 assertFalse(ids(frames.subMap(first, true, first, true)).isEmpty(), "objects right after the move");
                 assertTrue(before.containsAll(after), moved.getKey() + ": ids before " + before + ", after " + after);
+                assertTrue(before.contains(1), moved.getKey() + ": object 1 was tracked before its removal");
+                assertFalse(after.contains(1), moved.getKey() + ": object 1, removed on engine one, came back after the"
+                        + " move to engine two (frame " + first + ")");
             }
         }
     }

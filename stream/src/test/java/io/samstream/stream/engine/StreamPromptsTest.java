@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -189,6 +190,69 @@ class StreamPromptsTest {
         p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2001,\"frame\":5000}"), 601, 100, 80);
         assertEquals(false, p.forFrame(5000).ids().contains(2001));
         assertEquals(true, p.forFrame(4999).ids().contains(2001));
+    }
+
+    /**
+     * Failover (issue #17): what one engine exports after a frame, through the state topic's JSON, gives the
+     * next engine the same prompts from the next frame on (pending changes at their frames), with the same
+     * revisions (so its tracker does not seed again), and its own changes after that get new revisions.
+     */
+    @Test
+    void promptsInForceAndPendingSurviveAMoveToAnotherEngine() throws Exception {
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"box\":[1,1,20,20]}"), 3, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"update\",\"object\":1,\"points\":[[5,6,1],[7,8,0]]}"), 4, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000}"), 4, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000003}"), 5, 100, 80, id -> id == 1000003);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":3,\"points\":[[9,9]],\"frame\":20}"), 6, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2,\"frame\":30}"), 6, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":2,\"points\":[[4,4]],\"frame\":30}"), 6, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"reset\",\"frame\":40}"), 6, 100, 80);
+        p.apply(msg("{\"stream\":\"s\",\"op\":\"add\",\"object\":4,\"box\":[2,2,8,8],\"frame\":41}"), 6, 100, 80);
+        p.frameDone(9);
+
+        PromptsState exported = p.export(9);
+        String json = exported.toJson().toString();
+        PromptsState read = PromptsState.fromJson(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json));
+        assertEquals(5, read.steps().size(), json);
+        StreamPrompts q = new StreamPrompts("s", CONFIGURED);
+        q.restore(read);
+        for (long f : new long[] {10, 19, 20, 29, 30, 39, 40, 41, 60}) {
+            StreamPrompts.Snapshot a = p.forFrame(f);
+            StreamPrompts.Snapshot b = q.forFrame(f);
+            assertEquals(ids(a), ids(b), "frame " + f);
+            assertEquals(a.generation(), b.generation(), "frame " + f);
+            for (int id : a.ids()) {
+                assertEquals(a.revision(id), b.revision(id), "frame " + f + ", object " + id);
+            }
+            assertEquals(a.trackPrompts(100, 80).dismissed(), b.trackPrompts(100, 80).dismissed(), "frame " + f);
+            List<ObjectPrompt> pa = a.resolve(100, 80);
+            List<ObjectPrompt> pb = b.resolve(100, 80);
+            for (int i = 0; i < pa.size(); i++) {
+                assertTrue(java.util.Arrays.deepEquals(pa.get(i).points(), pb.get(i).points()), "frame " + f);
+                assertTrue(java.util.Arrays.equals(pa.get(i).box(), pb.get(i).box()), "frame " + f);
+            }
+        }
+        assertEquals(List.of(1, 2), ids(q.forFrame(10)));
+        assertEquals(List.of(1, 3, 2), ids(q.forFrame(30)), "removed and added again: last");
+        assertEquals(Set.of(1000003), q.forFrame(10).trackPrompts(100, 80).dismissed());
+        // The next change on the new engine: checked against what it took up, with a revision not used before.
+        assertReason(PromptRejected.OBJECT_EXISTS, q, "{\"stream\":\"s\",\"op\":\"add\",\"object\":4,\"box\":[1,1,5,5]}");
+        q.apply(msg("{\"stream\":\"s\",\"op\":\"update\",\"object\":4,\"box\":[1,1,5,5]}"), 50, 100, 80);
+        long newest = q.forFrame(50).revision(4);
+        assertTrue(newest > exported.changes(), "revision " + newest + " after " + exported.changes());
+    }
+
+    @Test
+    void aDamagedPromptsStateIsRefusedWithWhatIsWrong() {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (String bad : List.of("{}", "{\"changes\":1,\"steps\":[]}",
+                "{\"changes\":1,\"steps\":[{\"from\":0,\"generation\":0,\"diff\":true,\"set\":[],\"unset\":[],\"removed\":[],\"unremoved\":[]}]}",
+                "{\"changes\":1,\"steps\":[{\"from\":0,\"generation\":0,\"diff\":false,\"set\":[{\"id\":5,\"revision\":1}],\"unset\":[],\"removed\":[],\"unremoved\":[]}]}")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PromptsState.fromJson(json.readTree(bad)), bad);
+            assertTrue(e.getMessage().startsWith("unreadable prompts state: "), e.getMessage());
+        }
     }
 
     private static void assertReason(String reason, StreamPrompts p, String json) {
