@@ -65,6 +65,9 @@ public final class ConfigLoader {
             user = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false));
         } catch (com.typesafe.config.ConfigException e) {
             throw new ConfigException(file + ": " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            // Typesafe Config's tokenizer passes a unicode escape with a sign (backslash, u, -cde) to Character.toChars.
+            throw new ConfigException(file + ": a bad escape (" + e.getMessage() + ")", e);
         }
         Config merged;
         try {

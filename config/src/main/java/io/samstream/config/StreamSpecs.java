@@ -34,6 +34,9 @@ public final class StreamSpecs {
             c = ConfigFactory.parseString(json, ConfigParseOptions.defaults().setSyntax(ConfigSyntax.JSON));
         } catch (com.typesafe.config.ConfigException e) {
             throw new ConfigException(where + ": not a JSON object: " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            // Typesafe Config's tokenizer passes a unicode escape with a sign (backslash, u, -cde) to Character.toChars.
+            throw new ConfigException(where + ": not a JSON object: a bad escape (" + e.getMessage() + ")", e);
         }
         if (c.hasPath("id") && !key.equals(string(c, "id", where))) {
             throw new ConfigException(where + ": id '" + c.getString("id") + "' differs from the record key");

@@ -211,6 +211,19 @@ class ConfigLoaderTest {
         assertTrue(e.getMessage().contains("samstream has type STRING rather than OBJECT"), e.getMessage());
     }
 
+    /** Fuzzing found it (bench/results/fuzzing.md): Typesafe Config's tokenizer fails on a signed escape. */
+    @Test
+    void aUnicodeEscapeWithASignIsAConfigErrorInAFileAndAStreamDefinition() throws IOException {
+        String escape = "\\" + "u-cde"; // a backslash-u with a sign: Integer.parseInt takes it, toChars does not
+        Path f = write("samstream.sinks.jsonl-dir = \"" + escape + "\"");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().startsWith(f + ": a bad escape ("), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("cam-1",
+                "{\"location\": \"" + escape + "\"}", ConfigLoader.load().streamDefaults()));
+        assertEquals("stream definition 'cam-1': not a JSON object: a bad escape (Not a valid Unicode code point:"
+                + " 0xFFFFF322)", e.getMessage());
+    }
+
     private static void withProperty(String key, String value, Runnable check) {
         System.setProperty(key, value);
         ConfigFactory.invalidateCaches();
