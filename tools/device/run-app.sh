@@ -60,7 +60,9 @@ PY
             ;;
         stream)
             # Bounded (STREAM_TIMEOUT s): the table is rewritten after each stream count, so a cut run keeps its rows.
-            timeout "${STREAM_TIMEOUT:-300}" java -Xmx32g -cp "$cp" io.samstream.bench.StreamBench "$out/stream-bench.md" \
+            # -XX:+PrintClassHistogram: the bench's SIGQUIT prints what the heap holds when a live row's heap grows.
+            timeout "${STREAM_TIMEOUT:-300}" java -Xmx32g -XX:+PrintClassHistogram ${STREAM_JAVA_OPTS:-} -cp "$cp" \
+                io.samstream.bench.StreamBench "$out/stream-bench.md" \
                 --random-vit-b --device cuda --streams "${STREAMS:-1,4,16}" --frames "${FRAMES:-60}" ${STREAM_ARGS:-} 2>&1 \
                 | grep --line-buffered -v DEBUG > "$out/stream-log.txt" || status=1
             grep -E '^\||decoder h|Exception|ERROR' "$out/stream-log.txt" | head -40

@@ -349,6 +349,14 @@ public final class StreamBench {
                 dropped += r.dropped();
             }
             t1 = System.nanoTime();
+            // Held while running (queues) or kept (a leak): the heap once every stream ended and was published.
+            long[] after = memorySample(backend);
+            System.out.printf(Locale.ROOT, "live row with %d streams: heap after GC %.0f MiB at a tenth, %.0f at the end,"
+                    + " %.0f once its streams ended%n", streams, memory0[0] / 1048576.0, memory1[0] / 1048576.0,
+                    after[0] / 1048576.0);
+            if (after[0] > 1.5 * memory0[0]) {
+                printHeapHistogram(streams);
+            }
         }
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
         return String.format(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f | %.0f | %.1f | %.2f | %.2f | %.1f |"
@@ -374,7 +382,16 @@ public final class StreamBench {
                 System.out.println("  " + lines[i]);
             }
         } catch (Exception e) {
-            System.out.println("heap grew in the live row with " + streams + " streams; no class histogram: " + e);
+            // A jlinked runtime may not offer the command: the JVM prints the histogram on SIGQUIT when started
+            // with -XX:+PrintClassHistogram (tools/device/run-app.sh's stream mode does).
+            System.out.println("heap grew in the live row with " + streams + " streams; no class histogram bean (" + e
+                    + "): SIGQUIT for -XX:+PrintClassHistogram");
+            try {
+                new ProcessBuilder("kill", "-QUIT", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+                Thread.sleep(3000);
+            } catch (IOException | InterruptedException ex) {
+                System.out.println("no SIGQUIT: " + ex);
+            }
         }
     }
 
