@@ -60,14 +60,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
- *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60]] [--gpus all|0,1]</pre>
+ *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60]] [--gpus all|0,1]</pre>
  *
  * {@code --gpus} runs the file rows on those GPUs (one backend each, streams placed least-loaded as the engine
  * does with {@code samstream.gpus}); without it, GPU 0 alone. The live rows and the GPU-alone figures use the
  * first of them; "GPU busy" and "of encoder" are per GPU (frames/s divided by the GPUs).
  *
  * {@code --live} adds, after the file rows, runs of N live test-pattern streams paced at 30 frames/s (keep the
- * newest frame when behind): frames published and dropped, latency, stage times.
+ * newest frame when behind): frames published and dropped, latency, stage times. {@code --sample-every S}
+ * prints, every S seconds of a live row, frames published and dropped so far, the heap after a GC, the
+ * process's resident memory, its threads and the GPU's memory in use (a memory run: is anything growing?).
  *
  * Latency is from the frame's decode (its capture time for a file) to the Kafka acknowledgement of its
  * record, so for files it includes the wait in the pipeline's bounded queues. "Encoder busy" is the
@@ -92,6 +94,7 @@ public final class StreamBench {
         DecoderPreference decoder = DecoderPreference.AUTO;
         int[] liveCounts = {};
         int liveSeconds = 60;
+        int sampleEvery = 0;
         List<String> framePaths = List.of("gpu");
         int repeats = 1;
         io.samstream.config.ModelSparsity sparsity = io.samstream.config.ModelSparsity.NONE;
@@ -118,6 +121,7 @@ public final class StreamBench {
                         "--sparsity");
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
+                case "--sample-every" -> sampleEvery = Integer.parseInt(args[++i]);
                 case "--gpus" -> gpus = io.samstream.config.GpuSelection.parse(args[++i], "--gpus");
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -183,7 +187,8 @@ public final class StreamBench {
             }
             List<String> liveRows = new ArrayList<>();
             for (int n : liveCounts) {
-                liveRows.add(runLive(backend, broker, n, liveSeconds, width, height, maxBatch, inFlight, grid));
+                liveRows.add(runLive(backend, broker, n, liveSeconds, sampleEvery, width, height, maxBatch, inFlight,
+                        grid));
                 System.err.println(liveRows.get(liveRows.size() - 1));
                 writeTable(out, header, rows);
                 writeLive(out, width, height, liveSeconds, liveRows);
@@ -307,8 +312,8 @@ public final class StreamBench {
     }
 
     /** N live test-pattern streams paced at 30 frames/s for {@code seconds}: what is published, dropped, latency. */
-    private static String runLive(SamBackend backend, EmbeddedKafkaBroker broker, int streams, int seconds, int width,
-            int height, int maxBatch, int inFlight, int grid) throws Exception {
+    private static String runLive(SamBackend backend, EmbeddedKafkaBroker broker, int streams, int seconds,
+            int sampleEvery, int width, int height, int maxBatch, int inFlight, int grid) throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
         FrameSink timed = timedKafka(broker, "bench-live-" + streams, streams, metrics, latencies);
@@ -334,7 +339,14 @@ public final class StreamBench {
             // is sampled after the first tenth (warm) and at the end: heap after a GC, and the device's.
             Thread.sleep(seconds * 100L);
             memory0 = memorySample(backend);
-            Thread.sleep(seconds * 900L);
+            long end = t0 + seconds * 1_000_000_000L;
+            for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+                long nap = sampleEvery > 0 ? Math.min(sampleEvery * 1_000_000_000L, end - now) : end - now;
+                Thread.sleep(Math.max(1, nap / 1_000_000));
+                if (sampleEvery > 0 && System.nanoTime() < end - 1_000_000_000L) {
+                    printSample(engine, backend, streams, (System.nanoTime() - t0) / 1e9);
+                }
+            }
             memory1 = memorySample(backend);
             if (memory1[0] > 1.5 * memory0[0]) {
                 printHeapHistogram(streams);
@@ -408,6 +420,30 @@ public final class StreamBench {
                 .forEach(m -> b.append(String.format(Locale.ROOT, "%n  %s%s = %.0f", m.getId().getName(),
                         m.getId().getTags(), ((io.micrometer.core.instrument.Gauge) m).value())));
         System.out.println(b);
+    }
+
+    /** One line of a memory run: frames so far, heap after GC, resident memory, threads, the GPU's memory. */
+    private static void printSample(Engine engine, SamBackend backend, int streams, double seconds) {
+        long published = 0;
+        long dropped = 0;
+        for (StreamHandle h : engine.streams()) {
+            published += h.published();
+            dropped += h.dropped();
+        }
+        long[] m = memorySample(backend);
+        long rssKb = -1;
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    rssKb = Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: no resident size
+        }
+        System.out.printf(Locale.ROOT, "live sample | %d | %.0f | %d | %d | %.0f | %.0f | %d | %.0f |%n", streams, seconds,
+                published, dropped, m[0] / 1048576.0, rssKb / 1024.0,
+                java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount(), m[1] / 1048576.0);
     }
 
     /** Heap in use after a GC, and the GPU's memory in use (0 on the CPU), in bytes. */
