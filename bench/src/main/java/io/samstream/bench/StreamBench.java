@@ -422,6 +422,8 @@ public final class StreamBench {
         System.out.println(b);
     }
 
+    private static final java.util.concurrent.atomic.AtomicInteger HISTOGRAMS = new java.util.concurrent.atomic.AtomicInteger();
+
     /** One line of a memory run: frames so far, heap after GC, resident memory, threads, the GPU's memory. */
     private static void printSample(Engine engine, SamBackend backend, int streams, double seconds) {
         long published = 0;
@@ -440,6 +442,9 @@ public final class StreamBench {
             }
         } catch (IOException | RuntimeException e) {
             // not Linux: no resident size
+        }
+        if (m[0] > 3L << 30 && HISTOGRAMS.getAndIncrement() < 2) {
+            printHeapHistogram(streams); // what holds more than 3 GiB after a GC (twice a run at most)
         }
         System.out.printf(Locale.ROOT, "live sample | %d | %.0f | %d | %d | %.0f | %.0f | %d | %.0f |%n", streams, seconds,
                 published, dropped, m[0] / 1048576.0, rssKb / 1024.0,
