@@ -60,7 +60,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
- *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60]] [--gpus all|0,1]</pre>
+ *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60] [--live-sink kafka|none]] [--gpus all|0,1]</pre>
  *
  * {@code --gpus} runs the file rows on those GPUs (one backend each, streams placed least-loaded as the engine
  * does with {@code samstream.gpus}); without it, GPU 0 alone. The live rows and the GPU-alone figures use the
@@ -122,6 +122,11 @@ public final class StreamBench {
                 case "--live" -> liveCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--seconds" -> liveSeconds = Integer.parseInt(args[++i]);
                 case "--sample-every" -> sampleEvery = Integer.parseInt(args[++i]);
+                case "--live-sink" -> liveSinkNone = switch (args[++i]) {
+                    case "kafka" -> false;
+                    case "none" -> true;
+                    default -> throw new IllegalArgumentException("--live-sink is kafka or none, got " + args[i]);
+                };
                 case "--gpus" -> gpus = io.samstream.config.GpuSelection.parse(args[++i], "--gpus");
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -316,7 +321,8 @@ public final class StreamBench {
             int sampleEvery, int width, int height, int maxBatch, int inFlight, int grid) throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-        FrameSink timed = timedKafka(broker, "bench-live-" + streams, streams, metrics, latencies);
+        FrameSink timed = liveSinkNone ? noSink(latencies)
+                : timedKafka(broker, "bench-live-" + streams, streams, metrics, latencies);
         Engine.Settings settings = settings(maxBatch, inFlight);
         long published = 0;
         long dropped = 0;
@@ -420,6 +426,24 @@ public final class StreamBench {
                 .forEach(m -> b.append(String.format(Locale.ROOT, "%n  %s%s = %.0f", m.getId().getName(),
                         m.getId().getTags(), ((io.micrometer.core.instrument.Gauge) m).value())));
         System.out.println(b);
+    }
+
+    /** {@code --live-sink none}: the live rows' records are dropped at once (what Kafka costs, by its absence). */
+    private static boolean liveSinkNone;
+
+    /** A sink that takes each record at once and keeps nothing: capture-to-accept times only. */
+    private static FrameSink noSink(ConcurrentLinkedQueue<Long> latencies) {
+        return new FrameSink() {
+            @Override
+            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
+                latencies.add(Duration.between(frame.capturedAt(), Instant.now()).toNanos());
+                return CompletableFuture.completedFuture(null);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     private static final java.util.concurrent.atomic.AtomicInteger HISTOGRAMS = new java.util.concurrent.atomic.AtomicInteger();
