@@ -233,7 +233,8 @@ public final class ObjectTracker {
     /** Its state after {@code frame}; only while no frame is being tracked (or on the tracking thread). */
     public TrackerState state(long frame) {
         return new TrackerState(frame, generation, frames, discovered,
-                tracks.values().stream().map(Track::export).toList(), ended);
+                tracks.values().stream().map(Track::export).toList(), ended,
+                ghosts.values().stream().map(g -> new TrackerState.GhostState(g.track().export(), g.lostFrame())).toList());
     }
 
     /** Takes up a state another tracker of the stream had (failover); before the first frame. */
@@ -245,11 +246,14 @@ public final class ObjectTracker {
         s.tracks().forEach(t -> tracks.put(t.id(), Track.restore(t)));
         ended.clear();
         ended.putAll(s.ended());
+        ghosts.clear();
+        s.ghosts().forEach(g -> ghosts.put(g.track().id(), new Ghost(Track.restore(g.track()), g.lostFrame())));
         generation = s.generation();
         frames = s.framesTracked();
         discovered = s.discovered();
         published = List.copyOf(tracks.values());
-        log.info("stream {}: took up {} track(s) {} from frame {}", stream, tracks.size(), s.ids(), s.frame());
+        log.info("stream {}: took up {} track(s) {} and {} lost one(s) still probed from frame {}", stream, tracks.size(),
+                s.ids(), ghosts.size(), s.frame());
     }
 
     /** One decoding job of a frame: a seed or a followed track. */

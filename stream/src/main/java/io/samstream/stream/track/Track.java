@@ -193,7 +193,8 @@ public final class Track {
     /** Its state, for failover ({@link TrackerState}). */
     TrackerState.TrackState export() {
         return new TrackerState.TrackState(id, origin, revision, bornFrame, lowResLogits, box.clone(), clearSize.clone(),
-                badFrames, unexplainedBadFrames, filter.exportState());
+                badFrames, unexplainedBadFrames, filter.exportState(), seedLook == null ? null : seedLook.clone(),
+                look == null ? null : look.clone(), area, clearArea);
     }
 
     /** A track taken up from its exported state. */
@@ -203,6 +204,10 @@ public final class Track {
         t.badFrames = s.badFrames();
         t.unexplainedBadFrames = s.unexplainedBadFrames();
         t.filter.importState(s.filter());
+        t.seedLook = s.seedLook() == null ? null : s.seedLook().clone();
+        t.look = s.look() == null ? null : s.look().clone();
+        t.area = s.area();
+        t.clearArea = s.clearArea();
         return t;
     }
 

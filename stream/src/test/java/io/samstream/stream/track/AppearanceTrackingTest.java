@@ -1,5 +1,6 @@
 package io.samstream.stream.track;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -172,6 +173,15 @@ class AppearanceTrackingTest {
 
     /** The object is gone from frame 5 to 13 and back at its place from 14, looking like {@code back}. */
     static List<List<Integer>> leaveAndReturn(float[] back, TrackingMeters meters, List<List<Integer>> lost) {
+        return leaveAndReturn(back, meters, lost, -1);
+    }
+
+    /**
+     * As above; with {@code moveAfter} >= 0 the stream moves to another engine after that frame: a new tracker
+     * takes up the state the first one had then, through the state topic's JSON (failover).
+     */
+    static List<List<Integer>> leaveAndReturn(float[] back, TrackingMeters meters, List<List<Integer>> lost,
+            int moveAfter) {
         ScriptedBackend backend = new ScriptedBackend((t, c) -> {
             boolean visible = t < 5 || t >= 14;
             return visible && Math.hypot(c[0] - 32, c[1] - 32) < 10 ? new Square(32, 32, t < 5 ? OBJECT : back) : null;
@@ -185,6 +195,17 @@ class AppearanceTrackingTest {
                     prompts(boxAt(7, 32, 32)));
             published.add(ids(f));
             lost.add(f.lost());
+            if (t == moveAfter) {
+                try {
+                    ObjectMapper json = new ObjectMapper();
+                    TrackerState state = TrackerState.fromJson(json.readTree(json.writeValueAsString(
+                            tracker.state(t).toJson())));
+                    tracker = new ObjectTracker("return", backend, ON, null, meters);
+                    tracker.restore(state);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
         }
         return published;
     }
@@ -207,6 +228,25 @@ class AppearanceTrackingTest {
             assertEquals(List.of(), stranger.get(t), "frame " + t + ": a stranger takes no lost id");
         }
         assertEquals(0.0, other.reidentified().count());
+    }
+
+    /** Failover keeps re-identification: the lost object's memory and probe move with the stream. */
+    @Test
+    void aLostObjectThatReturnsAfterTheStreamMovedGetsItsOldIdOnTheNewEngine() {
+        TrackingMeters meters = TrackingMeters.none();
+        List<List<Integer>> lost = new ArrayList<>();
+        List<List<Integer>> published = leaveAndReturn(OBJECT, meters, lost, 10); // lost at 9, moved after 10
+        for (int t = 0; t < 24; t++) {
+            assertEquals(t < 5 || t >= 14 ? List.of(7) : List.of(), published.get(t), "frame " + t);
+            assertEquals(t == 9 ? List.of(7) : List.of(), lost.get(t), "frame " + t + ": lost once");
+        }
+        assertEquals(1.0, meters.reidentified().count(), "counted on the new engine");
+        // Moved while the object is still followed (after frame 2): its appearance memory moves with it, so the
+        // stranger that comes back at its place later is still refused there.
+        List<List<Integer>> stranger = leaveAndReturn(look(3), TrackingMeters.none(), new ArrayList<>(), 2);
+        for (int t = 5; t < 24; t++) {
+            assertEquals(List.of(), stranger.get(t), "frame " + t + ": a stranger takes no lost id");
+        }
     }
 
     @Test

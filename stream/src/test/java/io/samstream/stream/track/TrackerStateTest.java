@@ -27,7 +27,14 @@ class TrackerStateTest {
         t.filter().predict();
         t.measured(new Tensor(logits, 1, 64, 64), new double[] {7, 8, 41, 52});
         t.bad(true);
-        TrackerState s = new TrackerState(40, 3, 41, 4, List.of(t.export()), Map.of(2, 5L));
+        float[] look = new float[256];
+        for (int i = 0; i < look.length; i++) {
+            look[i] = (float) rnd.nextGaussian() * 0.37f;
+        }
+        t.remember(look, 1234, true);
+        Track lost = new Track(8, Track.Origin.PROMPTED, 6, 3, new Tensor(logits, 1, 64, 64), new double[] {1, 2, 9, 9});
+        TrackerState s = new TrackerState(40, 3, 41, 4, List.of(t.export()), Map.of(2, 5L),
+                List.of(new TrackerState.GhostState(lost.export(), 37)));
         String json = new ObjectMapper().writeValueAsString(s.toJson());
         TrackerState back = TrackerState.fromJson(new ObjectMapper().readTree(json));
         assertEquals(List.of(1000003), back.ids());
@@ -43,14 +50,38 @@ class TrackerStateTest {
         assertArrayEquals(t.box(), r.box());
         assertArrayEquals(t.filter().exportState(), r.filter().exportState());
         assertArrayEquals(new int[] {1, 64, 64}, r.lowResLogits().shape());
+        assertTrue(r.remembers(), "its appearance memory");
+        assertArrayEquals(look, back.tracks().get(0).seedLook(), "exactly (compared against thresholds)");
+        assertArrayEquals(look, back.tracks().get(0).look());
+        assertEquals(1234, r.area());
+        assertEquals(1234, r.clearArea());
+        assertEquals(1, back.ghosts().size());
+        assertEquals(37, back.ghosts().get(0).lostFrame());
+        assertEquals(8, back.ghosts().get(0).track().id());
+        assertEquals(null, back.ghosts().get(0).track().seedLook(), "a track with no memory yet");
         float[] got = r.lowResLogits().data();
         for (int i = 0; i < logits.length; i++) {
             assertEquals(logits[i], got[i], 1.0 / 512 + 1e-6, "logit " + i);
             assertEquals(logits[i] > 0, got[i] > 0, "the mask's sign at " + i);
         }
         int float32Base64 = logits.length * 4 * 4 / 3;
-        assertTrue(json.length() < float32Base64 / 2, "logits at least 2x smaller than float32 in base64 ("
-                + float32Base64 + "): " + json.length() + " characters");
+        int stored = new ObjectMapper().readTree(json).get("tracks").get(0).get("logits").asText().length();
+        assertTrue(stored < float32Base64 / 2, "logits at least 2x smaller than float32 in base64 ("
+                + float32Base64 + "): " + stored + " characters");
+    }
+
+    /** A state written before appearance memory and ghosts were kept: tracks without memory, no ghosts. */
+    @Test
+    void anOlderStateReadsAsTracksWithoutMemory() throws Exception {
+        Track t = new Track(3, Track.Origin.PROMPTED, 1, 0, new Tensor(new float[16], 1, 4, 4), new double[] {0, 0, 4, 4});
+        com.fasterxml.jackson.databind.node.ObjectNode o =
+                new TrackerState(5, 0, 6, 0, List.of(t.export()), Map.of(), List.of()).toJson();
+        o.remove("ghosts");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("tracks").get(0)).remove(List.of("area", "clear_area"));
+        TrackerState back = TrackerState.fromJson(o);
+        assertEquals(List.of(3), back.ids());
+        assertTrue(back.ghosts().isEmpty());
+        assertEquals(false, Track.restore(back.tracks().get(0)).remembers());
     }
 
     @Test
