@@ -101,6 +101,7 @@ public final class ClusterMember implements AutoCloseable {
     private final Map<String, ObjectNode> lastStates = new ConcurrentHashMap<>();
     /** Each stream's offset of the last prompts message applied to it (kept in its state), -1 for none. */
     private final Map<String, Long> promptsApplied = new ConcurrentHashMap<>();
+    private final Map<String, Object> stateLocks = new ConcurrentHashMap<>();
 
     private ClusterMember(Engine engine, KafkaClients clients, ClusterSettings cluster, String streamsTopic,
             String promptsTopic, Optional<String> deadLetterTopic, StreamDefaults defaults) {
@@ -341,6 +342,7 @@ public final class ClusterMember implements AutoCloseable {
             states.remove(id);
             lastStates.remove(id);
             promptsApplied.remove(id);
+            stateLocks.remove(id);
             if (engine.remove(id)) {
                 log.info("stream definitions: {} removed", id);
             }
@@ -393,24 +395,9 @@ public final class ClusterMember implements AutoCloseable {
             return null;
         }
         promptsApplied.put(spec.id(), stored.path("prompts_offset").asLong(-1));
-        Optional<PromptsState> inForce = Optional.empty();
-        JsonNode p = stored.get("prompts");
-        if (p != null && !p.isNull()) {
-            try {
-                inForce = Optional.of(PromptsState.fromJson(p));
-            } catch (IllegalArgumentException e) {
-                log.warn("cluster: stream {}: {}; its configured prompts apply", spec.id(), e.getMessage());
-            }
-        }
-        Optional<TrackerState> tracks = Optional.empty();
-        JsonNode t = stored.get("tracker");
-        if (t != null && !t.isNull()) {
-            try {
-                tracks = Optional.of(TrackerState.fromJson(t));
-            } catch (IllegalArgumentException e) {
-                log.warn("cluster: stream {}: {}; its tracks start over", spec.id(), e.getMessage());
-            }
-        }
+        Optional<PromptsState> inForce = part(spec, stored, "prompts", PromptsState::fromJson,
+                "its configured prompts apply");
+        Optional<TrackerState> tracks = part(spec, stored, "tracker", TrackerState::fromJson, "its tracks start over");
         resumed.incrementAndGet();
         tracksTakenUp.addAndGet(tracks.map(s -> s.tracks().size()).orElse(0));
         log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}"
@@ -421,13 +408,33 @@ public final class ClusterMember implements AutoCloseable {
                 progress);
     }
 
+    /** A part of a stored state, read; empty (with a warning saying what follows) when absent or unreadable. */
+    private static <T> Optional<T> part(StreamSpec spec, JsonNode stored, String field,
+            java.util.function.Function<JsonNode, T> read, String otherwise) {
+        JsonNode n = stored.get(field);
+        if (n == null || n.isNull()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(read.apply(n));
+        } catch (IllegalArgumentException e) {
+            log.warn("cluster: stream {}: {}; {}", spec.id(), e.getMessage(), otherwise);
+            return Optional.empty();
+        }
+    }
+
+    /** One lock per stream for its state writes (not the handle's own monitor, which the pipeline uses). */
+    private Object stateLock(StreamHandle h) {
+        return stateLocks.computeIfAbsent(h.id(), id -> new Object());
+    }
+
     /**
      * Writes a stream's state: its progress, its tracks (when given) and its prompts in force. One stream's
      * writes (the engine's thread, and this one's for prompt changes) are made one at a time, so the last
      * record of a key holds the newest prompts.
      */
     private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks) {
-        synchronized (h) {
+        synchronized (stateLock(h)) {
             long frame = h.lastPublished();
             if (frame < 0 && !ended) {
                 return;
@@ -452,7 +459,7 @@ public final class ClusterMember implements AutoCloseable {
         if (json == null) {
             return;
         }
-        synchronized (h) {
+        synchronized (stateLock(h)) {
             ObjectNode last = lastStates.get(h.id());
             ObjectNode o;
             if (last != null) {
@@ -570,6 +577,7 @@ public final class ClusterMember implements AutoCloseable {
         partitionOf.values().removeIf(ps::contains);
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
         lastStates.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        stateLocks.keySet().removeIf(id -> !partitionOf.containsKey(id));
         promptsApplied.keySet().removeIf(id -> !partitionOf.containsKey(id));
         owned.removeAll(ps);
         ownedView = Set.copyOf(owned);
