@@ -39,7 +39,7 @@ public final class Sam2Model implements AutoCloseable {
     private final float[] noObjEmbedSpatial;
 
     /** What the SAM heads give for one object on one frame. */
-    public record Heads(float[] lowRes, float objectScore, float[] pointer) {}
+    public record Heads(float[] lowRes, float objectScore, float[] pointer, float predictedIou) {}
 
     public Sam2Model(StateDict sd, Sam2Config config, int threads) {
         this.config = config;
@@ -213,7 +213,7 @@ public final class Sam2Model implements AutoCloseable {
         } else {
             pointer = noObjPtr.clone();
         }
-        return new Heads(lowRes, out.objectScore(), pointer);
+        return new Heads(lowRes, out.objectScore(), pointer, out.ious()[best]);
     }
 
     /**
