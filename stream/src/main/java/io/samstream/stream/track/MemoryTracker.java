@@ -111,6 +111,11 @@ public final class MemoryTracker {
             ended.remove(id);
             hidden.forget(id);
         }
+        if (tracker.objects().isEmpty() && newPrompts.isEmpty()) {
+            // Nothing to follow: the frame is not encoded (no memory refers to it).
+            meters.active().set(0);
+            return new ObjectTracker.Frame(List.of(), List.of(), List.of());
+        }
         RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
         List<ObjectResult> results = tracker.track(model.normalize(square.rgb()), newPrompts);
         Map<Integer, ObjectResult> byId = new HashMap<>();

@@ -96,6 +96,19 @@ class EngineCommandsTest {
         }
     }
 
+    /** The demo with a SAM 2.1 checkpoint: memory mode end to end through the embedded Kafka broker. */
+    @Test
+    void demoRunsMemoryModeWithASam2Checkpoint() throws Exception {
+        Path conf = Files.writeString(dir.resolve("demo2.conf"), "samstream { model.checkpoint = \"" + SAM2_TINY
+                + "\", cpu.threads = 2 }");
+        Path out = dir.resolve("demo2");
+        Result r = run("demo", "-c", conf.toString(), "--out", out.toString(), "--frames", "4");
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("read back from Kafka: 4 records (4 published)"), r.all());
+        assertTrue(r.out.contains("model checkpoint"), r.all());
+        assertEquals(4, Files.readAllLines(out.resolve("masks.jsonl")).size());
+    }
+
     /** memory needs SAM 2.1, kalman needs SAM: the error names the key and the checkpoint. */
     @Test
     void aTrackingModeTheModelCannotRunIsRefusedNamingTheKey() throws Exception {

@@ -109,6 +109,11 @@ class MemoryTrackerTest {
         ObjectTracker.Frame reset = t.step(4, W, H, clip.render(4), box(1, 1, 3)); // a reset: only object 3
         assertEquals(List.of(3), reset.masks().stream().map(MaskReadout.Readout::id).toList());
         assertEquals(List.of(3), t.objects());
+        ObjectTracker.Frame none = t.step(5, W, H, clip.render(5), box(1, 1));
+        assertEquals(List.of(), none.masks());
+        assertEquals(List.of(), t.objects());
+        ObjectTracker.Frame back = t.step(6, W, H, clip.render(6), box(1, 1, 4)); // added after an empty frame
+        assertEquals(List.of(4), back.masks().stream().map(MaskReadout.Readout::id).toList());
     }
 
     @Test
