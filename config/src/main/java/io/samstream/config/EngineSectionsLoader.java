@@ -141,7 +141,8 @@ final class EngineSectionsLoader {
                 similarity(config, key + ".min-appearance", origin),
                 fraction(config, key + ".scene-cut-similarity", origin),
                 atMost(config, key + ".reid-window", origin, 10_000),
-                similarity(config, key + ".reid-appearance", origin));
+                similarity(config, key + ".reid-appearance", origin),
+                TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"));
     }
 
     /** A cosine similarity: in [-1, 1]. */

@@ -56,11 +56,31 @@ public final class EngineSettings {
      * @param minStability    a frame whose mask's stability score is below it is bad
      * @param mergeIou        two tracks whose masks overlap this much (IoU) are one object
      * @param hiddenLostAfter consecutive bad frames after which an object is lost even when another object in
-     *                        front of it explains them (bad frames so explained do not count towards lostAfter)
+     *                        front of it explains them (bad frames so explained do not count towards lostAfter);
+     *                        in memory mode, consecutive frames whose object score says not visible
+     * @param mode            memory (SAM 2.1), kalman (SAM), or auto (by the checkpoint's model)
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
             double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
-            double reidAppearance) {
+            double reidAppearance, TrackingMode mode) {
+        public Tracking {
+            java.util.Objects.requireNonNull(mode, "mode");
+        }
+
+        /** Mode auto. */
+        public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability, double mergeIou,
+                int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
+                double reidAppearance) {
+            this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, minAppearance,
+                    sceneCutSimilarity, reidWindow, reidAppearance, TrackingMode.AUTO);
+        }
+
+        /** These settings in another mode. */
+        public Tracking withMode(TrackingMode m) {
+            return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m);
+        }
+
         /** The appearance keys at their defaults. */
         public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability, double mergeIou,
                 int hiddenLostAfter) {

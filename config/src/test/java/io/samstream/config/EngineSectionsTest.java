@@ -54,6 +54,16 @@ class EngineSectionsTest {
     }
 
     @Test
+    void trackingModeIsAutoUnlessSetAndUnknownModesAreRefused() throws IOException {
+        assertEquals(TrackingMode.AUTO, ConfigLoader.load(write("samstream {}")).tracking().mode());
+        assertEquals(TrackingMode.MEMORY, ConfigLoader.load(write("samstream.tracking.mode = memory")).tracking().mode());
+        assertEquals(TrackingMode.KALMAN, ConfigLoader.load(write("samstream.tracking.mode = KALMAN")).tracking().mode());
+        assertMessage("samstream.tracking.mode = sam2", "samstream.tracking.mode",
+                "unknown tracking mode 'sam2' (expected auto, memory or kalman)");
+        assertMessage("samstream.tracking.modes = memory", "unknown key samstream.tracking.modes");
+    }
+
+    @Test
     void streamsWithPromptsAndDefaults() throws IOException {
         SamstreamConfig c = ConfigLoader.load(write("""
                 samstream {

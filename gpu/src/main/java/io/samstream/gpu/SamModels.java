@@ -75,7 +75,12 @@ public final class SamModels {
     /** As above, with the CUDA backend's options ({@code samstream.cuda}). */
     public static SamBackend open(Path checkpoint, Device device, int cpuThreads, int maxBatch,
                                   ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
-        StateDict weights = CheckpointLoader.load(checkpoint);
+        return open(CheckpointLoader.load(checkpoint), device, cpuThreads, maxBatch, sparsity, ringBatches, cuda);
+    }
+
+    /** As above, on a state_dict already loaded (callers that first ask {@link ModelCheckpoints#family}). */
+    public static SamBackend open(StateDict weights, Device device, int cpuThreads, int maxBatch,
+                                  ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
         SamConfig config = SamConfigInference.infer(weights); // logs the inferred shape
         return open(weights, config, device, cpuThreads, maxBatch, sparsity, ringBatches, cuda, CudaAvailability::probe);
     }
@@ -216,7 +221,13 @@ public final class SamModels {
     /** As above, with the CUDA backends' options ({@code samstream.cuda}). */
     public static List<DeviceBackend> openAll(Path checkpoint, Device device, GpuSelection gpus, int cpuThreads,
                                               int maxBatch, ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
-        StateDict weights = CheckpointLoader.load(checkpoint);
+        return openAll(CheckpointLoader.load(checkpoint), device, gpus, cpuThreads, maxBatch, sparsity, ringBatches,
+                cuda);
+    }
+
+    /** As above, on a state_dict already loaded (callers that first ask {@link ModelCheckpoints#family}). */
+    public static List<DeviceBackend> openAll(StateDict weights, Device device, GpuSelection gpus, int cpuThreads,
+                                              int maxBatch, ModelSparsity sparsity, int ringBatches, CudaSettings cuda) {
         SamConfig config = SamConfigInference.infer(weights);
         return openAll(weights, config, device, gpus, cpuThreads, maxBatch, sparsity, ringBatches, host(cuda));
     }

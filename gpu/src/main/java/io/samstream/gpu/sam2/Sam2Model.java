@@ -39,7 +39,7 @@ public final class Sam2Model implements AutoCloseable {
     private final float[] noObjEmbedSpatial;
 
     /** What the SAM heads give for one object on one frame. */
-    public record Heads(float[] lowRes, float objectScore, float[] pointer) {}
+    public record Heads(float[] lowRes, float objectScore, float[] pointer, float predictedIou) {}
 
     public Sam2Model(StateDict sd, Sam2Config config, int threads) {
         this.config = config;
@@ -213,7 +213,18 @@ public final class Sam2Model implements AutoCloseable {
         } else {
             pointer = noObjPtr.clone();
         }
-        return new Heads(lowRes, out.objectScore(), pointer);
+        return new Heads(lowRes, out.objectScore(), pointer, out.ious()[best]);
+    }
+
+    /**
+     * The mask decoder on a single image, as SAM2ImagePredictor calls it: prompts (model-input pixels; labels
+     * 0/1 points, 2/3 box corners) against the features plus no_mem_embed, no memory, and no object-score
+     * gating of the masks (the image predictor returns the decoder's masks as they are).
+     */
+    Sam2MaskDecoder.Output decodeImage(FrameFeatures f, float[][] points, int[] labels, boolean multimask) {
+        float[] sparse = promptEncoder.sparse(points, labels);
+        return maskDecoder.decode(pool, withoutMemory(f), sparse, points.length + 1, promptEncoder.densePe(),
+                promptEncoder.noMaskEmbedding(), f, multimask);
     }
 
     /** _use_multimask: several masks when at most one point (box corners count) is given. */

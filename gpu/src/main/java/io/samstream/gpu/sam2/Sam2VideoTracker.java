@@ -78,7 +78,7 @@ public final class Sam2VideoTracker {
             Sam2Model.Heads h = model.heads(image2, f, new float[0][], new int[0], true);
             float[] mem = model.encodeMemory(f, h.lowRes(), h.objectScore(), false);
             e.getValue().addTracked(new MemoryBank.Entry(t, mem, h.pointer()));
-            results.add(new ObjectResult(e.getKey(), h.lowRes(), side, h.objectScore(), h.pointer(), false));
+            results.add(new ObjectResult(e.getKey(), h.lowRes(), side, h.objectScore(), h.pointer(), false, h.predictedIou()));
         }
         for (ObjectPrompt p : byId.values()) {
             float[][] pts = p.allPoints();
@@ -87,7 +87,7 @@ public final class Sam2VideoTracker {
             MemoryBank bank = new MemoryBank(model.config().numMaskmem(), maxConditioning);
             bank.addConditioning(new MemoryBank.Entry(t, mem, h.pointer()));
             banks.put(p.objectId(), bank);
-            results.add(new ObjectResult(p.objectId(), h.lowRes(), side, h.objectScore(), h.pointer(), true));
+            results.add(new ObjectResult(p.objectId(), h.lowRes(), side, h.objectScore(), h.pointer(), true, h.predictedIou()));
         }
         return results;
     }

@@ -8,7 +8,11 @@ import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.KafkaReachability;
+import io.samstream.config.TrackingMode;
+import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.SamModels;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
@@ -113,15 +117,28 @@ public final class SamstreamRuntime implements AutoCloseable {
         // One backend per GPU of samstream.gpus (one on the CPU). A CUDA backend sizes its GPU memory for the
         // largest batch the batching stage makes, and its embedding ring for the batches its pipeline holds (in
         // flight + the one being decoded + 1).
-        List<SamModels.DeviceBackend> backends = SamModels.openAll(checkpoint, config.device(), config.gpus(),
-                config.cpuThreads(), config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2,
-                config.cuda());
-        backends.forEach(b -> resources.add(b.backend()));
-        // Mask records name the model; a pruned one is another model, so they say so.
+        // The checkpoint's keys say SAM or SAM 2.1; samstream.tracking.mode must fit (checked before the model is built).
+        StateDict weights = ModelCheckpoints.load(checkpoint);
+        ModelCheckpoints.Family family = ModelCheckpoints.family(weights);
+        TrackingMode trackingMode = TrackingModes.resolve(config, family, checkpoint);
+        // Mask records name the model (a release's file name names the release); a pruned one is another model.
         modelName = BundledModel.modelName(checkpoint)
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
-        backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends.stream()
-                .map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
+        List<SamModels.DeviceBackend> backends = List.of();
+        Sam2Model memoryModel = null;
+        if (family == ModelCheckpoints.Family.SAM2) {
+            memoryModel = ModelCheckpoints.openSam2(weights, config.cpuThreads());
+            resources.add(memoryModel);
+            backendName = "cpu (SAM 2.1 fp32 reference, memory mode)";
+            log.info("{}: {}; tracking in memory mode on the CPU (samstream.gpus does not apply)", checkpoint,
+                    memoryModel.config());
+        } else {
+            backends = SamModels.openAll(weights, config.device(), config.gpus(), config.cpuThreads(),
+                    config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2, config.cuda());
+            backends.forEach(b -> resources.add(b.backend()));
+            backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends
+                    .stream().map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
+        }
 
         List<FrameSink> sinks = new ArrayList<>();
         if (config.sinks().kafka()) {
@@ -137,11 +154,14 @@ public final class SamstreamRuntime implements AutoCloseable {
                 : FrameSink.all(sinks);
         resources.add(sink);
 
-        List<GpuLane> gpus = backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
-                Discoveries.of(config.discovery(), b.backend()))).toList();
+        List<GpuLane> gpus = memoryModel != null
+                ? List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.memory(memoryModel, modelName),
+                        Optional.empty()))
+                : backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
+                        Discoveries.of(config.discovery(), b.backend()))).toList();
         // Each GPU's discovery is its own (GpuLane), none in the settings.
         engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect(),
-                config.tracking(), Optional.empty()), gpus, sources, sink, metrics);
+                config.tracking().withMode(trackingMode), Optional.empty()), gpus, sources, sink, metrics);
         resources.add(engine);
         boolean clustered = config.cluster().enabled();
         if (needsKafka && !clustered) {

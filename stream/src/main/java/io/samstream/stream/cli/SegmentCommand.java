@@ -4,7 +4,9 @@ import io.samstream.config.ConfigLoader;
 import io.samstream.config.Device;
 import io.samstream.config.ModelSparsity;
 import io.samstream.config.SamstreamConfig;
+import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.SamModels;
+import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.ImageReadException;
@@ -16,6 +18,8 @@ import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.Prediction;
 import io.samstream.gpu.predict.PromptSet;
 import io.samstream.gpu.predict.SamPredictor;
+import io.samstream.gpu.sam2.Sam2ImagePredictor;
+import io.samstream.gpu.sam2.Sam2Model;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,7 +41,7 @@ import picocli.CommandLine.Model.CommandSpec;
         name = "segment",
         mixinStandardHelpOptions = true,
         description = {
-            "Segment one image with SAM: encode it once, decode every prompt set.",
+            "Segment one image with SAM or SAM 2.1 (told from the checkpoint): encode it once, decode every prompt set.",
             "Coordinates are in original image pixels. Writes DIR/masks.json (COCO RLE masks, predicted IoU,"
                     + " boxes) and, with --npy, the reference predictor's arrays.",
             "With --auto, no prompts: every object, found by SAM's automatic mask generation."
@@ -49,7 +53,8 @@ final class SegmentCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--checkpoint", paramLabel = "CKPT",
-            description = "SAM checkpoint (.pth as released by Meta, or .safetensors). Default: samstream.model.checkpoint.")
+            description = "SAM or SAM 2.1 checkpoint (.pth/.pt as released by Meta, or .safetensors; which model is read from its keys)."
+                    + " Default: samstream.model.checkpoint.")
     Path checkpoint;
 
     @Option(names = "--image", required = true, paramLabel = "IMG", description = "PNG or JPEG image.")
@@ -151,7 +156,11 @@ final class SegmentCommand implements Callable<Integer> {
 
         ModelSparsity sparse = sparsity == null ? config.sparsity()
                 : ModelSparsity.parse(sparsity, config.sparsity().layers().name(), "--sparsity", "sparse-layers");
-        try (SamBackend backend = SamModels.open(ckpt, dev, nThreads, 1, sparse, CudaSamBackend.DEFAULT_RING_BATCHES,
+        StateDict weights = ModelCheckpoints.load(ckpt);
+        if (ModelCheckpoints.family(weights) == ModelCheckpoints.Family.SAM2) {
+            return segmentSam2(ckpt, weights, rgb, sets, dev, nThreads, sparse);
+        }
+        try (SamBackend backend = SamModels.open(weights, dev, nThreads, 1, sparse, CudaSamBackend.DEFAULT_RING_BATCHES,
                 config.cuda())) { // batch 1: one image
             checkResizable(rgb, backend.config().imageSize());
             SamPredictor predictor = new SamPredictor(backend);
@@ -186,6 +195,50 @@ final class SegmentCommand implements Callable<Integer> {
             if (npy) {
                 output.writeNpy(predictor.embedding(), predictions);
             }
+            spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
+        }
+        return 0;
+    }
+
+    /**
+     * A SAM 2.1 checkpoint: the image through {@link Sam2ImagePredictor} on the CPU (the CUDA path of SAM 2.1
+     * is not built yet), every prompt set decoded, masks.json written as for SAM. --auto, --npy and 2:4
+     * sparsity are SAM's only; asking for them (or for --device cuda) is an error saying so.
+     */
+    private int segmentSam2(Path ckpt, StateDict weights, RgbImage rgb, List<PromptSet> sets, Device dev, int nThreads,
+            ModelSparsity sparse) throws Exception {
+        String what = ckpt + " is a SAM 2.1 checkpoint: ";
+        if (auto) {
+            throw new ParameterException(spec.commandLine(), what + "--auto (automatic mask generation) needs SAM");
+        }
+        if (npy) {
+            throw new ParameterException(spec.commandLine(), what + "--npy writes SAM's predictor arrays; not for SAM 2.1");
+        }
+        if (sparse.twoFour()) {
+            throw new ParameterException(spec.commandLine(), what + "2:4 sparsity applies to SAM's encoder only");
+        }
+        if (dev == Device.CUDA) {
+            throw new IllegalStateException("device cuda: " + what + "SAM 2.1 runs on the CPU only for now"
+                    + " (use --device cpu or auto)");
+        }
+        if (dev == Device.AUTO) {
+            log.info("device auto: {}SAM 2.1 runs on the CPU", what);
+        }
+        try (Sam2Model model = ModelCheckpoints.openSam2(weights, nThreads)) {
+            Sam2ImagePredictor predictor = new Sam2ImagePredictor(model);
+            long t0 = System.nanoTime();
+            predictor.setImage(rgb);
+            log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
+                    (System.nanoTime() - t0) / 1_000_000);
+            List<Prediction> predictions = new ArrayList<>();
+            StepProgress progress = new StepProgress(spec.commandLine().getErr(), "prompt sets decoded",
+                    StepProgress.EVERY, false);
+            for (PromptSet set : sets) {
+                predictions.add(predictor.predict(set));
+                progress.step(predictions.size(), sets.size());
+            }
+            new SegmentOutput(out).writeMasksJson(image, ckpt, model.config().toString(), "cpu (SAM 2.1 fp32 reference)",
+                    sets, predictions);
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
         }
         return 0;

@@ -43,6 +43,12 @@ final class SegmentOutput {
 
     void writeMasksJson(Path image, Path checkpoint, SamBackend backend, List<PromptSet> sets,
             List<Prediction> predictions) throws IOException {
+        writeMasksJson(image, checkpoint, backend.config().describe(), backend.name(), sets, predictions);
+    }
+
+    /** As above, with the model's description and the device named by the caller (SAM 2.1 has no backend). */
+    void writeMasksJson(Path image, Path checkpoint, String model, String device, List<PromptSet> sets,
+            List<Prediction> predictions) throws IOException {
         ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = json.createObjectNode();
         Prediction first = predictions.get(0);
@@ -50,8 +56,8 @@ final class SegmentOutput {
         root.put("width", first.width());
         root.put("height", first.height());
         root.put("checkpoint", checkpoint.toString());
-        root.put("model", backend.config().describe());
-        root.put("device", backend.name());
+        root.put("model", model);
+        root.put("device", device);
         ArrayNode out = root.putArray("prompt_sets");
         for (int i = 0; i < sets.size(); i++) {
             ObjectNode entry = out.addObject();

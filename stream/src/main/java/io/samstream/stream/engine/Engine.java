@@ -6,6 +6,7 @@ import akka.actor.ActorSystem;
 import akka.japi.Pair;
 import akka.stream.KillSwitches;
 import akka.stream.UniqueKillSwitch;
+import akka.stream.javadsl.Flow;
 import akka.stream.javadsl.Keep;
 import akka.stream.javadsl.MergeHub;
 import akka.stream.javadsl.Sink;
@@ -14,6 +15,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
+import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.stream.track.MemoryTracker;
 import io.samstream.stream.track.ObjectTracker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -178,11 +181,16 @@ public final class Engine implements AutoCloseable {
         Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER + "-" + lanes.size());
         Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER + "-" + lanes.size());
         // One frame buffered per producer: what waits in the hub only adds latency.
-        Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
+        Flow<Job, List<Job>, NotUsed> batches = Flow.<Job>create()
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
-                        () -> meters.batchesInFlight.get() == 0))
-                .via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
-                .via(Stages.decoder(segmenter, decoderPool, waveHost, meters))
+                        () -> meters.batchesInFlight.get() == 0));
+        // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step on the CPU.
+        Flow<Job, Job.Decoded, NotUsed> model = segmenter.memoryModel() != null
+                ? batches.via(Stages.memory(encoderPool, meters))
+                : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
+                        .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
+        Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
+                .via(model)
                 .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
                 .watchTermination((mat, done) -> {
                     done.whenComplete((d, e) -> {
@@ -195,8 +203,8 @@ public final class Engine implements AutoCloseable {
                 .to(tail)
                 .run(system);
         // Hardware-decoded frames stay in this GPU's memory when its backend reads them there.
-        return new Lane(gpu, segmenter.backend().readsDeviceFrames() ? sources.withGpuFrames(gpu.gpu()) : sources,
-                merge, meters);
+        boolean gpuFrames = segmenter.backend() != null && segmenter.backend().readsDeviceFrames();
+        return new Lane(gpu, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
     }
 
     /** The frames of GPU {@code lane}'s streams between their source and their end, now. */
@@ -276,9 +284,16 @@ public final class Engine implements AutoCloseable {
         int gpu = place(spec.id());
         Lane lane = lanes.get(gpu);
         ObjectTracker tracker;
+        MemoryTracker memoryTracker = null;
+        Sam2Model memoryModel = lane.gpu().segmenter().memoryModel();
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
-            tracker = settings.tracking().enabled()
+            // SAM 2.1 always tracks in memory mode; SAM in kalman mode when tracking is on.
+            if (memoryModel != null) {
+                memoryTracker = new MemoryTracker(spec.id(), memoryModel, settings.tracking().hiddenLostAfter(),
+                        metrics.tracking(spec.id()));
+            }
+            tracker = memoryModel == null && settings.tracking().enabled()
                     ? new ObjectTracker(spec.id(), lane.gpu().segmenter().backend(), settings.tracking(),
                             lane.gpu().discovery().orElse(null), metrics.tracking(spec.id()))
                     : null;
@@ -290,7 +305,7 @@ public final class Engine implements AutoCloseable {
             release(spec.id(), gpu);
             throw e;
         }
-        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, gpu, lane.meters(), () -> {
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, memoryTracker, gpu, lane.meters(), () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {

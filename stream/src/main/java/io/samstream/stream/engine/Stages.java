@@ -110,6 +110,46 @@ final class Stages {
     }
 
     /**
+     * Memory mode (SAM 2.1 on the CPU): each frame of a batch, in order, is one step of its stream's
+     * {@link io.samstream.stream.track.MemoryTracker} (image encoder, memory attention, heads and memory encoder
+     * per object), one batch at a time on {@code executor}. A frame that fails fails its stream only.
+     */
+    static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, EngineMetrics.Gpu metrics) {
+        return Flow.<List<Job>>create().mapAsync(1, jobs -> {
+            metrics.framesWaiting.addAndGet(-jobs.size());
+            metrics.batchSize.record(jobs.size());
+            metrics.batchesInFlight.incrementAndGet();
+            Instant now = Instant.now();
+            for (Job j : jobs) {
+                metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
+            }
+            return CompletableFuture.supplyAsync(() -> memoryBatch(jobs, metrics), executor)
+                    .whenComplete((r, e) -> metrics.batchesInFlight.decrementAndGet());
+        }).mapConcat(list -> list);
+    }
+
+    private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
+        List<Job.Decoded> out = new ArrayList<>(jobs.size());
+        for (Job job : jobs) {
+            ObjectTracker.Frame frame = null;
+            if (!job.stream().failed()) {
+                try {
+                    VideoFrame f = job.frame();
+                    StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
+                    long t0 = System.nanoTime();
+                    frame = job.stream().memoryTracker().step(f.index(), f.width(), f.height(), f.rgb(),
+                            prompts.trackPrompts(f.width(), f.height()));
+                    metrics.decoderTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                } catch (RuntimeException | Error ex) {
+                    failFrame(job, ex);
+                }
+            }
+            out.add(new Job.Decoded(job, frame));
+        }
+        return out;
+    }
+
+    /**
      * Records: each decoded frame's mask record, its masks run-length encoded (O(runs) per mask, the costly
      * host part of a frame), {@code parallelism} frames at once on {@code executor}, in order. Off the decoder's
      * path, so the next wave decodes meanwhile.

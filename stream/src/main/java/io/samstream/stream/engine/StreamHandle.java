@@ -4,6 +4,7 @@ import akka.stream.UniqueKillSwitch;
 import io.micrometer.core.instrument.Counter;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.VideoFrame;
+import io.samstream.stream.track.MemoryTracker;
 import io.samstream.stream.track.ObjectTracker;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -40,6 +41,7 @@ public final class StreamHandle {
     /** The prompts of this run: the configured ones plus the prompts topic's changes. */
     private final StreamPrompts prompts;
     private final ObjectTracker tracker;
+    private final MemoryTracker memoryTracker;
     /** The size of the last decoded frame (0 before the first), to check run-time prompts against. */
     private volatile int frameWidth;
     private volatile int frameHeight;
@@ -70,6 +72,13 @@ public final class StreamHandle {
      */
     StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker, int gpuIndex,
             EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
+        this(spec, nextIndex, metrics, tracker, null, gpuIndex, gpuMeters, onEnd);
+    }
+
+    /** @param memoryTracker this run's memory-mode tracker (SAM 2.1); null in kalman mode or with tracking off */
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker,
+            MemoryTracker memoryTracker, int gpuIndex, EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
+        this.memoryTracker = memoryTracker;
         this.spec = spec;
         this.gpuIndex = gpuIndex;
         this.gpuMeters = gpuMeters;
@@ -119,6 +128,11 @@ public final class StreamHandle {
     /** This run's object tracker (a redefined stream starts with fresh tracks); null when tracking is off. */
     public ObjectTracker tracker() {
         return tracker;
+    }
+
+    /** This run's memory-mode tracker (SAM 2.1); null in kalman mode or with tracking off. */
+    public MemoryTracker memoryTracker() {
+        return memoryTracker;
     }
 
     /** This run's prompts (a redefined stream starts again from its configured prompts). */

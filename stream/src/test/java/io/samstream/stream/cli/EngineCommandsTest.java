@@ -60,6 +60,74 @@ class EngineCommandsTest {
         assertEquals(4, Files.readAllLines(out.resolve("pattern").resolve("masks.jsonl")).size());
     }
 
+    static final String SAM2_TINY = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny/checkpoint.pt")
+            .toAbsolutePath().toString();
+
+    /** A SAM 2.1 checkpoint runs the engine in memory mode (auto): one record per frame with the prompted ids. */
+    @Test
+    void runWithASam2CheckpointTracksInMemoryMode() throws Exception {
+        Path out = dir.resolve("sam2");
+        Path conf = Files.writeString(dir.resolve("sam2.conf"), """
+                samstream {
+                  model.checkpoint = "%s"
+                  cpu.threads = 2
+                  streams = [
+                    { id = clip, location = "testpattern:128x96@10?frames=12",
+                      prompts { objects = [{ id = 4, box = [20, 20, 60, 60] }, { id = 9, points = [[90, 50]] }] } }
+                  ]
+                  sinks { kafka = off, jsonl-dir = "%s" }
+                  metrics.enabled = off
+                }
+                """.formatted(SAM2_TINY, out));
+        Result r = run("run", "-c", conf.toString());
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("clip: ended, 12 frames published"), r.all());
+        List<String> lines = Files.readAllLines(out.resolve("clip").resolve("masks.jsonl"));
+        assertEquals(12, lines.size());
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (int i = 0; i < lines.size(); i++) {
+            com.fasterxml.jackson.databind.JsonNode rec = json.readTree(lines.get(i));
+            assertEquals(i, rec.get("frame").asInt());
+            assertEquals("checkpoint", rec.get("model").asText(), "the model is named by its file");
+            java.util.TreeSet<Integer> ids = new java.util.TreeSet<>();
+            rec.get("objects").forEach(o -> ids.add(o.get("id").asInt()));
+            rec.path("hidden").forEach(o -> ids.add(o.asInt()));
+            assertEquals(new java.util.TreeSet<>(List.of(4, 9)), ids, lines.get(i));
+        }
+    }
+
+    /** The demo with a SAM 2.1 checkpoint: memory mode end to end through the embedded Kafka broker. */
+    @Test
+    void demoRunsMemoryModeWithASam2Checkpoint() throws Exception {
+        Path conf = Files.writeString(dir.resolve("demo2.conf"), "samstream { model.checkpoint = \"" + SAM2_TINY
+                + "\", cpu.threads = 2 }");
+        Path out = dir.resolve("demo2");
+        Result r = run("demo", "-c", conf.toString(), "--out", out.toString(), "--frames", "4");
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("read back from Kafka: 4 records (4 published)"), r.all());
+        assertTrue(r.out.contains("model checkpoint"), r.all());
+        assertEquals(4, Files.readAllLines(out.resolve("masks.jsonl")).size());
+    }
+
+    /** memory needs SAM 2.1, kalman needs SAM: the error names the key and the checkpoint. */
+    @Test
+    void aTrackingModeTheModelCannotRunIsRefusedNamingTheKey() throws Exception {
+        String streams = "streams = [{ id = p, location = \"testpattern:64x48@10?frames=2\" }]\n"
+                + "sinks.kafka = off\nmetrics.enabled = off\ncpu.threads = 2\n";
+        Path memory = Files.writeString(dir.resolve("memory.conf"), "samstream { model.checkpoint = \"" + TINY
+                + "\", tracking.mode = memory\n" + streams + "}");
+        Result r = run("run", "-c", memory.toString());
+        assertTrue(r.code != 0, r.all());
+        assertTrue(r.err.contains("samstream.tracking.mode = memory needs a SAM 2.1 checkpoint; " + TINY
+                + " is a SAM checkpoint"), r.all());
+        Path kalman = Files.writeString(dir.resolve("kalman.conf"), "samstream { model.checkpoint = \"" + SAM2_TINY
+                + "\", tracking.mode = kalman\n" + streams + "}");
+        r = run("run", "-c", kalman.toString());
+        assertTrue(r.code != 0, r.all());
+        assertTrue(r.err.contains("samstream.tracking.mode = kalman needs a SAM checkpoint; " + SAM2_TINY
+                + " is a SAM 2.1 checkpoint"), r.all());
+    }
+
     @Test
     void runWithoutStreamsSaysSo() throws Exception {
         Path conf = Files.writeString(dir.resolve("empty.conf"), "samstream.device = cpu");

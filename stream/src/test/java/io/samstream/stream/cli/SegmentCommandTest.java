@@ -287,6 +287,95 @@ class SegmentCommandTest {
         assertOneLineError(r, "cuda");
     }
 
+    private static final Path SAM2 = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny");
+
+    /**
+     * A SAM 2.1 checkpoint (the tiny random-weight fixture, told from its keys) on frame 0 of the fixture's clip
+     * with the fixture's box for object 1: on a frame already at the model's size the image predictor's mask is
+     * what Meta's video predictor saved for that conditioning frame (same features, no_mem_embed, box corners).
+     */
+    @Test
+    void aSam2CheckpointSegmentsAnImageAsMetasPredictorDid() throws IOException {
+        Path png = tmp.resolve("frame0.png");
+        byte[] rgb = Npy.read(SAM2.resolve("frame0_rgb.npy")).raw();
+        writePng(rgb, 128, 128, png);
+        JsonNode box = new ObjectMapper().readTree(SAM2.resolve("meta.json").toFile()).get("box_frame0_obj1");
+        Path out = tmp.resolve("sam2");
+        Result r = run("segment", "--checkpoint", SAM2.resolve("checkpoint.pt").toString(), "--image", png.toString(),
+                "--box", box.get(0).asInt() + "," + box.get(1).asInt() + "," + box.get(2).asInt() + ","
+                        + box.get(3).asInt(), "--device", "cpu", "--threads", "2", "--out", out.toString());
+        assertEquals(0, r.code, r.err);
+        JsonNode json = new ObjectMapper().readTree(out.resolve("masks.json").toFile());
+        assertTrue(json.get("model").asText().startsWith("SAM 2.1 tiny fixture"), json.toString());
+        JsonNode masks = json.get("prompt_sets").get(0).get("masks");
+        assertEquals(1, masks.size(), "a box alone: one mask");
+        boolean[] got = CocoRle.decode(masks.get(0).get("mask").get("counts").asText(), 128, 128);
+        byte[] packed = Npy.read(SAM2.resolve("masks_packed.npy")).raw();
+        boolean[] ref = new boolean[128 * 128];
+        for (int i = 0; i < ref.length; i++) { // frame 0, object 1: the first plane, np.packbits order
+            ref[i] = (packed[i >> 3] >> (7 - (i & 7)) & 1) != 0;
+        }
+        int area = 0;
+        for (boolean b : ref) {
+            area += b ? 1 : 0;
+        }
+        assertTrue(area > 50, "the reference mask is not empty: " + area);
+        assertTrue(iou(ref, got, 0, ref.length) >= 0.99, "IoU " + iou(ref, got, 0, ref.length));
+        assertEquals(area, masks.get(0).get("area").asInt(), 0.01 * area + 2);
+    }
+
+    @Test
+    void aSam2CheckpointGivesThreeMasksAtTheImageSizeForOnePointAndRefusesWhatIsSamsOnly() throws IOException {
+        Path png = tmp.resolve("wide.png");
+        byte[] rgb = new byte[200 * 150 * 3];
+        for (int y = 0; y < 150; y++) {
+            for (int x = 0; x < 200; x++) {
+                boolean inside = x >= 60 && x < 140 && y >= 40 && y < 110;
+                rgb[3 * (y * 200 + x)] = (byte) (inside ? 220 : 30);
+                rgb[3 * (y * 200 + x) + 1] = (byte) (inside ? 40 : 60 + y / 3);
+                rgb[3 * (y * 200 + x) + 2] = (byte) (x / 2);
+            }
+        }
+        writePng(rgb, 200, 150, png);
+        Path out = tmp.resolve("sam2-point");
+        String ckpt = SAM2.resolve("checkpoint.pt").toString();
+        Result r = run("segment", "--checkpoint", ckpt, "--image", png.toString(), "--point", "100,75", "--multimask",
+                "--threads", "2", "--out", out.toString());
+        assertEquals(0, r.code, r.err);
+        JsonNode masks = new ObjectMapper().readTree(out.resolve("masks.json").toFile()).get("prompt_sets").get(0)
+                .get("masks");
+        assertEquals(3, masks.size());
+        for (JsonNode m : masks) {
+            assertEquals(150, m.get("mask").get("size").get(0).asInt());
+            assertEquals(200, m.get("mask").get("size").get(1).asInt());
+            boolean[] decoded = CocoRle.decode(m.get("mask").get("counts").asText(), 150, 200);
+            int area = 0;
+            for (boolean b : decoded) {
+                area += b ? 1 : 0;
+            }
+            assertEquals(area, m.get("area").asInt());
+        }
+        Result auto = run("segment", "--checkpoint", ckpt, "--image", png.toString(), "--auto", "--out",
+                tmp.resolve("auto").toString());
+        assertEquals(2, auto.code, auto.err);
+        assertTrue(auto.err.contains("checkpoint.pt is a SAM 2.1 checkpoint: --auto"), auto.err);
+        Result cuda = run("segment", "--checkpoint", ckpt, "--image", png.toString(), "--point", "1,1", "--device",
+                "cuda", "--out", tmp.resolve("cuda").toString());
+        assertEquals(1, cuda.code, cuda.err);
+        assertOneLineError(cuda, "SAM 2.1 runs on the CPU only for now");
+    }
+
+    private static void writePng(byte[] rgb, int w, int h, Path file) throws IOException {
+        BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                int i = 3 * (y * w + x);
+                img.setRGB(x, y, (rgb[i] & 0xFF) << 16 | (rgb[i + 1] & 0xFF) << 8 | (rgb[i + 2] & 0xFF));
+            }
+        }
+        ImageIO.write(img, "png", file.toFile());
+    }
+
     private static void assertOneLineError(Result r, String expected) {
         String[] lines = r.err.strip().split("\n");
         String last = lines[lines.length - 1];

@@ -1,0 +1,150 @@
+package io.samstream.gpu;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.samstream.gpu.checkpoint.CheckpointException;
+import io.samstream.gpu.checkpoint.CheckpointLoader;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2ConfigInference;
+import io.samstream.gpu.sam2.Sam2Model;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which model a checkpoint holds, SAM or SAM 2.1, told from its state_dict's keys, and the SAM 2.1 opener.
+ *
+ * <p>A state_dict with any of SAM 2's own key families (a Hiera trunk {@code image_encoder.trunk.*}, a
+ * {@code memory_attention.*} or a {@code memory_encoder.*}) is taken as SAM 2.1, so that a damaged SAM 2.1
+ * file is reported by {@link Sam2ConfigInference} with what it lacks, instead of as a strange SAM. Anything
+ * else goes to SAM, whose inference names what is wrong.
+ *
+ * <p>The shapes of Meta's four releases tell the whole configuration. Any other SAM 2 checkpoint (a small
+ * trained or random-weight model) needs the few values shapes do not tell in a JSON file next to it,
+ * {@code <checkpoint>.layout.json}:
+ * <pre>
+ *   {"name": "tiny", "heads": 1, "global_att_blocks": [2], "window_spec": [8, 4, 6, 2],
+ *    "image_size": 128, "mem_attn_heads": 2}
+ * </pre>
+ * When that file exists it is used even for a release's shapes.
+ */
+public final class ModelCheckpoints {
+    private static final Logger log = LoggerFactory.getLogger(ModelCheckpoints.class);
+
+    /** The suffix of the layout file next to a SAM 2 checkpoint whose shapes are not a release's. */
+    public static final String LAYOUT_SUFFIX = ".layout.json";
+
+    private ModelCheckpoints() {}
+
+    /** The model family of a checkpoint. */
+    public enum Family {
+        SAM("SAM"), SAM2("SAM 2.1");
+
+        private final String label;
+
+        Family(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    /** SAM 2.1 when any of SAM 2's own key families is present, else SAM. */
+    public static Family family(StateDict sd) {
+        return sd.hasPrefix("image_encoder.trunk.") || sd.hasPrefix("memory_attention.")
+                || sd.hasPrefix("memory_encoder.") ? Family.SAM2 : Family.SAM;
+    }
+
+    /** Loads the checkpoint's state_dict (every failure a {@link CheckpointException} naming the file). */
+    public static StateDict load(Path checkpoint) {
+        return CheckpointLoader.load(checkpoint);
+    }
+
+    /** The layout file of a checkpoint: {@code <file name>.layout.json} in the same directory. */
+    public static Path layoutFile(Path checkpoint) {
+        return checkpoint.resolveSibling(checkpoint.getFileName() + LAYOUT_SUFFIX);
+    }
+
+    /** The configuration of a SAM 2.1 state_dict: from a release's shapes, or with the layout file's values. */
+    public static Sam2Config sam2Config(StateDict sd) {
+        Sam2Config.Layout layout = null;
+        if (sd.source() != null) {
+            Path file = layoutFile(sd.source());
+            if (Files.isRegularFile(file)) {
+                layout = readLayout(file);
+                log.info("{}: SAM 2 layout from {}: {}", sd.source(), file.getFileName(), layout);
+            }
+        }
+        return Sam2ConfigInference.infer(sd, layout);
+    }
+
+    /** Opens a SAM 2.1 state_dict on the CPU (fp32 reference) with {@code threads} threads. */
+    public static Sam2Model openSam2(StateDict sd, int threads) {
+        Sam2Config config = sam2Config(sd);
+        try {
+            Sam2Model model = new Sam2Model(sd, config, threads);
+            log.info("model: {} from {}", config, sd.source());
+            return model;
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(sd.source(), "does not fit " + config + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Loads and opens a SAM 2.1 checkpoint; a SAM checkpoint is refused, naming the file. */
+    public static Sam2Model openSam2(Path checkpoint, int threads) {
+        return openSam2(load(checkpoint), threads);
+    }
+
+    /** A layout file's values; a missing, mistyped or unknown field is an error naming the file. */
+    static Sam2Config.Layout readLayout(Path file) {
+        JsonNode n;
+        try {
+            n = new ObjectMapper().readTree(Files.readString(file));
+        } catch (IOException e) {
+            throw new CheckpointException(file, "is not a readable JSON layout: " + e.getMessage(), e);
+        }
+        if (n == null || !n.isObject()) {
+            throw new CheckpointException(file, "a SAM 2 layout is a JSON object");
+        }
+        java.util.Set<String> known = java.util.Set.of("name", "heads", "global_att_blocks", "window_spec",
+                "image_size", "mem_attn_heads");
+        for (var it = n.fieldNames(); it.hasNext();) {
+            String f = it.next();
+            if (!known.contains(f)) {
+                throw new CheckpointException(file, "unknown field \"" + f + "\" (known: " + new java.util.TreeSet<>(known)
+                        + ")");
+            }
+        }
+        String name = n.path("name").asText(file.getFileName().toString());
+        return new Sam2Config.Layout(name, positive(n, "heads", file), ints(n, "global_att_blocks", file),
+                ints(n, "window_spec", file), positive(n, "image_size", file), positive(n, "mem_attn_heads", file));
+    }
+
+    private static int positive(JsonNode n, String field, Path file) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() <= 0) {
+            throw new CheckpointException(file, "\"" + field + "\" must be a positive integer, got " + v);
+        }
+        return v.asInt();
+    }
+
+    private static int[] ints(JsonNode n, String field, Path file) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isArray()) {
+            throw new CheckpointException(file, "\"" + field + "\" must be an array of integers, got " + v);
+        }
+        int[] out = new int[v.size()];
+        for (int i = 0; i < out.length; i++) {
+            if (!v.get(i).isIntegralNumber() || v.get(i).asInt() < 0) {
+                throw new CheckpointException(file, "\"" + field + "\"[" + i + "] must be a non-negative integer");
+            }
+            out[i] = v.get(i).asInt();
+        }
+        return out;
+    }
+}

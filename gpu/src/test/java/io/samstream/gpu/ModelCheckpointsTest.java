@@ -1,0 +1,100 @@
+package io.samstream.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.gpu.checkpoint.CheckpointException;
+import io.samstream.gpu.checkpoint.CheckpointLoader;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.tensor.Tensor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SAM and SAM 2.1 checkpoints told apart by their keys; SAM 2.1 ones opened, damaged ones refused by name. */
+class ModelCheckpointsTest {
+    static final Path SAM2_TINY = Path.of("src/test/resources/fixtures/sam2/tiny/checkpoint.pt");
+    static final Path SAM_TINY = Path.of("src/test/resources/fixtures/tiny256/model.pth");
+
+    @Test
+    void familiesAreToldByKeys() {
+        assertEquals(ModelCheckpoints.Family.SAM2, ModelCheckpoints.family(CheckpointLoader.load(SAM2_TINY)));
+        assertEquals(ModelCheckpoints.Family.SAM, ModelCheckpoints.family(CheckpointLoader.load(SAM_TINY)));
+    }
+
+    @Test
+    void aSam2CheckpointOpensWithItsLayoutFile() {
+        try (Sam2Model m = ModelCheckpoints.openSam2(SAM2_TINY, 1)) {
+            Sam2Config c = m.config();
+            assertEquals("tiny fixture", c.layout().name());
+            assertArrayEquals(new int[] {1, 2, 2, 1}, c.stages());
+            assertArrayEquals(new int[] {8, 4, 6, 2}, c.layout().windowSpec());
+            assertEquals(128, c.imageSize());
+            assertEquals(2, c.layout().memAttnHeads());
+        }
+    }
+
+    @Test
+    void withoutItsLayoutFileTheTinyCheckpointIsRefusedByName(@TempDir Path dir) throws Exception {
+        Path copy = dir.resolve("small.pt");
+        Files.copy(SAM2_TINY, copy);
+        CheckpointException e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(copy, 1));
+        assertTrue(e.getMessage().startsWith(copy + ": Hiera width 8"), e.getMessage());
+    }
+
+    @Test
+    void aSam2CheckpointWithoutItsMemoryAttentionIsRefusedByName() {
+        StateDict sd = CheckpointLoader.load(SAM2_TINY);
+        Map<String, Tensor> cut = new LinkedHashMap<>();
+        for (String k : sd.keys()) {
+            if (!k.startsWith("memory_attention.")) {
+                cut.put(k, sd.get(k));
+            }
+        }
+        StateDict damaged = new StateDict(SAM2_TINY, cut);
+        assertEquals(ModelCheckpoints.Family.SAM2, ModelCheckpoints.family(damaged));
+        CheckpointException e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(damaged, 1));
+        assertTrue(e.getMessage().startsWith(SAM2_TINY + ": is not a SAM 2 checkpoint: no image_encoder.trunk.* and "
+                + "memory_attention.* keys"), e.getMessage());
+    }
+
+    @Test
+    void aTruncatedSam2CheckpointIsRefusedByName(@TempDir Path dir) throws Exception {
+        byte[] bytes = Files.readAllBytes(SAM2_TINY);
+        Path cut = dir.resolve("sam2.1_cut.pt");
+        Files.write(cut, Arrays.copyOf(bytes, bytes.length / 2));
+        CheckpointException e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(cut, 1));
+        assertTrue(e.getMessage().startsWith(cut.toString() + ": "), e.getMessage());
+    }
+
+    @Test
+    void aSamCheckpointIsNotOpenedAsSam2() {
+        CheckpointException e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(SAM_TINY, 1));
+        assertTrue(e.getMessage().startsWith(SAM_TINY + ": is not a SAM 2 checkpoint"), e.getMessage());
+    }
+
+    @Test
+    void aBadLayoutFileIsRefusedByItsName(@TempDir Path dir) throws Exception {
+        Path copy = dir.resolve("small.pt");
+        Files.copy(SAM2_TINY, copy);
+        Path layout = ModelCheckpoints.layoutFile(copy);
+        assertEquals(dir.resolve("small.pt.layout.json"), layout);
+        Files.writeString(layout, "{\"heads\": 1, \"global_att_blocks\": [2], \"window_spec\": [8, 4, 6, 2],"
+                + " \"image_size\": 128, \"mem_attn_heads\": 2, \"windows\": 3}");
+        CheckpointException e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(copy, 1));
+        assertTrue(e.getMessage().startsWith(layout + ": unknown field \"windows\""), e.getMessage());
+
+        Files.writeString(layout, "{\"heads\": 0, \"global_att_blocks\": [2], \"window_spec\": [8, 4, 6, 2],"
+                + " \"image_size\": 128, \"mem_attn_heads\": 2}");
+        e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(copy, 1));
+        assertTrue(e.getMessage().startsWith(layout + ": \"heads\" must be a positive integer"), e.getMessage());
+    }
+}

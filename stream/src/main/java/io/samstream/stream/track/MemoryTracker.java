@@ -1,0 +1,208 @@
+package io.samstream.stream.track;
+
+import io.samstream.config.PromptSpec;
+import io.samstream.gpu.image.PillowBilinearResize;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.sam2.ObjectPrompt;
+import io.samstream.gpu.sam2.ObjectResult;
+import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2VideoTracker;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Memory mode ({@code samstream.tracking.mode = memory}) for one stream: a {@link Sam2VideoTracker} fed the
+ * stream's frames one at a time, with the objects the stream's prompts say.
+ *
+ * <ul>
+ *   <li>A prompt whose revision is new (the object was added or its prompt updated) conditions the object on
+ *       this frame (an updated one starts afresh: its memory is dropped);</li>
+ *   <li>an object no longer among the prompts (removed) is dropped with its memory;</li>
+ *   <li>a new generation (a reset) or a new frame size starts every object over;</li>
+ *   <li>an object whose object score says it is not visible is listed in {@code hidden}; after
+ *       {@code hiddenLostAfter} such frames in a row it is lost ({@link HiddenObjects}): listed once in
+ *       {@code lost}, its memory dropped, and not tracked again until its prompt is updated or the stream is
+ *       reset (as in kalman mode).</li>
+ * </ul>
+ * The frame goes to the model resized to its square input (Pillow's bilinear) and normalized; prompts are
+ * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
+ * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
+ * Not thread-safe: a stream's frames are stepped one after the other.
+ */
+public final class MemoryTracker {
+    private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
+
+    private final String stream;
+    private final Sam2Model model;
+    private final TrackingMeters meters;
+    private final HiddenObjects hidden;
+    private final int hiddenLostAfter;
+    private Sam2VideoTracker tracker;
+    /** The revision each tracked object was last prompted with. */
+    private final Map<Integer, Long> revisions = new HashMap<>();
+    /** Lost objects with the revision they were lost under: not prompted again until it changes. */
+    private final Map<Integer, Long> ended = new HashMap<>();
+    private long generation = Long.MIN_VALUE;
+    private int width;
+    private int height;
+
+    public MemoryTracker(String stream, Sam2Model model, int hiddenLostAfter, TrackingMeters meters) {
+        this.stream = stream;
+        this.model = model;
+        this.meters = meters;
+        this.hidden = new HiddenObjects(hiddenLostAfter);
+        this.hiddenLostAfter = hiddenLostAfter;
+        this.tracker = new Sam2VideoTracker(model);
+    }
+
+    /** The objects tracked now (their memory kept), in the order they were added. */
+    public List<Integer> objects() {
+        return List.copyOf(tracker.objects());
+    }
+
+    /**
+     * One frame: its RGB bytes ({@code width x height}, interleaved) and the stream's prompts for it; the
+     * visible objects' masks in prompt order, the hidden ids and the ids lost on this frame.
+     */
+    public ObjectTracker.Frame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
+        if (prompts.generation() != generation || width != this.width || height != this.height) {
+            if (generation != Long.MIN_VALUE) {
+                log.info("stream {}: {} at frame {}: every object starts over", stream,
+                        prompts.generation() != generation ? "prompts reset" : "frame size changed to " + width + "x"
+                                + height, frame);
+            }
+            tracker = new Sam2VideoTracker(model);
+            revisions.clear();
+            ended.clear();
+            hidden.clear();
+            generation = prompts.generation();
+            this.width = width;
+            this.height = height;
+        }
+        Map<Integer, TrackPrompts.Seed> current = new LinkedHashMap<>();
+        for (TrackPrompts.Seed s : prompts.objects()) {
+            current.put(s.prompt().id(), s);
+        }
+        for (Integer id : List.copyOf(tracker.objects())) {
+            if (!current.containsKey(id)) { // removed through the prompts
+                tracker.remove(id);
+                revisions.remove(id);
+                hidden.forget(id);
+            }
+        }
+        ended.keySet().retainAll(current.keySet());
+        int s = model.config().imageSize();
+        List<ObjectPrompt> newPrompts = new ArrayList<>();
+        for (TrackPrompts.Seed seed : current.values()) {
+            int id = seed.prompt().id();
+            Long seen = revisions.get(id);
+            Long lost = ended.get(id);
+            if ((seen != null && seen == seed.revision()) || (lost != null && lost == seed.revision())) {
+                continue;
+            }
+            newPrompts.add(modelPrompt(seed.prompt(), s, width, height));
+            revisions.put(id, seed.revision());
+            ended.remove(id);
+            hidden.forget(id);
+        }
+        if (tracker.objects().isEmpty() && newPrompts.isEmpty()) {
+            // Nothing to follow: the frame is not encoded (no memory refers to it).
+            meters.active().set(0);
+            return new ObjectTracker.Frame(List.of(), List.of(), List.of());
+        }
+        RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
+        List<ObjectResult> results = tracker.track(model.normalize(square.rgb()), newPrompts);
+        Map<Integer, ObjectResult> byId = new HashMap<>();
+        for (ObjectResult r : results) {
+            byId.put(r.objectId(), r);
+        }
+        List<MaskReadout.Readout> masks = new ArrayList<>();
+        List<Integer> hiddenIds = new ArrayList<>();
+        List<Integer> lostIds = new ArrayList<>();
+        for (Integer id : current.keySet()) { // records list objects in prompt order
+            ObjectResult r = byId.get(id);
+            if (r == null) {
+                continue; // lost earlier, not re-prompted
+            }
+            switch (hidden.observe(id, r.visible())) {
+                case VISIBLE -> masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()),
+                        summary(r.logits(height, width), height, width)));
+                case HIDDEN -> hiddenIds.add(id);
+                case LOST -> {
+                    lostIds.add(id);
+                    ended.put(id, revisions.remove(id));
+                    tracker.remove(id);
+                    meters.lost().increment();
+                    log.info("stream {}: object {} lost at frame {}: not visible for {} frames in a row", stream, id,
+                            frame, hiddenLostAfter);
+                }
+            }
+        }
+        meters.active().set(tracker.objects().size());
+        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /** A configuration / topic prompt (frame pixels) in the model's input pixels: box first, then points. */
+    static ObjectPrompt modelPrompt(PromptSpec.ObjectPrompt o, int s, int width, int height) {
+        float sx = (float) s / width;
+        float sy = (float) s / height;
+        float[] box = o.box() == null ? null : new float[] {(float) o.box()[0] * sx, (float) o.box()[1] * sy,
+            (float) o.box()[2] * sx, (float) o.box()[3] * sy};
+        float[][] points = null;
+        int[] labels = null;
+        if (o.points() != null && o.points().length > 0) {
+            points = new float[o.points().length][];
+            labels = new int[o.points().length];
+            for (int i = 0; i < points.length; i++) {
+                double[] p = o.points()[i];
+                points[i] = new float[] {(float) p[0] * sx, (float) p[1] * sy};
+                labels[i] = p.length > 2 ? (int) p[2] : 1;
+            }
+        }
+        return new ObjectPrompt(o.id(), box, points, labels);
+    }
+
+    /** A mask's summary from its logits at the frame's size (row-major): bits column-major, box, stability. */
+    static MaskSummary summary(float[] logits, int h, int w) {
+        long[] bits = new long[(int) (((long) h * w + 63) >>> 6)];
+        long area = 0;
+        long stable = 0;
+        long loose = 0;
+        int x0 = w;
+        int y0 = h;
+        int x1 = 0;
+        int y1 = 0;
+        for (int x = 0; x < w; x++) {
+            for (int y = 0; y < h; y++) {
+                float v = logits[y * w + x];
+                if (v > MaskSummary.STABILITY_OFFSET) {
+                    stable++;
+                }
+                if (v > -MaskSummary.STABILITY_OFFSET) {
+                    loose++;
+                }
+                if (v > 0) {
+                    long p = (long) x * h + y;
+                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
+                    area++;
+                    x0 = Math.min(x0, x);
+                    y0 = Math.min(y0, y);
+                    x1 = Math.max(x1, x + 1);
+                    y1 = Math.max(y1, y + 1);
+                }
+            }
+        }
+        int[] box = area == 0 ? new int[4] : new int[] {x0, y0, x1, y1};
+        return new MaskSummary(h, w, bits, area, box, stable, loose);
+    }
+
+    private static float finite(float v) {
+        return Float.isFinite(v) ? v : 0f;
+    }
+}

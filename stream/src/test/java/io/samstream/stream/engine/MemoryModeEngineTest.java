@@ -1,0 +1,114 @@
+package io.samstream.stream.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.config.EngineSettings;
+import io.samstream.config.PromptSpec;
+import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.config.TrackingMode;
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.gpu.ModelCheckpoints;
+import io.samstream.gpu.mask.CocoRle;
+import io.samstream.gpu.sam2.Sam2Model;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The engine in memory mode with the tiny random-weight SAM 2 of the gpu fixtures, on a generated 128x96 clip:
+ * one record per frame, in order, with the prompted ids; objects added and removed through the prompts topic's
+ * mechanism appear and disappear from the frame they name on.
+ */
+@Timeout(240)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MemoryModeEngineTest {
+    static final Path SAM2_TINY = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny/checkpoint.pt");
+    static final int W = 128;
+    static final int H = 96;
+    static final int FRAMES = 12;
+
+    private Sam2Model model;
+
+    @BeforeAll
+    void load() {
+        model = ModelCheckpoints.openSam2(SAM2_TINY, 2);
+    }
+
+    @AfterAll
+    void close() {
+        model.close();
+    }
+
+    static Engine.Settings settings() {
+        return new Engine.Settings(new EngineSettings.Batching(2, Duration.ofMillis(10)),
+                new EngineSettings.Pipeline(2, 16),
+                new EngineSettings.Reconnect(Duration.ofMillis(50), Duration.ofMillis(200), 0),
+                new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 1000).withMode(TrackingMode.MEMORY),
+                Optional.empty());
+    }
+
+    @Test
+    void recordsCarryThePromptedIdsAsObjectsAreAddedAndRemoved() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = new Engine(settings(), Segmenter.memory(model, "sam2-tiny-fixture"),
+                spec -> new TestPatternSource(spec.id(), W, H, 10, FRAMES, 3, false), sink,
+                EngineMetrics.inMemory())) {
+            StreamHandle h = engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=12", false,
+                    new PromptSpec(List.of(new ObjectPrompt(1, null, new double[] {20, 20, 60, 60}),
+                            new ObjectPrompt(2, new double[][] {{90, 50}}, null)), 0)));
+            // From frames ahead of the pipeline: object 3 comes on frame 3, object 2 goes on frame 6.
+            engine.applyPrompt(PromptMessage.parse("cam",
+                    "{\"stream\":\"cam\",\"op\":\"add\",\"object\":3,\"box\":[70,10,120,40],\"frame\":3}"));
+            engine.applyPrompt(PromptMessage.parse("cam", "{\"stream\":\"cam\",\"op\":\"remove\",\"object\":2,\"frame\":6}"));
+            assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
+
+            List<MaskRecord> records = sink.of("cam");
+            assertEquals(FRAMES, records.size(), "one record per frame");
+            int shownMasks = 0;
+            int nonEmpty = 0;
+            for (int i = 0; i < FRAMES; i++) {
+                MaskRecord r = records.get(i);
+                assertEquals(i, r.frame(), "frames in order");
+                assertEquals("sam2-tiny-fixture", r.model());
+                assertEquals(W, r.width());
+                assertEquals(H, r.height());
+                assertEquals(List.of(), r.lost(), "frame " + i + ": nothing hidden for 1000 frames");
+                List<Integer> shown = new ArrayList<>(r.objects().stream().map(MaskRecord.ObjectMask::id).toList());
+                TreeSet<Integer> all = new TreeSet<>(shown);
+                all.addAll(r.hidden());
+                assertEquals(shown.size() + r.hidden().size(), all.size(), "frame " + i + ": an id once");
+                List<Integer> expected = i < 3 ? List.of(1, 2) : i < 6 ? List.of(1, 2, 3) : List.of(1, 3);
+                assertEquals(new TreeSet<>(expected), all, "frame " + i + ": objects and hidden " + shown + " "
+                        + r.hidden());
+                for (MaskRecord.ObjectMask o : r.objects()) {
+                    boolean[] mask = CocoRle.decode(o.mask().counts(), H, W);
+                    int area = 0;
+                    for (boolean b : mask) {
+                        area += b ? 1 : 0;
+                    }
+                    assertEquals(area, o.area(), "frame " + i + " object " + o.id() + ": area is the mask's");
+                    shownMasks++;
+                    nonEmpty += area > 0 ? 1 : 0;
+                }
+            }
+            System.out.println("memory mode: " + shownMasks + " masks shown, " + nonEmpty + " not empty");
+            // The fixture's object-score head is biased to +0.5 (visible): most object-frames show a mask.
+            assertTrue(shownMasks >= 20, shownMasks + " masks shown of 27 object-frames");
+            assertEquals(List.of(1, 3), h.memoryTracker().objects(), "object 2's memory is gone");
+            assertFalse(h.memoryTracker().objects().contains(2));
+            assertTrue(h.tracker() == null, "no kalman tracker in memory mode");
+        }
+    }
+}
