@@ -183,13 +183,7 @@ final class SegmentCommand implements Callable<Integer> {
                 spec.commandLine().getOut().printf("%d mask(s) -> %s%n", masks.size(), out.resolve("masks.json"));
                 return 0;
             }
-            List<Prediction> predictions = new ArrayList<>();
-            StepProgress progress = new StepProgress(spec.commandLine().getErr(), "prompt sets decoded",
-                    StepProgress.EVERY, false);
-            for (PromptSet set : sets) {
-                predictions.add(predictor.predict(set));
-                progress.step(predictions.size(), sets.size());
-            }
+            List<Prediction> predictions = decodeAll(sets, predictor::predict);
             SegmentOutput output = new SegmentOutput(out);
             output.writeMasksJson(image, ckpt, backend, sets, predictions);
             if (npy) {
@@ -198,6 +192,18 @@ final class SegmentCommand implements Callable<Integer> {
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
         }
         return 0;
+    }
+
+    /** Every prompt set decoded in order, with progress on stderr for long jobs. */
+    private List<Prediction> decodeAll(List<PromptSet> sets, java.util.function.Function<PromptSet, Prediction> predict) {
+        List<Prediction> predictions = new ArrayList<>();
+        StepProgress progress = new StepProgress(spec.commandLine().getErr(), "prompt sets decoded", StepProgress.EVERY,
+                false);
+        for (PromptSet set : sets) {
+            predictions.add(predict.apply(set));
+            progress.step(predictions.size(), sets.size());
+        }
+        return predictions;
     }
 
     /**
@@ -230,13 +236,7 @@ final class SegmentCommand implements Callable<Integer> {
             predictor.setImage(rgb);
             log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
                     (System.nanoTime() - t0) / 1_000_000);
-            List<Prediction> predictions = new ArrayList<>();
-            StepProgress progress = new StepProgress(spec.commandLine().getErr(), "prompt sets decoded",
-                    StepProgress.EVERY, false);
-            for (PromptSet set : sets) {
-                predictions.add(predictor.predict(set));
-                progress.step(predictions.size(), sets.size());
-            }
+            List<Prediction> predictions = decodeAll(sets, predictor::predict);
             new SegmentOutput(out).writeMasksJson(image, ckpt, model.config().toString(), "cpu (SAM 2.1 fp32 reference)",
                     sets, predictions);
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));

@@ -34,13 +34,7 @@ final class Stages {
     static Flow<List<Job>, Job.Encoded, NotUsed> encoder(Segmenter segmenter, int inFlight, Executor executor,
             EngineMetrics.Gpu metrics) {
         return Flow.<List<Job>>create().mapAsync(inFlight, jobs -> {
-            metrics.framesWaiting.addAndGet(-jobs.size());
-            metrics.batchSize.record(jobs.size());
-            metrics.batchesInFlight.incrementAndGet();
-            Instant now = Instant.now();
-            for (Job j : jobs) {
-                metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
-            }
+            batchLeaves(jobs, metrics);
             return CompletableFuture.supplyAsync(() -> {
                 List<Job> live = new ArrayList<>(jobs.size());
                 for (Job j : jobs) {
@@ -116,16 +110,21 @@ final class Stages {
      */
     static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, EngineMetrics.Gpu metrics) {
         return Flow.<List<Job>>create().mapAsync(1, jobs -> {
-            metrics.framesWaiting.addAndGet(-jobs.size());
-            metrics.batchSize.record(jobs.size());
-            metrics.batchesInFlight.incrementAndGet();
-            Instant now = Instant.now();
-            for (Job j : jobs) {
-                metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
-            }
+            batchLeaves(jobs, metrics);
             return CompletableFuture.supplyAsync(() -> memoryBatch(jobs, metrics), executor)
                     .whenComplete((r, e) -> metrics.batchesInFlight.decrementAndGet());
         }).mapConcat(list -> list);
+    }
+
+    /** A batch left the batching queue for the model: its size, and each frame's wait since its capture. */
+    private static void batchLeaves(List<Job> jobs, EngineMetrics.Gpu metrics) {
+        metrics.framesWaiting.addAndGet(-jobs.size());
+        metrics.batchSize.record(jobs.size());
+        metrics.batchesInFlight.incrementAndGet();
+        Instant now = Instant.now();
+        for (Job j : jobs) {
+            metrics.stageTime("queue-wait").record(Duration.between(j.frame().capturedAt(), now));
+        }
     }
 
     private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
