@@ -1,9 +1,9 @@
 // Hopper (sm_90a) GEMM fed by the tensor memory accelerator, the GEMM of sm_90: the function, tiles, shared-memory
 // layout, MMAs and epilogue of gemm_sm90.cuh, with the tiles copied by TMA (cp.async.bulk.tensor) instead of 128
-// producer threads issuing 16-byte cp.async (GemmTile.HTS..., HTP128x128; only TMA_STORE and CLUSTER = 1 are
-// instantiated, the other variants lost: bench/results/README.md). This file is the schedule (the kernel: warp
-// roles, persistent tile walk, barriers); PTX wrappers in gemm_sm90_tma_ptx.cuh, the mainloop's MMAs in
-// gemm_sm90_mainloop.cuh, the epilogue in gemm_sm90_tma_epilogue.cuh.
+// producer threads issuing 16-byte cp.async (GemmTile.HTS..., HTP128x128; only TMA_STORE is instantiated; the
+// two-CTA cluster with a multicast W tile lost and was removed: bench/results/README.md). This file is the
+// schedule (the kernel: warp roles, persistent tile walk, barriers); PTX wrappers in gemm_sm90_tma_ptx.cuh, the
+// mainloop's MMAs in gemm_sm90_mainloop.cuh, the epilogue in gemm_sm90_tma_epilogue.cuh.
 //
 // Why: one thread issues two
 // bulk tensor copies per k tile (A: 128 x 64, W: BN x 64), the hardware writes them in the 128-byte-swizzled layout
@@ -77,19 +77,10 @@ struct Config {
 
 // map_a / map_w must be references to __grid_constant__ kernel parameters (TMA reads them where they are).
 //
-// CLUSTER = 1: any 1-D grid; CTA b computes output tiles t = b, b + gridDim.x, ... (row band t / n_tiles, column
-// tile t % n_tiles); the host launches min(tiles, SMs) CTAs.
-// CLUSTER = 2 (the kernel is compiled with __cluster_dims__(2, 1, 1)): CTAs 2c and 2c + 1 form cluster c and walk
-// the same sequence of cluster tiles ct = c, c + gridDim.x / 2, ...: the pair of row bands 2 (ct / n_tiles) + rank
-// (a band past M reads zeros and stores nothing) and the same column tile ct % n_tiles. Each CTA loads its own A and
-// one half of the shared W tile (rows rank * BN / 2 ...), multicast into both CTAs' slots: W comes from L2 once per
-// pair, so a CTA moves 16 + 16 KB per k tile instead of 16 + 32 KB (128 x 256). Each CTA's full[s] expects both
-// halves (STAGE_BYTES; the partner's half may land before this CTA's producer arrives: the transaction count then
-// runs negative for a moment, which the barrier allows), and its empty[s] collects the consumer warps of both CTAs
-// (16: each warp arrives locally and on the partner), since the producer's next multicast into slot s overwrites
-// the partner's copy too. tools/hopper_pipeline_model.py checks this protocol (and the CLUSTER = 1 one).
+// Any 1-D grid: CTA b computes output tiles t = b, b + gridDim.x, ... (row band t / n_tiles, column tile
+// t % n_tiles); the host launches min(tiles, SMs) CTAs. tools/hopper_pipeline_model.py checks the barrier protocol.
 //
-// TMA_STORE (CLUSTER = 1 only): C is written through map_c (dims {N, M}, box 64 x 64, the 128-byte swizzle) by
+// TMA_STORE: C is written through map_c (dims {N, M}, box 64 x 64, the 128-byte swizzle) by
 // stage_and_store_tile instead of store_tile; C is then only where map_c points.
 //
 // PINGPONG (TMA_STORE, BN = 128): the consumer warpgroups take turns instead of sharing each tile. Cooperative, both
@@ -104,17 +95,14 @@ struct Config {
 // last k tile's MMAs are issued); every k tile before tile i has then been waited on by someone, and tile i's own
 // ones by c, in order. turn[c] completes once per tile of the other warpgroup, and the other cannot arrive twice
 // before c has waited (it waits on turn[c ^ 1] in between). empty[s] then counts the 4 warps of one warpgroup.
-template <int BN, int STAGES, int CLUSTER, bool TMA_STORE = false, bool PINGPONG = false>
+template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false>
 __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
                                                    const CUtensorMap* map_c, const bf16* __restrict__ bias,
                                                    const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
     using Cfg = Config<BN, STAGES, TMA_STORE, PINGPONG>;
-    static_assert(!TMA_STORE || CLUSTER == 1, "TMA stores for single CTAs only");
     constexpr int ACC = Cfg::ACC, MI = Cfg::MI;
-    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs along M");
-    constexpr int W_ROWS = BN / CLUSTER;                    // rows of the W tile this CTA loads
 
     extern __shared__ unsigned char smem_raw[];
     const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
@@ -122,31 +110,24 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     const int tid = threadIdx.x, wg = tid / 128;
     const int k_tiles = (K + BK - 1) / BK;
     const int n_tiles = (N + BN - 1) / BN;
-    const int bands = (((M + BM - 1) / BM) + CLUSTER - 1) / CLUSTER;   // row bands, in pairs when CLUSTER = 2
-    const int tiles = bands * n_tiles;
-    const int rank = CLUSTER == 1 ? 0 : (int)cluster_cta_rank();
-    const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;   // this cluster's tiles: first, + step, ...
+    const int tiles = ((M + BM - 1) / BM) * n_tiles;
+    const int first = blockIdx.x, step = gridDim.x;   // this CTA's tiles: first, + step, ...
     auto turn = [&](int c) { return ring.full(2 * STAGES + c); };        // PINGPONG: consumer c may start a mainloop
 
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(ring.full(s), 1);   // the producer's arrive.expect_tx, then the bytes
-            // lane 0 of each warp that reads the slot: both consumer warpgroups of every CTA of the cluster, or
-            // the one ping-pong warpgroup whose tile it is
-            mbar_init(ring.empty(s), (PINGPONG ? 4 : 8) * CLUSTER);
+            // lane 0 of each warp that reads the slot: both consumer warpgroups, or the one ping-pong warpgroup
+            // whose tile it is
+            mbar_init(ring.empty(s), PINGPONG ? 4 : 8);
         }
         if constexpr (PINGPONG) {
             mbar_init(turn(0), 1);
             mbar_init(turn(1), 1);
         }
-        if constexpr (CLUSTER > 1) fence_mbarrier_init_cluster();
     }
-    if constexpr (CLUSTER > 1) {
-        cluster_sync();   // the partner's barriers exist before any multicast or remote arrival reaches them
-    } else {
-        __syncthreads();
-    }
+    __syncthreads();
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer: one thread
@@ -156,27 +137,17 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
             prefetch_tensormap(map_w);
             int g = 0;
             for (int t = first; t < tiles; t += step) {
-                const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
+                const int block_m = (t / n_tiles) * BM, block_n = (t % n_tiles) * BN;
                 for (int kt = 0; kt < k_tiles; ++kt, ++g) {
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(ring.empty(s), ((g / STAGES) + 1) & 1);
                     mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
                     tma_load_2d(ring.a(s), map_a, kt * BK, block_m, ring.full(s));
-                    const uint32_t w_dst = ring.b(s) + rank * W_ROWS * 128;
-                    if constexpr (CLUSTER == 1) {
-                        tma_load_2d(w_dst, map_w, kt * BK, block_n, ring.full(s));
-                    } else {
-                        tma_load_2d_multicast(w_dst, map_w, kt * BK, block_n + rank * W_ROWS, ring.full(s), 0x3);
-                    }
+                    tma_load_2d(ring.b(s), map_w, kt * BK, block_n, ring.full(s));
                 }
             }
         }
-        // The bulk copies in flight complete on the barriers, which the consumers wait for. A cluster's CTA stays
-        // until both are done: its partner's consumers still arrive on its empty barriers.
-        if constexpr (CLUSTER > 1) {
-            __syncwarp();
-            cluster_sync();
-        }
+        // The bulk copies in flight complete on the barriers, which the consumers wait for.
         return;
     }
 
@@ -190,17 +161,13 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     }
     const bool has_bias = (epilogue & gemm::BIAS) != 0, has_gelu = (epilogue & gemm::GELU) != 0,
                has_res = (epilogue & gemm::RESIDUAL) != 0;
-    // A consumed slot is released in this CTA and, for a cluster, in the partner (whose producer refills it here).
-    auto release = [&](int s) {
-        mbar_arrive(ring.empty(s));
-        if constexpr (CLUSTER > 1) mbar_arrive_cluster(ring.empty(s), rank ^ 1);
-    };
+    auto release = [&](int s) { mbar_arrive(ring.empty(s)); };   // a consumed slot, free for the producer
     float acc[MI][ACC];
     // This warpgroup's tiles, as indices i into the CTA's sequence first, + step, ...: all of them (cooperative: rows
     // cw * 64 .. of each), or every other one from i = cw (ping-pong: whole tiles).
     constexpr int PER = PINGPONG ? 2 : 1;
     for (int i = PINGPONG ? cw : 0, t = first + i * step; t < tiles; i += PER, t += PER * step) {
-        const int block_m = ((t / n_tiles) * CLUSTER + rank) * BM, block_n = (t % n_tiles) * BN;
+        const int block_m = (t / n_tiles) * BM, block_n = (t % n_tiles) * BN;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -222,7 +189,7 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-        if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer(s)
+        if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer
 
         if constexpr (TMA_STORE) {
 #pragma unroll
@@ -237,10 +204,6 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
     }
     if constexpr (TMA_STORE) {
         if (warp == 0 && lane == 0) bulk_wait_group<0>();   // shared memory stays until the last store is done
-    }
-    if constexpr (CLUSTER > 1) {
-        __syncwarp();   // the cluster barrier is .aligned: the whole warp arrives together
-        cluster_sync();
     }
 #else
     __trap();   // not an sm_90a build: the host never launches this kernel here

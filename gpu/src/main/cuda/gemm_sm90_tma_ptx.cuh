@@ -1,6 +1,6 @@
-// PTX wrappers of the TMA-fed Hopper kernels (sm_90a): bulk tensor loads (and their multicast into a cluster),
-// transaction-count arrivals, tensor-map prefetch, cluster ranks / arrivals / barriers, bulk tensor stores and their
-// groups, warpgroup barriers. Shared by gemm_sm90_tma.cuh and gemm_sparse_sm90_tma.cuh.
+// PTX wrappers of the TMA-fed Hopper kernels (sm_90a): bulk tensor loads, transaction-count arrivals, tensor-map
+// prefetch, bulk tensor stores and their groups, warpgroup barriers. Shared by gemm_sm90_tma.cuh and
+// gemm_sparse_sm90_tma.cuh.
 #pragma once
 
 #include <cuda.h>   // CUtensorMap
@@ -26,44 +26,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map
         : "memory");
 }
 
-// The same box written to `dst` in every CTA of the cluster named by `cta_mask`, each completing on its own `bar`
-// (the same shared-memory offsets in every destination CTA).
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap& map, int c0, int c1, uint32_t bar,
-                                                      uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(&map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
-        : "memory");
-}
-
 __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap& map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map)) : "memory");
-}
-
-__device__ __forceinline__ uint32_t cluster_cta_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-// Arrives on the mbarrier at the same shared-memory offset as `bar` in cluster CTA `rank` (release, cluster scope).
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(rank)
-        : "memory");
-}
-
-// Every thread of every CTA of the cluster: arrive, then wait for all (orders the barriers' initialisation before
-// any remote use, and keeps a CTA's shared memory alive until its partner is done with it).
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void fence_mbarrier_init_cluster() {
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
 // ---- TMA stores (TMA_STORE): shared memory -> global by the tensor map of C, tracked as bulk groups of the issuing

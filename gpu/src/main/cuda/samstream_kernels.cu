@@ -56,7 +56,7 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
         const __grid_constant__ CUtensorMap map_c, const bf16* bias, const bf16* residual, int M, int N, int K,    \
         int epilogue) {                                                                                            \
-        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, 1, true, PINGPONG>(map_a, map_w, &map_c, bias, residual,     \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, true, PINGPONG>(map_a, map_w, &map_c, bias, residual,     \
                                                                          nullptr, M, N, K, epilogue);              \
     }
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
