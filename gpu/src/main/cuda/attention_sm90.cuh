@@ -1,9 +1,9 @@
 // Hopper (sm_90a) flash attention for SAM's image encoder at head dim 64 (vit_b, vit_l), both products on warpgroup
 // MMA (wgmma): the function of attention.cuh (softmax(scale q.k^T + decomposed rel-pos bias) . v) for
-//   global blocks (WINDOWED = false): all H x W tokens of an image, sequences wider than 32 tokens (key tiles of one
-//     sequence row, as attention.cuh's ONE_ROW kernel);
-//   windowed blocks (WINDOWED = true): windows of 9 to 16 tokens a side (SAM's 14 x 14), padding included (padded
-//     positions' k and v are the qkv bias, as in the reference).
+//   global blocks (attention_fwd_sm90): all H x W tokens of an image, sequences wider than 32 tokens (key tiles of
+//     one sequence row, as attention.cuh's ONE_ROW kernel);
+//   windowed blocks (attention_window_halves_sm90, below): windows of 9 to 16 tokens a side (SAM's 14 x 14), padding
+//     included (padded positions' k and v are the qkv bias, as in the reference).
 //
 // Why. The mma.sync kernel reaches ~170 TFLOP/s on global and ~110 (executed) on windowed blocks on the H200
 // (bench/results/2026-11-30-h200-wgmma.md): each warp re-reads every K and V tile from shared memory through
@@ -12,13 +12,11 @@
 // wait for each other: a producer warpgroup streams K/V tiles through a ring of STAGES slots with full / empty
 // mbarriers, so one consumer's softmax overlaps another's matrix products.
 //
-// CTA (one per SM): warpgroup 0 the producer, then CONSUMERS warpgroups of MI m64 blocks of queries each:
-//   global:   3 consumers x 64 queries (BQ = 192), 512 threads; grid x = ceil(L / 192), y = heads, z = images;
-//   windowed: 2 consumers x 128 queries (BQ = 256 >= 196), 384 threads; grid x = 1, y = heads, z = images x windows.
-// Key tiles are whole sequence rows so that a lane's key columns keep their Rw terms from tile to tile (registers):
-//   global:   one row of <= 64 keys per tile, slots past the row masked;
-//   windowed: 4 rows per tile, row dh in slots 16 dh .. 16 dh + 15 (14 keys + 2 masked): each n8 tile of scores
-//             lies in one window row, so its Rh term is one value per query row (no per-element lookup).
+// Global blocks, one CTA per SM: warpgroup 0 the producer, then 3 consumer warpgroups of 64 queries each (BQ = 192),
+// 512 threads; grid x = ceil(L / 192), y = heads, z = images. Key tiles are whole sequence rows so that a lane's key
+// columns keep their Rw terms from tile to tile (registers): one row of <= 64 keys per tile, slots past the row
+// masked. (Windowed blocks: 4 window rows per key tile, row dh in slots 16 dh .. 16 dh + 15, 14 keys + 2 masked:
+// each n8 tile of scores lies in one window row, so its Rh term is one value per query row.)
 // Consumers with no query of the sequence (the last global block) leave after the prologue; the empty barriers
 // count only the active ones.
 //
@@ -40,20 +38,19 @@
 // offset), so the descriptor is the same as for K and a k16 step advances 16 keys = 2048 B
 // (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
-// Windowed blocks run half a window per CTA (WindowHalves, attention_window_halves_sm90; the only windowed kernel
-// compiled: the whole-window configuration is latency-bound with one CTA per SM and lost, 8.3 against 7.0 ms in the
-// vit_b encoder at batch 32, bench/results/2026-12-02-h200-sparse-tma.md). So here a CTA
+// Windowed blocks run half a window per CTA (WindowHalves, attention_window_halves_sm90; a whole window per CTA,
+// latency-bound with one CTA per SM, lost, 8.3 against 7.0 ms in the vit_b encoder at batch 32,
+// bench/results/2026-12-02-h200-sparse-tma.md, and was removed). So here a CTA
 // takes 128 query slots of a window (grid x = ceil(L / 128): 1 for windows of 9 to 11, 2 for 12 to 16; blockIdx.x
 // picks the half), 2 consumer warpgroups of one m64 block each (256 threads, <= 128 registers, __launch_bounds__(256,
 // 2)), no producer and no mbarriers: all threads cp.async Q, the staged Rh / Rw (commit group 0) and the whole window's
 // K and V (4 key tiles of 64 slots, the layouts and slot rule above, padded positions from the qkv bias; group 1) in the
 // prologue. The tables are made while K / V land; then cp.async.wait_group 0 + fence.proxy.async (the copies wrote
 // through the generic proxy, wgmma reads through the async proxy) + __syncthreads, and each consumer runs the key loop
-// of the whole-window configuration with MI = 1 (the same functions in the same order: the same numerics). Shared
+// of the global kernel's structure with the windowed bias (add_window_bias, online_softmax). Shared
 // memory Q 16 KB | K/V 64 KB | staged Rh, Rw 9 KB | tables 18.5 KB | 1 KB slack = 108.5 KB, so two CTAs share an SM and
-// one's prologue and latencies overlap the other's MMAs. ptxas: 121 registers, no spills. First measurement (a
-// standalone CUDA harness on the H200, not yet CudaKernelBench): 0.84 against 0.99 ms per vit_b windowed block at batch
-// 32, outputs bit for bit those of the whole-window configuration.
+// one's prologue and latencies overlap the other's MMAs (ptxas: 121 registers, no spills; measurements in
+// bench/results/2026-12-02-h200-sparse-tma.md).
 //
 // Numerics are those of the mma.sync kernel (fp32 scores and sums in the log2 domain, P rounded to bf16 for P.V,
 // the output rounded to bf16); the tests compare both with the same double-precision reference.
@@ -71,17 +68,17 @@ constexpr int ROW_BYTES = HD * 2;                      // 128: one swizzle-atom 
 constexpr int KV_BYTES = attention::BKV * ROW_BYTES;   // one K or V tile: 8 KB
 constexpr int STAGING_LD = HD + attention::SMEM_PAD;   // Rh / Rw rows while the tables are made (ldmatrix layout)
 
-template <bool WINDOWED>
+// The global blocks' configuration.
 struct Config {
-    static constexpr int CONSUMERS = WINDOWED ? 2 : 3;   // consumer warpgroups
-    static constexpr int MI = WINDOWED ? 2 : 1;          // m64 query blocks per consumer
+    static constexpr int CONSUMERS = 3;                  // consumer warpgroups
+    static constexpr int MI = 1;                         // m64 query blocks per consumer
     static constexpr int BQ = 64 * MI * CONSUMERS;       // queries per CTA
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
-    static constexpr int STAGES = WINDOWED ? 4 : 5;
+    static constexpr int STAGES = 5;
     static constexpr int LAG = STAGES - 2;
-    static constexpr int ROWS_PER_TILE = WINDOWED ? 4 : 1;   // sequence rows per key tile
-    static constexpr int ROW_SLOTS = WINDOWED ? 16 : 64;     // key slots per sequence row
-    static constexpr int MAX_SIDE = WINDOWED ? 16 : 64;      // longest sequence side
+    static constexpr int ROWS_PER_TILE = 1;              // sequence rows per key tile
+    static constexpr int ROW_SLOTS = 64;                 // key slots per sequence row
+    static constexpr int MAX_SIDE = 64;                  // longest sequence side
     // Per query: Sh entries of <q, Rh> + ROWS_PER_TILE (-inf: tile rows past the sequence) + Sw of <q, Rw> + 1.
     static constexpr int REL_LD = MAX_SIDE + ROWS_PER_TILE + MAX_SIDE + 1;
     static constexpr int Q_BYTES = BQ * ROW_BYTES;
@@ -90,8 +87,8 @@ struct Config {
     // Q | STAGES x (K, V) | tables | full[STAGES], empty[STAGES] | slack to align the base to 1024 B.
     static constexpr int SMEM_BYTES = Q_BYTES + RING_BYTES + REL_BYTES + 2 * STAGES * 8 + 1024;
     // setmaxnreg: at launch 65536 / THREADS per thread (one CTA per SM); the producer gives back to 40 and the
-    // consumers take the rest (global: 40 x 128 + 152 x 384, windowed: 40 x 128 + 232 x 256, <= 65536).
-    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = WINDOWED ? 232 : 152;
+    // consumers take the rest (40 x 128 + 152 x 384 <= 65536).
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 152;
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
     static_assert(2 * (2 * MAX_SIDE) * STAGING_LD * 2 <= RING_BYTES, "the staged Rh, Rw must fit in the ring");
     static_assert(ROWS_PER_TILE * ROW_SLOTS == attention::BKV, "a key tile is 64 slots");
@@ -104,7 +101,7 @@ struct WindowHalves {
     static constexpr int BQ = 64 * CONSUMERS;            // query slots per CTA: half of a window's 256
     static constexpr int THREADS = 128 * CONSUMERS;
     static constexpr int CTAS_PER_SM = 2;
-    static constexpr int ROWS_PER_TILE = 4, ROW_SLOTS = 16, MAX_SIDE = 16;   // as Config<true>
+    static constexpr int ROWS_PER_TILE = 4, ROW_SLOTS = 16, MAX_SIDE = 16;   // 4 window rows of 16 slots per key tile
     static constexpr int TILES = (MAX_SIDE + ROWS_PER_TILE - 1) / ROWS_PER_TILE;   // key tiles of the largest window
     static constexpr int REL_LD = MAX_SIDE + ROWS_PER_TILE + MAX_SIDE + 1;
     static constexpr int Q_BYTES = BQ * ROW_BYTES;
@@ -120,7 +117,7 @@ struct WindowHalves {
 };
 
 // AttentionKernels.SM90_SMEM holds this number (SM90W2_SMEM: samstream_kernels.cu).
-static_assert(Config<false>::SMEM_BYTES == 207440, "AttentionKernels.SM90_SMEM holds this number");
+static_assert(Config::SMEM_BYTES == 207440, "AttentionKernels.SM90_SMEM holds this number");
 
 #ifdef SAMSTREAM_SM90A
 
@@ -215,15 +212,13 @@ __device__ __forceinline__ void add_window_bias(float (&s)[8][4], float scale_lo
         }
 }
 
-template <bool WINDOWED>
-__device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv, const bf16* __restrict__ qkv_bias,
-                                                   const bf16* __restrict__ rel_h, const bf16* __restrict__ rel_w,
-                                                   bf16* __restrict__ out, int H, int W, int heads, int window,
-                                                   float scale) {
+__device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv, const bf16* __restrict__ rel_h,
+                                                   const bf16* __restrict__ rel_w, bf16* __restrict__ out, int H,
+                                                   int W, int heads, float scale) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
     using attention::Sequence;
-    using Cfg = Config<WINDOWED>;
+    using Cfg = Config;
     constexpr int KSTEPS = HD / 16, CHUNKS = HD / 8, MI = Cfg::MI, STAGES = Cfg::STAGES, LAG = Cfg::LAG;
     constexpr int R = Cfg::ROWS_PER_TILE;
 
@@ -231,7 +226,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
     const int head = blockIdx.y;
     const int C = heads * HD, row_stride = 3 * C;
     int b;
-    const Sequence seq = attention::sequence_of(blockIdx.z, H, W, WINDOWED ? window : 0, b);
+    const Sequence seq = attention::sequence_of(blockIdx.z, H, W, 0, b);
     const int q0 = blockIdx.x * Cfg::BQ;
     const bf16* img = qkv + (size_t)b * H * W * row_stride;
     bf16* out_img = out + (size_t)b * H * W * C;
@@ -276,8 +271,6 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
         sRel[r * rel_ld + (k < R ? seq.seq_h + k : rel_ld - 1)] = -CUDART_INF_F;
     }
     cp_async_wait<0>();
-    // Q went through the generic proxy (cp.async) and the windowed blocks' wgmma reads it through the async proxy.
-    if constexpr (WINDOWED) fence_proxy_async();
     __syncthreads();   // Q, the staged tables and the barriers' initialisation visible to all
 
     // This lane's rows (consumers): block mi's rows 64 (c MI + mi) + 16 w + g and + 8, CTA-local.
@@ -311,10 +304,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
             const uint32_t k_dst = k_slot(s) + r0 * ROW_BYTES + swz, v_dst = k_dst + KV_BYTES;
 #pragma unroll
             for (int i = 0; i < attention::BKV / 16; ++i) {
-                // Slot r0 + 16 i: global, column r0 + 16 i of sequence row t; windowed, column r0 of row 4 t + i.
-                const int row = WINDOWED ? t * R + i : t, col = WINDOWED ? r0 : r0 + 16 * i;
+                // Slot r0 + 16 i: column r0 + 16 i of sequence row t.
                 bool ok;
-                const bf16* src = key_source(seq, img, qkv_bias, row, col, C, head, chunk, ok);
+                const bf16* src = key_source(seq, img, nullptr, t, r0 + 16 * i, C, head, chunk, ok);
                 cp_async_16(k_dst + i * 16 * ROW_BYTES, src, ok);
                 cp_async_16(v_dst + i * 16 * ROW_BYTES, ok ? src + C : img, ok);
             }
@@ -328,26 +320,14 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
     // ---------------------------------------------------------------------- consumers
     if (cw >= active) return;   // no query of the sequence in this warpgroup's rows
     setmaxnreg_inc<Cfg::CONSUMER_REGS>();
-    // The Rw terms of this lane's key columns, per block and row, in registers for the whole loop: global, the 16
-    // columns 8 n + 2 q4 + e (load_rw); windowed, kw = 8 (n % 2) + 2 q4 + e: two values per row and e.
-    float rw[MI][2][WINDOWED ? 2 : 8][2];
+    // The Rw terms of this lane's key columns, per block and row, in registers for the whole loop: the 16 columns
+    // 8 n + 2 q4 + e (load_rw).
+    float rw[MI][2][8][2];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const float* rel = sRel + (row_of(mi) + 8 * r) * rel_ld;
-            if constexpr (WINDOWED) {
-#pragma unroll
-                for (int half = 0; half < 2; ++half)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const int kw = 8 * half + 2 * q4 + e;
-                        rw[mi][r][half][e] = kw < seq.seq_w ? rel[relw_at + kw] : -CUDART_INF_F;
-                    }
-            } else {
-                attention::load_rw(rel, relw_at, seq.seq_w, q4, rw[mi][r]);
-            }
-        }
+        for (int r = 0; r < 2; ++r) attention::load_rw(sRel + (row_of(mi) + 8 * r) * rel_ld, relw_at, seq.seq_w, q4,
+                                                       rw[mi][r]);
 
     float o[MI][8][4], m[MI][2], l[MI][2];
 #pragma unroll
@@ -382,19 +362,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
             fence_tiles(sc[mi]);
             const float* rel0 = sRel + row_of(mi) * rel_ld;
             const float* rel1 = rel0 + 8 * rel_ld;
-            if constexpr (WINDOWED) {
-                float h0[4], h1[4];   // Rh terms of the tile's 4 window rows (-inf past the window)
-#pragma unroll
-                for (int dh = 0; dh < 4; ++dh) {
-                    h0[dh] = rel0[t * R + dh];
-                    h1[dh] = rel1[t * R + dh];
-                }
-                add_window_bias(sc[mi], scale_log2, h0, h1, rw[mi][0], rw[mi][1]);
-                attention::online_softmax(sc[mi], o[mi], m[mi], l[mi]);
-            } else {   // the issue-bound global blocks: the same function in fewer instructions (attention.cuh)
-                attention::row_softmax_lazy(sc[mi], scale_log2, rel0[t], rel1[t], rw[mi][0], rw[mi][1], o[mi], m[mi],
-                                            l[mi]);
-            }
+            // Issue-bound: the bias and online softmax of attention.cuh in fewer instructions.
+            attention::row_softmax_lazy(sc[mi], scale_log2, rel0[t], rel1[t], rw[mi][0], rw[mi][1], o[mi], m[mi],
+                                        l[mi]);
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk) attention::probs_fragment(sc[mi], kk, p[mi][kk]);
             fence_tiles(o[mi]);        // the rescaled O and the packed P are in their registers ...
@@ -425,7 +395,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const bf16* __restrict__ qkv,
 }
 
 // The windowed block with half a window per CTA (WindowHalves; the header says why and how): blockIdx.x = which 128
-// query slots of the window, y = head, z = image x window. Same arguments and result as attention_fwd_sm90<true>.
+// query slots of the window, y = head, z = image x window.
 __device__ __forceinline__ void attention_window_halves_sm90(const bf16* __restrict__ qkv,
                                                              const bf16* __restrict__ qkv_bias,
                                                              const bf16* __restrict__ rel_h,

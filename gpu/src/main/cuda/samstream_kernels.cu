@@ -153,9 +153,9 @@ SAMSTREAM_ATTENTION(32, 7, 2, false, rows)
 // Hopper attention (attention_sm90.cuh), head dim 64, wgmma for both products, the default on sm_90.
 // Global: producer warpgroup + 3 consumer warpgroups of 64 queries (192 per CTA); grid x = query blocks, y = heads,
 // z = images.
-extern "C" __global__ void __launch_bounds__(attention_sm90::Config<false>::THREADS, 1) samstream_attention_sm90_hd64(
+extern "C" __global__ void __launch_bounds__(attention_sm90::Config::THREADS, 1) samstream_attention_sm90_hd64(
     const bf16* qkv, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads, float scale) {
-    attention_sm90::attention_fwd_sm90<false>(qkv, nullptr, rel_h, rel_w, out, H, W, heads, 0, scale);
+    attention_sm90::attention_fwd_sm90(qkv, rel_h, rel_w, out, H, W, heads, scale);
 }
 // Windowed (9 to 16 tokens a side), half a window per CTA (attention_sm90::WindowHalves): 2 consumer warpgroups of 64
 // queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x = ceil(window^2 / 128),

@@ -25,7 +25,7 @@ public final class AttentionKernels {
     private static final int BKV = 64, MAX_SIDE = 64;
     /**
      * The Hopper attention kernel (attention_sm90.cuh): global attention, head dim 64; 512 threads (a producer and
-     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::Config<false>::SMEM_BYTES: Q + 5
+     * 3 consumer warpgroups), 192 queries per CTA. Shared memory = attention_sm90::Config::SMEM_BYTES: Q + 5
      * stages of K and V + the tables (rows of rel_stride(64, 64) floats) + 10 mbarriers + 1024 B of alignment slack.
      */
     private static final String SM90 = "samstream_attention_sm90_hd64";
