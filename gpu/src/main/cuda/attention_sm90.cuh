@@ -439,9 +439,8 @@ __device__ __forceinline__ void attention_window_halves_sm90(const bf16* __restr
     const int2 table_rows = attention::stage_rel_tables<HD>(staging, STAGING_LD, rel_h, rel_w, seq, tid, Cfg::THREADS);
     const int rh_rows = table_rows.x, rw_rows = table_rows.y;
     cp_async_commit();
-    // Window slot i = 16 dh + kw (dh < 16: window row, kw < 16: column) is slot i % 64 of key tile i / 64, as the
-    // producer of attention_fwd_sm90<true> fills its tiles: columns and rows past the window zeros, padded positions
-    // the qkv bias.
+    // Window slot i = 16 dh + kw (dh < 16: window row, kw < 16: column) is slot i % 64 of key tile i / 64: columns
+    // and rows past the window zeros, padded positions the qkv bias (key_source).
     for (int c = tid; c < n_tiles * attention::BKV * CHUNKS; c += Cfg::THREADS) {
         const int slot = c / CHUNKS, ch = c % CHUNKS;
         const int row = slot / Cfg::ROW_SLOTS, col = slot % Cfg::ROW_SLOTS;
