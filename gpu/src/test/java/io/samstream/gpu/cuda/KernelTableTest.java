@@ -89,7 +89,7 @@ class KernelTableTest {
         String cu = source("samstream_kernels.cu");
         assertTrue(cu.contains(" samstream_attention_sm90_hd64("), "samstream_attention_sm90_hd64");
         assertTrue(cu.contains(" samstream_attention_sm90w2_hd64("), "samstream_attention_sm90w2_hd64");
-        assertTrue(source("attention_sm90.cuh").contains("static_assert(Config<false>::SMEM_BYTES == "
+        assertTrue(source("attention_sm90.cuh").contains("static_assert(Config::SMEM_BYTES == "
                 + AttentionKernels.SM90_SMEM + ","), "attention_sm90.cuh asserts another global shared-memory size");
         assertTrue(cu.contains("static_assert(attention_sm90::WindowHalves::SMEM_BYTES == " + AttentionKernels.SM90W2_SMEM
                 + ","), "samstream_kernels.cu asserts another windowed shared-memory size");
