@@ -100,10 +100,19 @@ public final class ModelCheckpoints {
         return openSam2(load(checkpoint), threads);
     }
 
+    /** The largest layout file read. */
+    static final long MAX_LAYOUT_BYTES = 64 << 10;
+
     /** A layout file's values; a missing, mistyped or unknown field is an error naming the file. */
     static Sam2Config.Layout readLayout(Path file) {
         JsonNode n;
         try {
+            // A handful of small numbers: anything larger is not a layout (and is not read into memory).
+            long size = Files.size(file);
+            if (size > MAX_LAYOUT_BYTES) {
+                throw new CheckpointException(file, "is " + size + " bytes, not a SAM 2 layout (at most "
+                        + MAX_LAYOUT_BYTES + ")");
+            }
             n = new ObjectMapper().readTree(Files.readString(file));
         } catch (IOException e) {
             throw new CheckpointException(file, "is not a readable JSON layout: " + e.getMessage(), e);
