@@ -4,7 +4,6 @@ import io.samstream.config.CudaSettings;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.sink.FfmpegVideoWriter;
@@ -60,7 +59,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
- *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60] [--live-sink kafka|none]] [--gpus all|0,1]</pre>
+ *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60] [--live-sink kafka|none]] [--gpus all|0,1]
+ *      [--broker jvm|process]</pre>
+ *
+ * {@code --broker process} runs the embedded Kafka broker in a JVM of its own ({@link BenchBroker}), as a deployment
+ * runs Kafka apart from the engine; {@code jvm} (the default) in the benchmark's own JVM, as the tests and the demo do.
  *
  * {@code --gpus} runs the file rows on those GPUs (one backend each, streams placed least-loaded as the engine
  * does with {@code samstream.gpus}); without it, GPU 0 alone. The live rows and the GPU-alone figures use the
@@ -70,6 +73,8 @@ import java.util.concurrent.TimeUnit;
  * newest frame when behind): frames published and dropped, latency, stage times. {@code --sample-every S}
  * prints, every S seconds of a live row, frames published and dropped so far, the heap after a GC, the
  * process's resident memory, its threads and the GPU's memory in use (a memory run: is anything growing?).
+ * Without it a live row forces no GC while it runs (a full GC stops every stream): its heap columns are the heap
+ * in use, not the heap after a GC.
  *
  * Latency is from the frame's decode (its capture time for a file) to the Kafka acknowledgement of its
  * record, so for files it includes the wait in the pipeline's bounded queues. "Encoder busy" is the
@@ -99,6 +104,7 @@ public final class StreamBench {
         int repeats = 1;
         io.samstream.config.ModelSparsity sparsity = io.samstream.config.ModelSparsity.NONE;
         io.samstream.config.GpuSelection gpus = io.samstream.config.GpuSelection.of(0);
+        boolean brokerProcess = false;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -128,6 +134,11 @@ public final class StreamBench {
                     default -> throw new IllegalArgumentException("--live-sink is kafka or none, got " + args[i]);
                 };
                 case "--gpus" -> gpus = io.samstream.config.GpuSelection.parse(args[++i], "--gpus");
+                case "--broker" -> brokerProcess = switch (args[++i]) {
+                    case "jvm" -> false;
+                    case "process" -> true;
+                    default -> throw new IllegalArgumentException("--broker is jvm or process, got " + args[i]);
+                };
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -153,7 +164,7 @@ public final class StreamBench {
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
                 : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
                         sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, ordinals.get(0));
-             EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start();
+             BenchBroker broker = BenchBroker.start(brokerProcess);
              AutoCloseable closeMore = () -> more.forEach(SamBackend::close)) {
             List<GpuLane> lanes = new ArrayList<>();
             lanes.add(GpuLane.of(new Segmenter(backend, "bench"), java.util.Optional.empty()));
@@ -166,11 +177,11 @@ public final class StreamBench {
                     : null;
             header = String.format(Locale.ROOT, "# Engine: %s concurrent %dx%d H.264 streams%n%n"
                     + "Backend %s%s, model %s, %d frames per stream, batches of up to %d, %d in flight,"
-                    + " %dx%d point grid per frame, video decoder %s, embedded Kafka (acks=all).%n%n%s",
+                    + " %dx%d point grid per frame, video decoder %s, %s (acks=all).%n%n%s",
                     Arrays.toString(streamCounts).replaceAll("[\\[\\]]", ""), width, height, backend.name(),
                     lanes.size() == 1 ? "" : String.format(Locale.ROOT, " on %d GPUs %s (file rows; GPU busy and of"
                             + " encoder per GPU)", lanes.size(), ordinals),
-                    config.describe(), frames, maxBatch, inFlight, grid, grid, decoder,
+                    config.describe(), frames, maxBatch, inFlight, grid, grid, decoder, broker.describe(),
                     alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
                 for (String path : framePaths) {
@@ -196,7 +207,7 @@ public final class StreamBench {
                         grid));
                 System.err.println(liveRows.get(liveRows.size() - 1));
                 writeTable(out, header, rows);
-                writeLive(out, width, height, liveSeconds, liveRows);
+                writeLive(out, width, height, liveSeconds, sampleEvery > 0, broker.describe(), liveRows);
             }
         }
     }
@@ -213,7 +224,7 @@ public final class StreamBench {
         }
     }
 
-    private static String run(SamBackend backend, List<GpuLane> lanes, EmbeddedKafkaBroker broker, Path clip,
+    private static String run(SamBackend backend, List<GpuLane> lanes, BenchBroker broker, Path clip,
             int streams, int frames,
             int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone, boolean gpuFrames)
             throws Exception {
@@ -303,13 +314,15 @@ public final class StreamBench {
         return Double.parseDouble(row.split("\\|")[4].trim());
     }
 
-    private static void writeLive(Path out, int width, int height, int seconds, List<String> rows) throws IOException {
+    private static void writeLive(Path out, int width, int height, int seconds, boolean gcSamples, String broker,
+            List<String> rows) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out, java.nio.file.StandardOpenOption.APPEND))) {
             w.printf(Locale.ROOT, "%nLive: N test-pattern streams at %dx%d, paced at 30 frames/s each for %d s"
-                    + " (live=true: the newest frame is kept when the engine falls behind; dropped frames counted).%n%n",
-                    width, height, seconds);
+                    + " (live=true: the newest frame is kept when the engine falls behind; dropped frames counted), %s.%n%n",
+                    width, height, seconds, broker);
             w.println("| streams | frames published | dropped | frames/s | latency p50 ms | p99 ms | queue-wait ms |"
-                    + " decode ms/wave | postprocess ms/wave | ack ms | heap MiB after GC (10 % -> end) |"
+                    + " decode ms/wave | postprocess ms/wave | ack ms | heap MiB " + (gcSamples ? "after GC" : "in use")
+                    + " (10 % -> end) |"
                     + " device MiB in use (10 % -> end) |");
             w.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
@@ -317,7 +330,7 @@ public final class StreamBench {
     }
 
     /** N live test-pattern streams paced at 30 frames/s for {@code seconds}: what is published, dropped, latency. */
-    private static String runLive(SamBackend backend, EmbeddedKafkaBroker broker, int streams, int seconds,
+    private static String runLive(SamBackend backend, BenchBroker broker, int streams, int seconds,
             int sampleEvery, int width, int height, int maxBatch, int inFlight, int grid) throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
@@ -344,7 +357,7 @@ public final class StreamBench {
             // Live streams never end (an ended live source reconnects): stop them after the run's time. Memory
             // is sampled after the first tenth (warm) and at the end: heap after a GC, and the device's.
             Thread.sleep(seconds * 100L);
-            memory0 = memorySample(backend);
+            memory0 = sampleEvery > 0 ? memorySample(backend) : memoryInUse(backend);
             long end = t0 + seconds * 1_000_000_000L;
             for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
                 long nap = sampleEvery > 0 ? Math.min(sampleEvery * 1_000_000_000L, end - now) : end - now;
@@ -353,8 +366,8 @@ public final class StreamBench {
                     printSample(engine, backend, streams, (System.nanoTime() - t0) / 1e9);
                 }
             }
-            memory1 = memorySample(backend);
-            if (memory1[0] > 1.5 * memory0[0]) {
+            memory1 = sampleEvery > 0 ? memorySample(backend) : memoryInUse(backend);
+            if (sampleEvery > 0 && memory1[0] > 1.5 * memory0[0]) {
                 printHeapHistogram(streams);
             }
             printQueues(metrics, streams);
@@ -369,8 +382,8 @@ public final class StreamBench {
             t1 = System.nanoTime();
             // Held while running (queues) or kept (a leak): the heap once every stream ended and was published.
             long[] after = memorySample(backend);
-            System.out.printf(Locale.ROOT, "live row with %d streams: heap after GC %.0f MiB at a tenth, %.0f at the end,"
-                    + " %.0f once its streams ended%n", streams, memory0[0] / 1048576.0, memory1[0] / 1048576.0,
+            System.out.printf(Locale.ROOT, "live row with %d streams: heap %.0f MiB at a tenth, %.0f at the end,"
+                    + " %.0f once its streams ended (after a GC)%n", streams, memory0[0] / 1048576.0, memory1[0] / 1048576.0,
                     after[0] / 1048576.0);
             if (after[0] > 1.5 * memory0[0]) {
                 printHeapHistogram(streams);
@@ -478,6 +491,11 @@ public final class StreamBench {
     /** Heap in use after a GC, and the GPU's memory in use (0 on the CPU), in bytes. */
     private static long[] memorySample(SamBackend backend) {
         System.gc();
+        return memoryInUse(backend);
+    }
+
+    /** Heap in use (no GC: garbage included), and the GPU's memory in use (0 on the CPU), in bytes. */
+    private static long[] memoryInUse(SamBackend backend) {
         Runtime rt = Runtime.getRuntime();
         long heap = rt.totalMemory() - rt.freeMemory();
         long device = backend instanceof CudaSamBackend cuda ? cuda.context().deviceMemoryUsed() : 0;
@@ -485,9 +503,9 @@ public final class StreamBench {
     }
 
     /** A Kafka sink on a new topic of the broker that adds each record's capture-to-ack time to {@code latencies}. */
-    private static FrameSink timedKafka(EmbeddedKafkaBroker broker, String topic, int streams, EngineMetrics metrics,
+    private static FrameSink timedKafka(BenchBroker broker, String topic, int streams, EngineMetrics metrics,
             ConcurrentLinkedQueue<Long> latencies) {
-        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)), false);
+        broker.createTopic(topic, Math.max(1, Math.min(streams, 8)));
         KafkaFrameSink kafka = new KafkaFrameSink(KafkaMaskSink.builder(broker.bootstrapServers(), topic).build(), metrics);
         return new FrameSink() {
             @Override
