@@ -215,7 +215,9 @@ __device__ __forceinline__ void mask_postprocess(const float* __restrict__ logit
     }
 }
 
-// ---- GPU frames from NVDEC: NV12 / P010 / P016 -> 8-bit RGB (HWC), the input of the resize passes ----
+// ---- YUV 4:2:0 frames -> 8-bit RGB (HWC), the input of the resize passes ----
+// NVDEC's NV12 / P010 / P016 planes (chroma interleaved: cb and cr one sample apart, step 2) and a CPU
+// decoder's I420 planes uploaded as they came (separate cb and cr planes, step 1) go through the same code.
 // Chroma is upsampled bilinearly from its H.264 default siting (co-sited with even luma columns, midway
 // between luma rows); 16-bit samples are scaled to the 8-bit range (value / 256). Limited range expands
 // luma 16-235 and chroma 16-240 to full; the matrix is given by kr, kb (BT.709, BT.601, BT.2020).
@@ -231,8 +233,9 @@ __device__ __forceinline__ uint8_t to_u8(float v) {
 }
 
 __device__ __forceinline__ void yuv_to_rgb8(const uint8_t* __restrict__ luma, int luma_pitch,
-                                            const uint8_t* __restrict__ chroma, int chroma_pitch, int w, int h,
-                                            int sixteen, float kr, float kb, int full, uint8_t* __restrict__ rgb) {
+                                            const uint8_t* __restrict__ cb, const uint8_t* __restrict__ cr,
+                                            int chroma_pitch, int chroma_step, int w, int h, int sixteen, float kr,
+                                            float kb, int full, uint8_t* __restrict__ rgb) {
     const int cw = (w + 1) / 2, ch = (h + 1) / 2;
     const float kg = 1.0f - kr - kb;
     const float y_scale = full ? 1.0f : 255.0f / 219.0f, c_scale = full ? 1.0f : 255.0f / 224.0f;
@@ -249,10 +252,11 @@ __device__ __forceinline__ void yuv_to_rgb8(const uint8_t* __restrict__ luma, in
         const float fx = cx - x0, fy = cy - y0;
         float uv[2];
         for (int c = 0; c < 2; c++) {
-            const float a = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x0 + c, y0);
-            const float b = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x1 + c, y0);
-            const float d = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x0 + c, y1);
-            const float e = yuv_sample(chroma, chroma_pitch, sixteen, 2 * x1 + c, y1);
+            const uint8_t* plane = c == 0 ? cb : cr;
+            const float a = yuv_sample(plane, chroma_pitch, sixteen, chroma_step * x0, y0);
+            const float b = yuv_sample(plane, chroma_pitch, sixteen, chroma_step * x1, y0);
+            const float d = yuv_sample(plane, chroma_pitch, sixteen, chroma_step * x0, y1);
+            const float e = yuv_sample(plane, chroma_pitch, sixteen, chroma_step * x1, y1);
             const float top = a + (b - a) * fx, bottom = d + (e - d) * fx;
             uv[c] = (top + (bottom - top) * fy - 128.0f) * c_scale;
         }

@@ -301,9 +301,9 @@ extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normaliz
 }
 
 extern "C" __global__ void __launch_bounds__(256) samstream_yuv_to_rgb8(
-    const uint8_t* luma, int luma_pitch, const uint8_t* chroma, int chroma_pitch, int w, int h, int sixteen, float kr,
-    float kb, int full, uint8_t* rgb) {
-    image_ops::yuv_to_rgb8(luma, luma_pitch, chroma, chroma_pitch, w, h, sixteen, kr, kb, full, rgb);
+    const uint8_t* luma, int luma_pitch, const uint8_t* cb, const uint8_t* cr, int chroma_pitch, int chroma_step,
+    int w, int h, int sixteen, float kr, float kb, int full, uint8_t* rgb) {
+    image_ops::yuv_to_rgb8(luma, luma_pitch, cb, cr, chroma_pitch, chroma_step, w, h, sixteen, kr, kb, full, rgb);
 }
 
 // Grid (CTAs per mask, masks); 256 threads.

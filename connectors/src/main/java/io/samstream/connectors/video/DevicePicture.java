@@ -1,21 +1,15 @@
 package io.samstream.connectors.video;
 
 import static org.bytedeco.ffmpeg.global.avutil.AVCOL_RANGE_JPEG;
-import static org.bytedeco.ffmpeg.global.avutil.AVCOL_SPC_BT2020_CL;
-import static org.bytedeco.ffmpeg.global.avutil.AVCOL_SPC_BT2020_NCL;
-import static org.bytedeco.ffmpeg.global.avutil.AVCOL_SPC_BT709;
-import static org.bytedeco.ffmpeg.global.avutil.AVCOL_SPC_UNSPECIFIED;
 import static org.bytedeco.ffmpeg.global.avutil.AV_PIX_FMT_NV12;
 import static org.bytedeco.ffmpeg.global.avutil.AV_PIX_FMT_P010LE;
 import static org.bytedeco.ffmpeg.global.avutil.AV_PIX_FMT_P016LE;
 import static org.bytedeco.ffmpeg.global.avutil.av_frame_alloc;
-import static org.bytedeco.ffmpeg.global.avutil.av_frame_clone;
 import static org.bytedeco.ffmpeg.global.avutil.av_frame_free;
 import static org.bytedeco.ffmpeg.global.avutil.av_hwframe_transfer_data;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.ref.Cleaner;
 import org.bytedeco.ffmpeg.avutil.AVFrame;
 import org.bytedeco.ffmpeg.avutil.AVHWFramesContext;
 
@@ -29,21 +23,6 @@ import org.bytedeco.ffmpeg.avutil.AVHWFramesContext;
  * when the frame's record is done); a picture dropped without it is released when collected.
  */
 public final class DevicePicture {
-    /** The YUV to RGB matrix, by the luma weights of red and blue. */
-    public enum Matrix {
-        BT601(0.299f, 0.114f), BT709(0.2126f, 0.0722f), BT2020(0.2627f, 0.0593f);
-
-        public final float kr;
-        public final float kb;
-
-        Matrix(float kr, float kb) {
-            this.kr = kr;
-            this.kb = kb;
-        }
-    }
-
-    private static final Cleaner CLEANER = Cleaner.create();
-
     private final String streamId;
     private final int width;
     private final int height;
@@ -52,24 +31,10 @@ public final class DevicePicture {
     private final int lumaPitch;
     private final int chromaPitch;
     private final boolean sixteenBit;
-    private final Matrix matrix;
+    private final YuvMatrix matrix;
     private final boolean fullRange;
-    private final Held held;
-    private final Cleaner.Cleanable cleanable;
+    private final FrameRef ref;
     private byte[] rgb;
-
-    /** FFmpeg's frame, freed once. */
-    private static final class Held implements Runnable {
-        AVFrame frame;
-
-        @Override
-        public synchronized void run() {
-            if (frame != null) {
-                av_frame_free(frame);
-                frame = null;
-            }
-        }
-    }
 
     /**
      * Takes a new reference on a CUDA hardware frame (the caller keeps and unrefs its own).
@@ -86,18 +51,12 @@ public final class DevicePicture {
             throw new IOException(streamId + ": NVDEC gave GPU frames in pixel format " + sw
                     + "; the engine reads NV12, P010 and P016");
         }
-        AVFrame ref = av_frame_clone(frame);
-        if (ref == null) {
-            throw new IOException(streamId + ": out of memory referencing a GPU frame");
-        }
-        int cs = frame.colorspace();
-        Matrix matrix = cs == AVCOL_SPC_BT709 ? Matrix.BT709
-                : cs == AVCOL_SPC_BT2020_NCL || cs == AVCOL_SPC_BT2020_CL ? Matrix.BT2020
-                : cs == AVCOL_SPC_UNSPECIFIED ? (frame.height() >= 720 ? Matrix.BT709 : Matrix.BT601) : Matrix.BT601;
-        return new DevicePicture(streamId, ref, sw != AV_PIX_FMT_NV12, matrix, frame.color_range() == AVCOL_RANGE_JPEG);
+        return new DevicePicture(streamId, frame, sw != AV_PIX_FMT_NV12, YuvMatrix.of(frame),
+                frame.color_range() == AVCOL_RANGE_JPEG);
     }
 
-    private DevicePicture(String streamId, AVFrame frame, boolean sixteenBit, Matrix matrix, boolean fullRange) {
+    private DevicePicture(String streamId, AVFrame frame, boolean sixteenBit, YuvMatrix matrix, boolean fullRange)
+            throws IOException {
         this.streamId = streamId;
         this.width = frame.width();
         this.height = frame.height();
@@ -108,9 +67,7 @@ public final class DevicePicture {
         this.sixteenBit = sixteenBit;
         this.matrix = matrix;
         this.fullRange = fullRange;
-        this.held = new Held();
-        held.frame = frame;
-        this.cleanable = CLEANER.register(this, held);
+        this.ref = new FrameRef(streamId, frame, this);
     }
 
     public int width() {
@@ -144,7 +101,7 @@ public final class DevicePicture {
         return sixteenBit;
     }
 
-    public Matrix matrix() {
+    public YuvMatrix matrix() {
         return matrix;
     }
 
@@ -155,9 +112,7 @@ public final class DevicePicture {
 
     /** Whether {@link #release} ran. */
     public boolean released() {
-        synchronized (held) {
-            return held.frame == null;
-        }
+        return ref.released();
     }
 
     /**
@@ -170,31 +125,30 @@ public final class DevicePicture {
         if (rgb != null) {
             return rgb;
         }
-        synchronized (held) {
-            if (held.frame == null) {
-                throw new IllegalStateException(streamId + ": the GPU frame was released before its RGB was read");
-            }
-            AVFrame host = av_frame_alloc();
-            try (RgbConverter converter = new RgbConverter()) {
-                int r = av_hwframe_transfer_data(host, held.frame, 0);
-                if (r < 0) {
-                    throw new UncheckedIOException(new IOException(streamId + ": downloading a GPU frame failed: "
-                            + Ffmpeg.describe(r)));
-                }
-                host.colorspace(held.frame.colorspace());
-                host.color_range(held.frame.color_range());
-                rgb = converter.toRgb(streamId, host);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } finally {
-                av_frame_free(host);
-            }
-        }
+        rgb = ref.with(this::download, streamId + ": the GPU frame was released before its RGB was read");
         return rgb;
+    }
+
+    private byte[] download(AVFrame gpu) {
+        AVFrame host = av_frame_alloc();
+        try (RgbConverter converter = new RgbConverter()) {
+            int r = av_hwframe_transfer_data(host, gpu, 0);
+            if (r < 0) {
+                throw new UncheckedIOException(new IOException(streamId + ": downloading a GPU frame failed: "
+                        + Ffmpeg.describe(r)));
+            }
+            host.colorspace(gpu.colorspace());
+            host.color_range(gpu.color_range());
+            return converter.toRgb(streamId, host);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            av_frame_free(host);
+        }
     }
 
     /** Drops the reference on FFmpeg's frame (its GPU memory goes back to the decoder's pool). */
     public void release() {
-        cleanable.clean();
+        ref.release();
     }
 }

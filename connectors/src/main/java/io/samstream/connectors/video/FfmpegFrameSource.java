@@ -83,6 +83,8 @@ public final class FfmpegFrameSource implements FrameSource {
     private final FfmpegInput input;
     private final VideoDecoder decoder;
     private final RgbConverter converter = new RgbConverter();
+    /** CPU-decoded 8-bit 4:2:0 frames as their planes ({@link HostYuvPicture}) instead of RGB: for a GPU backend. */
+    private final boolean yuvPlanes;
     private final AVRational timeBase;
     private final long nominalFrameMillis;
     private final AVPacket packet = av_packet_alloc();
@@ -105,8 +107,9 @@ public final class FfmpegFrameSource implements FrameSource {
     private String failure;
 
     private FfmpegFrameSource(String streamId, SourceLocation location, Duration readTimeout, FfmpegInput input,
-            VideoDecoder decoder) {
+            VideoDecoder decoder, boolean yuvPlanes) {
         this.streamId = streamId;
+        this.yuvPlanes = yuvPlanes;
         this.location = location;
         this.readTimeout = readTimeout;
         this.input = input;
@@ -147,7 +150,7 @@ public final class FfmpegFrameSource implements FrameSource {
             decoder = VideoDecoder.open(spec.streamId(), input.videoStream(), spec.decoder(), gpuPresent,
                     options.decoder(), live, spec.gpuFrames());
             FfmpegFrameSource source = new FfmpegFrameSource(spec.streamId(), location,
-                    live ? options.readTimeout() : null, input, decoder);
+                    live ? options.readTimeout() : null, input, decoder, spec.gpuFrames());
             source.logOpened(live);
             return source;
         } catch (IOException | RuntimeException e) {
@@ -282,7 +285,12 @@ public final class FfmpegFrameSource implements FrameSource {
         if (frame.format() == AV_PIX_FMT_CUDA) {
             // NVDEC's frame in GPU memory: kept there (a reference on it), RGB only when a sink asks.
             return new VideoFrame(streamId, nextIndex++, ptsMillis, capturedAt, frame.width(), frame.height(), null,
-                    DevicePicture.of(streamId, frame));
+                    DevicePicture.of(streamId, frame), null);
+        }
+        if (yuvPlanes && HostYuvPicture.takes(frame)) {
+            // For a GPU backend: the planes as they came (half the bytes of RGB), converted on the GPU.
+            return new VideoFrame(streamId, nextIndex++, ptsMillis, capturedAt, frame.width(), frame.height(), null,
+                    null, HostYuvPicture.of(streamId, frame));
         }
         byte[] rgb = converter.toRgb(streamId, frame);
         return new VideoFrame(streamId, nextIndex++, ptsMillis, capturedAt, frame.width(), frame.height(), rgb);

@@ -13,7 +13,7 @@ import java.util.Objects;
  * @param decoder  the decoder preference (ignored by test patterns)
  * @param options  FFmpeg options for the input (protocol, demuxer, device), plus samstream's own
  *                 keys listed in {@link FrameSources}; copied, never null
- * @param gpuFrames whether NVDEC's frames stay in GPU memory ({@link #withGpuFrames})
+ * @param gpuFrames frames for a GPU backend: NVDEC's kept in GPU memory, a CPU decoder's as YUV planes ({@link #withGpuFrames})
  */
 public record SourceSpec(String streamId, String location, DecoderPreference decoder, Map<String, String> options,
         boolean gpuFrames) {
@@ -23,8 +23,10 @@ public record SourceSpec(String streamId, String location, DecoderPreference dec
     }
 
     /**
-     * With {@code on}, frames NVDEC decodes stay in GPU memory ({@link DevicePicture}, FFmpeg's CUDA frames on
-     * the GPU's primary context, the one the engine's kernels use); CPU-decoded frames still come as RGB.
+     * With {@code on}, frames for a GPU backend: those NVDEC decodes stay in GPU memory ({@link DevicePicture},
+     * FFmpeg's CUDA frames on the GPU's primary context, the one the engine's kernels use), and a CPU decoder's
+     * 8-bit 4:2:0 frames come as their YUV planes ({@link HostYuvPicture}, uploaded as they are); other
+     * pixel formats still come as RGB.
      */
     public SourceSpec withGpuFrames(boolean on) {
         return new SourceSpec(streamId, location, decoder, options, on);

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuEventRecord;
 
 import io.samstream.gpu.image.DeviceYuvImage;
 import io.samstream.gpu.image.FrameImage;
+import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.PillowBilinearResize;
 import io.samstream.gpu.image.PillowBilinearResize.Pass;
@@ -15,7 +16,8 @@ import java.util.List;
 
 /**
  * SAM's pre-processing on the GPU: 8-bit RGB frames of any size (or GPU frames from NVDEC, converted to
- * RGB in place by one kernel, nothing uploaded but the resize tables) to the encoder's fp32 {@code [B, 3, S, S]}
+ * RGB in place by one kernel, nothing uploaded but the resize tables; or a CPU decoder's YUV planes, uploaded
+ * as they came and converted by the same kernel) to the encoder's fp32 {@code [B, 3, S, S]}
  * input, with the bytes of {@link io.samstream.gpu.image.FramePreprocessor} (Pillow's resize passes with
  * the weights {@link PillowBilinearResize#passes} computes on the host, then {@link SamPreprocessor}'s
  * normalization and padding; image_ops.cuh).
@@ -100,28 +102,35 @@ public final class GpuFramePreprocessor implements AutoCloseable {
     private void enqueueFrame(CudaStream stream, FrameImage frame, DeviceBuffer out) {
         ImageSize size = ResizeLongestSide.preprocessShape(frame.height(), frame.width(), inputSize);
         List<Pass> passes = PillowBilinearResize.passes(frame.width(), frame.height(), size.width(), size.height());
-        // Layout, the same in the pinned slot and on the device: frame bytes | tables of each pass | (device
-        // only) the 8-bit output of the first of two passes. A GPU frame is converted into the frame bytes on
-        // the device; only the tables are staged and uploaded.
+        // Layout, the same in the pinned slot and on the device: the frame as it came (RGB bytes, or a CPU
+        // decoder's YUV planes; nothing for NVDEC's frames, already on the device) | tables of each pass; then,
+        // on the device only, the RGB a YUV frame is converted to | the 8-bit output of the first of two passes.
         long rgbBytes = 3L * frame.width() * frame.height();
-        DeviceYuvImage yuv = frame instanceof DeviceYuvImage d ? d : null;
-        long frameBytes = ImageOpsKernels.align16(rgbBytes);
+        long payload = frame instanceof RgbImage ? rgbBytes
+                : frame instanceof HostYuvImage yuv ? yuv.planeBytes() : 0;
+        long frameBytes = ImageOpsKernels.align16(payload);
         long tables = 0;
         for (Pass p : passes) {
             tables += ImageOpsKernels.tableBytes(p);
         }
         long staged = frameBytes + tables;
-        long stagedFrom = yuv == null ? 0 : frameBytes;
+        long converted = frame instanceof RgbImage ? 0 : ImageOpsKernels.align16(rgbBytes);
         long intermediate = passes.size() == 2 ? 3L * passes.get(0).outWidth() * passes.get(0).outHeight() : 0;
 
         int slot = nextSlot;
         nextSlot = (nextSlot + 1) % staging.length;
         PinnedBuffer pinned = stagingFor(slot, staged, stream);
-        DeviceMemoryPool pool = scratchFor(staged + ImageOpsKernels.align16(intermediate) + 256, stream);
+        DeviceMemoryPool pool = scratchFor(staged + converted + ImageOpsKernels.align16(intermediate) + 3 * BumpAllocator.ALIGNMENT, stream);
 
         ByteBuffer buf = pinned.buffer();
-        if (yuv == null) {
-            buf.put(((RgbImage) frame).rgb());
+        if (frame instanceof RgbImage rgb) {
+            buf.put(rgb.rgb());
+        } else if (frame instanceof HostYuvImage yuv) {
+            yuv.planes().accept(buf);
+            if (buf.position() != payload) {
+                throw new IllegalStateException("a " + frame.width() + "x" + frame.height() + " I420 frame wrote "
+                        + buf.position() + " B of planes, expected " + payload);
+            }
         }
         long at = frameBytes;
         for (Pass p : passes) {
@@ -134,14 +143,20 @@ public final class GpuFramePreprocessor implements AutoCloseable {
         }
         pool.release(0);
         DeviceBuffer device = pool.allocate(staged, "staged frame");
-        stream.upload(pinned, stagedFrom, device, stagedFrom, staged - stagedFrom);
+        stream.upload(pinned, 0, device, 0, staged);
         stream.record(uploaded[slot]);
 
-        DeviceBuffer src = device.slice(0, rgbBytes, "frame");
-        if (yuv != null) {
+        DeviceBuffer src;
+        if (frame instanceof HostYuvImage yuv) {
+            src = pool.allocate(converted, "converted frame");
+            kernels.yuvToRgb8(stream, yuv, device.slice(0, payload, "frame planes"), src);
+        } else if (frame instanceof DeviceYuvImage yuv) {
             // The decoder wrote the planes on the context's legacy stream: this stream waits for that first.
             afterLegacyStream(stream);
+            src = pool.allocate(converted, "converted frame");
             kernels.yuvToRgb8(stream, yuv, src);
+        } else {
+            src = device.slice(0, rgbBytes, "frame");
         }
         at = frameBytes;
         DeviceBuffer[] bounds = new DeviceBuffer[passes.size()];

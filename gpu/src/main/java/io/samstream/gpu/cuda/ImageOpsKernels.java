@@ -2,6 +2,7 @@ package io.samstream.gpu.cuda;
 
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 
+import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.PillowBilinearResize.Pass;
 import java.util.Locale;
 import jcuda.Pointer;
@@ -43,12 +44,33 @@ public final class ImageOpsKernels {
     public void yuvToRgb8(CudaStream stream, io.samstream.gpu.image.DeviceYuvImage frame, DeviceBuffer dst) {
         String op = String.format(Locale.ROOT, "yuvToRgb8 %dx%d%s", frame.width(), frame.height(),
                 frame.sixteenBit() ? " 16-bit" : "");
-        requireBytes(dst, 3L * frame.width() * frame.height(), op, "dst");
-        Pointer params = Pointer.to(Pointer.to(new long[] {frame.luma()}), ints(frame.lumaPitch()),
-                Pointer.to(new long[] {frame.chroma()}), ints(frame.chromaPitch()), ints(frame.width()),
-                ints(frame.height()), ints(frame.sixteenBit() ? 1 : 0), floats(frame.kr()), floats(frame.kb()),
-                ints(frame.fullRange() ? 1 : 0), ptr(dst));
-        launch(YUV_TO_RGB, gridFor((long) frame.width() * frame.height()), 1, stream, params, op);
+        // Interleaved chroma: Cr is one sample after Cb, both every second sample.
+        long cr = frame.chroma() + (frame.sixteenBit() ? 2 : 1);
+        yuvToRgb8(stream, op, frame.luma(), frame.lumaPitch(), frame.chroma(), cr, frame.chromaPitch(), 2,
+                frame.width(), frame.height(), frame.sixteenBit(), frame.kr(), frame.kb(), frame.fullRange(), dst);
+    }
+
+    /**
+     * A CPU decoder's I420 planes, uploaded tightly packed to {@code planes} ({@link HostYuvImage}'s layout), to
+     * 8-bit RGB {@code [h, w, 3]} at {@code dst}: the same conversion as NVDEC's frames.
+     */
+    public void yuvToRgb8(CudaStream stream, HostYuvImage frame, DeviceBuffer planes, DeviceBuffer dst) {
+        String op = String.format(Locale.ROOT, "yuvToRgb8 I420 %dx%d", frame.width(), frame.height());
+        requireBytes(planes, frame.planeBytes(), op, "planes");
+        long cb = planes.address() + (long) frame.width() * frame.height();
+        long cr = cb + (long) frame.chromaWidth() * frame.chromaHeight();
+        yuvToRgb8(stream, op, planes.address(), frame.width(), cb, cr, frame.chromaWidth(), 1, frame.width(),
+                frame.height(), false, frame.kr(), frame.kb(), frame.fullRange(), dst);
+    }
+
+    private void yuvToRgb8(CudaStream stream, String op, long luma, int lumaPitch, long cb, long cr, int chromaPitch,
+            int chromaStep, int width, int height, boolean sixteenBit, float kr, float kb, boolean fullRange,
+            DeviceBuffer dst) {
+        requireBytes(dst, 3L * width * height, op, "dst");
+        Pointer params = Pointer.to(Pointer.to(new long[] {luma}), ints(lumaPitch), Pointer.to(new long[] {cb}),
+                Pointer.to(new long[] {cr}), ints(chromaPitch), ints(chromaStep), ints(width), ints(height),
+                ints(sixteenBit ? 1 : 0), floats(kr), floats(kb), ints(fullRange ? 1 : 0), ptr(dst));
+        launch(YUV_TO_RGB, gridFor((long) width * height), 1, stream, params, op);
     }
 
     /** Bytes of a pass' tables: bounds (2 ints per output pixel), then weights, each 16-byte aligned. */

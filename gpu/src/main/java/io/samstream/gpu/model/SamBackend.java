@@ -24,8 +24,10 @@ public interface SamBackend extends AutoCloseable {
     String name();
 
     /**
-     * Whether {@link #embedFrames} reads {@link io.samstream.gpu.image.DeviceYuvImage} frames in place: GPU
-     * frames from a hardware decoder on the same GPU (others are downloaded first).
+     * Whether {@link #embedFrames} reads YUV frames as they are: {@link io.samstream.gpu.image.DeviceYuvImage}
+     * in place (GPU frames from a hardware decoder on the same GPU) and {@link io.samstream.gpu.image.HostYuvImage}
+     * planes uploaded and converted on the device; a backend without it gets RGB ({@link
+     * io.samstream.gpu.image.FrameImage#toRgb}).
      */
     default boolean readsDeviceFrames() {
         return false;

@@ -202,7 +202,8 @@ public final class Engine implements AutoCloseable {
                 })
                 .to(tail)
                 .run(system);
-        // Hardware-decoded frames stay in this GPU's memory when its backend reads them there.
+        // Hardware-decoded frames stay in this GPU's memory, and CPU-decoded ones come as YUV planes, when its
+        // backend reads them so.
         boolean gpuFrames = segmenter.backend() != null && segmenter.backend().readsDeviceFrames();
         return new Lane(gpu, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
     }

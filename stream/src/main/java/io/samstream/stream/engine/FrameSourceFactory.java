@@ -10,8 +10,9 @@ public interface FrameSourceFactory {
     FrameSource open(StreamSpec spec) throws IOException;
 
     /**
-     * The same sources with hardware-decoded frames left in GPU memory, for a backend that reads them there
-     * ({@link io.samstream.gpu.model.SamBackend#readsDeviceFrames}); by default the same factory.
+     * The same sources with frames for a backend that reads YUV ({@link
+     * io.samstream.gpu.model.SamBackend#readsDeviceFrames}): hardware-decoded frames left in GPU memory, a CPU
+     * decoder's 8-bit 4:2:0 frames as their planes; by default the same factory.
      */
     default FrameSourceFactory withGpuFrames() {
         return this;

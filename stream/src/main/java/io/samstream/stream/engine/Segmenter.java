@@ -6,7 +6,9 @@ import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.connectors.video.DevicePicture;
+import io.samstream.connectors.video.HostYuvPicture;
 import io.samstream.gpu.image.DeviceYuvImage;
+import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
@@ -81,14 +83,19 @@ public final class Segmenter {
     }
 
     /**
-     * The encoder's view of a frame: a GPU frame's planes where the backend reads them in place (the frame's
-     * RGB is then never made unless a sink asks), else the RGB bytes.
+     * The encoder's view of a frame: its YUV planes (NVDEC's on the GPU, a CPU decoder's on the host) where the
+     * backend reads them (the frame's RGB is then never made unless a sink asks), else the RGB bytes.
      */
     FrameImage image(VideoFrame f) {
         DevicePicture d = f.device();
         if (d != null && backend.readsDeviceFrames()) {
             return new DeviceYuvImage(f.width(), f.height(), d.luma(), d.lumaPitch(), d.chroma(), d.chromaPitch(),
                     d.sixteenBit(), d.matrix().kr, d.matrix().kb, d.fullRange(), d::rgb);
+        }
+        HostYuvPicture y = f.hostYuv();
+        if (y != null && backend.readsDeviceFrames()) {
+            return new HostYuvImage(f.width(), f.height(), y::copyPlanes, y.matrix().kr, y.matrix().kb, y.fullRange(),
+                    y::rgb);
         }
         return new RgbImage(f.width(), f.height(), f.rgb());
     }

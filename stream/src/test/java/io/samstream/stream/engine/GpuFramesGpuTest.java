@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * NVDEC's frames kept in GPU memory (FFmpeg's CUDA frames on the primary context) read in place by the
  * CUDA backend: the encoder's output from the NV12 planes (converted, resized, normalized on the GPU) matches
  * its output from the CPU decoder's RGB of the same file, and a GPU frame's RGB downloaded for a sink matches
- * the CPU decoder's. Skips where no GPU is usable (CI), saying why.
+ * the CPU decoder's; a CPU decoder's YUV planes, uploaded as they came and converted on the GPU, encode as its
+ * RGB does. Skips where no GPU is usable (CI), saying why.
  */
 @Tag("gpu")
 @Timeout(300)
@@ -77,6 +78,33 @@ class GpuFramesGpuTest {
                 assertTrue(rgbDiff < 2.0, "frame " + i + ": downloaded RGB differs by " + rgbDiff + " levels on average");
                 g.release();
                 assertTrue(g.device().released());
+            }
+        }
+    }
+
+    @Test
+    void aCpuDecodersPlanesUploadedAsTheyCameEncodeAsItsRgb(@TempDir Path dir) throws Exception {
+        CudaAvailability a = CudaAvailability.probe();
+        Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
+        // Chroma planes of odd size (321 x 181), and decoder rows with padding.
+        Path clip = writeClip(dir.resolve("clip.mp4"), 642, 362, FRAMES, 5);
+        try (SamBackend cuda = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 2);
+             FrameSource planes = FrameSources.open(new SourceSpec("y", clip.toString(), DecoderPreference.CPU,
+                     Map.of()).withGpuFrames(true));
+             FrameSource cpu = FrameSources.open(new SourceSpec("c", clip.toString(), DecoderPreference.CPU, Map.of()))) {
+            Segmenter segmenter = new Segmenter(cuda, "test");
+            for (int i = 0; i < FRAMES; i++) {
+                VideoFrame y = planes.next();
+                VideoFrame c = cpu.next();
+                assertNotNull(y.hostYuv(), "frame " + i + ": the CPU decoder's frame comes as its planes");
+                assertTrue(segmenter.image(y) instanceof io.samstream.gpu.image.HostYuvImage, "frame " + i);
+                Tensor fromPlanes = cuda.encodeFrames(List.of(segmenter.image(y)));
+                Tensor fromRgb = cuda.encodeFrames(List.of(new RgbImage(c.width(), c.height(), c.rgb())));
+                double diff = meanAbsDiff(fromPlanes.data(), fromRgb.data()) / meanAbs(fromRgb.data());
+                System.out.printf(Locale.ROOT, "frame %d: embedding from I420 planes converted on the GPU vs the CPU's"
+                        + " RGB: mean |diff| %.4f of the mean |value|%n", i, diff);
+                assertTrue(diff < 0.03, "frame " + i + ": embeddings differ by " + diff + " of their mean magnitude");
+                y.release();
             }
         }
     }
