@@ -60,7 +60,11 @@ import java.util.concurrent.TimeUnit;
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
  *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60] [--live-sink kafka|none]] [--gpus all|0,1]
- *      [--broker jvm|process]</pre>
+ *      [--broker jvm|process] [--frame-paths gpu,host] [--repeats 3] [--sparsity 2:4]</pre>
+ *
+ * {@code --frame-paths}: {@code gpu} gives the sources' frames to the backend as YUV (NVDEC's left on the GPU, a
+ * CPU decoder's as their planes, uploaded), {@code host} as RGB made on the host; each path a row per stream count.
+ * {@code --repeats}: runs per row, the row showing the median's.
  *
  * {@code --broker process} runs the embedded Kafka broker in a JVM of its own ({@link BenchBroker}), as a deployment
  * runs Kafka apart from the engine; {@code jvm} (the default) in the benchmark's own JVM, as the tests and the demo do.
@@ -258,7 +262,8 @@ public final class StreamBench {
                     return spec -> {
                         FrameSource src = used.open(spec);
                         decoders.add(src instanceof io.samstream.connectors.video.FfmpegFrameSource f
-                                ? f.decoderName() + (f.hardwareDecoding() && gpuFrames ? " (GPU frames)" : "") : "?");
+                                ? f.decoderName() + (!gpuFrames ? " (RGB)" : f.hardwareDecoding() ? " (GPU frames)"
+                                        : " (YUV planes)") : "?");
                         return src;
                     };
                 }
