@@ -10,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
 
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUresult;
 import jcuda.driver.CUstreamCaptureMode;
 
 /**
@@ -18,6 +19,8 @@ import jcuda.driver.CUstreamCaptureMode;
  * so replaying is only right while the buffers they name stay where they are (a fixed device pool).
  */
 public final class CudaGraph implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CudaGraph.class);
+
     private final CudaContext context;
     private final CUgraph graph = new CUgraph();
     private final CUgraphExec exec = new CUgraphExec();
@@ -27,11 +30,31 @@ public final class CudaGraph implements AutoCloseable {
         this.context = context;
     }
 
+    /** Attempts at a capture that another thread's device-wide call (a free, a context sync) invalidated. */
+    static final int CAPTURE_ATTEMPTS = 3;
+
     /**
      * Captures what {@code work} queues on {@code stream} (nothing runs during the capture) and instantiates
-     * it. If {@code work} throws, the capture is ended and discarded and the exception passes on.
+     * it. If {@code work} throws, the capture is ended and discarded and the exception passes on. A capture that
+     * a call on another thread invalidated ({@code CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}: FFmpeg's NVDEC frees
+     * its buffers and synchronizes its context as streams end) is made again, up to {@link #CAPTURE_ATTEMPTS}
+     * times: {@code work} only queues launches on fixed buffers, so running it again queues the same graph.
      */
     public static CudaGraph capture(CudaStream stream, Runnable work, String what) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return captureOnce(stream, work, what);
+            } catch (CudaException e) {
+                if (e.result() != CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || attempt == CAPTURE_ATTEMPTS) {
+                    throw e;
+                }
+                LOG.warn("capturing {} was invalidated by a call on another thread; capturing again ({} of {})", what,
+                        attempt + 1, CAPTURE_ATTEMPTS);
+            }
+        }
+    }
+
+    private static CudaGraph captureOnce(CudaStream stream, Runnable work, String what) {
         CudaContext ctx = stream.context();
         ctx.bind();
         CudaGraph g = new CudaGraph(ctx);
