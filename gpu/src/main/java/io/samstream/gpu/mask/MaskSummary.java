@@ -59,6 +59,47 @@ public final class MaskSummary {
         this.looseCount = looseCount;
     }
 
+    /**
+     * The summary of a mask given as logits at its full size ({@code h x w}, row-major; set where above 0): what
+     * a model that upscales its masks itself (SAM 2.1's video tracker) hands over. SAM's masks, upscaled from their
+     * low-resolution logits, are summarized as they are upscaled ({@code MaskPostprocessor}).
+     */
+    public static MaskSummary of(float[] logits, int h, int w) {
+        if (logits.length != (long) h * w) {
+            throw new IllegalArgumentException(logits.length + " logits do not make a " + h + "x" + w + " mask");
+        }
+        long[] bits = new long[(int) (((long) h * w + 63) >>> 6)];
+        long area = 0;
+        long stable = 0;
+        long loose = 0;
+        int x0 = w;
+        int y0 = h;
+        int x1 = 0;
+        int y1 = 0;
+        for (int x = 0; x < w; x++) {
+            for (int y = 0; y < h; y++) {
+                float v = logits[y * w + x];
+                if (v > STABILITY_OFFSET) {
+                    stable++;
+                }
+                if (v > -STABILITY_OFFSET) {
+                    loose++;
+                }
+                if (v > 0) {
+                    long p = (long) x * h + y;
+                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
+                    area++;
+                    x0 = Math.min(x0, x);
+                    y0 = Math.min(y0, y);
+                    x1 = Math.max(x1, x + 1);
+                    y1 = Math.max(y1, y + 1);
+                }
+            }
+        }
+        int[] box = area == 0 ? new int[4] : new int[] {x0, y0, x1, y1};
+        return new MaskSummary(h, w, bits, area, box, stable, loose);
+    }
+
     public int height() {
         return height;
     }

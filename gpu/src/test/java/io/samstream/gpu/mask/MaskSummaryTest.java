@@ -67,6 +67,29 @@ class MaskSummaryTest {
     }
 
     @Test
+    void fullSizeLogitsGiveTheirBitsBoxAreaAndStability() {
+        // 3 rows x 4 columns, row-major: set where > 0; above +1 stable, above -1 loose.
+        float[] logits = {
+            -5f, 0.5f, 2f, -0.5f,
+            -5f, -5f, 3f, -5f,
+            -2f, -5f, -5f, -5f,
+        };
+        MaskSummary s = MaskSummary.of(logits, 3, 4);
+        assertEquals(3, s.area());
+        assertArrayEquals(new int[] {1, 0, 3, 2}, s.box());
+        assertEquals(2, s.stableCount());
+        assertEquals(4, s.looseCount());
+        assertEquals(0.5f, s.stability());
+        for (int y = 0; y < 3; y++) {
+            for (int x = 0; x < 4; x++) {
+                assertEquals(logits[y * 4 + x] > 0, s.get(x, y), "pixel " + x + "," + y);
+            }
+        }
+        assertArrayEquals(new int[4], MaskSummary.of(new float[6], 2, 3).box());
+        assertThrows(IllegalArgumentException.class, () -> MaskSummary.of(new float[5], 2, 3));
+    }
+
+    @Test
     void inconsistentInputIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new MaskSummary(10, 10, new long[1], 0, new int[4], 0, 0));
         assertThrows(IllegalArgumentException.class, () -> new MaskSummary(2, 2, new long[1], 5, new int[4], 0, 5));

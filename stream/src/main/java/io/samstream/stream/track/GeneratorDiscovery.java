@@ -1,6 +1,7 @@
 package io.samstream.stream.track;
 
 import io.samstream.config.EngineSettings;
+import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.predict.AutomaticMaskGenerator;
 import io.samstream.gpu.predict.GeneratedMask;
@@ -23,7 +24,7 @@ public final class GeneratorDiscovery implements ObjectDiscovery {
     public GeneratorDiscovery(SamBackend backend, EngineSettings.Discovery settings) {
         this.generator = new AutomaticMaskGenerator(backend, new AutomaticMaskGenerator.Settings(
                 settings.pointsPerSide(), POINTS_PER_BATCH, (float) settings.predIouThreshold(),
-                (float) settings.stabilityThreshold(), MaskReadout.STABILITY_OFFSET, (float) settings.nmsIou(),
+                (float) settings.stabilityThreshold(), MaskSummary.STABILITY_OFFSET, (float) settings.nmsIou(),
                 settings.minArea()));
     }
 

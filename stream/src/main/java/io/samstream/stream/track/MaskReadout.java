@@ -17,9 +17,6 @@ import java.util.List;
  * only the mask bits come back).
  */
 public final class MaskReadout {
-    /** SAM's {@code stability_score_offset}: the mask thresholded at +1 and at -1. */
-    public static final float STABILITY_OFFSET = 1.0f;
-
     private final SamBackend backend;
 
     /** Post-processes on {@code backend} ({@link SamBackend#postprocessWave}: the GPU for CUDA). */

@@ -132,7 +132,7 @@ public final class MemoryTracker {
             }
             switch (hidden.observe(id, r.visible())) {
                 case VISIBLE -> masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()),
-                        summary(r.logits(height, width), height, width)));
+                        MaskSummary.of(r.logits(height, width), height, width)));
                 case HIDDEN -> hiddenIds.add(id);
                 case LOST -> {
                     lostIds.add(id);
@@ -166,40 +166,6 @@ public final class MemoryTracker {
             }
         }
         return new ObjectPrompt(o.id(), box, points, labels);
-    }
-
-    /** A mask's summary from its logits at the frame's size (row-major): bits column-major, box, stability. */
-    static MaskSummary summary(float[] logits, int h, int w) {
-        long[] bits = new long[(int) (((long) h * w + 63) >>> 6)];
-        long area = 0;
-        long stable = 0;
-        long loose = 0;
-        int x0 = w;
-        int y0 = h;
-        int x1 = 0;
-        int y1 = 0;
-        for (int x = 0; x < w; x++) {
-            for (int y = 0; y < h; y++) {
-                float v = logits[y * w + x];
-                if (v > MaskSummary.STABILITY_OFFSET) {
-                    stable++;
-                }
-                if (v > -MaskSummary.STABILITY_OFFSET) {
-                    loose++;
-                }
-                if (v > 0) {
-                    long p = (long) x * h + y;
-                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
-                    area++;
-                    x0 = Math.min(x0, x);
-                    y0 = Math.min(y0, y);
-                    x1 = Math.max(x1, x + 1);
-                    y1 = Math.max(y1, y + 1);
-                }
-            }
-        }
-        int[] box = area == 0 ? new int[4] : new int[] {x0, y0, x1, y1};
-        return new MaskSummary(h, w, bits, area, box, stable, loose);
     }
 
     private static float finite(float v) {
