@@ -10,6 +10,8 @@ import io.samstream.config.StreamSpec;
 import io.samstream.config.StreamSpecs;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.MemoryTracker;
+import io.samstream.stream.track.MemoryTrackerState;
 import io.samstream.stream.track.TrackerState;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -368,7 +370,7 @@ public final class ClusterMember implements AutoCloseable {
             StreamHandle h = engine.add(spec, start);
             h.result().whenComplete((res, e) -> {
                 if (res != null && res.state() == StreamHandle.State.ENDED && !spec.isLive()) {
-                    writeState(h, json, true, Optional.empty());
+                    writeState(h, json, true, Optional.empty(), Optional.empty());
                 }
             });
         } catch (RuntimeException e) {
@@ -380,13 +382,14 @@ public final class ClusterMember implements AutoCloseable {
     private StreamStart startOf(StreamSpec spec, String json, JsonNode stored) {
         StreamStart.Progress progress = (h, frame, pts) -> {
             if (frame % cluster.stateEveryFrames() == 0) {
-                ObjectTracker t = h.tracker();
-                writeState(h, json, false, t == null ? Optional.empty() : t.takeState(frame));
+                writeState(h, json, false, h.tracker() == null ? Optional.empty() : h.tracker().takeState(frame),
+                        h.memoryTracker() == null ? Optional.empty() : h.memoryTracker().takeState(frame));
             }
         };
         if (stored == null || !stored.path("definition").asText().equals(hash(json))) {
             promptsApplied.remove(spec.id());
-            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), cluster.stateEveryFrames(), progress);
+            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), Optional.empty(), cluster.stateEveryFrames(),
+                    progress);
         }
         long frame = stored.path("frame").asLong(-1);
         if (stored.path("ended").asBoolean() && !spec.isLive()) {
@@ -398,14 +401,16 @@ public final class ClusterMember implements AutoCloseable {
         Optional<PromptsState> inForce = part(spec, stored, "prompts", PromptsState::fromJson,
                 "its configured prompts apply");
         Optional<TrackerState> tracks = part(spec, stored, "tracker", TrackerState::fromJson, "its tracks start over");
+        Optional<MemoryTrackerState> memory = part(spec, stored, "memory", MemoryTrackerState::fromJson,
+                "its objects start over from their prompts");
         resumed.incrementAndGet();
-        tracksTakenUp.addAndGet(tracks.map(s -> s.tracks().size()).orElse(0));
+        List<Integer> ids = tracks.map(TrackerState::ids).orElse(memory.map(MemoryTrackerState::ids).orElse(List.of()));
+        tracksTakenUp.addAndGet(ids.size());
         log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}"
                 + " and {} prompt change(s)", spec.id(), stored.path("engine").asText(), frame,
-                stored.path("pts_ms").asLong(), tracks.map(s -> s.tracks().size()).orElse(0),
-                tracks.map(TrackerState::ids).orElse(List.of()), inForce.map(PromptsState::changes).orElse(0L));
-        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, inForce, cluster.stateEveryFrames(),
-                progress);
+                stored.path("pts_ms").asLong(), ids.size(), ids, inForce.map(PromptsState::changes).orElse(0L));
+        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, memory, inForce,
+                cluster.stateEveryFrames(), progress);
     }
 
     /** A part of a stored state, read; empty (with a warning saying what follows) when absent or unreadable. */
@@ -433,7 +438,8 @@ public final class ClusterMember implements AutoCloseable {
      * writes (the engine's thread, and this one's for prompt changes) are made one at a time, so the last
      * record of a key holds the newest prompts.
      */
-    private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks) {
+    private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks,
+            Optional<MemoryTrackerState> memory) {
         synchronized (stateLock(h)) {
             long frame = h.lastPublished();
             if (frame < 0 && !ended) {
@@ -443,6 +449,7 @@ public final class ClusterMember implements AutoCloseable {
             o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
                     .put("pts_ms", h.lastPublishedPts()).put("ended", ended);
             tracks.ifPresent(s -> o.set("tracker", s.toJson()));
+            memory.ifPresent(s -> o.set("memory", s.toJson()));
             if (!ended) {
                 lastStates.put(h.id(), o);
             }
@@ -568,7 +575,9 @@ public final class ClusterMember implements AutoCloseable {
             // A file that ended wrote its state already; a failed stream keeps its last periodic one.
             if (keep && json != null && h.lastPublished() >= 0 && r != null && r.state() == StreamHandle.State.REMOVED) {
                 ObjectTracker t = h.tracker();
-                writeState(h, json, false, t == null ? Optional.empty() : Optional.of(t.state(h.lastPublished())));
+                MemoryTracker m = h.memoryTracker();
+                writeState(h, json, false, t == null ? Optional.empty() : Optional.of(t.state(h.lastPublished())),
+                        m == null ? Optional.empty() : Optional.of(m.state(h.lastPublished())));
             }
         }
         if (keep) {

@@ -293,6 +293,8 @@ public final class Engine implements AutoCloseable {
             if (memoryModel != null) {
                 memoryTracker = new MemoryTracker(spec.id(), memoryModel, settings.tracking().hiddenLostAfter(),
                         metrics.tracking(spec.id()));
+                start.memory().ifPresent(memoryTracker::restore);
+                memoryTracker.keepStateEvery(start.stateEvery());
             }
             tracker = memoryModel == null && settings.tracking().enabled()
                     ? new ObjectTracker(spec.id(), lane.gpu().segmenter().backend(), settings.tracking(),

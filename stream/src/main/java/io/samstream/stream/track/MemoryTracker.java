@@ -30,6 +30,10 @@ import org.slf4j.LoggerFactory;
  *       {@code lost}, its memory dropped, and not tracked again until its prompt is updated or the stream is
  *       reset (as in kalman mode).</li>
  * </ul>
+ * Failover: {@link #state} / {@link #takeState} give what another engine needs to go on ({@link
+ * MemoryTrackerState}); {@link #restore} there conditions each object that was visible afresh on its last box,
+ * under its id and revision, on the first frame; an object hidden at the move is reported lost on that frame
+ * (its memory, which could have found it again, is not carried).
  * The frame goes to the model resized to its square input (Pillow's bilinear) and normalized; prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
@@ -51,6 +55,16 @@ public final class MemoryTracker {
     private long generation = Long.MIN_VALUE;
     private int width;
     private int height;
+    /** Each tracked object's box on its last visible frame (frame pixels). */
+    private final Map<Integer, double[]> lastBox = new HashMap<>();
+    /** A state taken up before the first frame, applied there. */
+    private MemoryTrackerState restored;
+    /** Restored objects to condition on their last box at the first frame, and those lost by the move. */
+    private final Map<Integer, double[]> resume = new HashMap<>();
+    private final List<Integer> lostByMove = new ArrayList<>();
+    private boolean stepped;
+    private int stateEvery;
+    private final java.util.NavigableMap<Long, MemoryTrackerState> states = new java.util.TreeMap<>();
 
     public MemoryTracker(String stream, Sam2Model model, int hiddenLostAfter, TrackingMeters meters) {
         this.stream = stream;
@@ -81,10 +95,18 @@ public final class MemoryTracker {
             revisions.clear();
             ended.clear();
             hidden.clear();
+            lastBox.clear();
+            resume.clear();
+            lostByMove.clear();
+            if (restored != null && restored.generation() == prompts.generation()) {
+                takeUp(restored);
+            }
             generation = prompts.generation();
             this.width = width;
             this.height = height;
         }
+        restored = null;
+        stepped = true;
         Map<Integer, TrackPrompts.Seed> current = new LinkedHashMap<>();
         for (TrackPrompts.Seed s : prompts.objects()) {
             current.put(s.prompt().id(), s);
@@ -94,6 +116,7 @@ public final class MemoryTracker {
                 tracker.remove(id);
                 revisions.remove(id);
                 hidden.forget(id);
+                lastBox.remove(id);
             }
         }
         ended.keySet().retainAll(current.keySet());
@@ -103,6 +126,12 @@ public final class MemoryTracker {
             int id = seed.prompt().id();
             Long seen = revisions.get(id);
             Long lost = ended.get(id);
+            double[] last = resume.remove(id);
+            if (last != null && seen != null && seen == seed.revision()) {
+                // Taken over: conditioned afresh on its last box, under the same revision.
+                newPrompts.add(modelPrompt(new PromptSpec.ObjectPrompt(id, null, last), s, width, height));
+                continue;
+            }
             if ((seen != null && seen == seed.revision()) || (lost != null && lost == seed.revision())) {
                 continue;
             }
@@ -111,10 +140,23 @@ public final class MemoryTracker {
             ended.remove(id);
             hidden.forget(id);
         }
+        List<Integer> lostIds = new ArrayList<>();
+        for (Integer id : lostByMove) {
+            if (current.containsKey(id)) {
+                lostIds.add(id);
+                meters.lost().increment();
+            }
+        }
+        if (!lostByMove.isEmpty()) {
+            log.info("stream {}: object(s) {} hidden when the stream moved here: lost at frame {}", stream, lostByMove,
+                    frame);
+            lostByMove.clear();
+        }
         if (tracker.objects().isEmpty() && newPrompts.isEmpty()) {
             // Nothing to follow: the frame is not encoded (no memory refers to it).
             meters.active().set(0);
-            return new ObjectTracker.Frame(List.of(), List.of(), List.of());
+            keepState(frame);
+            return new ObjectTracker.Frame(List.of(), List.of(), lostIds);
         }
         RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
         List<ObjectResult> results = tracker.track(model.normalize(square.rgb()), newPrompts);
@@ -124,20 +166,26 @@ public final class MemoryTracker {
         }
         List<MaskReadout.Readout> masks = new ArrayList<>();
         List<Integer> hiddenIds = new ArrayList<>();
-        List<Integer> lostIds = new ArrayList<>();
         for (Integer id : current.keySet()) { // records list objects in prompt order
             ObjectResult r = byId.get(id);
             if (r == null) {
                 continue; // lost earlier, not re-prompted
             }
             switch (hidden.observe(id, r.visible())) {
-                case VISIBLE -> masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()),
-                        MaskSummary.of(r.logits(height, width), height, width)));
+                case VISIBLE -> {
+                    MaskSummary m = MaskSummary.of(r.logits(height, width), height, width);
+                    masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()), m));
+                    if (m.area() > 0) {
+                        int[] b = m.box();
+                        lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
+                    }
+                }
                 case HIDDEN -> hiddenIds.add(id);
                 case LOST -> {
                     lostIds.add(id);
                     ended.put(id, revisions.remove(id));
                     tracker.remove(id);
+                    lastBox.remove(id);
                     meters.lost().increment();
                     log.info("stream {}: object {} lost at frame {}: not visible for {} frames in a row", stream, id,
                             frame, hiddenLostAfter);
@@ -145,7 +193,66 @@ public final class MemoryTracker {
             }
         }
         meters.active().set(tracker.objects().size());
+        keepState(frame);
         return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /** Keeps its state after every {@code every}-th frame (0: never) for {@link #takeState}. */
+    public void keepStateEvery(int every) {
+        this.stateEvery = every;
+    }
+
+    /** The state kept after {@code frame}, if one was; forgets it and every older one. */
+    public java.util.Optional<MemoryTrackerState> takeState(long frame) {
+        synchronized (states) {
+            MemoryTrackerState s = states.get(frame);
+            states.headMap(frame, true).clear();
+            return java.util.Optional.ofNullable(s);
+        }
+    }
+
+    private void keepState(long frame) {
+        if (stateEvery > 0 && frame % stateEvery == 0) {
+            MemoryTrackerState s = state(frame);
+            synchronized (states) {
+                states.put(frame, s);
+            }
+        }
+    }
+
+    /** Its state after {@code frame}; only while no frame is being stepped (or on the stepping thread). */
+    public MemoryTrackerState state(long frame) {
+        List<MemoryTrackerState.ObjectState> objects = new ArrayList<>();
+        for (Integer id : tracker.objects()) {
+            objects.add(new MemoryTrackerState.ObjectState(id, revisions.getOrDefault(id, 0L), lastBox.get(id),
+                    hidden.hiddenFor(id)));
+        }
+        return new MemoryTrackerState(frame, generation, objects, ended);
+    }
+
+    /** Takes up the state another engine's tracker of the stream had (failover); before the first frame. */
+    public void restore(MemoryTrackerState s) {
+        if (stepped) {
+            throw new IllegalStateException("stream " + stream + ": objects are restored before the first frame only");
+        }
+        restored = s;
+    }
+
+    /** The restored objects: visible ones resume from their last box, hidden ones are lost by the move. */
+    private void takeUp(MemoryTrackerState s) {
+        ended.putAll(s.ended());
+        for (MemoryTrackerState.ObjectState o : s.objects()) {
+            revisions.put(o.id(), o.revision());
+            if (o.box() != null && o.hiddenFrames() == 0) {
+                resume.put(o.id(), o.box());
+            } else {
+                revisions.remove(o.id());
+                ended.put(o.id(), o.revision());
+                lostByMove.add(o.id());
+            }
+        }
+        log.info("stream {}: took up object(s) {} from frame {}: {} resume from their last box, {} hidden at the move"
+                + " are lost", stream, s.ids(), s.frame(), resume.size(), lostByMove.size());
     }
 
     /** A configuration / topic prompt (frame pixels) in the model's input pixels: box first, then points. */

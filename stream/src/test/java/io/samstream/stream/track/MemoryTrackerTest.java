@@ -1,6 +1,7 @@
 package io.samstream.stream.track;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.PromptSpec.ObjectPrompt;
@@ -114,6 +115,93 @@ class MemoryTrackerTest {
         assertEquals(List.of(), t.objects());
         ObjectTracker.Frame back = t.step(6, W, H, clip.render(6), box(1, 1, 4)); // added after an empty frame
         assertEquals(List.of(4), back.masks().stream().map(MaskReadout.Readout::id).toList());
+    }
+
+    @Test
+    void aStreamTakenOverGoesOnFromItsObjectsLastBoxesUnderTheirIds() {
+        MemoryTracker first = new MemoryTracker("s", always, 3, TrackingMeters.none());
+        first.keepStateEvery(2);
+        for (int f = 0; f < 5; f++) {
+            first.step(f, W, H, clip.render(f), box(1, 0, 1, 2));
+        }
+        assertTrue(first.takeState(3).isEmpty(), "kept after every second frame only");
+        MemoryTrackerState kept = first.takeState(4).orElseThrow();
+        MemoryTrackerState moved = MemoryTrackerState.fromJson(kept.toJson()); // as the state topic carries it
+        assertEquals(List.of(1, 2), moved.ids());
+        for (MemoryTrackerState.ObjectState o : moved.objects()) {
+            assertEquals(1, o.revision());
+            assertEquals(0, o.hiddenFrames());
+            assertTrue(o.box() != null && o.box()[2] <= W && o.box()[3] <= H, "object " + o.id());
+        }
+
+        TrackingMeters meters = TrackingMeters.none();
+        MemoryTracker next = new MemoryTracker("s", always, 3, meters);
+        next.restore(moved);
+        ObjectTracker.Frame r = next.step(5, W, H, clip.render(5), box(1, 0, 1, 2));
+        assertEquals(List.of(1, 2), r.masks().stream().map(MaskReadout.Readout::id).toList());
+        assertEquals(List.of(1, 2), next.objects());
+        assertEquals(0.0, meters.lost().count());
+        // Conditioned on the carried boxes, not seeded again from the configured ones.
+        List<TrackPrompts.Seed> carried = moved.objects().stream().map(o -> new TrackPrompts.Seed(
+                new ObjectPrompt(o.id(), null, o.box()), 1)).toList();
+        ObjectTracker.Frame fromBoxes = new MemoryTracker("c", always, 3, TrackingMeters.none()).step(5, W, H,
+                clip.render(5), new TrackPrompts(carried, 0));
+        ObjectTracker.Frame fromConfig = new MemoryTracker("d", always, 3, TrackingMeters.none()).step(5, W, H,
+                clip.render(5), box(1, 0, 1, 2));
+        assertTrue(!sameMasks(fromBoxes, fromConfig), "the carried boxes must differ from the configured ones here");
+        assertTrue(sameMasks(r, fromBoxes), "resumed from the carried boxes");
+        // Then it follows them from memory under the same revision: not conditioned again.
+        ObjectTracker.Frame later = next.step(6, W, H, clip.render(6), box(1, 0, 1, 2));
+        assertEquals(List.of(1, 2), later.masks().stream().map(MaskReadout.Readout::id).toList());
+        assertThrows(IllegalStateException.class, () -> next.restore(moved), "restored before the first frame only");
+    }
+
+    @Test
+    void anObjectHiddenWhenItsStreamMovesIsLostOnceOnTheNewEngine() {
+        MemoryTracker first = new MemoryTracker("s", never, 5, TrackingMeters.none());
+        first.step(0, W, H, clip.render(0), box(1, 0, 1));
+        first.step(1, W, H, clip.render(1), box(1, 0, 1));
+        MemoryTrackerState s = MemoryTrackerState.fromJson(first.state(1).toJson());
+        assertEquals(2, s.objects().get(0).hiddenFrames());
+        assertEquals(null, s.objects().get(0).box(), "never visible: no box");
+        TrackingMeters meters = TrackingMeters.none();
+        MemoryTracker next = new MemoryTracker("s", never, 5, meters);
+        next.restore(s);
+        ObjectTracker.Frame r = next.step(2, W, H, clip.render(2), box(1, 0, 1));
+        assertEquals(List.of(1), r.lost());
+        assertEquals(1.0, meters.lost().count());
+        assertEquals(List.of(), next.objects());
+        ObjectTracker.Frame after = next.step(3, W, H, clip.render(3), box(1, 0, 1));
+        assertEquals(List.of(), after.lost(), "reported once");
+        assertEquals(List.of(), after.hidden());
+        assertEquals(List.of(1), next.step(4, W, H, clip.render(4), box(2, 0, 1)).hidden(), "back once re-prompted");
+    }
+
+    @Test
+    void aDamagedStateIsRefusedNamingWhatIsWrong() {
+        com.fasterxml.jackson.databind.node.ObjectNode o = new MemoryTrackerState(3, 0,
+                List.of(new MemoryTrackerState.ObjectState(7, 1, new double[] {1, 2, 30, 40}, 0)), Map.of(9, 2L)).toJson();
+        assertEquals(List.of(7), MemoryTrackerState.fromJson(o).ids());
+        assertEquals(Map.of(9, 2L), MemoryTrackerState.fromJson(o).ended());
+        ((com.fasterxml.jackson.databind.node.ArrayNode) o.get("objects").get(0).get("box")).set(2,
+                com.fasterxml.jackson.databind.node.DoubleNode.valueOf(0));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MemoryTrackerState.fromJson(o));
+        assertTrue(e.getMessage().contains("object 7") && e.getMessage().contains("box"), e.getMessage());
+        o.remove("objects");
+        assertThrows(IllegalArgumentException.class, () -> MemoryTrackerState.fromJson(o));
+    }
+
+    private static boolean sameMasks(ObjectTracker.Frame a, ObjectTracker.Frame b) {
+        if (a.masks().size() != b.masks().size()) {
+            return false;
+        }
+        for (int i = 0; i < a.masks().size(); i++) {
+            if (!java.util.Arrays.equals(a.masks().get(i).summary().columnMajorBits(),
+                    b.masks().get(i).summary().columnMajorBits())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test
