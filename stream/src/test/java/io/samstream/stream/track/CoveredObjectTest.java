@@ -5,11 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.video.PatternPainter;
+import io.samstream.connectors.video.PatternPainter.Kind;
+import io.samstream.connectors.video.VideoFrame;
+import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.track.AppearanceTrackingTest.Scene;
 import io.samstream.stream.track.AppearanceTrackingTest.ScriptedBackend;
 import io.samstream.stream.track.AppearanceTrackingTest.Square;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.function.IntUnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * An object covered by another (taken over), on scripted scenes ({@link AppearanceTrackingTest}'s kit): a small
  * square moving right goes behind a large one that stays in front. Covered for good, it must be reported lost
  * within {@code lost-after} + 2 frames of being wholly covered (issue #15); coming out on the far side within
- * {@code reid-window} frames, it must be published again under its old id.
+ * {@code reid-window} frames, it must be published again under its old id. Last, the same on the demo model.
  */
 class CoveredObjectTest {
     static final int SIZE = MergeRuleTest.SIZE;
@@ -120,6 +128,92 @@ class CoveredObjectTest {
         assertEquals(-1, coasting.lostAt(), "not lost");
         for (int t = 0; t < 28; t++) {
             assertEquals(clear(path(t)) ? List.of(0, 1) : List.of(1), coasting.published().get(t), "frame " + t);
+        }
+    }
+
+    // The demo model: a diamond (radius 26) moving right at 4 px a frame passes behind a box (92 x 64 px, drawn in
+    // front) moving left at 2 px a frame; wholly covered while their centres are within 20 px (frames 17 to 23).
+    static final int W = 320;
+    static final int H = 240;
+    static final int DEMO_FRAMES = 40;
+
+    static double diamondX(int t) {
+        return 60 + 4.0 * t;
+    }
+
+    static double boxX(int t) {
+        return 180 - 2.0 * t;
+    }
+
+    /** The diamond's visible pixels in frame t (inside it and not under the box). */
+    static boolean[] visibleDiamond(int t) {
+        boolean[] m = new boolean[W * H];
+        for (int y = 0; y < H; y++) {
+            for (int x = 0; x < W; x++) {
+                m[y * W + x] = Kind.DIAMOND.covers(26, x + 0.5 - diamondX(t), y + 0.5 - 90)
+                        && !Kind.BOX.covers(46, x + 0.5 - boxX(t), y + 0.5 - 88);
+            }
+        }
+        return m;
+    }
+
+    /** Per frame, the diamond's published mask (null where it is not published); lost frames into {@code lost}. */
+    static List<boolean[]> demoRun(List<Tensor> embeddings, EngineSettings.Tracking settings, List<Integer> lost) {
+        ObjectTracker tracker = new ObjectTracker("demo-covered", DemoScene.backend(), settings, null,
+                TrackingMeters.none());
+        TrackPrompts prompts = new TrackPrompts(List.of(
+                new TrackPrompts.Seed(new ObjectPrompt(0, null, new double[] {diamondX(0) - 26, 64, diamondX(0) + 26,
+                    116}), 0),
+                new TrackPrompts.Seed(new ObjectPrompt(1, null, new double[] {boxX(0) - 46, 56, boxX(0) + 46, 120}), 0)),
+                0);
+        List<boolean[]> diamond = new ArrayList<>();
+        for (int t = 0; t < DEMO_FRAMES; t++) {
+            ObjectTracker.Frame f = tracker.step(t, W, H, embeddings.get(t), prompts);
+            if (f.lost().contains(0)) {
+                lost.add(t);
+            }
+            ObjectMask o = f.objects().stream().filter(m -> m.id() == 0).findFirst().orElse(null);
+            diamond.add(o == null ? null : DemoScene.decode(o));
+        }
+        return diamond;
+    }
+
+    @Test
+    void onTheDemoModelAShapeCoveredByALargerOneIsLostWhileCoveredAndFoundAgainWhereItComesOut() {
+        byte[] background = PatternPainter.texturedBackground(W, H, new Random(22));
+        List<VideoFrame> video = new ArrayList<>();
+        int firstCovered = -1;
+        int lastCovered = -1;
+        for (int t = 0; t < DEMO_FRAMES; t++) {
+            byte[] rgb = background.clone();
+            PatternPainter.fill(rgb, W, H, Kind.DIAMOND, diamondX(t), 90, 26, PatternPainter.paletteColour(4));
+            PatternPainter.fill(rgb, W, H, Kind.BOX, boxX(t), 88, 46, PatternPainter.paletteColour(1));
+            video.add(new VideoFrame("demo-covered", t, t * 33L, Instant.EPOCH, W, H, rgb));
+            if (LowResMask.area(visibleDiamond(t)) == 0) {
+                firstCovered = firstCovered < 0 ? t : firstCovered;
+                lastCovered = t;
+            }
+        }
+        assertTrue(firstCovered > 0 && lastCovered - firstCovered >= ON.lostAfter(), "covered " + firstCovered + " to "
+                + lastCovered);
+        List<Tensor> embeddings = new Segmenter(DemoScene.backend(), "demo").encode(video);
+
+        List<Integer> lost = new ArrayList<>();
+        List<boolean[]> diamond = demoRun(embeddings, ON, lost);
+        assertEquals(1, lost.size(), "reported lost once: " + lost);
+        assertTrue(lost.get(0) <= firstCovered + ON.lostAfter() + 1, "wholly covered from frame " + firstCovered
+                + ", lost at " + lost.get(0));
+        for (int t = DEMO_FRAMES - 6; t < DEMO_FRAMES; t++) {
+            assertTrue(diamond.get(t) != null && DemoScene.iou(diamond.get(t), visibleDiamond(t)) >= 0.8,
+                    "frame " + t + ": out again and published under its id");
+        }
+        // Without re-identification it coasts behind the box unreported; it is published on the same frames.
+        EngineSettings.Tracking noReid = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, 0.5, 0.6, 0, 0.8);
+        List<Integer> coastingLost = new ArrayList<>();
+        List<boolean[]> coasting = demoRun(embeddings, noReid, coastingLost);
+        assertEquals(List.of(), coastingLost);
+        for (int t = 0; t < DEMO_FRAMES; t++) {
+            assertEquals(coasting.get(t) != null, diamond.get(t) != null, "frame " + t + ": published in both or neither");
         }
     }
 }
