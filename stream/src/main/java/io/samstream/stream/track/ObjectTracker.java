@@ -55,7 +55,11 @@ import org.slf4j.LoggerFactory;
  *     whole object; while it is not measured at all the filter holds its size (no size trend is
  *     extrapolated). A followed mask that lies mostly on another object's new mask while it no longer
  *     matches its own previous mask (IoU below {@value #JUMP_COVER}, and below the other's) has
- *     <b>jumped</b> onto that object, usually the occluder: a bad frame (hidden), never merged.</li>
+ *     <b>jumped</b> onto that object, usually the occluder: a bad frame (hidden), never merged. A hidden bad
+ *     frame whose predicted box lies wholly ({@value #COVERED}) under other objects' mask boxes is
+ *     <b>covered</b>: after {@code lost-after} such frames of a run the object is reported lost (taken over, as
+ *     far as the tracker can tell) when re-identification is on; its lost track goes on coasting where its filter
+ *     predicts, as the probe, until {@code hidden-lost-after} bad frames, then is probed at its last box.</li>
  * <li><b>Duplicates.</b> When two masks overlap with IoU >= {@code merge-iou} and one track is new (seeded this
  *     frame, or a discovered one on its first followed frame), the new one is a duplicate of the other: its
  *     track ends, reported in {@code lost} (of two new ones the prompted, else the older, else the lower id
@@ -69,9 +73,9 @@ import org.slf4j.LoggerFactory;
  *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains.</li>
  * <li><b>Scene cuts.</b> An image whose layout of mean embeddings is unlike the previous frame's ({@code
  *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
- * <li><b>Re-identification.</b> A lost track is probed at its last box for {@code reid-window} frames; a good
- *     probe mask, clear of the frame's objects, that looks like it ({@code reid-appearance}) brings it back
- *     under its id.</li>
+ * <li><b>Re-identification.</b> A lost track is probed at its last box (a covered one first on its predicted
+ *     path) for {@code reid-window} frames; a good probe mask, clear of the frame's objects, that looks like it
+ *     ({@code reid-appearance}) brings it back under its id.</li>
  * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
  *     configured objects again; a change of frame size starts over the same way.</li>
  * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
@@ -124,6 +128,10 @@ public final class ObjectTracker {
 
     /** A layout whose energy is at most this share of the image mean's (per region) is flat ({@link #layout}). */
     private static final double FLAT = 1e-6;
+    /** A hidden track whose predicted box lies at least this much under other objects is covered ({@link #covered}). */
+    private static final double COVERED = 0.9;
+    /** {@link #covered} samples the predicted box on a grid of this many points a side. */
+    private static final int COVER_SAMPLES = 16;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
@@ -519,9 +527,16 @@ public final class ObjectTracker {
                 || (g.track().origin() == Track.Origin.PROMPTED ? !prompted.contains(g.track().id())
                         : prompts.dismissed().contains(g.track().id())));
         for (Ghost g : ghosts.values()) {
-            work.add(probe(g.track()));
+            work.add(coasting(g.track()) ? coast(g.track()) : probe(g.track()));
         }
         return work;
+    }
+
+    /** A lost covered track's probe: followed as a live track is (its predicted box, previous mask, point). */
+    private Work coast(Track t) {
+        Work w = follow(t);
+        w.probe = true;
+        return w;
     }
 
     /** A lost track's probe: SAM asked for a mask in the box it had when last seen (multimask, no mask prompt). */
@@ -623,7 +638,8 @@ public final class ObjectTracker {
                         w.track.clearSize(), strip -> inFront(strip, w, work, jumped)), clear);
                 w.track.remember(w.look, w.read.summary().area(), clear);
             } else {
-                w.track.bad(!strange.contains(w) && hidden(w, work, jumped));
+                boolean hidden = !strange.contains(w) && hidden(w, work, jumped);
+                w.track.bad(hidden, hidden && covered(w, work, jumped));
             }
         }
         List<Work> kept = new ArrayList<>(work.size());
@@ -632,7 +648,7 @@ public final class ObjectTracker {
                 continue;
             }
             if (w.track.unexplainedBadFrames() >= settings.lostAfter()
-                    || w.track.badFrames() >= settings.hiddenLostAfter()) {
+                    || w.track.badFrames() >= settings.hiddenLostAfter() || coveredLost(w.track)) {
                 end(w.track);
                 if (settings.reidWindow() > 0) {
                     ghosts.put(w.id, new Ghost(w.track, frame));
@@ -640,9 +656,9 @@ public final class ObjectTracker {
                 lost.add(w.id);
                 meters.lost().increment();
                 log.info("stream {}: object {} lost at frame {} ({} bad frames in a row, {} of them not behind another "
-                        + "object; last predicted IoU {} / stability {}, minimum {} / {})", stream, w.id, frame,
-                        w.track.badFrames(), w.track.unexplainedBadFrames(), w.read.score(),
-                        w.read.stability(), settings.minPredictedIou(), settings.minStability());
+                        + "object, {} wholly covered; last predicted IoU {} / stability {}, minimum {} / {})", stream,
+                        w.id, frame, w.track.badFrames(), w.track.unexplainedBadFrames(), w.track.coveredBadFrames(),
+                        w.read.score(), w.read.stability(), settings.minPredictedIou(), settings.minStability());
                 continue;
             }
             kept.add(w);
@@ -652,35 +668,54 @@ public final class ObjectTracker {
     }
 
     /**
+     * Whether a track is lost as taken over: {@code lost-after} of its bad frames in a row were wholly covered
+     * ({@link #covered}). Only with re-identification on, which follows it on as a lost object ({@link #coasting})
+     * and gives it its id back if it comes out; without it the track coasts up to {@code hidden-lost-after}.
+     */
+    private boolean coveredLost(Track t) {
+        return settings.reidWindow() > 0 && t.coveredBadFrames() >= settings.lostAfter();
+    }
+
+    /**
+     * Whether a lost track is still followed where its filter predicts it (a covered object may come out on the
+     * far side of its occluder) rather than probed at its last box: lost as covered, and fewer than {@code
+     * hidden-lost-after} bad frames so far.
+     */
+    private boolean coasting(Track t) {
+        return t.coveredBadFrames() >= settings.lostAfter() && t.unexplainedBadFrames() < settings.lostAfter()
+                && t.badFrames() < settings.hiddenLostAfter();
+    }
+
+    /**
      * Lost objects found again: a probe whose mask is good by the scores, looks like the track's memory
      * ({@code reid-appearance}) and lies clear of every object of the frame brings its track back under its id.
      */
     private void reidentify(long frame, List<Work> probes, List<Work> kept, float[] imageMean) {
         for (Work p : probes) {
             Ghost g = ghosts.get(p.id);
-            if (g == null || p.read.empty() || p.read.score() < settings.minPredictedIou()
-                    || p.read.stability() < settings.minStability() || !g.track().remembers()) {
+            if (g == null) {
+                continue; // ended by a scene cut on this frame
+            }
+            if (!found(p, g, kept, imageMean)) {
+                if (p.predicted != null) {
+                    g.track().bad(true); // still behind its occluder: coasts on, the filter holding its size
+                }
                 continue;
             }
             double look = g.track().looksLike(p.look, imageMean);
-            if (look < settings.reidAppearance()) {
-                continue;
-            }
-            boolean clear = true;
-            for (Work k : kept) {
-                if (k.good && (LowResMask.coveredBy(p.mask, k.mask) > REID_MAX_OVERLAP
-                        || LowResMask.coveredBy(k.mask, p.mask) > REID_MAX_OVERLAP)) {
-                    clear = false;
-                    break;
-                }
-            }
-            if (!clear) {
-                continue;
-            }
             ghosts.remove(p.id);
             Track t = g.track();
-            t.reidentified(p.chosen, p.read.box());
-            t.remember(p.look, p.read.summary().area(), true);
+            if (p.predicted != null) {
+                // Followed on its predicted path: taken up as a followed track is, its filter's motion kept.
+                double[] box = p.read.box();
+                boolean beside = besideAny(box, kept);
+                t.measured(p.chosen, box, PartialBox.full(p.predicted, box, t.clearSize(), s -> besideAny(s, kept)),
+                        !beside);
+                t.remember(p.look, p.read.summary().area(), !beside);
+            } else {
+                t.reidentified(p.chosen, p.read.box());
+                t.remember(p.look, p.read.summary().area(), true);
+            }
             tracks.put(p.id, t);
             ended.remove(p.id);
             p.good = true;
@@ -690,6 +725,34 @@ public final class ObjectTracker {
                     + "re-identified under its id", stream, p.id, frame, frame - g.lostFrame(),
                     String.format(java.util.Locale.ROOT, "%.2f", look));
         }
+    }
+
+    /** Whether a probe's mask is its lost object: good by the scores, looks like it, clear of the frame's objects. */
+    private boolean found(Work p, Ghost g, List<Work> kept, float[] imageMean) {
+        if (p.read.empty() || p.read.score() < settings.minPredictedIou()
+                || p.read.stability() < settings.minStability() || !g.track().remembers()) {
+            return false;
+        }
+        if (g.track().looksLike(p.look, imageMean) < settings.reidAppearance()) {
+            return false;
+        }
+        for (Work k : kept) {
+            if (k.good && (LowResMask.coveredBy(p.mask, k.mask) > REID_MAX_OVERLAP
+                    || LowResMask.coveredBy(k.mask, p.mask) > REID_MAX_OVERLAP)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code box} (pixels) overlaps the mask box of a live object of the frame ({@link #inFront}'s rule). */
+    private static boolean besideAny(double[] box, List<Work> kept) {
+        for (Work k : kept) {
+            if (!k.read.empty() && !k.jumped && overlap(box, k.read.box())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -857,6 +920,37 @@ public final class ObjectTracker {
             }
         }
         return out;
+    }
+
+    /**
+     * Whether a hidden track is wholly covered: at least {@value #COVERED} of its predicted box (within the frame) lies
+     * under other objects' mask boxes, so nothing of it can show (taken over, or behind an occluder for a while).
+     */
+    private boolean covered(Work w, List<Work> work, Set<Work> jumped) {
+        double x0 = Math.max(0, w.predicted[0]);
+        double y0 = Math.max(0, w.predicted[1]);
+        double x1 = Math.min(geometry.width(), w.predicted[2]);
+        double y1 = Math.min(geometry.height(), w.predicted[3]);
+        if (x1 <= x0 || y1 <= y0) {
+            return false;
+        }
+        int under = 0;
+        for (int j = 0; j < COVER_SAMPLES; j++) {
+            double y = y0 + (j + 0.5) * (y1 - y0) / COVER_SAMPLES;
+            for (int i = 0; i < COVER_SAMPLES; i++) {
+                double x = x0 + (i + 0.5) * (x1 - x0) / COVER_SAMPLES;
+                for (Work o : work) {
+                    if (o != w && !o.read.empty() && !jumped.contains(o)) {
+                        double[] b = o.read.box();
+                        if (x >= b[0] && x < b[2] && y >= b[1] && y < b[3]) {
+                            under++;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        return under >= COVERED * COVER_SAMPLES * COVER_SAMPLES;
     }
 
     /** Whether a followed track's bad frame is explained: its predicted box overlaps another object's mask box. */

@@ -23,6 +23,8 @@ public final class Track {
     /** The box's size {@code [w, h]} when last seen clear of other objects ({@link PartialBox}). */
     private double[] clearSize;
     private int unexplainedBadFrames;
+    /** Bad frames of the current run while its predicted box lay under other objects ({@link #coveredBadFrames}). */
+    private int coveredBadFrames;
     /** Appearance memory: the mean embedding under the seed frame's mask, and a running mean of clear frames. */
     private float[] seedLook;
     private float[] look;
@@ -103,6 +105,7 @@ public final class Track {
         filter.update(fullBox);
         badFrames = 0;
         unexplainedBadFrames = 0;
+        coveredBadFrames = 0;
     }
 
     /** A bad frame that nothing explains: the last good mask stays, the filter coasts on its prediction. */
@@ -115,8 +118,18 @@ public final class Track {
      * longer limit for hidden objects ({@link #badFrames}), not towards {@link #unexplainedBadFrames}.
      */
     int bad(boolean hidden) {
+        return bad(hidden, false);
+    }
+
+    /**
+     * A bad frame; {@code covered}: hidden with its whole predicted box under other objects (nothing of it can
+     * show), which counts towards {@link #coveredBadFrames} as well.
+     */
+    int bad(boolean hidden, boolean covered) {
         if (!hidden) {
             unexplainedBadFrames++;
+        } else if (covered) {
+            coveredBadFrames++;
         }
         filter.holdSize();
         return ++badFrames;
@@ -125,6 +138,11 @@ public final class Track {
     /** Bad frames in a row that no occluder explains. */
     public int unexplainedBadFrames() {
         return unexplainedBadFrames;
+    }
+
+    /** Bad frames of the current run (since its last good frame) spent wholly covered by other objects. */
+    public int coveredBadFrames() {
+        return coveredBadFrames;
     }
 
     /**
@@ -188,12 +206,13 @@ public final class Track {
         filter = new KalmanBoxFilter(foundBox);
         badFrames = 0;
         unexplainedBadFrames = 0;
+        coveredBadFrames = 0;
     }
 
     /** Its state, for failover ({@link TrackerState}). */
     TrackerState.TrackState export() {
         return new TrackerState.TrackState(id, origin, revision, bornFrame, lowResLogits, box.clone(), clearSize.clone(),
-                badFrames, unexplainedBadFrames, filter.exportState(), seedLook == null ? null : seedLook.clone(),
+                badFrames, unexplainedBadFrames, coveredBadFrames, filter.exportState(), seedLook == null ? null : seedLook.clone(),
                 look == null ? null : look.clone(), area, clearArea);
     }
 
@@ -203,6 +222,7 @@ public final class Track {
         t.clearSize = s.clearSize().clone();
         t.badFrames = s.badFrames();
         t.unexplainedBadFrames = s.unexplainedBadFrames();
+        t.coveredBadFrames = s.coveredBadFrames();
         t.filter.importState(s.filter());
         t.seedLook = s.seedLook() == null ? null : s.seedLook().clone();
         t.look = s.look() == null ? null : s.look().clone();

@@ -24,7 +24,8 @@ import java.util.zip.Inflater;
  * the prompted ids that ended, the prompt generation and the discovered-id counter. As JSON, the logits
  * fixed-point (1/256) 16-bit, deflated, base64: a mask's sign survives exactly up to |logit| < 128; the
  * appearance vectors as float32, base64 (they are compared against thresholds). A state written before
- * appearance memory and ghosts were kept reads as tracks without memory and no ghosts.
+ * appearance memory and ghosts were kept reads as tracks without memory and no ghosts; one written before
+ * covered frames were counted, with none counted.
  *
  * @param frame the frame it was taken after
  */
@@ -45,7 +46,7 @@ public record TrackerState(long frame, long generation, long framesTracked, int 
      * appearance memory yet.
      */
     public record TrackState(int id, Track.Origin origin, long revision, long bornFrame, Tensor lowResLogits,
-            double[] box, double[] clearSize, int badFrames, int unexplainedBadFrames, double[] filter,
+            double[] box, double[] clearSize, int badFrames, int unexplainedBadFrames, int coveredBadFrames, double[] filter,
             float[] seedLook, float[] look, long area, long clearArea) {}
 
     /** A lost track probed for re-identification until {@code lostFrame} + the re-id window. */
@@ -75,7 +76,8 @@ public record TrackerState(long frame, long generation, long framesTracked, int 
 
     private static ObjectNode track(ObjectNode n, TrackState t) {
         n.put("id", t.id()).put("origin", t.origin().name()).put("revision", t.revision())
-                .put("born", t.bornFrame()).put("bad", t.badFrames()).put("unexplained", t.unexplainedBadFrames());
+                .put("born", t.bornFrame()).put("bad", t.badFrames()).put("unexplained", t.unexplainedBadFrames())
+                .put("covered", t.coveredBadFrames());
         array(n.putArray("box"), t.box());
         array(n.putArray("clear_size"), t.clearSize());
         array(n.putArray("filter"), t.filter());
@@ -127,7 +129,7 @@ public record TrackerState(long frame, long generation, long framesTracked, int 
         return new TrackState(n.required("id").asInt(), Track.Origin.valueOf(n.required("origin").asText()),
                 n.required("revision").asLong(), n.required("born").asLong(), new Tensor(logits, shape),
                 doubles(n.required("box")), doubles(n.required("clear_size")), n.required("bad").asInt(),
-                n.required("unexplained").asInt(), doubles(n.required("filter")), seedLook, look,
+                n.required("unexplained").asInt(), n.path("covered").asInt(0), doubles(n.required("filter")), seedLook, look,
                 n.path("area").asLong(0), n.path("clear_area").asLong(0));
     }
 

@@ -278,6 +278,7 @@ class AppearanceTrackingTest {
         ScriptedBackend backend = new ScriptedBackend((t, c) -> c[2] > 26 ? occluder
                 : new Square(24 + t, 32, 6 + Math.max(0, t - 6) / 2, OBJECT));
         ObjectTracker tracker = new ObjectTracker("creep", backend, ON, null, TrackingMeters.none());
+        List<Integer> lost = new ArrayList<>();
         for (int t = 0; t < 20; t++) {
             Scene scene = new Scene(BACKGROUND, List.of(new Square(24 + t, 32, 6, OBJECT), occluder));
             ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene),
@@ -285,10 +286,18 @@ class AppearanceTrackingTest {
                             new ObjectPrompt(1, null, new double[] {60, 36, 116, 92})));
             List<Integer> ids = ids(f);
             assertTrue(ids.contains(1), "frame " + t + ": the occluder");
+            if (f.lost().contains(0)) {
+                lost.add(t);
+            }
             if (t >= 16) {
                 assertEquals(List.of(1), ids, "frame " + t + ": the small square's mask lies in the large one");
-                assertEquals(List.of(0), f.hidden(), "frame " + t + ": it coasts behind it");
+            }
+            if (t >= 12) {
+                // Wholly behind the large one from frame 12: it coasts there until it is lost as covered.
+                assertEquals(lost.isEmpty() ? List.of(0) : List.of(), f.hidden(), "frame " + t + ": hidden until lost");
             }
         }
+        assertEquals(1, lost.size(), "lost once: " + lost);
+        assertTrue(lost.get(0) <= 12 + ON.lostAfter() + 1, "covered from frame 12, lost at " + lost.get(0));
     }
 }

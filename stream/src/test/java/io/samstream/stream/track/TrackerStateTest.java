@@ -26,7 +26,7 @@ class TrackerStateTest {
                 new double[] {5, 6, 40, 50});
         t.filter().predict();
         t.measured(new Tensor(logits, 1, 64, 64), new double[] {7, 8, 41, 52});
-        t.bad(true);
+        t.bad(true, true);
         float[] look = new float[256];
         for (int i = 0; i < look.length; i++) {
             look[i] = (float) rnd.nextGaussian() * 0.37f;
@@ -47,6 +47,7 @@ class TrackerStateTest {
         assertEquals(12, r.bornFrame());
         assertEquals(1, r.badFrames());
         assertEquals(0, r.unexplainedBadFrames());
+        assertEquals(1, r.coveredBadFrames(), "a covered bad frame");
         assertArrayEquals(t.box(), r.box());
         assertArrayEquals(t.filter().exportState(), r.filter().exportState());
         assertArrayEquals(new int[] {1, 64, 64}, r.lowResLogits().shape());
@@ -70,18 +71,24 @@ class TrackerStateTest {
                 + float32Base64 + "): " + stored + " characters");
     }
 
-    /** A state written before appearance memory and ghosts were kept: tracks without memory, no ghosts. */
+    /**
+     * A state written before appearance memory, ghosts and covered frames were kept: tracks without memory, no
+     * ghosts, no covered frames counted.
+     */
     @Test
     void anOlderStateReadsAsTracksWithoutMemory() throws Exception {
         Track t = new Track(3, Track.Origin.PROMPTED, 1, 0, new Tensor(new float[16], 1, 4, 4), new double[] {0, 0, 4, 4});
+        t.bad(true, true);
         com.fasterxml.jackson.databind.node.ObjectNode o =
                 new TrackerState(5, 0, 6, 0, List.of(t.export()), Map.of(), List.of()).toJson();
         o.remove("ghosts");
-        ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("tracks").get(0)).remove(List.of("area", "clear_area"));
+        ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("tracks").get(0)).remove(List.of("area", "clear_area", "covered"));
         TrackerState back = TrackerState.fromJson(o);
         assertEquals(List.of(3), back.ids());
         assertTrue(back.ghosts().isEmpty());
         assertEquals(false, Track.restore(back.tracks().get(0)).remembers());
+        assertEquals(0, Track.restore(back.tracks().get(0)).coveredBadFrames());
+        assertEquals(1, Track.restore(back.tracks().get(0)).badFrames());
     }
 
     @Test
