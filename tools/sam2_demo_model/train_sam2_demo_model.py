@@ -385,6 +385,10 @@ def main():
     ap.add_argument("--wd", type=float, default=0.05)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--point-frac", type=float, default=0.3, help="share of steps prompted with points")
+    ap.add_argument("--image-phase", type=float, default=0.0,
+                    help="share of the budget spent first on prompted single frames (SAM-style image steps)")
+    ap.add_argument("--image-mix", type=float, default=0.0, help="share of image steps after that phase")
+    ap.add_argument("--image-objects", type=int, default=4, help="objects prompted per frame in an image step")
     ap.add_argument("--smoke", action="store_true", help="a few CPU-sized steps and a small evaluation")
     ap.add_argument("--amp", action="store_true", help="bf16 autocast on the CPU too (it is always on with CUDA)")
     a = ap.parse_args()
@@ -412,6 +416,8 @@ def main():
         f"{n_params} parameters, args {vars(a)}")
     opt = torch.optim.AdamW(param_groups(model, a.wd), lr=a.lr, betas=(0.9, 0.999))
     gen = ClipGenerator(TRAIN_SEED, device, a.frames)
+    # Image steps: clips of one frame, every object prompted on it (what Meta's image pre-training gives SAM 2).
+    image_gen = ClipGenerator(TRAIN_SEED + 1, device, 1)
     budget = a.minutes * 60
     start = time.time()
     step, frames_seen, hist = 0, 0, []
@@ -423,21 +429,24 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         kind = "box" if gen.py.random() >= a.point_frac else str(gen.py.choice((1, 1, 2, 3)))
-        clips = make_clips(gen, a.clips, a.chunk, CONFIG["image_size"])
+        image = elapsed < a.image_phase * budget or gen.py.random() < a.image_mix
+        g_step, frames, per_clip = (image_gen, 1, a.image_objects) if image else (gen, a.frames, a.per_clip)
+        # an image step renders as many frames as a clip step
+        clips = make_clips(g_step, a.clips * a.frames // frames, a.chunk * a.frames // frames, CONFIG["image_size"])
         clip = {k: torch.cat([c[k] for c in clips]) for k in ("images", "gt", "under")}
-        obj_clip, obj_slot = pick_objects(gen, clip["gt"], clip["under"], a.frames, a.per_clip)
+        obj_clip, obj_slot = pick_objects(g_step, clip["gt"], clip["under"], frames, per_clip)
         if obj_clip.numel() == 0:
             continue
         try:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                _, _, _, tot = track_clip(model, clip, obj_clip, obj_slot, kind, gen, a.frames)
+                _, _, _, tot = track_clip(model, clip, obj_clip, obj_slot, kind, g_step, frames)
         except RuntimeError as e:
             if not amp or step > 0:
                 raise
             amp = False  # e.g. torch 1.13's CPU autocast and LayerNorm: go on in fp32 rather than lose the run
             log(f"bf16 autocast failed on the first step ({str(e).splitlines()[0]}): training in fp32")
             continue
-        n_obj_frames = obj_clip.numel() * a.frames
+        n_obj_frames = obj_clip.numel() * frames
         loss = (tot["mask"] + tot["iou"] + tot["cls"]) / n_obj_frames
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -451,7 +460,7 @@ def main():
         if step % 25 == 0 or a.smoke:
             m = torch.tensor(hist[-25:]).mean(0).tolist()
             log(f"step {step} t {time.time() - start:.0f}s lr {lr:.2e} loss mask {m[0]:.3f} iou {m[1]:.4f} "
-                f"cls {m[2]:.4f} train IoU {m[3]:.3f} absent {m[4]:.3f} grad {float(gnorm):.2f} "
+                f"cls {m[2]:.4f} train IoU {m[3]:.3f} absent {m[4]:.3f} grad {float(gnorm):.2f} {'image' if image else 'clip'} "
                 f"objects {obj_clip.numel()} frames {frames_seen}")
     train_s = time.time() - start
     log(f"trained {step} steps, {frames_seen} frames in {train_s:.0f} s"
