@@ -143,8 +143,9 @@ CONFIGS = {
 }
 
 
-def build(cfg):
-    import torch
+def build_model(cfg, base=None):
+    """SAM2 at cfg's shapes with Meta's video settings, torch's default initialisation; the class derives from
+    `base` (default SAM2VideoPredictor, a SAM2Base), so a trainer can add to it."""
     from sam2.modeling.backbones.hieradet import Hiera
     from sam2.modeling.backbones.image_encoder import FpnNeck, ImageEncoder
     from sam2.modeling.memory_attention import MemoryAttention, MemoryAttentionLayer
@@ -183,7 +184,7 @@ def build(cfg):
     decoder_args = dict(dynamic_multimask_via_stability=True, dynamic_multimask_stability_delta=0.05,
                         dynamic_multimask_stability_thresh=0.98)
 
-    class Predictor(SAM2VideoPredictor):
+    class Predictor(base or SAM2VideoPredictor):
         def _build_sam_heads(self):
             super()._build_sam_heads()
             # the released heads are fixed at mlp 2048 / iou hidden 256; a tiny model shrinks them too
@@ -205,6 +206,13 @@ def build(cfg):
         fixed_no_obj_ptr=True, multimask_output_for_tracking=True, use_multimask_token_for_obj_ptr=True,
         multimask_min_pt_num=0, multimask_max_pt_num=1, use_mlp_for_obj_ptr_proj=True,
         sam_mask_decoder_extra_args=decoder_args, binarize_mask_from_pts_for_mem_enc=True, fill_hole_area=0)
+    return model
+
+
+def build(cfg):
+    """build_model with the deterministic weights (weight_values) and cfg's overrides."""
+    import torch
+    model = build_model(cfg)
     sd = model.state_dict()
     new = {k: torch.from_numpy(weight_values(k, tuple(v.shape))) for k, v in sd.items()}
     for k, value in cfg.get("overrides", {}).items():

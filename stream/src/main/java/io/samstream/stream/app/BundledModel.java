@@ -6,37 +6,47 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The example model shipped in {@code examples/}: the default when no checkpoint is configured. */
+/**
+ * The example models shipped in {@code examples/}: the SAM one is the default when no checkpoint is configured;
+ * the SAM 2.1 one is what {@code samstream demo --model sam2} runs (memory mode).
+ */
 final class BundledModel {
     static final String FILE = "examples/sam-demo-synthetic.pth";
+    /** A tiny SAM 2.1 (with its {@code .layout.json}), see tools/sam2_demo_model/README.md. */
+    static final String SAM2_FILE = "examples/sam2-demo-synthetic.pt";
 
     private BundledModel() {}
 
+    /** The bundled SAM model. */
+    static Path locate() {
+        return locate(FILE);
+    }
+
     /**
-     * Looks in {@code $SAMSTREAM_HOME} (the launcher sets it), next to the jar's checkout
+     * Looks for a bundled file in {@code $SAMSTREAM_HOME} (the launcher sets it), next to the jar's checkout
      * ({@code stream/target/samstream.jar} -> the root) and in the working directory.
      */
-    static Path locate() {
+    static Path locate(String file) {
         List<Path> candidates = new ArrayList<>();
         String home = System.getenv("SAMSTREAM_HOME");
         if (home != null && !home.isBlank()) {
-            candidates.add(Path.of(home).resolve(FILE));
+            candidates.add(Path.of(home).resolve(file));
         }
         try {
             Path jar = Path.of(BundledModel.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             for (Path p = jar.getParent(); p != null; p = p.getParent()) {
-                candidates.add(p.resolve(FILE));
+                candidates.add(p.resolve(file));
             }
         } catch (URISyntaxException | RuntimeException e) {
             // Not from a file: only the other places.
         }
-        candidates.add(Path.of(FILE).toAbsolutePath());
+        candidates.add(Path.of(file).toAbsolutePath());
         for (Path c : candidates) {
             if (Files.isRegularFile(c)) {
                 return c.normalize();
             }
         }
-        throw new IllegalStateException("no checkpoint: set samstream.model.checkpoint (the bundled " + FILE
+        throw new IllegalStateException("no checkpoint: set samstream.model.checkpoint (the bundled " + file
                 + " was not found; run from the samstream checkout or set SAMSTREAM_HOME)");
     }
 

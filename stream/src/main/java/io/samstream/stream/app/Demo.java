@@ -62,9 +62,45 @@ public final class Demo {
         return new PromptSpec(objects, 0);
     }
 
+    /** The bundled models the demo can run instead of the configuration's checkpoint. */
+    public enum Model {
+        /** examples/sam-demo-synthetic.pth: SAM, kalman tracking (the default with no checkpoint configured). */
+        SAM(BundledModel.FILE),
+        /** examples/sam2-demo-synthetic.pt: a tiny SAM 2.1, memory mode. */
+        SAM2(BundledModel.SAM2_FILE);
+
+        private final String file;
+
+        Model(String file) {
+            this.file = file;
+        }
+
+        /** The model's file in the checkout (examples/...). */
+        public String file() {
+            return file;
+        }
+
+        /** Where the bundled file is ($SAMSTREAM_HOME, the jar's checkout, the working directory). */
+        public Path locate() {
+            return BundledModel.locate(file);
+        }
+    }
+
     /** @return 0 when every frame was published and read back, 1 otherwise */
     public static int run(SamstreamConfig base, Path out, int frames, PrintWriter print, boolean terminal)
             throws Exception {
+        return run(base, Optional.empty(), out, frames, print, terminal);
+    }
+
+    /**
+     * The demo with a bundled model in place of the configuration's checkpoint (empty: the configuration's, or
+     * the bundled SAM when it names none).
+     *
+     * @return 0 when every frame was published and read back, 1 otherwise
+     */
+    public static int run(SamstreamConfig base, Optional<Model> model, Path out, int frames, PrintWriter print,
+            boolean terminal) throws Exception {
+        Optional<Path> checkpoint = model.isPresent() ? Optional.of(model.get().locate()) : base.checkpoint();
         Files.createDirectories(out);
         // A demo's output is its run's alone: masks.jsonl appends (the engine never drops what it wrote),
         // so an earlier demo's files in DIR are replaced, not continued.
@@ -75,7 +111,7 @@ public final class Demo {
         PromptSpec prompts = base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
         StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),
                 prompts);
-        SamstreamConfig config = new SamstreamConfig(base.checkpoint(), base.device(), base.cpuThreads(), base.kafka(),
+        SamstreamConfig config = new SamstreamConfig(checkpoint, base.device(), base.cpuThreads(), base.kafka(),
                 List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
                 new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
                 new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty(),

@@ -4,6 +4,7 @@ import io.samstream.config.ConfigLoader;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.stream.app.Demo;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,8 +17,8 @@ import picocli.CommandLine.Spec;
         name = "demo",
         mixinStandardHelpOptions = true,
         description = {
-            "Run the engine end to end on embedded defaults: a generated clip, the bundled model, an embedded"
-                    + " Kafka broker. Reads its own records back from Kafka and prints what was published and read;"
+            "Run the engine end to end on embedded defaults: a generated clip, a bundled model (--model), an"
+                    + " embedded Kafka broker. Reads its own records back from Kafka and prints what was published and read;"
                     + " writes DIR/masks.jsonl and DIR/overlay.mp4."
         })
 final class DemoCommand implements Callable<Integer> {
@@ -36,12 +37,32 @@ final class DemoCommand implements Callable<Integer> {
             description = "Configuration file to start from (model, device, Kafka brokers); its streams are not used.")
     Path configFile;
 
+    @Option(names = "--model", paramLabel = "sam|sam2",
+            description = "A bundled model: sam (examples/sam-demo-synthetic.pth, kalman tracking; the default) or"
+                    + " sam2 (examples/sam2-demo-synthetic.pt, a tiny SAM 2.1: memory mode). Not with a"
+                    + " configuration that sets samstream.model.checkpoint.")
+    String model;
+
     @Override
     public Integer call() throws Exception {
         if (frames < 1 || frames > 10_000) {
             throw new ParameterException(spec.commandLine(), "--frames must be 1 to 10000, got " + frames);
         }
+        Optional<Demo.Model> bundled = Optional.empty();
+        if (model != null) {
+            bundled = Optional.of(switch (model) {
+                case "sam" -> Demo.Model.SAM;
+                case "sam2" -> Demo.Model.SAM2;
+                default -> throw new ParameterException(spec.commandLine(), "--model must be sam or sam2, got '"
+                        + model + "'");
+            });
+        }
         SamstreamConfig base = configFile == null ? ConfigLoader.load() : ConfigLoader.load(configFile);
-        return Demo.run(base, out, frames, spec.commandLine().getOut(), System.console() != null);
+        if (bundled.isPresent() && base.checkpoint().isPresent()) {
+            throw new ParameterException(spec.commandLine(), "--model " + model + " and samstream.model.checkpoint = "
+                    + base.checkpoint().get() + " (from " + (configFile == null ? "system properties" : configFile)
+                    + ") both name a model: use one");
+        }
+        return Demo.run(base, bundled, out, frames, spec.commandLine().getOut(), System.console() != null);
     }
 }

@@ -3,11 +3,16 @@ package io.samstream.stream.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.stream.track.DemoScene;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -107,6 +112,55 @@ class EngineCommandsTest {
         assertTrue(r.out.contains("read back from Kafka: 4 records (4 published)"), r.all());
         assertTrue(r.out.contains("model checkpoint"), r.all());
         assertEquals(4, Files.readAllLines(out.resolve("masks.jsonl")).size());
+    }
+
+    /**
+     * {@code demo --model sam2}: the bundled SAM 2.1 in memory mode. Every record is read back in order; each names
+     * the model; on every frame the four prompted ids are there (a mask or hidden, never another id), and frame 0
+     * has all four with masks whose area is the RLE's and not zero.
+     */
+    @Test
+    void demoModelSam2RunsTheBundledSam2InMemoryMode() throws Exception {
+        Path conf = Files.writeString(dir.resolve("demo-sam2.conf"), "samstream { cpu.threads = 2 }");
+        Path out = dir.resolve("demo-sam2");
+        Result r = run("demo", "--model", "sam2", "-c", conf.toString(), "--out", out.toString(), "--frames", "3");
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("read back from Kafka: 3 records (3 published)"), r.all());
+        assertTrue(r.out.contains("frames 0..2 in order"), r.all());
+        List<String> lines = Files.readAllLines(out.resolve("masks.jsonl"));
+        assertEquals(3, lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            MaskRecord rec = MaskRecordJson.read(lines.get(i).getBytes(StandardCharsets.UTF_8));
+            assertEquals(i, rec.frame());
+            assertEquals("sam2-demo-synthetic", rec.model(), "the bundled SAM 2.1 names the records");
+            TreeSet<Integer> ids = new TreeSet<>(rec.hidden());
+            for (MaskRecord.ObjectMask o : rec.objects()) {
+                assertTrue(ids.add(o.id()), "object " + o.id() + " twice in frame " + i);
+                assertTrue(o.area() > 0, "frame " + i + " object " + o.id() + " published with area 0");
+                int pixels = 0;
+                for (boolean b : DemoScene.decode(o)) {
+                    pixels += b ? 1 : 0;
+                }
+                assertEquals(o.area(), pixels, "frame " + i + " object " + o.id() + ": area and mask disagree");
+            }
+            assertEquals(new TreeSet<>(List.of(1, 2, 3, 4)), ids, "frame " + i + ": " + lines.get(i));
+            if (i == 0) {
+                assertEquals(4, rec.objects().size(), "every prompted object has a mask on its prompted frame");
+            }
+        }
+        assertTrue(Files.size(out.resolve("overlay.mp4")) > 0);
+    }
+
+    /** {@code --model} and a configured checkpoint both name a model: refused, naming both. */
+    @Test
+    void demoModelWithAConfiguredCheckpointIsRefused() throws Exception {
+        Path conf = Files.writeString(dir.resolve("both.conf"), "samstream.model.checkpoint = \"" + TINY + "\"");
+        Result r = run("demo", "--model", "sam2", "-c", conf.toString(), "--out", dir.resolve("x").toString());
+        assertEquals(2, r.code, r.all());
+        assertTrue(r.err.contains("--model sam2 and samstream.model.checkpoint = " + TINY), r.all());
+        r = run("demo", "--model", "sam3", "--out", dir.resolve("x").toString());
+        assertEquals(2, r.code, r.all());
+        assertTrue(r.err.contains("--model must be sam or sam2, got 'sam3'"), r.all());
     }
 
     /** memory needs SAM 2.1, kalman needs SAM: the error names the key and the checkpoint. */
