@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *       this frame (an updated one starts afresh: its memory is dropped);</li>
  *   <li>an object no longer among the prompts (removed) is dropped with its memory;</li>
  *   <li>a new generation (a reset) or a new frame size starts every object over;</li>
- *   <li>an object whose object score says it is not visible is listed in {@code hidden}; after
+ *   <li>an object whose object score says it is not visible, or whose mask at the frame's size is empty, is
+ *       listed in {@code hidden}; after
  *       {@code hiddenLostAfter} such frames in a row it is lost ({@link HiddenObjects}): listed once in
  *       {@code lost}, its memory dropped, and not tracked again until its prompt is updated or the stream is
  *       reset (as in kalman mode).</li>
@@ -171,14 +172,14 @@ public final class MemoryTracker {
             if (r == null) {
                 continue; // lost earlier, not re-prompted
             }
-            switch (hidden.observe(id, r.visible())) {
+            // Shown when its object score says visible and its mask at the frame's size has pixels: a record never
+            // carries an empty mask (an empty one counts as a hidden frame).
+            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
+            switch (hidden.observe(id, m != null && m.area() > 0)) {
                 case VISIBLE -> {
-                    MaskSummary m = MaskSummary.of(r.logits(height, width), height, width);
                     masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()), m));
-                    if (m.area() > 0) {
-                        int[] b = m.box();
-                        lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
-                    }
+                    int[] b = m.box();
+                    lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
                 }
                 case HIDDEN -> hiddenIds.add(id);
                 case LOST -> {

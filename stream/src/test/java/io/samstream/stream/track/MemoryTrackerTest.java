@@ -48,10 +48,18 @@ class MemoryTrackerTest {
     }
 
     private static Sam2Model withScoreBias(float bias) {
+        return withScoreBias(bias, false);
+    }
+
+    /** @param emptyMasks the mask decoder's hypernetworks' last layer zeroed: every mask's logits are 0, so empty */
+    private static Sam2Model withScoreBias(float bias, boolean emptyMasks) {
         StateDict sd = ModelCheckpoints.load(SAM2_TINY);
         Map<String, Tensor> t = new LinkedHashMap<>();
         for (String k : sd.keys()) {
-            t.put(k, sd.get(k));
+            Tensor v = sd.get(k);
+            boolean zero = emptyMasks && k.startsWith("sam_mask_decoder.output_hypernetworks_mlps.")
+                    && k.contains(".layers.2.");
+            t.put(k, zero ? new Tensor(new float[v.data().length], v.shape()) : v);
         }
         t.put(SCORE_BIAS, new Tensor(new float[] {bias}, 1));
         return ModelCheckpoints.openSam2(new StateDict(SAM2_TINY, t), 2);
@@ -89,6 +97,19 @@ class MemoryTrackerTest {
         ObjectTracker.Frame again = t.step(5, W, H, clip.render(5), box(2, 0, 1)); // its prompt updated
         assertEquals(List.of(1), again.hidden());
         assertEquals(List.of(1), t.objects());
+    }
+
+    @Test
+    void anObjectScoredVisibleWithAnEmptyMaskIsHiddenNeverPublishedWithAreaZero() {
+        try (Sam2Model empty = withScoreBias(1000f, true)) {
+            MemoryTracker t = new MemoryTracker("s", empty, 3, TrackingMeters.none());
+            for (int f = 0; f < 2; f++) {
+                ObjectTracker.Frame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
+                assertEquals(List.of(), r.masks(), "frame " + f + ": no entry with area 0");
+                assertEquals(List.of(1), r.hidden(), "frame " + f);
+            }
+            assertEquals(List.of(1), t.step(2, W, H, clip.render(2), box(1, 0, 1)).lost());
+        }
     }
 
     @Test
