@@ -56,12 +56,7 @@ class GpuFramesGpuTest {
                 VideoFrame c = cpu.next();
                 assertNotNull(g.device(), "frame " + i + ": NVDEC's frame stays on the GPU");
 
-                Tensor fromPlanes = cuda.encodeFrames(List.of(segmenter.image(g)));
-                Tensor fromRgb = cuda.encodeFrames(List.of(new RgbImage(c.width(), c.height(), c.rgb())));
-                double diff = meanAbsDiff(fromPlanes.data(), fromRgb.data()) / meanAbs(fromRgb.data());
-                System.out.printf(Locale.ROOT, "frame %d: embedding from NV12 on the GPU vs CPU-decoded RGB: mean |diff| "
-                        + "%.4f of the mean |value|%n", i, diff);
-                assertTrue(diff < 0.03, "frame " + i + ": embeddings differ by " + diff + " of their mean magnitude");
+                assertEncodesAsRgb(cuda, segmenter.image(g), c, "frame " + i + ": NV12 on the GPU");
 
                 if (i == FRAMES - 1) {
                     // Released before a sink asked: a clear error, never a read of freed memory.
@@ -98,15 +93,21 @@ class GpuFramesGpuTest {
                 VideoFrame c = cpu.next();
                 assertNotNull(y.hostYuv(), "frame " + i + ": the CPU decoder's frame comes as its planes");
                 assertTrue(segmenter.image(y) instanceof io.samstream.gpu.image.HostYuvImage, "frame " + i);
-                Tensor fromPlanes = cuda.encodeFrames(List.of(segmenter.image(y)));
-                Tensor fromRgb = cuda.encodeFrames(List.of(new RgbImage(c.width(), c.height(), c.rgb())));
-                double diff = meanAbsDiff(fromPlanes.data(), fromRgb.data()) / meanAbs(fromRgb.data());
-                System.out.printf(Locale.ROOT, "frame %d: embedding from I420 planes converted on the GPU vs the CPU's"
-                        + " RGB: mean |diff| %.4f of the mean |value|%n", i, diff);
-                assertTrue(diff < 0.03, "frame " + i + ": embeddings differ by " + diff + " of their mean magnitude");
+                assertEncodesAsRgb(cuda, segmenter.image(y), c, "frame " + i + ": I420 planes converted on the GPU");
                 y.release();
             }
         }
+    }
+
+    /** The encoder's output from {@code image} is within 3 % of its output from the CPU decoder's RGB of the frame. */
+    private static void assertEncodesAsRgb(SamBackend cuda, io.samstream.gpu.image.FrameImage image, VideoFrame cpu,
+            String what) {
+        Tensor fromImage = cuda.encodeFrames(List.of(image));
+        Tensor fromRgb = cuda.encodeFrames(List.of(new RgbImage(cpu.width(), cpu.height(), cpu.rgb())));
+        double diff = meanAbsDiff(fromImage.data(), fromRgb.data()) / meanAbs(fromRgb.data());
+        System.out.printf(Locale.ROOT, "%s vs the CPU decoder's RGB: embeddings' mean |diff| %.4f of the mean |value|%n",
+                what, diff);
+        assertTrue(diff < 0.03, what + ": embeddings differ by " + diff + " of their mean magnitude");
     }
 
     /** An H.264 file of {@code frames} test-pattern frames at 30 frames/s (for NVDEC). */
