@@ -5,7 +5,7 @@
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)
 #            on CUDA (STREAMS, FRAMES, STREAM_ARGS, STREAM_TIMEOUT override), $OUT/stream-bench.md + stream-log.txt
-#   track    io.samstream.bench.TrackEval on CUDA and CPU (TRACK_DEVICES, TRACK_MODES, TRACK_FAMILIES, TRACK_TIMEOUT), tables
+#   track    io.samstream.bench.TrackEval on CUDA and CPU (TRACK_DEVICES, TRACK_MODES, TRACK_FAMILIES, TRACK_TIMEOUT, TRACK_NAME, TRACK_ARGS), tables
 #            in $OUT, and their comparison (TrackCompare) in track-eval-compare.md
 #   gputests the gpu module's GPU test classes (run-gpu-tests.sh tests on the staged classes; CLASSES picks)
 #   engine   stream's CudaEngineGpuTest (the whole engine on CUDA against the CPU backend: same ids, mask IoU) and
@@ -71,16 +71,20 @@ PY
         track)
             if [ -f "$stage/bench/io/samstream/bench/TrackEval.class" ]; then
                 fam=${TRACK_FAMILIES:-default}
+                # TRACK_NAME names the tables (default: the families); TRACK_ARGS go to TrackEval (e.g. --model, --threads).
+                name=${TRACK_NAME:-$fam}
                 for d in ${TRACK_DEVICES:-cuda cpu}; do
                     timeout "${TRACK_TIMEOUT:-200}" java -Xmx16g -cp "$cp" io.samstream.bench.TrackEval --device $d \
-                        --modes "${TRACK_MODES:-box,discovery}" --families "$fam" --out "$out/track-eval-$fam-$d.md" \
-                        --commit "$(cat $stage/COMMIT)" > "$out/track-eval-$fam-$d.log" 2>&1 || status=1
-                    grep -E '^\| \*\*all|^\| [a-z-]+ \| [0-9]+ \||Exception|ERROR' "$out/track-eval-$fam-$d.log" | head -20
+                        --modes "${TRACK_MODES:-box,discovery}" --families "$fam" --out "$out/track-eval-$name-$d.md" \
+                        --commit "$(cat $stage/COMMIT)" ${TRACK_ARGS:-} > "$out/track-eval-$name-$d.log" 2>&1 || status=1
+                    grep -E '^\| \*\*all|^\| [a-z-]+ \| [0-9]+ \||Exception|ERROR' "$out/track-eval-$name-$d.log" | head -20
+                    save
                 done
                 # Issue #6: the same figures on CPU and GPU within 0.02 (TrackEval writes a .tsv next to each .md).
-                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ] && [ -s "$out/track-eval-$fam-cpu.tsv" ]; then
-                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-$fam-cpu.tsv" \
-                        "$out/track-eval-$fam-cuda.tsv" --out "$out/track-eval-$fam-compare.md" | tail -3 || status=1
+                if [ -f "$stage/bench/io/samstream/bench/TrackCompare.class" ] && [ -s "$out/track-eval-$name-cpu.tsv" ] \
+                        && [ -s "$out/track-eval-$name-cuda.tsv" ]; then
+                    java -cp "$cp" io.samstream.bench.TrackCompare "$out/track-eval-$name-cpu.tsv" \
+                        "$out/track-eval-$name-cuda.tsv" --out "$out/track-eval-$name-compare.md" | tail -3 || status=1
                 fi
             else
                 echo "no TrackEval in this build: skipped"

@@ -19,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 4;
+extern "C" __device__ const int samstream_kernels_abi = 5;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
@@ -324,4 +324,14 @@ extern "C" __global__ void __launch_bounds__(256) samstream_pool_embedding(
     const int j = blockIdx.x;
     pool_ops::pool_mean(reinterpret_cast<const __nv_bfloat16*>(embeddings[j]), weights + (size_t) j * side * side,
                         bounds + 4 * j, out + (size_t) j * channels, side, channels);
+}
+
+// ---- camera motion for the tracker (match_ops.cuh); one block of 256 threads per shift ----------------------
+#include "match_ops.cuh"
+
+// prev, now: bf16 [side*side, channels]; scores [(2 range + 1)^2].
+extern "C" __global__ void __launch_bounds__(256) samstream_match_shifts(
+    const __nv_bfloat16* prev, const __nv_bfloat16* now, float* scores, int side, int channels, int cols, int rows,
+    int range) {
+    match_ops::shift_score(prev, now, scores, side, channels, cols, rows, range);
 }

@@ -142,7 +142,8 @@ final class EngineSectionsLoader {
                 fraction(config, key + ".scene-cut-similarity", origin),
                 atMost(config, key + ".reid-window", origin, 10_000),
                 similarity(config, key + ".reid-appearance", origin),
-                TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"));
+                TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"),
+                config.getBoolean(key + ".camera-motion"));
     }
 
     /** A cosine similarity: in [-1, 1]. */

@@ -59,26 +59,33 @@ public final class EngineSettings {
      *                        front of it explains them (bad frames so explained do not count towards lostAfter);
      *                        in memory mode, consecutive frames whose object score says not visible
      * @param mode            memory (SAM 2.1), kalman (SAM), or auto (by the checkpoint's model)
+     * @param cameraMotion    whether kalman mode moves predicted boxes with the image's estimated shift
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
             double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
-            double reidAppearance, TrackingMode mode) {
+            double reidAppearance, TrackingMode mode, boolean cameraMotion) {
         public Tracking {
             java.util.Objects.requireNonNull(mode, "mode");
         }
 
-        /** Mode auto. */
+        /** Mode auto, camera motion on. */
         public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability, double mergeIou,
                 int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
                 double reidAppearance) {
             this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, minAppearance,
-                    sceneCutSimilarity, reidWindow, reidAppearance, TrackingMode.AUTO);
+                    sceneCutSimilarity, reidWindow, reidAppearance, TrackingMode.AUTO, true);
         }
 
         /** These settings in another mode. */
         public Tracking withMode(TrackingMode m) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
-                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m);
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m, cameraMotion);
+        }
+
+        /** These settings with camera-motion compensation on or off. */
+        public Tracking withCameraMotion(boolean on) {
+            return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, on);
         }
 
         /** The appearance keys at their defaults. */

@@ -41,6 +41,9 @@ class EngineSectionsTest {
         assertEquals(new EngineSettings.Tracking(true, 3, 0.7, 0.8, 0.9, 12), c.tracking());
         assertEquals(new EngineSettings.Discovery(true, 10, 8, 0.86, 0.92, 0.7, 100, 0.5), c.discovery());
         assertFalse(ConfigLoader.load(write("samstream.tracking.enabled = off")).tracking().enabled());
+        assertTrue(c.tracking().cameraMotion(), "camera motion is on by default");
+        assertFalse(ConfigLoader.load(write("samstream.tracking.camera-motion = off")).tracking().cameraMotion());
+        assertThrows(ConfigException.class, () -> ConfigLoader.load(write("samstream.tracking.camera-motion = 3")));
         c = ConfigLoader.load(write("samstream.tracking { min-appearance = -1, scene-cut-similarity = 0, reid-window = 0,"
                 + " reid-appearance = 0.9 }"));
         assertEquals(new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, -1, 0, 0, 0.9), c.tracking());

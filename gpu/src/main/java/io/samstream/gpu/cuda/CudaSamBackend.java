@@ -381,6 +381,18 @@ public final class CudaSamBackend implements SamBackend {
         return p.pool(requests);
     }
 
+    /**
+     * A stream's camera-motion matcher on the ring's slots ({@link CudaEmbeddingMatcher}); the caller closes it
+     * (before this backend).
+     */
+    @Override
+    public io.samstream.gpu.model.EmbeddingMatcher embeddingMatcher(int range) {
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            return new CudaEmbeddingMatcher(kernels, ring, config.embeddingSize(), neckC, range);
+        }
+    }
+
     /** The GPU mask post-processor, e.g. for logits a GPU decoder leaves on the device. */
     public GpuMaskPostprocessor maskPostprocessor() {
         synchronized (imageOpsLock) {

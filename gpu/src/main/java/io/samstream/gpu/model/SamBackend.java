@@ -156,6 +156,15 @@ public interface SamBackend extends AutoCloseable {
     }
 
     /**
+     * A matcher of one stream's successive embeddings ({@link EmbeddingMatcher}: the tracker's camera motion), for
+     * shifts of up to {@code range} cells. The default reads the embeddings on the host ({@link
+     * HostEmbeddingMatcher}); the CUDA backend matches the ring's slots in place.
+     */
+    default EmbeddingMatcher embeddingMatcher(int range) {
+        return new HostEmbeddingMatcher(range);
+    }
+
+    /**
      * One frame's chosen masks and its geometry: one request of {@link #postprocessWave}. Each plane is read
      * where its output lies (the CUDA backend reads the decoder's device logits in place).
      */

@@ -119,4 +119,11 @@ class KernelTableTest {
     void abiVersionMatchesTheSource() throws IOException {
         assertTrue(source("samstream_kernels.cu").contains("samstream_kernels_abi = " + CudaKernels.ABI_VERSION + ";"));
     }
+
+    @Test
+    void trackerKernelsAreEntryPoints() throws IOException {
+        String cu = source("samstream_kernels.cu");
+        assertTrue(entryPoint(cu, CudaEmbeddingPool.KERNEL), CudaEmbeddingPool.KERNEL);
+        assertTrue(entryPoint(cu, CudaEmbeddingMatcher.KERNEL), CudaEmbeddingMatcher.KERNEL);
+    }
 }

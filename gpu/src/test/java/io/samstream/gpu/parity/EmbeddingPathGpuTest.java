@@ -16,7 +16,9 @@ import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.EmbeddingMatcher;
 import io.samstream.gpu.model.EmbeddingPool;
+import io.samstream.gpu.model.HostEmbeddingMatcher;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
@@ -41,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * {@link SamBackend#decodeWave} gives what each image's own {@code decodeBatch} of the host tensor gives; one
  * {@link SamBackend#postprocessWave} over frames of different sizes gives what each frame's own call gives;
  * the ring bounds what is in flight and recycles what is closed; the tracker's appearance means pooled in the ring
- * equal the host's. Skips where no GPU is usable.
+ * equal the host's, and so do the camera-motion scores matched in the ring. Skips where no GPU is usable.
  */
 @Tag("gpu")
 class EmbeddingPathGpuTest {
@@ -214,6 +216,37 @@ class EmbeddingPathGpuTest {
                 assertEquals(config.promptDim(), got.get(k).length);
                 assertArrayEquals(want, got.get(k), 1e-4f, "request " + k + ": device mean = host mean");
             }
+            ring.forEach(ImageEmbedding::close);
+        }
+    }
+
+    @Test
+    void cameraMotionScoresMatchedInTheRingAsOnTheHost() throws IOException {
+        StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
+        SamConfig config = SamConfigInference.infer(weights);
+        int side = config.embeddingSize();
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 4);
+                EmbeddingMatcher device = cuda.embeddingMatcher(3)) {
+            HostEmbeddingMatcher host = new HostEmbeddingMatcher(3);
+            List<ImageEmbedding> ring = cuda.embedFrames(frames(3, 5));
+            int cols = side;
+            int rows = side * 3 / 4;
+            for (int i = 0; i < ring.size(); i++) {
+                double[] want = host.match(ImageEmbedding.of(ring.get(i).toTensor()), cols, rows);
+                double[] got = device.match(ring.get(i), cols, rows);
+                if (i == 0) {
+                    assertEquals(null, got, "nothing to match the first embedding against");
+                    continue;
+                }
+                assertEquals(49, got.length);
+                for (int k = 0; k < 49; k++) {
+                    assertEquals(want[k], got[k], 1e-4, "frame " + i + ", shift " + (k % 7 - 3) + "," + (k / 7 - 3));
+                }
+            }
+            assertEquals(null, device.match(ring.get(0), cols, rows - 1), "a new image size starts over");
+            assertThrows(IllegalArgumentException.class, () -> device.match(ring.get(1), side + 1, rows));
+            device.close();
+            assertEquals(null, device.match(ring.get(1), cols, rows - 1), "a closed matcher sees no motion");
             ring.forEach(ImageEmbedding::close);
         }
     }

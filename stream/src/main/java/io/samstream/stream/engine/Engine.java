@@ -318,6 +318,9 @@ public final class Engine implements AutoCloseable {
         self.set(handle);
         handle.start(start);
         handle.result().whenComplete((r, e) -> {
+            if (handle.tracker() != null) {
+                handle.tracker().close(); // its camera-motion copy of the last embedding
+            }
             streams.remove(spec.id(), handle);
             release(spec.id(), gpu);
             if (!streams.containsKey(spec.id())) {

@@ -58,6 +58,12 @@ public final class KalmanBoxFilter {
         x[3] = Math.max(x[3], MIN_SIZE);
     }
 
+    /** Moves the box by the camera's motion {@code (dx, dy)} pixels (the object's own velocity is unchanged). */
+    public void shift(double dx, double dy) {
+        x[0] += dx;
+        x[1] += dy;
+    }
+
     /** Corrects the state with a measured box {@code [x0, y0, x1, y1]} (H = [I 0]). */
     public void update(double[] box) {
         double[] z = measurement(box);

@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
  *     or a crescent it does not, and a point there would select the hole); multimask decoding, and the
  *     output with the best predicted IoU + IoU with the shifted previous mask wins (the IoU head alone
  *     may prefer a part or a neighbour; consistency alone would never let the mask change).</li>
+ * <li><b>Camera motion</b> ({@code camera-motion}): before the filters predict, each frame's embedding is matched
+ *     against the previous frame's ({@link CameraMotion}); when the camera moved, every track's box moves with
+ *     the image, so the prompt lies where the object now is and the filter's velocity stays the object's own.</li>
  * <li>All of a frame's prompts go to the decoder together (two requests: single-mask seeds, and
  *     multimask seeds plus followed tracks); the engine runs the frames of a wave, one per stream, as one
  *     {@link SamBackend#decodeWave} ({@link #begin} gives the frame's {@link FrameStep}s).</li>
@@ -84,7 +87,7 @@ import org.slf4j.LoggerFactory;
  *     from 0), clear of every prompted id.</li>
  * </ol>
  */
-public final class ObjectTracker {
+public final class ObjectTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
     /**
      * A followed mask more than this fraction of which is another object's mask, and whose IoU with its own
@@ -182,6 +185,8 @@ public final class ObjectTracker {
     private FrameGeometry geometry;
     /** The last frame's layout (scene cuts). */
     private float[] lastLayout;
+    /** The image's motion from frame to frame; made at the first frame when {@code camera-motion} is on. */
+    private CameraMotion camera;
     private long generation;
     private long frames;
     private int discovered;
@@ -350,8 +355,49 @@ public final class ObjectTracker {
             ghosts.clear();
             generation = prompts.generation();
         }
+        followCamera(frame, embedding);
         open = new Step(frame, embedding, plan(frame, prompts));
         return open;
+    }
+
+    /**
+     * Camera motion ({@code camera-motion}, {@link CameraMotion}): moves every track's filter, live or lost, by the
+     * image's shift since the previous frame, before the filters predict this frame's boxes.
+     */
+    private void followCamera(long frame, ImageEmbedding embedding) {
+        if (!settings.cameraMotion()) {
+            return;
+        }
+        if (camera == null) {
+            camera = new CameraMotion(backend.embeddingMatcher(CameraMotion.RANGE));
+        }
+        double cell = (double) backend.config().imageSize() / backend.config().embeddingSize();
+        int cols = (int) Math.ceil(geometry.resized().width() / cell);
+        int rows = (int) Math.ceil(geometry.resized().height() / cell);
+        double[] shift = camera.step(embedding, cols, rows);
+        if (shift[0] == 0 && shift[1] == 0) {
+            return;
+        }
+        double dx = shift[0] * cell * geometry.width() / geometry.resized().width();
+        double dy = shift[1] * cell * geometry.height() / geometry.resized().height();
+        for (Track t : tracks.values()) {
+            t.filter().shift(dx, dy);
+        }
+        for (Ghost g : ghosts.values()) {
+            g.track().filter().shift(dx, dy);
+        }
+        log.debug("stream {}: the image moved by ({}, {}) px at frame {}", stream,
+                String.format(java.util.Locale.ROOT, "%.1f", dx), String.format(java.util.Locale.ROOT, "%.1f", dy),
+                frame);
+    }
+
+    /** Frees the camera-motion matcher's copy of the last embedding (device memory on the CUDA backend). */
+    @Override
+    public void close() {
+        if (camera != null) {
+            camera.close();
+            camera = null;
+        }
     }
 
     /** One frame in progress: its jobs, their decoder requests (single mask, then multimask), their masks. */
@@ -767,8 +813,8 @@ public final class ObjectTracker {
         Set<Work> gone = new HashSet<>();
         float[] before = lastLayout;
         lastLayout = layout;
-        if (before == null || layout == null) {
-            return gone;
+        if (before == null || layout == null || settings.sceneCutSimilarity() <= 0) {
+            return gone; // 0 is off: a layout can score below 0 against the one before
         }
         double similarity = EmbeddingPool.similarity(layout, before, new float[layout.length]);
         if (similarity >= settings.sceneCutSimilarity()) {

@@ -1,0 +1,120 @@
+package io.samstream.gpu.cuda;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+
+import io.samstream.gpu.model.EmbeddingMatcher;
+import io.samstream.gpu.model.HostEmbeddingMatcher;
+import io.samstream.gpu.model.ImageEmbedding;
+import java.nio.FloatBuffer;
+import jcuda.Pointer;
+
+/**
+ * One stream's {@link EmbeddingMatcher} on the device ({@code match_ops.cuh}): the ring slot is matched in place
+ * against the stream's device copy of the previous embedding (one launch, one block per shift), then copied over
+ * it; only the {@code (2 range + 1)^2} scores come back. It holds one embedding's worth of device memory (2 MB for
+ * SAM's 64 x 64 x 256 in bf16). An embedding that is not a slot of this backend's ring is matched on the host.
+ */
+final class CudaEmbeddingMatcher implements EmbeddingMatcher {
+    static final String KERNEL = "samstream_match_shifts";
+    private static final int THREADS = 256;
+
+    private final CudaContext context;
+    private final CudaKernels kernels;
+    private final EmbeddingRing ring;
+    private final int side;
+    private final int channels;
+    private final int range;
+    private final CudaStream stream;
+    private final DeviceMemoryPool device;
+    private final DeviceBuffer previous;
+    private final DeviceBuffer scores;
+    private final PinnedBuffer down;
+    private final HostEmbeddingMatcher host;
+    /** The image cells of the embedding in {@link #previous}; -1 when it holds none. */
+    private int previousCols = -1;
+    private int previousRows = -1;
+    private boolean closed;
+
+    CudaEmbeddingMatcher(CudaKernels kernels, EmbeddingRing ring, int side, int channels, int range) {
+        if (range < 1) {
+            throw new IllegalArgumentException("an embedding matcher needs a range of at least 1 cell, got " + range);
+        }
+        this.context = kernels.context();
+        this.kernels = kernels;
+        this.ring = ring;
+        this.side = side;
+        this.channels = channels;
+        this.range = range;
+        this.host = new HostEmbeddingMatcher(range);
+        kernels.function(KERNEL); // a fatbin without it fails here, not at the first frame
+        int shifts = (2 * range + 1) * (2 * range + 1);
+        long embeddingBytes = 2L * side * side * channels;
+        this.stream = new CudaStream(context);
+        this.device = new DeviceMemoryPool(context, align(embeddingBytes) + align(4L * shifts));
+        this.previous = device.allocate(embeddingBytes, "previous embedding (camera motion)");
+        this.scores = device.allocate(4L * shifts, "shift scores");
+        this.down = new PinnedBuffer(context, 4L * shifts, "shift scores");
+    }
+
+    @Override
+    public int range() {
+        return range;
+    }
+
+    @Override
+    public synchronized double[] match(ImageEmbedding embedding, int cols, int rows) {
+        if (closed) {
+            return null; // the stream ended while a frame was in flight: no motion rather than a failed wave
+        }
+        if (cols < 1 || rows < 1 || cols > side || rows > side) {
+            throw new IllegalArgumentException("matching " + cols + "x" + rows + " image cells of a " + side + "x"
+                    + side + " embedding");
+        }
+        if (!(embedding instanceof EmbeddingRing.Slot slot) || !slot.belongsTo(ring)) {
+            previousCols = -1;
+            return host.match(embedding, cols, rows);
+        }
+        stream.waitFor(slot.ready());
+        boolean same = previousCols == cols && previousRows == rows;
+        int shifts = (2 * range + 1) * (2 * range + 1);
+        if (same) {
+            // samstream_match_shifts(prev, now, scores, side, channels, cols, rows, range)
+            Pointer params = Pointer.to(Pointer.to(new long[] {previous.address()}),
+                    Pointer.to(new long[] {slot.buffer().address()}), Pointer.to(new long[] {scores.address()}),
+                    Pointer.to(new int[] {side}), Pointer.to(new int[] {channels}), Pointer.to(new int[] {cols}),
+                    Pointer.to(new int[] {rows}), Pointer.to(new int[] {range}));
+            context.bind();
+            Cuda.check(cuLaunchKernel(kernels.function(KERNEL), shifts, 1, 1, THREADS, 1, 1, 0, stream.stream, params,
+                    null), () -> "launching " + KERNEL + " over " + cols + "x" + rows + " cells");
+            stream.download(scores, 0, down, 0, 4L * shifts);
+        }
+        stream.copy(slot.buffer(), previous, previous.bytes());
+        stream.synchronize();
+        previousCols = cols;
+        previousRows = rows;
+        if (!same) {
+            return null;
+        }
+        FloatBuffer f = down.buffer().asFloatBuffer();
+        double[] out = new double[shifts];
+        for (int i = 0; i < shifts; i++) {
+            out[i] = f.get(i);
+        }
+        return out;
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 255) & ~255L;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        down.close();
+        device.close();
+        stream.close();
+    }
+}
