@@ -142,6 +142,45 @@ public final class MaskSummary {
         return (bits[(int) (p >>> 6)] >>> p & 1L) != 0;
     }
 
+    /**
+     * This mask without the pixels of {@code other} (same size): its area and box recounted; the stability counts,
+     * which describe the model's logits, are kept.
+     *
+     * @throws IllegalArgumentException when the sizes differ
+     */
+    public MaskSummary minus(MaskSummary other) {
+        if (other.height != height || other.width != width) {
+            throw new IllegalArgumentException("cannot take a " + other.width + "x" + other.height + " mask from a "
+                    + width + "x" + height + " one");
+        }
+        int words = (int) (((long) height * width + 63) >>> 6);
+        long[] out = new long[words];
+        long a = 0;
+        for (int i = 0; i < words; i++) {
+            out[i] = bits[i] & ~other.bits[i];
+            a += Long.bitCount(out[i]);
+        }
+        int x0 = width;
+        int y0 = height;
+        int x1 = 0;
+        int y1 = 0;
+        if (a > 0) {
+            for (int x = 0; x < width; x++) {
+                long p = (long) x * height;
+                for (int y = 0; y < height; y++, p++) {
+                    if ((out[(int) (p >>> 6)] >>> p & 1L) != 0) {
+                        x0 = Math.min(x0, x);
+                        x1 = Math.max(x1, x + 1);
+                        y0 = Math.min(y0, y);
+                        y1 = Math.max(y1, y + 1);
+                    }
+                }
+            }
+        }
+        int[] b = a > 0 ? new int[] {x0, y0, x1, y1} : new int[4];
+        return new MaskSummary(height, width, out, a, b, stableCount, looseCount);
+    }
+
     /** The column-major mask bits (a copy). */
     public long[] columnMajorBits() {
         return bits.clone();

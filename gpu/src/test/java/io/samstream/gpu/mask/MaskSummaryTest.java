@@ -97,4 +97,39 @@ class MaskSummaryTest {
         assertThrows(IllegalArgumentException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[4], 3, 2));
         assertThrows(IndexOutOfBoundsException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[4], 0, 0).get(2, 0));
     }
+
+    @Test
+    void minusTakesTheOtherMasksPixelsOutAndRecountsAreaAndBox() {
+        int h = 9;
+        int w = 70; // bits across word boundaries
+        boolean[] a = new boolean[h * w];
+        boolean[] b = new boolean[h * w];
+        for (int y = 1; y < 8; y++) {
+            for (int x = 2; x < 60; x++) {
+                a[y * w + x] = true;
+                b[y * w + x] = x >= 30; // the right half, and beyond a
+            }
+            b[y * w + 65] = true;
+        }
+        MaskSummary sa = MaskSummary.of(logits(a), h, w);
+        MaskSummary diff = sa.minus(MaskSummary.of(logits(b), h, w));
+        assertEquals(7 * 28, diff.area());
+        assertArrayEquals(new int[] {2, 1, 30, 8}, diff.box());
+        assertEquals(sa.stability(), diff.stability(), "stability describes the logits: kept");
+        for (int i = 0; i < a.length; i++) {
+            assertEquals(a[i] && !b[i], diff.toRowMajor()[i], "pixel " + i);
+        }
+        MaskSummary none = sa.minus(sa);
+        assertEquals(0, none.area());
+        assertArrayEquals(new int[4], none.box());
+        assertThrows(IllegalArgumentException.class, () -> sa.minus(MaskSummary.of(new float[w * 8], 8, w)));
+    }
+
+    private static float[] logits(boolean[] m) {
+        float[] l = new float[m.length];
+        for (int i = 0; i < m.length; i++) {
+            l[i] = m[i] ? 5 : -5;
+        }
+        return l;
+    }
 }

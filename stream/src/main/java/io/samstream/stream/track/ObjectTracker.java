@@ -63,6 +63,8 @@ import org.slf4j.LoggerFactory;
  *     <b>covered</b>: after {@code lost-after} such frames of a run the object is reported lost (taken over, as
  *     far as the tracker can tell) when re-identification is on; its lost track goes on coasting where its filter
  *     predicts, as the probe, until {@code hidden-lost-after} bad frames, then is probed at its last box.</li>
+ * <li><b>One pixel, one object.</b> A followed mask that holds more than half of another good mask of the frame is
+ *     published and measured without that mask's pixels ({@link #exclusive}).</li>
  * <li><b>Duplicates.</b> When two masks overlap with IoU >= {@code merge-iou} and one track is new (seeded this
  *     frame, or a discovered one on its first followed frame), the new one is a duplicate of the other: its
  *     track ends, reported in {@code lost} (of two new ones the prompted, else the older, else the lower id
@@ -664,6 +666,7 @@ public final class ObjectTracker implements AutoCloseable {
         Set<Work> strange = unlike(frame, work, gone, jumped, imageMean);
         jumped.addAll(strange);
         merge(frame, work, gone, jumped, lost);
+        exclusive(frame, work, gone, jumped);
         for (Work w : work) {
             if (gone.contains(w)) {
                 continue;
@@ -966,6 +969,41 @@ public final class ObjectTracker implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * One pixel, one object: a followed mask that holds more than half of another good mask of the frame (and does
+     * not lie mostly inside it) is published and measured without that mask's pixels, so the inner object keeps
+     * what the two share. Look-alikes in contact give SAM one mask for both, and the one whose prompt took in its
+     * neighbour would otherwise report the pair (bench/results/track-eval-hard-5.md). Its mask prompt for the next
+     * frame is kept as SAM gave it: taking the neighbour out of the prompt made the crossing worse
+     * (track-eval-hard-3.md).
+     */
+    private void exclusive(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
+        List<Work> good = new ArrayList<>();
+        for (Work w : work) {
+            if (!gone.contains(w) && !jumped.contains(w) && !w.read.empty()
+                    && w.read.score() >= settings.minPredictedIou() && w.read.stability() >= settings.minStability()) {
+                good.add(w);
+            }
+        }
+        for (Work a : good) {
+            if (a.previous == null) {
+                continue; // a seed is the user's prompt as given
+            }
+            MaskReadout.Readout r = a.read;
+            for (Work b : good) {
+                if (b != a && LowResMask.coveredBy(b.mask, a.mask) > JUMP_COVER
+                        && LowResMask.coveredBy(a.mask, b.mask) <= JUMP_COVER) {
+                    r = new MaskReadout.Readout(a.id, r.score(), r.summary().minus(b.read.summary()));
+                }
+            }
+            if (r != a.read && !r.empty()) {
+                log.debug("stream {}: object {} at frame {}: its mask holds another object's; published without it "
+                        + "({} -> {} px)", stream, a.id, frame, a.read.summary().area(), r.summary().area());
+                a.read = r;
+            }
+        }
     }
 
     /**

@@ -63,14 +63,29 @@ class AppearanceTrackingTest {
         }
     }
 
-    /** Decodes with a scripted answer per (frame, prompt box centre and width in low-res cells): a square, or none. */
+    /**
+     * Decodes with a scripted answer per (frame, prompt box centre and width in low-res cells): a square, or none
+     * (or, made with {@link #ofUnions}, the union of several squares).
+     */
     static final class ScriptedBackend extends DecodeOnlyBackend {
         final Map<Tensor, Integer> frameOf = new IdentityHashMap<>();
-        final BiFunction<Integer, double[], Square> answer;
+        final BiFunction<Integer, double[], List<Square>> answer;
 
         ScriptedBackend(BiFunction<Integer, double[], Square> answer) {
+            this((t, c) -> {
+                Square s = answer.apply(t, c);
+                return s == null ? List.of() : List.of(s);
+            }, true);
+        }
+
+        private ScriptedBackend(BiFunction<Integer, double[], List<Square>> answer, boolean unions) {
             super(MergeRuleTest.CONFIG, "scripted");
             this.answer = answer;
+        }
+
+        /** A backend whose answer is the union of the listed squares (none: an empty mask). */
+        static ScriptedBackend ofUnions(BiFunction<Integer, double[], List<Square>> answer) {
+            return new ScriptedBackend(answer, true);
         }
 
         /** Frame t's embedding [1, C, 16, 16]: each cell the look at its centre. */
@@ -99,10 +114,10 @@ class AppearanceTrackingTest {
             // The prompt box's centre and width in low-res cells (2 px each).
             double[] centre = {(prompt.box()[0] + prompt.box()[2]) / 4, (prompt.box()[1] + prompt.box()[3]) / 4,
                 (prompt.box()[2] - prompt.box()[0]) / 2};
-            Square s = answer.apply(frameOf.get(embedding), centre);
+            List<Square> squares = answer.apply(frameOf.get(embedding), centre);
             float[] v = new float[L * L];
             Arrays.fill(v, -8);
-            if (s != null) {
+            for (Square s : squares) {
                 for (int y = 0; y < L; y++) {
                     for (int x = 0; x < L; x++) {
                         if (s.covers(x, y)) {
