@@ -225,7 +225,7 @@ class EmbeddingPathGpuTest {
         StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int side = config.embeddingSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 4);
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 3, 1, 8, ModelSparsity.NONE, 4);
                 EmbeddingMatcher device = cuda.embeddingMatcher(3)) {
             HostEmbeddingMatcher host = new HostEmbeddingMatcher(3);
             List<ImageEmbedding> ring = cuda.embedFrames(frames(3, 5));
