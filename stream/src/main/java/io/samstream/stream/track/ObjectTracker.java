@@ -671,8 +671,7 @@ public final class ObjectTracker implements AutoCloseable {
             if (gone.contains(w)) {
                 continue;
             }
-            boolean good = !w.read.empty() && w.read.score() >= settings.minPredictedIou()
-                    && w.read.stability() >= settings.minStability() && !jumped.contains(w);
+            boolean good = scoresGood(w) && !jumped.contains(w);
             w.good = good;
             w.jumped = jumped.contains(w);
             if (seeded.contains(w)) {
@@ -971,6 +970,12 @@ public final class ObjectTracker implements AutoCloseable {
         return out;
     }
 
+    /** Whether a job's mask is good by its scores: not empty, predicted IoU and stability at their minimums. */
+    private boolean scoresGood(Work w) {
+        return !w.read.empty() && w.read.score() >= settings.minPredictedIou()
+                && w.read.stability() >= settings.minStability();
+    }
+
     /**
      * One pixel, one object: a followed mask that holds more than half of another good mask of the frame (and does
      * not lie mostly inside it) is published and measured without that mask's pixels, so the inner object keeps
@@ -982,8 +987,7 @@ public final class ObjectTracker implements AutoCloseable {
     private void exclusive(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
         List<Work> good = new ArrayList<>();
         for (Work w : work) {
-            if (!gone.contains(w) && !jumped.contains(w) && !w.read.empty()
-                    && w.read.score() >= settings.minPredictedIou() && w.read.stability() >= settings.minStability()) {
+            if (!gone.contains(w) && !jumped.contains(w) && scoresGood(w)) {
                 good.add(w);
             }
         }
