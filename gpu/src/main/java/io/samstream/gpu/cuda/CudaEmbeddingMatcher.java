@@ -74,6 +74,7 @@ final class CudaEmbeddingMatcher implements EmbeddingMatcher {
             previousCols = -1;
             return host.match(embedding, cols, rows);
         }
+        host.close(); // a later foreign embedding must not be matched against an old one
         stream.waitFor(slot.ready());
         boolean same = previousCols == cols && previousRows == rows;
         int shifts = (2 * range + 1) * (2 * range + 1);

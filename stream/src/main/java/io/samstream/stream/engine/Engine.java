@@ -318,9 +318,6 @@ public final class Engine implements AutoCloseable {
         self.set(handle);
         handle.start(start);
         handle.result().whenComplete((r, e) -> {
-            if (handle.tracker() != null) {
-                handle.tracker().close(); // its camera-motion copy of the last embedding
-            }
             streams.remove(spec.id(), handle);
             release(spec.id(), gpu);
             if (!streams.containsKey(spec.id())) {
@@ -328,6 +325,13 @@ public final class Engine implements AutoCloseable {
             }
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
+            if (handle.tracker() != null) {
+                try {
+                    handle.tracker().close(); // its camera-motion copy of the last embedding
+                } catch (RuntimeException ex) {
+                    log.warn("stream {}: freeing its camera-motion buffers failed: {}", spec.id(), ex.toString());
+                }
+            }
         });
         Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, lane.sources(), settings.reconnect(),
                         metrics.restarts(spec.id()), metrics.decodeErrors(spec.id()), BLOCKING_DISPATCHER)
