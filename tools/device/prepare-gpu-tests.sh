@@ -86,6 +86,10 @@ for cfg in $([ "$fixtures" = 1 ] && echo tiny256 small1024); do
     done
 done
 
+# SAM 2's tiny fixture model (1.5 MB), for the CUDA SAM 2 parts' comparisons with the CPU reference.
+mkdir -p "$out/fixtures/sam2/tiny"
+cp "$fx/sam2/tiny/checkpoint.pt" "$fx/sam2/tiny/checkpoint.pt.layout.json" "$out/fixtures/sam2/tiny/"
+
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"

@@ -48,6 +48,9 @@ for cfg in tiny256 small1024; do
         case "$(basename "$d")" in hf) ;; *) cp -r "$d" "$g/fixtures/$cfg/" ;; esac
     done
 done
+# SAM 2's tiny fixture model (1.5 MB), for the CUDA SAM 2 parts' comparisons with the CPU reference.
+mkdir -p "$g/fixtures/sam2/tiny"
+cp "$fx/sam2/tiny/checkpoint.pt" "$fx/sam2/tiny/checkpoint.pt.layout.json" "$g/fixtures/sam2/tiny/"
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py "$g/"
 echo "$commit" > "$g/COMMIT"
 

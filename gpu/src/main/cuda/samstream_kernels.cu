@@ -19,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 5;
+extern "C" __device__ const int samstream_kernels_abi = 6;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
@@ -334,4 +334,60 @@ extern "C" __global__ void __launch_bounds__(256) samstream_match_shifts(
     const __nv_bfloat16* prev, const __nv_bfloat16* now, float* scores, int side, int channels, int cols, int rows,
     int range) {
     match_ops::shift_score(prev, now, scores, side, channels, cols, rows, range);
+}
+
+// ---- SAM 2 (Sam2Kernels): plain attention (sdpa.cuh) and Hiera / FPN data movement (hiera_ops.cuh) ---------------
+#include "hiera_ops.cuh"
+#include "sdpa.cuh"
+
+// Grid (ceil(nq / 64), heads, batches), 128 threads, sdpa::smem_bytes(HD, 4, BKV) of dynamic shared memory. One kernel
+// per head-dim ceiling: 64 (base+'s 56, 64), 96 (tiny / small: 96; large: 72), 128, 256 (the memory attention's one
+// head of 256, on key tiles of 32).
+#define SAMSTREAM_SDPA(HD, BKV)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(128) samstream_sdpa_hd##HD(                                     \
+        const bf16* q, int q_ld, long long q_batch, const bf16* k, int k_ld, long long k_batch, const bf16* v,  \
+        int v_ld, long long v_batch, bf16* o, int o_ld, long long o_batch, int nq, int nk, int hd, float scale) { \
+        sdpa::sdpa_fwd<HD, 4, BKV>(sdpa::Rows{q, q_ld, q_batch}, sdpa::Rows{k, k_ld, k_batch},                  \
+                                   sdpa::Rows{v, v_ld, v_batch}, o, o_ld, o_batch, nq, nk, hd, scale);          \
+    }
+SAMSTREAM_SDPA(64, 64)
+SAMSTREAM_SDPA(96, 64)
+SAMSTREAM_SDPA(128, 64)
+SAMSTREAM_SDPA(256, 32)
+
+extern "C" __global__ void __launch_bounds__(256) samstream_hiera_unfold_f32(const float* img, bf16* rows, int B,
+                                                                             int Cin, int H, int W, int K, int stride,
+                                                                             int pad, int OH, int OW, int kcols) {
+    hiera_ops::unfold_f32(img, rows, B, Cin, H, W, K, stride, pad, OH, OW, kcols);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_hiera_window_partition(const bf16* x, bf16* win, int B,
+                                                                                   int H, int W, int C, int ws) {
+    hiera_ops::window_partition(x, win, B, H, W, C, ws);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_hiera_window_unpartition_add(
+    const bf16* a, bf16* x, int B, int OH, int OW, int C, int qs, int nwh, int nww) {
+    hiera_ops::window_unpartition_add(a, x, B, OH, OW, C, qs, nwh, nww);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_hiera_maxpool2x2(const bf16* src, int src_ld,
+                                                                             long long src_batch, bf16* dst, int N,
+                                                                             int H, int W, int C) {
+    hiera_ops::maxpool2x2(src, src_ld, src_batch, dst, N, H, W, C);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_fpn_upsample2x_add(const bf16* y, bf16* x, int B, int h,
+                                                                               int w, int C) {
+    hiera_ops::upsample2x_add(y, x, B, h, w, C);
+}
+
+// ---- SAM 2's memory attention element-wise kernels (memory_ops.cuh); grid-stride loops, 256 threads ---------------
+#include "memory_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_mem_rope(bf16* x, int ld, int rows, int heads, int hd,
+                                                                     const float* cos_t, const float* sin_t,
+                                                                     int tokens) {
+    memory_ops::rope(x, ld, rows, heads, hd, cos_t, sin_t, tokens);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_mem_relu(bf16* x, long long n) { memory_ops::relu(x, n); }
+extern "C" __global__ void __launch_bounds__(256) samstream_mem_add(const bf16* a, const bf16* b, bf16* y,
+                                                                    long long n) {
+    memory_ops::add(a, b, y, n);
 }

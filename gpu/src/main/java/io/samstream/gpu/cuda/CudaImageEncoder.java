@@ -2,7 +2,6 @@ package io.samstream.gpu.cuda;
 
 import static io.samstream.gpu.cuda.StepMarks.mark;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -384,18 +383,6 @@ final class CudaImageEncoder {
 
     /** Uploads fp32 values as bf16 through the staging buffer (construction only: synchronous). */
     private DeviceBuffer upload(float[] values, String what) {
-        DeviceBuffer b = pool.allocateBf16(values.length, what);
-        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
-        ByteBuffer buf = staging.buffer();
-        for (int start = 0; start < values.length; start += chunk) {
-            int n = Math.min(chunk, values.length - start);
-            buf.clear();
-            for (int i = 0; i < n; i++) {
-                buf.putShort(Bf16.fromFloat(values[start + i]));
-            }
-            stream.upload(staging, 0, b, (long) start * 2, (long) n * 2);
-            stream.synchronize();
-        }
-        return b;
+        return new DeviceWeights(pool, stream, staging).bf16(values, what);
     }
 }

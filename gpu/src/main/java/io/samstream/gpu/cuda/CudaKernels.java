@@ -39,7 +39,7 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 5;
+    static final int ABI_VERSION = 6;
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
@@ -53,6 +53,7 @@ public final class CudaKernels implements AutoCloseable {
     private final NormKernels norm;
     private final EncoderOpsKernels encoderOps;
     private final AttentionKernels attention;
+    private final Sam2Kernels sam2;
     private boolean closed;
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
@@ -93,6 +94,7 @@ public final class CudaKernels implements AutoCloseable {
         norm = new NormKernels(this);
         encoderOps = new EncoderOpsKernels(this);
         attention = new AttentionKernels(this);
+        sam2 = new Sam2Kernels(this);
     }
 
     private void checkAbi() {
@@ -177,6 +179,11 @@ public final class CudaKernels implements AutoCloseable {
     /** The image encoder's attention launchers. */
     public AttentionKernels attention() {
         return attention;
+    }
+
+    /** SAM 2's attention and Hiera / FPN data-movement launchers. */
+    public Sam2Kernels sam2() {
+        return sam2;
     }
 
     /** The LayerNorm launchers. */

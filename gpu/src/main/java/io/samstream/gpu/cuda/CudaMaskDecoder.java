@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DecoderWeights.Dense;
+import io.samstream.gpu.cuda.DeviceWeights.Dense;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
@@ -208,7 +208,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.gpuStart = ev0;
         this.gpuEnd = ev1;
         try {
-            DecoderWeights w = new DecoderWeights(pool, stream, embIn);
+            DeviceWeights w = new DeviceWeights(pool, stream, embIn);
             promptEncoder = loadPromptEncoder(w, sd);
             outputHeads = loadOutputHeads(w, sd);
             transformer = new CudaTwoWayTransformer(w, sd, config, kernels, dk);
@@ -243,7 +243,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         }
     }
 
-    private PromptEncoder loadPromptEncoder(DecoderWeights w, StateDict sd) {
+    private PromptEncoder loadPromptEncoder(DeviceWeights w, StateDict sd) {
         String p = "prompt_encoder.";
         DeviceBuffer gauss = w.f32(sd.get(p + "pe_layer.positional_encoding_gaussian_matrix", 2, c / 2).data(),
                 "pe gaussian");
@@ -271,7 +271,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return new PromptEncoder(gauss, pointEmbed, notAPoint, noMask, downscaler, densePe);
     }
 
-    private OutputHeads loadOutputHeads(DecoderWeights w, StateDict sd) {
+    private OutputHeads loadOutputHeads(DeviceWeights w, StateDict sd) {
         String d = "mask_decoder.";
         float[] ot = new float[(1 + mt) * c];
         System.arraycopy(sd.get(d + "iou_token.weight", 1, c).data(), 0, ot, 0, c);

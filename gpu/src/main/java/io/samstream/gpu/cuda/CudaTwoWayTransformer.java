@@ -4,8 +4,8 @@ import static io.samstream.gpu.cuda.StepMarks.mark;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DecoderKernels.Attn;
-import io.samstream.gpu.cuda.DecoderWeights.Dense;
-import io.samstream.gpu.cuda.DecoderWeights.Norm;
+import io.samstream.gpu.cuda.DeviceWeights.Dense;
+import io.samstream.gpu.cuda.DeviceWeights.Norm;
 import io.samstream.gpu.model.SamConfig;
 
 /**
@@ -53,7 +53,7 @@ final class CudaTwoWayTransformer {
     private final Norm finalNorm;
 
     /** Uploads the weights under {@code mask_decoder.transformer.}. */
-    CudaTwoWayTransformer(DecoderWeights weights, StateDict sd, SamConfig config, CudaKernels kernels,
+    CudaTwoWayTransformer(DeviceWeights weights, StateDict sd, SamConfig config, CudaKernels kernels,
                           DecoderKernels dk) {
         this.c = config.promptDim();
         this.t = config.embeddingSize() * config.embeddingSize();
@@ -72,7 +72,7 @@ final class CudaTwoWayTransformer {
         finalNorm = weights.norm(sd, pre + "norm_final_attn", c);
     }
 
-    private Layer loadLayer(DecoderWeights w, StateDict sd, String pre, boolean skipPe) {
+    private Layer loadLayer(DeviceWeights w, StateDict sd, String pre, boolean skipPe) {
         String sa = pre + "self_attn.", ia = pre + "cross_attn_image_to_token.";
         return new Layer(w.dense(sd, sa + "q_proj", c, c), w.dense(sd, sa + "k_proj", c, c),
                 w.dense(sd, sa + "v_proj", c, c), w.dense(sd, sa + "out_proj", c, c), w.norm(sd, pre + "norm1", c),
@@ -87,7 +87,7 @@ final class CudaTwoWayTransformer {
                 w.bf16(sd.get(pre + "norm4.bias", c).data(), pre + "norm4.bias"), skipPe);
     }
 
-    private CrossAttn loadCross(DecoderWeights w, StateDict sd, String pre) {
+    private CrossAttn loadCross(DeviceWeights w, StateDict sd, String pre) {
         return new CrossAttn(w.dense(sd, pre + "q_proj", c, internal),
                 w.bf16(sd.get(pre + "k_proj.weight", internal, c).data(), pre + "k_proj.weight"),
                 w.bf16(sd.get(pre + "k_proj.bias", internal).data(), pre + "k_proj.bias"),

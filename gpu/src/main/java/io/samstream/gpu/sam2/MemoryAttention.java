@@ -12,8 +12,10 @@ import io.samstream.gpu.cpu.Linear;
  * k = memory + memory_pos, v = memory) (RoPE on q and the spatial memory keys, not the object-pointer tokens),
  * x += linear2(relu(linear1(norm3(x)))); finally LayerNorm.
  */
-final class MemoryAttention {
+public final class MemoryAttention {
     private static final double EPS = 1e-5;
+    /** The rotary encoding's base (RoPEAttention's rope_theta). */
+    public static final double ROPE_THETA = 10000.0;
 
     private final RopeAttention[] selfAttn;
     private final RopeAttention[] crossAttn;
@@ -26,12 +28,12 @@ final class MemoryAttention {
     private final int dim;
     private final int memDim;
 
-    MemoryAttention(StateDict sd, Sam2Config config) {
+    public MemoryAttention(StateDict sd, Sam2Config config) {
         int layers = config.memAttnLayers();
         this.dim = config.hidden();
         this.memDim = config.memDim();
         int heads = config.layout().memAttnHeads();
-        RotaryEncoding rope = new RotaryEncoding(dim / heads, config.featureSize(), 10000.0);
+        RotaryEncoding rope = new RotaryEncoding(dim / heads, config.featureSize(), ROPE_THETA);
         selfAttn = new RopeAttention[layers];
         crossAttn = new RopeAttention[layers];
         norm1 = new LayerNorm[layers];
@@ -56,7 +58,7 @@ final class MemoryAttention {
      * Conditions curr [n, dim] (position curr_pos) on memory [m, memDim] (position memory_pos), whose last
      * {@code pointerTokens} rows are object pointers.
      */
-    float[] forward(CpuThreadPool pool, float[] curr, float[] currPos, int n, float[] memory, float[] memoryPos,
+    public float[] forward(CpuThreadPool pool, float[] curr, float[] currPos, int n, float[] memory, float[] memoryPos,
             int m, int pointerTokens) {
         float[] x = new float[n * dim];
         for (int i = 0; i < x.length; i++) {

@@ -5,7 +5,7 @@ package io.samstream.gpu.sam2;
  * normalized, temperature 10000) and the 1-D sine encoding of the object pointers' frame distances
  * ({@code get_1d_sine_pe}). Computed in float as the reference does.
  */
-final class PositionEncodings {
+public final class PositionEncodings {
     private PositionEncodings() {}
 
     private static final float TWO_PI = (float) (2 * Math.PI);
@@ -15,7 +15,7 @@ final class PositionEncodings {
      * encodes y, the second x, each as (sin, cos) pairs of (pos / 10000^(2*(j/2)/(dim/2))), positions
      * (1..h) / (h + 1e-6) * 2 pi.
      */
-    static float[] sine2d(int h, int w, int dim) {
+    public static float[] sine2d(int h, int w, int dim) {
         int half = dim / 2;
         float[] dimT = new float[half];
         for (int j = 0; j < half; j++) {

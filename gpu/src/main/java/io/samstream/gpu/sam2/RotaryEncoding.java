@@ -9,14 +9,14 @@ package io.samstream.gpu.sam2;
  * <p>Keys longer than the map (several memory frames) repeat the map's angles ({@code rope_k_repeat}); the
  * object-pointer tokens at the end of the keys are not rotated.
  */
-final class RotaryEncoding {
+public final class RotaryEncoding {
     private final int headDim;
     private final int tokens;
     /** cos and sin per token and pair: [tokens, headDim/2]. */
     private final float[] cos;
     private final float[] sin;
 
-    RotaryEncoding(int headDim, int side, double theta) {
+    public RotaryEncoding(int headDim, int side, double theta) {
         if (headDim % 4 != 0) {
             throw new IllegalArgumentException("RoPE needs a head width divisible by 4, got " + headDim);
         }
@@ -44,8 +44,18 @@ final class RotaryEncoding {
         }
     }
 
-    int tokens() {
+    public int tokens() {
         return tokens;
+    }
+
+    /** cos of each token's angle per pair, {@code [tokens, headDim/2]} (a copy). */
+    public float[] cosTable() {
+        return cos.clone();
+    }
+
+    /** sin of each token's angle per pair, {@code [tokens, headDim/2]} (a copy). */
+    public float[] sinTable() {
+        return sin.clone();
     }
 
     /**

@@ -8,7 +8,7 @@ import io.samstream.gpu.cpu.CpuThreadPool;
  * SAM2Base.forward_image: Hiera trunk, FPN neck, and the mask decoder's {@code conv_s0} / {@code conv_s1} on the
  * two high-resolution levels.
  */
-final class Sam2ImageEncoder {
+public final class Sam2ImageEncoder {
     private final Sam2Config config;
     private final Hiera trunk;
     private final FpnNeck neck;
@@ -16,7 +16,7 @@ final class Sam2ImageEncoder {
     private final Conv2d convS1;
     private final float[] topPos;
 
-    Sam2ImageEncoder(StateDict sd, Sam2Config config) {
+    public Sam2ImageEncoder(StateDict sd, Sam2Config config) {
         this.config = config;
         this.trunk = new Hiera(sd, config);
         this.neck = new FpnNeck(sd, config);
@@ -28,7 +28,7 @@ final class Sam2ImageEncoder {
     }
 
     /** Features of a normalized image, planar [3, S, S] as the reference's tensor. */
-    FrameFeatures forward(CpuThreadPool pool, float[] planarImage) {
+    public FrameFeatures forward(CpuThreadPool pool, float[] planarImage) {
         int s = config.imageSize();
         if (planarImage.length != 3 * s * s) {
             throw new IllegalArgumentException("image of " + planarImage.length + " values for 3 x " + s + " x " + s);

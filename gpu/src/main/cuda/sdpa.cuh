@@ -1,0 +1,173 @@
+// Plain scaled dot-product attention for SAM 2's Hiera (and, later, its memory attention):
+// o = softmax(scale * q.k^T) . v per head, flash-style (online softmax, FlashAttention-2: each warp owns
+// 16 query rows, K/V tiles of 64 keys stream through shared memory, double-buffered with cp.async).
+//
+// Unlike attention.cuh (SAM's ViT: self-attention with a relative position bias over one qkv buffer),
+// queries, keys and values are three strided row sets of any lengths nq and nk, so a pooled query set (a
+// Hiera block that halves its map) attends over its window's full key set. Rows of batch z start at
+// base + z * batch_stride; row i at + i * ld; head h's columns at + h * hd. The head dim hd may be any
+// multiple of 8 up to the template's HD: columns past hd load as zeros (they add nothing to q.k) and are
+// not stored. Keys past nk get a -inf score: the whole mask.
+//
+// Grid: (ceil(nq / BQ), heads, batches); NWARPS * 32 threads. Shared memory: smem_bytes(HD, NWARPS, BKV). Key tiles
+// are 64 keys, 32 at head dim 256 (fewer score registers next to the 128 of the output rows).
+// Constraints (host-checked, Sam2Kernels.sdpa): hd % 8 == 0, hd <= HD, ld % 8 == 0, 16-byte aligned bases.
+#pragma once
+
+#include "attention.cuh"
+
+namespace sdpa {
+
+using attention::SMEM_PAD;
+
+__host__ __device__ constexpr int smem_bytes(int hd, int nwarps, int bkv) {
+    return (16 * nwarps + 4 * bkv) * (hd + SMEM_PAD) * 2;
+}
+
+// One strided row set: rows of batch z at base + z * batch, row i at + i * ld.
+struct Rows {
+    const bf16* base;
+    int ld;
+    long long batch;
+};
+
+template <int HD, int NWARPS, int BKV>
+__device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restrict__ o, int o_ld, long long o_batch,
+                                         int nq, int nk, int hd, float scale) {
+    constexpr int BQ = 16 * NWARPS;
+    constexpr int THREADS = 32 * NWARPS;
+    constexpr int LD = HD + SMEM_PAD;
+    constexpr int CHUNKS = HD / 8;
+    constexpr int KSTEPS = HD / 16;
+    constexpr int DT = HD / 8;
+    static_assert(HD % 16 == 0 && BKV % 16 == 0, "head dim and key tile must be multiples of 16");
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, q4 = lane & 3;
+    const int col = blockIdx.y * hd;
+    const long long z = blockIdx.z;
+    const int q0 = blockIdx.x * BQ;
+    const int real_chunks = hd / 8;
+    const bf16* qb = q.base + z * q.batch + col;
+    const bf16* kb = k.base + z * k.batch + col;
+    const bf16* vb = v.base + z * v.batch + col;
+    bf16* ob = o + z * o_batch + col;
+
+    extern __shared__ __align__(128) unsigned char smem[];
+    bf16* sQ = reinterpret_cast<bf16*>(smem);   // [BQ][LD]
+    bf16* sK = sQ + BQ * LD;                    // [2][BKV][LD]
+    bf16* sV = sK + 2 * BKV * LD;               // [2][BKV][LD]
+
+    // K and V rows of key tile t into buffer buf; rows past nk and columns past hd as zeros.
+    auto load_kv = [&](int t, int buf) {
+        bf16* k_dst = sK + buf * BKV * LD;
+        bf16* v_dst = sV + buf * BKV * LD;
+        for (int c = tid; c < BKV * CHUNKS; c += THREADS) {
+            const int r = c / CHUNKS, ch = c % CHUNKS;
+            const int key = t * BKV + r;
+            const bool ok = key < nk && ch < real_chunks;
+            cp_async_16(smem_addr(k_dst + r * LD + ch * 8), ok ? kb + (size_t)key * k.ld + ch * 8 : k.base, ok);
+            cp_async_16(smem_addr(v_dst + r * LD + ch * 8), ok ? vb + (size_t)key * v.ld + ch * 8 : v.base, ok);
+        }
+    };
+
+    for (int c = tid; c < BQ * CHUNKS; c += THREADS) {
+        const int r = c / CHUNKS, ch = c % CHUNKS;
+        const bool ok = q0 + r < nq && ch < real_chunks;
+        cp_async_16(smem_addr(sQ + r * LD + ch * 8), ok ? qb + (size_t)(q0 + r) * q.ld + ch * 8 : q.base, ok);
+    }
+    load_kv(0, 0);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    // This warp's 16 query rows as mma A fragments, in registers for the whole key loop.
+    uint32_t qf[KSTEPS][4];
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+        ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                    smem_addr(sQ + (warp * 16 + (lane & 15)) * LD + ks * 16 + (lane >> 4) * 8));
+
+    float acc[DT][4];
+#pragma unroll
+    for (int d = 0; d < DT; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.f;
+    float m[2] = {-CUDART_INF_F, -CUDART_INF_F};
+    float l[2] = {0.f, 0.f};
+    const float scale_log2 = scale * attention::LOG2E;
+    const int n_tiles = (nk + BKV - 1) / BKV;
+
+    for (int t = 0; t < n_tiles; ++t) {
+        const int buf = t & 1;
+        if (t > 0) {
+            cp_async_wait<0>();
+            __syncthreads();   // tile t visible; every warp is done with tile t - 1
+        }
+        if (t + 1 < n_tiles) load_kv(t + 1, buf ^ 1);
+        cp_async_commit();
+
+        const bf16* k_s = sK + buf * BKV * LD;
+        const bf16* v_s = sV + buf * BKV * LD;
+
+        // S = Q K^T for 16 rows x 64 keys.
+        float s[BKV / 8][4];
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+            for (int np = 0; np < BKV / 16; ++np) {
+                uint32_t b[4];
+                ldmatrix_x4(b[0], b[1], b[2], b[3],
+                            smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                      ((lane >> 3) & 1) * 8));
+                mma_bf16_16816(s[2 * np], qf[ks], b);
+                mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
+            }
+        }
+        // Into the log2 domain; keys past nk masked.
+        const int keys = nk - t * BKV;
+#pragma unroll
+        for (int n = 0; n < BKV / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const bool live = n * 8 + q4 * 2 + e < keys;
+                s[n][e] = live ? s[n][e] * scale_log2 : -CUDART_INF_F;
+                s[n][2 + e] = live ? s[n][2 + e] * scale_log2 : -CUDART_INF_F;
+            }
+        attention::online_softmax(s, acc, m, l);
+
+        // O += P V (P straight from the S accumulators; V through the transposing ldmatrix).
+#pragma unroll
+        for (int kk = 0; kk < BKV / 16; ++kk) {
+            uint32_t p[4];
+            attention::probs_fragment(s, kk, p);
+#pragma unroll
+            for (int dp = 0; dp < HD / 16; ++dp) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
+                                  smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
+                                            (lane >> 4) * 8));
+                mma_bf16_16816(acc[2 * dp], p, b);
+                mma_bf16_16816(acc[2 * dp + 1], p, b + 2);
+            }
+        }
+    }
+
+    // Normalise and store the lane's two rows (columns past hd and rows past nq dropped).
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float sum = l[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = 1.f / sum;
+        const int row = q0 + warp * 16 + g + 8 * r;
+        if (row >= nq) continue;
+        bf16* dst = ob + (size_t)row * o_ld + q4 * 2;
+#pragma unroll
+        for (int d = 0; d < DT; ++d)
+            if (d * 8 + q4 * 2 < hd)
+                *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(acc[d][2 * r] * inv, acc[d][2 * r + 1] * inv);
+    }
+}
+
+}  // namespace sdpa

@@ -1,0 +1,239 @@
+package io.samstream.gpu.cuda;
+
+import static io.samstream.gpu.cuda.LaunchChecks.ptr;
+import static io.samstream.gpu.cuda.LaunchChecks.require;
+import static io.samstream.gpu.cuda.LaunchChecks.requireBf16;
+import static io.samstream.gpu.cuda.LaunchChecks.requireBytes;
+
+import java.util.Locale;
+
+import jcuda.Pointer;
+
+/**
+ * SAM 2's launchers: plain multi-head attention over strided query, key and value rows (sdpa.cuh), and the data
+ * movement around Hiera's and the FPN neck's GEMMs (hiera_ops.cuh). Every argument is checked before a launch.
+ */
+public final class Sam2Kernels {
+    /** Head-dim ceilings with an attention kernel; a head dim runs on the smallest that holds it. */
+    static final int[] SDPA_HEAD_DIMS = {64, 96, 128, 256};
+    /** Queries per attention CTA (4 warps of 16), as samstream_kernels.cu instantiates sdpa.cuh. */
+    static final int SDPA_QUERIES = 64, SDPA_THREADS = 128;
+    private static final String UNFOLD = "samstream_hiera_unfold_f32", PARTITION = "samstream_hiera_window_partition",
+            UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
+            UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
+            ADD = "samstream_mem_add";
+    private static final int ELEMENTWISE_THREADS = 256;
+
+    /** One strided row set of an attention operand: batch z's row i at {@code z * batch + i * ld} elements. */
+    public record Rows(DeviceBuffer buffer, int ld, long batch) {}
+
+    private final CudaKernels kernels;
+
+    Sam2Kernels(CudaKernels kernels) {
+        this.kernels = kernels;
+        for (int hd : SDPA_HEAD_DIMS) {
+            kernels.add(sdpaSymbol(hd), sdpaSmem(hd));
+        }
+        for (String name : new String[] {UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD}) {
+            kernels.add(name, 0);
+        }
+    }
+
+    static String sdpaSymbol(int ceiling) {
+        return "samstream_sdpa_hd" + ceiling;
+    }
+
+    /** Keys per tile of a kernel: 64, 32 at head dim 256 (samstream_kernels.cu). */
+    static int sdpaKeyTile(int ceiling) {
+        return ceiling == 256 ? 32 : 64;
+    }
+
+    /** sdpa::smem_bytes: the query tile and two buffers of K and V tiles, rows of HD + 8 bf16. */
+    static int sdpaSmem(int ceiling) {
+        return (SDPA_QUERIES + 4 * sdpaKeyTile(ceiling)) * (ceiling + 8) * 2;
+    }
+
+    /** The smallest kernel ceiling holding head dim {@code hd}, or -1. */
+    static int sdpaCeiling(int hd) {
+        for (int c : SDPA_HEAD_DIMS) {
+            if (hd <= c) {
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * {@code o = softmax(scale · q·kᵀ)·v} for {@code batches} independent sets of {@code nq} queries over {@code nk}
+     * keys, {@code heads} heads of {@code hd} columns each (head h at columns h·hd of every row).
+     */
+    public void sdpa(CudaStream stream, Rows q, Rows k, Rows v, Rows o, int batches, int nq, int nk, int heads,
+                     int hd, float scale) {
+        String op = String.format(Locale.ROOT, "sdpa batches=%d nq=%d nk=%d heads=%d hd=%d", batches, nq, nk, heads,
+                hd);
+        require(batches > 0 && nq > 0 && nk > 0 && heads > 0 && hd > 0, op + ": dimensions must be positive");
+        int ceiling = sdpaCeiling(hd);
+        require(hd % 8 == 0 && ceiling > 0, op + ": head dim must be a multiple of 8 up to "
+                + SDPA_HEAD_DIMS[SDPA_HEAD_DIMS.length - 1]);
+        require(batches <= 65535 && heads <= 65535, op + ": too many batches or heads for one launch");
+        require(Float.isFinite(scale) && scale > 0, op + ": scale must be positive");
+        requireRows(op, "q", q, batches, nq, heads * hd);
+        requireRows(op, "k", k, batches, nk, heads * hd);
+        requireRows(op, "v", v, batches, nk, heads * hd);
+        requireRows(op, "o", o, batches, nq, heads * hd);
+        Pointer params = Pointer.to(ptr(q.buffer), ints(q.ld), longs(q.batch), ptr(k.buffer), ints(k.ld),
+                longs(k.batch), ptr(v.buffer), ints(v.ld), longs(v.batch), ptr(o.buffer), ints(o.ld), longs(o.batch),
+                ints(nq), ints(nk), ints(hd), Pointer.to(new float[] {scale}));
+        kernels.launch(sdpaSymbol(ceiling), (nq + SDPA_QUERIES - 1) / SDPA_QUERIES, heads, batches, SDPA_THREADS,
+                sdpaSmem(ceiling), stream, params, op);
+    }
+
+    private static void requireRows(String op, String name, Rows r, int batches, int rows, int width) {
+        require(r.ld % 8 == 0 && r.ld >= width, op + ": " + name + " rows of " + r.ld + " (need a multiple of 8, at least "
+                + width + ")");
+        require(r.batch >= 0 && r.batch % 8 == 0, op + ": " + name + " batch stride " + r.batch + " (a multiple of 8)");
+        requireBf16(r.buffer, (batches - 1) * r.batch + (long) (rows - 1) * r.ld + width, op, name);
+    }
+
+    /**
+     * A {@code k x k} convolution's rows (stride, padding) of an fp32 planar image {@code [batch, cin, h, w]}: bf16
+     * {@code [batch · oh · ow, kcols]}, columns (channel, ky, kx) as the flattened weight, zero past cin·k² (kcols
+     * pads the row to a multiple of 8).
+     */
+    public void unfold(CudaStream stream, DeviceBuffer image, DeviceBuffer rows, int batch, int cin, int h, int w, int k,
+                       int strideStep, int pad, int kcols) {
+        String op = String.format(Locale.ROOT, "unfold batch=%d %dx%dx%d k=%d stride=%d", batch, cin, h, w, k,
+                strideStep);
+        require(batch > 0 && cin > 0 && h > 0 && w > 0 && k > 0 && strideStep > 0 && pad >= 0,
+                op + ": dimensions must be positive");
+        require(kcols >= cin * k * k && kcols % 8 == 0, op + ": kcols " + kcols + " must hold the taps, a multiple of 8");
+        int oh = (h + 2 * pad - k) / strideStep + 1;
+        int ow = (w + 2 * pad - k) / strideStep + 1;
+        requireBytes(image, (long) batch * cin * h * w * 4, op, "image (fp32)");
+        long total = (long) batch * oh * ow * kcols;
+        requireBf16(rows, total, op, "rows");
+        Pointer params = Pointer.to(ptr(image), ptr(rows), ints(batch), ints(cin), ints(h), ints(w), ints(k),
+                ints(strideStep), ints(pad), ints(oh), ints(ow), ints(kcols));
+        kernels.launch(UNFOLD, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** window_partition: {@code x [batch, h, w, c]} to windows {@code [batch, nwh, nww, ws, ws, c]}, zero padded. */
+    public void windowPartition(CudaStream stream, DeviceBuffer x, DeviceBuffer windows, int batch, int h, int w, int c,
+                                int ws) {
+        String op = String.format(Locale.ROOT, "windowPartition batch=%d %dx%d c=%d window=%d", batch, h, w, c, ws);
+        require(batch > 0 && h > 0 && w > 0 && ws > 0, op + ": dimensions must be positive");
+        require(c > 0 && c % 8 == 0, op + ": c must be a positive multiple of 8");
+        long padded = (long) batch * ceilDiv(h, ws) * ws * ceilDiv(w, ws) * ws;
+        requireBf16(x, (long) batch * h * w * c, op, "x");
+        requireBf16(windows, padded * c, op, "windows");
+        Pointer params = Pointer.to(ptr(x), ptr(windows), ints(batch), ints(h), ints(w), ints(c), ints(ws));
+        kernels.launch(PARTITION, gridFor(padded * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * window_unpartition added to the map: {@code x [batch, oh, ow, c] += a} where {@code a} holds windows
+     * {@code [batch, nwh, nww, qs, qs, c]} covering the map; window positions past it are dropped.
+     */
+    public void windowUnpartitionAdd(CudaStream stream, DeviceBuffer a, DeviceBuffer x, int batch, int oh, int ow, int c,
+                                     int qs, int nwh, int nww) {
+        String op = String.format(Locale.ROOT, "windowUnpartitionAdd batch=%d %dx%d c=%d windows=%dx%d of %d", batch, oh,
+                ow, c, nwh, nww, qs);
+        require(batch > 0 && oh > 0 && ow > 0 && qs > 0, op + ": dimensions must be positive");
+        require(c > 0 && c % 8 == 0, op + ": c must be a positive multiple of 8");
+        require((long) nwh * qs >= oh && (long) nww * qs >= ow, op + ": the windows do not cover the map");
+        requireBf16(a, (long) batch * nwh * nww * qs * qs * c, op, "a");
+        requireBf16(x, (long) batch * oh * ow * c, op, "x");
+        Pointer params = Pointer.to(ptr(a), ptr(x), ints(batch), ints(oh), ints(ow), ints(c), ints(qs), ints(nwh),
+                ints(nww));
+        kernels.launch(UNPARTITION_ADD, gridFor((long) batch * oh * ow * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream,
+                params, op);
+    }
+
+    /**
+     * 2x2 max pooling (stride 2, floor) of {@code n} grids of {@code h x w} rows of {@code c} channels read from
+     * {@code src} (grid i's row j at {@code i · srcBatch + j · srcLd}) into contiguous {@code [n, h/2, w/2, c]}.
+     */
+    public void maxPool2x2(CudaStream stream, DeviceBuffer src, int srcLd, long srcBatch, DeviceBuffer dst, int n, int h,
+                           int w, int c) {
+        String op = String.format(Locale.ROOT, "maxPool2x2 n=%d %dx%d c=%d", n, h, w, c);
+        require(n > 0 && h >= 2 && w >= 2, op + ": dimensions must be positive (at least 2x2)");
+        require(c > 0 && c % 8 == 0 && srcLd % 8 == 0 && srcLd >= c && srcBatch % 8 == 0,
+                op + ": c, the row and grid strides must be multiples of 8");
+        requireBf16(src, (n - 1) * srcBatch + (long) (h * w - 1) * srcLd + c, op, "src");
+        long out = (long) n * (h / 2) * (w / 2) * c;
+        requireBf16(dst, out, op, "dst");
+        Pointer params = Pointer.to(ptr(src), ints(srcLd), longs(srcBatch), ptr(dst), ints(n), ints(h), ints(w), ints(c));
+        kernels.launch(MAXPOOL, gridFor(out / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** The FPN's top-down step: {@code x [batch, 2h, 2w, c] +=} nearest 2x upsampling of {@code y [batch, h, w, c]}. */
+    public void upsample2xAdd(CudaStream stream, DeviceBuffer y, DeviceBuffer x, int batch, int h, int w, int c) {
+        String op = String.format(Locale.ROOT, "upsample2xAdd batch=%d %dx%d c=%d", batch, h, w, c);
+        require(batch > 0 && h > 0 && w > 0, op + ": dimensions must be positive");
+        require(c > 0 && c % 8 == 0, op + ": c must be a positive multiple of 8");
+        requireBf16(y, (long) batch * h * w * c, op, "y");
+        requireBf16(x, (long) batch * 4 * h * w * c, op, "x");
+        Pointer params = Pointer.to(ptr(y), ptr(x), ints(batch), ints(h), ints(w), ints(c));
+        kernels.launch(UPSAMPLE_ADD, gridFor((long) batch * 4 * h * w * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream,
+                params, op);
+    }
+
+    /**
+     * The memory attention's rotary encoding, in place: the first {@code rows} rows of {@code x} (row stride
+     * {@code ld}), each of {@code heads} heads of {@code hd} columns rotated pair by pair by the angles of map token
+     * {@code r % tokens} ({@code cos}, {@code sin}: fp32 {@code [tokens, hd/2]}).
+     */
+    public void rope(CudaStream stream, DeviceBuffer x, int ld, int rows, int heads, int hd, DeviceBuffer cos,
+                     DeviceBuffer sin, int tokens) {
+        String op = String.format(Locale.ROOT, "rope rows=%d heads=%d hd=%d tokens=%d", rows, heads, hd, tokens);
+        require(rows >= 0 && heads > 0 && hd > 0 && tokens > 0, op + ": dimensions must be positive");
+        require(hd % 4 == 0 && ld % 2 == 0 && ld >= heads * hd, op + ": hd must be a multiple of 4, rows wide enough");
+        if (rows == 0) {
+            return;
+        }
+        requireBf16(x, (long) (rows - 1) * ld + (long) heads * hd, op, "x");
+        requireBytes(cos, (long) tokens * hd / 2 * 4, op, "cos (fp32)");
+        requireBytes(sin, (long) tokens * hd / 2 * 4, op, "sin (fp32)");
+        Pointer params = Pointer.to(ptr(x), ints(ld), ints(rows), ints(heads), ints(hd), ptr(cos), ptr(sin),
+                ints(tokens));
+        kernels.launch(ROPE, gridFor((long) rows * heads * hd / 2), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** {@code x = max(x, 0)} over {@code n} bf16 values, in place. */
+    public void relu(CudaStream stream, DeviceBuffer x, long n) {
+        String op = "relu n=" + n;
+        require(n > 0 && n % 8 == 0, op + ": n must be a positive multiple of 8");
+        requireBf16(x, n, op, "x");
+        kernels.launch(RELU, gridFor(n / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, Pointer.to(ptr(x), longs(n)), op);
+    }
+
+    /** {@code y = a + b} over {@code n} bf16 values; {@code y} may be {@code a}. */
+    public void add(CudaStream stream, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y, long n) {
+        String op = "add n=" + n;
+        require(n > 0 && n % 8 == 0, op + ": n must be a positive multiple of 8");
+        requireBf16(a, n, op, "a");
+        requireBf16(b, n, op, "b");
+        requireBf16(y, n, op, "y");
+        kernels.launch(ADD, gridFor(n / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, Pointer.to(ptr(a), ptr(b), ptr(y),
+                longs(n)), op);
+    }
+
+    static int ceilDiv(int a, int b) {
+        return (a + b - 1) / b;
+    }
+
+    private static Pointer ints(int v) {
+        return Pointer.to(new int[] {v});
+    }
+
+    private static Pointer longs(long v) {
+        return Pointer.to(new long[] {v});
+    }
+
+    /** Grid-stride kernels: enough CTAs for a few waves, never more than the work needs. */
+    private int gridFor(long threads) {
+        long ctas = (threads + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+        long cap = (long) kernels.context().info().multiprocessors() * 16;
+        return (int) Math.max(1, Math.min(ctas, cap));
+    }
+}
