@@ -391,3 +391,26 @@ extern "C" __global__ void __launch_bounds__(256) samstream_mem_add(const bf16* 
                                                                     long long n) {
     memory_ops::add(a, b, y, n);
 }
+
+// ---- SAM 2's memory encoder (memory_encoder_ops.cuh); grid-stride loops, 256 threads ------------------------------
+#include "memory_encoder_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_scaled_mask(const float* logits, int binarize, float* out,
+                                                                             int B, int l, int S) {
+    memory_encoder_ops::scaled_mask(logits, binarize, out, B, l, S);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_conv3x3_s2(const float* x, const float* w,
+                                                                            const float* bias, float* y, int B, int H,
+                                                                            int W, int Cin, int Cout) {
+    memory_encoder_ops::conv3x3_s2(x, w, bias, y, B, H, W, Cin, Cout);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_layernorm_gelu(float* x, const float* g,
+                                                                                const float* beta, bf16* out_bf16,
+                                                                                long long pixels, int C, float eps) {
+    memory_encoder_ops::layernorm_gelu(x, g, beta, out_bf16, pixels, C, eps);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_depthwise(const bf16* x, const float* w,
+                                                                           const float* bias, bf16* y, int B, int H,
+                                                                           int W, int C, int K) {
+    memory_encoder_ops::depthwise(x, w, bias, y, B, H, W, C, K);
+}

@@ -21,7 +21,11 @@ public final class Sam2Kernels {
     private static final String UNFOLD = "samstream_hiera_unfold_f32", PARTITION = "samstream_hiera_window_partition",
             UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
             UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
-            ADD = "samstream_mem_add";
+            ADD = "samstream_mem_add", SCALED_MASK = "samstream_menc_scaled_mask",
+            CONV3X3_S2 = "samstream_menc_conv3x3_s2", LN_GELU = "samstream_menc_layernorm_gelu",
+            DEPTHWISE = "samstream_menc_depthwise";
+    /** Warps per CTA of the LayerNorm + GELU kernel (one pixel per warp). */
+    private static final int LN_GELU_WARPS = 8;
     private static final int ELEMENTWISE_THREADS = 256;
 
     /** One strided row set of an attention operand: batch z's row i at {@code z * batch + i * ld} elements. */
@@ -34,7 +38,8 @@ public final class Sam2Kernels {
         for (int hd : SDPA_HEAD_DIMS) {
             kernels.add(sdpaSymbol(hd), sdpaSmem(hd));
         }
-        for (String name : new String[] {UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD}) {
+        for (String name : new String[] {UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
+                CONV3X3_S2, LN_GELU, DEPTHWISE}) {
             kernels.add(name, 0);
         }
     }
@@ -216,6 +221,78 @@ public final class Sam2Kernels {
         requireBf16(y, n, op, "y");
         kernels.launch(ADD, gridFor(n / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, Pointer.to(ptr(a), ptr(b), ptr(y),
                 longs(n)), op);
+    }
+
+    /**
+     * The memory encoder's mask input: fp32 logits {@code [batch, l, l]} upsampled bilinearly to {@code [batch, s,
+     * s]}, sigmoid (or binarized: a mask from prompts), x20 - 10.
+     */
+    public void scaledMask(CudaStream stream, DeviceBuffer logits, boolean binarize, DeviceBuffer out, int batch, int l,
+                           int s) {
+        String op = String.format(Locale.ROOT, "scaledMask batch=%d %d -> %d", batch, l, s);
+        require(batch > 0 && l > 0 && s > 0, op + ": dimensions must be positive");
+        requireBytes(logits, (long) batch * l * l * 4, op, "logits (fp32)");
+        long total = (long) batch * s * s;
+        requireBytes(out, total * 4, op, "out (fp32)");
+        Pointer params = Pointer.to(ptr(logits), ints(binarize ? 1 : 0), ptr(out), ints(batch), ints(l), ints(s));
+        kernels.launch(SCALED_MASK, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * A 3x3, stride 2, padding 1 convolution in fp32, channels-last: {@code x [batch, h, w, cin]} to {@code [batch,
+     * h/2, w/2, cout]}; {@code w} the Conv2d weight {@code [cout, cin, 3, 3]} in fp32.
+     */
+    public void conv3x3Stride2(CudaStream stream, DeviceBuffer x, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer y,
+                               int batch, int h, int wd, int cin, int cout) {
+        String op = String.format(Locale.ROOT, "conv3x3Stride2 batch=%d %dx%dx%d -> %d", batch, h, wd, cin, cout);
+        require(batch > 0 && h >= 2 && wd >= 2 && cin > 0 && cout > 0, op + ": dimensions must be positive");
+        requireBytes(x, (long) batch * h * wd * cin * 4, op, "x (fp32)");
+        requireBytes(w, (long) cout * cin * 9 * 4, op, "w (fp32)");
+        requireBytes(bias, (long) cout * 4, op, "bias (fp32)");
+        long total = (long) batch * (h / 2) * (wd / 2) * cout;
+        requireBytes(y, total * 4, op, "y (fp32)");
+        Pointer params = Pointer.to(ptr(x), ptr(w), ptr(bias), ptr(y), ints(batch), ints(h), ints(wd), ints(cin),
+                ints(cout));
+        kernels.launch(CONV3X3_S2, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * LayerNorm2d over the {@code c} channels of each of {@code pixels} fp32 pixels, then exact GELU, in place; also
+     * written as bf16 to {@code outBf16} when it is not null.
+     */
+    public void layerNormGelu(CudaStream stream, DeviceBuffer x, DeviceBuffer gamma, DeviceBuffer beta,
+                              DeviceBuffer outBf16, long pixels, int c, float eps) {
+        String op = String.format(Locale.ROOT, "layerNormGelu pixels=%d c=%d", pixels, c);
+        require(pixels > 0 && c > 0 && c <= 1024, op + ": dimensions must be positive, c at most 1024");
+        require(eps > 0, op + ": eps must be positive");
+        requireBytes(x, pixels * c * 4, op, "x (fp32)");
+        requireBytes(gamma, (long) c * 4, op, "gamma (fp32)");
+        requireBytes(beta, (long) c * 4, op, "beta (fp32)");
+        if (outBf16 != null) {
+            requireBf16(outBf16, pixels * c, op, "out");
+        }
+        Pointer params = Pointer.to(ptr(x), ptr(gamma), ptr(beta), ptr(outBf16), longs(pixels), ints(c),
+                Pointer.to(new float[] {eps}));
+        int ctas = (int) Math.min((pixels + LN_GELU_WARPS - 1) / LN_GELU_WARPS,
+                (long) kernels.context().info().multiprocessors() * 16);
+        kernels.launch(LN_GELU, ctas, 1, 1, 32 * LN_GELU_WARPS, 0, stream, params, op);
+    }
+
+    /**
+     * A depthwise {@code k x k} convolution (padding k/2) of bf16 channels-last {@code x [batch, h, w, c]}, fp32
+     * weights {@code [c, k, k]} and bias, into {@code y}.
+     */
+    public void depthwise(CudaStream stream, DeviceBuffer x, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer y,
+                          int batch, int h, int wd, int c, int k) {
+        String op = String.format(Locale.ROOT, "depthwise batch=%d %dx%dx%d k=%d", batch, h, wd, c, k);
+        require(batch > 0 && h > 0 && wd > 0 && c > 0 && k > 0 && k % 2 == 1, op + ": dimensions must be positive, k odd");
+        long total = (long) batch * h * wd * c;
+        requireBf16(x, total, op, "x");
+        requireBf16(y, total, op, "y");
+        requireBytes(w, (long) c * k * k * 4, op, "w (fp32)");
+        requireBytes(bias, (long) c * 4, op, "bias (fp32)");
+        Pointer params = Pointer.to(ptr(x), ptr(w), ptr(bias), ptr(y), ints(batch), ints(h), ints(wd), ints(c), ints(k));
+        kernels.launch(DEPTHWISE, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
     }
 
     static int ceilDiv(int a, int b) {

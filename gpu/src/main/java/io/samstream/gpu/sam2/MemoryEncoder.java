@@ -12,7 +12,7 @@ import io.samstream.gpu.cpu.LayerNorm;
  * hidden width, added to pix_feat_proj(image features), fused by ConvNeXt blocks and projected to the memory
  * width. Its position encoding is the sine encoding of the memory map.
  */
-final class MemoryEncoder {
+public final class MemoryEncoder {
     private final Conv2d[] down;
     private final LayerNorm[] downNorms;
     private final Conv2d downOut;
@@ -23,7 +23,7 @@ final class MemoryEncoder {
     private final int side;
     private final float[] pos;
 
-    MemoryEncoder(StateDict sd, Sam2Config config) {
+    public MemoryEncoder(StateDict sd, Sam2Config config) {
         String p = "memory_encoder.";
         int layers = config.downsampleLayers();
         int k = config.downsampleKernel();
@@ -55,8 +55,21 @@ final class MemoryEncoder {
         return pos;
     }
 
+    /**
+     * The mask input of {@link #encode}: low-resolution logits [l*l] upsampled bilinearly to [S*S], sigmoid (or,
+     * for a mask from prompts, binarized), x20 - 10.
+     */
+    public static float[] scaledMask(float[] lowRes, int l, int s, boolean fromPrompt) {
+        float[] high = Resampling.bilinear(lowRes, l, l, s, s);
+        for (int i = 0; i < high.length; i++) {
+            float v = fromPrompt ? (high[i] > 0 ? 1f : 0f) : Sam2MaskDecoder.sigmoid(high[i]);
+            high[i] = v * 20f + -10f;
+        }
+        return high;
+    }
+
     /** Memory features [f*f, memDim] of image features [f*f, hidden] and a scaled mask [S*S]. */
-    float[] encode(CpuThreadPool pool, float[] pixFeat, float[] scaledMask) {
+    public float[] encode(CpuThreadPool pool, float[] pixFeat, float[] scaledMask) {
         float[] m = scaledMask;
         int s = imageSize;
         for (int i = 0; i < down.length; i++) {

@@ -238,13 +238,7 @@ public final class Sam2Model implements AutoCloseable {
      * object is absent; rounded to bf16 as stored.
      */
     float[] encodeMemory(FrameFeatures f, float[] lowRes, float objectScore, boolean fromPrompt) {
-        int s = config.imageSize();
-        int l = config.lowResSize();
-        float[] high = Resampling.bilinear(lowRes, l, l, s, s);
-        for (int i = 0; i < high.length; i++) {
-            float v = fromPrompt ? (high[i] > 0 ? 1f : 0f) : Sam2MaskDecoder.sigmoid(high[i]);
-            high[i] = v * 20f + -10f;
-        }
+        float[] high = MemoryEncoder.scaledMask(lowRes, config.lowResSize(), config.imageSize(), fromPrompt);
         float[] mem = memoryEncoder.encode(pool, f.top(), high);
         int m = config.memDim();
         if (!(objectScore > 0)) {

@@ -1,0 +1,146 @@
+package io.samstream.bench;
+
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaMemoryAttention;
+import io.samstream.gpu.cuda.CudaMemoryEncoder;
+import io.samstream.gpu.cuda.CudaSam2ImageEncoder;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Shapes;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.IntConsumer;
+
+/**
+ * SAM 2.1's CUDA model parts at a release's shapes (random weights, input 1024): the image encoder (Hiera + FPN +
+ * conv_s0 / conv_s1) per batch of frames, the memory attention per batch of objects conditioned on a full bank (the
+ * conditioning frame + 6 previous frames, 16 object pointers: 7 x 4096 + 64 memory tokens), the memory encoder per
+ * batch of objects. GPU ms per pass between CUDA events over back-to-back passes, the median of repeats.
+ *
+ * <pre>java -cp ... io.samstream.bench.Sam2PartsBench OUT.tsv [--models hiera_tiny,hiera_base_plus] [--batches 1,8]
+ *      [--repeats 7]</pre>
+ *
+ * bench/sam2_torch.py measures Meta's modules (and its SAM2VideoPredictor) in bf16 on the same GPU.
+ */
+public final class Sam2PartsBench {
+    private static final int PASSES = 10;
+
+    private Sam2PartsBench() {}
+
+    public static void main(String[] args) throws IOException {
+        if (args.length < 1) {
+            System.err.println("usage: Sam2PartsBench OUT.tsv [--models a,b] [--batches 1,8] [--repeats 7]");
+            System.exit(2);
+        }
+        Path out = Path.of(args[0]);
+        List<String> models = List.of("hiera_tiny", "hiera_base_plus");
+        int[] batches = {1, 8};
+        int repeats = 7;
+        for (int i = 1; i + 1 < args.length; i += 2) {
+            switch (args[i]) {
+                case "--models" -> models = List.of(args[i + 1].split(","));
+                case "--batches" -> batches = Arrays.stream(args[i + 1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--repeats" -> repeats = Integer.parseInt(args[i + 1]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        List<String> rows = new ArrayList<>();
+        rows.add("model\tpart\tbatch\tms_per_pass_median\tms_per_item\tms_all");
+        try (CudaContext ctx = CudaContext.open(0)) {
+            rows.add("#meta\tgpu\t" + ctx.info().describe());
+            CudaKernels kernels = new CudaKernels(ctx);
+            for (String name : models) {
+                Sam2Config config = Sam2Shapes.release(name);
+                for (int batch : batches) {
+                    rows.addAll(measure(ctx, kernels, name, config, batch, repeats));
+                    Files.write(out, rows);
+                }
+            }
+            kernels.close();
+        }
+        Files.write(out, rows);
+        System.out.println(String.join("\n", rows));
+    }
+
+    private static List<String> measure(CudaContext ctx, CudaKernels kernels, String name, Sam2Config config,
+                                        int batch, int repeats) {
+        List<String> rows = new ArrayList<>();
+        int f = config.featureSize();
+        int tokens = f * f;
+        int pointerTokens = Sam2Config.MAX_OBJECT_POINTERS * (config.hidden() / config.memDim());
+        int memory = config.numMaskmem() * tokens + pointerTokens;
+        try (DeviceMemoryPool pool = new DeviceMemoryPool(ctx, 24L << 30);
+             CudaStream stream = new CudaStream(ctx);
+             PinnedBuffer staging = new PinnedBuffer(ctx, 64L << 20, "staging")) {
+            CudaSam2ImageEncoder image = new CudaSam2ImageEncoder(Sam2Shapes.random(Sam2Shapes.imageEncoder(config), 1),
+                    config, batch, kernels, stream, pool, staging);
+            CudaMemoryAttention attention = new CudaMemoryAttention(
+                    Sam2Shapes.random(Sam2Shapes.memoryAttention(config), 2), config, batch, memory, kernels, stream,
+                    pool, staging);
+            CudaMemoryEncoder encoder = new CudaMemoryEncoder(Sam2Shapes.random(Sam2Shapes.memoryEncoder(config), 3),
+                    config, batch, kernels, stream, pool, staging);
+            // inputs: zeros are as fast as any values for these kernels except the softmax; fill the memory with a
+            // pattern so that attention is not degenerate
+            DeviceBuffer curr = pool.allocateBf16((long) batch * tokens * config.hidden(), "curr");
+            DeviceBuffer mem = pool.allocateBf16((long) batch * memory * config.memDim(), "memory");
+            DeviceBuffer memPos = pool.allocateBf16((long) batch * memory * config.memDim(), "memory pos");
+            DeviceBuffer logits = pool.allocate((long) batch * config.lowResSize() * config.lowResSize() * 4, "logits");
+            stream.fill16(curr, (short) 0x3f80);
+            stream.fill16(mem, (short) 0x3e00);
+            stream.fill16(memPos, (short) 0x3d00);
+            stream.fill16(image.input().slice(0, image.input().bytes(), "input"), (short) 0x3f00);
+            stream.fill16(logits, (short) 0x4000);
+            boolean[] flags = new boolean[batch];
+            rows.add(row(name, "image encoder", batch, time(ctx, stream, repeats, i -> image.forward(batch))));
+            rows.add(row(name, "memory attention (7 memories + 16 pointers)", batch,
+                    time(ctx, stream, repeats, i -> attention.forward(batch, curr, mem, memPos, memory, pointerTokens))));
+            rows.add(row(name, "memory encoder", batch,
+                    time(ctx, stream, repeats, i -> encoder.forward(batch, image.top(), logits, flags, flags))));
+            rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\tdevice pool peak %.1f MB", name, batch,
+                    pool.peak() / 1e6));
+        }
+        return rows;
+    }
+
+    /** ms per pass of each repeat: PASSES back-to-back passes between two events, after two warm-up passes. */
+    private static double[] time(CudaContext ctx, CudaStream stream, int repeats, IntConsumer pass) {
+        pass.accept(0);
+        pass.accept(1);
+        stream.synchronize();
+        double[] ms = new double[repeats];
+        try (CudaEvent start = new CudaEvent(ctx, true); CudaEvent end = new CudaEvent(ctx, true)) {
+            for (int r = 0; r < repeats; r++) {
+                stream.record(start);
+                for (int i = 0; i < PASSES; i++) {
+                    pass.accept(i);
+                }
+                stream.record(end);
+                end.synchronize();
+                ms[r] = CudaEvent.elapsedMillis(start, end) / PASSES;
+            }
+        }
+        return ms;
+    }
+
+    private static String row(String model, String part, int batch, double[] ms) {
+        double[] sorted = ms.clone();
+        Arrays.sort(sorted);
+        double median = sorted[sorted.length / 2];
+        StringBuilder all = new StringBuilder();
+        for (double m : ms) {
+            all.append(all.length() == 0 ? "" : ",").append(String.format(Locale.ROOT, "%.3f", m));
+        }
+        return String.format(Locale.ROOT, "%s\t%s\t%d\t%.3f\t%.3f\t%s", model, part, batch, median, median / batch, all);
+    }
+}

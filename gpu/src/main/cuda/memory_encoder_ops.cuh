@@ -1,0 +1,122 @@
+// The kernels of SAM 2's memory encoder that are not GEMMs: the mask input (the decoder's low-resolution logits
+// upsampled bilinearly to the image size, sigmoid or binarized, x20 - 10), the mask downsampler's stride-2 3x3
+// convolutions with their LayerNorm2d + GELU (1 -> 4 -> 16 -> 64 -> 256 channels: too narrow for the GEMMs, fp32
+// throughout), and the fuser's depthwise 7x7 convolution. Maps are channels-last.
+#pragma once
+
+#include "common.cuh"
+#include "gemm_epilogue.cuh"
+
+namespace memory_encoder_ops {
+
+// ---- scaled mask: logits fp32 [B, l, l] -> fp32 [B, S, S] -------------------------------------------------------
+// F.interpolate(bilinear, align_corners=False), then sigmoid (binarize != 0: > 0 -> 1 else 0, a mask from prompts),
+// then x * 20 - 10 (SAM2Base._encode_new_memory's sigmoid_scale_for_mem_enc / sigmoid_bias_for_mem_enc).
+__device__ __forceinline__ void scaled_mask(const float* __restrict__ logits, int binarize, float* __restrict__ out,
+                                            int B, int l, int S) {
+    const float scale = (float)l / (float)S;
+    const long long total = (long long)B * S * S;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int b = (int)(i / ((long long)S * S));
+        const int t = (int)(i - (long long)b * S * S);
+        const int oy = t / S, ox = t % S;
+        const float ry = fmaxf(scale * (oy + 0.5f) - 0.5f, 0.f), rx = fmaxf(scale * (ox + 0.5f) - 0.5f, 0.f);
+        const int y0 = min((int)floorf(ry), l - 1), x0 = min((int)floorf(rx), l - 1);
+        const int y1 = y0 < l - 1 ? y0 + 1 : y0, x1 = x0 < l - 1 ? x0 + 1 : x0;
+        const float ly = fminf(fmaxf(ry - y0, 0.f), 1.f), lx = fminf(fmaxf(rx - x0, 0.f), 1.f);
+        const float* m = logits + (size_t)b * l * l;
+        const float v = (1.f - ly) * ((1.f - lx) * m[y0 * l + x0] + lx * m[y0 * l + x1]) +
+                        ly * ((1.f - lx) * m[y1 * l + x0] + lx * m[y1 * l + x1]);
+        const float p = binarize ? (v > 0.f ? 1.f : 0.f) : 1.f / (1.f + __expf(-v));
+        out[i] = p * 20.f - 10.f;
+    }
+}
+
+// ---- 3x3 convolution, stride 2, padding 1, fp32 channels-last: x [B, H, W, Cin] -> y [B, H/2, W/2, Cout] ---------
+// w fp32 [Cout, Cin, 3, 3] (the Conv2d weight as it is), bias [Cout]. One thread per output value.
+__device__ __forceinline__ void conv3x3_s2(const float* __restrict__ x, const float* __restrict__ w,
+                                           const float* __restrict__ bias, float* __restrict__ y, int B, int H, int W,
+                                           int Cin, int Cout) {
+    const int OH = H / 2, OW = W / 2;
+    const long long total = (long long)B * OH * OW * Cout;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int co = (int)(i % Cout);
+        const long long pix = i / Cout;
+        const int b = (int)(pix / ((long long)OH * OW));
+        const int t = (int)(pix - (long long)b * OH * OW);
+        const int oy = t / OW, ox = t % OW;
+        float acc = bias[co];
+        const float* wc = w + (size_t)co * Cin * 9;
+        for (int ky = 0; ky < 3; ++ky) {
+            const int iy = 2 * oy + ky - 1;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < 3; ++kx) {
+                const int ix = 2 * ox + kx - 1;
+                if (ix < 0 || ix >= W) continue;
+                const float* src = x + (((size_t)b * H + iy) * W + ix) * Cin;
+                for (int ci = 0; ci < Cin; ++ci) acc = fmaf(src[ci], wc[ci * 9 + ky * 3 + kx], acc);
+            }
+        }
+        y[i] = acc;
+    }
+}
+
+// ---- LayerNorm over the C channels of each pixel, then exact GELU, in place (fp32); also written as bf16 to
+// `out_bf16` when it is not null. One warp per pixel. Constraints: C <= 32 * 32.
+__device__ __forceinline__ void layernorm_gelu(float* __restrict__ x, const float* __restrict__ g,
+                                               const float* __restrict__ beta, bf16* __restrict__ out_bf16,
+                                               long long pixels, int C, float eps) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+    for (long long p = blockIdx.x * (long long)(blockDim.x / 32) + (threadIdx.x >> 5); p < pixels; p += warps) {
+        float* row = x + p * C;
+        float s = 0.f;
+        for (int c = lane; c < C; c += 32) s += row[c];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        const float mean = s / C;
+        float v = 0.f;
+        for (int c = lane; c < C; c += 32) v += (row[c] - mean) * (row[c] - mean);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        const float inv = rsqrtf(v / C + eps);
+        for (int c = lane; c < C; c += 32) {
+            const float r = gemm::gelu_erf((row[c] - mean) * inv * g[c] + beta[c]);
+            row[c] = r;
+            if (out_bf16 != nullptr) out_bf16[p * C + c] = __float2bfloat16_rn(r);
+        }
+    }
+}
+
+// ---- depthwise KxK convolution, padding K/2, bf16 channels-last: x [B, H, W, C] -> y, fp32 sums --------------
+// w fp32 [C, K*K], bias fp32 [C]. One thread per output value (consecutive threads: consecutive channels).
+__device__ __forceinline__ void depthwise(const bf16* __restrict__ x, const float* __restrict__ w,
+                                          const float* __restrict__ bias, bf16* __restrict__ y, int B, int H, int W,
+                                          int C, int K) {
+    const int pad = K / 2;
+    const long long total = (long long)B * H * W * C;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i % C);
+        const long long pix = i / C;
+        const int b = (int)(pix / ((long long)H * W));
+        const int t = (int)(pix - (long long)b * H * W);
+        const int oy = t / W, ox = t % W;
+        float acc = bias[c];
+        const float* wc = w + (size_t)c * K * K;
+        for (int ky = 0; ky < K; ++ky) {
+            const int iy = oy + ky - pad;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < K; ++kx) {
+                const int ix = ox + kx - pad;
+                if (ix < 0 || ix >= W) continue;
+                acc = fmaf(__bfloat162float(x[(((size_t)b * H + iy) * W + ix) * C + c]), wc[ky * K + kx], acc);
+            }
+        }
+        y[i] = __float2bfloat16_rn(acc);
+    }
+}
+
+}  // namespace memory_encoder_ops
