@@ -60,22 +60,23 @@ __device__ __forceinline__ void add_periodic_bf16(bf16* __restrict__ x, const bf
     }
 }
 
-// ---- 3x3 convolution, padding 1, stride 1, as rows for a GEMM ------------------------------------------
-// x channels-last [B, H, W, C] -> rows [B * H * W, 9 * C], columns ordered (ky, kx, c): the host re-lays
-// the Conv2d weight [O, C, 3, 3] out as [O, 3, 3, C] to match, so every tap is a contiguous C-run copy.
-// Taps outside the image are zeros. Constraints: C % 8 == 0, 16-byte aligned.
+// ---- 3x3 convolution, padding 1, stride 1 or 2, as rows for a GEMM ------------------------------------------
+// x channels-last [B, H, W, C] -> rows [B * OH * OW, 9 * C] (OH = (H - 1) / stride + 1, the same for W), columns
+// ordered (ky, kx, c): the host re-lays the Conv2d weight [O, C, 3, 3] out as [O, 3, 3, C] to match, so every tap is
+// a contiguous C-run copy. Taps outside the image are zeros. Constraints: C % 8 == 0, 16-byte aligned.
 __device__ __forceinline__ void im2col3x3_bf16(const bf16* __restrict__ x, bf16* __restrict__ rows, int B, int H,
-                                               int W, int C) {
+                                               int W, int C, int stride) {
     const int chunks = C / 8;
-    const long long total = (long long)B * H * W * 9 * chunks;
+    const int OH = (H - 1) / stride + 1, OW = (W - 1) / stride + 1;
+    const long long total = (long long)B * OH * OW * 9 * chunks;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
         const long long pix = i / (9 * chunks);
         const int rem = (int)(i - pix * 9 * chunks);
         const int tap = rem / chunks, ch = rem - tap * chunks;
-        const int b = (int)(pix / (H * W));
-        const int t = (int)(pix - (long long)b * H * W);
-        const int y = t / W + tap / 3 - 1, xx = t % W + tap % 3 - 1;
+        const int b = (int)(pix / ((long long)OH * OW));
+        const int t = (int)(pix - (long long)b * OH * OW);
+        const int y = (t / OW) * stride + tap / 3 - 1, xx = (t % OW) * stride + tap % 3 - 1;
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
         if (y >= 0 && y < H && xx >= 0 && xx < W)
             v = *reinterpret_cast<const uint4*>(x + (((size_t)b * H + y) * W + xx) * C + ch * 8);

@@ -63,28 +63,37 @@ __device__ __forceinline__ void conv3x3_s2(const float* __restrict__ x, const fl
     }
 }
 
-// ---- LayerNorm over the C channels of each pixel, then exact GELU, in place (fp32); also written as bf16 to
-// `out_bf16` when it is not null. One warp per pixel. Constraints: C <= 32 * 32.
-__device__ __forceinline__ void layernorm_gelu(float* __restrict__ x, const float* __restrict__ g,
+// ---- LayerNorm over the C channels of each pixel, then exact GELU: x (fp32 or bf16) in place; also written as bf16
+// to `out_bf16` when it is not null. One warp per pixel, fp32 statistics.
+template <typename T>
+__device__ __forceinline__ float load_f(const T* p) { return static_cast<float>(p[0]); }
+template <>
+__device__ __forceinline__ float load_f<bf16>(const bf16* p) { return __bfloat162float(p[0]); }
+
+template <typename T>
+__device__ __forceinline__ void layernorm_gelu(T* __restrict__ x, const float* __restrict__ g,
                                                const float* __restrict__ beta, bf16* __restrict__ out_bf16,
                                                long long pixels, int C, float eps) {
     const int lane = threadIdx.x & 31;
     const long long warps = (long long)gridDim.x * (blockDim.x / 32);
     for (long long p = blockIdx.x * (long long)(blockDim.x / 32) + (threadIdx.x >> 5); p < pixels; p += warps) {
-        float* row = x + p * C;
+        T* row = x + p * C;
         float s = 0.f;
-        for (int c = lane; c < C; c += 32) s += row[c];
+        for (int c = lane; c < C; c += 32) s += load_f(row + c);
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         const float mean = s / C;
         float v = 0.f;
-        for (int c = lane; c < C; c += 32) v += (row[c] - mean) * (row[c] - mean);
+        for (int c = lane; c < C; c += 32) {
+            const float d = load_f(row + c) - mean;
+            v += d * d;
+        }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
         const float inv = rsqrtf(v / C + eps);
         for (int c = lane; c < C; c += 32) {
-            const float r = gemm::gelu_erf((row[c] - mean) * inv * g[c] + beta[c]);
-            row[c] = r;
+            const float r = gemm::gelu_erf((load_f(row + c) - mean) * inv * g[c] + beta[c]);
+            row[c] = static_cast<T>(r);
             if (out_bf16 != nullptr) out_bf16[p * C + c] = __float2bfloat16_rn(r);
         }
     }

@@ -179,8 +179,8 @@ extern "C" __global__ void __launch_bounds__(256) samstream_add_periodic_bf16(bf
 }
 
 extern "C" __global__ void __launch_bounds__(256) samstream_im2col3x3_bf16(const bf16* x, bf16* rows, int B, int H,
-                                                                           int W, int C) {
-    encoder_ops::im2col3x3_bf16(x, rows, B, H, W, C);
+                                                                           int W, int C, int stride) {
+    encoder_ops::im2col3x3_bf16(x, rows, B, H, W, C, stride);
 }
 
 // Block (32, 8), grid (ceil(T/32), ceil(C/32), B).
@@ -346,14 +346,23 @@ extern "C" __global__ void __launch_bounds__(256) samstream_match_shifts(
 #define SAMSTREAM_SDPA(HD, BKV)                                                                                   \
     extern "C" __global__ void __launch_bounds__(128) samstream_sdpa_hd##HD(                                     \
         const bf16* q, int q_ld, long long q_batch, const bf16* k, int k_ld, long long k_batch, const bf16* v,  \
-        int v_ld, long long v_batch, bf16* o, int o_ld, long long o_batch, int nq, int nk, int hd, float scale) { \
+        int v_ld, long long v_batch, bf16* o, int o_ld, long long o_batch, int nq, int nk, int hd, float scale,  \
+        int splits, float* part_o, float2* part_ml) {                                                          \
         sdpa::sdpa_fwd<HD, 4, BKV>(sdpa::Rows{q, q_ld, q_batch}, sdpa::Rows{k, k_ld, k_batch},                  \
-                                   sdpa::Rows{v, v_ld, v_batch}, o, o_ld, o_batch, nq, nk, hd, scale);          \
+                                   sdpa::Rows{v, v_ld, v_batch}, o, o_ld, o_batch, nq, nk, hd, scale, splits,   \
+                                   part_o, part_ml);                                                            \
     }
 SAMSTREAM_SDPA(64, 64)
 SAMSTREAM_SDPA(96, 64)
 SAMSTREAM_SDPA(128, 64)
 SAMSTREAM_SDPA(256, 32)
+// The key splits' merge (sdpa::combine); grid-stride, 256 threads.
+extern "C" __global__ void __launch_bounds__(256) samstream_sdpa_combine(const float* part_o, const float2* part_ml,
+                                                                         bf16* o, int o_ld, long long o_batch,
+                                                                         int batches, int heads, int nq, int hd,
+                                                                         int splits) {
+    sdpa::combine(part_o, part_ml, o, o_ld, o_batch, batches, heads, nq, hd, splits);
+}
 
 extern "C" __global__ void __launch_bounds__(256) samstream_hiera_unfold_f32(const float* img, bf16* rows, int B,
                                                                              int Cin, int H, int W, int K, int stride,
@@ -407,7 +416,13 @@ extern "C" __global__ void __launch_bounds__(256) samstream_menc_conv3x3_s2(cons
 extern "C" __global__ void __launch_bounds__(256) samstream_menc_layernorm_gelu(float* x, const float* g,
                                                                                 const float* beta, bf16* out_bf16,
                                                                                 long long pixels, int C, float eps) {
-    memory_encoder_ops::layernorm_gelu(x, g, beta, out_bf16, pixels, C, eps);
+    memory_encoder_ops::layernorm_gelu<float>(x, g, beta, out_bf16, pixels, C, eps);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_layernorm_gelu_bf16(bf16* x, const float* g,
+                                                                                     const float* beta, bf16* out_bf16,
+                                                                                     long long pixels, int C,
+                                                                                     float eps) {
+    memory_encoder_ops::layernorm_gelu<bf16>(x, g, beta, out_bf16, pixels, C, eps);
 }
 extern "C" __global__ void __launch_bounds__(256) samstream_menc_depthwise(const bf16* x, const float* w,
                                                                            const float* bias, bf16* y, int B, int H,

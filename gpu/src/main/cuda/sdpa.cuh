@@ -9,7 +9,11 @@
 // multiple of 8 up to the template's HD: columns past hd load as zeros (they add nothing to q.k) and are
 // not stored. Keys past nk get a -inf score: the whole mask.
 //
-// Grid: (ceil(nq / BQ), heads, batches); NWARPS * 32 threads. Shared memory: smem_bytes(HD, NWARPS, BKV). Key tiles
+// Split keys (flash-decoding): with `splits` > 1 grid x is (query tile, split) and each CTA takes one contiguous
+// share of the key tiles, leaving its rows' unnormalised output (fp32) and running max / sum in part_o / part_ml;
+// combine() merges the shares. For few long sequences (SAM 2's memory attention on one object: 64 CTAs over 28 k keys)
+// this is what fills the GPU.
+// Grid: (ceil(nq / BQ) * splits, heads, batches); NWARPS * 32 threads. Shared memory: smem_bytes(HD, NWARPS, BKV). Key tiles
 // are 64 keys, 32 at head dim 256 (fewer score registers next to the 128 of the output rows).
 // Constraints (host-checked, Sam2Kernels.sdpa): hd % 8 == 0, hd <= HD, ld % 8 == 0, 16-byte aligned bases.
 #pragma once
@@ -33,7 +37,8 @@ struct Rows {
 
 template <int HD, int NWARPS, int BKV>
 __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restrict__ o, int o_ld, long long o_batch,
-                                         int nq, int nk, int hd, float scale) {
+                                         int nq, int nk, int hd, float scale, int splits, float* __restrict__ part_o,
+                                         float2* __restrict__ part_ml) {
     constexpr int BQ = 16 * NWARPS;
     constexpr int THREADS = 32 * NWARPS;
     constexpr int LD = HD + SMEM_PAD;
@@ -46,7 +51,10 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
     const int g = lane >> 2, q4 = lane & 3;
     const int col = blockIdx.y * hd;
     const long long z = blockIdx.z;
-    const int q0 = blockIdx.x * BQ;
+    const int split = blockIdx.x % splits;
+    const int q0 = (blockIdx.x / splits) * BQ;
+    const int all_tiles = (nk + BKV - 1) / BKV, per_split = (all_tiles + splits - 1) / splits;
+    const int t0 = min(all_tiles, split * per_split), t1 = min(all_tiles, t0 + per_split);
     const int real_chunks = hd / 8;
     const bf16* qb = q.base + z * q.batch + col;
     const bf16* kb = k.base + z * k.batch + col;
@@ -76,7 +84,7 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
         const bool ok = q0 + r < nq && ch < real_chunks;
         cp_async_16(smem_addr(sQ + r * LD + ch * 8), ok ? qb + (size_t)(q0 + r) * q.ld + ch * 8 : q.base, ok);
     }
-    load_kv(0, 0);
+    if (t0 < t1) load_kv(t0, 0);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -94,15 +102,13 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
     float m[2] = {-CUDART_INF_F, -CUDART_INF_F};
     float l[2] = {0.f, 0.f};
     const float scale_log2 = scale * attention::LOG2E;
-    const int n_tiles = (nk + BKV - 1) / BKV;
-
-    for (int t = 0; t < n_tiles; ++t) {
-        const int buf = t & 1;
-        if (t > 0) {
+    for (int t = t0; t < t1; ++t) {
+        const int buf = (t - t0) & 1;
+        if (t > t0) {
             cp_async_wait<0>();
             __syncthreads();   // tile t visible; every warp is done with tile t - 1
         }
-        if (t + 1 < n_tiles) load_kv(t + 1, buf ^ 1);
+        if (t + 1 < t1) load_kv(t + 1, buf ^ 1);
         cp_async_commit();
 
         const bf16* k_s = sK + buf * BKV * LD;
@@ -153,20 +159,58 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
         }
     }
 
-    // Normalise and store the lane's two rows (columns past hd and rows past nq dropped).
+    // Normalise and store the lane's two rows (columns past hd and rows past nq dropped); a split leaves its share.
+    const int heads = gridDim.y;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         float sum = l[r];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = 1.f / sum;
         const int row = q0 + warp * 16 + g + 8 * r;
         if (row >= nq) continue;
+        if (splits > 1) {
+            const size_t at = ((size_t)(split * gridDim.z + z) * heads + blockIdx.y) * nq + row;
+            if (q4 == 0) part_ml[at] = make_float2(m[r], sum);
+            float* dst = part_o + at * hd + q4 * 2;
+#pragma unroll
+            for (int d = 0; d < DT; ++d)
+                if (d * 8 + q4 * 2 < hd) *reinterpret_cast<float2*>(dst + d * 8) = make_float2(acc[d][2 * r], acc[d][2 * r + 1]);
+            continue;
+        }
+        const float inv = 1.f / sum;
         bf16* dst = ob + (size_t)row * o_ld + q4 * 2;
 #pragma unroll
         for (int d = 0; d < DT; ++d)
             if (d * 8 + q4 * 2 < hd)
                 *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(acc[d][2 * r] * inv, acc[d][2 * r + 1] * inv);
+    }
+}
+
+// Merges the key splits' shares: o = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s, M = max_s m_s (log2 domain), into
+// the bf16 output rows. One thread per output value; part layouts as sdpa_fwd writes them.
+__device__ __forceinline__ void combine(const float* __restrict__ part_o, const float2* __restrict__ part_ml,
+                                        bf16* __restrict__ o, int o_ld, long long o_batch, int batches, int heads,
+                                        int nq, int hd, int splits) {
+    const long long total = (long long)batches * heads * nq * hd;
+    const long long per_split = (long long)batches * heads * nq;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int col = (int)(i % hd);
+        const long long rowid = i / hd;   // (z * heads + h) * nq + row
+        const int row = (int)(rowid % nq);
+        const int h = (int)((rowid / nq) % heads);
+        const long long z = rowid / ((long long)nq * heads);
+        float mx = -CUDART_INF_F;
+        for (int s = 0; s < splits; ++s) mx = fmaxf(mx, part_ml[s * per_split + rowid].x);
+        float num = 0.f, den = 0.f;
+        for (int s = 0; s < splits; ++s) {
+            const float2 ml = part_ml[s * per_split + rowid];
+            if (ml.y == 0.f) continue;   // a share with no keys
+            const float w = fast_exp2(ml.x - mx);
+            den += w * ml.y;
+            num += w * part_o[(s * per_split + rowid) * hd + col];
+        }
+        o[z * o_batch + (size_t)row * o_ld + h * hd + col] = __float2bfloat16_rn(num / den);
     }
 }
 

@@ -37,7 +37,7 @@ public final class CudaMemoryAttention {
     private final Layer[] layers;
     private final Bf16 finalNorm;
     private final DeviceBuffer ropeCos, ropeSin, scaledPos;
-    private final DeviceBuffer x, xn, qkv, q, keys, k, v, attn, hidden, out;
+    private final DeviceBuffer x, xn, qkv, q, keys, k, v, attn, hidden, out, splitScratch;
 
     public CudaMemoryAttention(StateDict sd, Sam2Config config, int maxBatch, int maxMemory, CudaKernels kernels,
                                CudaStream stream, DeviceMemoryPool pool, PinnedBuffer staging) {
@@ -91,6 +91,8 @@ public final class CudaMemoryAttention {
         attn = pool.allocateBf16(n * dim, "memory attention output of attention");
         hidden = pool.allocateBf16(n * ffn, "memory attention feed-forward");
         out = pool.allocateBf16(n * dim, "memory attention output");
+        splitScratch = pool.allocate(Sam2Kernels.splitScratchBytes(maxBatch, heads, tokens, dim / heads,
+                Sam2Kernels.MAX_SPLITS), "memory attention key splits");
     }
 
     /** The conditioned maps {@code [batch, tokens, hidden]} a pass leaves (bf16). */
@@ -129,7 +131,7 @@ public final class CudaMemoryAttention {
             long selfBatch = (long) tokens * 3 * dim;
             ops.sdpa(stream, new Rows(qkv, 3 * dim, selfBatch), new Rows(qkvK, 3 * dim, selfBatch),
                     new Rows(qkvV, 3 * dim, selfBatch), new Rows(attn, dim, (long) tokens * dim), batch, tokens, tokens,
-                    heads, hd, scale);
+                    heads, hd, scale, splitScratch);
             gemm.run(stream, attn, l.selfOut.w(), l.selfOut.b(), x, x, n, dim, dim, false);
             // cross-attention to the memory
             norm.layerNorm(stream, x, l.norm2.w(), l.norm2.b(), xn, n, dim, EPS);
@@ -144,7 +146,7 @@ public final class CudaMemoryAttention {
             }
             ops.sdpa(stream, new Rows(q, dim, (long) tokens * dim), new Rows(k, dim, (long) m * dim),
                     new Rows(v, dim, (long) m * dim), new Rows(attn, dim, (long) tokens * dim), batch, tokens, m, heads,
-                    hd, scale);
+                    hd, scale, splitScratch);
             gemm.run(stream, attn, l.crossOut.w(), l.crossOut.b(), x, x, n, dim, dim, false);
             // feed-forward
             norm.layerNorm(stream, x, l.norm3.w(), l.norm3.b(), xn, n, dim, EPS);

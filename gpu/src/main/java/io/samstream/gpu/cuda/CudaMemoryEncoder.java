@@ -25,7 +25,12 @@ import io.samstream.gpu.sam2.Sam2Config;
 public final class CudaMemoryEncoder {
     private static final float LN2D_EPS = 1e-6f;
 
-    private record Conv(DeviceBuffer w, DeviceBuffer b, DeviceBuffer normG, DeviceBuffer normB, int in, int out) {}
+    /**
+     * A mask-downsampler stage: its convolution as fp32 {@code [out, in, 3, 3]} for the direct kernel, or, when
+     * {@code gemm}, as bf16 {@code [out, 3, 3, in]} for im2col rows + a GEMM; its LayerNorm2d in fp32.
+     */
+    private record Conv(DeviceBuffer w, DeviceBuffer b, DeviceBuffer normG, DeviceBuffer normB, int in, int out,
+                        boolean gemm) {}
 
     private record CxBlock(DeviceBuffer dwW, DeviceBuffer dwB, Bf16 norm, Bf16 pw1, Bf16 pw2) {}
 
@@ -35,11 +40,13 @@ public final class CudaMemoryEncoder {
     private final Sam2Kernels ops;
     private final EncoderOpsKernels encoderOps;
     private final int s, l, side, c, memDim, kernel, maxBatch;
+    /** Rows of the widest im2col of the GEMM stages, per object. */
+    private final long rowsPerObject;
     private final Conv[] down;
     private final Bf16 downOut, pixFeatProj, outProj;
     private final CxBlock[] fuser;
     private final DeviceBuffer noObject;
-    private final DeviceBuffer maskA, maskB, downBf16, x, dw, hidden, out;
+    private final DeviceBuffer maskA, maskB, actA, actB, im2col, downBf16, x, dw, hidden, out;
 
     public CudaMemoryEncoder(StateDict sd, Sam2Config config, int maxBatch, CudaKernels kernels, CudaStream stream,
                              DeviceMemoryPool pool, PinnedBuffer staging) {
@@ -67,16 +74,28 @@ public final class CudaMemoryEncoder {
         int layers = config.downsampleLayers();
         this.down = new Conv[layers];
         int in = 1;
+        int hw = s;
+        long rowsNeeded = 0;
         for (int i = 0; i < layers; i++) {
             int o = in * 4;
             String conv = p + "mask_downsampler.encoder." + (3 * i);
             String ln = p + "mask_downsampler.encoder." + (3 * i + 1);
-            down[i] = new Conv(up.f32(sd.get(conv + ".weight", o, in, 3, 3).data(), conv + ".weight"),
-                    up.f32(sd.get(conv + ".bias", o).data(), conv + ".bias"),
+            // A stage wide enough for the GEMM (16-byte rows: 9 * in and out multiples of 8) runs as one.
+            boolean asGemm = (9 * in) % 8 == 0 && o % 8 == 0;
+            float[] w = sd.get(conv + ".weight", o, in, 3, 3).data();
+            hw /= 2;
+            if (asGemm) {
+                rowsNeeded = Math.max(rowsNeeded, (long) hw * hw * 9 * in);
+            }
+            down[i] = new Conv(asGemm ? up.bf16(CudaImageEncoder.conv3x3ChannelsLast(w, o, in), conv + ".weight")
+                    : up.f32(w, conv + ".weight"),
+                    asGemm ? up.bf16(sd.get(conv + ".bias", o).data(), conv + ".bias")
+                    : up.f32(sd.get(conv + ".bias", o).data(), conv + ".bias"),
                     up.f32(sd.get(ln + ".weight", o).data(), ln + ".weight"),
-                    up.f32(sd.get(ln + ".bias", o).data(), ln + ".bias"), in, o);
+                    up.f32(sd.get(ln + ".bias", o).data(), ln + ".bias"), in, o, asGemm);
             in = o;
         }
+        this.rowsPerObject = rowsNeeded;
         if (in % 8 != 0) {
             // the downsampler's 1x1 convolution reads the last stage's channels as its GEMM's k
             throw new IllegalArgumentException("mask downsampler ends at " + in + " channels (not a multiple of 8)");
@@ -107,6 +126,9 @@ public final class CudaMemoryEncoder {
         long tokens = (long) maxBatch * side * side;
         maskA = pool.allocate(mask * 4, "memory encoder mask (fp32)");
         maskB = pool.allocate(mask * 4, "memory encoder downsampler (fp32)");
+        actA = pool.allocateBf16(mask, "memory encoder downsampler (bf16)");
+        actB = pool.allocateBf16(mask, "memory encoder downsampler (bf16)");
+        im2col = pool.allocateBf16(Math.max(8, maxBatch * rowsPerObject), "memory encoder im2col rows");
         downBf16 = pool.allocateBf16(tokens * in, "memory encoder downsampled mask");
         x = pool.allocateBf16(tokens * c, "memory encoder x");
         dw = pool.allocateBf16(tokens * c, "memory encoder depthwise");
@@ -134,17 +156,32 @@ public final class CudaMemoryEncoder {
             ops.scaledMask(stream, logits.slice(lo, (long) l * l * 4, "logits of object " + b), fromPrompt[b],
                     maskA.slice(hi, (long) s * s * 4, "mask of object " + b), 1, l, s);
         }
-        DeviceBuffer src = maskA, dst = maskB;
+        // Direct stages read and write fp32 (src / dst); a GEMM stage reads the bf16 copy its predecessor left in
+        // `bf16In` and writes bf16. The last stage's output goes to downBf16.
+        DeviceBuffer src = maskA, dst = maskB, bf16In = null;
         int h = s;
         for (int i = 0; i < down.length; i++) {
             Conv cv = down[i];
-            ops.conv3x3Stride2(stream, src, cv.w, cv.b, dst, batch, h, h, cv.in, cv.out);
-            h /= 2;
-            ops.layerNormGelu(stream, dst, cv.normG, cv.normB, i == down.length - 1 ? downBf16 : null,
-                    (long) batch * h * h, cv.out, LN2D_EPS);
-            DeviceBuffer t = src;
-            src = dst;
-            dst = t;
+            boolean last = i == down.length - 1;
+            boolean nextGemm = !last && down[i + 1].gemm;
+            int oh = h / 2;
+            long pixels = (long) batch * oh * oh;
+            if (cv.gemm) {
+                DeviceBuffer target = last ? downBf16 : bf16In == actA ? actB : actA;
+                encoderOps.im2col3x3(stream, bf16In, im2col, batch, h, h, cv.in, 2);
+                gemm.run(stream, im2col, cv.w, cv.b, null, target, (int) pixels, cv.out, 9 * cv.in, false);
+                ops.layerNormGelu(stream, target, true, cv.normG, cv.normB, null, pixels, cv.out, LN2D_EPS);
+                bf16In = target;
+            } else {
+                ops.conv3x3Stride2(stream, src, cv.w, cv.b, dst, batch, h, h, cv.in, cv.out);
+                DeviceBuffer copy = last ? downBf16 : nextGemm ? actA : null;
+                ops.layerNormGelu(stream, dst, false, cv.normG, cv.normB, copy, pixels, cv.out, LN2D_EPS);
+                bf16In = copy;
+                DeviceBuffer t = src;
+                src = dst;
+                dst = t;
+            }
+            h = oh;
         }
         if (h != side) {
             throw new IllegalStateException("mask downsampled to " + h + ", features are " + side);

@@ -62,14 +62,21 @@ public final class EncoderOpsKernels {
      * {@code [out, 3, 3, c]} to match); taps outside the image are zeros.
      */
     public void im2col3x3(CudaStream stream, DeviceBuffer x, DeviceBuffer rows, int batch, int h, int w, int c) {
-        String op = String.format(Locale.ROOT, "im2col3x3 batch=%d grid=%dx%d c=%d", batch, h, w, c);
+        im2col3x3(stream, x, rows, batch, h, w, c, 1);
+    }
+
+    /** As above with stride 1 or 2: {@code [batch * oh * ow, 9 * c]} rows, {@code oh = (h - 1) / stride + 1}. */
+    public void im2col3x3(CudaStream stream, DeviceBuffer x, DeviceBuffer rows, int batch, int h, int w, int c,
+                          int stride) {
+        String op = String.format(Locale.ROOT, "im2col3x3 batch=%d grid=%dx%d c=%d stride=%d", batch, h, w, c, stride);
         require(batch > 0 && h > 0 && w > 0 && c > 0, op + ": dimensions must be positive");
         require(c % 8 == 0, op + ": c must be a multiple of 8");
-        long pixels = (long) batch * h * w;
-        requireBf16(x, pixels * c, op, "x");
+        require(stride == 1 || stride == 2, op + ": stride must be 1 or 2");
+        long pixels = (long) batch * ((h - 1) / stride + 1) * ((w - 1) / stride + 1);
+        requireBf16(x, (long) batch * h * w * c, op, "x");
         requireBf16(rows, pixels * 9 * c, op, "rows");
         Pointer params = Pointer.to(ptr(x), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {h}),
-                Pointer.to(new int[] {w}), Pointer.to(new int[] {c}));
+                Pointer.to(new int[] {w}), Pointer.to(new int[] {c}), Pointer.to(new int[] {stride}));
         kernels.launch(IM2COL3X3, gridFor(pixels * 9 * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
     }
 

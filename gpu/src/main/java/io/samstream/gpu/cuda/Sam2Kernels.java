@@ -20,9 +20,10 @@ public final class Sam2Kernels {
     static final int SDPA_QUERIES = 64, SDPA_THREADS = 128;
     private static final String UNFOLD = "samstream_hiera_unfold_f32", PARTITION = "samstream_hiera_window_partition",
             UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
-            UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
+            UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", COMBINE = "samstream_sdpa_combine", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
             ADD = "samstream_mem_add", SCALED_MASK = "samstream_menc_scaled_mask",
             CONV3X3_S2 = "samstream_menc_conv3x3_s2", LN_GELU = "samstream_menc_layernorm_gelu",
+            LN_GELU_BF16 = "samstream_menc_layernorm_gelu_bf16",
             DEPTHWISE = "samstream_menc_depthwise";
     /** Warps per CTA of the LayerNorm + GELU kernel (one pixel per warp). */
     private static final int LN_GELU_WARPS = 8;
@@ -38,8 +39,8 @@ public final class Sam2Kernels {
         for (int hd : SDPA_HEAD_DIMS) {
             kernels.add(sdpaSymbol(hd), sdpaSmem(hd));
         }
-        for (String name : new String[] {UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
-                CONV3X3_S2, LN_GELU, DEPTHWISE}) {
+        for (String name : new String[] {COMBINE, UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
+                CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE}) {
             kernels.add(name, 0);
         }
     }
@@ -68,12 +69,29 @@ public final class Sam2Kernels {
         return -1;
     }
 
+    /** Key splits at most ({@link #sdpa} with a scratch buffer). */
+    static final int MAX_SPLITS = 8;
+
+    /** Scratch bytes {@link #sdpa} needs to split the keys of these shapes {@code splits} ways. */
+    public static long splitScratchBytes(int batches, int heads, int nq, int hd, int splits) {
+        return (long) splits * batches * heads * nq * ((long) hd * 4 + 8) + 256;
+    }
+
     /**
      * {@code o = softmax(scale · q·kᵀ)·v} for {@code batches} independent sets of {@code nq} queries over {@code nk}
-     * keys, {@code heads} heads of {@code hd} columns each (head h at columns h·hd of every row).
+     * keys, {@code heads} heads of {@code hd} columns each (head h at columns h·hd of every row), in one pass.
      */
     public void sdpa(CudaStream stream, Rows q, Rows k, Rows v, Rows o, int batches, int nq, int nk, int heads,
                      int hd, float scale) {
+        sdpa(stream, q, k, v, o, batches, nq, nk, heads, hd, scale, null);
+    }
+
+    /**
+     * As above; when the query tiles are too few to fill the GPU and {@code scratch} (may be null) holds the partial
+     * results ({@link #splitScratchBytes}), the keys are split up to {@value #MAX_SPLITS} ways and merged after.
+     */
+    public void sdpa(CudaStream stream, Rows q, Rows k, Rows v, Rows o, int batches, int nq, int nk, int heads,
+                     int hd, float scale, DeviceBuffer scratch) {
         String op = String.format(Locale.ROOT, "sdpa batches=%d nq=%d nk=%d heads=%d hd=%d", batches, nq, nk, heads,
                 hd);
         require(batches > 0 && nq > 0 && nk > 0 && heads > 0 && hd > 0, op + ": dimensions must be positive");
@@ -86,11 +104,39 @@ public final class Sam2Kernels {
         requireRows(op, "k", k, batches, nk, heads * hd);
         requireRows(op, "v", v, batches, nk, heads * hd);
         requireRows(op, "o", o, batches, nq, heads * hd);
+        int qTiles = (nq + SDPA_QUERIES - 1) / SDPA_QUERIES;
+        int splits = splits((long) qTiles * heads * batches, ceilDiv(nk, sdpaKeyTile(ceiling)));
+        while (splits > 1 && (scratch == null || scratch.bytes() < splitScratchBytes(batches, heads, nq, hd, splits))) {
+            splits = scratch == null ? 1 : splits - 1;
+        }
+        DeviceBuffer partO = null, partMl = null;
+        if (splits > 1) {
+            long oBytes = (long) splits * batches * heads * nq * hd * 4;
+            partO = scratch.slice(0, oBytes, "sdpa split outputs");
+            long mlAt = (oBytes + 255) / 256 * 256;
+            partMl = scratch.slice(mlAt, scratch.bytes() - mlAt, "sdpa split max / sum");
+        }
         Pointer params = Pointer.to(ptr(q.buffer), ints(q.ld), longs(q.batch), ptr(k.buffer), ints(k.ld),
                 longs(k.batch), ptr(v.buffer), ints(v.ld), longs(v.batch), ptr(o.buffer), ints(o.ld), longs(o.batch),
-                ints(nq), ints(nk), ints(hd), Pointer.to(new float[] {scale}));
-        kernels.launch(sdpaSymbol(ceiling), (nq + SDPA_QUERIES - 1) / SDPA_QUERIES, heads, batches, SDPA_THREADS,
-                sdpaSmem(ceiling), stream, params, op);
+                ints(nq), ints(nk), ints(hd), Pointer.to(new float[] {scale}), ints(splits), ptr(partO), ptr(partMl));
+        kernels.launch(sdpaSymbol(ceiling), qTiles * splits, heads, batches, SDPA_THREADS, sdpaSmem(ceiling), stream,
+                params, op);
+        if (splits > 1) {
+            long total = (long) batches * heads * nq * hd;
+            Pointer merge = Pointer.to(ptr(partO), ptr(partMl), ptr(o.buffer), ints(o.ld), longs(o.batch), ints(batches),
+                    ints(heads), ints(nq), ints(hd), ints(splits));
+            kernels.launch(COMBINE, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, merge, op + " (merge)");
+        }
+    }
+
+    /** Key splits for {@code ctas} CTAs over {@code keyTiles} key tiles: about two CTAs per SM, two tiles a split. */
+    int splits(long ctas, int keyTiles) {
+        long sms = kernels.context().info().multiprocessors();
+        if (ctas >= sms) {
+            return 1;
+        }
+        long want = (2 * sms + ctas - 1) / ctas;
+        return (int) Math.max(1, Math.min(Math.min(want, MAX_SPLITS), keyTiles / 2));
     }
 
     private static void requireRows(String op, String name, Rows r, int batches, int rows, int width) {
@@ -257,15 +303,19 @@ public final class Sam2Kernels {
     }
 
     /**
-     * LayerNorm2d over the {@code c} channels of each of {@code pixels} fp32 pixels, then exact GELU, in place; also
-     * written as bf16 to {@code outBf16} when it is not null.
+     * LayerNorm2d over the {@code c} channels of each of {@code pixels} pixels (fp32, or bf16 when {@code bf16}),
+     * then exact GELU, in place; also written as bf16 to {@code outBf16} when it is not null. fp32 gamma and beta.
      */
-    public void layerNormGelu(CudaStream stream, DeviceBuffer x, DeviceBuffer gamma, DeviceBuffer beta,
+    public void layerNormGelu(CudaStream stream, DeviceBuffer x, boolean bf16, DeviceBuffer gamma, DeviceBuffer beta,
                               DeviceBuffer outBf16, long pixels, int c, float eps) {
         String op = String.format(Locale.ROOT, "layerNormGelu pixels=%d c=%d", pixels, c);
-        require(pixels > 0 && c > 0 && c <= 1024, op + ": dimensions must be positive, c at most 1024");
+        require(pixels > 0 && c > 0, op + ": dimensions must be positive");
         require(eps > 0, op + ": eps must be positive");
-        requireBytes(x, pixels * c * 4, op, "x (fp32)");
+        if (bf16) {
+            requireBf16(x, pixels * c, op, "x");
+        } else {
+            requireBytes(x, pixels * c * 4, op, "x (fp32)");
+        }
         requireBytes(gamma, (long) c * 4, op, "gamma (fp32)");
         requireBytes(beta, (long) c * 4, op, "beta (fp32)");
         if (outBf16 != null) {
@@ -275,7 +325,7 @@ public final class Sam2Kernels {
                 Pointer.to(new float[] {eps}));
         int ctas = (int) Math.min((pixels + LN_GELU_WARPS - 1) / LN_GELU_WARPS,
                 (long) kernels.context().info().multiprocessors() * 16);
-        kernels.launch(LN_GELU, ctas, 1, 1, 32 * LN_GELU_WARPS, 0, stream, params, op);
+        kernels.launch(bf16 ? LN_GELU_BF16 : LN_GELU, ctas, 1, 1, 32 * LN_GELU_WARPS, 0, stream, params, op);
     }
 
     /**
