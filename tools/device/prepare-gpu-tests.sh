@@ -72,7 +72,7 @@ mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-
     -DoutputDirectory="$out/lib"
 # The GPU test classes and what they use: the cuda package, the CUDA parity test with the reference
 # fixtures it reads (models and cases of tiny256 / small1024, ~6 MB), the random-weights helper.
-(cd gpu/target/test-classes && find io/samstream/gpu/cuda io/samstream/gpu/parity io/samstream/gpu/model \
+(cd gpu/target/test-classes && find io/samstream/gpu/cuda io/samstream/gpu/parity io/samstream/gpu/model io/samstream/gpu/sam2 \
     -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
 fx=gpu/src/test/resources/fixtures
 mkdir -p "$out/fixtures"
@@ -86,9 +86,9 @@ for cfg in $([ "$fixtures" = 1 ] && echo tiny256 small1024); do
     done
 done
 
-# SAM 2's tiny fixture model (1.5 MB), for the CUDA SAM 2 parts' comparisons with the CPU reference.
-mkdir -p "$out/fixtures/sam2/tiny"
-cp "$fx/sam2/tiny/checkpoint.pt" "$fx/sam2/tiny/checkpoint.pt.layout.json" "$out/fixtures/sam2/tiny/"
+# SAM 2's tiny fixtures (1.9 MB): the CUDA SAM 2 parts against the CPU reference and Meta's predictor.
+mkdir -p "$out/fixtures/sam2"
+cp -r "$fx/sam2/tiny" "$fx/sam2/tiny_absent" "$out/fixtures/sam2/"
 
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)

@@ -48,9 +48,9 @@ for cfg in tiny256 small1024; do
         case "$(basename "$d")" in hf) ;; *) cp -r "$d" "$g/fixtures/$cfg/" ;; esac
     done
 done
-# SAM 2's tiny fixture model (1.5 MB), for the CUDA SAM 2 parts' comparisons with the CPU reference.
-mkdir -p "$g/fixtures/sam2/tiny"
-cp "$fx/sam2/tiny/checkpoint.pt" "$fx/sam2/tiny/checkpoint.pt.layout.json" "$g/fixtures/sam2/tiny/"
+# SAM 2's tiny fixtures (1.9 MB): the CUDA SAM 2 parts against the CPU reference and Meta's predictor.
+mkdir -p "$g/fixtures/sam2"
+cp -r "$fx/sam2/tiny" "$fx/sam2/tiny_absent" "$g/fixtures/sam2/"
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py "$g/"
 echo "$commit" > "$g/COMMIT"
 

@@ -2,9 +2,12 @@ package io.samstream.gpu;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.samstream.config.Device;
 import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.CudaAvailability;
+import io.samstream.gpu.cuda.CudaSam2Offload;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Model;
@@ -89,6 +92,46 @@ public final class ModelCheckpoints {
         try {
             Sam2Model model = new Sam2Model(sd, config, threads);
             log.info("model: {} from {}", config, sd.source());
+            return model;
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(sd.source(), "does not fit " + config + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Opens a SAM 2.1 state_dict for {@code device}: {@code cpu} as above; {@code cuda} with its image encoder, memory
+     * attention and memory encoder on GPU {@code gpu} ({@link CudaSam2Offload}; the mask decoder stays on the CPU),
+     * failing with the reason when CUDA cannot be used; {@code auto} on the GPU when one is usable and the parts
+     * start there, else on the CPU, the reason logged.
+     */
+    public static Sam2Model openSam2(StateDict sd, int threads, Device device, int gpu) {
+        if (device == Device.CPU) {
+            return openSam2(sd, threads);
+        }
+        Sam2Config config = sam2Config(sd);
+        CudaAvailability a = CudaAvailability.probe();
+        if (!a.available()) {
+            if (device == Device.CUDA) {
+                throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
+            }
+            log.info("device auto: SAM 2.1 on the CPU because {}", a.reason());
+            return openSam2(sd, threads);
+        }
+        CudaSam2Offload offload;
+        try {
+            offload = CudaSam2Offload.open(sd, config, gpu);
+        } catch (RuntimeException e) {
+            if (device == Device.CUDA) {
+                throw new IllegalStateException("device cuda: SAM 2.1's parts did not start on GPU " + gpu + ": "
+                        + e.getMessage(), e);
+            }
+            log.warn("device auto: a GPU is usable ({}) but SAM 2.1's parts did not start there: {}; running on the "
+                    + "CPU", a.reason(), e.getMessage());
+            return openSam2(sd, threads);
+        }
+        try {
+            Sam2Model model = new Sam2Model(sd, config, threads, offload);
+            log.info("model: {} from {}, {}", config, sd.source(), model.describe());
             return model;
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(sd.source(), "does not fit " + config + ": " + e.getMessage(), e);

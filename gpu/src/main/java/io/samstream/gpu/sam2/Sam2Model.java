@@ -37,12 +37,23 @@ public final class Sam2Model implements AutoCloseable {
     private final float[] noMemEmbed;
     private final float[] noObjPtr;
     private final float[] noObjEmbedSpatial;
+    /** Where the image encoder, memory attention and memory encoder run instead (the GPU), or null. */
+    private final Sam2Offload offload;
 
     /** What the SAM heads give for one object on one frame. */
     public record Heads(float[] lowRes, float objectScore, float[] pointer, float predictedIou) {}
 
     public Sam2Model(StateDict sd, Sam2Config config, int threads) {
+        this(sd, config, threads, null);
+    }
+
+    /**
+     * As above, with the image encoder, the memory attention and the memory encoder run by {@code offload} (closed
+     * with this model; may be null). The CPU parts are still built: they check the checkpoint the same way.
+     */
+    public Sam2Model(StateDict sd, Sam2Config config, int threads, Sam2Offload offload) {
         this.config = config;
+        this.offload = offload;
         this.pool = new CpuThreadPool(threads);
         try {
             int c = config.hidden();
@@ -60,6 +71,9 @@ public final class Sam2Model implements AutoCloseable {
             this.noObjEmbedSpatial = sd.get("no_obj_embed_spatial", 1, m).data().clone();
         } catch (RuntimeException e) {
             pool.close();
+            if (offload != null) {
+                offload.close();
+            }
             throw e;
         }
     }
@@ -104,9 +118,14 @@ public final class Sam2Model implements AutoCloseable {
         return out;
     }
 
+    /** What runs the heavy parts, for logs. */
+    public String describe() {
+        return offload != null ? offload.describe() : "CPU (fp32, " + pool.threads() + " threads)";
+    }
+
     /** forward_image: the frame's features. */
     public FrameFeatures encodeImage(float[] planarImage) {
-        return imageEncoder.forward(pool, planarImage);
+        return offload != null ? offload.encodeImage(planarImage) : imageEncoder.forward(pool, planarImage);
     }
 
     /** The image features of a first (initial conditioning) frame: top + no_mem_embed. */
@@ -184,7 +203,8 @@ public final class Sam2Model implements AutoCloseable {
                 System.arraycopy(enc, 0, pos, row * m, m);
             }
         }
-        return memoryAttention.forward(pool, f.top(), f.topPos(), n, memory, pos, total, pointerTokens);
+        return offload != null ? offload.attendMemory(f.top(), memory, pos, total, pointerTokens)
+                : memoryAttention.forward(pool, f.top(), f.topPos(), n, memory, pos, total, pointerTokens);
     }
 
     /**
@@ -238,6 +258,9 @@ public final class Sam2Model implements AutoCloseable {
      * object is absent; rounded to bf16 as stored.
      */
     float[] encodeMemory(FrameFeatures f, float[] lowRes, float objectScore, boolean fromPrompt) {
+        if (offload != null) {
+            return offload.encodeMemory(f.top(), lowRes, fromPrompt, !(objectScore > 0));
+        }
         float[] high = MemoryEncoder.scaledMask(lowRes, config.lowResSize(), config.imageSize(), fromPrompt);
         float[] mem = memoryEncoder.encode(pool, f.top(), high);
         int m = config.memDim();
@@ -266,6 +289,12 @@ public final class Sam2Model implements AutoCloseable {
 
     @Override
     public void close() {
-        pool.close();
+        try {
+            if (offload != null) {
+                offload.close();
+            }
+        } finally {
+            pool.close();
+        }
     }
 }

@@ -82,6 +82,11 @@ final class FixtureRun {
      * IoU >= 0.99 at the model's size (the fixture's masks, or where it has none, its logits resized the same way).
      */
     String checkFrames(double scoreTol) throws IOException {
+        return checkFrames(scoreTol, 0.99, 0.999);
+    }
+
+    /** As above with the mask IoU and pointer cosine a run must reach (the GPU's bf16: lower). */
+    String checkFrames(double scoreTol, double minIou, double minCos) throws IOException {
         float[] scores = load("object_scores.npy");
         float[] ptrs = load("object_pointers.npy");
         float[] low = load("lowres_logits.npy");
@@ -133,8 +138,8 @@ final class FixtureRun {
                 + "diff| %.2e, max |low-res logit diff| %.2e, %d of 19 object-frames visible%n", dir.getFileName(),
                 worstIou, worstCos, maxScoreDiff, maxLogitDiff, visible);
         System.out.println(summary + report);
-        assertTrue(worstIou >= 0.99, summary + report);
-        assertTrue(worstCos >= 0.999, summary + report);
+        assertTrue(worstIou >= minIou, summary + report);
+        assertTrue(worstCos >= minCos, summary + report);
         assertTrue(maxScoreDiff <= scoreTol, summary + report);
         return summary;
     }

@@ -127,11 +127,13 @@ public final class SamstreamRuntime implements AutoCloseable {
         List<SamModels.DeviceBackend> backends = List.of();
         Sam2Model memoryModel = null;
         if (family == ModelCheckpoints.Family.SAM2) {
-            memoryModel = ModelCheckpoints.openSam2(weights, config.cpuThreads());
+            // One model on the first GPU of samstream.gpus (the image encoder, memory attention and memory encoder
+            // there, the mask decoder on the CPU), or on the CPU.
+            int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
+            memoryModel = ModelCheckpoints.openSam2(weights, config.cpuThreads(), config.device(), gpu);
             resources.add(memoryModel);
-            backendName = "cpu (SAM 2.1 fp32 reference, memory mode)";
-            log.info("{}: {}; tracking in memory mode on the CPU (samstream.gpus does not apply)", checkpoint,
-                    memoryModel.config());
+            backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
+            log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());
         } else {
             backends = SamModels.openAll(weights, config.device(), config.gpus(), config.cpuThreads(),
                     config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2, config.cuda());

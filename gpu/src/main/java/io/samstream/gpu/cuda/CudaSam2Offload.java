@@ -1,0 +1,191 @@
+package io.samstream.gpu.cuda;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Offload;
+import io.samstream.gpu.sam2.Sam2VideoTracker;
+
+/**
+ * A {@link io.samstream.gpu.sam2.Sam2Model}'s image encoder, memory attention and memory encoder on one GPU in bf16
+ * ({@link CudaSam2ImageEncoder}, {@link CudaMemoryAttention}, {@link CudaMemoryEncoder}), one object at a time, with
+ * the CPU reference's fp32 inputs and outputs: each call uploads its inputs, runs its part and brings the result back
+ * (synchronous). The mask decoder stays on the CPU until it has a CUDA version; the features cross PCIe once per frame
+ * and object each way (a few MB), which the whole-GPU video step will remove.
+ *
+ * <p>The memory attention is sized for a bank of {@link Sam2VideoTracker#DEFAULT_MAX_CONDITIONING} conditioning
+ * frames plus the last {@code numMaskmem - 1} frames and their object pointers. Owns its context's device memory,
+ * stream and pinned buffer; calls are serialized.
+ */
+public final class CudaSam2Offload implements Sam2Offload {
+    private static final long STAGING_BYTES = 64L << 20;
+
+    private final Sam2Config config;
+    private final CudaContext context;
+    private final CudaKernels kernels;
+    private final CudaStream stream;
+    private final DeviceMemoryPool pool;
+    private final PinnedBuffer staging;
+    private final CudaSam2ImageEncoder imageEncoder;
+    private final CudaMemoryAttention memoryAttention;
+    private final CudaMemoryEncoder memoryEncoder;
+    private final DeviceBuffer top, memory, memoryPos, logits;
+    private final int maxMemory;
+    private boolean closed;
+
+    /** Opens GPU {@code ordinal} and uploads the three parts' weights. */
+    public static CudaSam2Offload open(StateDict sd, Sam2Config config, int ordinal) {
+        CudaContext context = CudaContext.open(ordinal);
+        try {
+            return new CudaSam2Offload(sd, config, context);
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+    }
+
+    private CudaSam2Offload(StateDict sd, Sam2Config config, CudaContext context) {
+        this.config = config;
+        this.context = context;
+        int f = config.featureSize();
+        int tokens = f * f;
+        int split = config.hidden() / config.memDim();
+        int conditioning = Sam2VideoTracker.DEFAULT_MAX_CONDITIONING;
+        this.maxMemory = (conditioning + config.numMaskmem() - 1) * tokens
+                + (conditioning + Sam2Config.MAX_OBJECT_POINTERS - 1) * split;
+        this.kernels = new CudaKernels(context);
+        CudaStream s = null;
+        DeviceMemoryPool p = null;
+        PinnedBuffer b = null;
+        try {
+            s = new CudaStream(context);
+            b = new PinnedBuffer(context, STAGING_BYTES, "SAM 2 staging");
+            // the parts' weights and activations, with room to spare (bump allocation; nothing is freed)
+            p = new DeviceMemoryPool(context, poolBytes(config, maxMemory));
+            this.stream = s;
+            this.staging = b;
+            this.pool = p;
+            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, 1, kernels, s, p, b);
+            this.memoryAttention = new CudaMemoryAttention(sd, config, 1, maxMemory, kernels, s, p, b);
+            this.memoryEncoder = new CudaMemoryEncoder(sd, config, 1, kernels, s, p, b);
+            this.top = p.allocateBf16((long) tokens * config.hidden(), "SAM 2 features in");
+            this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory in");
+            this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory position in");
+            this.logits = p.allocate((long) config.lowResSize() * config.lowResSize() * 4, "SAM 2 logits in");
+        } catch (RuntimeException e) {
+            if (p != null) {
+                p.close();
+            }
+            if (b != null) {
+                b.close();
+            }
+            if (s != null) {
+                s.close();
+            }
+            kernels.close();
+            throw e;
+        }
+    }
+
+    /** Device bytes for the parts at batch 1: the activations grow with the memory tokens. */
+    static long poolBytes(Sam2Config c, int maxMemory) {
+        long s = c.imageSize();
+        long tokens = (long) c.featureSize() * c.featureSize();
+        long image = 96 * s * s * 4L;                                  // Hiera's activations, generously
+        long attention = (long) maxMemory * (2L * c.hidden() + 3L * c.memDim()) * 2
+                + tokens * (8L * c.hidden() + c.memAttnFfn()) * 2
+                + (long) Sam2Kernels.MAX_SPLITS * tokens * (c.hidden() * 4L + 8);
+        long encoder = 8 * s * s * 4L;
+        long inputs = (2L * maxMemory * c.memDim() + tokens * c.hidden()) * 2 + (long) c.lowResSize() * c.lowResSize() * 4;
+        return image + attention + encoder + inputs + (512L << 20);    // + the weights (base+ ~150 MB, large ~450 MB)
+    }
+
+    @Override
+    public synchronized FrameFeatures encodeImage(float[] planarImage) {
+        ensureOpen();
+        return imageEncoder.encode(planarImage);
+    }
+
+    @Override
+    public synchronized float[] attendMemory(float[] curr, float[] mem, float[] memPos, int m, int pointerTokens) {
+        ensureOpen();
+        if (m > maxMemory) {
+            throw new IllegalArgumentException("memory of " + m + " tokens; the GPU memory attention holds " + maxMemory);
+        }
+        int md = config.memDim();
+        if (mem.length != m * md || memPos.length != m * md) {
+            throw new IllegalArgumentException("memory of " + mem.length + " / position of " + memPos.length
+                    + " values for " + m + " tokens of " + md);
+        }
+        uploadBf16(curr, top);
+        uploadBf16(mem, memory);
+        uploadBf16(memPos, memoryPos);
+        memoryAttention.forward(1, top, memory, memoryPos, m, pointerTokens);
+        return downloadBf16(memoryAttention.output(), curr.length);
+    }
+
+    @Override
+    public synchronized float[] encodeMemory(float[] pixFeat, float[] lowRes, boolean fromPrompt, boolean absent) {
+        ensureOpen();
+        uploadBf16(pixFeat, top);
+        for (int start = 0; start < lowRes.length; start += (int) (staging.bytes() / 4)) {
+            int n = (int) Math.min(staging.bytes() / 4, lowRes.length - start);
+            staging.buffer().asFloatBuffer().put(lowRes, start, n);
+            stream.upload(staging, 0, logits, (long) start * 4, (long) n * 4);
+            stream.synchronize();
+        }
+        memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, new boolean[] {absent});
+        int f = config.featureSize();
+        return downloadBf16(memoryEncoder.output(), f * f * config.memDim());
+    }
+
+    @Override
+    public String describe() {
+        return "CUDA " + context.info().describe() + " (bf16: image encoder, memory attention, memory encoder; mask "
+                + "decoder on the CPU)";
+    }
+
+    private void uploadBf16(float[] values, DeviceBuffer dst) {
+        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
+        for (int start = 0; start < values.length; start += chunk) {
+            int n = Math.min(chunk, values.length - start);
+            staging.putBf16(0, n == values.length ? values : java.util.Arrays.copyOfRange(values, start, start + n));
+            stream.upload(staging, 0, dst, (long) start * 2, (long) n * 2);
+            stream.synchronize();
+        }
+    }
+
+    private float[] downloadBf16(DeviceBuffer src, int count) {
+        float[] out = new float[count];
+        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
+        for (int start = 0; start < count; start += chunk) {
+            int n = Math.min(chunk, count - start);
+            stream.download(src, (long) start * 2, staging, 0, (long) n * 2);
+            stream.synchronize();
+            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
+        }
+        return out;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the SAM 2 GPU parts are closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            pool.close();
+            staging.close();
+            stream.close();
+            kernels.close();
+        } finally {
+            context.close();
+        }
+    }
+}
