@@ -71,7 +71,8 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 # CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
 # CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize / encoder (e.g. to run the classes a change touches first).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
-    EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest parity.EmbeddingPathGpuTest"}
+    EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest parity.EmbeddingPathGpuTest
+    parity.AppearanceSearchGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
