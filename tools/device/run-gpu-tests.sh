@@ -72,7 +72,8 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 # CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize / encoder (e.g. to run the classes a change touches first).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
     EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest parity.EmbeddingPathGpuTest
-    CudaSam2ImageEncoderGpuTest CudaMemoryAttentionGpuTest CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest"}
+    parity.AppearanceSearchGpuTest CudaSam2ImageEncoderGpuTest CudaMemoryAttentionGpuTest CudaMemoryEncoderGpuTest
+    sam2.Sam2CudaParityGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

@@ -19,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 6;
+extern "C" __device__ const int samstream_kernels_abi = 7;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
@@ -334,6 +334,20 @@ extern "C" __global__ void __launch_bounds__(256) samstream_match_shifts(
     const __nv_bfloat16* prev, const __nv_bfloat16* now, float* scores, int side, int channels, int cols, int rows,
     int range) {
     match_ops::shift_score(prev, now, scores, side, channels, cols, rows, range);
+}
+
+// ---- appearance maps for the tracker's search for lost objects (appearance_ops.cuh); 256 threads, one warp per
+// cell: grid (ceil(side*side / 8), requests) ----------------------------------------------------------------------
+#include "appearance_ops.cuh"
+
+// embeddings: one device address per request (the slot it reads); refs [n, 2, channels] (look, then mean);
+// dims [n, 4] (cols, rows, wc, wr); out [n, side*side] (request j's map at j * side*side, [rows * cols]).
+extern "C" __global__ void __launch_bounds__(256) samstream_cell_similarity(
+    const unsigned long long* embeddings, const float* refs, const int* dims, float* out, int side, int channels) {
+    const int j = blockIdx.y;
+    const float* look = refs + (size_t) j * 2 * channels;
+    appearance_ops::cell_similarity(reinterpret_cast<const __nv_bfloat16*>(embeddings[j]), look, look + channels,
+                                    dims + 4 * j, out + (size_t) j * side * side, side, channels);
 }
 
 // ---- SAM 2 (Sam2Kernels): plain attention (sdpa.cuh) and Hiera / FPN data movement (hiera_ops.cuh) ---------------

@@ -143,7 +143,18 @@ final class EngineSectionsLoader {
                 atMost(config, key + ".reid-window", origin, 10_000),
                 similarity(config, key + ".reid-appearance", origin),
                 TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"),
-                config.getBoolean(key + ".camera-motion"));
+                config.getBoolean(key + ".camera-motion"),
+                nonNegative(config, key + ".reid-search", origin, 100),
+                nonNegative(config, key + ".reid-search-speed", origin, 100));
+    }
+
+    /** A number from 0 to {@code max}. */
+    private static double nonNegative(Config config, String key, String origin, double max) {
+        double v = config.getDouble(key);
+        if (!(v >= 0 && v <= max)) {
+            throw new ConfigException(origin + ": " + key + " must be in [0, " + max + "], got " + v);
+        }
+        return v;
     }
 
     /** A cosine similarity: in [-1, 1]. */

@@ -60,12 +60,24 @@ public final class EngineSettings {
      *                        in memory mode, consecutive frames whose object score says not visible
      * @param mode            memory (SAM 2.1), kalman (SAM), or auto (by the checkpoint's model)
      * @param cameraMotion    whether kalman mode moves predicted boxes with the image's estimated shift
+     * @param reidSearch      how far from its last box a lost object is searched for where the image looks like it,
+     *                        in the object's sizes (0: off, probed at its last box only)
+     * @param reidSearchSpeed how fast that reach grows, in the object's sizes per frame since it was last seen
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
             double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
-            double reidAppearance, TrackingMode mode, boolean cameraMotion) {
+            double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch, double reidSearchSpeed) {
         public Tracking {
             java.util.Objects.requireNonNull(mode, "mode");
+        }
+
+        /** The appearance search at its defaults. */
+        public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability, double mergeIou,
+                int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
+                double reidAppearance, TrackingMode mode, boolean cameraMotion) {
+            this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, minAppearance,
+                    sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, DEFAULT_REID_SEARCH,
+                    DEFAULT_REID_SEARCH_SPEED);
         }
 
         /** Mode auto, camera motion on. */
@@ -79,13 +91,22 @@ public final class EngineSettings {
         /** These settings in another mode. */
         public Tracking withMode(TrackingMode m) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
-                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m, cameraMotion);
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m, cameraMotion, reidSearch,
+                    reidSearchSpeed);
         }
 
         /** These settings with camera-motion compensation on or off. */
         public Tracking withCameraMotion(boolean on) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
-                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, on);
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, on, reidSearch,
+                    reidSearchSpeed);
+        }
+
+        /** These settings with the appearance search's reach ({@code reid-search}; 0: off). */
+        public Tracking withReidSearch(double reach) {
+            return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reach,
+                    reidSearchSpeed);
         }
 
         /** The appearance keys at their defaults. */
@@ -100,6 +121,8 @@ public final class EngineSettings {
         public static final double DEFAULT_SCENE_CUT = 0.6;
         public static final int DEFAULT_REID_WINDOW = 60;
         public static final double DEFAULT_REID_APPEARANCE = 0.8;
+        public static final double DEFAULT_REID_SEARCH = 2.5;
+        public static final double DEFAULT_REID_SEARCH_SPEED = 0.1;
 
         /** Off: today's fixed prompts on every frame. */
         public static Tracking off() {

@@ -47,8 +47,14 @@ class EngineSectionsTest {
         c = ConfigLoader.load(write("samstream.tracking { min-appearance = -1, scene-cut-similarity = 0, reid-window = 0,"
                 + " reid-appearance = 0.9 }"));
         assertEquals(new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30, -1, 0, 0, 0.9), c.tracking());
+        assertEquals(EngineSettings.Tracking.DEFAULT_REID_SEARCH, c.tracking().reidSearch(), "reid-search's default");
+        assertEquals(EngineSettings.Tracking.DEFAULT_REID_SEARCH_SPEED, c.tracking().reidSearchSpeed());
+        c = ConfigLoader.load(write("samstream.tracking { reid-search = 0, reid-search-speed = 0.25 }"));
+        assertEquals(0, c.tracking().reidSearch(), "off");
+        assertEquals(0.25, c.tracking().reidSearchSpeed());
+        assertEquals(1.5, c.tracking().withReidSearch(1.5).reidSearch());
         for (String bad : List.of("min-appearance = 1.5", "scene-cut-similarity = -0.1", "reid-window = -1",
-                "reid-appearance = -2")) {
+                "reid-appearance = -2", "reid-search = -1", "reid-search-speed = -0.1", "reid-search = 101")) {
             ConfigException e = assertThrows(ConfigException.class,
                     () -> ConfigLoader.load(write("samstream.tracking." + bad)), bad);
             assertTrue(e.getMessage().contains("samstream.tracking." + bad.substring(0, bad.indexOf(' '))),

@@ -72,6 +72,7 @@ public final class CudaSamBackend implements SamBackend {
     private GpuFramePreprocessor framePreprocessor;
     private GpuMaskPostprocessor maskPostprocessor;
     private CudaEmbeddingPool appearancePool;
+    private CudaCellSimilarity appearanceMaps;
     /** Whether forward passes replay CUDA graphs ({@code samstream.cuda.graphs}). */
     private final boolean useGraphs;
     /** Captured forward passes by batch size (made on first use). */
@@ -381,6 +382,20 @@ public final class CudaSamBackend implements SamBackend {
         return p.pool(requests);
     }
 
+    /** The tracker's appearance maps, computed in place from the ring's slots ({@link CudaCellSimilarity}). */
+    @Override
+    public List<float[]> cellSimilarities(List<io.samstream.gpu.model.EmbeddingPool.CellRequest> requests) {
+        CudaCellSimilarity m;
+        synchronized (imageOpsLock) {
+            ensureOpen();
+            if (appearanceMaps == null) {
+                appearanceMaps = new CudaCellSimilarity(kernels, ring, config.embeddingSize(), neckC);
+            }
+            m = appearanceMaps;
+        }
+        return m.run(requests);
+    }
+
     /**
      * A stream's camera-motion matcher on the ring's slots ({@link CudaEmbeddingMatcher}); the caller closes it
      * (before this backend).
@@ -611,7 +626,7 @@ public final class CudaSamBackend implements SamBackend {
             // a failed kernel: release everything anyway
         }
         synchronized (imageOpsLock) {
-            closeAll(maskPostprocessor, framePreprocessor, appearancePool);
+            closeAll(maskPostprocessor, framePreprocessor, appearancePool, appearanceMaps);
         }
         closeAll(graphs.values().toArray(new AutoCloseable[0]));
         graphs.clear();

@@ -156,6 +156,22 @@ public interface SamBackend extends AutoCloseable {
     }
 
     /**
+     * Appearance maps ({@link EmbeddingPool#cellSimilarity}): per request, the similarity to an object's remembered
+     * look of the mean embedding of a window around every image cell, {@code [rows * cols]} row-major. The tracker asks for them when it searches for a
+     * lost object. The default reads each embedding on the host ({@link ImageEmbedding#toTensor}, once per
+     * embedding); the CUDA backend reads the ring's slots in place and brings back only the maps.
+     */
+    default List<float[]> cellSimilarities(List<EmbeddingPool.CellRequest> requests) {
+        java.util.IdentityHashMap<ImageEmbedding, Tensor> host = new java.util.IdentityHashMap<>();
+        List<float[]> out = new ArrayList<>(requests.size());
+        for (EmbeddingPool.CellRequest r : requests) {
+            out.add(EmbeddingPool.cellSimilarity(host.computeIfAbsent(r.embedding(), ImageEmbedding::toTensor),
+                    r.look(), r.mean(), r.cols(), r.rows(), r.windowCols(), r.windowRows()));
+        }
+        return out;
+    }
+
+    /**
      * A matcher of one stream's successive embeddings ({@link EmbeddingMatcher}: the tracker's camera motion), for
      * shifts of up to {@code range} cells. The default reads the embeddings on the host ({@link
      * HostEmbeddingMatcher}); the CUDA backend matches the ring's slots in place.

@@ -125,5 +125,6 @@ class KernelTableTest {
         String cu = source("samstream_kernels.cu");
         assertTrue(entryPoint(cu, CudaEmbeddingPool.KERNEL), CudaEmbeddingPool.KERNEL);
         assertTrue(entryPoint(cu, CudaEmbeddingMatcher.KERNEL), CudaEmbeddingMatcher.KERNEL);
+        assertTrue(entryPoint(cu, CudaCellSimilarity.KERNEL), CudaCellSimilarity.KERNEL);
     }
 }

@@ -79,8 +79,9 @@ import org.slf4j.LoggerFactory;
  * <li><b>Scene cuts.</b> An image whose layout of mean embeddings is unlike the previous frame's ({@code
  *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
  * <li><b>Re-identification.</b> A lost track is probed at its last box (a covered one first on its predicted
- *     path) for {@code reid-window} frames; a good probe mask, clear of the frame's objects, that looks like it
- *     ({@code reid-appearance}) brings it back under its id.</li>
+ *     path) for {@code reid-window} frames, and also where the image looks most like it within the distance it
+ *     could have gone since it was last seen ({@code reid-search}, {@link #search}); a good probe mask, clear of the
+ *     frame's objects, that looks like it ({@code reid-appearance}) brings it back under its id.</li>
  * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
  *     configured objects again; a change of frame size starts over the same way.</li>
  * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
@@ -180,13 +181,27 @@ public final class ObjectTracker implements AutoCloseable {
     /** Lost tracks that may still come back ({@code reid-window}), by id, in the order they were lost. */
     private final Map<Integer, Ghost> ghosts = new LinkedHashMap<>();
 
-    /** A lost track and the frame it was lost on. */
-    private record Ghost(Track track, long lostFrame) {}
+    /**
+     * A lost track, the frame it was lost on and the last frame it was seen on (its last good mask): how long it has
+     * had to move away from its last box ({@link #search}).
+     */
+    private record Ghost(Track track, long lostFrame, long seenFrame) {
+        /**
+         * Lost on {@code lostFrame} after its track's run of bad frames. (A ghost taken up from a stored state is made
+         * this way too: for one that coasted after it was lost, that dates its last sighting a little early, which
+         * only widens its search by those frames, up to {@code reid-search}.)
+         */
+        Ghost(Track track, long lostFrame) {
+            this(track, lostFrame, lostFrame - track.badFrames());
+        }
+    }
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
     /** The last frame's layout (scene cuts). */
     private float[] lastLayout;
+    /** The last frame's image mean: what the appearance search of the next frame compares against ({@link #search}). */
+    private float[] lastImageMean;
     /** The image's motion from frame to frame; made at the first frame when {@code camera-motion} is on. */
     private CameraMotion camera;
     private long generation;
@@ -298,6 +313,8 @@ public final class ObjectTracker implements AutoCloseable {
         float[] look;
         /** A lost track's probe at its last place (re-identification), not a live track's job. */
         boolean probe;
+        /** A probe where the appearance search led ({@link #search}), not at the track's last box. */
+        boolean search;
 
         Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
                 boolean[] previous) {
@@ -358,7 +375,7 @@ public final class ObjectTracker implements AutoCloseable {
             generation = prompts.generation();
         }
         followCamera(frame, embedding);
-        open = new Step(frame, embedding, plan(frame, prompts));
+        open = new Step(frame, embedding, plan(frame, prompts, embedding));
         return open;
     }
 
@@ -487,6 +504,7 @@ public final class ObjectTracker implements AutoCloseable {
         public void pooled(List<float[]> descriptors) {
             int image = pooledWork.size();
             imageMean = descriptors.get(image);
+            lastImageMean = imageMean;
             layout = layout(imageMean, descriptors.subList(image + 1, descriptors.size()));
             for (int i = 0; i < pooledWork.size(); i++) {
                 pooledWork.get(i).look = descriptors.get(i);
@@ -530,7 +548,7 @@ public final class ObjectTracker implements AutoCloseable {
     }
 
     /** The frame's jobs: seeds and followed tracks of prompted objects in prompt order, then discovered tracks. */
-    private List<Work> plan(long frame, TrackPrompts prompts) {
+    private List<Work> plan(long frame, TrackPrompts prompts, ImageEmbedding embedding) {
         Set<Integer> prompted = new HashSet<>();
         for (TrackPrompts.Seed s : prompts.objects()) {
             prompted.add(s.prompt().id());
@@ -574,9 +592,16 @@ public final class ObjectTracker implements AutoCloseable {
         ghosts.values().removeIf(g -> frame - g.lostFrame() > settings.reidWindow() || seeded.contains(g.track().id())
                 || (g.track().origin() == Track.Origin.PROMPTED ? !prompted.contains(g.track().id())
                         : prompts.dismissed().contains(g.track().id())));
+        List<Ghost> probed = new ArrayList<>();
         for (Ghost g : ghosts.values()) {
-            work.add(coasting(g.track()) ? coast(g.track()) : probe(g.track()));
+            if (coasting(g.track())) {
+                work.add(coast(g.track()));
+            } else {
+                work.add(probe(g.track()));
+                probed.add(g);
+            }
         }
+        work.addAll(search(frame, probed, embedding, work));
         return work;
     }
 
@@ -589,10 +614,136 @@ public final class ObjectTracker implements AutoCloseable {
 
     /** A lost track's probe: SAM asked for a mask in the box it had when last seen (multimask, no mask prompt). */
     private Work probe(Track t) {
-        Work w = new Work(t.id(), new Prompt(null, null, geometry.modelBox(t.box()), null), true, t, null,
+        return probe(t, t.box());
+    }
+
+    /** How far (pixels) the point (x, y) lies from {@code box}: 0 inside it. */
+    private static double distance(double[] box, double x, double y) {
+        return Math.hypot(Math.max(0, Math.max(box[0] - x, x - box[2])), Math.max(0, Math.max(box[1] - y, y - box[3])));
+    }
+
+    /** A lost track's probe in {@code box} (pixels). */
+    private Work probe(Track t, double[] box) {
+        Work w = new Work(t.id(), new Prompt(null, null, geometry.modelBox(box), null), true, t, null,
                 t.revision(), null);
         w.probe = true;
         return w;
+    }
+
+    /**
+     * Appearance search ({@code reid-search}): for each lost track probed at its last box, a second probe, of its last
+     * clear size, centred on the image cell that looks most like it, among the cells it could have reached since it
+     * was last seen. A cell's look is the mean embedding of a window of the object's size around it, compared with the
+     * track's seed and running looks against the last frame's image mean ({@link SamBackend#cellSimilarities}); it
+     * must reach {@code min-appearance}. Reach: {@code min(reid-search, reid-search-speed x frames since seen)} of the
+     * object's sizes (the larger side of its clear box) from its last box, so that a look-alike across the image is not
+     * taken for an object that left a few frames ago (without it, leave-return-stripes fell from 0.923 to 0.479 with 3
+     * id switches: bench/results/track-eval-hard-5.md). Windows more than {@value #REID_MAX_OVERLAP} under live
+     * objects' predicted masks are skipped: a probe there would find them, and {@link #found} would refuse it. No probe
+     * either when the best cell lies in the last box (the probe there covers it).
+     */
+    private List<Work> search(long frame, List<Ghost> probed, ImageEmbedding embedding, List<Work> work) {
+        if (settings.reidSearch() <= 0 || probed.isEmpty() || lastImageMean == null) {
+            return List.of();
+        }
+        int side = backend.config().embeddingSize();
+        double cell = (double) backend.config().imageSize() / side;
+        int cols = (int) Math.ceil(geometry.resized().width() / cell);
+        int rows = (int) Math.ceil(geometry.resized().height() / cell);
+        List<EmbeddingPool.CellRequest> requests = new ArrayList<>();
+        List<Ghost> asked = new ArrayList<>();
+        double cw = cell * geometry.width() / geometry.resized().width(); // a cell in pixels
+        double ch = cell * geometry.height() / geometry.resized().height();
+        for (Ghost g : probed) {
+            if (g.track().remembers()) {
+                asked.add(g);
+                double[] size = g.track().clearSize();
+                int wc = Math.max(1, (int) Math.round(size[0] / cw));
+                int wr = Math.max(1, (int) Math.round(size[1] / ch));
+                requests.add(new EmbeddingPool.CellRequest(embedding, g.track().seedLook(), lastImageMean, cols, rows,
+                        wc, wr));
+                requests.add(new EmbeddingPool.CellRequest(embedding, g.track().runningLook(), lastImageMean, cols,
+                        rows, wc, wr));
+            }
+        }
+        if (asked.isEmpty()) {
+            return List.of();
+        }
+        List<float[]> maps = backend.cellSimilarities(requests);
+        // How much of each cell live objects' masks cover, as their prompts predict them.
+        float[] live = new float[side * side];
+        for (Work w : work) {
+            if (!w.probe && w.previous != null) {
+                float[] c = LowResMask.cellWeights(w.previous, geometry.lowResSize(), side);
+                for (int k = 0; k < c.length; k++) {
+                    live[k] = Math.min(1f, live[k] + c[k]);
+                }
+            }
+        }
+        List<Work> out = new ArrayList<>();
+        for (int i = 0; i < asked.size(); i++) {
+            Ghost g = asked.get(i);
+            float[] a = maps.get(2 * i);
+            float[] b = maps.get(2 * i + 1);
+            Track t = g.track();
+            double[] last = t.box();
+            double[] size = t.clearSize();
+            double objectSize = Math.max(size[0], size[1]);
+            double reach = Math.min(settings.reidSearch(), settings.reidSearchSpeed() * (frame - g.seenFrame()))
+                    * objectSize;
+            // A window more than REID_MAX_OVERLAP under live objects would find them, not this one (found's rule).
+            int wc = requests.get(2 * i).windowCols();
+            int wr = requests.get(2 * i).windowRows();
+            boolean[] taken = new boolean[cols * rows];
+            for (int y = 0; y < rows; y++) {
+                for (int x = 0; x < cols; x++) {
+                    double sum = 0;
+                    int n = 0;
+                    for (int v = EmbeddingPool.windowStart(y, wr); v <= EmbeddingPool.windowEnd(y, wr, rows); v++) {
+                        for (int u = EmbeddingPool.windowStart(x, wc); u <= EmbeddingPool.windowEnd(x, wc, cols); u++) {
+                            sum += live[v * side + u];
+                            n++;
+                        }
+                    }
+                    taken[y * cols + x] = sum > REID_MAX_OVERLAP * n;
+                }
+            }
+            int best = -1;
+            double bestSim = settings.minAppearance();
+            double atLast = Double.NEGATIVE_INFINITY;
+            for (int y = 0; y < rows; y++) {
+                double cy = (y + 0.5) * ch;
+                for (int x = 0; x < cols; x++) {
+                    double cx = (x + 0.5) * cw;
+                    double sim = Math.max(a[y * cols + x], b[y * cols + x]);
+                    if (distance(last, cx, cy) == 0) {
+                        atLast = Math.max(atLast, sim);
+                    }
+                    if (sim > bestSim && distance(last, cx, cy) <= reach && !taken[y * cols + x]) {
+                        bestSim = sim;
+                        best = y * cols + x;
+                    }
+                }
+            }
+            if (best < 0) {
+                continue;
+            }
+            double cx = (best % cols + 0.5) * cw;
+            double cy = (best / cols + 0.5) * ch;
+            if (distance(last, cx, cy) == 0) {
+                continue; // the probe at its last box looks there already
+            }
+            double[] box = {cx - size[0] / 2, cy - size[1] / 2, cx + size[0] / 2, cy + size[1] / 2};
+            log.debug("stream {}: lost object {} at frame {}: searched at ({}, {}), appearance {} ({} at its last box), "
+                    + "{} frames since seen, {} px from its last box {}", stream, t.id(), frame, (int) cx, (int) cy,
+                    String.format(java.util.Locale.ROOT, "%.2f", bestSim),
+                    String.format(java.util.Locale.ROOT, "%.2f", atLast), frame - g.seenFrame(),
+                    (int) distance(last, cx, cy), java.util.Arrays.toString(last));
+            Work w = probe(t, box);
+            w.search = true;
+            out.add(w);
+        }
+        return out;
     }
 
     private Work follow(Track t) {
@@ -739,6 +890,10 @@ public final class ObjectTracker implements AutoCloseable {
      * ({@code reid-appearance}) and lies clear of every object of the frame brings its track back under its id.
      */
     private void reidentify(long frame, List<Work> probes, List<Work> kept, float[] imageMean) {
+        // A track probed twice (its last box and where the appearance search led) takes the found mask that looks
+        // more like it.
+        Map<Integer, Work> chosen = new LinkedHashMap<>();
+        Map<Integer, Double> chosenLook = new HashMap<>();
         for (Work p : probes) {
             Ghost g = ghosts.get(p.id);
             if (g == null) {
@@ -751,6 +906,17 @@ public final class ObjectTracker implements AutoCloseable {
                 continue;
             }
             double look = g.track().looksLike(p.look, imageMean);
+            if (!chosen.containsKey(p.id) || look > chosenLook.get(p.id)) {
+                chosen.put(p.id, p);
+                chosenLook.put(p.id, look);
+            }
+        }
+        for (Work p : chosen.values()) {
+            Ghost g = ghosts.get(p.id);
+            if (!found(p, g, kept, imageMean)) {
+                continue; // on an object found again before it on this frame
+            }
+            double look = chosenLook.get(p.id);
             ghosts.remove(p.id);
             Track t = g.track();
             if (p.predicted != null) {
@@ -769,9 +935,9 @@ public final class ObjectTracker implements AutoCloseable {
             p.good = true;
             kept.add(p);
             meters.reidentified().increment();
-            log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (appearance {}): "
+            log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (appearance {}{}): "
                     + "re-identified under its id", stream, p.id, frame, frame - g.lostFrame(),
-                    String.format(java.util.Locale.ROOT, "%.2f", look));
+                    String.format(java.util.Locale.ROOT, "%.2f", look), p.search ? ", where the search led" : "");
         }
     }
 

@@ -193,6 +193,16 @@ public final class Track {
         return clearArea;
     }
 
+    /** The seed's look (the mean embedding under its first good mask); null before it. */
+    float[] seedLook() {
+        return seedLook;
+    }
+
+    /** The running look of its clear frames; null before the first good mask. */
+    float[] runningLook() {
+        return look;
+    }
+
     /** Whether it has an appearance memory (a good frame with a mask was pooled). */
     boolean remembers() {
         return seedLook != null;

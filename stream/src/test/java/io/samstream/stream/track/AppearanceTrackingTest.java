@@ -315,4 +315,69 @@ class AppearanceTrackingTest {
         assertEquals(1, lost.size(), "lost once: " + lost);
         assertTrue(lost.get(0) <= 12 + ON.lostAfter() + 1, "covered from frame 12, lost at " + lost.get(0));
     }
+
+    /**
+     * The object (40 px across) is seen until frame 4 at x = 40 px, gone from frame 5 (lost at 9), and from frame 14 on
+     * stands at x = {@code backAt} px, where only a probe whose box is centred on it finds it: the probe at its last
+     * box finds nothing. Returns the published ids per frame.
+     */
+    static List<List<Integer>> reappearElsewhere(EngineSettings.Tracking settings, int backAt, TrackingMeters meters) {
+        int back = backAt / 2; // low-res cells
+        ScriptedBackend backend = new ScriptedBackend((t, c) -> {
+            if (t < 5) {
+                return Math.hypot(c[0] - 20, c[1] - 32) < 6 ? new Square(20, 32, OBJECT) : null;
+            }
+            // A prompt box centred on the object finds it.
+            return t >= 14 && Math.abs(c[0] - back) < HALF && Math.abs(c[1] - 32) < HALF ? new Square(back, 32, OBJECT)
+                    : null;
+        });
+        ObjectTracker tracker = new ObjectTracker("elsewhere", backend, settings, null, meters);
+        List<List<Integer>> published = new ArrayList<>();
+        for (int t = 0; t < 24; t++) {
+            List<Square> squares = t < 5 ? List.of(new Square(20, 32, OBJECT))
+                    : t >= 14 ? List.of(new Square(back, 32, OBJECT)) : List.of();
+            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
+                    prompts(boxAt(7, 20, 32)));
+            published.add(ids(f));
+        }
+        return published;
+    }
+
+    static EngineSettings.Tracking search(double reach, double speed) {
+        return new EngineSettings.Tracking(ON.enabled(), ON.lostAfter(), ON.minPredictedIou(), ON.minStability(),
+                ON.mergeIou(), ON.hiddenLostAfter(), ON.minAppearance(), ON.sceneCutSimilarity(), ON.reidWindow(),
+                ON.reidAppearance(), ON.mode(), ON.cameraMotion(), reach, speed);
+    }
+
+    /**
+     * The appearance search (reid-search): a lost object that comes back near its last box, but out of it, is found
+     * where the image looks like it; one that comes back farther than it could have gone is not, although it looks
+     * just like it (a look-alike, as far as the tracker can tell): without the reach limit it would be.
+     */
+    @Test
+    void aLostObjectIsSearchedForOnlyAsFarAsItCouldHaveGone() {
+        EngineSettings.Tracking halfSize = search(0.5, 0.1); // probes centred 20 px from its last box (20..60 px) at most
+        TrackingMeters meters = TrackingMeters.none();
+        List<List<Integer>> near = reappearElsewhere(halfSize, 72, meters); // 12 px beyond its last box
+        for (int t = 0; t < 24; t++) {
+            assertEquals(t < 5 || t >= 14 ? List.of(7) : List.of(), near.get(t), "near, frame " + t);
+        }
+        assertEquals(1.0, meters.reidentified().count(), "found where it looks like it");
+        List<List<Integer>> notSearched = reappearElsewhere(search(0, 0.1), 72, TrackingMeters.none());
+        assertEquals(List.of(), notSearched.get(20), "reid-search = 0: probed at its last box only, never found");
+
+        TrackingMeters farMeters = TrackingMeters.none();
+        List<List<Integer>> far = reappearElsewhere(halfSize, 104, farMeters); // 44 px beyond: out of reach
+        for (int t = 5; t < 24; t++) {
+            assertEquals(List.of(), far.get(t), "far, frame " + t + ": too far to be the lost object");
+        }
+        assertEquals(0.0, farMeters.reidentified().count());
+        List<List<Integer>> ungated = reappearElsewhere(search(100, 100), 104, TrackingMeters.none());
+        assertEquals(List.of(7), ungated.get(14), "what the reach limit refuses: without it the look-alike takes the id");
+
+        // The reach grows with the frames since it was seen: 0.01 sizes a frame is 4 px at frame 14, too little even
+        // for the near place.
+        List<List<Integer>> slow = reappearElsewhere(search(0.5, 0.01), 72, TrackingMeters.none());
+        assertEquals(List.of(), slow.get(14), "slow: not yet within reach at frame 14");
+    }
 }
