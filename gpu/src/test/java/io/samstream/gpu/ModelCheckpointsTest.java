@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.Device;
 import io.samstream.gpu.checkpoint.CheckpointException;
+import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.Sam2Config;
@@ -16,6 +18,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +26,23 @@ import org.junit.jupiter.api.io.TempDir;
 class ModelCheckpointsTest {
     static final Path SAM2_TINY = Path.of("src/test/resources/fixtures/sam2/tiny/checkpoint.pt");
     static final Path SAM_TINY = Path.of("src/test/resources/fixtures/tiny256/model.pth");
+
+    /**
+     * Without a usable GPU: {@code cuda} is an error that says why, {@code auto} runs SAM 2.1 on the CPU. (On the GPU
+     * machine Sam2CudaParityGpuTest runs the GPU parts.)
+     */
+    @Test
+    void sam2OnCudaWithoutAGpuSaysWhyAndAutoUsesTheCpu() {
+        CudaAvailability a = CudaAvailability.probe();
+        Assumptions.assumeFalse(a.available(), "a GPU is usable here: Sam2CudaParityGpuTest covers it");
+        StateDict sd = CheckpointLoader.load(SAM2_TINY);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> ModelCheckpoints.openSam2(sd, 1, Device.CUDA, 0));
+        assertTrue(e.getMessage().startsWith("device cuda: ") && e.getMessage().contains(a.reason()), e.getMessage());
+        try (Sam2Model m = ModelCheckpoints.openSam2(sd, 1, Device.AUTO, 0)) {
+            assertTrue(m.describe().startsWith("CPU"), m.describe());
+        }
+    }
 
     @Test
     void familiesAreToldByKeys() {

@@ -1,7 +1,6 @@
 package io.samstream.stream.app;
 
 import io.samstream.config.ConfigException;
-import io.samstream.config.Device;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.TrackingMode;
 import io.samstream.gpu.ModelCheckpoints;
@@ -9,7 +8,7 @@ import java.nio.file.Path;
 
 /**
  * The tracking a checkpoint's model gets: {@code samstream.tracking.mode} against the model family, checked
- * before the model loads. A SAM 2.1 checkpoint runs in memory mode (on the CPU, tracking on, no discovery, no
+ * before the model loads. A SAM 2.1 checkpoint runs in memory mode (tracking on, no discovery, no
  * 2:4 sparsity); SAM in kalman mode (or with tracking off, fixed prompts). A mode the model cannot run is a
  * {@link ConfigException} naming the key and the checkpoint.
  */
@@ -41,10 +40,6 @@ final class TrackingModes {
         if (config.sparsity().twoFour()) {
             throw new ConfigException("samstream.model.sparsity = " + config.sparsity().describe()
                     + ": 2:4 sparsity applies to SAM's encoder only; " + sam2);
-        }
-        if (config.device() == Device.CUDA) {
-            throw new ConfigException("samstream.device = cuda: " + sam2 + ", and SAM 2.1 runs on the CPU only for"
-                    + " now (use cpu or auto)");
         }
         return TrackingMode.MEMORY;
     }
