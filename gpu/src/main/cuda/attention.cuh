@@ -311,6 +311,27 @@ __device__ __forceinline__ void row_softmax_lazy(float (&s)[NT][4], float scale_
     exp2_and_sum(s, base, l);
 }
 
+// S = Q K^T for a warp's 16 query rows x TILE keys: Q as the warp's A fragments (qf), K rows of the tile in shared
+// memory (row stride LD elements) as the "col" operand, as W in the GEMM. s is zeroed first.
+template <int KSTEPS, int TILE>
+__device__ __forceinline__ void qk_tile(const uint32_t (&qf)[KSTEPS][4], const bf16* k_s, int LD, int lane,
+                                        float (&s)[TILE / 8][4]) {
+#pragma unroll
+    for (int n = 0; n < TILE / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+        for (int np = 0; np < TILE / 16; ++np) {
+            uint32_t b[4];
+            ldmatrix_x4(b[0], b[1], b[2], b[3],
+                        smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
+                                  ((lane >> 3) & 1) * 8));
+            mma_bf16_16816(s[2 * np], qf[ks], b);
+            mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
+        }
+    }
+}
+
 // The probabilities of keys 16 kk .. 16 kk + 15 as the A fragment of a k16 MMA step (mma.sync m16n8k16 and
 // wgmma m64nNk16 have the same per-warp A layout): the accumulators of n8 tiles 2 kk and 2 kk + 1, in bf16.
 template <int NT>
@@ -319,6 +340,27 @@ __device__ __forceinline__ void probs_fragment(const float (&s)[NT][4], int kk, 
     p[1] = pack_bf16x2(s[2 * kk][2], s[2 * kk][3]);
     p[2] = pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
     p[3] = pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+// O += P V for a warp's 16 rows: P straight from the S accumulators of the tile (probs_fragment), V rows of the tile
+// in shared memory (row stride LD) through the transposing ldmatrix, which turns [key][d] into the "col" operand.
+template <int HD, int TILE>
+__device__ __forceinline__ void pv_tile(const float (&s)[TILE / 8][4], const bf16* v_s, int LD, int lane,
+                                        float (&o)[HD / 8][4]) {
+#pragma unroll
+    for (int kk = 0; kk < TILE / 16; ++kk) {
+        uint32_t p[4];
+        probs_fragment(s, kk, p);
+#pragma unroll
+        for (int dp = 0; dp < HD / 16; ++dp) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
+                              smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
+                                        (lane >> 4) * 8));
+            mma_bf16_16816(o[2 * dp], p, b);
+            mma_bf16_16816(o[2 * dp + 1], p, b + 2);
+        }
+    }
 }
 
 // Normalises a lane's two output rows and stores them (bf16 pairs, heads concatenated): row r goes to
@@ -474,22 +516,9 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
         const bf16* k_s = sK + buf * BKV * LD;
         const bf16* v_s = sV + buf * BKV * LD;
 
-        // S = Q K^T for 16 rows x 64 keys (K rows are the "col" operand, as W in the GEMM).
+        // S = Q K^T for 16 rows x 64 keys.
         float s[BKV / 8][4];
-#pragma unroll
-        for (int n = 0; n < BKV / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < KSTEPS; ++ks) {
-#pragma unroll
-            for (int np = 0; np < BKV / 16; ++np) {
-                uint32_t b[4];
-                ldmatrix_x4(b[0], b[1], b[2], b[3],
-                            smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
-                                      ((lane >> 3) & 1) * 8));
-                mma_bf16_16816(s[2 * np], qf[ks], b);
-                mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
-            }
-        }
+        qk_tile<KSTEPS, BKV>(qf, k_s, LD, lane, s);
 
         // Scale and add the relative position bias (masking included).
         if constexpr (ONE_ROW) {   // one Rh term per row for the whole tile
@@ -518,21 +547,7 @@ __device__ __forceinline__ void attention_fwd(const bf16* __restrict__ qkv, cons
 
         // O += P V. The S accumulators of n8 tiles 2k and 2k+1 are exactly the A fragment of k16
         // step k, so P goes from registers to the tensor cores without touching shared memory.
-#pragma unroll
-        for (int kk = 0; kk < BKV / 16; ++kk) {
-            uint32_t p[4];
-            probs_fragment(s, kk, p);
-#pragma unroll
-            for (int dp = 0; dp < HD / 16; ++dp) {
-                // V is [key][d]: the transposing ldmatrix turns it into the "col" B operand.
-                uint32_t b[4];
-                ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
-                                  smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
-                                            (lane >> 4) * 8));
-                mma_bf16_16816(o[2 * dp], p, b);
-                mma_bf16_16816(o[2 * dp + 1], p, b + 2);
-            }
-        }
+        pv_tile<HD, BKV>(s, v_s, LD, lane, o);
     }
 
     // ---- normalise and store (window_unpartition: padded positions are dropped) -------------------

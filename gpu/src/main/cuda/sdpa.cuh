@@ -114,22 +114,9 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
         const bf16* k_s = sK + buf * BKV * LD;
         const bf16* v_s = sV + buf * BKV * LD;
 
-        // S = Q K^T for 16 rows x 64 keys.
+        // S = Q K^T for 16 rows x BKV keys.
         float s[BKV / 8][4];
-#pragma unroll
-        for (int n = 0; n < BKV / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < KSTEPS; ++ks) {
-#pragma unroll
-            for (int np = 0; np < BKV / 16; ++np) {
-                uint32_t b[4];
-                ldmatrix_x4(b[0], b[1], b[2], b[3],
-                            smem_addr(k_s + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + ks * 16 +
-                                      ((lane >> 3) & 1) * 8));
-                mma_bf16_16816(s[2 * np], qf[ks], b);
-                mma_bf16_16816(s[2 * np + 1], qf[ks], b + 2);
-            }
-        }
+        attention::qk_tile<KSTEPS, BKV>(qf, k_s, LD, lane, s);
         // Into the log2 domain; keys past nk masked.
         const int keys = nk - t * BKV;
 #pragma unroll
@@ -143,20 +130,7 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
         attention::online_softmax(s, acc, m, l);
 
         // O += P V (P straight from the S accumulators; V through the transposing ldmatrix).
-#pragma unroll
-        for (int kk = 0; kk < BKV / 16; ++kk) {
-            uint32_t p[4];
-            attention::probs_fragment(s, kk, p);
-#pragma unroll
-            for (int dp = 0; dp < HD / 16; ++dp) {
-                uint32_t b[4];
-                ldmatrix_x4_trans(b[0], b[1], b[2], b[3],
-                                  smem_addr(v_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
-                                            (lane >> 4) * 8));
-                mma_bf16_16816(acc[2 * dp], p, b);
-                mma_bf16_16816(acc[2 * dp + 1], p, b + 2);
-            }
-        }
+        attention::pv_tile<HD, BKV>(s, v_s, LD, lane, acc);
     }
 
     // Normalise and store the lane's two rows (columns past hd and rows past nq dropped); a split leaves its share.

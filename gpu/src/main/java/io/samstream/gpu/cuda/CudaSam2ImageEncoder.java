@@ -100,13 +100,7 @@ public final class CudaSam2ImageEncoder {
         if (planarImage.length != 3 * s * s) {
             throw new IllegalArgumentException("image of " + planarImage.length + " values for 3 x " + s + " x " + s);
         }
-        int chunk = (int) Math.min(staging.bytes() / 4, 1 << 23);
-        for (int start = 0; start < planarImage.length; start += chunk) {
-            int n = Math.min(chunk, planarImage.length - start);
-            staging.buffer().asFloatBuffer().put(planarImage, start, n);
-            stream.upload(staging, 0, input(), (long) start * 4, (long) n * 4);
-            stream.synchronize();
-        }
+        StagedCopy.uploadF32(stream, staging, planarImage, input());
         forward(1);
         int f = config.featureSize();
         int c = config.hidden();
@@ -117,15 +111,7 @@ public final class CudaSam2ImageEncoder {
     }
 
     private float[] download(DeviceBuffer b, long count) {
-        float[] out = new float[Math.toIntExact(count)];
-        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
-        for (int start = 0; start < out.length; start += chunk) {
-            int n = Math.min(chunk, out.length - start);
-            stream.download(b, (long) start * 2, staging, 0, (long) n * 2);
-            stream.synchronize();
-            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
-        }
-        return out;
+        return StagedCopy.downloadBf16(stream, staging, b, count);
     }
 
     private void apply(Conv1x1 conv, DeviceBuffer in, DeviceBuffer out, int rows) {

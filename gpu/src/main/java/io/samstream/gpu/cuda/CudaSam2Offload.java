@@ -128,12 +128,7 @@ public final class CudaSam2Offload implements Sam2Offload {
     public synchronized float[] encodeMemory(float[] pixFeat, float[] lowRes, boolean fromPrompt, boolean absent) {
         ensureOpen();
         uploadBf16(pixFeat, top);
-        for (int start = 0; start < lowRes.length; start += (int) (staging.bytes() / 4)) {
-            int n = (int) Math.min(staging.bytes() / 4, lowRes.length - start);
-            staging.buffer().asFloatBuffer().put(lowRes, start, n);
-            stream.upload(staging, 0, logits, (long) start * 4, (long) n * 4);
-            stream.synchronize();
-        }
+        StagedCopy.uploadF32(stream, staging, lowRes, logits);
         memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, new boolean[] {absent});
         int f = config.featureSize();
         return downloadBf16(memoryEncoder.output(), f * f * config.memDim());
@@ -146,25 +141,11 @@ public final class CudaSam2Offload implements Sam2Offload {
     }
 
     private void uploadBf16(float[] values, DeviceBuffer dst) {
-        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
-        for (int start = 0; start < values.length; start += chunk) {
-            int n = Math.min(chunk, values.length - start);
-            staging.putBf16(0, n == values.length ? values : java.util.Arrays.copyOfRange(values, start, start + n));
-            stream.upload(staging, 0, dst, (long) start * 2, (long) n * 2);
-            stream.synchronize();
-        }
+        StagedCopy.uploadBf16(stream, staging, values, dst);
     }
 
     private float[] downloadBf16(DeviceBuffer src, int count) {
-        float[] out = new float[count];
-        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
-        for (int start = 0; start < count; start += chunk) {
-            int n = Math.min(chunk, count - start);
-            stream.download(src, (long) start * 2, staging, 0, (long) n * 2);
-            stream.synchronize();
-            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
-        }
-        return out;
+        return StagedCopy.downloadBf16(stream, staging, src, count);
     }
 
     private void ensureOpen() {

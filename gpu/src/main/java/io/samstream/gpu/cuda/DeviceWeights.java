@@ -28,25 +28,13 @@ final class DeviceWeights {
 
     DeviceBuffer f32(float[] v, String what) {
         DeviceBuffer b = pool.allocate((long) v.length * 4, what);
-        int chunk = (int) Math.min(staging.bytes() / 4, 1 << 23);
-        for (int start = 0; start < v.length; start += chunk) {
-            int n = Math.min(chunk, v.length - start);
-            staging.buffer().asFloatBuffer().put(v, start, n);
-            stream.upload(staging, 0, b, (long) start * 4, (long) n * 4);
-            stream.synchronize();
-        }
+        StagedCopy.uploadF32(stream, staging, v, b);
         return b;
     }
 
     DeviceBuffer bf16(float[] v, String what) {
         DeviceBuffer b = pool.allocateBf16(v.length, what);
-        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
-        for (int start = 0; start < v.length; start += chunk) {
-            int n = Math.min(chunk, v.length - start);
-            staging.putBf16(0, n == v.length ? v : java.util.Arrays.copyOfRange(v, start, start + n));
-            stream.upload(staging, 0, b, (long) start * 2, (long) n * 2);
-            stream.synchronize();
-        }
+        StagedCopy.uploadBf16(stream, staging, v, b);
         return b;
     }
 

@@ -1,0 +1,47 @@
+package io.samstream.gpu.cuda;
+
+import java.util.Arrays;
+
+/**
+ * Synchronous copies of float arrays between the host and the device through a pinned staging buffer, in the chunks
+ * it holds: stored on the device as bf16 or as fp32. For weights at load time and the per-call inputs and outputs of
+ * the parts that return host arrays ({@link CudaSam2Offload}).
+ */
+final class StagedCopy {
+    private StagedCopy() {}
+
+    /** {@code values} as bf16 into {@code dst} from its start. */
+    static void uploadBf16(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
+        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
+        for (int start = 0; start < values.length; start += chunk) {
+            int n = Math.min(chunk, values.length - start);
+            staging.putBf16(0, n == values.length ? values : Arrays.copyOfRange(values, start, start + n));
+            stream.upload(staging, 0, dst, (long) start * 2, (long) n * 2);
+            stream.synchronize();
+        }
+    }
+
+    /** {@code values} as fp32 into {@code dst} from its start. */
+    static void uploadF32(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
+        int chunk = (int) Math.min(staging.bytes() / 4, 1 << 23);
+        for (int start = 0; start < values.length; start += chunk) {
+            int n = Math.min(chunk, values.length - start);
+            staging.buffer().asFloatBuffer().put(values, start, n);
+            stream.upload(staging, 0, dst, (long) start * 4, (long) n * 4);
+            stream.synchronize();
+        }
+    }
+
+    /** The first {@code count} bf16 values of {@code src}, as floats. */
+    static float[] downloadBf16(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, long count) {
+        float[] out = new float[Math.toIntExact(count)];
+        int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
+        for (int start = 0; start < out.length; start += chunk) {
+            int n = Math.min(chunk, out.length - start);
+            stream.download(src, (long) start * 2, staging, 0, (long) n * 2);
+            stream.synchronize();
+            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
+        }
+        return out;
+    }
+}
