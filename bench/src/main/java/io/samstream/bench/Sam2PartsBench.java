@@ -2,6 +2,7 @@ package io.samstream.bench;
 
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaGraph;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaMemoryAttention;
 import io.samstream.gpu.cuda.CudaMemoryEncoder;
@@ -26,7 +27,8 @@ import java.util.function.IntConsumer;
  * SAM 2.1's CUDA model parts at a release's shapes (random weights, input 1024): the image encoder (Hiera + FPN +
  * conv_s0 / conv_s1) per batch of frames, the memory attention per batch of objects conditioned on a full bank (the
  * conditioning frame + 6 previous frames, 16 object pointers: 7 x 4096 + 64 memory tokens), the memory encoder per
- * batch of objects. GPU ms per pass between CUDA events over back-to-back passes, the median of repeats.
+ * batch of objects. GPU ms per pass between CUDA events over back-to-back passes, the median of repeats: launched
+ * kernel by kernel from Java, and replayed as a captured CUDA graph (what CudaSam2Offload runs).
  *
  * <pre>java -cp ... io.samstream.bench.Sam2PartsBench OUT.tsv [--models hiera_tiny,hiera_base_plus] [--batches 1,8]
  *      [--repeats 7]</pre>
@@ -102,11 +104,19 @@ public final class Sam2PartsBench {
             stream.fill16(image.input().slice(0, image.input().bytes(), "input"), (short) 0x3f00);
             stream.fill16(logits, (short) 0x4000);
             boolean[] flags = new boolean[batch];
-            rows.add(row(name, "image encoder", batch, time(ctx, stream, repeats, i -> image.forward(batch))));
-            rows.add(row(name, "memory attention (7 memories + 16 pointers)", batch,
-                    time(ctx, stream, repeats, i -> attention.forward(batch, curr, mem, memPos, memory, pointerTokens))));
-            rows.add(row(name, "memory encoder", batch,
-                    time(ctx, stream, repeats, i -> encoder.forward(batch, image.top(), logits, flags, flags))));
+            Runnable imagePass = () -> image.forward(batch);
+            Runnable attentionPass = () -> attention.forward(batch, curr, mem, memPos, memory, pointerTokens);
+            Runnable encoderPass = () -> encoder.forward(batch, image.top(), logits, flags, flags);
+            String[] parts = {"image encoder", "memory attention (7 memories + 16 pointers)", "memory encoder"};
+            Runnable[] passes = {imagePass, attentionPass, encoderPass};
+            for (int p = 0; p < parts.length; p++) {
+                Runnable pass = passes[p];
+                rows.add(row(name, parts[p], batch, time(ctx, stream, repeats, i -> pass.run())));
+                try (CudaGraph graph = CudaGraph.capture(stream, pass, parts[p])) {
+                    rows.add(row(name, parts[p] + ", CUDA graph", batch,
+                            time(ctx, stream, repeats, i -> graph.launch(stream))));
+                }
+            }
             rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\tdevice pool peak %.1f MB", name, batch,
                     pool.peak() / 1e6));
         }

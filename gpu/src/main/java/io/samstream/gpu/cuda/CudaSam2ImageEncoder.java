@@ -96,12 +96,17 @@ public final class CudaSam2ImageEncoder {
      * the CPU model's {@code encodeImage} returns. Synchronous.
      */
     public FrameFeatures encode(float[] planarImage) {
+        return encode(planarImage, () -> forward(1));
+    }
+
+    /** As above, the pass queued by {@code pass} (the offload replays its captured graph of {@code forward(1)}). */
+    FrameFeatures encode(float[] planarImage, Runnable pass) {
         int s = config.imageSize();
         if (planarImage.length != 3 * s * s) {
             throw new IllegalArgumentException("image of " + planarImage.length + " values for 3 x " + s + " x " + s);
         }
         StagedCopy.uploadF32(stream, staging, planarImage, input());
-        forward(1);
+        pass.run();
         int f = config.featureSize();
         int c = config.hidden();
         float[] top = download(top(), (long) f * f * c);

@@ -5,6 +5,10 @@ import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Offload;
 import io.samstream.gpu.sam2.Sam2VideoTracker;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A {@link io.samstream.gpu.sam2.Sam2Model}'s image encoder, memory attention and memory encoder on one GPU in bf16
@@ -13,12 +17,20 @@ import io.samstream.gpu.sam2.Sam2VideoTracker;
  * (synchronous). The mask decoder stays on the CPU until it has a CUDA version; the features cross PCIe once per frame
  * and object each way (a few MB), which the whole-GPU video step will remove.
  *
+ * <p>Each part's launches (~150 for hiera_tiny's encoder, ~80 for the memory attention) are captured into a CUDA
+ * graph per shape the first time it is seen (the memory attention by memory length and pointer tokens, the memory
+ * encoder by its two flags; at most {@value #MAX_GRAPHS} in all, the least recently used dropped) and replayed with one
+ * launch; a capture that fails is logged once and the parts run launch by launch from then on.
+ *
  * <p>The memory attention is sized for a bank of {@link Sam2VideoTracker#DEFAULT_MAX_CONDITIONING} conditioning
  * frames plus the last {@code numMaskmem - 1} frames and their object pointers. Owns its context's device memory,
  * stream and pinned buffer; calls are serialized.
  */
 public final class CudaSam2Offload implements Sam2Offload {
+    private static final Logger log = LoggerFactory.getLogger(CudaSam2Offload.class);
     private static final long STAGING_BYTES = 64L << 20;
+    /** Graphs kept: a bank fills over its first frames, then its shapes repeat. */
+    static final int MAX_GRAPHS = 32;
 
     private final Sam2Config config;
     private final CudaContext context;
@@ -31,6 +43,8 @@ public final class CudaSam2Offload implements Sam2Offload {
     private final CudaMemoryEncoder memoryEncoder;
     private final DeviceBuffer top, memory, memoryPos, logits;
     private final int maxMemory;
+    private final Map<Object, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
+    private boolean graphsFailed;
     private boolean closed;
 
     /** Opens GPU {@code ordinal} and uploads the three parts' weights. */
@@ -103,7 +117,7 @@ public final class CudaSam2Offload implements Sam2Offload {
     @Override
     public synchronized FrameFeatures encodeImage(float[] planarImage) {
         ensureOpen();
-        return imageEncoder.encode(planarImage);
+        return imageEncoder.encode(planarImage, () -> run("image encoder", () -> imageEncoder.forward(1)));
     }
 
     @Override
@@ -120,7 +134,8 @@ public final class CudaSam2Offload implements Sam2Offload {
         uploadBf16(curr, top);
         uploadBf16(mem, memory);
         uploadBf16(memPos, memoryPos);
-        memoryAttention.forward(1, top, memory, memoryPos, m, pointerTokens);
+        run(java.util.List.of("memory attention", m, pointerTokens),
+                () -> memoryAttention.forward(1, top, memory, memoryPos, m, pointerTokens));
         return downloadBf16(memoryAttention.output(), curr.length);
     }
 
@@ -129,7 +144,8 @@ public final class CudaSam2Offload implements Sam2Offload {
         ensureOpen();
         uploadBf16(pixFeat, top);
         StagedCopy.uploadF32(stream, staging, lowRes, logits);
-        memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, new boolean[] {absent});
+        run(java.util.List.of("memory encoder", fromPrompt, absent),
+                () -> memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, new boolean[] {absent}));
         int f = config.featureSize();
         return downloadBf16(memoryEncoder.output(), f * f * config.memDim());
     }
@@ -138,6 +154,37 @@ public final class CudaSam2Offload implements Sam2Offload {
     public String describe() {
         return "CUDA " + context.info().describe() + " (bf16: image encoder, memory attention, memory encoder; mask "
                 + "decoder on the CPU)";
+    }
+
+    /**
+     * Queues {@code work} (launches on this offload's fixed buffers, the same for the same {@code shape}) as the
+     * replay of its graph, captured the first time; launch by launch when graphs failed.
+     */
+    private Void run(Object shape, Runnable work) {
+        if (graphsFailed) {
+            work.run();
+            return null;
+        }
+        CudaGraph g = graphs.get(shape);
+        if (g == null) {
+            try {
+                g = CudaGraph.capture(stream, work, "SAM 2 " + shape);
+            } catch (CudaException e) {
+                graphsFailed = true;
+                log.warn("capturing SAM 2's {} into a CUDA graph failed ({}); running the parts launch by launch",
+                        shape, e.getMessage());
+                work.run();
+                return null;
+            }
+            graphs.put(shape, g);
+            if (graphs.size() > MAX_GRAPHS) {
+                var eldest = graphs.entrySet().iterator().next();
+                eldest.getValue().close();
+                graphs.remove(eldest.getKey());
+            }
+        }
+        g.launch(stream);
+        return null;
     }
 
     private void uploadBf16(float[] values, DeviceBuffer dst) {
@@ -161,6 +208,8 @@ public final class CudaSam2Offload implements Sam2Offload {
         }
         closed = true;
         try {
+            graphs.values().forEach(CudaGraph::close);
+            graphs.clear();
             pool.close();
             staging.close();
             stream.close();
