@@ -207,9 +207,10 @@ final class SegmentCommand implements Callable<Integer> {
     }
 
     /**
-     * A SAM 2.1 checkpoint: the image through {@link Sam2ImagePredictor} on the CPU (the CUDA path of SAM 2.1
-     * is not built yet), every prompt set decoded, masks.json written as for SAM. --auto, --npy and 2:4
-     * sparsity are SAM's only; asking for them (or for --device cuda) is an error saying so.
+     * A SAM 2.1 checkpoint: the image through {@link Sam2ImagePredictor}, its image encoder on the GPU with
+     * {@code --device cuda} (or {@code auto} and a usable GPU; the decoder on the CPU), every prompt set decoded,
+     * masks.json written as for SAM. --auto, --npy and 2:4 sparsity are SAM's only; asking for them is an error
+     * saying so.
      */
     private int segmentSam2(Path ckpt, StateDict weights, RgbImage rgb, List<PromptSet> sets, Device dev, int nThreads,
             ModelSparsity sparse) throws Exception {
@@ -223,22 +224,15 @@ final class SegmentCommand implements Callable<Integer> {
         if (sparse.twoFour()) {
             throw new ParameterException(spec.commandLine(), what + "2:4 sparsity applies to SAM's encoder only");
         }
-        if (dev == Device.CUDA) {
-            throw new IllegalStateException("device cuda: " + what + "SAM 2.1 runs on the CPU only for now"
-                    + " (use --device cpu or auto)");
-        }
-        if (dev == Device.AUTO) {
-            log.info("device auto: {}SAM 2.1 runs on the CPU", what);
-        }
-        try (Sam2Model model = ModelCheckpoints.openSam2(weights, nThreads)) {
+        try (Sam2Model model = ModelCheckpoints.openSam2(weights, nThreads, dev, 0)) {
             Sam2ImagePredictor predictor = new Sam2ImagePredictor(model);
             long t0 = System.nanoTime();
             predictor.setImage(rgb);
             log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
                     (System.nanoTime() - t0) / 1_000_000);
             List<Prediction> predictions = decodeAll(sets, predictor::predict);
-            new SegmentOutput(out).writeMasksJson(image, ckpt, model.config().toString(), "cpu (SAM 2.1 fp32 reference)",
-                    sets, predictions);
+            new SegmentOutput(out).writeMasksJson(image, ckpt, model.config().toString(), model.describe(), sets,
+                    predictions);
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
         }
         return 0;
