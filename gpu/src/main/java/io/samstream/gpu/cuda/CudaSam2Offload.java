@@ -2,10 +2,13 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam2.HieraSchedule;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Offload;
 import io.samstream.gpu.sam2.Sam2VideoTracker;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,8 +50,16 @@ public final class CudaSam2Offload implements Sam2Offload {
     private boolean graphsFailed;
     private boolean closed;
 
-    /** Opens GPU {@code ordinal} and uploads the three parts' weights. */
+    /**
+     * Opens GPU {@code ordinal} and uploads the three parts' weights; a configuration the kernels cannot run is an
+     * {@link IllegalArgumentException} naming what ({@link #unsupported}), before any GPU work.
+     */
     public static CudaSam2Offload open(StateDict sd, Sam2Config config, int ordinal) {
+        List<String> problems = unsupported(config);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the CUDA SAM 2.1 parts cannot run " + config + ": "
+                    + String.join("; ", problems));
+        }
         CudaContext context = CudaContext.open(ordinal);
         try {
             return new CudaSam2Offload(sd, config, context);
@@ -99,6 +110,42 @@ public final class CudaSam2Offload implements Sam2Offload {
             kernels.close();
             throw e;
         }
+    }
+
+    /**
+     * What the kernels cannot run in {@code c}, one line each (none for Meta's releases): the GEMMs and row kernels
+     * need widths that are multiples of 8, the attention kernels head dims that are multiples of 8 up to 256, the
+     * rotary encoding a head width divisible by 4, Hiera's pooling even windows.
+     */
+    public static List<String> unsupported(Sam2Config c) {
+        List<String> problems = new ArrayList<>();
+        for (HieraSchedule.Block b : HieraSchedule.blocks(c)) {
+            if (b.dim() % 8 != 0 || b.dimOut() % 8 != 0) {
+                problems.add("Hiera block " + b.index() + " widths " + b.dim() + " -> " + b.dimOut()
+                        + " (multiples of 8)");
+            } else if (b.dimOut() % b.heads() != 0 || b.headDim() % 8 != 0 || Sam2Kernels.sdpaCeiling(b.headDim()) < 0) {
+                problems.add("Hiera block " + b.index() + " head dim " + b.dimOut() + "/" + b.heads()
+                        + " (a multiple of 8 up to 256)");
+            }
+            if (b.pool() && b.window() % 2 != 0) {
+                problems.add("Hiera block " + b.index() + " pools a window of " + b.window() + " (even)");
+            }
+        }
+        int hidden = c.hidden();
+        int heads = c.layout().memAttnHeads();
+        if (hidden % 64 != 0) {
+            problems.add("hidden width " + hidden + " (a multiple of 64: conv_s0 has hidden/8 channels)");
+        }
+        if (c.memDim() % 8 != 0 || c.memAttnFfn() % 8 != 0) {
+            problems.add("memory width " + c.memDim() + " / feed-forward " + c.memAttnFfn() + " (multiples of 8)");
+        }
+        if (heads < 1 || hidden % heads != 0 || (hidden / heads) % 8 != 0 || Sam2Kernels.sdpaCeiling(hidden / heads) < 0) {
+            problems.add("memory attention head dim " + hidden + "/" + heads + " (a multiple of 8 up to 256)");
+        }
+        if (c.downsampleKernel() != 3 || c.fuserKernel() % 2 != 1) {
+            problems.add("memory encoder kernels " + c.downsampleKernel() + " / " + c.fuserKernel() + " (3 / odd)");
+        }
+        return problems;
     }
 
     /** Device bytes for the parts at batch 1: the activations grow with the memory tokens. */
