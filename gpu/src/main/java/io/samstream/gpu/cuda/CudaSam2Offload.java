@@ -207,10 +207,10 @@ public final class CudaSam2Offload implements Sam2Offload {
      * Queues {@code work} (launches on this offload's fixed buffers, the same for the same {@code shape}) as the
      * replay of its graph, captured the first time; launch by launch when graphs failed.
      */
-    private Void run(Object shape, Runnable work) {
+    private void run(Object shape, Runnable work) {
         if (graphsFailed) {
             work.run();
-            return null;
+            return;
         }
         CudaGraph g = graphs.get(shape);
         if (g == null) {
@@ -221,7 +221,7 @@ public final class CudaSam2Offload implements Sam2Offload {
                 log.warn("capturing SAM 2's {} into a CUDA graph failed ({}); running the parts launch by launch",
                         shape, e.getMessage());
                 work.run();
-                return null;
+                return;
             }
             graphs.put(shape, g);
             if (graphs.size() > MAX_GRAPHS) {
@@ -231,7 +231,6 @@ public final class CudaSam2Offload implements Sam2Offload {
             }
         }
         g.launch(stream);
-        return null;
     }
 
     private void uploadBf16(float[] values, DeviceBuffer dst) {
