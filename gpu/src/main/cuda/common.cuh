@@ -25,6 +25,19 @@ __device__ __forceinline__ float2 unpack_bf16x2(uint32_t v) {
     return __bfloat1622float2(h);
 }
 
+// Eight bf16 values (one 16-byte load) plus eight more, summed in fp32 and rounded once: the element-wise adds of the
+// data-movement kernels (position embeddings, window unpartition, the FPN's top-down sum, residual-free sums).
+__device__ __forceinline__ uint4 add_bf16x8(uint4 a, uint4 b) {
+    uint32_t* as = reinterpret_cast<uint32_t*>(&a);
+    const uint32_t* bs = reinterpret_cast<const uint32_t*>(&b);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const float2 p = unpack_bf16x2(as[k]), q = unpack_bf16x2(bs[k]);
+        as[k] = pack_bf16x2(p.x + q.x, p.y + q.y);
+    }
+    return a;
+}
+
 // 2^x on the special-function unit (what flash attention uses for its softmax); ftz is harmless
 // here: the arguments are <= 0 and results below 2^-126 are zeros of the softmax anyway.
 __device__ __forceinline__ float fast_exp2(float x) {

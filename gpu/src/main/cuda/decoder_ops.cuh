@@ -173,16 +173,8 @@ __device__ __forceinline__ void add_periodic_to_bf16(const bf16* __restrict__ x,
                                                      bf16* __restrict__ y, long long total, long long period) {
     for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 8; i < total;
          i += (long long)gridDim.x * blockDim.x * 8) {
-        uint4 xv = *reinterpret_cast<const uint4*>(x + i);
-        const uint4 av = *reinterpret_cast<const uint4*>(add + (i % period));
-        uint32_t* xs = reinterpret_cast<uint32_t*>(&xv);
-        const uint32_t* as = reinterpret_cast<const uint32_t*>(&av);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const float2 p = unpack_bf16x2(xs[k]), q = unpack_bf16x2(as[k]);
-            xs[k] = pack_bf16x2(p.x + q.x, p.y + q.y);
-        }
-        *reinterpret_cast<uint4*>(y + i) = xv;
+        *reinterpret_cast<uint4*>(y + i) = add_bf16x8(*reinterpret_cast<const uint4*>(x + i),
+                                                      *reinterpret_cast<const uint4*>(add + (i % period)));
     }
 }
 

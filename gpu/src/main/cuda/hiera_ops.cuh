@@ -70,16 +70,8 @@ __device__ __forceinline__ void window_unpartition_add(const bf16* __restrict__ 
         const int t = (int)(pix - (long long)b * OH * OW);
         const int y = t / OW, xx = t % OW;
         const long long src = (((long long)b * nwh + y / qs) * nww + xx / qs) * qs * qs + (y % qs) * qs + xx % qs;
-        uint4 xv = *reinterpret_cast<const uint4*>(x + (size_t)pix * C + ch * 8);
-        const uint4 av = *reinterpret_cast<const uint4*>(a + (size_t)src * C + ch * 8);
-        uint32_t* xs = reinterpret_cast<uint32_t*>(&xv);
-        const uint32_t* as = reinterpret_cast<const uint32_t*>(&av);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const float2 p = unpack_bf16x2(xs[k]), q = unpack_bf16x2(as[k]);
-            xs[k] = pack_bf16x2(p.x + q.x, p.y + q.y);
-        }
-        *reinterpret_cast<uint4*>(x + (size_t)pix * C + ch * 8) = xv;
+        uint4* xp = reinterpret_cast<uint4*>(x + (size_t)pix * C + ch * 8);
+        *xp = add_bf16x8(*xp, *reinterpret_cast<const uint4*>(a + (size_t)src * C + ch * 8));
     }
 }
 
@@ -132,16 +124,8 @@ __device__ __forceinline__ void upsample2x_add(const bf16* __restrict__ y, bf16*
         const int b = (int)(pix / (4LL * h * w));
         const int t = (int)(pix - (long long)b * 4 * h * w);
         const int yy = t / (2 * w), xx = t % (2 * w);
-        uint4 xv = *reinterpret_cast<const uint4*>(x + (size_t)pix * C + ch * 8);
-        const uint4 yv = *reinterpret_cast<const uint4*>(y + (((size_t)b * h + yy / 2) * w + xx / 2) * C + ch * 8);
-        uint32_t* xs = reinterpret_cast<uint32_t*>(&xv);
-        const uint32_t* ys = reinterpret_cast<const uint32_t*>(&yv);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const float2 p = unpack_bf16x2(xs[k]), q = unpack_bf16x2(ys[k]);
-            xs[k] = pack_bf16x2(p.x + q.x, p.y + q.y);
-        }
-        *reinterpret_cast<uint4*>(x + (size_t)pix * C + ch * 8) = xv;
+        uint4* xp = reinterpret_cast<uint4*>(x + (size_t)pix * C + ch * 8);
+        *xp = add_bf16x8(*xp, *reinterpret_cast<const uint4*>(y + (((size_t)b * h + yy / 2) * w + xx / 2) * C + ch * 8));
     }
 }
 

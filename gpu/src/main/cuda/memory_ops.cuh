@@ -47,16 +47,8 @@ __device__ __forceinline__ void relu(bf16* __restrict__ x, long long n) {
 __device__ __forceinline__ void add(const bf16* a, const bf16* __restrict__ b, bf16* y, long long n) {
     for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 8; i < n;
          i += (long long)gridDim.x * blockDim.x * 8) {
-        uint4 av = *reinterpret_cast<const uint4*>(a + i);
-        const uint4 bv = *reinterpret_cast<const uint4*>(b + i);
-        uint32_t* as = reinterpret_cast<uint32_t*>(&av);
-        const uint32_t* bs = reinterpret_cast<const uint32_t*>(&bv);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const float2 p = unpack_bf16x2(as[k]), q = unpack_bf16x2(bs[k]);
-            as[k] = pack_bf16x2(p.x + q.x, p.y + q.y);
-        }
-        *reinterpret_cast<uint4*>(y + i) = av;
+        *reinterpret_cast<uint4*>(y + i) = add_bf16x8(*reinterpret_cast<const uint4*>(a + i),
+                                                      *reinterpret_cast<const uint4*>(b + i));
     }
 }
 
