@@ -4,7 +4,6 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.CudaSam2Offload;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
@@ -45,10 +44,7 @@ class Sam2CudaParityGpuTest {
 
     @Test
     void hieraTinyShapes() throws Exception {
-        String where = System.getProperty("samstream.fixtures.sam2Hiera", System.getenv("SAMSTREAM_SAM2_HIERA_FIXTURE"));
-        Assumptions.assumeTrue(where != null && Files.isDirectory(Path.of(where)),
-                "no hiera_tiny fixture (set SAMSTREAM_SAM2_HIERA_FIXTURE=DIR; see tools/sam2_fixtures)");
-        Path dir = Path.of(where);
+        Path dir = Sam2HieraTinyParityTest.fixture();
         StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
         run(dir, sd, Sam2ConfigInference.infer(sd));
     }

@@ -15,12 +15,18 @@ import org.junit.jupiter.api.Test;
  * (or SAMSTREAM_SAM2_HIERA_FIXTURE) at it. It takes minutes on a few cores.
  */
 class Sam2HieraTinyParityTest {
-    @Test
-    void hieraTinyShapes() throws Exception {
+    /** The hiera_tiny fixture's folder; the calling test is skipped, with the reason, when none is set. */
+    static Path fixture() {
         String where = System.getProperty("samstream.fixtures.sam2Hiera", System.getenv("SAMSTREAM_SAM2_HIERA_FIXTURE"));
         Assumptions.assumeTrue(where != null && Files.isDirectory(Path.of(where)),
-                "no hiera_tiny fixture (set -Dsamstream.fixtures.sam2Hiera=DIR; see tools/sam2_fixtures)");
-        Path dir = Path.of(where);
+                "no hiera_tiny fixture (set -Dsamstream.fixtures.sam2Hiera=DIR or SAMSTREAM_SAM2_HIERA_FIXTURE; see "
+                        + "tools/sam2_fixtures)");
+        return Path.of(where);
+    }
+
+    @Test
+    void hieraTinyShapes() throws Exception {
+        Path dir = fixture();
         StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
         Sam2Config config = Sam2ConfigInference.infer(sd);
         try (Sam2Model model = new Sam2Model(sd, config, Sam2ReferenceParityTest.THREADS)) {
