@@ -19,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 7;
+extern "C" __device__ const int samstream_kernels_abi = 8;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
@@ -442,4 +442,20 @@ extern "C" __global__ void __launch_bounds__(256) samstream_menc_depthwise(const
                                                                            const float* bias, bf16* y, int B, int H,
                                                                            int W, int C, int K) {
     memory_encoder_ops::depthwise(x, w, bias, y, B, H, W, C, K);
+}
+
+// ---- SAM 2's video step (sam2_step_ops.cuh): copy table, no-object embedding, RGB input; 256 threads -------------
+#include "sam2_step_ops.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) samstream_step_copy_spans(const sam2_step_ops::Span* spans, int n) {
+    sam2_step_ops::copy_spans(spans, n);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_step_no_object(bf16* mem, const bf16* no_obj,
+                                                                           const float* scores, int B, long long per,
+                                                                           int memDim) {
+    sam2_step_ops::no_object_where_absent(mem, no_obj, scores, B, per, memDim);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_step_normalize_rgb8(const uint8_t* rgb, float* out, int B,
+                                                                                int S) {
+    sam2_step_ops::normalize_rgb8(rgb, out, B, S);
 }

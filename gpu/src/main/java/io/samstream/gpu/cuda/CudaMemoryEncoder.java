@@ -144,10 +144,12 @@ public final class CudaMemoryEncoder {
     /**
      * Queues one pass for {@code batch} objects: frame features {@code pixFeat [batch, side², hidden]} (bf16), the
      * decoder's low-resolution logits {@code [batch, l, l]} (fp32); per object whether its mask came from prompts
-     * (binarized) and whether it was judged absent (the no-object embedding added).
+     * (binarized); the decoder's object scores {@code [batch]} (fp32, on the device): an object whose score is not
+     * above 0 was judged absent and gets the no-object embedding.
      */
-    public void forward(int batch, DeviceBuffer pixFeat, DeviceBuffer logits, boolean[] fromPrompt, boolean[] absent) {
-        if (batch < 1 || batch > maxBatch || fromPrompt.length < batch || absent.length < batch) {
+    public void forward(int batch, DeviceBuffer pixFeat, DeviceBuffer logits, boolean[] fromPrompt,
+                        DeviceBuffer scores) {
+        if (batch < 1 || batch > maxBatch || fromPrompt.length < batch) {
             throw new IllegalArgumentException("memory encoder pass of " + batch + " object(s), at most " + maxBatch
                     + ", a flag of each");
         }
@@ -197,12 +199,6 @@ public final class CudaMemoryEncoder {
             gemm.run(stream, hidden, f.pw2.w(), f.pw2.b(), x, x, rows, c, 4 * c, false);
         }
         gemm.run(stream, x, outProj.w(), outProj.b(), null, out, rows, memDim, c, false);
-        long per = (long) side * side * memDim;
-        for (int b = 0; b < batch; b++) {
-            if (absent[b]) {
-                encoderOps.addPeriodic(stream, out.slice(b * per * 2, per * 2, "memory of object " + b), noObject, per,
-                        memDim);
-            }
-        }
+        ops.noObjectWhereAbsent(stream, out, noObject, scores, batch, (long) side * side * memDim, memDim);
     }
 }

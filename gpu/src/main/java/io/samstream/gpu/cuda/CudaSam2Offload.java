@@ -7,11 +7,7 @@ import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Offload;
 import io.samstream.gpu.sam2.Sam2VideoTracker;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A {@link io.samstream.gpu.sam2.Sam2Model}'s image encoder, memory attention and memory encoder on one GPU in bf16
@@ -30,7 +26,6 @@ import org.slf4j.LoggerFactory;
  * stream and pinned buffer; calls are serialized.
  */
 public final class CudaSam2Offload implements Sam2Offload {
-    private static final Logger log = LoggerFactory.getLogger(CudaSam2Offload.class);
     private static final long STAGING_BYTES = 64L << 20;
     /** Graphs kept: a bank fills over its first frames, then its shapes repeat. */
     static final int MAX_GRAPHS = 32;
@@ -44,10 +39,9 @@ public final class CudaSam2Offload implements Sam2Offload {
     private final CudaSam2ImageEncoder imageEncoder;
     private final CudaMemoryAttention memoryAttention;
     private final CudaMemoryEncoder memoryEncoder;
-    private final DeviceBuffer top, memory, memoryPos, logits;
+    private final DeviceBuffer top, memory, memoryPos, logits, score;
     private final int maxMemory;
-    private final Map<Object, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
-    private boolean graphsFailed;
+    private final GraphCache graphs = new GraphCache("SAM 2", MAX_GRAPHS);
     private boolean closed;
 
     /**
@@ -97,6 +91,7 @@ public final class CudaSam2Offload implements Sam2Offload {
             this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory in");
             this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory position in");
             this.logits = p.allocate((long) config.lowResSize() * config.lowResSize() * 4, "SAM 2 logits in");
+            this.score = p.allocate(4, "SAM 2 object score in");
         } catch (RuntimeException e) {
             if (p != null) {
                 p.close();
@@ -164,7 +159,8 @@ public final class CudaSam2Offload implements Sam2Offload {
     @Override
     public synchronized FrameFeatures encodeImage(float[] planarImage) {
         ensureOpen();
-        return imageEncoder.encode(planarImage, () -> run("image encoder", () -> imageEncoder.forward(1)));
+        return imageEncoder.encode(planarImage,
+                () -> graphs.run(stream, "image encoder", () -> imageEncoder.forward(1)));
     }
 
     @Override
@@ -181,7 +177,7 @@ public final class CudaSam2Offload implements Sam2Offload {
         uploadBf16(curr, top);
         uploadBf16(mem, memory);
         uploadBf16(memPos, memoryPos);
-        run(java.util.List.of("memory attention", m, pointerTokens),
+        graphs.run(stream, java.util.List.of("memory attention", m, pointerTokens),
                 () -> memoryAttention.forward(1, top, memory, memoryPos, m, pointerTokens));
         return downloadBf16(memoryAttention.output(), curr.length);
     }
@@ -191,8 +187,9 @@ public final class CudaSam2Offload implements Sam2Offload {
         ensureOpen();
         uploadBf16(pixFeat, top);
         StagedCopy.uploadF32(stream, staging, lowRes, logits);
-        run(java.util.List.of("memory encoder", fromPrompt, absent),
-                () -> memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, new boolean[] {absent}));
+        StagedCopy.uploadF32(stream, staging, new float[] {absent ? -1f : 1f}, score);
+        graphs.run(stream, java.util.List.of("memory encoder", fromPrompt),
+                () -> memoryEncoder.forward(1, top, logits, new boolean[] {fromPrompt}, score));
         int f = config.featureSize();
         return downloadBf16(memoryEncoder.output(), f * f * config.memDim());
     }
@@ -201,36 +198,6 @@ public final class CudaSam2Offload implements Sam2Offload {
     public String describe() {
         return "CUDA " + context.info().describe() + " (bf16: image encoder, memory attention, memory encoder; mask "
                 + "decoder on the CPU)";
-    }
-
-    /**
-     * Queues {@code work} (launches on this offload's fixed buffers, the same for the same {@code shape}) as the
-     * replay of its graph, captured the first time; launch by launch when graphs failed.
-     */
-    private void run(Object shape, Runnable work) {
-        if (graphsFailed) {
-            work.run();
-            return;
-        }
-        CudaGraph g = graphs.get(shape);
-        if (g == null) {
-            try {
-                g = CudaGraph.capture(stream, work, "SAM 2 " + shape);
-            } catch (CudaException e) {
-                graphsFailed = true;
-                log.warn("capturing SAM 2's {} into a CUDA graph failed ({}); running the parts launch by launch",
-                        shape, e.getMessage());
-                work.run();
-                return;
-            }
-            graphs.put(shape, g);
-            if (graphs.size() > MAX_GRAPHS) {
-                var eldest = graphs.entrySet().iterator().next();
-                eldest.getValue().close();
-                graphs.remove(eldest.getKey());
-            }
-        }
-        g.launch(stream);
     }
 
     private void uploadBf16(float[] values, DeviceBuffer dst) {
@@ -254,8 +221,7 @@ public final class CudaSam2Offload implements Sam2Offload {
         }
         closed = true;
         try {
-            graphs.values().forEach(CudaGraph::close);
-            graphs.clear();
+            graphs.close();
             pool.close();
             staging.close();
             stream.close();

@@ -24,7 +24,8 @@ public final class Sam2Kernels {
             ADD = "samstream_mem_add", SCALED_MASK = "samstream_menc_scaled_mask",
             CONV3X3_S2 = "samstream_menc_conv3x3_s2", LN_GELU = "samstream_menc_layernorm_gelu",
             LN_GELU_BF16 = "samstream_menc_layernorm_gelu_bf16",
-            DEPTHWISE = "samstream_menc_depthwise";
+            DEPTHWISE = "samstream_menc_depthwise", COPY_SPANS = "samstream_step_copy_spans",
+            NO_OBJECT = "samstream_step_no_object", NORMALIZE_RGB8 = "samstream_step_normalize_rgb8";
     /** Warps per CTA of the LayerNorm + GELU kernel (one pixel per warp). */
     private static final int LN_GELU_WARPS = 8;
     private static final int ELEMENTWISE_THREADS = 256;
@@ -40,7 +41,7 @@ public final class Sam2Kernels {
             kernels.add(sdpaSymbol(hd), sdpaSmem(hd));
         }
         for (String name : new String[] {COMBINE, UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
-                CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE}) {
+                CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT, NORMALIZE_RGB8}) {
             kernels.add(name, 0);
         }
     }
@@ -343,6 +344,52 @@ public final class Sam2Kernels {
         requireBytes(bias, (long) c * 4, op, "bias (fp32)");
         Pointer params = Pointer.to(ptr(x), ptr(w), ptr(bias), ptr(y), ints(batch), ints(h), ints(wd), ints(c), ints(k));
         kernels.launch(DEPTHWISE, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** Bytes of one entry of a copy table ({@link #copySpans}): source, destination, 16-byte chunks. */
+    public static final int SPAN_BYTES = 24;
+    /** CTAs sharing one span of a copy table. */
+    private static final int SPAN_SLICES = 16;
+
+    /**
+     * Runs the copy table {@code table} of {@code n} entries (each {@link #SPAN_BYTES}: source address, destination
+     * address, 16-byte chunks, as longs; addresses 16-byte aligned), all in one launch. The entries are read on the
+     * device when the launch runs: a captured graph replays whatever table the buffer holds then.
+     */
+    public void copySpans(CudaStream stream, DeviceBuffer table, int n) {
+        String op = "copySpans n=" + n;
+        require(n > 0, op + ": an empty table");
+        requireBytes(table, (long) n * SPAN_BYTES, op, "table");
+        require(table.address() % 8 == 0, op + ": table not 8-byte aligned");
+        kernels.launch(COPY_SPANS, n, SPAN_SLICES, 1, ELEMENTWISE_THREADS, 0, stream, Pointer.to(ptr(table), ints(n)),
+                op);
+    }
+
+    /**
+     * {@code memory [batch, per]} (bf16) += {@code noObject [memDim]} repeated, for each object whose {@code scores}
+     * entry (fp32 [batch]) is not above 0: the no-object embedding of an object the decoder judged absent.
+     */
+    public void noObjectWhereAbsent(CudaStream stream, DeviceBuffer memory, DeviceBuffer noObject, DeviceBuffer scores,
+                                    int batch, long per, int memDim) {
+        String op = String.format(Locale.ROOT, "noObjectWhereAbsent batch=%d per=%d memDim=%d", batch, per, memDim);
+        require(batch > 0 && per > 0 && memDim > 0 && per % memDim == 0 && memDim % 8 == 0,
+                op + ": per must be a multiple of memDim, memDim of 8");
+        requireBf16(memory, batch * per, op, "memory");
+        requireBf16(noObject, memDim, op, "noObject");
+        requireBytes(scores, (long) batch * 4, op, "scores (fp32)");
+        kernels.launch(NO_OBJECT, gridFor(batch * per / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream,
+                Pointer.to(ptr(memory), ptr(noObject), ptr(scores), ints(batch), longs(per), ints(memDim)), op);
+    }
+
+    /** 8-bit RGB frames {@code [batch, s, s, 3]} to the model's normalized fp32 input {@code [batch, 3, s, s]}. */
+    public void normalizeRgb8(CudaStream stream, DeviceBuffer rgb, DeviceBuffer out, int batch, int s) {
+        String op = String.format(Locale.ROOT, "normalizeRgb8 batch=%d side=%d", batch, s);
+        require(batch > 0 && s > 0, op + ": dimensions must be positive");
+        long pixels = (long) batch * s * s;
+        requireBytes(rgb, pixels * 3, op, "rgb");
+        requireBytes(out, pixels * 12, op, "out (fp32)");
+        kernels.launch(NORMALIZE_RGB8, gridFor(pixels), 1, 1, ELEMENTWISE_THREADS, 0, stream,
+                Pointer.to(ptr(rgb), ptr(out), ints(batch), ints(s)), op);
     }
 
     static int ceilDiv(int a, int b) {

@@ -34,7 +34,7 @@ public record ObjectPrompt(int objectId, float[] box, float[][] points, int[] la
     }
 
     /** The points the prompt encoder sees: box corners (labels 2, 3) first, then the points. */
-    float[][] allPoints() {
+    public float[][] allPoints() {
         int b = box == null ? 0 : 2;
         float[][] out = new float[b + points.length][];
         if (box != null) {
@@ -47,7 +47,7 @@ public record ObjectPrompt(int objectId, float[] box, float[][] points, int[] la
         return out;
     }
 
-    int[] allLabels() {
+    public int[] allLabels() {
         int b = box == null ? 0 : 2;
         int[] out = new int[b + labels.length];
         if (box != null) {

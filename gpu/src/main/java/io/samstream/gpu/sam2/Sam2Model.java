@@ -4,7 +4,6 @@ import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.cpu.Linear;
 import io.samstream.gpu.cpu.Mlp;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,8 +31,7 @@ public final class Sam2Model implements AutoCloseable {
     private final MemoryAttention memoryAttention;
     private final MemoryEncoder memoryEncoder;
     private final Mlp objPtrProj;
-    private final Linear objPtrTposProj;
-    private final float[] maskmemTpos;
+    private final MemoryReadout readout;
     private final float[] noMemEmbed;
     private final float[] noObjPtr;
     private final float[] noObjEmbedSpatial;
@@ -64,8 +62,7 @@ public final class Sam2Model implements AutoCloseable {
             this.memoryAttention = new MemoryAttention(sd, config);
             this.memoryEncoder = new MemoryEncoder(sd, config);
             this.objPtrProj = Mlp.load(sd, "obj_ptr_proj", c, c, c, 3);
-            this.objPtrTposProj = Linear.load(sd, "obj_ptr_tpos_proj", c, m);
-            this.maskmemTpos = sd.get("maskmem_tpos_enc", config.numMaskmem(), 1, 1, m).data().clone();
+            this.readout = new MemoryReadout(sd, config);
             this.noMemEmbed = sd.get("no_mem_embed", 1, 1, c).data().clone();
             this.noObjPtr = sd.get("no_obj_ptr", 1, c).data().clone();
             this.noObjEmbedSpatial = sd.get("no_obj_embed_spatial", 1, m).data().clone();
@@ -139,72 +136,52 @@ public final class Sam2Model implements AutoCloseable {
     }
 
     /**
-     * _prepare_memory_conditioned_features for a tracked frame: memories of the conditioning frames and the
-     * last numMaskmem - 1 frames, with their temporal encodings, then the object pointers (conditioning frames
-     * not after this one, and the last 15 frames) split into memory-width tokens with the projected sine
-     * encoding of their signed frame distance / 15.
+     * _prepare_memory_conditioned_features for a tracked frame: the memories and object pointers {@link MemoryReadout}
+     * chooses from the bank, with their encodings, attended by the frame's features.
      */
     float[] conditioned(FrameFeatures f, MemoryBank bank, int frame) {
         int n = f.side() * f.side();
         int m = config.memDim();
-        int c = config.hidden();
-        int k = config.numMaskmem();
-        float[] memPos = memoryEncoder.positionEncoding();
-        List<float[]> feats = new ArrayList<>();
-        List<Integer> tpos = new ArrayList<>();
+        List<Integer> condFrames = new ArrayList<>();
         for (MemoryBank.Entry e : bank.conditioningFrames()) {
-            feats.add(e.features());
-            tpos.add(k - 1);
+            condFrames.add(e.frame());
         }
-        for (int tPos = 1; tPos < k; tPos++) {
-            MemoryBank.Entry e = bank.tracked(frame - (k - tPos));
-            if (e != null && e.features() != null) {
-                feats.add(e.features());
-                tpos.add(k - tPos - 1);
-            }
-        }
-        List<float[]> ptrs = new ArrayList<>();
-        List<Integer> dist = new ArrayList<>();
-        for (MemoryBank.Entry e : bank.conditioningFrames()) {
-            if (e.frame() <= frame) {
-                ptrs.add(e.pointer());
-                dist.add(frame - e.frame());
-            }
-        }
-        for (int d = 1; d < Sam2Config.MAX_OBJECT_POINTERS; d++) {
-            if (frame - d < 0) {
-                break;
-            }
-            MemoryBank.Entry e = bank.tracked(frame - d);
-            if (e != null) {
-                ptrs.add(e.pointer());
-                dist.add(d);
-            }
-        }
-        int split = c / m;
-        int spatial = feats.size() * n;
-        int pointerTokens = ptrs.size() * split;
-        int total = spatial + pointerTokens;
+        List<MemoryReadout.Spatial> spatial = readout.spatial(condFrames,
+                t -> bank.tracked(t) != null && bank.tracked(t).features() != null, frame);
+        List<MemoryReadout.Pointer> pointers = readout.pointers(condFrames, t -> bank.tracked(t) != null, frame);
+        int split = readout.pointerTokens();
+        int spatialTokens = spatial.size() * n;
+        int pointerTokens = pointers.size() * split;
+        int total = spatialTokens + pointerTokens;
         float[] memory = new float[total * m];
         float[] pos = new float[total * m];
-        for (int i = 0; i < feats.size(); i++) {
-            System.arraycopy(feats.get(i), 0, memory, i * n * m, n * m);
-            int t = tpos.get(i);
-            for (int j = 0; j < n * m; j++) {
-                pos[i * n * m + j] = memPos[j] + maskmemTpos[t * m + j % m];
-            }
+        for (int i = 0; i < spatial.size(); i++) {
+            MemoryReadout.Spatial s = spatial.get(i);
+            System.arraycopy(entry(bank, s.frame()).features(), 0, memory, i * n * m, n * m);
+            System.arraycopy(readout.spatialPosition(s.slot()), 0, pos, i * n * m, n * m);
         }
-        float tDiffMax = Sam2Config.MAX_OBJECT_POINTERS - 1;
-        for (int i = 0; i < ptrs.size(); i++) {
-            float[] enc = objPtrTposProj.forward(pool, PositionEncodings.sine1d(dist.get(i) / tDiffMax, c), 1);
+        for (int i = 0; i < pointers.size(); i++) {
+            MemoryReadout.Pointer p = pointers.get(i);
+            float[] ptr = entry(bank, p.frame()).pointer();
+            float[] enc = readout.pointerPosition(pool, p.distance());
             for (int s = 0; s < split; s++) {
-                int row = spatial + i * split + s;
-                System.arraycopy(ptrs.get(i), s * m, memory, row * m, m);
+                int row = spatialTokens + i * split + s;
+                System.arraycopy(ptr, s * m, memory, row * m, m);
                 System.arraycopy(enc, 0, pos, row * m, m);
             }
         }
         return offload != null ? offload.attendMemory(f.top(), memory, pos, total, pointerTokens)
                 : memoryAttention.forward(pool, f.top(), f.topPos(), n, memory, pos, total, pointerTokens);
+    }
+
+    /** The bank's entry of a frame, conditioning or tracked. */
+    private static MemoryBank.Entry entry(MemoryBank bank, int frame) {
+        for (MemoryBank.Entry e : bank.conditioningFrames()) {
+            if (e.frame() == frame) {
+                return e;
+            }
+        }
+        return bank.tracked(frame);
     }
 
     /**
@@ -248,7 +225,7 @@ public final class Sam2Model implements AutoCloseable {
     }
 
     /** _use_multimask: several masks when at most one point (box corners count) is given. */
-    static boolean multimask(int points) {
+    public static boolean multimask(int points) {
         return points <= 1;
     }
 

@@ -82,7 +82,16 @@ class CudaMemoryEncoderGpuTest extends GpuTestBase {
             gpu.staging.buffer().asFloatBuffer().put(logits);
             gpu.stream.upload(gpu.staging, 0, logitsDev, 0, (long) logits.length * 4);
             gpu.stream.synchronize();
-            encoder.forward(batch, pixDev, logitsDev, fromPrompt, absent);
+            // the decoder's object scores: absent objects' not above 0 (one NaN, which counts as absent too)
+            float[] scores = new float[batch];
+            for (int b = 0; b < batch; b++) {
+                scores[b] = absent[b] ? (b % 2 == 0 ? Float.NaN : -2f) : 3f;
+            }
+            DeviceBuffer scoresDev = gpu.pool.allocate((long) batch * 4, "object scores");
+            gpu.staging.buffer().asFloatBuffer().put(scores);
+            gpu.stream.upload(gpu.staging, 0, scoresDev, 0, (long) batch * 4);
+            gpu.stream.synchronize();
+            encoder.forward(batch, pixDev, logitsDev, fromPrompt, scoresDev);
             gpu.stream.download(encoder.output(), 0, gpu.staging, 0, (long) batch * f * f * md * 2);
             gpu.stream.synchronize();
             float[] out = gpu.staging.getBf16(0, batch * f * f * md);
