@@ -103,10 +103,12 @@ public final class Sam2PartsBench {
             stream.fill16(memPos, (short) 0x3d00);
             stream.fill16(image.input().slice(0, image.input().bytes(), "input"), (short) 0x3f00);
             stream.fill16(logits, (short) 0x4000);
+            DeviceBuffer scores = pool.allocate((long) batch * 4, "object scores");
+            stream.fill16(scores, (short) 0x3f80);    // fp32 0x3f803f80 > 0: every object present
             boolean[] flags = new boolean[batch];
             Runnable imagePass = () -> image.forward(batch);
             Runnable attentionPass = () -> attention.forward(batch, curr, mem, memPos, memory, pointerTokens);
-            Runnable encoderPass = () -> encoder.forward(batch, image.top(), logits, flags, flags);
+            Runnable encoderPass = () -> encoder.forward(batch, image.top(), logits, flags, scores);
             String[] parts = {"image encoder", "memory attention (7 memories + 16 pointers)", "memory encoder"};
             Runnable[] passes = {imagePass, attentionPass, encoderPass};
             for (int p = 0; p < parts.length; p++) {

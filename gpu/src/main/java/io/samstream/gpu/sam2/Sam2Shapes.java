@@ -106,6 +106,70 @@ public final class Sam2Shapes {
         return t;
     }
 
+    /**
+     * The prompt encoder's, the mask decoder's (but conv_s0 / conv_s1, with the image encoder) and the heads around
+     * them: object pointer projections, temporal encodings, the no-memory / no-object embeddings.
+     */
+    public static Map<String, int[]> maskDecoder(Sam2Config config) {
+        Map<String, int[]> t = new LinkedHashMap<>();
+        int c = config.hidden(), m = config.memDim();
+        String pe = "sam_prompt_encoder.";
+        t.put(pe + "pe_layer.positional_encoding_gaussian_matrix", new int[] {2, c / 2});
+        for (int i = 0; i < 4; i++) {
+            t.put(pe + "point_embeddings." + i + ".weight", new int[] {1, c});
+        }
+        t.put(pe + "not_a_point_embed.weight", new int[] {1, c});
+        t.put(pe + "no_mask_embed.weight", new int[] {1, c});
+        conv(t, pe + "mask_downscaling.0", 1, 4, 2);
+        norm(t, pe + "mask_downscaling.1", 4);
+        conv(t, pe + "mask_downscaling.3", 4, 16, 2);
+        norm(t, pe + "mask_downscaling.4", 16);
+        conv(t, pe + "mask_downscaling.6", 16, c, 1);
+        String d = "sam_mask_decoder.";
+        for (int i = 0; i < 2; i++) {
+            String q = d + "transformer.layers." + i + ".";
+            attention(t, q + "self_attn", c, c);
+            attention(t, q + "cross_attn_token_to_image", c, c / 2);
+            attention(t, q + "cross_attn_image_to_token", c, c / 2);
+            linear(t, q + "mlp.layers.0", c, config.decoderMlp());
+            linear(t, q + "mlp.layers.1", config.decoderMlp(), c);
+            for (int n = 1; n <= 4; n++) {
+                norm(t, q + "norm" + n, c);
+            }
+        }
+        attention(t, d + "transformer.final_attn_token_to_image", c, c / 2);
+        norm(t, d + "transformer.norm_final_attn", c);
+        t.put(d + "iou_token.weight", new int[] {1, c});
+        t.put(d + "mask_tokens.weight", new int[] {4, c});
+        t.put(d + "obj_score_token.weight", new int[] {1, c});
+        t.put(d + "output_upscaling.0.weight", new int[] {c, c / 4, 2, 2});
+        t.put(d + "output_upscaling.0.bias", new int[] {c / 4});
+        norm(t, d + "output_upscaling.1", c / 4);
+        t.put(d + "output_upscaling.3.weight", new int[] {c / 4, c / 8, 2, 2});
+        t.put(d + "output_upscaling.3.bias", new int[] {c / 8});
+        for (int i = 0; i < 4; i++) {
+            mlp(t, d + "output_hypernetworks_mlps." + i, c, c, c / 8);
+        }
+        mlp(t, d + "iou_prediction_head", c, config.iouHidden(), 4);
+        mlp(t, d + "pred_obj_score_head", c, c, 1);
+        mlp(t, "obj_ptr_proj", c, c, c);
+        linear(t, "obj_ptr_tpos_proj", c, m);
+        t.put("maskmem_tpos_enc", new int[] {config.numMaskmem(), 1, 1, m});
+        t.put("no_mem_embed", new int[] {1, 1, c});
+        t.put("no_mem_pos_enc", new int[] {1, 1, c});
+        t.put("no_obj_ptr", new int[] {1, c});
+        return t;
+    }
+
+    /** Every tensor the video model reads: the four sets above. */
+    public static Map<String, int[]> video(Sam2Config config) {
+        Map<String, int[]> t = new LinkedHashMap<>(imageEncoder(config));
+        t.putAll(memoryAttention(config));
+        t.putAll(memoryEncoder(config));
+        t.putAll(maskDecoder(config));
+        return t;
+    }
+
     /** Random weights in {@code shapes} (see the class comment), the same for the same seed. */
     public static StateDict random(Map<String, int[]> shapes, long seed) {
         Random rnd = new Random(seed);
@@ -141,6 +205,21 @@ public final class Sam2Shapes {
     private static void conv(Map<String, int[]> t, String name, int in, int out, int k) {
         t.put(name + ".weight", new int[] {out, in, k, k});
         t.put(name + ".bias", new int[] {out});
+    }
+
+    /** SAM's decoder Attention: q / k / v projections to {@code inner}, out back to {@code dim}. */
+    private static void attention(Map<String, int[]> t, String name, int dim, int inner) {
+        linear(t, name + ".q_proj", dim, inner);
+        linear(t, name + ".k_proj", dim, inner);
+        linear(t, name + ".v_proj", dim, inner);
+        linear(t, name + ".out_proj", inner, dim);
+    }
+
+    /** A 3-layer MLP (layers.0 .. 2). */
+    private static void mlp(Map<String, int[]> t, String name, int in, int hidden, int out) {
+        linear(t, name + ".layers.0", in, hidden);
+        linear(t, name + ".layers.1", hidden, hidden);
+        linear(t, name + ".layers.2", hidden, out);
     }
 
     private static void norm(Map<String, int[]> t, String name, int dim) {

@@ -14,43 +14,71 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Runs {@link Sam2VideoTracker} over a fixture's clip as make_sam2_fixtures.py drove Meta's predictor (box for
- * object 1 on frame 0, point for object 2 on frame 5, 12 frames) and compares with what it saved.
+ * Runs a streaming tracker over a fixture's clip as make_sam2_fixtures.py drove Meta's predictor (box for object 1 on
+ * frame 0, point for object 2 on frame 5, 12 frames) and compares with what it saved: {@link Sam2VideoTracker} on a
+ * {@link Sam2Model}, or any other tracker of the same frames ({@link Tracker}).
  */
 final class FixtureRun {
     static final int FRAMES = 12;
 
+    /** Tracks frame {@code t} (8-bit RGB at the model's size) with its prompts. */
+    interface Tracker {
+        List<ObjectResult> track(int t, byte[] rgb, List<ObjectPrompt> prompts);
+    }
+
     final Path dir;
-    final Sam2Model model;
+    final Sam2Config config;
     final int s;
     final List<List<ObjectResult>> results = new ArrayList<>();
     final List<float[]> memories = new ArrayList<>();
     FrameFeatures first;
 
+    /** {@link Sam2VideoTracker} on a CPU (or offloaded) model. */
+    private static final class OnModel implements Tracker {
+        final Sam2Model model;
+        final Sam2VideoTracker tracker;
+
+        OnModel(Sam2Model model) {
+            this.model = model;
+            this.tracker = new Sam2VideoTracker(model);
+        }
+
+        @Override
+        public List<ObjectResult> track(int t, byte[] rgb, List<ObjectPrompt> prompts) {
+            return tracker.track(model.normalize(rgb), prompts);
+        }
+    }
+
     FixtureRun(Path dir, Sam2Model model) throws IOException {
+        this(dir, model.config(), new OnModel(model));
+    }
+
+    /** With {@link OnModel}, also keeps frame 0's features and object 1's first two memories. */
+    FixtureRun(Path dir, Sam2Config config, Tracker tracker) throws IOException {
         this.dir = dir;
-        this.model = model;
-        this.s = model.config().imageSize();
+        this.config = config;
+        this.s = config.imageSize();
+        OnModel onModel = tracker instanceof OnModel m ? m : null;
         JsonNode meta = new ObjectMapper().readTree(dir.resolve("meta.json").toFile());
-        Sam2VideoTracker tracker = new Sam2VideoTracker(model);
         for (int t = 0; t < FRAMES; t++) {
             byte[] rgb = SyntheticClip.frame(t, s);
             assertEquals(meta.get("frame_checksums").get(t).asLong(), SyntheticClip.checksum(rgb), "frame " + t);
-            float[] image = model.normalize(rgb);
             List<ObjectPrompt> prompts = new ArrayList<>();
             if (t == 0) {
                 JsonNode b = meta.get("box_frame0_obj1");
                 prompts.add(ObjectPrompt.box(1, b.get(0).floatValue(), b.get(1).floatValue(), b.get(2).floatValue(),
                         b.get(3).floatValue()));
-                first = model.encodeImage(image);
+                if (onModel != null) {
+                    first = onModel.model.encodeImage(onModel.model.normalize(rgb));
+                }
             }
             if (t == 5) {
                 JsonNode p = meta.get("point_frame5_obj2");
                 prompts.add(ObjectPrompt.point(2, p.get(0).floatValue(), p.get(1).floatValue(), true));
             }
-            results.add(tracker.track(image, prompts));
-            if (t <= 1) {
-                MemoryBank bank = tracker.bank(1);
+            results.add(tracker.track(t, rgb, prompts));
+            if (onModel != null && t <= 1) {
+                MemoryBank bank = onModel.tracker.bank(1);
                 memories.add(t == 0 ? bank.conditioningFrames().get(0).features() : bank.tracked(1).features());
             }
         }
@@ -93,7 +121,7 @@ final class FixtureRun {
         byte[] packed = Files.exists(dir.resolve("masks_packed.npy"))
                 ? Npy.read(dir.resolve("masks_packed.npy")).raw() : null;
         int l = s / 4;
-        int c = model.config().hidden();
+        int c = config.hidden();
         StringBuilder report = new StringBuilder();
         double worstIou = 1;
         double worstCos = 1;

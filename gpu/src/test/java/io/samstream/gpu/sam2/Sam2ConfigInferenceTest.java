@@ -141,4 +141,21 @@ class Sam2ConfigInferenceTest {
         e = assertThrows(CheckpointException.class, () -> Sam2ConfigInference.infer(new StateDict(FILE, missing)));
         assertTrue(e.getMessage().contains("missing key maskmem_tpos_enc"), e.getMessage());
     }
+
+    /**
+     * Sam2Shapes.video's tensors are a whole model: its random weights (what the benchmarks and the GPU tests run)
+     * read back as the release they were made for, and the CPU model loads them (every tensor there, every shape
+     * right).
+     */
+    @Test
+    void randomWeightsAtAReleasesShapesAreAWholeModel() {
+        Sam2Config config = Sam2Shapes.release("hiera_tiny");
+        StateDict sd = Sam2Shapes.random(Sam2Shapes.video(config), 1);
+        Sam2Config read = Sam2ConfigInference.infer(sd);
+        assertEquals("hiera_tiny", read.layout().name());
+        assertArrayEquals(config.stages(), read.stages());
+        assertEquals(config.hidden(), read.hidden());
+        assertEquals(config.iouHidden(), read.iouHidden());
+        new Sam2Model(sd, read, 1).close();
+    }
 }
