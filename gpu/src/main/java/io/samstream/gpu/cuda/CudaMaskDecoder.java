@@ -211,7 +211,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceWeights w = new DeviceWeights(pool, stream, embIn);
             promptEncoder = loadPromptEncoder(w, sd);
             outputHeads = loadOutputHeads(w, sd);
-            transformer = new CudaTwoWayTransformer(w, sd, config, kernels, dk);
+            transformer = new CudaTwoWayTransformer(w, sd, "mask_decoder.transformer.",
+                    CudaTwoWayTransformer.Shape.of(config), CudaTwoWayTransformer.SAM_MLP, kernels, dk);
             emb = pool.allocate(act[0], "embeddings (fp32, channels-first)");
             masksIn = pool.allocate(act[1], "mask inputs");
             maskSlot = pool.allocate(act[2], "mask slots");
