@@ -73,7 +73,7 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
     EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest parity.EmbeddingPathGpuTest
     parity.AppearanceSearchGpuTest CudaSam2ImageEncoderGpuTest CudaMemoryAttentionGpuTest CudaMemoryEncoderGpuTest
-    sam2.Sam2CudaParityGpuTest"}
+    sam2.Sam2CudaParityGpuTest sam2.Sam2MaskDecoderGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

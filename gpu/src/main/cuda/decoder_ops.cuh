@@ -6,6 +6,8 @@
 // token side (queries [P, nq, C]: a few rows per prompt set) is fp32 throughout, through the small fp32
 // kernels here. Every kernel is a plain grid-stride or one-warp-per-row loop: the decoder's work is small
 // and latency-bound, so these favour few launches and exact arithmetic over peak throughput.
+// SAM 2.1's decoder (CudaSam2MaskDecoder) runs them too: the upscaler's kernels take its high-resolution
+// features as optional skip inputs; its output selection is in sam2_decoder_ops.cuh.
 #pragma once
 
 #include <math_constants.h>
@@ -436,15 +438,19 @@ __device__ __forceinline__ void attention_thread_vec(const TQ* __restrict__ Q, i
     }
 }
 
-// ---- ConvTranspose2d(k=2, s=2) scatter + LayerNorm2d + GELU ---------------------------------------------
+// ---- ConvTranspose2d(k=2, s=2) scatter (+ skip) + LayerNorm2d + GELU -------------------------------------
 // pp bf16 [B, H, W, 4*Co] is the per-pixel GEMM output, tap-major: column (dy*2 + dx)*Co + o (the host lays
 // the weight rows out so), bias included; writes y bf16 [B, 2H, 2W, Co] = GELU(LayerNorm over Co). One warp
 // per output pixel, lanes over the channels (contiguous both ways). Co <= 32 * UP_MAXV.
+// SAM 2 adds the high-resolution features before the LayerNorm: skip bf16 [frames, 2H, 2W, Co] (conv_s1),
+// set n reading frame frame_of_set[n]; a frame index outside [0, frames) writes NaN (never a read past the
+// buffer). skip == nullptr (SAM) adds nothing.
 constexpr int UP_MAXV = 8;
 
 __device__ __forceinline__ void upscale_ln_gelu(const bf16* __restrict__ pp, const bf16* __restrict__ g,
                                                 const bf16* __restrict__ b, bf16* __restrict__ y, int B, int H, int W,
-                                                int Co, float eps) {
+                                                int Co, float eps, const bf16* __restrict__ skip,
+                                                const int* __restrict__ frame_of_set, int frames) {
     const int lane = threadIdx.x & 31;
     const long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
     if (i >= (long long)B * 4 * H * W) return;
@@ -452,12 +458,19 @@ __device__ __forceinline__ void upscale_ln_gelu(const bf16* __restrict__ pp, con
     const long long r = i / (2 * W);
     const int Y = (int)(r % (2 * H)), n = (int)(r / (2 * H));
     const bf16* src = pp + (((size_t)n * H + Y / 2) * W + X / 2) * Co * 4 + (size_t)((Y % 2) * 2 + X % 2) * Co;
+    const bf16* add = nullptr;
+    bool bad = false;
+    if (skip != nullptr) {
+        const int fr = frame_of_set[n];
+        bad = fr < 0 || fr >= frames;
+        if (!bad) add = skip + (((size_t)fr * 2 * H + Y) * 2 * W + X) * Co;
+    }
     float v[UP_MAXV];
     float sum = 0.f;
 #pragma unroll
     for (int k = 0; k < UP_MAXV; ++k) {
         const int o = lane + 32 * k;
-        v[k] = o < Co ? __bfloat162float(src[o]) : 0.f;
+        v[k] = o < Co ? __bfloat162float(src[o]) + (add != nullptr ? __bfloat162float(add[o]) : 0.f) : 0.f;
         sum += v[k];
     }
     const float mean = warp_sum(sum) / Co;
@@ -472,20 +485,29 @@ __device__ __forceinline__ void upscale_ln_gelu(const bf16* __restrict__ pp, con
 #pragma unroll
     for (int k = 0; k < UP_MAXV; ++k) {
         const int o = lane + 32 * k;
-        if (o < Co)
-            dst[o] = __float2bfloat16_rn(gelu((v[k] - mean) * rstd * __bfloat162float(g[o]) + __bfloat162float(b[o])));
+        if (o < Co) {
+            const float out = bad ? CUDART_NAN_F
+                                  : gelu((v[k] - mean) * rstd * __bfloat162float(g[o]) + __bfloat162float(b[o]));
+            dst[o] = __float2bfloat16_rn(out);
+        }
     }
 }
 
 // ---- mask logits: masks fp32 [P, count, 4E, 4E] = hyper[first + m] . upscaled features --------------------
 // pp bf16 [P, 2E, 2E, 4*Co], tap-major like above, is the second ConvTranspose's per-pixel output with bias
-// and GELU applied (the scatter is folded into the read); hyper fp32 [mt, P, Co]. One thread per output
+// (SAM: and GELU) applied (the scatter is folded into the read); hyper fp32 [mt, P, Co]. One thread per output
 // pixel computes all `count` masks from one read of its Co features. Co <= MASK_MAXC.
+// SKIP (SAM 2): skip bf16 [frames, 4E, 4E, Co] (conv_s0 of frame frame_of_set[p]) is added and GELU applied on
+// read (the GEMM ran without its GELU); a frame index outside [0, frames) gives NaN logits. A template flag
+// rather than a null check in the loop (the entry point branches once between the two instances): the check in
+// the loop took 141 registers, the instances 98 and 100.
 constexpr int MASK_MAXC = 64;
 
+template <bool SKIP>
 __device__ __forceinline__ void mask_logits(const bf16* __restrict__ pp, const float* __restrict__ hyper,
                                             float* __restrict__ masks, int P, int E, int Co, int mt, int first,
-                                            int count) {
+                                            int count, const bf16* __restrict__ skip,
+                                            const int* __restrict__ frame_of_set, int frames) {
     const int S = 4 * E, H = 2 * E;
     const long long plane = (long long)S * S;
     const long long total = (long long)P * plane;
@@ -504,6 +526,14 @@ __device__ __forceinline__ void mask_logits(const bf16* __restrict__ pp, const f
 #pragma unroll
             for (int c = 0; c < MASK_MAXC; ++c)
                 if (c < Co) f[c] = __bfloat162float(src[c]);
+        }
+        if constexpr (SKIP) {
+            const int fr = frame_of_set[p];
+            const bool bad = fr < 0 || fr >= frames;
+            const bf16* add = skip + (((size_t)(bad ? 0 : fr) * S + Y) * S + X) * Co;
+#pragma unroll
+            for (int c = 0; c < MASK_MAXC; ++c)
+                if (c < Co) f[c] = bad ? CUDART_NAN_F : gelu(f[c] + __bfloat162float(add[c]));
         }
         for (int m = 0; m < count; ++m) {
             const float* w = hyper + ((size_t)(first + m) * P + p) * Co;

@@ -270,17 +270,42 @@ SAMSTREAM_DEC_ATTN_VEC_ALL(16)
 SAMSTREAM_DEC_ATTN_VEC_ALL(32)
 SAMSTREAM_DEC_ATTN_VEC_ALL(64)
 
-// One warp per output pixel, 8 per CTA.
+// One warp per output pixel, 8 per CTA. skip / frame_of_set: SAM 2's high-resolution features (nullptr for SAM).
 extern "C" __global__ void __launch_bounds__(256) samstream_dec_upscale_ln_gelu(const bf16* pp, const bf16* g,
                                                                                const bf16* b, bf16* y, int B, int H,
-                                                                               int W, int Co, float eps) {
-    decoder_ops::upscale_ln_gelu(pp, g, b, y, B, H, W, Co, eps);
+                                                                               int W, int Co, float eps,
+                                                                               const bf16* skip,
+                                                                               const int* frame_of_set, int frames) {
+    decoder_ops::upscale_ln_gelu(pp, g, b, y, B, H, W, Co, eps, skip, frame_of_set, frames);
 }
 
+// skip / frame_of_set: SAM 2's high-resolution features, added with GELU on read (nullptr for SAM); one branch
+// between two instances (decoder_ops.cuh says why).
 extern "C" __global__ void __launch_bounds__(256) samstream_dec_mask_logits(const bf16* pp, const float* hyper,
                                                                            float* masks, int P, int E, int Co, int mt,
-                                                                           int first, int count) {
-    decoder_ops::mask_logits(pp, hyper, masks, P, E, Co, mt, first, count);
+                                                                           int first, int count, const bf16* skip,
+                                                                           const int* frame_of_set, int frames) {
+    if (skip == nullptr)
+        decoder_ops::mask_logits<false>(pp, hyper, masks, P, E, Co, mt, first, count, nullptr, nullptr, 0);
+    else
+        decoder_ops::mask_logits<true>(pp, hyper, masks, P, E, Co, mt, first, count, skip, frame_of_set, frames);
+}
+
+// ---- SAM 2.1's decoder output selection (sam2_decoder_ops.cuh) ------------------------------------------
+#include "sam2_decoder_ops.cuh"
+
+// One block of 256 per set.
+extern "C" __global__ void __launch_bounds__(256) samstream_sam2_dec_select(
+    const float* masks, const float* iou_raw, const float* tokens, int nq, int C, int plane, int multimask,
+    float delta, float thresh, int* chosen, float* ious, float* ptr_tokens) {
+    sam2_decoder_ops::select(masks, iou_raw, tokens, nq, C, plane, multimask, delta, thresh, chosen, ious, ptr_tokens);
+}
+
+// Grid-stride loop, 256 threads.
+extern "C" __global__ void __launch_bounds__(256) samstream_sam2_dec_finalize(
+    const float* masks, const int* chosen, const float* scores, const float* ptr_mlp, const float* no_obj_ptr,
+    float* low_res, bf16* pointers, int P, int plane, int C, float no_object) {
+    sam2_decoder_ops::finalize(masks, chosen, scores, ptr_mlp, no_obj_ptr, low_res, pointers, P, plane, C, no_object);
 }
 
 // ---- pre- and post-processing (image_ops.cuh); grid-stride loops, 256 threads ------------------------

@@ -211,7 +211,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceWeights w = new DeviceWeights(pool, stream, embIn);
             promptEncoder = loadPromptEncoder(w, sd);
             outputHeads = loadOutputHeads(w, sd);
-            transformer = new CudaTwoWayTransformer(w, sd, config, kernels, dk);
+            transformer = new CudaTwoWayTransformer(w, sd, "mask_decoder.transformer.",
+                    CudaTwoWayTransformer.Shape.of(config), CudaTwoWayTransformer.SAM_MLP, kernels, dk);
             emb = pool.allocate(act[0], "embeddings (fp32, channels-first)");
             masksIn = pool.allocate(act[1], "mask inputs");
             maskSlot = pool.allocate(act[2], "mask slots");
@@ -813,7 +814,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         kernels.gemm().run(stream, keys, oh.up1W(), oh.up1B(), null, pp1, (int) img, 4 * co1, c, false);
         mark("upscale: gemm 1");
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
-        dk.upscaleLnGelu(stream, pp1, oh.upNormG(), oh.upNormB(), up1, sets, e, e, co1, LN2D_EPS);
+        dk.upscaleLnGelu(stream, pp1, oh.upNormG(), oh.upNormB(), up1, sets, e, e, co1, LN2D_EPS, null, null);
         mark("upscale: scatter + layernorm + gelu");
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
         kernels.gemm().run(stream, up1, oh.up2W(), oh.up2B(), null, pp2, (int) (4 * img), 4 * co2, co1, true);
@@ -827,7 +828,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             mlpForward(h, x, nq * c, dst, sets);
         }
         mark("hypernetworks");
-        dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count);
+        dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count, null, null);
         mark("mask logits");
         mlpForward(oh.iouHead(), queries, nq * c, iouOut, sets);
         mark("iou head");

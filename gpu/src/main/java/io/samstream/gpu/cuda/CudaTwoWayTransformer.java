@@ -16,6 +16,8 @@ import io.samstream.gpu.model.SamConfig;
  * <p>Each layer is a {@code TwoWayAttentionBlock}: self attention of the tokens (the first layer without the positional
  * embedding, replacing the queries), tokens to image, MLP, image to tokens, each followed by its LayerNorm. The token
  * side runs on the small fp32 kernels of decoder_ops.cuh, the image side on the encoder's bf16 GEMM and LayerNorm.
+ * SAM 2.1's decoder ({@link CudaSam2MaskDecoder}) has the same transformer: the shape, key prefix and MLP names are
+ * the constructor's arguments.
  */
 final class CudaTwoWayTransformer {
     private static final float EPS = 1e-5f;
@@ -44,7 +46,23 @@ final class CudaTwoWayTransformer {
                      DeviceBuffer vp, DeviceBuffer attnTok, DeviceBuffer hidden, DeviceBuffer keys, DeviceBuffer keysPe,
                      DeviceBuffer wide, DeviceBuffer densePe) {}
 
+    /**
+     * The transformer's shape: token / image width, image tokens per set ({@code E * E}), heads, the cross attentions'
+     * downsampling (internal width = width / downsample), MLP width, layers.
+     */
+    record Shape(int width, int tokens, int heads, int downsample, int mlp, int depth) {
+        /** SAM's, from its configuration. */
+        static Shape of(SamConfig c) {
+            return new Shape(c.promptDim(), c.embeddingSize() * c.embeddingSize(), c.decoderHeads(),
+                    c.attentionDownsample(), c.decoderMlpDim(), c.decoderDepth());
+        }
+    }
+
+    /** The names of a layer's two MLP Linears: SAM's {@code mlp.lin1 / lin2}, SAM 2's {@code mlp.layers.0 / 1}. */
+    static final String[] SAM_MLP = {"mlp.lin1", "mlp.lin2"}, SAM2_MLP = {"mlp.layers.0", "mlp.layers.1"};
+
     private final int c, t, heads, internal, mlp;
+    private final String[] mlpNames;
     private final GemmKernels gemm;
     private final NormKernels norm;
     private final DecoderKernels dk;
@@ -52,24 +70,27 @@ final class CudaTwoWayTransformer {
     private final CrossAttn finalAttn;
     private final Norm finalNorm;
 
-    /** Uploads the weights under {@code mask_decoder.transformer.}. */
-    CudaTwoWayTransformer(DeviceWeights weights, StateDict sd, SamConfig config, CudaKernels kernels,
-                          DecoderKernels dk) {
-        this.c = config.promptDim();
-        this.t = config.embeddingSize() * config.embeddingSize();
-        this.heads = config.decoderHeads();
-        this.internal = c / config.attentionDownsample();
-        this.mlp = config.decoderMlpDim();
+    /**
+     * Uploads the weights under {@code prefix} ({@code mask_decoder.transformer.} in SAM, {@code
+     * sam_mask_decoder.transformer.} in SAM 2), the layers' MLPs named {@code mlpNames}.
+     */
+    CudaTwoWayTransformer(DeviceWeights weights, StateDict sd, String prefix, Shape shape, String[] mlpNames,
+                          CudaKernels kernels, DecoderKernels dk) {
+        this.c = shape.width();
+        this.t = shape.tokens();
+        this.heads = shape.heads();
+        this.internal = c / shape.downsample();
+        this.mlp = shape.mlp();
+        this.mlpNames = mlpNames;
         this.gemm = kernels.gemm();
         this.norm = kernels.norm();
         this.dk = dk;
-        String pre = "mask_decoder.transformer.";
-        layers = new Layer[config.decoderDepth()];
+        layers = new Layer[shape.depth()];
         for (int i = 0; i < layers.length; i++) {
-            layers[i] = loadLayer(weights, sd, pre + "layers." + i + ".", i == 0);
+            layers[i] = loadLayer(weights, sd, prefix + "layers." + i + ".", i == 0);
         }
-        finalAttn = loadCross(weights, sd, pre + "final_attn_token_to_image.");
-        finalNorm = weights.norm(sd, pre + "norm_final_attn", c);
+        finalAttn = loadCross(weights, sd, prefix + "final_attn_token_to_image.");
+        finalNorm = weights.norm(sd, prefix + "norm_final_attn", c);
     }
 
     private Layer loadLayer(DeviceWeights w, StateDict sd, String pre, boolean skipPe) {
@@ -77,7 +98,7 @@ final class CudaTwoWayTransformer {
         return new Layer(w.dense(sd, sa + "q_proj", c, c), w.dense(sd, sa + "k_proj", c, c),
                 w.dense(sd, sa + "v_proj", c, c), w.dense(sd, sa + "out_proj", c, c), w.norm(sd, pre + "norm1", c),
                 loadCross(w, sd, pre + "cross_attn_token_to_image."), w.norm(sd, pre + "norm2", c),
-                w.dense(sd, pre + "mlp.lin1", c, mlp), w.dense(sd, pre + "mlp.lin2", mlp, c), w.norm(sd, pre + "norm3", c),
+                w.dense(sd, pre + mlpNames[0], c, mlp), w.dense(sd, pre + mlpNames[1], mlp, c), w.norm(sd, pre + "norm3", c),
                 w.bf16(sd.get(ia + "q_proj.weight", internal, c).data(), ia + "q_proj.weight"),
                 w.bf16(sd.get(ia + "q_proj.bias", internal).data(), ia + "q_proj.bias"),
                 w.dense(sd, ia + "k_proj", c, internal), w.dense(sd, ia + "v_proj", c, internal),

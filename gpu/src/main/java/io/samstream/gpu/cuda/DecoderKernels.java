@@ -15,7 +15,11 @@ final class DecoderKernels {
             EMBED_KEYS = "samstream_dec_embed_keys", MASK_KEYS = "samstream_dec_mask_keys",
             ADD_PERIODIC_TO = "samstream_dec_add_periodic_to_bf16", ADD_F32 = "samstream_dec_add_f32",
             LINEAR = "samstream_dec_linear_f32", LAYERNORM = "samstream_dec_layernorm_f32",
-            UPSCALE = "samstream_dec_upscale_ln_gelu", MASK_LOGITS = "samstream_dec_mask_logits";
+            UPSCALE = "samstream_dec_upscale_ln_gelu", MASK_LOGITS = "samstream_dec_mask_logits",
+            SAM2_SELECT = "samstream_sam2_dec_select", SAM2_FINALIZE = "samstream_sam2_dec_finalize";
+    /** The kernels besides the attention variants, looked up when a decoder is made. */
+    static final String[] NAMES = {PROMPT_TOKENS, DENSE_PE, EMBED_KEYS, MASK_KEYS, ADD_PERIODIC_TO, ADD_F32, LINEAR,
+            LAYERNORM, UPSCALE, MASK_LOGITS, SAM2_SELECT, SAM2_FINALIZE};
     /** Head-dim bounds the attention kernels are compiled for (register arrays). */
     static final int[] ATTN_HD = {16, 32, 64};
     /** Channel limits of the upscaler kernels (registers): first ConvTranspose output, second. */
@@ -68,8 +72,7 @@ final class DecoderKernels {
     DecoderKernels(CudaKernels kernels) {
         this.k = kernels;
         this.multiprocessors = kernels.context().info().multiprocessors();
-        for (String name : new String[] {PROMPT_TOKENS, DENSE_PE, EMBED_KEYS, MASK_KEYS, ADD_PERIODIC_TO, ADD_F32, LINEAR,
-                LAYERNORM, UPSCALE, MASK_LOGITS}) {
+        for (String name : NAMES) {
             kernels.addKernel(name);
         }
         for (Attn a : Attn.values()) {
@@ -239,32 +242,98 @@ final class DecoderKernels {
         return b.offset() % 16 == 0 && ((long) ld * bytes) % 16 == 0 && ((long) hd * bytes) % 16 == 0;
     }
 
+    /**
+     * ConvTranspose scatter + LayerNorm2d + GELU into {@code y [batch, 2h, 2w, co]}. SAM 2: {@code skip} bf16
+     * {@code [frames, 2h, 2w, co]} is added before the LayerNorm, set n reading frame {@code frameOfSet[n]} (device
+     * ints; the frames the buffer holds bound them: one outside gives NaN); null for SAM.
+     */
     void upscaleLnGelu(CudaStream s, DeviceBuffer perPixel, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int batch,
-                       int h, int w, int co, float eps) {
-        String op = f("upscaleLnGelu batch=%d grid=%dx%d co=%d", batch, h, w, co);
+                       int h, int w, int co, float eps, DeviceBuffer skip, DeviceBuffer frameOfSet) {
+        String op = f("upscaleLnGelu batch=%d grid=%dx%d co=%d%s", batch, h, w, co, skip != null ? " +skip" : "");
         require(co <= MAX_UPSCALE1, op + ": at most " + MAX_UPSCALE1 + " channels");
         long pixels = (long) batch * h * w;
         need(perPixel, pixels * co * 4 * 2, op, "perPixel");
         need(y, pixels * 4 * co * 2, op, "y");
         need(g, (long) co * 2, op, "gamma");
         need(b, (long) co * 2, op, "beta");
+        int frames = skipFrames(skip, frameOfSet, batch, 4L * h * w * co * 2, op);
         long ctas = (pixels * 4 + 7) / 8;   // one warp per output pixel
         require(ctas <= Integer.MAX_VALUE, op + ": too large");
         k.launchKernel(UPSCALE, (int) ctas, 1, 1, THREADS, 1, s, Pointer.to(ptr(perPixel), ptr(g), ptr(b), ptr(y),
-                i(batch), i(h), i(w), i(co), Pointer.to(new float[] {eps})), op);
+                i(batch), i(h), i(w), i(co), Pointer.to(new float[] {eps}), ptr(skip), ptr(frameOfSet), i(frames)), op);
     }
 
+    /**
+     * Mask logits {@code [sets, count, 4e, 4e]} of mask tokens {@code first..}. SAM 2: {@code skip} bf16
+     * {@code [frames, 4e, 4e, co]} is added to the features and GELU applied (the GEMM before ran without it), set i
+     * reading frame {@code frameOfSet[i]}; null for SAM.
+     */
     void maskLogits(CudaStream s, DeviceBuffer perPixel, DeviceBuffer hyper, DeviceBuffer masks, int sets, int e,
-                    int co, int maskTokens, int first, int count) {
-        String op = f("maskLogits sets=%d e=%d co=%d first=%d count=%d", sets, e, co, first, count);
+                    int co, int maskTokens, int first, int count, DeviceBuffer skip, DeviceBuffer frameOfSet) {
+        String op = f("maskLogits sets=%d e=%d co=%d first=%d count=%d%s", sets, e, co, first, count,
+                skip != null ? " +skip" : "");
         require(first >= 0 && count > 0 && first + count <= maskTokens, op + ": masks outside the mask tokens");
         require(co <= MAX_UPSCALE2, op + ": at most " + MAX_UPSCALE2 + " channels");
         long s4 = 4L * e;
         need(perPixel, (long) sets * 4 * e * e * co * 4 * 2, op, "perPixel");
         need(hyper, (long) maskTokens * sets * co * 4, op, "hyper");
         need(masks, (long) sets * count * s4 * s4 * 4, op, "masks");
+        int frames = skipFrames(skip, frameOfSet, sets, s4 * s4 * co * 2, op);
         grid(MASK_LOGITS, (long) sets * s4 * s4, s, op, ptr(perPixel), ptr(hyper), ptr(masks), i(sets), i(e),
-                i(co), i(maskTokens), i(first), i(count));
+                i(co), i(maskTokens), i(first), i(count), ptr(skip), ptr(frameOfSet), i(frames));
+    }
+
+    /** The whole frames {@code skip} holds (at least one), 0 without one; the frame index of each set is needed. */
+    private static int skipFrames(DeviceBuffer skip, DeviceBuffer frameOfSet, int sets, long frameBytes, String op) {
+        if (skip == null) {
+            require(frameOfSet == null, op + ": frame indices without a skip input");
+            return 0;
+        }
+        need(skip, frameBytes, op, "skip (one frame)");
+        need(frameOfSet, (long) sets * 4, op, "frameOfSet");
+        return (int) Math.min(Integer.MAX_VALUE, skip.bytes() / frameBytes);
+    }
+
+    /**
+     * SAM 2's output choice per set (one CTA each): the stability of mask 0 (single-mask mode), the chosen mask
+     * index {@code chosen int [sets]}, its sigmoid IoU {@code ious [sets]}, the pointer token {@code ptrTokens
+     * [sets, c]} (row 2 + token of {@code tokens [sets, nq, c]}); {@code masks [sets, 4, plane]}, {@code iouRaw
+     * [sets, 4]}.
+     */
+    void sam2Select(CudaStream s, DeviceBuffer masks, DeviceBuffer iouRaw, DeviceBuffer tokens, int sets, int nq, int c,
+                    int plane, boolean multimask, float delta, float thresh, DeviceBuffer chosen, DeviceBuffer ious,
+                    DeviceBuffer ptrTokens) {
+        String op = f("sam2Select sets=%d nq=%d c=%d plane=%d multimask=%b", sets, nq, c, plane, multimask);
+        require(sets > 0 && nq >= 6 && c > 0 && plane > 0, op + ": bad sizes");
+        need(masks, (long) sets * 4 * plane * 4, op, "masks");
+        need(iouRaw, (long) sets * 4 * 4, op, "iouRaw");
+        need(tokens, (long) sets * nq * c * 4, op, "tokens");
+        need(chosen, (long) sets * 4, op, "chosen");
+        need(ious, (long) sets * 4, op, "ious");
+        need(ptrTokens, (long) sets * c * 4, op, "ptrTokens");
+        k.launchKernel(SAM2_SELECT, sets, 1, 1, THREADS, 1, s, Pointer.to(ptr(masks), ptr(iouRaw), ptr(tokens), i(nq),
+                i(c), i(plane), i(multimask ? 1 : 0), Pointer.to(new float[] {delta}), Pointer.to(new float[] {thresh}),
+                ptr(chosen), ptr(ious), ptr(ptrTokens)), op);
+    }
+
+    /**
+     * SAM 2's gating per set: {@code lowRes [sets, plane]} = the chosen mask where {@code scores > 0}, else
+     * {@code noObject}; {@code pointers} bf16 {@code [sets, c]} = {@code ptrMlp} there, else {@code noObjPtr [c]}.
+     */
+    void sam2Finalize(CudaStream s, DeviceBuffer masks, DeviceBuffer chosen, DeviceBuffer scores, DeviceBuffer ptrMlp,
+                      DeviceBuffer noObjPtr, DeviceBuffer lowRes, DeviceBuffer pointers, int sets, int plane, int c,
+                      float noObject) {
+        String op = f("sam2Finalize sets=%d plane=%d c=%d", sets, plane, c);
+        require(sets > 0 && plane > 0 && c > 0, op + ": bad sizes");
+        need(masks, (long) sets * 4 * plane * 4, op, "masks");
+        need(chosen, (long) sets * 4, op, "chosen");
+        need(scores, (long) sets * 4, op, "scores");
+        need(ptrMlp, (long) sets * c * 4, op, "ptrMlp");
+        need(noObjPtr, (long) c * 4, op, "noObjPtr");
+        need(lowRes, (long) sets * plane * 4, op, "lowRes");
+        need(pointers, (long) sets * c * 2, op, "pointers");
+        grid(SAM2_FINALIZE, (long) sets * (plane + c), s, op, ptr(masks), ptr(chosen), ptr(scores), ptr(ptrMlp),
+                ptr(noObjPtr), ptr(lowRes), ptr(pointers), i(sets), i(plane), i(c), Pointer.to(new float[] {noObject}));
     }
 
     // ------------------------------------------------------------------------------------------------

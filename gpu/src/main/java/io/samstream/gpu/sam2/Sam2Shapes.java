@@ -9,8 +9,8 @@ import java.util.Random;
 /**
  * The tensors of SAM 2.1's model parts as a configuration shapes them (the keys of Meta's state_dict), and random
  * weights in those shapes for benchmarks and the GPU tests' comparisons: matrices N(0, 1/fan-in), LayerNorm weights
- * 1 + N(0, 0.05), the fuser's layer scales and the position tables N(0, 0.5) (so that they matter), other vectors
- * N(0, 0.02).
+ * 1 + N(0, 0.05), the fuser's layer scales and the position tables N(0, 0.5) (so that they matter), the prompt
+ * encoder's Fourier matrix N(0, 1), other vectors N(0, 0.02).
  */
 public final class Sam2Shapes {
     private Sam2Shapes() {}
@@ -107,42 +107,47 @@ public final class Sam2Shapes {
     }
 
     /**
-     * The prompt encoder's, the mask decoder's (but conv_s0 / conv_s1, with the image encoder) and the heads around
-     * them: object pointer projections, temporal encodings, the no-memory / no-object embeddings.
+     * The tensors of the SAM heads ({@code SAM2Base._forward_sam_heads}): the prompt encoder (its mask downscaling
+     * included, though the heads never get a mask prompt), the mask decoder but its {@code conv_s0} / {@code conv_s1}
+     * (in {@link #imageEncoder}), {@code obj_ptr_proj} and {@code no_obj_ptr}.
      */
     public static Map<String, int[]> maskDecoder(Sam2Config config) {
         Map<String, int[]> t = new LinkedHashMap<>();
-        int c = config.hidden(), m = config.memDim();
+        int c = config.hidden();
         String pe = "sam_prompt_encoder.";
         t.put(pe + "pe_layer.positional_encoding_gaussian_matrix", new int[] {2, c / 2});
         for (int i = 0; i < 4; i++) {
             t.put(pe + "point_embeddings." + i + ".weight", new int[] {1, c});
         }
         t.put(pe + "not_a_point_embed.weight", new int[] {1, c});
+        int mi = 16;   // SAM 2's mask_in_chans
+        conv(t, pe + "mask_downscaling.0", 1, mi / 4, 2);
+        norm(t, pe + "mask_downscaling.1", mi / 4);
+        conv(t, pe + "mask_downscaling.3", mi / 4, mi, 2);
+        norm(t, pe + "mask_downscaling.4", mi);
+        conv(t, pe + "mask_downscaling.6", mi, c, 1);
         t.put(pe + "no_mask_embed.weight", new int[] {1, c});
-        conv(t, pe + "mask_downscaling.0", 1, 4, 2);
-        norm(t, pe + "mask_downscaling.1", 4);
-        conv(t, pe + "mask_downscaling.3", 4, 16, 2);
-        norm(t, pe + "mask_downscaling.4", 16);
-        conv(t, pe + "mask_downscaling.6", 16, c, 1);
+
         String d = "sam_mask_decoder.";
         for (int i = 0; i < 2; i++) {
-            String q = d + "transformer.layers." + i + ".";
-            attention(t, q + "self_attn", c, c);
-            attention(t, q + "cross_attn_token_to_image", c, c / 2);
-            attention(t, q + "cross_attn_image_to_token", c, c / 2);
-            linear(t, q + "mlp.layers.0", c, config.decoderMlp());
-            linear(t, q + "mlp.layers.1", config.decoderMlp(), c);
-            for (int n = 1; n <= 4; n++) {
-                norm(t, q + "norm" + n, c);
+            String l = d + "transformer.layers." + i + ".";
+            for (String proj : new String[] {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+                linear(t, l + "self_attn." + proj, c, c);
+            }
+            crossAttention(t, l + "cross_attn_token_to_image", c);
+            linear(t, l + "mlp.layers.0", c, config.decoderMlp());
+            linear(t, l + "mlp.layers.1", config.decoderMlp(), c);
+            crossAttention(t, l + "cross_attn_image_to_token", c);
+            for (String n : new String[] {"norm1", "norm2", "norm3", "norm4"}) {
+                norm(t, l + n, c);
             }
         }
-        attention(t, d + "transformer.final_attn_token_to_image", c, c / 2);
+        crossAttention(t, d + "transformer.final_attn_token_to_image", c);
         norm(t, d + "transformer.norm_final_attn", c);
         t.put(d + "iou_token.weight", new int[] {1, c});
         t.put(d + "mask_tokens.weight", new int[] {4, c});
         t.put(d + "obj_score_token.weight", new int[] {1, c});
-        t.put(d + "output_upscaling.0.weight", new int[] {c, c / 4, 2, 2});
+        t.put(d + "output_upscaling.0.weight", new int[] {c, c / 4, 2, 2});   // ConvTranspose2d: [in, out, k, k]
         t.put(d + "output_upscaling.0.bias", new int[] {c / 4});
         norm(t, d + "output_upscaling.1", c / 4);
         t.put(d + "output_upscaling.3.weight", new int[] {c / 4, c / 8, 2, 2});
@@ -153,20 +158,22 @@ public final class Sam2Shapes {
         mlp(t, d + "iou_prediction_head", c, config.iouHidden(), 4);
         mlp(t, d + "pred_obj_score_head", c, c, 1);
         mlp(t, "obj_ptr_proj", c, c, c);
-        linear(t, "obj_ptr_tpos_proj", c, m);
-        t.put("maskmem_tpos_enc", new int[] {config.numMaskmem(), 1, 1, m});
-        t.put("no_mem_embed", new int[] {1, 1, c});
-        t.put("no_mem_pos_enc", new int[] {1, 1, c});
         t.put("no_obj_ptr", new int[] {1, c});
         return t;
     }
 
-    /** Every tensor the video model reads: the four sets above. */
-    public static Map<String, int[]> video(Sam2Config config) {
+    /**
+     * Every tensor {@link Sam2Model} reads: {@link #imageEncoder}, {@link #maskDecoder}, {@link #memoryAttention},
+     * {@link #memoryEncoder}, and the memory's temporal encodings and {@code no_mem_embed}.
+     */
+    public static Map<String, int[]> model(Sam2Config config) {
         Map<String, int[]> t = new LinkedHashMap<>(imageEncoder(config));
+        t.putAll(maskDecoder(config));
         t.putAll(memoryAttention(config));
         t.putAll(memoryEncoder(config));
-        t.putAll(maskDecoder(config));
+        linear(t, "obj_ptr_tpos_proj", config.hidden(), config.memDim());
+        t.put("maskmem_tpos_enc", new int[] {config.numMaskmem(), 1, 1, config.memDim()});
+        t.put("no_mem_embed", new int[] {1, 1, config.hidden()});
         return t;
     }
 
@@ -179,7 +186,9 @@ public final class Sam2Shapes {
             int[] shape = e.getValue();
             float[] v = new float[Math.toIntExact(Tensor.numel(shape))];
             double mean = 0, std;
-            if (name.endsWith("gamma") || name.contains("pos_embed") || name.startsWith("no_obj")) {
+            if (name.endsWith("positional_encoding_gaussian_matrix")) {
+                std = 1;   // as Meta initializes it (scale 1): the Fourier features tell positions apart
+            } else if (name.endsWith("gamma") || name.contains("pos_embed") || name.startsWith("no_obj")) {
                 std = 0.5;
             } else if (shape.length >= 2) {
                 std = Math.sqrt((double) shape[0] / v.length);
@@ -207,15 +216,15 @@ public final class Sam2Shapes {
         t.put(name + ".bias", new int[] {out});
     }
 
-    /** SAM's decoder Attention: q / k / v projections to {@code inner}, out back to {@code dim}. */
-    private static void attention(Map<String, int[]> t, String name, int dim, int inner) {
-        linear(t, name + ".q_proj", dim, inner);
-        linear(t, name + ".k_proj", dim, inner);
-        linear(t, name + ".v_proj", dim, inner);
-        linear(t, name + ".out_proj", inner, dim);
+    /** Meta's {@code Attention} with the decoder's downsampling rate 2: q / k / v to width / 2, out back. */
+    private static void crossAttention(Map<String, int[]> t, String name, int width) {
+        for (String proj : new String[] {"q_proj", "k_proj", "v_proj"}) {
+            linear(t, name + "." + proj, width, width / 2);
+        }
+        linear(t, name + ".out_proj", width / 2, width);
     }
 
-    /** A 3-layer MLP (layers.0 .. 2). */
+    /** Meta's 3-layer {@code MLP}. */
     private static void mlp(Map<String, int[]> t, String name, int in, int hidden, int out) {
         linear(t, name + ".layers.0", in, hidden);
         linear(t, name + ".layers.1", hidden, hidden);

@@ -120,6 +120,15 @@ class KernelTableTest {
         assertTrue(source("samstream_kernels.cu").contains("samstream_kernels_abi = " + CudaKernels.ABI_VERSION + ";"));
     }
 
+    /** The decoder kernels looked up by name (SAM's and SAM 2's) are entry points. */
+    @Test
+    void decoderKernelsAreEntryPoints() throws IOException {
+        String cu = source("samstream_kernels.cu");
+        for (String name : DecoderKernels.NAMES) {
+            assertTrue(entryPoint(cu, name), name);
+        }
+    }
+
     @Test
     void trackerKernelsAreEntryPoints() throws IOException {
         String cu = source("samstream_kernels.cu");

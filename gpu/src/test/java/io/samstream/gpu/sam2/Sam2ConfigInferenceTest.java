@@ -143,14 +143,14 @@ class Sam2ConfigInferenceTest {
     }
 
     /**
-     * Sam2Shapes.video's tensors are a whole model: its random weights (what the benchmarks and the GPU tests run)
+     * Sam2Shapes.model's tensors are a whole model: its random weights (what the benchmarks and the GPU tests run)
      * read back as the release they were made for, and the CPU model loads them (every tensor there, every shape
      * right).
      */
     @Test
     void randomWeightsAtAReleasesShapesAreAWholeModel() {
         Sam2Config config = Sam2Shapes.release("hiera_tiny");
-        StateDict sd = Sam2Shapes.random(Sam2Shapes.video(config), 1);
+        StateDict sd = Sam2Shapes.random(Sam2Shapes.model(config), 1);
         Sam2Config read = Sam2ConfigInference.infer(sd);
         assertEquals("hiera_tiny", read.layout().name());
         assertArrayEquals(config.stages(), read.stages());
