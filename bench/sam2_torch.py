@@ -4,7 +4,7 @@ the same model parts at the same shapes (random weights, input 1024), and SAM2Vi
 clip with 1 and 8 objects (frames/s).
 
   PYTHONPATH=.ref:tools/sam2_fixtures python bench/sam2_torch.py OUT.tsv [--models hiera_tiny,hiera_base_plus]
-      [--batches 1,8] [--repeats 7] [--frames 40]
+      [--parts --batches 1,8] [--repeats 7] [--frames 40] [--streams 8,32]
 
 .ref holds Meta's sam2 package (git-ignored; fetched, never committed); tools/sam2_fixtures has the model builder
 (make_sam2_fixtures.build_model: Meta's classes with SAM 2.1's video settings, a hydra stub when hydra is missing).
@@ -97,6 +97,34 @@ def predictor(name, model, objects, frames, repeats):
         f"{f:.2f}" for f in fps)
 
 
+def predictor_streams(name, model, streams, frames):
+    """Total frames/s of `streams` videos tracked at once, one object each: the predictor takes one video per call, so
+    the videos' propagate_in_video generators advance in turn (frame t of every video, then t + 1)."""
+    import sam2.sam2_video_predictor as svp
+    total = frames + 5
+    video = torch.randn(total, 3, 1024, 1024, device="cuda")
+    svp.load_video_frames = lambda **kw: (video, 1024, 1024)
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+        states, gens = [], []
+        for _ in range(streams):
+            state = model.init_state(video_path="<generated>")
+            model.add_new_points_or_box(state, frame_idx=0, obj_id=1, box=[60, 300, 160, 420])
+            states.append(state)
+            gens.append(model.propagate_in_video(state, start_frame_idx=0))
+        for _ in range(5):
+            for g in gens:
+                next(g)[2].sum().item()
+        t0 = time.perf_counter()
+        for _ in range(frames):
+            for g in gens:
+                next(g)[2].sum().item()
+        spent = time.perf_counter() - t0
+        for state in states:
+            model.reset_state(state)
+    fps = streams * frames / spent
+    return f"{name}\tvideo predictor total frames/s, {streams} streams x 1 object\t{streams}\t{fps:.2f}\t\t{fps:.2f}"
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -104,17 +132,22 @@ def main():
     p.add_argument("--batches", default="1,8")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--frames", type=int, default=40)
+    p.add_argument("--streams", default="", help="also Meta's total frames/s over this many videos at once, e.g. 8,32")
+    p.add_argument("--parts", action="store_true", help="the model parts too (Sam2PartsBench's anchor)")
     a = p.parse_args()
     fx.install_stubs()
     rows = ["model\tpart\tbatch\tms_per_pass_median\tms_per_item\tms_all",
             f"#meta\tgpu\t{torch.cuda.get_device_name(0)}, torch {torch.__version__}, bf16 autocast, eager"]
     for name in a.models.split(","):
         model = fx.build_model(CONFIGS[name]).cuda().eval()
-        for b in [int(x) for x in a.batches.split(",")]:
+        for b in [int(x) for x in a.batches.split(",")] if a.parts else []:
             rows += parts(name, model, b, a.repeats)
             print("\n".join(rows[-3:]), flush=True)
         for objects in (1, 8):
             rows.append(predictor(name, model, objects, a.frames, 3))
+            print(rows[-1], flush=True)
+        for streams in [int(x) for x in a.streams.split(",") if x]:
+            rows.append(predictor_streams(name, model, streams, max(10, a.frames // 2)))
             print(rows[-1], flush=True)
         with open(a.out, "w") as f:
             f.write("\n".join(rows) + "\n")

@@ -8,12 +8,15 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.CudaSam2Offload;
+import io.samstream.gpu.cuda.CudaSam2Tracker;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,41 +103,69 @@ public final class ModelCheckpoints {
 
     /**
      * Opens a SAM 2.1 state_dict for {@code device}: {@code cpu} as above; {@code cuda} with its image encoder, memory
-     * attention and memory encoder on GPU {@code gpu} ({@link CudaSam2Offload}; the mask decoder stays on the CPU),
-     * failing with the reason when CUDA cannot be used; {@code auto} on the GPU when one is usable and the parts
-     * start there, else on the CPU, the reason logged.
+     * attention and memory encoder on GPU {@code gpu} ({@link CudaSam2Offload}; the mask decoder stays on the CPU: what
+     * {@code segment} runs on single images), failing with the reason when CUDA cannot be used; {@code auto} on the GPU
+     * when one is usable and the parts start there, else on the CPU, the reason logged.
      */
     public static Sam2Model openSam2(StateDict sd, int threads, Device device, int gpu) {
-        if (device == Device.CPU) {
-            return openSam2(sd, threads);
-        }
         Sam2Config config = sam2Config(sd);
+        return onGpu(device, gpu, "SAM 2.1's parts", () -> {
+            CudaSam2Offload offload = CudaSam2Offload.open(sd, config, gpu);
+            try {
+                Sam2Model model = new Sam2Model(sd, config, threads, offload);
+                log.info("model: {} from {}, {}", config, sd.source(), model.describe());
+                return model;
+            } catch (IllegalArgumentException e) {
+                throw new CheckpointException(sd.source(), "does not fit " + config + ": " + e.getMessage(), e);
+            }
+        }, () -> openSam2(sd, threads));
+    }
+
+    /** How many objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
+    public static final CudaSam2Tracker.Limits ENGINE_TRACKER_LIMITS = new CudaSam2Tracker.Limits(1, 16, 256);
+
+    /**
+     * Opens a SAM 2.1 state_dict for tracking streams (the engine's memory mode) on {@code device}: {@code cuda} the
+     * whole video step on GPU {@code gpu} ({@link CudaSam2Tracker} at {@link #ENGINE_TRACKER_LIMITS}), failing with
+     * the reason when it cannot start; {@code auto} there when it can, else on the CPU; {@code cpu} the CPU reference.
+     */
+    public static Sam2Tracking openSam2Tracking(StateDict sd, int threads, Device device, int gpu) {
+        Sam2Config config = sam2Config(sd);
+        return onGpu(device, gpu, "the SAM 2.1 tracker", () -> {
+            Sam2Tracking tracker = CudaSam2Tracker.open(sd, config, gpu, ENGINE_TRACKER_LIMITS);
+            log.info("model: {} from {}, {}", config, sd.source(), tracker.describe());
+            return tracker;
+        }, () -> openSam2(sd, threads));
+    }
+
+    /**
+     * {@code onGpu} for {@code cuda} (its failure, or no usable GPU, an error naming why), {@code onCpu} for {@code cpu};
+     * for {@code auto} the first that works, the reason logged when it is the CPU.
+     */
+    private static <T> T onGpu(Device device, int gpu, String what, Supplier<T> onGpu, Supplier<T> onCpu) {
+        if (device == Device.CPU) {
+            return onCpu.get();
+        }
         CudaAvailability a = CudaAvailability.probe();
         if (!a.available()) {
             if (device == Device.CUDA) {
                 throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
             }
             log.info("device auto: SAM 2.1 on the CPU because {}", a.reason());
-            return openSam2(sd, threads);
+            return onCpu.get();
         }
-        CudaSam2Offload offload;
         try {
-            offload = CudaSam2Offload.open(sd, config, gpu);
+            return onGpu.get();
+        } catch (CheckpointException e) {
+            throw e;
         } catch (RuntimeException e) {
             if (device == Device.CUDA) {
-                throw new IllegalStateException("device cuda: SAM 2.1's parts did not start on GPU " + gpu + ": "
+                throw new IllegalStateException("device cuda: " + what + " did not start on GPU " + gpu + ": "
                         + e.getMessage(), e);
             }
-            log.warn("device auto: a GPU is usable ({}) but SAM 2.1's parts did not start there: {}; running on the "
-                    + "CPU", a.reason(), e.getMessage());
-            return openSam2(sd, threads);
-        }
-        try {
-            Sam2Model model = new Sam2Model(sd, config, threads, offload);
-            log.info("model: {} from {}, {}", config, sd.source(), model.describe());
-            return model;
-        } catch (IllegalArgumentException e) {
-            throw new CheckpointException(sd.source(), "does not fit " + config + ": " + e.getMessage(), e);
+            log.warn("device auto: a GPU is usable ({}) but {} did not start there: {}; running on the CPU",
+                    a.reason(), what, e.getMessage());
+            return onCpu.get();
         }
     }
 

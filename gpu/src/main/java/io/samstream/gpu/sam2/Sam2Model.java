@@ -14,7 +14,7 @@ import java.util.List;
  * method of the same name (forward_image, _prepare_memory_conditioned_features, _forward_sam_heads,
  * _encode_new_memory). Weights are read once; GEMMs and attention run on the shared CPU thread pool.
  */
-public final class Sam2Model implements AutoCloseable {
+public final class Sam2Model implements Sam2Tracking {
     /** Stored memory features are bf16, as SAM2VideoPredictor stores them (maskmem_features.to(bfloat16)). */
     static final boolean BF16_MEMORY = true;
     /** The low-resolution mask of an object judged absent (NO_OBJ_SCORE). */
@@ -91,8 +91,15 @@ public final class Sam2Model implements AutoCloseable {
         }
     }
 
+    @Override
     public Sam2Config config() {
         return config;
+    }
+
+    /** A stream tracked on this model ({@link Sam2VideoTracker}). */
+    @Override
+    public Sam2VideoTracker openStream() {
+        return new Sam2VideoTracker(this);
     }
 
     /**
@@ -116,6 +123,7 @@ public final class Sam2Model implements AutoCloseable {
     }
 
     /** What runs the heavy parts, for logs. */
+    @Override
     public String describe() {
         return offload != null ? offload.describe() : "CPU (fp32, " + pool.threads() + " threads)";
     }

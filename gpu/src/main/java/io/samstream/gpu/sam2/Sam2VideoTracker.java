@@ -20,7 +20,7 @@ import java.util.Set;
  * A prompt for an id already tracked starts that object afresh (its bank is dropped). Objects are independent
  * (no non-overlap constraint, as the predictor's default); hole filling is not done.
  */
-public final class Sam2VideoTracker {
+public final class Sam2VideoTracker implements Sam2Tracking.StreamTracker {
     /** Conditioning frames kept per object (Meta keeps all; a stream re-prompted forever needs a bound). */
     public static final int DEFAULT_MAX_CONDITIONING = 16;
 
@@ -43,16 +43,29 @@ public final class Sam2VideoTracker {
         return frame;
     }
 
+    @Override
     public Set<Integer> objects() {
-        return banks.keySet();
+        return java.util.Collections.unmodifiableSet(banks.keySet());
     }
 
     public MemoryBank bank(int objectId) {
         return banks.get(objectId);
     }
 
+    @Override
     public void remove(int objectId) {
         banks.remove(objectId);
+    }
+
+    @Override
+    public void close() {
+        banks.clear();
+    }
+
+    /** {@link #track(float[], List)} of an 8-bit RGB frame at the model's size, normalized as the predictor does. */
+    @Override
+    public List<ObjectResult> track(byte[] rgb, List<ObjectPrompt> prompts) {
+        return track(model.normalize(rgb), prompts);
     }
 
     /**

@@ -4,8 +4,14 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.CudaSam2Offload;
+import io.samstream.gpu.cuda.CudaSam2Tracker;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -47,6 +53,64 @@ class Sam2CudaParityGpuTest {
         Path dir = Sam2HieraTinyParityTest.fixture();
         StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
         run(dir, sd, Sam2ConfigInference.infer(sd));
+    }
+
+    @Test
+    void tinyVisibleObjectsWholeStep() throws Exception {
+        StateDict sd = CheckpointLoader.load(FIXTURES.resolve("sam2/tiny/checkpoint.pt"));
+        runWholeStep(FIXTURES.resolve("sam2/tiny"), sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+    }
+
+    @Test
+    void tinyAbsentObjectsWholeStep() throws Exception {
+        Path dir = FIXTURES.resolve("sam2/tiny_absent");
+        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
+        runWholeStep(dir, sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+    }
+
+    @Test
+    void hieraTinyShapesWholeStep() throws Exception {
+        Path dir = Sam2HieraTinyParityTest.fixture();
+        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
+        runWholeStep(dir, sd, Sam2ConfigInference.infer(sd));
+    }
+
+    /**
+     * The whole video step on the GPU ({@link CudaSam2Tracker}): the clip on three streams in one step each, the
+     * third prompted two frames late (so its objects' memories differ in length from the others' and take their own
+     * pass). The first stream must match the fixture as above, the second the first exactly (a batch changes nothing
+     * for a stream), the third must keep its object.
+     */
+    private static void runWholeStep(Path dir, StateDict sd, Sam2Config config) throws Exception {
+        try (CudaSam2Tracker tracker = CudaSam2Tracker.open(sd, config, 0, new CudaSam2Tracker.Limits(2, 3, 8))) {
+            System.out.println(dir.getFileName() + ": " + tracker.describe());
+            CudaSam2Tracker.Stream a = tracker.openStream(), b = tracker.openStream(), late = tracker.openStream();
+            List<ObjectPrompt> firstPrompts = new ArrayList<>();
+            new FixtureRun(dir, config, (t, rgb, prompts) -> {
+                if (t == 0) {
+                    firstPrompts.addAll(prompts);
+                }
+                List<ObjectPrompt> latePrompts = new ArrayList<>();
+                if (t == 2) {
+                    ObjectPrompt p = firstPrompts.get(0);
+                    latePrompts.add(new ObjectPrompt(7, p.box(), p.points(), p.labels()));
+                }
+                List<List<ObjectResult>> out = tracker.step(List.of(new CudaSam2Tracker.Request(a, rgb, prompts),
+                        new CudaSam2Tracker.Request(b, rgb, prompts),
+                        new CudaSam2Tracker.Request(late, rgb, latePrompts)));
+                assertEquals(out.get(0).size(), out.get(1).size(), "objects of the two streams on frame " + t);
+                for (int i = 0; i < out.get(0).size(); i++) {
+                    ObjectResult x = out.get(0).get(i), y = out.get(1).get(i);
+                    assertEquals(x.objectId(), y.objectId());
+                    assertArrayEquals(x.lowResLogits(), y.lowResLogits(), "stream 2, frame " + t + " object "
+                            + x.objectId() + ": the same frames and prompts in one batch");
+                    assertEquals(x.objectScore(), y.objectScore(), 0f);
+                }
+                assertEquals(t < 2 ? 0 : 1, out.get(2).size(), "objects of the late stream on frame " + t);
+                return out.get(0);
+            }).checkFrames(SCORE_TOL, MIN_IOU, MIN_COS);
+            assertEquals(1, late.objects().size());
+        }
     }
 
     private static void run(Path dir, StateDict sd, Sam2Config config) throws Exception {

@@ -12,7 +12,7 @@ import io.samstream.config.TrackingMode;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
@@ -125,12 +125,12 @@ public final class SamstreamRuntime implements AutoCloseable {
         modelName = BundledModel.modelName(checkpoint)
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
         List<SamModels.DeviceBackend> backends = List.of();
-        Sam2Model memoryModel = null;
+        Sam2Tracking memoryModel = null;
         if (family == ModelCheckpoints.Family.SAM2) {
-            // One model on the first GPU of samstream.gpus (the image encoder, memory attention and memory encoder
-            // there, the mask decoder on the CPU), or on the CPU.
+            // One model on the first GPU of samstream.gpus (the whole video step there, every stream's objects' memory
+            // banks in its memory), or on the CPU.
             int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
-            memoryModel = ModelCheckpoints.openSam2(weights, config.cpuThreads(), config.device(), gpu);
+            memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(), gpu);
             resources.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
             log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());

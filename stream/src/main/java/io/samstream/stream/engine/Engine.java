@@ -15,7 +15,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
-import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.MemoryTracker;
 import io.samstream.stream.track.ObjectTracker;
 import java.time.Duration;
@@ -184,7 +184,7 @@ public final class Engine implements AutoCloseable {
         Flow<Job, List<Job>, NotUsed> batches = Flow.<Job>create()
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
                         () -> meters.batchesInFlight.get() == 0));
-        // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step on the CPU.
+        // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step (CPU or GPU).
         Flow<Job, Job.Decoded, NotUsed> model = segmenter.memoryModel() != null
                 ? batches.via(Stages.memory(encoderPool, meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
@@ -286,7 +286,7 @@ public final class Engine implements AutoCloseable {
         Lane lane = lanes.get(gpu);
         ObjectTracker tracker;
         MemoryTracker memoryTracker = null;
-        Sam2Model memoryModel = lane.gpu().segmenter().memoryModel();
+        Sam2Tracking memoryModel = lane.gpu().segmenter().memoryModel();
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
             // SAM 2.1 always tracks in memory mode; SAM in kalman mode when tracking is on.
@@ -330,6 +330,13 @@ public final class Engine implements AutoCloseable {
                     handle.tracker().close(); // its camera-motion copy of the last embedding
                 } catch (RuntimeException ex) {
                     log.warn("stream {}: freeing its camera-motion buffers failed: {}", spec.id(), ex.toString());
+                }
+            }
+            if (handle.memoryTracker() != null) {
+                try {
+                    handle.memoryTracker().close(); // its objects' memory banks (on the GPU: device memory)
+                } catch (RuntimeException ex) {
+                    log.warn("stream {}: freeing its objects' memory failed: {}", spec.id(), ex.toString());
                 }
             }
         });

@@ -16,7 +16,7 @@ import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
-import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FrameGeometry;
 import io.samstream.stream.track.FrameStep;
@@ -34,14 +34,14 @@ import java.util.List;
  */
 public final class Segmenter {
     private final SamBackend backend;
-    private final Sam2Model memoryModel;
+    private final Sam2Tracking memoryModel;
     private final String modelName;
 
     public Segmenter(SamBackend backend, String modelName) {
         this(backend, null, modelName);
     }
 
-    private Segmenter(SamBackend backend, Sam2Model memoryModel, String modelName) {
+    private Segmenter(SamBackend backend, Sam2Tracking memoryModel, String modelName) {
         this.backend = backend;
         this.memoryModel = memoryModel;
         this.modelName = modelName;
@@ -51,7 +51,7 @@ public final class Segmenter {
      * SAM 2.1 in memory mode (on the CPU): no SAM backend; each stream's frames go through its own
      * {@link io.samstream.stream.track.MemoryTracker} on this model, one frame at a time.
      */
-    public static Segmenter memory(Sam2Model model, String modelName) {
+    public static Segmenter memory(Sam2Tracking model, String modelName) {
         return new Segmenter(null, java.util.Objects.requireNonNull(model, "model"), modelName);
     }
 
@@ -65,7 +65,7 @@ public final class Segmenter {
     }
 
     /** The SAM 2.1 model of memory mode; null for SAM (kalman mode or fixed prompts). */
-    public Sam2Model memoryModel() {
+    public Sam2Tracking memoryModel() {
         return memoryModel;
     }
 

@@ -6,8 +6,7 @@ import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
-import io.samstream.gpu.sam2.Sam2Model;
-import io.samstream.gpu.sam2.Sam2VideoTracker;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,8 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Memory mode ({@code samstream.tracking.mode = memory}) for one stream: a {@link Sam2VideoTracker} fed the
- * stream's frames one at a time, with the objects the stream's prompts say.
+ * Memory mode ({@code samstream.tracking.mode = memory}) for one stream: a stream of the SAM 2.1 model ({@link
+ * Sam2Tracking}: the CPU reference or the whole step on a GPU) fed the stream's frames one at a time, with the objects
+ * the stream's prompts say.
  *
  * <ul>
  *   <li>A prompt whose revision is new (the object was added or its prompt updated) conditions the object on
@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * MemoryTrackerState}); {@link #restore} there conditions each object that was visible afresh on its last box,
  * under its id and revision, on the first frame; an object hidden at the move is reported lost on that frame
  * (its memory, which could have found it again, is not carried).
- * The frame goes to the model resized to its square input (Pillow's bilinear) and normalized; prompts are
+ * The frame goes to the model resized to its square input (Pillow's bilinear); prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
  * Not thread-safe: a stream's frames are stepped one after the other.
@@ -44,11 +44,11 @@ public final class MemoryTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
 
     private final String stream;
-    private final Sam2Model model;
+    private final Sam2Tracking model;
     private final TrackingMeters meters;
     private final HiddenObjects hidden;
     private final int hiddenLostAfter;
-    private Sam2VideoTracker tracker;
+    private Sam2Tracking.StreamTracker tracker;
     /** The revision each tracked object was last prompted with. */
     private final Map<Integer, Long> revisions = new HashMap<>();
     /** Lost objects with the revision they were lost under: not prompted again until it changes. */
@@ -67,13 +67,13 @@ public final class MemoryTracker {
     private int stateEvery;
     private final java.util.NavigableMap<Long, MemoryTrackerState> states = new java.util.TreeMap<>();
 
-    public MemoryTracker(String stream, Sam2Model model, int hiddenLostAfter, TrackingMeters meters) {
+    public MemoryTracker(String stream, Sam2Tracking model, int hiddenLostAfter, TrackingMeters meters) {
         this.stream = stream;
         this.model = model;
         this.meters = meters;
         this.hidden = new HiddenObjects(hiddenLostAfter);
         this.hiddenLostAfter = hiddenLostAfter;
-        this.tracker = new Sam2VideoTracker(model);
+        this.tracker = model.openStream();
     }
 
     /** The objects tracked now (their memory kept), in the order they were added. */
@@ -85,14 +85,15 @@ public final class MemoryTracker {
      * One frame: its RGB bytes ({@code width x height}, interleaved) and the stream's prompts for it; the
      * visible objects' masks in prompt order, the hidden ids and the ids lost on this frame.
      */
-    public ObjectTracker.Frame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
+    public synchronized ObjectTracker.Frame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
         if (prompts.generation() != generation || width != this.width || height != this.height) {
             if (generation != Long.MIN_VALUE) {
                 log.info("stream {}: {} at frame {}: every object starts over", stream,
                         prompts.generation() != generation ? "prompts reset" : "frame size changed to " + width + "x"
                                 + height, frame);
             }
-            tracker = new Sam2VideoTracker(model);
+            tracker.close();
+            tracker = model.openStream();
             revisions.clear();
             ended.clear();
             hidden.clear();
@@ -160,7 +161,7 @@ public final class MemoryTracker {
             return new ObjectTracker.Frame(List.of(), List.of(), lostIds);
         }
         RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
-        List<ObjectResult> results = tracker.track(model.normalize(square.rgb()), newPrompts);
+        List<ObjectResult> results = tracker.track(square.rgb(), newPrompts);
         Map<Integer, ObjectResult> byId = new HashMap<>();
         for (ObjectResult r : results) {
             byId.put(r.objectId(), r);
@@ -196,6 +197,11 @@ public final class MemoryTracker {
         meters.active().set(tracker.objects().size());
         keepState(frame);
         return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /** Drops every object's memory (the stream stopped); waits for a step under way. */
+    public synchronized void close() {
+        tracker.close();
     }
 
     /** Keeps its state after every {@code every}-th frame (0: never) for {@link #takeState}. */

@@ -1,7 +1,6 @@
 package io.samstream.stream.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
@@ -106,8 +105,9 @@ class MemoryModeEngineTest {
             System.out.println("memory mode: " + shownMasks + " masks shown, " + nonEmpty + " not empty");
             // The fixture's object-score head is biased to +0.5 (visible): most object-frames show a mask.
             assertTrue(shownMasks >= 20, shownMasks + " masks shown of 27 object-frames");
-            assertEquals(List.of(1, 3), h.memoryTracker().objects(), "object 2's memory is gone");
-            assertFalse(h.memoryTracker().objects().contains(2));
+            // Object 2 left the records with its prompt (frames 6-8 above); once the stream ended, every object's
+            // memory was released (on a GPU: the device banks).
+            assertEquals(List.of(), h.memoryTracker().objects(), "the ended stream's memory is released");
             assertTrue(h.tracker() == null, "no kalman tracker in memory mode");
         }
     }

@@ -1,0 +1,641 @@
+package io.samstream.gpu.cuda;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cpu.CpuThreadPool;
+import io.samstream.gpu.sam2.MemoryReadout;
+import io.samstream.gpu.sam2.ObjectPrompt;
+import io.samstream.gpu.sam2.ObjectResult;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam2.Sam2Tracking;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * SAM 2.1 video tracking on one GPU with the whole step on the device, batched over streams and objects: what
+ * {@link io.samstream.gpu.sam2.Sam2VideoTracker} computes on the CPU, with the same semantics (objects prompted on a
+ * frame start afresh, tracked objects read their bank's conditioning frame, last 6 frames' memories and last 15
+ * frames' pointers, {@link MemoryReadout}).
+ *
+ * <p>One {@link #step} takes a frame of several streams. The frames go through the image encoder together ({@code
+ * maxFrames} per pass); then all their tracked objects with the same memory length go through one pass of gather →
+ * memory attention → mask decoder → memory encoder → store ({@code maxObjects} per pass), and the prompted objects
+ * through one pass per prompt shape. Each pass is one CUDA graph replay: its inputs are a copy table (which bank slots
+ * feed which memory rows, which new memory goes to which slot) and a few small arrays uploaded before the replay; only
+ * the chosen low-resolution masks, scores, IoUs and pointers come back.
+ *
+ * <p><b>Banks.</b> Every object tracked holds a fixed bank in device memory: its conditioning memory and pointer, a ring
+ * of {@code numMaskmem - 1} memories and one of 15 pointers, written in place frame after frame: memory per object is
+ * constant over an endless stream ({@link #bankBytesPerObject}). At most {@code maxBanks} objects over all streams.
+ * Not thread-safe beyond {@link #step}'s lock.
+ */
+public final class CudaSam2Tracker implements Sam2Tracking {
+    /** How much one tracker takes: frames per encoder pass, objects per pass, objects tracked in all. */
+    public record Limits(int maxFrames, int maxObjects, int maxBanks) {
+        public Limits {
+            if (maxFrames < 1 || maxObjects < 1 || maxBanks < 1) {
+                throw new IllegalArgumentException("tracker limits must be at least 1: " + maxFrames + " frames, "
+                        + maxObjects + " objects per pass, " + maxBanks + " objects");
+            }
+        }
+    }
+
+    /** A stream's next frame and its prompts. {@code rgb}: 8-bit RGB at the model's input size, row-major. */
+    public record Request(Stream stream, byte[] rgb, List<ObjectPrompt> prompts) {}
+
+    private static final int MAX_GRAPHS = 64;
+    private static final int POINTERS = Sam2Config.MAX_OBJECT_POINTERS;
+
+    private final Sam2Config config;
+    private final Limits limits;
+    private final CudaContext context;
+    private final CudaKernels kernels;
+    private final CudaStream stream;
+    private final DeviceMemoryPool pool;
+    private final PinnedBuffer io, rgbHost;
+    private final CpuThreadPool cpu;
+    private final MemoryReadout readout;
+    private final CudaSam2ImageEncoder imageEncoder;
+    private final CudaMemoryAttention memoryAttention;
+    private final CudaSam2MaskDecoder maskDecoder;
+    private final CudaMemoryEncoder memoryEncoder;
+    private final GraphCache graphs = new GraphCache("SAM 2 step", MAX_GRAPHS);
+    private final int s, t, c, memDim, l, split, maxMemory, ring;
+    private final long featureBytes, pointerBytes, bankBytes, ioInputBytes;
+    private final DeviceBuffer rgb, curr, image, memory, memoryPos, gatherTable, storeTable, pointerPos, frameOfSet,
+            noMemEmbed, spatialPos, banks;
+    private final float[][] pointerPosCache = new float[POINTERS][];
+    private final Deque<Integer> freeBanks = new ArrayDeque<>();
+    private boolean closed;
+
+    /** One stream's objects and frame counter; made by {@link #openStream}. */
+    public final class Stream implements Sam2Tracking.StreamTracker {
+        private final Map<Integer, Bank> banksById = new LinkedHashMap<>();
+        private int frame;
+
+        private Stream() {}
+
+        /** The index the next frame gets (0 for the first). */
+        public int nextFrame() {
+            return frame;
+        }
+
+        @Override
+        public Set<Integer> objects() {
+            return Collections.unmodifiableSet(banksById.keySet());
+        }
+
+        /** This stream's next frame alone ({@link #step} with one request). */
+        @Override
+        public List<ObjectResult> track(byte[] rgb, List<ObjectPrompt> prompts) {
+            return step(List.of(new Request(this, rgb, prompts))).get(0);
+        }
+
+        /** Stops tracking an object; its bank is free again. */
+        @Override
+        public void remove(int objectId) {
+            synchronized (CudaSam2Tracker.this) {
+                Bank b = banksById.remove(objectId);
+                if (b != null) {
+                    freeBanks.push(b.slot);
+                }
+            }
+        }
+
+        /** Stops tracking every object of the stream. */
+        @Override
+        public void close() {
+            for (Integer id : new ArrayList<>(banksById.keySet())) {
+                remove(id);
+            }
+        }
+    }
+
+    /** One object's bank: slot index, conditioning frame, the frames its ring entries hold (-1: none). */
+    private final class Bank {
+        final int slot;
+        final int conditioningFrame;
+        final int[] featureFrame = new int[ring];
+        final int[] pointerFrame = new int[POINTERS - 1];
+
+        Bank(int slot, int conditioningFrame) {
+            this.slot = slot;
+            this.conditioningFrame = conditioningFrame;
+            Arrays.fill(featureFrame, -1);
+            Arrays.fill(pointerFrame, -1);
+        }
+
+        boolean hasFeatures(int frame) {
+            return frame >= 0 && featureFrame[frame % ring] == frame;
+        }
+
+        boolean hasPointer(int frame) {
+            return frame >= 0 && pointerFrame[frame % (POINTERS - 1)] == frame;
+        }
+
+        /** Device address of a memory: the conditioning one, or the ring entry of a tracked frame. */
+        long feature(int frame) {
+            int i = frame == conditioningFrame ? 0 : 1 + frame % ring;
+            return banks.address() + (long) slot * bankBytes + i * featureBytes;
+        }
+
+        long pointer(int frame) {
+            int i = frame == conditioningFrame ? 0 : 1 + frame % (POINTERS - 1);
+            return banks.address() + (long) slot * bankBytes + (ring + 1) * featureBytes + i * pointerBytes;
+        }
+    }
+
+    /** One object of a pass: its stream's request index in the encoder pass, the stream, id, bank (null: new). */
+    private record Work(int frameIndex, Stream stream, int objectId, Bank bank, ObjectPrompt prompt, int frame) {}
+
+    /**
+     * Opens GPU {@code ordinal} and uploads the model's weights; a configuration the kernels cannot run is an
+     * {@link IllegalArgumentException} naming what, before any GPU work.
+     */
+    public static CudaSam2Tracker open(StateDict sd, Sam2Config config, int ordinal, Limits limits) {
+        List<String> problems = new ArrayList<>(CudaSam2Offload.unsupported(config));
+        String decoder = CudaSam2MaskDecoder.unsupported(config);
+        if (decoder != null) {
+            problems.add(decoder);
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the CUDA SAM 2.1 tracker cannot run " + config + ": "
+                    + String.join("; ", problems));
+        }
+        CudaContext context = CudaContext.open(ordinal);
+        try {
+            return new CudaSam2Tracker(sd, config, limits, context);
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+    }
+
+    private CudaSam2Tracker(StateDict sd, Sam2Config config, Limits limits, CudaContext context) {
+        this.config = config;
+        this.limits = limits;
+        this.context = context;
+        this.s = config.imageSize();
+        int f = config.featureSize();
+        this.t = f * f;
+        this.c = config.hidden();
+        this.memDim = config.memDim();
+        this.l = config.lowResSize();
+        this.split = c / memDim;
+        this.ring = config.numMaskmem() - 1;
+        this.maxMemory = config.numMaskmem() * t + POINTERS * split;
+        this.featureBytes = (long) t * memDim * 2;
+        this.pointerBytes = (long) c * 2;
+        this.bankBytes = (ring + 1) * featureBytes + POINTERS * pointerBytes;
+        int n = limits.maxObjects();
+        int spansPerObject = 1 + 2 * config.numMaskmem() + 2 * POINTERS;
+        this.ioInputBytes = align((long) n * spansPerObject * Sam2Kernels.SPAN_BYTES)
+                + align((long) n * 2 * Sam2Kernels.SPAN_BYTES) + align((long) n * POINTERS * split * memDim * 2)
+                + align((long) n * 4);
+        long ioResultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
+        this.kernels = new CudaKernels(context);
+        List<AutoCloseable> opened = new ArrayList<>();
+        try {
+            this.stream = add(opened, new CudaStream(context));
+            this.io = add(opened, new PinnedBuffer(context, Math.max(ioInputBytes + ioResultBytes, 64L << 20),
+                    "SAM 2 step inputs and results"));
+            this.rgbHost = add(opened, new PinnedBuffer(context, (long) limits.maxFrames() * s * s * 3,
+                    "SAM 2 step frames"));
+            this.pool = add(opened, new DeviceMemoryPool(context, poolBytes(config, limits)));
+            this.cpu = add(opened, new CpuThreadPool(1));
+            this.readout = new MemoryReadout(sd, config);
+            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, limits.maxFrames(), kernels, stream, pool, io);
+            this.memoryAttention = new CudaMemoryAttention(sd, config, n, maxMemory, kernels, stream, pool, io);
+            this.maskDecoder = add(opened, new CudaSam2MaskDecoder(sd, config, n, kernels, stream, pool, io));
+            this.memoryEncoder = new CudaMemoryEncoder(sd, config, n, kernels, stream, pool, io);
+            DeviceWeights up = new DeviceWeights(pool, stream, io);
+            this.noMemEmbed = up.bf16(sd.get("no_mem_embed", 1, 1, c).data(), "no_mem_embed");
+            float[] positions = new float[config.numMaskmem() * t * memDim];
+            for (int slot = 0; slot < config.numMaskmem(); slot++) {
+                System.arraycopy(readout.spatialPosition(slot), 0, positions, slot * t * memDim, t * memDim);
+            }
+            this.spatialPos = up.bf16(positions, "memory positions by temporal slot");
+            this.rgb = pool.allocate((long) limits.maxFrames() * s * s * 3, "frames (rgb)");
+            this.curr = pool.allocateBf16((long) n * t * c, "objects' frame features");
+            this.image = pool.allocateBf16((long) n * t * c, "prompted objects' features + no_mem_embed");
+            this.memory = pool.allocateBf16((long) n * maxMemory * memDim, "objects' memories");
+            this.memoryPos = pool.allocateBf16((long) n * maxMemory * memDim, "objects' memory positions");
+            this.gatherTable = pool.allocate((long) n * spansPerObject * Sam2Kernels.SPAN_BYTES, "gather table");
+            this.storeTable = pool.allocate((long) n * 2 * Sam2Kernels.SPAN_BYTES, "store table");
+            this.pointerPos = pool.allocateBf16((long) n * POINTERS * split * memDim, "pointer positions");
+            this.frameOfSet = pool.allocate((long) n * 4, "frame of each object");
+            this.banks = pool.allocate(limits.maxBanks() * bankBytes, "memory banks");
+            for (int i = limits.maxBanks() - 1; i >= 0; i--) {
+                freeBanks.push(i);
+            }
+            stream.synchronize();
+        } catch (RuntimeException e) {
+            graphs.close();
+            for (int i = opened.size() - 1; i >= 0; i--) {
+                try {
+                    opened.get(i).close();
+                } catch (Exception ignored) {
+                    // closing what was opened; the first failure is the one reported
+                }
+            }
+            kernels.close();
+            throw e;
+        }
+    }
+
+    private static <T extends AutoCloseable> T add(List<AutoCloseable> opened, T r) {
+        opened.add(r);
+        return r;
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 255) & ~255L;
+    }
+
+    /**
+     * Device bytes for the parts at these limits, generously (bump allocation; nothing is freed): the encoder's
+     * activations per frame, the memory attention's and decoder's per object, the inputs, the banks and the weights.
+     */
+    static long poolBytes(Sam2Config config, Limits limits) {
+        long s = config.imageSize(), c = config.hidden(), md = config.memDim();
+        long t = (long) config.featureSize() * config.featureSize();
+        long maxMemory = config.numMaskmem() * t + (long) POINTERS * (c / md);
+        long perFrame = 96 * s * s * 4 + s * s * 3;
+        long perObject = maxMemory * (2 * c + 3 * md) * 2 + t * (8 * c + config.memAttnFfn()) * 2
+                + (long) Sam2Kernels.MAX_SPLITS * t * (c * 4 + 8)              // memory attention
+                + 8 * s * s * 4                                                // memory encoder
+                + 2 * t * c * 2 + 2 * maxMemory * md * 2 + 64 * 1024;          // inputs, tables
+        long bank = (config.numMaskmem() * t * md + (long) POINTERS * c) * 2;
+        return limits.maxFrames() * perFrame + limits.maxObjects() * perObject + limits.maxBanks() * bank
+                + CudaSam2MaskDecoder.poolBytes(config, limits.maxObjects())
+                + config.numMaskmem() * t * md * 2 + (768L << 20);           // + the other weights
+    }
+
+    @Override
+    public Sam2Config config() {
+        return config;
+    }
+
+    /** Opens a stream's state. */
+    @Override
+    public Stream openStream() {
+        return new Stream();
+    }
+
+    /** Device bytes each tracked object holds, whatever the stream's length. */
+    public long bankBytesPerObject() {
+        return bankBytes;
+    }
+
+    /** Device bytes the tracker reserved (weights, activations at its limits, banks). */
+    public long deviceBytes() {
+        return pool.capacity();
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    public Limits limits() {
+        return limits;
+    }
+
+    @Override
+    public String describe() {
+        return "CUDA " + context.info().describe() + " (bf16, the whole SAM 2.1 step on the device)";
+    }
+
+    /**
+     * Tracks every object of each request's stream on its next frame and adds the prompted ones; per request its
+     * results, tracked objects in the order they were added, then the prompted ones. A bad request (a frame of the
+     * wrong size, two prompts for one id, one stream twice) is refused before any work.
+     */
+    public synchronized List<List<ObjectResult>> step(List<Request> requests) {
+        ensureOpen();
+        Set<Stream> seen = new HashSet<>();
+        for (Request r : requests) {
+            if (r.stream() == null || !seen.add(r.stream())) {
+                throw new IllegalArgumentException("a step takes one frame per stream (a stream came twice or none)");
+            }
+            if (r.rgb() == null || r.rgb().length != 3 * s * s) {
+                throw new IllegalArgumentException("RGB frame of " + (r.rgb() == null ? 0 : r.rgb().length)
+                        + " bytes; the model takes " + s + " x " + s + " (resize first)");
+            }
+            Set<Integer> ids = new HashSet<>();
+            for (ObjectPrompt p : r.prompts()) {
+                if (!ids.add(p.objectId())) {
+                    throw new IllegalArgumentException("two prompts for object " + p.objectId() + " on one frame");
+                }
+            }
+        }
+        List<List<ObjectResult>> out = new ArrayList<>();
+        for (int from = 0; from < requests.size(); from += limits.maxFrames()) {
+            out.addAll(stepFrames(requests.subList(from, Math.min(requests.size(), from + limits.maxFrames()))));
+        }
+        return out;
+    }
+
+    /** A step over at most maxFrames requests: one encoder pass, then the objects' passes. */
+    private List<List<ObjectResult>> stepFrames(List<Request> requests) {
+        int b = requests.size();
+        ByteBuffer host = rgbHost.buffer();
+        for (Request r : requests) {
+            host.put(r.rgb());
+        }
+        stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
+        graphs.run(stream, List.of("encoder", b), () -> {
+            kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
+            imageEncoder.forward(b);
+        });
+
+        List<Work> tracked = new ArrayList<>();
+        List<Work> prompted = new ArrayList<>();
+        for (int i = 0; i < b; i++) {
+            Request r = requests.get(i);
+            Stream st = r.stream();
+            int frame = st.frame++;
+            for (ObjectPrompt p : r.prompts()) {
+                st.remove(p.objectId());
+            }
+            for (Map.Entry<Integer, Bank> e : st.banksById.entrySet()) {
+                tracked.add(new Work(i, st, e.getKey(), e.getValue(), null, frame));
+            }
+            for (ObjectPrompt p : r.prompts()) {
+                prompted.add(new Work(i, st, p.objectId(), null, p, frame));
+            }
+        }
+        Map<Work, ObjectResult> results = new LinkedHashMap<>();
+        // tracked objects, one pass per memory shape
+        Map<List<Integer>, List<Work>> byShape = new LinkedHashMap<>();
+        for (Work w : tracked) {
+            byShape.computeIfAbsent(memoryShape(w), k -> new ArrayList<>()).add(w);
+        }
+        for (List<Work> group : byShape.values()) {
+            for (List<Work> chunk : chunks(group)) {
+                results.putAll(trackPass(chunk));
+            }
+        }
+        // prompted objects, one pass per prompt shape
+        Map<Integer, List<Work>> byPoints = new LinkedHashMap<>();
+        for (Work w : prompted) {
+            byPoints.computeIfAbsent(w.prompt().allPoints().length, k -> new ArrayList<>()).add(w);
+        }
+        for (List<Work> group : byPoints.values()) {
+            for (List<Work> chunk : chunks(group)) {
+                results.putAll(promptPass(chunk));
+            }
+        }
+        List<List<ObjectResult>> out = new ArrayList<>();
+        for (int i = 0; i < b; i++) {
+            out.add(new ArrayList<>());
+        }
+        for (Work w : tracked) {
+            out.get(w.frameIndex()).add(results.get(w));
+        }
+        for (Work w : prompted) {
+            out.get(w.frameIndex()).add(results.get(w));
+        }
+        return out;
+    }
+
+    private List<List<Work>> chunks(List<Work> group) {
+        List<List<Work>> out = new ArrayList<>();
+        for (int from = 0; from < group.size(); from += limits.maxObjects()) {
+            out.add(group.subList(from, Math.min(group.size(), from + limits.maxObjects())));
+        }
+        return out;
+    }
+
+    /** [memories, pointers] a tracked object reads on its frame. */
+    private List<Integer> memoryShape(Work w) {
+        Bank bank = w.bank();
+        List<Integer> cond = List.of(bank.conditioningFrame);
+        return List.of(readout.spatial(cond, bank::hasFeatures, w.frame()).size(),
+                readout.pointers(cond, bank::hasPointer, w.frame()).size());
+    }
+
+    /** Gather → memory attention → decoder (no prompt, several masks) → memory encoder → store, for one shape. */
+    private Map<Work, ObjectResult> trackPass(List<Work> chunk) {
+        int n = chunk.size();
+        List<Integer> shape = memoryShape(chunk.get(0));
+        int memories = shape.get(0), pointers = shape.get(1);
+        int pointerTokens = pointers * split;
+        int m = memories * t + pointerTokens;
+        ByteBuffer in = io.buffer();
+        ByteBuffer gather = slice(in, 0);
+        ByteBuffer store = slice(in, storeOffset());
+        ByteBuffer ptrPos = slice(in, pointerPosOffset());
+        ByteBuffer frames = slice(in, frameOffset());
+        int gathers = 0;
+        for (int j = 0; j < n; j++) {
+            Work w = chunk.get(j);
+            Bank bank = w.bank();
+            List<Integer> cond = List.of(bank.conditioningFrame);
+            gathers += span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
+            long memBase = memory.address() + (long) j * m * memDim * 2;
+            long posBase = memoryPos.address() + (long) j * m * memDim * 2;
+            List<MemoryReadout.Spatial> spatial = readout.spatial(cond, bank::hasFeatures, w.frame());
+            for (int i = 0; i < spatial.size(); i++) {
+                MemoryReadout.Spatial sp = spatial.get(i);
+                gathers += span(gather, bank.feature(sp.frame()), memBase + i * featureBytes, featureBytes);
+                gathers += span(gather, spatialPos.address() + sp.slot() * featureBytes, posBase + i * featureBytes,
+                        featureBytes);
+            }
+            List<MemoryReadout.Pointer> ptrs = readout.pointers(cond, bank::hasPointer, w.frame());
+            long ptrRows = (long) memories * t * memDim * 2;
+            for (int i = 0; i < ptrs.size(); i++) {
+                MemoryReadout.Pointer p = ptrs.get(i);
+                long at = ptrRows + i * pointerBytes;
+                gathers += span(gather, bank.pointer(p.frame()), memBase + at, pointerBytes);
+                int row = (j * pointers + i) * split;
+                float[] enc = pointerPosition(p.distance());
+                for (int k = 0; k < split; k++) {
+                    for (float v : enc) {
+                        ptrPos.putShort(Bf16.fromFloat(v));
+                    }
+                }
+                gathers += span(gather, pointerPos.address() + (long) row * memDim * 2, posBase + at, pointerBytes);
+            }
+            frames.putInt(w.frameIndex());
+            span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
+            span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
+        }
+        uploadInputs(gather.position(), store.position(), ptrPos.position(), frames.position());
+        maskDecoder.stageNoPrompts(n);
+        int spans = gathers;
+        graphs.run(stream, List.of("tracked", n, memories, pointers), () -> {
+            kernels.sam2().copySpans(stream, gatherTable, spans);
+            memoryAttention.forward(n, curr, memory, memoryPos, m, pointerTokens);
+            maskDecoder.forward(n, 2, true, memoryAttention.output(), imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
+            memoryEncoder.forward(n, curr, maskDecoder.lowRes(), new boolean[n], maskDecoder.objectScores());
+            kernels.sam2().copySpans(stream, storeTable, 2 * n);
+        });
+        Map<Work, ObjectResult> out = results(chunk, false);
+        for (Work w : chunk) {
+            Bank bank = w.bank();
+            bank.featureFrame[w.frame() % ring] = w.frame();
+            bank.pointerFrame[w.frame() % (POINTERS - 1)] = w.frame();
+        }
+        return out;
+    }
+
+    /** Features + no_mem_embed → decoder with the prompts → memory encoder (binarized mask) → a new bank. */
+    private Map<Work, ObjectResult> promptPass(List<Work> chunk) {
+        int n = chunk.size();
+        if (freeBanks.size() < n) {
+            throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
+                    + n + " more would pass the tracker's limit of " + limits.maxBanks());
+        }
+        int points = chunk.get(0).prompt().allPoints().length;
+        boolean multimask = Sam2Model.multimask(points);
+        float[][][] coords = new float[n][][];
+        int[][] labels = new int[n][];
+        List<Bank> made = new ArrayList<>();
+        ByteBuffer in = io.buffer();
+        ByteBuffer gather = slice(in, 0);
+        ByteBuffer store = slice(in, storeOffset());
+        ByteBuffer frames = slice(in, frameOffset());
+        for (int j = 0; j < n; j++) {
+            Work w = chunk.get(j);
+            coords[j] = w.prompt().allPoints();
+            labels[j] = w.prompt().allLabels();
+            Bank bank = new Bank(freeBanks.pop(), w.frame());
+            made.add(bank);
+            span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
+            frames.putInt(w.frameIndex());
+            span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
+            span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
+        }
+        uploadInputs(gather.position(), store.position(), 0, frames.position());
+        maskDecoder.stagePrompts(coords, labels);
+        boolean[] fromPrompt = new boolean[n];
+        Arrays.fill(fromPrompt, true);
+        graphs.run(stream, List.of("prompted", n, points), () -> {
+            kernels.sam2().copySpans(stream, gatherTable, n);
+            stream.copy(curr, image, (long) n * t * c * 2);
+            kernels.encoderOps().addPeriodic(stream, image, noMemEmbed, (long) n * t * c, c);
+            maskDecoder.forward(n, points + 1, multimask, image, imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
+            memoryEncoder.forward(n, curr, maskDecoder.lowRes(), fromPrompt, maskDecoder.objectScores());
+            kernels.sam2().copySpans(stream, storeTable, 2 * n);
+        });
+        Map<Work, ObjectResult> out = results(chunk, true);
+        for (int j = 0; j < n; j++) {
+            Work w = chunk.get(j);
+            w.stream().banksById.put(w.objectId(), made.get(j));
+        }
+        return out;
+    }
+
+    /** The decoder's outputs of a pass's objects, brought back (waits for the pass). */
+    private Map<Work, ObjectResult> results(List<Work> chunk, boolean conditioning) {
+        int n = chunk.size();
+        long lowBytes = (long) n * l * l * 4;
+        long at = ioInputBytes;
+        stream.download(maskDecoder.lowRes(), 0, io, at, lowBytes);
+        stream.download(maskDecoder.objectScores(), 0, io, at + lowBytes, n * 4L);
+        stream.download(maskDecoder.ious(), 0, io, at + lowBytes + n * 4L, n * 4L);
+        stream.download(maskDecoder.pointers(), 0, io, at + lowBytes + n * 8L, n * pointerBytes);
+        stream.synchronize();
+        ByteBuffer res = io.buffer();
+        Map<Work, ObjectResult> out = new LinkedHashMap<>();
+        for (int j = 0; j < n; j++) {
+            Work w = chunk.get(j);
+            float[] low = new float[l * l];
+            res.position(Math.toIntExact(at + (long) j * l * l * 4));
+            res.asFloatBuffer().get(low);
+            float score = res.getFloat(Math.toIntExact(at + lowBytes + j * 4L));
+            float iou = res.getFloat(Math.toIntExact(at + lowBytes + n * 4L + j * 4L));
+            float[] ptr = io.getBf16((at + lowBytes + n * 8L) / 2 + (long) j * c, c);
+            out.put(w, new ObjectResult(w.objectId(), low, l, score, ptr, conditioning, iou));
+        }
+        return out;
+    }
+
+    /** The stride-16 features of request i of the encoder pass. */
+    private long topOf(int frameIndex) {
+        return imageEncoder.top().address() + (long) frameIndex * t * c * 2;
+    }
+
+    private float[] pointerPosition(int distance) {
+        if (distance < POINTERS) {
+            if (pointerPosCache[distance] == null) {
+                pointerPosCache[distance] = readout.pointerPosition(cpu, distance);
+            }
+            return pointerPosCache[distance];
+        }
+        return readout.pointerPosition(cpu, distance);
+    }
+
+    /** Appends a copy-table entry; returns 1. */
+    private static int span(ByteBuffer table, long src, long dst, long bytes) {
+        if (src % 16 != 0 || dst % 16 != 0 || bytes % 16 != 0) {
+            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst + " not 16-byte aligned");
+        }
+        table.putLong(src).putLong(dst).putLong(bytes / 16);
+        return 1;
+    }
+
+    private long storeOffset() {
+        return align((long) limits.maxObjects() * (1 + 2 * config.numMaskmem() + 2 * POINTERS) * Sam2Kernels.SPAN_BYTES);
+    }
+
+    private long pointerPosOffset() {
+        return storeOffset() + align((long) limits.maxObjects() * 2 * Sam2Kernels.SPAN_BYTES);
+    }
+
+    private long frameOffset() {
+        return pointerPosOffset() + align((long) limits.maxObjects() * POINTERS * split * memDim * 2);
+    }
+
+    private static ByteBuffer slice(ByteBuffer whole, long at) {
+        ByteBuffer b = whole.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        b.position(Math.toIntExact(at));
+        return b.slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Uploads the filled parts of the staged tables and arrays (async, before the pass's replay). */
+    private void uploadInputs(int gatherBytes, int storeBytes, int pointerPosBytes, int frameBytes) {
+        stream.upload(io, 0, gatherTable, 0, gatherBytes);
+        stream.upload(io, storeOffset(), storeTable, 0, storeBytes);
+        if (pointerPosBytes > 0) {
+            stream.upload(io, pointerPosOffset(), pointerPos, 0, pointerPosBytes);
+        }
+        stream.upload(io, frameOffset(), frameOfSet, 0, frameBytes);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the SAM 2 tracker is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            graphs.close();
+            maskDecoder.close();
+            pool.close();
+            io.close();
+            rgbHost.close();
+            stream.close();
+            cpu.close();
+            kernels.close();
+        } finally {
+            context.close();
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package io.samstream.gpu.sam2;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A SAM 2.1 model ready to track streams: the CPU reference ({@link Sam2Model}, each stream a {@link Sam2VideoTracker})
+ * or the whole step on a GPU ({@code io.samstream.gpu.cuda.CudaSam2Tracker}). Streams are independent; each keeps
+ * its objects' memory banks.
+ */
+public interface Sam2Tracking extends AutoCloseable {
+    Sam2Config config();
+
+    /** Where and how it runs, for logs. */
+    String describe();
+
+    /** A new stream with no objects. */
+    StreamTracker openStream();
+
+    @Override
+    void close();
+
+    /** One stream's objects, stepped frame after frame (see {@link Sam2VideoTracker} for what a step does). */
+    interface StreamTracker {
+        /**
+         * Tracks every object on the stream's next frame (8-bit RGB at the model's input size, interleaved) and adds
+         * the prompted ones (a prompt for an id already tracked starts it afresh); results in the order objects
+         * were added.
+         */
+        List<ObjectResult> track(byte[] rgb, List<ObjectPrompt> prompts);
+
+        /** The objects tracked now, in the order they were added. */
+        Set<Integer> objects();
+
+        /** Stops tracking an object and drops its memory. */
+        void remove(int objectId);
+
+        /** Drops every object's memory. */
+        void close();
+    }
+}
