@@ -348,16 +348,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     /** A step over at most maxFrames requests: one encoder pass, then the objects' passes. */
     private List<List<ObjectResult>> stepFrames(List<Request> requests) {
         int b = requests.size();
-        ByteBuffer host = rgbHost.buffer();
-        for (Request r : requests) {
-            host.put(r.rgb());
-        }
-        stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
-        graphs.run(stream, List.of("encoder", b), () -> {
-            kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
-            imageEncoder.forward(b);
-        });
-
         List<Work> tracked = new ArrayList<>();
         List<Work> prompted = new ArrayList<>();
         for (int i = 0; i < b; i++) {
@@ -374,6 +364,22 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 prompted.add(new Work(i, st, p.objectId(), null, p, frame));
             }
         }
+        List<List<ObjectResult>> out = new ArrayList<>();
+        for (int i = 0; i < b; i++) {
+            out.add(new ArrayList<>());
+        }
+        if (tracked.isEmpty() && prompted.isEmpty()) {
+            return out;    // no object to follow: the frames are not encoded (no memory refers to them)
+        }
+        ByteBuffer host = rgbHost.buffer();
+        for (Request r : requests) {
+            host.put(r.rgb());
+        }
+        stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
+        graphs.run(stream, List.of("encoder", b), () -> {
+            kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
+            imageEncoder.forward(b);
+        });
         Map<Work, ObjectResult> results = new LinkedHashMap<>();
         // tracked objects, one pass per memory shape
         Map<List<Integer>, List<Work>> byShape = new LinkedHashMap<>();
@@ -394,10 +400,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             for (List<Work> chunk : chunks(group)) {
                 results.putAll(promptPass(chunk));
             }
-        }
-        List<List<ObjectResult>> out = new ArrayList<>();
-        for (int i = 0; i < b; i++) {
-            out.add(new ArrayList<>());
         }
         for (Work w : tracked) {
             out.get(w.frameIndex()).add(results.get(w));
