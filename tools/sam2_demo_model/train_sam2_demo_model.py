@@ -77,6 +77,12 @@ def bounce(p, lo, hi):
     return lo + torch.where(q > span, 2 * span - q, q)
 
 
+# Presence events of the training clips (--events) and of the "events" evaluation set: an occluder in more
+# clips, also partial or crossing, staying up to half the clip or to its end; a shape that leaves the frame
+# by its nearest edge, stays out, and comes back (or not).
+EVENTS = dict(occlude=0.6, partial=0.3, cross=0.5, stay=0.15, leave=0.4, leave_stay=0.15)
+
+
 class ClipGenerator(SceneGenerator):
     """scenes.py's scenes held still over clips of `frames` frames, then set moving.
 
@@ -84,12 +90,15 @@ class ClipGenerator(SceneGenerator):
     (background, colours, sizes, photometric changes); `_shapes` then moves the shapes: velocities up to 6% of
     the short side per frame, bouncing off the edges (always for TestPatternSource's style, 60% for the mixed
     one, else they may leave the frame), turning ones keep turning; in 40% of clips the last shape drawn (on
-    top) becomes a disc wider than another one, comes over it, stays 0-3 frames and leaves: an occlusion
-    (`under` holds the covered slot per clip, -1 where none)."""
+    top) becomes a disc wider than another one, comes over it, stays 0-3 frames and leaves: an occlusion.
+    With `events` (EVENTS' shares) the clips get more of the frames where an object is absent (see EVENTS);
+    without, the draws are those of the committed checkpoint's run. `focus` [clips, K] holds the slots an
+    event happens to (covered, leaving), -1 where none."""
 
-    def __init__(self, seed, device, frames):
+    def __init__(self, seed, device, frames, events=None):
         super().__init__(seed, device)
         self.frames = frames
+        self.events = events
         self.n = -1
 
     def _held(self, draw, shape):
@@ -113,15 +122,20 @@ class ClipGenerator(SceneGenerator):
         finally:
             self.n = -1
 
+    def _per_clip(self, n, B, T, draw="rand"):
+        return getattr(self, draw)(n).view(B, T)[:, 0]
+
     def _shapes(self, n, H, W, tp):
         s = super()._shapes(n, H, W, tp)
         B, T, M, d = n // self.frames, self.frames, MAX_SHAPES, self.device
+        ev = self.events
         side = min(W, H)
         t = torch.arange(T, device=d, dtype=torch.float32).view(1, T, 1)
         speed = self.uniform(0, 0.06 * side, n, M).view(B, T, M)
         ang = self.uniform(0, 2 * math.pi, n, M).view(B, T, M)
         vx, vy = speed * torch.cos(ang), speed * torch.sin(ang)
         cx0, cy0, r = s["cx"].view(B, T, M), s["cy"].view(B, T, M), s["r"].view(B, T, M).clone()
+        sx, sy = s["sx"].view(B, T, M), s["sy"].view(B, T, M)
         x, y = cx0 + vx * t, cy0 + vy * t
         keep_in = torch.ones(B, T, M, dtype=torch.bool, device=d) if tp else self.coin(0.6, n, M).view(B, T, M)
         x = torch.where(keep_in, bounce(x, r, W - r), x)
@@ -129,34 +143,81 @@ class ClipGenerator(SceneGenerator):
         # the occluder: the top-most present shape, over a random earlier one
         count = s["present"].view(B, T, M)[:, 0].sum(1)  # present slots are 0 .. count-1
         top = (count - 1).clamp(min=0)
-        under = (self.rand(n).view(B, T)[:, 0] * top.float()).long().clamp(max=M - 1)
-        steer = self.coin(0.4, n).view(B, T)[:, 0] & (count >= 2)
-        tc = 1 + (self.rand(n).view(B, T)[:, 0] * max(T - 2, 1)).long()  # first frame covered
-        hold = (self.rand(n).view(B, T)[:, 0] * 4).long()  # frames it stays on top (then leaves)
+        under = (self._per_clip(n, B, T) * top.float()).long().clamp(max=M - 1)
+        steer = (self._per_clip(n, B, T) < (ev["occlude"] if ev else 0.4)) & (count >= 2)
+        tc = 1 + (self._per_clip(n, B, T) * max(T - 2, 1)).long()  # first frame covered
+        # frames it stays on top (then leaves): 0-3, with events 0 .. T/2 or to the end
+        hold = (self._per_clip(n, B, T) * (T // 2 + 1 if ev else 4)).long()
         bi = torch.arange(B, device=d)
-        reach = r[bi, 0, under] * torch.maximum(s["sx"].view(B, T, M)[bi, 0, under], s["sy"].view(B, T, M)[bi, 0, under])
+        reach = r[bi, 0, under] * torch.maximum(sx[bi, 0, under], sy[bi, 0, under])
         # it comes from 2.8 reaches away (clear of the shape at frame 0), parks on it, leaves the way it came
         e = self.uniform(0, 2 * math.pi, n).view(B, T)[:, 0]
+        after = torch.ones(B, device=d)  # +1: leaves the way it came, -1: goes on across
+        grow = 1.6 * reach  # a disc that wide covers the hidden shape (its corners included)
+        kind = torch.zeros(B, dtype=torch.long, device=d)
+        if ev:
+            hold = torch.where(self._per_clip(n, B, T) < ev["stay"], torch.full_like(hold, T), hold)
+            after = torch.where(self._per_clip(n, B, T) < ev["cross"], -after, after)
+            partial = self._per_clip(n, B, T) < ev["partial"]
+            grow = torch.where(partial, reach * (0.7 + 0.5 * self._per_clip(n, B, T)), grow)
+            # a disc or a square box (box_h 1) when it must cover; also a diamond when partial
+            kind = torch.tensor([0, 1, 3], device=d)[(self._per_clip(n, B, T) * (2 + partial.float())).long()]
         rel_v = (2.8 * reach / tc.float()).view(B, 1)
         tt = t.view(1, T)
-        dist = rel_v * ((tc.view(B, 1) - tt).clamp(min=0) + (tt - tc.view(B, 1) - hold.view(B, 1)).clamp(min=0))
+        dist = rel_v * ((tc.view(B, 1) - tt).clamp(min=0)
+                        + after.view(B, 1) * (tt - tc.view(B, 1) - hold.view(B, 1)).clamp(min=0))
         occ_x = x[bi, :, under] + torch.cos(e).view(B, 1) * dist
         occ_y = y[bi, :, under] + torch.sin(e).view(B, 1) * dist
-        self.under = torch.where(steer, under, torch.full_like(under, -1))
-        # a disc 1.6 times as wide as the hidden shape reaches (its corners included) covers it near tc
-        sx, sy = s["sx"].view(B, T, M), s["sy"].view(B, T, M)
-        grow = 1.6 * reach.view(B, 1).expand(B, T)
         sel = steer.view(B, 1)
         x[bi, :, top] = torch.where(sel, occ_x, x[bi, :, top])
         y[bi, :, top] = torch.where(sel, occ_y, y[bi, :, top])
-        r[bi, :, top] = torch.where(sel, grow, r[bi, :, top])
-        for key, disc in (("kind", 0), ("sx", 1.0), ("sy", 1.0)):
+        r[bi, :, top] = torch.where(sel, grow.view(B, 1).expand(B, T), r[bi, :, top])
+        for key, value in (("kind", kind), ("sx", 1.0), ("sy", 1.0), ("box_h", 1.0 if ev else None)):
+            if value is None:
+                continue
             v = s[key].view(B, T, M)
-            v[bi, :, top] = torch.where(sel, torch.full_like(v[bi, :, top], disc), v[bi, :, top])
+            fill = value.view(B, 1).expand(B, T).to(v.dtype) if torch.is_tensor(value) else torch.full_like(v[bi, :, top], value)
+            v[bi, :, top] = torch.where(sel, fill, v[bi, :, top])
+        focus = [torch.where(steer, under, torch.full_like(under, -1))]
+        if ev:
+            focus.append(self._leaver(n, B, T, H, W, x, y, r, sx, sy, vx, vy, count, top, under, steer))
+        self.focus = torch.stack(focus, 1)
         spin = self.uniform(-0.12, 0.12, n, M) * (s["theta"] != 0)
         s["theta"] = s["theta"] + spin * t.view(1, T, 1).expand(B, T, M).reshape(n, M)
         s["cx"], s["cy"], s["r"] = x.reshape(n, M), y.reshape(n, M), r.reshape(n, M)
         return s
+
+    def _leaver(self, n, B, T, H, W, x, y, r, sx, sy, vx, vy, count, top, under, steer):
+        """One shape a clip (not the occluder nor the covered one) leaves by its nearest edge from its frame-0
+        place, fully out by frame te, stays out `hold` frames (or to the end), comes back the same way and stops
+        where it started; it keeps its sideways drift. Moves x, y in place; returns the slot, -1 where none."""
+        d, ev = self.device, self.events
+        bi = torch.arange(B, device=d)
+        slot = (self._per_clip(n, B, T) * count.float()).long().clamp(max=MAX_SHAPES - 1)
+        leave = (self._per_clip(n, B, T) < ev["leave"]) & (count >= 1) & (slot != under) & ~(steer & (slot == top))
+        te = 2 + (self._per_clip(n, B, T) * max(T - 4, 1)).long()
+        hold = (self._per_clip(n, B, T) * (T // 2 + 1)).long()
+        hold = torch.where(self._per_clip(n, B, T) < ev["leave_stay"], torch.full_like(hold, T), hold)
+        px, py = x[bi, 0, slot], y[bi, 0, slot]
+        gap = torch.stack([px, W - px, py, H - py], 1)  # to the left, right, top, bottom edge
+        edge = gap.argmin(1)
+        nx = torch.tensor([-1.0, 1.0, 0.0, 0.0], device=d)[edge]
+        ny = torch.tensor([0.0, 0.0, -1.0, 1.0], device=d)[edge]
+        # the corners of a turned, scaled box reach up to 1.5 r max(sx, sy) from the centre
+        out = gap.gather(1, edge.view(B, 1))[:, 0].clamp(min=0) + 1.5 * r[bi, 0, slot] * torch.maximum(
+            sx[bi, 0, slot], sy[bi, 0, slot]) + 2
+        v = (out / te.float()).view(B, 1)
+        tt = torch.arange(T, device=d, dtype=torch.float32).view(1, T)
+        along = v * (torch.minimum(tt, te.view(B, 1).float())
+                     - (tt - te.view(B, 1) - hold.view(B, 1)).clamp(min=0)).clamp(min=0)
+        wx, wy = vx[bi, 0, slot], vy[bi, 0, slot]
+        side_v = (wx * -ny + wy * nx).view(B, 1)  # the drift along the edge
+        lx = px.view(B, 1) + nx.view(B, 1) * along - ny.view(B, 1) * side_v * tt
+        ly = py.view(B, 1) + ny.view(B, 1) * along + nx.view(B, 1) * side_v * tt
+        sel = leave.view(B, 1)
+        x[bi, :, slot] = torch.where(sel, lx, x[bi, :, slot])
+        y[bi, :, slot] = torch.where(sel, ly, y[bi, :, slot])
+        return torch.where(leave, slot, torch.full_like(slot, -1))
 
 
 def to_input(images_nhwc, size):
@@ -180,7 +241,7 @@ def make_clips(gen, n_clips, chunk, size, sizes=TRAIN_SIZES, tp_frac=0.4):
         style = "testpattern" if gen.py.random() < tp_frac else "mixed"
         sc = gen.clips(chunk, w, h, style)
         out.append(dict(images=to_input(sc["images"], size), gt=to_input_masks(sc["visible"], size),
-                        full=sc["visible"], style=style, hw=(h, w), under=gen.under))
+                        full=sc["visible"], style=style, hw=(h, w), focus=gen.focus))
     return out
 
 
@@ -225,9 +286,10 @@ def prompts(gen, gt0, kind, size):
     return {"point_coords": coords.float(), "point_labels": labels.int()}
 
 
-def frame_losses(high_multi, iou_pred, score, gt):
+def frame_losses(high_multi, iou_pred, score, gt, absent_weight=1.0):
     """Meta's MultiStepMultiMasksAndIous for one frame: high_multi [N,K,S,S] logits, iou_pred [N,K], score [N,1],
-    gt bool [N,S,S] -> (mask loss [N], iou loss [N], class loss [N], present [N], best IoU [N])."""
+    gt bool [N,S,S] -> (mask loss [N], iou loss [N], class loss [N], present [N], best IoU [N]). The object
+    score's BCE counts absent_weight times on frames where the object is absent."""
     logits = high_multi.float()
     t = gt[:, None].float().expand_as(logits)
     p = torch.sigmoid(logits)
@@ -246,10 +308,11 @@ def frame_losses(high_multi, iou_pred, score, gt):
     mask_loss = combined[rows, best]
     iou_loss = ((iou_pred.float() - iou) ** 2).mean(1)
     cls_loss = F.binary_cross_entropy_with_logits(score.float().view(-1), present, reduction="none")
+    cls_loss = cls_loss * (present + absent_weight * (1 - present))
     return mask_loss, iou_loss, cls_loss, present, iou[rows, best]
 
 
-def track_clip(model, clip, obj_clip, obj_slot, kind, gen, frames, train=True):
+def track_clip(model, clip, obj_clip, obj_slot, kind, gen, frames, train=True, absent_weight=1.0):
     """Prompts each object on frame 0 and tracks it through the clip with SAM2Base.track_step.
     Returns per-frame outputs (high-res masks [N,S,S], object scores [N]) and the summed losses."""
     S = CONFIG["image_size"]
@@ -258,7 +321,7 @@ def track_clip(model, clip, obj_clip, obj_slot, kind, gen, frames, train=True):
     gt = clip["gt"][obj_clip[:, None] * frames + torch.arange(frames, device=obj_clip.device), obj_slot[:, None]]
     point_inputs = prompts(gen, gt[:, 0], kind, S)
     output_dict = {"cond_frame_outputs": {}, "non_cond_frame_outputs": {}}
-    total = dict(mask=0.0, iou=0.0, cls=0.0, present=0.0, best_iou=0.0)
+    total = dict(mask=0.0, iou=0.0, cls=0.0, present=0.0, best_iou=0.0, absent_found=0.0)
     masks, scores = [], []
     for t in range(frames):
         idx = obj_clip * frames + t
@@ -272,23 +335,26 @@ def track_clip(model, clip, obj_clip, obj_slot, kind, gen, frames, train=True):
         masks.append(out["pred_masks_high_res"][:, 0])
         scores.append(score.view(-1))
         if train:
-            m, i, c, present, best = frame_losses(high_multi, iou_pred, score, gt[:, t])
+            m, i, c, present, best = frame_losses(high_multi, iou_pred, score, gt[:, t], absent_weight)
             total["mask"] = total["mask"] + (m * present).sum()
             total["iou"] = total["iou"] + (i * present).sum()
             total["cls"] = total["cls"] + c.sum()
             total["present"] += present.sum().item()
             total["best_iou"] += (best * present).sum().item()
+            total["absent_found"] += ((score.view(-1) <= 0) & (present == 0)).sum().item()
         if not train:
             out.pop("train_outputs")
     return masks, scores, gt, total
 
 
-def pick_objects(gen, gt, under, frames, per_clip):
-    """Up to per_clip objects a clip, among those with at least MIN_AREA pixels on frame 0, the covered one
-    (under [n_clips], -1: none) first: (clip, slot) [N]."""
+def pick_objects(gen, gt, focus, frames, per_clip):
+    """Up to per_clip objects a clip, among those with at least MIN_AREA pixels on frame 0, those an event
+    happens to (focus [n_clips, K]: the covered one, the leaving one; -1: none) first: (clip, slot) [N]."""
     n_clips = gt.shape[0] // frames
     area0 = gt[::frames].flatten(2).sum(-1)  # [n_clips, M]
-    r = gen.rand(n_clips, MAX_SHAPES) + F.one_hot(under.clamp(min=0), MAX_SHAPES) * (under >= 0).view(-1, 1)
+    r = gen.rand(n_clips, MAX_SHAPES)
+    for k in range(focus.shape[1]):
+        r = r + F.one_hot(focus[:, k].clamp(min=0), MAX_SHAPES) * (focus[:, k] >= 0).view(-1, 1)
     r = torch.where(area0 >= MIN_AREA, r, torch.full_like(r, -1.0))
     val, slot = r.topk(min(per_clip, MAX_SHAPES), dim=1)
     clip = torch.arange(n_clips, device=gt.device).view(-1, 1).expand_as(slot)
@@ -326,9 +392,11 @@ def fp16_state_dict(model):
 
 
 EVAL_SETS = [
-    # name, style (tp fraction), sizes, clips, frames
-    ("testpattern-320x240", 1.0, (((320, 240), 1),), 48, 16),
-    ("mixed", 0.0, TRAIN_SIZES, 48, 16),
+    # name, style (tp fraction), sizes, clips, frames, events
+    ("testpattern-320x240", 1.0, (((320, 240), 1),), 48, 16, None),
+    ("mixed", 0.0, TRAIN_SIZES, 48, 16, None),
+    # objects covered for longer, leaving and coming back (EVENTS), over 20 frames (7 memories)
+    ("events-320x240", 0.5, (((320, 240), 1),), 48, 20, EVENTS),
 ]
 
 
@@ -336,18 +404,22 @@ EVAL_SETS = [
 def evaluate(model, device, sets, chunk, log):
     """Held-out clips, tracked as a stream (eval mode, num_frames unknown): box on frame 0 (no noise beyond the
     prompt's), masks at the frame's resolution. J = mean IoU over the frames where the object is visible
-    (after frame 0), presence accuracy over all frames after frame 0, absent recall over frames it is not."""
+    (after frame 0), presence accuracy over all frames after frame 0, absent recall over frames it is not,
+    present recall over frames it is; J_return: the mean IoU over the frames where it is visible again after
+    an absent frame."""
     model.eval()
     results = {}
-    for name, tp, sizes, n_clips, frames in sets:
-        gen = ClipGenerator(EVAL_SEED, device, frames)
+    for name, tp, sizes, n_clips, frames, events in sets:
+        gen = ClipGenerator(EVAL_SEED, device, frames, events)
         j, j0, n_present, correct, n_frames, absent_ok, n_absent = 0.0, 0.0, 0, 0, 0, 0, 0
+        present_ok, j_ret, n_ret = 0, 0.0, 0
         for clip in make_clips(gen, n_clips, chunk, CONFIG["image_size"], sizes, tp):
-            obj_clip, obj_slot = pick_objects(gen, clip["gt"], clip["under"], frames, MAX_SHAPES)
+            obj_clip, obj_slot = pick_objects(gen, clip["gt"], clip["focus"], frames, MAX_SHAPES)
             if obj_clip.numel() == 0:
                 continue
             masks, scores, _, _ = track_clip(model, clip, obj_clip, obj_slot, "box", gen, frames, train=False)
             h, w = clip["hw"]
+            was_absent = torch.zeros(obj_clip.numel(), dtype=torch.bool, device=obj_clip.device)
             for t in range(frames):
                 pred = F.interpolate(masks[t][:, None].float(), (h, w), mode="bilinear", align_corners=False)[:, 0] > 0
                 g = clip["full"][obj_clip * frames + t, obj_slot]
@@ -363,11 +435,18 @@ def evaluate(model, device, sets, chunk, log):
                 n_frames += present.numel()
                 absent_ok += int((~visible & ~present).sum())
                 n_absent += int((~present).sum())
+                present_ok += int((visible & present).sum())
+                back = present & was_absent
+                j_ret += iou[back].sum().item()
+                n_ret += int(back.sum())
+                was_absent |= ~present
         objects = n_frames // max(frames - 1, 1)
         results[name] = dict(objects=objects, frames=frames, J_frame0=round(j0 / max(objects, 1), 4),
                              J_tracked=round(j / max(n_present, 1), 4),
                              presence_accuracy=round(correct / max(n_frames, 1), 4),
-                             absent_frames=n_absent, absent_recall=round(absent_ok / max(n_absent, 1), 4))
+                             absent_frames=n_absent, absent_recall=round(absent_ok / max(n_absent, 1), 4),
+                             present_recall=round(present_ok / max(n_present, 1), 4),
+                             return_frames=n_ret, J_return=round(j_ret / max(n_ret, 1), 4))
         log(f"eval {name}: {results[name]}")
     model.train()
     return results
@@ -389,6 +468,13 @@ def main():
                     help="share of the budget spent first on prompted single frames (SAM-style image steps)")
     ap.add_argument("--image-mix", type=float, default=0.0, help="share of image steps after that phase")
     ap.add_argument("--image-objects", type=int, default=4, help="objects prompted per frame in an image step")
+    ap.add_argument("--events", action="store_true",
+                    help="training clips with more absent frames (EVENTS: longer, partial, crossing occlusions; "
+                         "shapes leaving the frame and coming back)")
+    ap.add_argument("--absent-weight", type=float, default=1.0,
+                    help="weight of the object score's BCE on frames where the object is absent")
+    ap.add_argument("--init", help="fine-tune from this checkpoint (fp16 {'model': state_dict}, as saved here)")
+    ap.add_argument("--eval-init", action="store_true", help="evaluate the --init checkpoint first, as is")
     ap.add_argument("--smoke", action="store_true", help="a few CPU-sized steps and a small evaluation")
     ap.add_argument("--amp", action="store_true", help="bf16 autocast on the CPU too (it is always on with CUDA)")
     a = ap.parse_args()
@@ -414,8 +500,16 @@ def main():
     n_params = sum(p.numel() for p in model.parameters())
     log(f"torch {torch.__version__}, device {torch.cuda.get_device_name() if device.type == 'cuda' else 'cpu'}, config {CONFIG}, "
         f"{n_params} parameters, args {vars(a)}")
+    sets = [(n, tp, sz, 4, 6, ev) for n, tp, sz, _, _, ev in EVAL_SETS] if a.smoke else EVAL_SETS
+    init_results = None
+    if a.init:
+        sd0 = torch.load(a.init, map_location="cpu")["model"]
+        model.load_state_dict({k: v.float() for k, v in sd0.items()})
+        log(f"initialized from {a.init} ({len(sd0)} tensors)")
+        if a.eval_init:
+            init_results = evaluate(model, device, sets, 2 if a.smoke else a.chunk, lambda m: log("init " + m))
     opt = torch.optim.AdamW(param_groups(model, a.wd), lr=a.lr, betas=(0.9, 0.999))
-    gen = ClipGenerator(TRAIN_SEED, device, a.frames)
+    gen = ClipGenerator(TRAIN_SEED, device, a.frames, EVENTS if a.events else None)
     # Image steps: clips of one frame, every object prompted on it (what Meta's image pre-training gives SAM 2).
     image_gen = ClipGenerator(TRAIN_SEED + 1, device, 1)
     budget = a.minutes * 60
@@ -433,13 +527,14 @@ def main():
         g_step, frames, per_clip = (image_gen, 1, a.image_objects) if image else (gen, a.frames, a.per_clip)
         # an image step renders as many frames as a clip step
         clips = make_clips(g_step, a.clips * a.frames // frames, a.chunk * a.frames // frames, CONFIG["image_size"])
-        clip = {k: torch.cat([c[k] for c in clips]) for k in ("images", "gt", "under")}
-        obj_clip, obj_slot = pick_objects(g_step, clip["gt"], clip["under"], frames, per_clip)
+        clip = {k: torch.cat([c[k] for c in clips]) for k in ("images", "gt", "focus")}
+        obj_clip, obj_slot = pick_objects(g_step, clip["gt"], clip["focus"], frames, per_clip)
         if obj_clip.numel() == 0:
             continue
         try:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                _, _, _, tot = track_clip(model, clip, obj_clip, obj_slot, kind, g_step, frames)
+                _, _, _, tot = track_clip(model, clip, obj_clip, obj_slot, kind, g_step, frames,
+                                            absent_weight=a.absent_weight)
         except RuntimeError as e:
             if not amp or step > 0:
                 raise
@@ -456,11 +551,13 @@ def main():
         frames_seen += clip["images"].shape[0]
         hist.append([float(tot["mask"]) / n_obj_frames, float(tot["iou"]) / n_obj_frames,
                      float(tot["cls"]) / n_obj_frames, tot["best_iou"] / max(tot["present"], 1),
-                     1 - tot["present"] / n_obj_frames])
+                     1 - tot["present"] / n_obj_frames,
+                     tot["absent_found"], n_obj_frames - tot["present"]])
         if step % 25 == 0 or a.smoke:
             m = torch.tensor(hist[-25:]).mean(0).tolist()
+            found = m[5] / max(m[6], 1e-9)  # of the absent object-frames, those scored absent
             log(f"step {step} t {time.time() - start:.0f}s lr {lr:.2e} loss mask {m[0]:.3f} iou {m[1]:.4f} "
-                f"cls {m[2]:.4f} train IoU {m[3]:.3f} absent {m[4]:.3f} grad {float(gnorm):.2f} {'image' if image else 'clip'} "
+                f"cls {m[2]:.4f} train IoU {m[3]:.3f} absent {m[4]:.3f} found {found:.3f} grad {float(gnorm):.2f} {'image' if image else 'clip'} "
                 f"objects {obj_clip.numel()} frames {frames_seen}")
     train_s = time.time() - start
     log(f"trained {step} steps, {frames_seen} frames in {train_s:.0f} s"
@@ -478,12 +575,12 @@ def main():
     # Evaluate what Java runs: the fp16 weights in fp32.
     model.load_state_dict({k: v.float() for k, v in sd.items()})
     model.float()
-    sets = [(n, tp, sz, 4, 6) for n, tp, sz, _, _ in EVAL_SETS] if a.smoke else EVAL_SETS
     results = evaluate(model, device, sets, 2 if a.smoke else a.chunk, log)
     summary = dict(config=CONFIG, layout=LAYOUT, parameters=n_params, checkpoint_bytes=size, steps=step,
                    frames=frames_seen, train_seconds=round(train_s), torch=torch.__version__,
                    device=torch.cuda.get_device_name() if device.type == "cuda" else "cpu", args=vars(a), eval=results,
-                   last_losses=torch.tensor(hist[-50:]).mean(0).tolist() if hist else None,
+                   eval_init=init_results,
+                   last_losses=torch.tensor(hist[-50:]).mean(0).tolist()[:5] if hist else None,
                    date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
