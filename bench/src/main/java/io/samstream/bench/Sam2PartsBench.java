@@ -7,6 +7,7 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaMemoryAttention;
 import io.samstream.gpu.cuda.CudaMemoryEncoder;
 import io.samstream.gpu.cuda.CudaSam2ImageEncoder;
+import io.samstream.gpu.cuda.CudaSam2MaskDecoder;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
@@ -27,7 +28,8 @@ import java.util.function.IntConsumer;
  * SAM 2.1's CUDA model parts at a release's shapes (random weights, input 1024): the image encoder (Hiera + FPN +
  * conv_s0 / conv_s1) per batch of frames, the memory attention per batch of objects conditioned on a full bank (the
  * conditioning frame + 6 previous frames, 16 object pointers: 7 x 4096 + 64 memory tokens), the memory encoder per
- * batch of objects. GPU ms per pass between CUDA events over back-to-back passes, the median of repeats: launched
+ * batch of objects, the mask decoder per batch of tracked objects (no prompt, three masks, the choice and the pointer on
+ * the device). GPU ms per pass between CUDA events over back-to-back passes, the median of repeats: launched
  * kernel by kernel from Java, and replayed as a captured CUDA graph (what CudaSam2Offload runs).
  *
  * <pre>java -cp ... io.samstream.bench.Sam2PartsBench OUT.tsv [--models hiera_tiny,hiera_base_plus] [--batches 1,8]
@@ -92,6 +94,8 @@ public final class Sam2PartsBench {
                     pool, staging);
             CudaMemoryEncoder encoder = new CudaMemoryEncoder(Sam2Shapes.random(Sam2Shapes.memoryEncoder(config), 3),
                     config, batch, kernels, stream, pool, staging);
+            CudaSam2MaskDecoder decoder = new CudaSam2MaskDecoder(Sam2Shapes.random(Sam2Shapes.maskDecoder(config), 4),
+                    config, batch, kernels, stream, pool, staging);
             // inputs: zeros are as fast as any values for these kernels except the softmax; fill the memory with a
             // pattern so that attention is not degenerate
             DeviceBuffer curr = pool.allocateBf16((long) batch * tokens * config.hidden(), "curr");
@@ -106,11 +110,17 @@ public final class Sam2PartsBench {
             DeviceBuffer scores = pool.allocate((long) batch * 4, "object scores");
             stream.fill16(scores, (short) 0x3f80);    // fp32 0x3f803f80 > 0: every object present
             boolean[] flags = new boolean[batch];
+            DeviceBuffer frameOfSet = pool.allocate((long) batch * 4, "frame of each set");
+            stream.fill16(frameOfSet, (short) 0);      // every set reads frame 0's high-resolution features
+            decoder.stageNoPrompts(batch);
             Runnable imagePass = () -> image.forward(batch);
             Runnable attentionPass = () -> attention.forward(batch, curr, mem, memPos, memory, pointerTokens);
             Runnable encoderPass = () -> encoder.forward(batch, image.top(), logits, flags, scores);
-            String[] parts = {"image encoder", "memory attention (7 memories + 16 pointers)", "memory encoder"};
-            Runnable[] passes = {imagePass, attentionPass, encoderPass};
+            Runnable decoderPass = () -> decoder.forward(batch, 2, true, attention.output(), image.s0(), image.s1(),
+                    frameOfSet);
+            String[] parts = {"image encoder", "memory attention (7 memories + 16 pointers)", "memory encoder",
+                "mask decoder (tracking: no prompt, 3 masks)"};
+            Runnable[] passes = {imagePass, attentionPass, encoderPass, decoderPass};
             for (int p = 0; p < parts.length; p++) {
                 Runnable pass = passes[p];
                 rows.add(row(name, parts[p], batch, time(ctx, stream, repeats, i -> pass.run())));
@@ -121,6 +131,7 @@ public final class Sam2PartsBench {
             }
             rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\tdevice pool peak %.1f MB", name, batch,
                     pool.peak() / 1e6));
+            decoder.close();
         }
         return rows;
     }

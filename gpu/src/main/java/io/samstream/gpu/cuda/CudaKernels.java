@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
+import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -265,6 +266,18 @@ public final class CudaKernels implements AutoCloseable {
         context.bind();
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, 32, 8, 1, 0, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
+    }
+
+    /**
+     * CTAs of a kernel registered with {@link #add} that one SM holds at once with {@code threads} threads and
+     * {@code smem} bytes of dynamic shared memory (the driver's occupancy calculator; at least 1).
+     */
+    int residentCtas(String name, int threads, int smem) {
+        int[] n = new int[1];
+        context.bind();
+        Cuda.check(cuOccupancyMaxActiveBlocksPerMultiprocessor(n, kernels.get(name).function, threads, smem),
+                "reading the occupancy of " + name);
+        return Math.max(1, n[0]);
     }
 
     /** Launches a kernel registered with {@link #add}, with a 1-d block and {@code smem} bytes of dynamic shared memory. */

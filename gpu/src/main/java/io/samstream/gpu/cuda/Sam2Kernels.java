@@ -34,6 +34,8 @@ public final class Sam2Kernels {
     public record Rows(DeviceBuffer buffer, int ld, long batch) {}
 
     private final CudaKernels kernels;
+    /** CTAs of each attention kernel (by head-dim ceiling) one SM holds: what the key splits fill. */
+    private final java.util.Map<Integer, Integer> sdpaResident = new java.util.concurrent.ConcurrentHashMap<>();
 
     Sam2Kernels(CudaKernels kernels) {
         this.kernels = kernels;
@@ -106,7 +108,9 @@ public final class Sam2Kernels {
         requireRows(op, "v", v, batches, nk, heads * hd);
         requireRows(op, "o", o, batches, nq, heads * hd);
         int qTiles = (nq + SDPA_QUERIES - 1) / SDPA_QUERIES;
-        int splits = splits((long) qTiles * heads * batches, ceilDiv(nk, sdpaKeyTile(ceiling)));
+        long slots = (long) kernels.context().info().multiprocessors() * sdpaResident.computeIfAbsent(ceiling,
+                c -> kernels.residentCtas(sdpaSymbol(c), SDPA_THREADS, sdpaSmem(c)));
+        int splits = splits((long) qTiles * heads * batches, ceilDiv(nk, sdpaKeyTile(ceiling)), slots);
         while (splits > 1 && (scratch == null || scratch.bytes() < splitScratchBytes(batches, heads, nq, hd, splits))) {
             splits = scratch == null ? 1 : splits - 1;
         }
@@ -130,14 +134,24 @@ public final class Sam2Kernels {
         }
     }
 
-    /** Key splits for {@code ctas} CTAs over {@code keyTiles} key tiles: about two CTAs per SM, two tiles a split. */
-    int splits(long ctas, int keyTiles) {
-        long sms = kernels.context().info().multiprocessors();
-        if (ctas >= sms) {
-            return 1;
+    /**
+     * Key splits for {@code ctas} CTAs over {@code keyTiles} key tiles when the GPU holds {@code slots} of them at
+     * once: the fewest splits (at most {@value #MAX_SPLITS}, each of two tiles or more) with the least time in waves,
+     * ceil(ctas x splits / slots) / splits, a split taken only for 10 % or more (the merge costs a little). A last
+     * wave that is mostly empty costs as much as a full one: 64 CTAs on 264 slots take 4 splits (one wave), not 5
+     * (1.2 waves, 60 % slower).
+     */
+    static int splits(long ctas, int keyTiles, long slots) {
+        int best = 1;
+        double bestCost = Math.ceil((double) ctas / slots);
+        for (int s = 2; s <= Math.min(MAX_SPLITS, keyTiles / 2); s++) {
+            double cost = Math.ceil((double) ctas * s / slots) / s;
+            if (cost < 0.9 * bestCost) {
+                best = s;
+                bestCost = cost;
+            }
         }
-        long want = (2 * sms + ctas - 1) / ctas;
-        return (int) Math.max(1, Math.min(Math.min(want, MAX_SPLITS), keyTiles / 2));
+        return best;
     }
 
     private static void requireRows(String op, String name, Rows r, int batches, int rows, int width) {
