@@ -85,6 +85,10 @@ public final class CudaSam2Tracker implements Sam2Tracking {
 
         private Stream() {}
 
+        private CudaSam2Tracker owner() {
+            return CudaSam2Tracker.this;
+        }
+
         /** The index the next frame gets (0 for the first). */
         public int nextFrame() {
             return frame;
@@ -315,10 +319,29 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         return "CUDA " + context.info().describe() + " (bf16, the whole SAM 2.1 step on the device)";
     }
 
+    @Override
+    public boolean batches() {
+        return true;
+    }
+
+    /** {@link #step} for streams opened here: all of them in one pass. */
+    @Override
+    public List<List<ObjectResult>> track(List<Sam2Tracking.StreamTracker> streams, List<byte[]> frames,
+                                          List<List<ObjectPrompt>> prompts) {
+        List<Request> requests = new ArrayList<>(streams.size());
+        for (int i = 0; i < streams.size(); i++) {
+            if (!(streams.get(i) instanceof Stream st) || st.owner() != this) {
+                throw new IllegalArgumentException("stream " + i + " of the batch is not one of this tracker's");
+            }
+            requests.add(new Request(st, frames.get(i), prompts.get(i)));
+        }
+        return step(requests);
+    }
+
     /**
      * Tracks every object of each request's stream on its next frame and adds the prompted ones; per request its
      * results, tracked objects in the order they were added, then the prompted ones. A bad request (a frame of the
-     * wrong size, two prompts for one id, one stream twice) is refused before any work.
+     * wrong size, two prompts for one id, one stream twice, more objects than the limit) is refused before any work.
      */
     public synchronized List<List<ObjectResult>> step(List<Request> requests) {
         ensureOpen();
@@ -326,6 +349,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         for (Request r : requests) {
             if (r.stream() == null || !seen.add(r.stream())) {
                 throw new IllegalArgumentException("a step takes one frame per stream (a stream came twice or none)");
+            }
+            if (r.stream().owner() != this) {
+                throw new IllegalArgumentException("a stream of another tracker");
             }
             if (r.rgb() == null || r.rgb().length != 3 * s * s) {
                 throw new IllegalArgumentException("RGB frame of " + (r.rgb() == null ? 0 : r.rgb().length)
@@ -337,6 +363,16 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                     throw new IllegalArgumentException("two prompts for object " + p.objectId() + " on one frame");
                 }
             }
+        }
+        int newBanks = 0;
+        for (Request r : requests) {
+            for (ObjectPrompt p : r.prompts()) {
+                newBanks += r.stream().banksById.containsKey(p.objectId()) ? 0 : 1;
+            }
+        }
+        if (newBanks > freeBanks.size()) {
+            throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
+                    + newBanks + " more would pass the tracker's limit of " + limits.maxBanks());
         }
         List<List<ObjectResult>> out = new ArrayList<>();
         for (int from = 0; from < requests.size(); from += limits.maxFrames()) {

@@ -17,6 +17,28 @@ public interface Sam2Tracking extends AutoCloseable {
     /** A new stream with no objects. */
     StreamTracker openStream();
 
+    /**
+     * Whether {@link #track(List, List, List)} runs several streams' frames together (the GPU tracker), refusing a
+     * bad batch before any stream moves on; if not, callers step the streams one by one.
+     */
+    default boolean batches() {
+        return false;
+    }
+
+    /**
+     * The next frame of several of this model's streams (each at most once) with their prompts; per stream its
+     * results, as {@link StreamTracker#track} gives them. Here the streams take their turn (a failure leaves the
+     * streams before it stepped); the GPU tracker runs them through one pass.
+     */
+    default List<List<ObjectResult>> track(List<StreamTracker> streams, List<byte[]> frames,
+                                           List<List<ObjectPrompt>> prompts) {
+        List<List<ObjectResult>> out = new java.util.ArrayList<>(streams.size());
+        for (int i = 0; i < streams.size(); i++) {
+            out.add(streams.get(i).track(frames.get(i), prompts.get(i)));
+        }
+        return out;
+    }
+
     @Override
     void close();
 

@@ -5,13 +5,18 @@ import akka.stream.javadsl.Flow;
 import io.micrometer.core.instrument.Timer;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.gpu.sam2.ObjectPrompt;
+import io.samstream.gpu.sam2.ObjectResult;
+import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.FrameStep;
+import io.samstream.stream.track.MemoryTracker;
 import io.samstream.stream.track.ObjectTracker;
 import io.samstream.stream.track.Wave;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -127,23 +132,97 @@ final class Stages {
         }
     }
 
+    /**
+     * A micro-batch in memory mode, wave by wave (the k-th frame of every stream in it): each frame prepared by its
+     * stream's tracker, the wave's frames through the model in one call when it batches (on a GPU: one pass for all
+     * of them; else one by one), each outcome read by its tracker. A frame that fails fails its stream only; when the
+     * wave's call is refused, its frames go through one by one so that only the stream at fault fails.
+     */
     private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
-        List<Job.Decoded> out = new ArrayList<>(jobs.size());
-        for (Job job : jobs) {
-            ObjectTracker.Frame frame = null;
-            if (!job.stream().failed()) {
+        Job.Decoded[] out = new Job.Decoded[jobs.size()];
+        List<List<Integer>> waves = new ArrayList<>();
+        Map<Object, Integer> seen = new HashMap<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            int k = seen.merge(jobs.get(i).stream(), 1, Integer::sum) - 1;
+            if (k == waves.size()) {
+                waves.add(new ArrayList<>());
+            }
+            waves.get(k).add(i);
+        }
+        for (List<Integer> wave : waves) {
+            List<Integer> toModel = new ArrayList<>();
+            List<MemoryTracker.Pending> pending = new ArrayList<>();
+            for (int i : wave) {
+                Job job = jobs.get(i);
+                out[i] = new Job.Decoded(job, null);
+                if (job.stream().failed()) {
+                    continue;
+                }
                 try {
                     VideoFrame f = job.frame();
                     StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
-                    long t0 = System.nanoTime();
-                    frame = job.stream().memoryTracker().step(f.index(), f.width(), f.height(), f.rgb(),
-                            prompts.trackPrompts(f.width(), f.height()));
-                    metrics.decoderTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    MemoryTracker.Pending p = job.stream().memoryTracker().prepare(f.index(), f.width(), f.height(),
+                            f.rgb(), prompts.trackPrompts(f.width(), f.height()));
+                    if (p.done() != null) {
+                        out[i] = new Job.Decoded(job, p.done());
+                    } else {
+                        toModel.add(i);
+                        pending.add(p);
+                    }
                 } catch (RuntimeException | Error ex) {
                     failFrame(job, ex);
                 }
             }
-            out.add(new Job.Decoded(job, frame));
+            if (toModel.isEmpty()) {
+                continue;
+            }
+            long t0 = System.nanoTime();
+            List<List<ObjectResult>> results = trackWave(jobs, toModel, pending);
+            metrics.decoderTime.record((System.nanoTime() - t0) / toModel.size(), TimeUnit.NANOSECONDS);
+            for (int w = 0; w < toModel.size(); w++) {
+                Job job = jobs.get(toModel.get(w));
+                if (results.get(w) == null) {
+                    continue;
+                }
+                try {
+                    out[toModel.get(w)] = new Job.Decoded(job, job.stream().memoryTracker().finish(pending.get(w),
+                            results.get(w)));
+                } catch (RuntimeException | Error ex) {
+                    failFrame(job, ex);
+                }
+            }
+        }
+        return List.of(out);
+    }
+
+    /** The model's results for a wave's prepared frames (null for a frame that failed its stream). */
+    private static List<List<ObjectResult>> trackWave(List<Job> jobs, List<Integer> toModel,
+                                                      List<MemoryTracker.Pending> pending) {
+        Sam2Tracking model = jobs.get(toModel.get(0)).stream().memoryTracker().model();
+        List<Sam2Tracking.StreamTracker> streams = new ArrayList<>();
+        List<byte[]> frames = new ArrayList<>();
+        List<List<ObjectPrompt>> prompts = new ArrayList<>();
+        for (MemoryTracker.Pending p : pending) {
+            streams.add(p.stream());
+            frames.add(p.square());
+            prompts.add(p.prompts());
+        }
+        if (streams.size() > 1 && model.batches()) {
+            try {
+                return model.track(streams, frames, prompts);
+            } catch (RuntimeException ex) {
+                log.warn("memory mode: a batch of {} frames failed ({}); stepping them one by one", streams.size(),
+                        ex.toString());
+            }
+        }
+        List<List<ObjectResult>> out = new ArrayList<>();
+        for (int w = 0; w < streams.size(); w++) {
+            try {
+                out.add(streams.get(w).track(frames.get(w), prompts.get(w)));
+            } catch (RuntimeException | Error ex) {
+                failFrame(jobs.get(toModel.get(w)), ex);
+                out.add(null);
+            }
         }
         return out;
     }

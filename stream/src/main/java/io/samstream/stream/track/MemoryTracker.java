@@ -76,6 +76,11 @@ public final class MemoryTracker {
         this.tracker = model.openStream();
     }
 
+    /** The model its streams run on. */
+    public Sam2Tracking model() {
+        return model;
+    }
+
     /** The objects tracked now (their memory kept), in the order they were added. */
     public List<Integer> objects() {
         return List.copyOf(tracker.objects());
@@ -86,6 +91,23 @@ public final class MemoryTracker {
      * visible objects' masks in prompt order, the hidden ids and the ids lost on this frame.
      */
     public synchronized ObjectTracker.Frame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
+        Pending p = prepare(frame, width, height, rgb, prompts);
+        return p.done() != null ? p.done() : finish(p, p.stream().track(p.square(), p.prompts()));
+    }
+
+    /**
+     * What a frame needs from the model, made by {@link #prepare}: the stream's tracker, the frame at the model's
+     * size and the prompts that add objects on it; or, when no object is to be followed, the frame's outcome
+     * ({@code done}).
+     */
+    public record Pending(long frame, Sam2Tracking.StreamTracker stream, byte[] square, List<ObjectPrompt> prompts,
+                          Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds, ObjectTracker.Frame done) {}
+
+    /**
+     * The first half of {@link #step}: prompts and resets applied, the frame resized; the model's call is the
+     * caller's ({@link Sam2Tracking#track(List, List, List)} for several streams at once), then {@link #finish}.
+     */
+    public synchronized Pending prepare(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
         if (prompts.generation() != generation || width != this.width || height != this.height) {
             if (generation != Long.MIN_VALUE) {
                 log.info("stream {}: {} at frame {}: every object starts over", stream,
@@ -158,10 +180,18 @@ public final class MemoryTracker {
             // Nothing to follow: the frame is not encoded (no memory refers to it).
             meters.active().set(0);
             keepState(frame);
-            return new ObjectTracker.Frame(List.of(), List.of(), lostIds);
+            return new Pending(frame, tracker, null, List.of(), current, lostIds,
+                    new ObjectTracker.Frame(List.of(), List.of(), lostIds));
         }
         RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
-        List<ObjectResult> results = tracker.track(square.rgb(), newPrompts);
+        return new Pending(frame, tracker, square.rgb(), newPrompts, current, lostIds, null);
+    }
+
+    /** The second half of {@link #step}: the model's results for a {@link #prepare}d frame read into its outcome. */
+    public synchronized ObjectTracker.Frame finish(Pending p, List<ObjectResult> results) {
+        long frame = p.frame();
+        Map<Integer, TrackPrompts.Seed> current = p.current();
+        List<Integer> lostIds = new ArrayList<>(p.lostIds());
         Map<Integer, ObjectResult> byId = new HashMap<>();
         for (ObjectResult r : results) {
             byId.put(r.objectId(), r);
@@ -186,7 +216,7 @@ public final class MemoryTracker {
                 case LOST -> {
                     lostIds.add(id);
                     ended.put(id, revisions.remove(id));
-                    tracker.remove(id);
+                    p.stream().remove(id);
                     lastBox.remove(id);
                     meters.lost().increment();
                     log.info("stream {}: object {} lost at frame {}: not visible for {} frames in a row", stream, id,
@@ -194,7 +224,7 @@ public final class MemoryTracker {
                 }
             }
         }
-        meters.active().set(tracker.objects().size());
+        meters.active().set(p.stream().objects().size());
         keepState(frame);
         return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
     }

@@ -111,4 +111,125 @@ class MemoryModeEngineTest {
             assertTrue(h.tracker() == null, "no kalman tracker in memory mode");
         }
     }
+
+    /**
+     * Three streams of the same clip and prompts: a micro-batch's frames go to the model together (one call for the
+     * k-th frame of every stream in it), each stream gets its own records, equal to the others' (same frames, same
+     * prompts); a stream whose frames the model cannot take fails alone, the others end normally.
+     */
+    @Test
+    void aMicroBatchsStreamsGoToTheModelTogetherAndABadOneFailsAlone() throws Exception {
+        CountingModel counting = new CountingModel(model);
+        CollectingSink sink = new CollectingSink();
+        Engine.Settings wide = new Engine.Settings(new EngineSettings.Batching(6, Duration.ofMillis(50)),
+                settings().pipeline(), settings().reconnect(), settings().tracking(), Optional.empty());
+        PromptSpec prompts = new PromptSpec(List.of(new ObjectPrompt(1, null, new double[] {20, 20, 60, 60})), 0);
+        try (Engine engine = new Engine(wide, Segmenter.memory(counting, "sam2-tiny-fixture"),
+                spec -> new TestPatternSource(spec.id(), W, H, 10, FRAMES, 3, false), sink,
+                EngineMetrics.inMemory())) {
+            List<StreamHandle> handles = new ArrayList<>();
+            for (String id : List.of("a", "b")) {
+                handles.add(engine.add(TestSources.spec(id, "testpattern:128x96@10?frames=12", false, prompts)));
+            }
+            handles.add(engine.add(TestSources.spec("bad", "testpattern:128x96@10?frames=12", false,
+                    new PromptSpec(List.of(new ObjectPrompt(CountingModel.REFUSED, null,
+                            new double[] {20, 20, 60, 60})), 0))));
+            assertEquals(StreamHandle.State.ENDED, handles.get(0).result().toCompletableFuture().get(200,
+                    TimeUnit.SECONDS).state());
+            assertEquals(StreamHandle.State.ENDED, handles.get(1).result().toCompletableFuture().get(200,
+                    TimeUnit.SECONDS).state());
+            assertEquals(StreamHandle.State.FAILED, handles.get(2).result().toCompletableFuture().get(200,
+                    TimeUnit.SECONDS).state(), "the stream the model refuses fails");
+            List<MaskRecord> a = sink.of("a"), b = sink.of("b");
+            assertEquals(FRAMES, a.size(), "one record per frame of a");
+            assertEquals(FRAMES, b.size(), "one record per frame of b");
+            for (int i = 0; i < FRAMES; i++) {
+                assertEquals(a.get(i).objects().stream().map(o -> o.mask().counts()).toList(),
+                        b.get(i).objects().stream().map(o -> o.mask().counts()).toList(), "frame " + i);
+            }
+            assertTrue(counting.largestBatch() >= 2, "frames of several streams went to the model together: batches "
+                    + counting.batches);
+        }
+    }
+
+    /**
+     * The model as a batching one (as the GPU tracker: a bad batch is refused before any stream moves on), its
+     * several-stream calls counted; it refuses prompts for object {@link #REFUSED}.
+     */
+    static final class CountingModel implements io.samstream.gpu.sam2.Sam2Tracking {
+        final io.samstream.gpu.sam2.Sam2Tracking inner;
+        final List<Integer> batches = java.util.Collections.synchronizedList(new ArrayList<>());
+        static final int REFUSED = 99;
+
+        CountingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
+            this.inner = inner;
+        }
+
+        int largestBatch() {
+            synchronized (batches) {
+                return batches.stream().mapToInt(Integer::intValue).max().orElse(0);
+            }
+        }
+
+        @Override
+        public io.samstream.gpu.sam2.Sam2Config config() {
+            return inner.config();
+        }
+
+        @Override
+        public String describe() {
+            return "counting " + inner.describe();
+        }
+
+        @Override
+        public StreamTracker openStream() {
+            StreamTracker s = inner.openStream();
+            return new StreamTracker() {
+                @Override
+                public List<io.samstream.gpu.sam2.ObjectResult> track(byte[] rgb,
+                        List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
+                    refuse(prompts);
+                    return s.track(rgb, prompts);
+                }
+
+                @Override
+                public java.util.Set<Integer> objects() {
+                    return s.objects();
+                }
+
+                @Override
+                public void remove(int objectId) {
+                    s.remove(objectId);
+                }
+
+                @Override
+                public void close() {
+                    s.close();
+                }
+            };
+        }
+
+        @Override
+        public boolean batches() {
+            return true;
+        }
+
+        static void refuse(List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
+            if (prompts.stream().anyMatch(p -> p.objectId() == REFUSED)) {
+                throw new IllegalArgumentException("this model refuses object " + REFUSED);
+            }
+        }
+
+        @Override
+        public List<List<io.samstream.gpu.sam2.ObjectResult>> track(List<StreamTracker> streams, List<byte[]> frames,
+                List<List<io.samstream.gpu.sam2.ObjectPrompt>> prompts) {
+            batches.add(streams.size());
+            prompts.forEach(CountingModel::refuse);
+            return io.samstream.gpu.sam2.Sam2Tracking.super.track(streams, frames, prompts);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
 }
