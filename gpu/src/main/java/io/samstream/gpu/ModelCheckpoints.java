@@ -121,18 +121,21 @@ public final class ModelCheckpoints {
         }, () -> openSam2(sd, threads));
     }
 
-    /** How many objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
-    public static final CudaSam2Tracker.Limits ENGINE_TRACKER_LIMITS = new CudaSam2Tracker.Limits(1, 16, 256);
+    /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
+    public static final int ENGINE_OBJECTS_PER_PASS = 16, ENGINE_OBJECTS = 256;
 
     /**
      * Opens a SAM 2.1 state_dict for tracking streams (the engine's memory mode) on {@code device}: {@code cuda} the
-     * whole video step on GPU {@code gpu} ({@link CudaSam2Tracker} at {@link #ENGINE_TRACKER_LIMITS}), failing with
+     * whole video step on GPU {@code gpu} ({@link CudaSam2Tracker}: up to {@code framesPerPass} frames of different
+     * streams a pass, {@link #ENGINE_OBJECTS_PER_PASS} objects a pass, {@link #ENGINE_OBJECTS} in all), failing with
      * the reason when it cannot start; {@code auto} there when it can, else on the CPU; {@code cpu} the CPU reference.
      */
-    public static Sam2Tracking openSam2Tracking(StateDict sd, int threads, Device device, int gpu) {
+    public static Sam2Tracking openSam2Tracking(StateDict sd, int threads, Device device, int gpu, int framesPerPass) {
         Sam2Config config = sam2Config(sd);
+        CudaSam2Tracker.Limits limits = new CudaSam2Tracker.Limits(Math.max(1, framesPerPass),
+                ENGINE_OBJECTS_PER_PASS, ENGINE_OBJECTS);
         return onGpu(device, gpu, "the SAM 2.1 tracker", () -> {
-            Sam2Tracking tracker = CudaSam2Tracker.open(sd, config, gpu, ENGINE_TRACKER_LIMITS);
+            Sam2Tracking tracker = CudaSam2Tracker.open(sd, config, gpu, limits);
             log.info("model: {} from {}, {}", config, sd.source(), tracker.describe());
             return tracker;
         }, () -> openSam2(sd, threads));

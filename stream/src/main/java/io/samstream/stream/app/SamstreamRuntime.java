@@ -130,7 +130,9 @@ public final class SamstreamRuntime implements AutoCloseable {
             // One model on the first GPU of samstream.gpus (the whole video step there, every stream's objects' memory
             // banks in its memory), or on the CPU.
             int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
-            memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(), gpu);
+            // A micro-batch's frames of different streams go through the GPU tracker's passes together.
+            memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(), gpu,
+                    config.batching().maxBatch());
             resources.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
             log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());
