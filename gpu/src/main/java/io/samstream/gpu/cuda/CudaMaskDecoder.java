@@ -349,7 +349,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     }
 
     /** The bias of the tap-major rows: b repeated for each of the four taps. */
-    private static float[] expandBias(float[] b) {
+    static float[] expandBias(float[] b) {
         float[] r = new float[b.length * 4];
         for (int tap = 0; tap < 4; tap++) {
             System.arraycopy(b, 0, r, tap * b.length, b.length);

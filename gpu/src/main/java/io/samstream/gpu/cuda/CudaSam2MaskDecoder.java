@@ -169,12 +169,12 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
 
         up1W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
                 co1), "output_upscaling.0.weight");
-        up1B = w.bf16(fourTaps(sd.get(d + "output_upscaling.0.bias", co1).data()), "output_upscaling.0.bias");
+        up1B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()), "output_upscaling.0.bias");
         upNormG = w.bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
         upNormB = w.bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
         up2W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
                 co1, co2), "output_upscaling.3.weight");
-        up2B = w.bf16(fourTaps(sd.get(d + "output_upscaling.3.bias", co2).data()), "output_upscaling.3.bias");
+        up2B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()), "output_upscaling.3.bias");
         hyper = new Dense[MASK_TOKENS][];
         for (int i = 0; i < MASK_TOKENS; i++) {
             hyper[i] = w.mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
@@ -241,15 +241,6 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
             throw ex;
         }
         promptStaging = ps;
-    }
-
-    /** The bias of the tap-major ConvTranspose rows: b for each of the four taps. */
-    private static float[] fourTaps(float[] b) {
-        float[] r = new float[b.length * 4];
-        for (int tap = 0; tap < 4; tap++) {
-            System.arraycopy(b, 0, r, tap * b.length, b.length);
-        }
-        return r;
     }
 
     public int maxSets() {

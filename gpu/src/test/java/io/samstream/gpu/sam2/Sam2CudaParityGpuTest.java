@@ -1,5 +1,8 @@
 package io.samstream.gpu.sam2;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
@@ -9,18 +12,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The streaming video model with its image encoder, memory attention and memory encoder on the GPU in bf16
- * ({@link CudaSam2Offload}; the mask decoder on the CPU) against Meta's predictor's fixtures: every frame's mask IoU
- * >= 0.98 at the model's size (the issue's GPU parity), object-score signs equal, pointers close. The tiny fixtures
+ * SAM 2.1 on the GPU against Meta's predictor's fixtures: the streaming model with its image encoder, memory attention
+ * and memory encoder on the GPU in bf16 ({@link CudaSam2Offload}; the mask decoder on the CPU), and the whole step on
+ * the GPU ({@link CudaSam2Tracker}): every frame's mask IoU >= 0.98 at the model's size (the issue's GPU parity),
+ * object-score signs equal, pointers close. The tiny fixtures
  * (visible and absent objects) are in the repository; the hiera_tiny one is made on the GPU machine
  * (SAMSTREAM_SAM2_HIERA_FIXTURE, see Sam2HieraTinyParityTest).
  */
@@ -35,44 +36,54 @@ class Sam2CudaParityGpuTest {
         Assumptions.assumeTrue(a.available(), "GPU tests skipped: " + a.reason());
     }
 
+    /** A fixture's directory, weights and configuration. */
+    private record Fixture(Path dir, StateDict sd, Sam2Config config) {}
+
+    private static Fixture tiny() throws Exception {
+        StateDict sd = CheckpointLoader.load(FIXTURES.resolve("sam2/tiny/checkpoint.pt"));
+        return new Fixture(FIXTURES.resolve("sam2/tiny"), sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+    }
+
+    private static Fixture tinyAbsent() throws Exception {
+        Path dir = FIXTURES.resolve("sam2/tiny_absent");
+        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
+        return new Fixture(dir, sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+    }
+
+    private static Fixture hieraTiny() throws Exception {
+        Path dir = Sam2HieraTinyParityTest.fixture();
+        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
+        return new Fixture(dir, sd, Sam2ConfigInference.infer(sd));
+    }
+
     @Test
     void tinyVisibleObjects() throws Exception {
-        StateDict sd = CheckpointLoader.load(FIXTURES.resolve("sam2/tiny/checkpoint.pt"));
-        run(FIXTURES.resolve("sam2/tiny"), sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+        run(tiny());
     }
 
     @Test
     void tinyAbsentObjects() throws Exception {
-        Path dir = FIXTURES.resolve("sam2/tiny_absent");
-        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
-        run(dir, sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+        run(tinyAbsent());
     }
 
     @Test
     void hieraTinyShapes() throws Exception {
-        Path dir = Sam2HieraTinyParityTest.fixture();
-        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
-        run(dir, sd, Sam2ConfigInference.infer(sd));
+        run(hieraTiny());
     }
 
     @Test
     void tinyVisibleObjectsWholeStep() throws Exception {
-        StateDict sd = CheckpointLoader.load(FIXTURES.resolve("sam2/tiny/checkpoint.pt"));
-        runWholeStep(FIXTURES.resolve("sam2/tiny"), sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+        runWholeStep(tiny());
     }
 
     @Test
     void tinyAbsentObjectsWholeStep() throws Exception {
-        Path dir = FIXTURES.resolve("sam2/tiny_absent");
-        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
-        runWholeStep(dir, sd, Sam2ConfigInference.infer(sd, Sam2ReferenceParityTest.TINY));
+        runWholeStep(tinyAbsent());
     }
 
     @Test
     void hieraTinyShapesWholeStep() throws Exception {
-        Path dir = Sam2HieraTinyParityTest.fixture();
-        StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
-        runWholeStep(dir, sd, Sam2ConfigInference.infer(sd));
+        runWholeStep(hieraTiny());
     }
 
     /**
@@ -81,7 +92,10 @@ class Sam2CudaParityGpuTest {
      * pass). The first stream must match the fixture as above, the second the first exactly (a batch changes nothing
      * for a stream), the third must keep its object.
      */
-    private static void runWholeStep(Path dir, StateDict sd, Sam2Config config) throws Exception {
+    private static void runWholeStep(Fixture fx) throws Exception {
+        Path dir = fx.dir();
+        StateDict sd = fx.sd();
+        Sam2Config config = fx.config();
         try (CudaSam2Tracker tracker = CudaSam2Tracker.open(sd, config, 0, new CudaSam2Tracker.Limits(2, 3, 8))) {
             System.out.println(dir.getFileName() + ": " + tracker.describe());
             CudaSam2Tracker.Stream a = tracker.openStream(), b = tracker.openStream(), late = tracker.openStream();
@@ -113,11 +127,11 @@ class Sam2CudaParityGpuTest {
         }
     }
 
-    private static void run(Path dir, StateDict sd, Sam2Config config) throws Exception {
-        try (Sam2Model model = new Sam2Model(sd, config, Sam2ReferenceParityTest.THREADS,
-                CudaSam2Offload.open(sd, config, 0))) {
-            System.out.println(dir.getFileName() + ": " + model.describe());
-            new FixtureRun(dir, model).checkFrames(SCORE_TOL, MIN_IOU, MIN_COS);
+    private static void run(Fixture fx) throws Exception {
+        try (Sam2Model model = new Sam2Model(fx.sd(), fx.config(), Sam2ReferenceParityTest.THREADS,
+                CudaSam2Offload.open(fx.sd(), fx.config(), 0))) {
+            System.out.println(fx.dir().getFileName() + ": " + model.describe());
+            new FixtureRun(fx.dir(), model).checkFrames(SCORE_TOL, MIN_IOU, MIN_COS);
         }
     }
 }
