@@ -42,6 +42,12 @@ class ModelCheckpointsTest {
         try (Sam2Model m = ModelCheckpoints.openSam2(sd, 1, Device.AUTO, 0)) {
             assertTrue(m.describe().startsWith("CPU"), m.describe());
         }
+        // the same for memory mode's tracker
+        e = assertThrows(IllegalStateException.class, () -> ModelCheckpoints.openSam2Tracking(sd, 1, Device.CUDA, 0, 4));
+        assertTrue(e.getMessage().startsWith("device cuda: ") && e.getMessage().contains(a.reason()), e.getMessage());
+        try (io.samstream.gpu.sam2.Sam2Tracking t = ModelCheckpoints.openSam2Tracking(sd, 1, Device.AUTO, 0, 4)) {
+            assertTrue(t.describe().startsWith("CPU") && !t.batches(), t.describe());
+        }
     }
 
     @Test
