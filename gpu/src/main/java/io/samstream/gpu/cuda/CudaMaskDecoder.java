@@ -825,27 +825,13 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceBuffer x = queries.slice((long) (1 + tk) * c * 4, ((long) (rows - 1 - tk)) * c * 4, "mask token rows");
             Dense[] h = oh.hyper()[tk];
             DeviceBuffer dst = hyperOut.slice((long) tk * sets * co2 * 4, (long) sets * co2 * 4, "hyper " + tk);
-            mlpForward(h, x, nq * c, dst, sets);
+            dk.mlp(stream, h, x, nq * c, dst, sets, hA, hB);
         }
         mark("hypernetworks");
         dk.maskLogits(stream, pp2, hyperOut, masksOut, sets, e, co2, mt, first, count, null, null);
         mark("mask logits");
-        mlpForward(oh.iouHead(), queries, nq * c, iouOut, sets);
+        dk.mlp(stream, oh.iouHead(), queries, nq * c, iouOut, sets, hA, hB);
         mark("iou head");
-    }
-
-    /** An MLP (ReLU between layers) over {@code sets} rows of x, {@code ldx} apart, into dst [sets, out]. */
-    private void mlpForward(Dense[] layersOf, DeviceBuffer x, int ldx, DeviceBuffer dst, int sets) {
-        DeviceBuffer src = x;
-        int ld = ldx;
-        for (int i = 0; i < layersOf.length; i++) {
-            Dense dl = layersOf[i];
-            boolean last = i == layersOf.length - 1;
-            DeviceBuffer to = last ? dst : (i % 2 == 0 ? hA : hB);
-            dk.linear(stream, src, ld, dl.w(), dl.b(), null, to, dl.out(), sets, dl.out(), dl.in(), !last);
-            src = to;
-            ld = dl.out();
-        }
     }
 
     /**

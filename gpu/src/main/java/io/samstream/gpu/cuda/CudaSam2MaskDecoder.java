@@ -169,12 +169,14 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
 
         up1W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
                 co1), "output_upscaling.0.weight");
-        up1B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()), "output_upscaling.0.bias");
+        up1B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()),
+                "output_upscaling.0.bias");
         upNormG = w.bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
         upNormB = w.bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
         up2W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
                 co1, co2), "output_upscaling.3.weight");
-        up2B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()), "output_upscaling.3.bias");
+        up2B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()),
+                "output_upscaling.3.bias");
         hyper = new Dense[MASK_TOKENS][];
         for (int i = 0; i < MASK_TOKENS; i++) {
             hyper[i] = w.mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
@@ -364,32 +366,20 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
         int ld = nq * c;
         for (int k = 0; k < MASK_TOKENS; k++) {
             DeviceBuffer x = queries.slice((long) (2 + k) * c * 4, ((long) rows - 2 - k) * c * 4, "mask token rows");
-            mlp(hyper[k], x, ld, hyperOut.slice((long) k * sets * co2 * 4, (long) sets * co2 * 4, "hyper " + k), sets);
+            dk.mlp(stream, hyper[k], x, ld, hyperOut.slice((long) k * sets * co2 * 4, (long) sets * co2 * 4,
+                    "hyper " + k), sets, hA, hB);
         }
         dk.maskLogits(stream, pp2, hyperOut, masks, sets, f, co2, MASK_TOKENS, 0, MASK_TOKENS, s0, frameOfSet);
-        mlp(iouHead, queries.slice((long) c * 4, ((long) rows - 1) * c * 4, "iou token rows"), ld, iouRaw, sets);
-        mlp(scoreHead, queries, ld, scores, sets);
+        dk.mlp(stream, iouHead, queries.slice((long) c * 4, ((long) rows - 1) * c * 4, "iou token rows"), ld, iouRaw,
+                sets, hA, hB);
+        dk.mlp(stream, scoreHead, queries, ld, scores, sets, hA, hB);
 
         // the choice, the pointer, the gating
         dk.sam2Select(stream, masks, iouRaw, queries, sets, nq, c, l * l, multimask, STABILITY_DELTA, STABILITY_THRESH,
                 chosen, ious, ptrTokens);
-        mlp(objPtrProj, ptrTokens, c, ptrMlp, sets);
+        dk.mlp(stream, objPtrProj, ptrTokens, c, ptrMlp, sets, hA, hB);
         dk.sam2Finalize(stream, masks, chosen, scores, ptrMlp, noObjPtr, lowRes, pointers, sets, l * l, c,
                 Sam2Model.NO_OBJECT_SCORE);
-    }
-
-    /** An MLP (ReLU between layers) over {@code sets} rows of x, {@code ldx} apart, into dst [sets, out]. */
-    private void mlp(Dense[] layersOf, DeviceBuffer x, int ldx, DeviceBuffer dst, int sets) {
-        DeviceBuffer src = x;
-        int ld = ldx;
-        for (int i = 0; i < layersOf.length; i++) {
-            Dense dl = layersOf[i];
-            boolean last = i == layersOf.length - 1;
-            DeviceBuffer to = last ? dst : (i % 2 == 0 ? hA : hB);
-            dk.linear(stream, src, ld, dl.w(), dl.b(), null, to, dl.out(), sets, dl.out(), dl.in(), !last);
-            src = to;
-            ld = dl.out();
-        }
     }
 
     /** fp32 {@code [sets, L, L]}, L = {@code config.lowResSize()}: the chosen mask, -1024 where absent. */

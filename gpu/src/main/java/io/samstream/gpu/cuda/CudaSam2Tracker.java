@@ -617,14 +617,16 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     /** Appends a copy-table entry; returns 1. */
     private static int span(ByteBuffer table, long src, long dst, long bytes) {
         if (src % 16 != 0 || dst % 16 != 0 || bytes % 16 != 0) {
-            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst + " not 16-byte aligned");
+            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst
+                    + " not 16-byte aligned");
         }
         table.putLong(src).putLong(dst).putLong(bytes / 16);
         return 1;
     }
 
     private long storeOffset() {
-        return align((long) limits.maxObjects() * (1 + 2 * config.numMaskmem() + 2 * POINTERS) * Sam2Kernels.SPAN_BYTES);
+        return align((long) limits.maxObjects() * (1 + 2 * config.numMaskmem() + 2 * POINTERS)
+                * Sam2Kernels.SPAN_BYTES);
     }
 
     private long pointerPosOffset() {

@@ -189,6 +189,24 @@ final class DecoderKernels {
                 ptr(residual), ptr(y), i(ldy), i(m), i(n), i(kDim), i(relu ? 1 : 0)), op);
     }
 
+    /**
+     * An MLP (ReLU between layers, none after the last) over {@code rows} rows of x, {@code ldx} apart, into dst
+     * [rows, out]; the hidden layers alternate between {@code a} and {@code b}.
+     */
+    void mlp(CudaStream s, DeviceWeights.Dense[] layers, DeviceBuffer x, int ldx, DeviceBuffer dst, int rows,
+             DeviceBuffer a, DeviceBuffer b) {
+        DeviceBuffer src = x;
+        int ld = ldx;
+        for (int i = 0; i < layers.length; i++) {
+            DeviceWeights.Dense dl = layers[i];
+            boolean last = i == layers.length - 1;
+            DeviceBuffer to = last ? dst : (i % 2 == 0 ? a : b);
+            linear(s, src, ld, dl.w(), dl.b(), null, to, dl.out(), rows, dl.out(), dl.in(), !last);
+            src = to;
+            ld = dl.out();
+        }
+    }
+
     void layerNorm(CudaStream s, DeviceBuffer x, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int rows, int c,
                    float eps) {
         String op = f("layerNormF32 rows=%d c=%d", rows, c);
