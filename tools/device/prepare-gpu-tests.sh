@@ -54,19 +54,23 @@ for j in "$out"/lib/*.jar; do
         akka-protobuf-* | picocli-* | prometheus-metrics-exposition-formats-* | jazzer-*) rm "$j" ;;
     esac
 done
-# GPU_ONLY=1 (for modes that run only the cuda package's tests and the kernel / encoder benchmarks, e.g.
-# run-gpu-tests.sh sparse): also drop the engine's Akka and Scala (~16 MB) and the parity fixtures (~5 MB), so
-# that /work/main's tree + the JRE + this folder stay under the device tool's 64 MiB. FIXTURES=1 keeps the
-# fixtures all the same (mode encoder: GPU_ONLY=1 FIXTURES=1 DEVICE_DIR=encoder, ~20 MB, carried with .ref).
+# GPU_ONLY=1 (for modes that run only the gpu module's tests and the kernel / encoder / SAM 2 benchmarks, e.g.
+# run-gpu-tests.sh sparse): also drop the engine's Akka and Scala (~16 MB), its metrics and logging jars and the
+# engine's own modules (~2 MB), and the parity fixtures (~5 MB), so that /work/main's tree + the JRE + this folder
+# stay under the device tool's 64 MiB. FIXTURES=1 keeps the fixtures all the same (mode encoder: GPU_ONLY=1
+# FIXTURES=1 DEVICE_DIR=encoder, ~20 MB, carried with .ref).
 if [ "${GPU_ONLY:-0}" = 1 ]; then
-    rm -f "$out"/lib/akka-*.jar "$out"/lib/scala-*.jar "$out"/lib/ssl-config-*.jar
+    rm -f "$out"/lib/akka-*.jar "$out"/lib/scala-*.jar "$out"/lib/ssl-config-*.jar "$out"/lib/micrometer-*.jar \
+        "$out"/lib/prometheus-metrics-*.jar "$out"/lib/HdrHistogram-*.jar "$out"/lib/logback-*.jar
 fi
 natives=$(ls "$out"/lib/jcuda-natives-*.jar)
 slim=$(mktemp -d)
 (cd "$slim" && unzip -q "$natives" && rm -f lib/libJNvPTXCompiler* && rm "$natives" && zip -q -r "$natives" .)
 rm -rf "$slim"
-cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar \
-    connectors/target/samstream-connectors-*.jar stream/target/samstream-stream-*.jar "$out/lib/"
+cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar "$out/lib/"
+if [ "${GPU_ONLY:-0}" != 1 ]; then
+    cp connectors/target/samstream-connectors-*.jar stream/target/samstream-stream-*.jar "$out/lib/"
+fi
 console_version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
 mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out/lib"
