@@ -341,7 +341,8 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     /**
      * Tracks every object of each request's stream on its next frame and adds the prompted ones; per request its
      * results, tracked objects in the order they were added, then the prompted ones. A bad request (a frame of the
-     * wrong size, two prompts for one id, one stream twice, more objects than the limit) is refused before any work.
+     * wrong size, two prompts for one id, a prompt the decoder cannot take, one stream twice, more objects than the
+     * limit) is refused before any work.
      */
     public synchronized List<List<ObjectResult>> step(List<Request> requests) {
         ensureOpen();
@@ -357,12 +358,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 throw new IllegalArgumentException("RGB frame of " + (r.rgb() == null ? 0 : r.rgb().length)
                         + " bytes; the model takes " + s + " x " + s + " (resize first)");
             }
-            Set<Integer> ids = new HashSet<>();
-            for (ObjectPrompt p : r.prompts()) {
-                if (!ids.add(p.objectId())) {
-                    throw new IllegalArgumentException("two prompts for object " + p.objectId() + " on one frame");
-                }
-            }
+            checkPrompts(r.prompts());
         }
         int newBanks = 0;
         for (Request r : requests) {
@@ -379,6 +375,28 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             out.addAll(stepFrames(requests.subList(from, Math.min(requests.size(), from + limits.maxFrames()))));
         }
         return out;
+    }
+
+    /** One frame's prompts, as the decoder takes them: one per id, at most MAX_SPARSE - 1 points, finite. */
+    static void checkPrompts(List<ObjectPrompt> prompts) {
+        Set<Integer> ids = new HashSet<>();
+        for (ObjectPrompt p : prompts) {
+            if (!ids.add(p.objectId())) {
+                throw new IllegalArgumentException("two prompts for object " + p.objectId() + " on one frame");
+            }
+            float[][] points = p.allPoints();
+            if (points.length + 1 > CudaSam2MaskDecoder.MAX_SPARSE) {
+                throw new IllegalArgumentException("object " + p.objectId() + ": " + points.length
+                        + " points (box corners count); the GPU decoder takes at most "
+                        + (CudaSam2MaskDecoder.MAX_SPARSE - 1));
+            }
+            for (float[] pt : points) {
+                if (!Float.isFinite(pt[0]) || !Float.isFinite(pt[1])) {
+                    throw new IllegalArgumentException("object " + p.objectId() + ": a point that is not a finite "
+                            + "number");
+                }
+            }
+        }
     }
 
     /** A step over at most maxFrames requests: one encoder pass, then the objects' passes. */

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam2.ObjectPrompt;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -44,5 +46,25 @@ class CudaSam2TrackerTest {
         // each bank: the conditioning memory + 6 recent ones (64 x 64 x 64 bf16) and 16 pointers (256 bf16)
         long bank = (7L * 4096 * 64 + 16 * 256) * 2;
         assertTrue(banks - one >= 255 * bank, (banks - one) + " for 255 more banks of " + bank);
+    }
+
+    @Test
+    void promptsTheDecoderCannotTakeAreRefusedByName() {
+        CudaSam2Tracker.checkPrompts(List.of(ObjectPrompt.box(1, 10, 10, 50, 50), ObjectPrompt.point(2, 5, 5, true)));
+        IllegalArgumentException twice = assertThrows(IllegalArgumentException.class, () -> CudaSam2Tracker
+                .checkPrompts(List.of(ObjectPrompt.point(3, 5, 5, true), ObjectPrompt.point(3, 6, 6, false))));
+        assertTrue(twice.getMessage().contains("two prompts for object 3"), twice.getMessage());
+        float[][] many = new float[CudaSam2MaskDecoder.MAX_SPARSE][];
+        int[] labels = new int[many.length];
+        for (int i = 0; i < many.length; i++) {
+            many[i] = new float[] {i, i};
+            labels[i] = 1;
+        }
+        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
+                () -> CudaSam2Tracker.checkPrompts(List.of(new ObjectPrompt(4, null, many, labels))));
+        assertTrue(tooMany.getMessage().startsWith("object 4: " + many.length + " points"), tooMany.getMessage());
+        IllegalArgumentException nan = assertThrows(IllegalArgumentException.class,
+                () -> CudaSam2Tracker.checkPrompts(List.of(ObjectPrompt.box(5, Float.NaN, 0, 10, 10))));
+        assertTrue(nan.getMessage().contains("object 5: a point that is not a finite number"), nan.getMessage());
     }
 }
