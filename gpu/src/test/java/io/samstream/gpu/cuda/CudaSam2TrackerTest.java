@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
-import io.samstream.gpu.sam2.ObjectPrompt;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
