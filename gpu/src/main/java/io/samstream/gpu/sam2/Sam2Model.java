@@ -47,7 +47,8 @@ public final class Sam2Model implements Sam2Tracking {
 
     /**
      * As above, with the image encoder, the memory attention and the memory encoder run by {@code offload} (closed
-     * with this model; may be null). The CPU parts are still built: they check the checkpoint the same way.
+     * with this model; may be null); their CPU versions are then not built (the offload read and checked those
+     * weights, and the host does not hold them twice).
      */
     public Sam2Model(StateDict sd, Sam2Config config, int threads, Sam2Offload offload) {
         this.config = config;
@@ -56,11 +57,11 @@ public final class Sam2Model implements Sam2Tracking {
         try {
             int c = config.hidden();
             int m = config.memDim();
-            this.imageEncoder = new Sam2ImageEncoder(sd, config);
+            this.imageEncoder = offload == null ? new Sam2ImageEncoder(sd, config) : null;
             this.promptEncoder = new Sam2PromptEncoder(sd, config);
             this.maskDecoder = new Sam2MaskDecoder(sd, config);
-            this.memoryAttention = new MemoryAttention(sd, config);
-            this.memoryEncoder = new MemoryEncoder(sd, config);
+            this.memoryAttention = offload == null ? new MemoryAttention(sd, config) : null;
+            this.memoryEncoder = offload == null ? new MemoryEncoder(sd, config) : null;
             this.objPtrProj = Mlp.load(sd, "obj_ptr_proj", c, c, c, 3);
             this.readout = new MemoryReadout(sd, config);
             this.noMemEmbed = sd.get("no_mem_embed", 1, 1, c).data().clone();
