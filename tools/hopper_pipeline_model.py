@@ -20,8 +20,8 @@ lane 0 releases the previous slot on empty; after the tile's last k tile wait_gr
 output tiles per CTA continue the same k-tile count g. (The two-CTA cluster variant lost its benchmark and was
 removed, with its model: see bench/results.)
 
-The v1 protocol (cp.async producers, gemm_sm90_mainloop.cuh; used by gemm_sm90.cuh, gemm_sparse_sm90.cuh and
-attention_sm90.cuh), modelled as attention (one CTA): `producers` producer threads (for tile
+The v1 protocol (cp.async producers, gemm_sm90_mainloop.cuh; used by gemm_sm90.cuh, gemm_sparse_sm90.cuh,
+attention_sm90.cuh and sdpa_sm90.cuh), modelled as attention (one CTA): `producers` producer threads (for tile
 t: from the STAGES-th on wait empty[s]; issue the thread's copies, which land later; from t >= LAG = STAGES - 2
 wait until its copies of tile t - LAG have landed (cp.async.wait_group LAG) and arrive on full[(t - LAG) %
 STAGES]; at the end wait for all and arrive for the last tiles); `active` consumer warpgroups (wait full[s]; both
@@ -252,8 +252,8 @@ def main():
         k_tiles = max(1, rng.choice([1, 2, 3, stages - 1, stages, stages + 1, 2 * stages + 1, 12]))
         steps += run_tma_gemm(rng, stages, k_tiles, rng.choice([1, 2, 4]))
     for _ in range(runs):
-        stages = rng.choice([3, 4, 5])
-        n_tiles = rng.choice([1, 2, 3, stages - 2, stages, stages + 1, 2 * stages + 3, 33])
+        stages = rng.choice([2, 3, 4, 5])   # 2 (LAG 0): sdpa_sm90.cuh
+        n_tiles = rng.choice([0, 1, 2, 3, stages - 2, stages, stages + 1, 2 * stages + 3, 33])   # 0: an empty key split
         steps += run_attention(rng, stages, n_tiles, rng.choice([1, 2, 3]))
     print(f"ok: {2 * runs} random interleavings ({steps} steps): TMA GEMM, v1 protocol (attention), "
           "no deadlock, no phase ambiguity, no slot overwritten while read, no stale slot read")

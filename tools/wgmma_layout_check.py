@@ -16,7 +16,8 @@ MMA needs there:
   - the GEMM's A and W tiles (K-major, 128 / 256 rows; hardware-proven since bench/results/2026-11-30-h200-wgmma.md:
     the control that this model reads the table as the hardware does),
   - attention_sm90's Q and K (K-major, S = Q K^T) and V (N-major B operand of O = P V: 8 keys x 64 d per
-    1024-byte atom, SBO = 1024, 16 keys = 2048 B per k16 step).
+    1024-byte atom, SBO = 1024, 16 keys = 2048 B per k16 step),
+  - sdpa_sm90's (head dim 256) Q, K as four 64-column blocks and V with the blocks as the leading byte offset.
 """
 
 T = 8            # bf16 elements per 16 bytes
@@ -68,6 +69,36 @@ def check_v_n_major(name, base, keys=64, dims=64):
     print(f"ok  {name}: N-major B (keys = K, d = N), {keys} keys x {dims} d, {keys // 16} k16 steps")
 
 
+def written_blocks(base, r, c, block_bytes):
+    """Element (row r, column c) of a row wider than 64 stored as 64-column blocks block_bytes apart (sdpa_sm90)."""
+    return written(base + (c // 64) * block_bytes, r, c % 64)
+
+
+def check_v_n256(name, base, keys=64, block_bytes=64 * 128):
+    """sdpa_sm90's V at head dim 256: four 64-column blocks, the leading byte offset = the block stride."""
+    for kk in range(keys // 16):
+        start = base + 2048 * kk
+        for n in range(256):
+            for j in range(16):
+                key = 16 * kk + j
+                got = read_mn_major(start, block_bytes, 1024, n, j)
+                want = written_blocks(base, key, n, block_bytes)
+                assert got == want, f"{name}: k step {kk}, d {n}, key {key}: reads {got:#x}, element is at {want:#x}"
+    print(f"ok  {name}: N-major B over 4 blocks (LBO {block_bytes}), {keys} keys x 256 d")
+
+
+def check_k_major_blocks(name, base, rows, block_bytes, row0=0):
+    """sdpa_sm90's Q / K at head dim 256: k16 step kk reads block kk / 4 at + 32 (kk % 4) bytes, from row row0."""
+    for kk in range(16):
+        start = base + (kk // 4) * block_bytes + row0 * 128 + 32 * (kk % 4)
+        for i in range(rows):
+            for j in range(16):
+                got = read_k_major(start, 1024, i, j)
+                want = written_blocks(base, row0 + i, 16 * kk + j, block_bytes)
+                assert got == want, f"{name}: k step {kk}, row {i}, k {j}: reads {got:#x}, element is at {want:#x}"
+    print(f"ok  {name}: K-major over 4 blocks, {rows} rows x 256 k, 16 k16 steps")
+
+
 def main():
     base = 0x4000                                    # any 1024-byte-aligned tile
     check_k_major("gemm A (64 rows of a consumer warpgroup)", base, 64)
@@ -75,6 +106,9 @@ def main():
     check_k_major("attention Q (64 rows of a consumer warpgroup)", base + 3 * 8192, 64)
     check_k_major("attention K (64 keys)", base, 64)
     check_v_n_major("attention V", base)
+    check_k_major_blocks("sdpa_sm90 Q (the second consumer's 64 rows, blocks of 128 rows)", base, 64, 128 * 128, 64)
+    check_k_major_blocks("sdpa_sm90 K (64 keys)", base, 64, 64 * 128)
+    check_v_n256("sdpa_sm90 V", base)
     # A wrong stride byte offset must be caught (the check is not vacuous).
     try:
         for n in range(64):

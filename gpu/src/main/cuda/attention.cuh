@@ -265,29 +265,23 @@ __device__ __forceinline__ void online_softmax(float (&s)[NT][4], float (&o)[DT]
 // read A registers and the branch: each alone was correct), so Q stays in shared memory.
 constexpr float RESCALE_SLACK = 8.f;
 
+// The lazy online softmax of one tile: `s` holds the scores in the log2 domain (mask applied) without the per-row
+// offsets h (one value per row, added to the row maximum and the exponent's offset instead). Shared by
+// row_softmax_lazy and sdpa_sm90.cuh (h = 0).
 template <int NT, int DT>
-__device__ __forceinline__ void row_softmax_lazy(float (&s)[NT][4], float scale_log2, float h0, float h1,
-                                                 const float (&rw0)[NT][2], const float (&rw1)[NT][2], float (&o)[DT][4],
-                                                 float (&m)[2], float (&l)[2]) {
+__device__ __forceinline__ void softmax_lazy(float (&s)[NT][4], const float (&h)[2], float (&o)[DT][4], float (&m)[2],
+                                             float (&l)[2]) {
     float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-            s[n][e] = fmaf(s[n][e], scale_log2, rw0[n][e]);
-            s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rw1[n][e]);
-        }
 #pragma unroll
     for (int n = 0; n < NT; ++n) {
         mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
         mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
     }
-    const float h[2] = {h0, h1};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
         mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        mx[r] += h[r];   // the tile's row maximum with its Rh term
+        mx[r] += h[r];   // the tile's row maximum with its offset
     }
     // m = -inf (no key yet): any finite maximum moves it.
     if (__any_sync(0xffffffffu, mx[0] > m[0] + RESCALE_SLACK || mx[1] > m[1] + RESCALE_SLACK)) {
@@ -309,6 +303,21 @@ __device__ __forceinline__ void row_softmax_lazy(float (&s)[NT][4], float scale_
 #pragma unroll
     for (int r = 0; r < 2; ++r) base[r] = (m[r] == -CUDART_INF_F ? 0.f : m[r]) - h[r];   // avoid inf - inf
     exp2_and_sum(s, base, l);
+}
+
+template <int NT, int DT>
+__device__ __forceinline__ void row_softmax_lazy(float (&s)[NT][4], float scale_log2, float h0, float h1,
+                                                 const float (&rw0)[NT][2], const float (&rw1)[NT][2], float (&o)[DT][4],
+                                                 float (&m)[2], float (&l)[2]) {
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            s[n][e] = fmaf(s[n][e], scale_log2, rw0[n][e]);
+            s[n][2 + e] = fmaf(s[n][2 + e], scale_log2, rw1[n][e]);
+        }
+    const float h[2] = {h0, h1};
+    softmax_lazy(s, h, o, m, l);
 }
 
 // S = Q K^T for a warp's 16 query rows x TILE keys: Q as the warp's A fragments (qf), K rows of the tile in shared

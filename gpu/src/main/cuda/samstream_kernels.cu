@@ -19,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 8;
+extern "C" __device__ const int samstream_kernels_abi = 9;
 
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
@@ -378,6 +378,7 @@ extern "C" __global__ void __launch_bounds__(256) samstream_cell_similarity(
 // ---- SAM 2 (Sam2Kernels): plain attention (sdpa.cuh) and Hiera / FPN data movement (hiera_ops.cuh) ---------------
 #include "hiera_ops.cuh"
 #include "sdpa.cuh"
+#include "sdpa_sm90.cuh"
 
 // Grid (ceil(nq / 64), heads, batches), 128 threads, sdpa::smem_bytes(HD, 4, BKV) of dynamic shared memory. One kernel
 // per head-dim ceiling: 64 (base+'s 56, 64), 96 (tiny / small: 96; large: 72), 128, 256 (the memory attention's one
@@ -395,6 +396,15 @@ SAMSTREAM_SDPA(64, 64)
 SAMSTREAM_SDPA(96, 64)
 SAMSTREAM_SDPA(128, 64)
 SAMSTREAM_SDPA(256, 32)
+// Hopper attention at head dim 256 (sdpa_sm90.cuh): the memory attention's head on sm_90. Grid (ceil(nq / 128) x
+// splits, heads, batches), 384 threads (a producer and 2 consumer warpgroups), sdpa_sm90::Config::SMEM_BYTES.
+extern "C" __global__ void __launch_bounds__(sdpa_sm90::Config::THREADS, 1) samstream_sdpa_sm90_hd256(
+    const bf16* q, int q_ld, long long q_batch, const bf16* k, int k_ld, long long k_batch, const bf16* v, int v_ld,
+    long long v_batch, bf16* o, int o_ld, long long o_batch, int nq, int nk, float scale, int splits, float* part_o,
+    float2* part_ml) {
+    sdpa_sm90::sdpa_fwd_sm90(sdpa::Rows{q, q_ld, q_batch}, sdpa::Rows{k, k_ld, k_batch}, sdpa::Rows{v, v_ld, v_batch},
+                             o, o_ld, o_batch, nq, nk, scale, splits, part_o, part_ml);
+}
 // The key splits' merge (sdpa::combine); grid-stride, 256 threads.
 extern "C" __global__ void __launch_bounds__(256) samstream_sdpa_combine(const float* part_o, const float2* part_ml,
                                                                          bf16* o, int o_ld, long long o_batch,

@@ -35,6 +35,45 @@ struct Rows {
     long long batch;
 };
 
+// Where a CTA's key split leaves its share (splits > 1): rows of (split, batch z, head) in part_o / part_ml.
+struct Split {
+    int splits, split, z, batches, heads, head;
+    float* part_o;
+    float2* part_ml;
+};
+
+// The epilogue of both attention kernels (this one and sdpa_sm90.cuh): a lane's two rows row0 and row0 + 8 of its
+// accumulators (n8 tiles: [d][0..1] row row0, [d][2..3] row row0 + 8, columns 8 d + 2 q4 + 0..1; rows past nq and
+// columns past hd dropped), normalised into the bf16 rows of `ob`, or for a key split left unnormalised in part_o with
+// the running max / sum in part_ml (combine merges them). `l` is this thread's part of the sums (the quad adds them).
+template <int DT>
+__device__ __forceinline__ void store_rows(const float (&acc)[DT][4], const float (&m)[2], const float (&l)[2], int row0,
+                                           int q4, bf16* __restrict__ ob, int o_ld, int nq, int hd, const Split& sp) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float sum = l[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const int row = row0 + 8 * r;
+        if (row >= nq) continue;
+        if (sp.splits > 1) {
+            const size_t at = ((size_t)(sp.split * sp.batches + sp.z) * sp.heads + sp.head) * nq + row;
+            if (q4 == 0) sp.part_ml[at] = make_float2(m[r], sum);
+            float* dst = sp.part_o + at * hd + q4 * 2;
+#pragma unroll
+            for (int d = 0; d < DT; ++d)
+                if (d * 8 + q4 * 2 < hd) *reinterpret_cast<float2*>(dst + d * 8) = make_float2(acc[d][2 * r], acc[d][2 * r + 1]);
+            continue;
+        }
+        const float inv = 1.f / sum;
+        bf16* dst = ob + (size_t)row * o_ld + q4 * 2;
+#pragma unroll
+        for (int d = 0; d < DT; ++d)
+            if (d * 8 + q4 * 2 < hd)
+                *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(acc[d][2 * r] * inv, acc[d][2 * r + 1] * inv);
+    }
+}
+
 template <int HD, int NWARPS, int BKV>
 __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restrict__ o, int o_ld, long long o_batch,
                                          int nq, int nk, int hd, float scale, int splits, float* __restrict__ part_o,
@@ -133,31 +172,8 @@ __device__ __forceinline__ void sdpa_fwd(Rows q, Rows k, Rows v, bf16* __restric
         attention::pv_tile<HD, BKV>(s, v_s, LD, lane, acc);
     }
 
-    // Normalise and store the lane's two rows (columns past hd and rows past nq dropped); a split leaves its share.
-    const int heads = gridDim.y;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        float sum = l[r];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const int row = q0 + warp * 16 + g + 8 * r;
-        if (row >= nq) continue;
-        if (splits > 1) {
-            const size_t at = ((size_t)(split * gridDim.z + z) * heads + blockIdx.y) * nq + row;
-            if (q4 == 0) part_ml[at] = make_float2(m[r], sum);
-            float* dst = part_o + at * hd + q4 * 2;
-#pragma unroll
-            for (int d = 0; d < DT; ++d)
-                if (d * 8 + q4 * 2 < hd) *reinterpret_cast<float2*>(dst + d * 8) = make_float2(acc[d][2 * r], acc[d][2 * r + 1]);
-            continue;
-        }
-        const float inv = 1.f / sum;
-        bf16* dst = ob + (size_t)row * o_ld + q4 * 2;
-#pragma unroll
-        for (int d = 0; d < DT; ++d)
-            if (d * 8 + q4 * 2 < hd)
-                *reinterpret_cast<uint32_t*>(dst + d * 8) = pack_bf16x2(acc[d][2 * r] * inv, acc[d][2 * r + 1] * inv);
-    }
+    store_rows(acc, m, l, q0 + warp * 16 + g, q4, ob, o_ld, nq, hd, Split{splits, split, (int)z, (int)gridDim.z,
+                                                                      (int)gridDim.y, (int)blockIdx.y, part_o, part_ml});
 }
 
 // Merges the key splits' shares: o = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s, M = max_s m_s (log2 domain), into

@@ -12,6 +12,7 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.Sam2Kernels;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import java.io.IOException;
@@ -129,11 +130,65 @@ public final class Sam2PartsBench {
                             time(ctx, stream, repeats, i -> graph.launch(stream))));
                 }
             }
+            rows.addAll(attentionKernels(ctx, kernels, pool, stream, staging, name, batch, tokens, memory, repeats));
             rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\tdevice pool peak %.1f MB", name, batch,
                     pool.peak() / 1e6));
             decoder.close();
         }
         return rows;
+    }
+
+    /**
+     * The memory attention's cross-attention alone (one 256-wide head, {@code tokens} queries over {@code memory} keys
+     * per object, split keys where the launcher splits them) on each attention kernel the GPU has: sdpa.cuh's mma.sync
+     * kernel, and on compute capability 9.0 sdpa_sm90.cuh's wgmma kernel; a #meta row gives each one's TFLOP/s.
+     */
+    private static List<String> attentionKernels(CudaContext ctx, CudaKernels kernels, DeviceMemoryPool pool,
+                                                 CudaStream stream, PinnedBuffer staging, String name, int batch, int tokens, int memory,
+                                                 int repeats) {
+        int hd = 256;
+        List<String> rows = new ArrayList<>();
+        DeviceBuffer q = pool.allocateBf16((long) batch * tokens * hd, "sdpa q");
+        DeviceBuffer k = pool.allocateBf16((long) batch * memory * hd, "sdpa k");
+        DeviceBuffer v = pool.allocateBf16((long) batch * memory * hd, "sdpa v");
+        DeviceBuffer o = pool.allocateBf16((long) batch * tokens * hd, "sdpa o");
+        DeviceBuffer scratch = pool.allocate(Sam2Kernels.splitScratchBytes(batch, 1, tokens, hd, Sam2Kernels.MAX_SPLITS),
+                "sdpa split scratch");
+        // Random values (a constant would make every softmax row flat).
+        randomize(stream, staging, q, 1);
+        randomize(stream, staging, k, 2);
+        randomize(stream, staging, v, 3);
+        Sam2Kernels ops = kernels.sam2();
+        double flop = 4.0 * batch * tokens * (double) memory * hd;
+        for (boolean hopper : ops.hopperSdpa(hd) ? new boolean[] {false, true} : new boolean[] {false}) {
+            String kernel = hopper ? "wgmma (sdpa_sm90)" : "mma.sync (sdpa)";
+            String part = "attention kernel, hd 256, " + tokens + " x " + memory + " keys: " + kernel;
+            double[] ms = time(ctx, stream, repeats, i -> ops.sdpa(stream, new Sam2Kernels.Rows(q, hd, (long) tokens * hd),
+                    new Sam2Kernels.Rows(k, hd, (long) memory * hd), new Sam2Kernels.Rows(v, hd, (long) memory * hd),
+                    new Sam2Kernels.Rows(o, hd, (long) tokens * hd), batch, tokens, memory, 1, hd,
+                    (float) (1 / Math.sqrt(hd)), scratch, hopper));
+            rows.add(row(name, part, batch, ms));
+            double[] sorted = ms.clone();
+            Arrays.sort(sorted);
+            rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\t%s: %.0f TFLOP/s", name, batch, kernel,
+                    flop / (sorted[sorted.length / 2] * 1e-3) / 1e12));
+        }
+        return rows;
+    }
+
+    /** Fills a bf16 buffer with Gaussian values: one staging-sized block of them, repeated. */
+    private static void randomize(CudaStream stream, PinnedBuffer staging, DeviceBuffer b, long seed) {
+        java.util.Random rnd = new java.util.Random(seed);
+        int block = (int) Math.min(staging.bytes(), b.bytes()) / 2;
+        float[] values = new float[block];
+        for (int i = 0; i < block; i++) {
+            values[i] = (float) rnd.nextGaussian();
+        }
+        staging.putBf16(0, values);
+        for (long at = 0; at < b.bytes(); at += 2L * block) {
+            stream.upload(staging, 0, b, at, Math.min(2L * block, b.bytes() - at));
+        }
+        stream.synchronize();
     }
 
     /** ms per pass of each repeat: PASSES back-to-back passes between two events, after two warm-up passes. */

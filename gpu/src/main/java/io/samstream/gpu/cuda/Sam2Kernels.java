@@ -18,6 +18,15 @@ public final class Sam2Kernels {
     static final int[] SDPA_HEAD_DIMS = {64, 96, 128, 256};
     /** Queries per attention CTA (4 warps of 16), as samstream_kernels.cu instantiates sdpa.cuh. */
     static final int SDPA_QUERIES = 64, SDPA_THREADS = 128;
+    /**
+     * The Hopper kernel at head dim 256 (sdpa_sm90.cuh, the memory attention's head on sm_90): 128 queries per CTA, a
+     * producer and 2 consumer warpgroups, key tiles of 64; shared memory = sdpa_sm90::Config::SMEM_BYTES (Q, two
+     * slots of K and V, barriers, alignment slack).
+     */
+    static final String SDPA_SM90 = "samstream_sdpa_sm90_hd256";
+    static final int SDPA_SM90_HD = 256, SDPA_SM90_QUERIES = 128, SDPA_SM90_THREADS = 384, SDPA_SM90_KEY_TILE = 64;
+    static final int SDPA_SM90_SMEM = 4 * SDPA_SM90_QUERIES * 128 + 2 * 2 * 4 * SDPA_SM90_KEY_TILE * 128 + 2 * 2 * 8
+            + 1024;
     private static final String UNFOLD = "samstream_hiera_unfold_f32", PARTITION = "samstream_hiera_window_partition",
             UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
             UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", COMBINE = "samstream_sdpa_combine", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
@@ -34,14 +43,15 @@ public final class Sam2Kernels {
     public record Rows(DeviceBuffer buffer, int ld, long batch) {}
 
     private final CudaKernels kernels;
-    /** CTAs of each attention kernel (by head-dim ceiling) one SM holds: what the key splits fill. */
-    private final java.util.Map<Integer, Integer> sdpaResident = new java.util.concurrent.ConcurrentHashMap<>();
+    /** CTAs of each attention kernel (by symbol) one SM holds: what the key splits fill. */
+    private final java.util.Map<String, Integer> sdpaResident = new java.util.concurrent.ConcurrentHashMap<>();
 
     Sam2Kernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (int hd : SDPA_HEAD_DIMS) {
             kernels.add(sdpaSymbol(hd), sdpaSmem(hd));
         }
+        kernels.add(SDPA_SM90, SDPA_SM90_SMEM);
         for (String name : new String[] {COMBINE, UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
                 CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT, NORMALIZE_RGB8}) {
             kernels.add(name, 0);
@@ -73,7 +83,7 @@ public final class Sam2Kernels {
     }
 
     /** Key splits at most ({@link #sdpa} with a scratch buffer). */
-    static final int MAX_SPLITS = 8;
+    public static final int MAX_SPLITS = 8;
 
     /** Scratch bytes {@link #sdpa} needs to split the keys of these shapes {@code splits} ways. */
     public static long splitScratchBytes(int batches, int heads, int nq, int hd, int splits) {
@@ -95,6 +105,20 @@ public final class Sam2Kernels {
      */
     public void sdpa(CudaStream stream, Rows q, Rows k, Rows v, Rows o, int batches, int nq, int nk, int heads,
                      int hd, float scale, DeviceBuffer scratch) {
+        sdpa(stream, q, k, v, o, batches, nq, nk, heads, hd, scale, scratch, hopperSdpa(hd));
+    }
+
+    /** True when {@link #sdpa} runs head dim {@code hd} on the Hopper kernel: compute capability 9.0, head dim 256. */
+    public boolean hopperSdpa(int hd) {
+        return kernels.hopper() && hd == SDPA_SM90_HD;
+    }
+
+    /**
+     * As above, on the Hopper kernel when {@code hopper} (tests and benchmarks run both kernels on the same inputs);
+     * the Hopper kernel is refused where {@link #hopperSdpa} is false.
+     */
+    public void sdpa(CudaStream stream, Rows q, Rows k, Rows v, Rows o, int batches, int nq, int nk, int heads, int hd,
+              float scale, DeviceBuffer scratch, boolean hopper) {
         String op = String.format(Locale.ROOT, "sdpa batches=%d nq=%d nk=%d heads=%d hd=%d", batches, nq, nk, heads,
                 hd);
         require(batches > 0 && nq > 0 && nk > 0 && heads > 0 && hd > 0, op + ": dimensions must be positive");
@@ -107,10 +131,16 @@ public final class Sam2Kernels {
         requireRows(op, "k", k, batches, nk, heads * hd);
         requireRows(op, "v", v, batches, nk, heads * hd);
         requireRows(op, "o", o, batches, nq, heads * hd);
-        int qTiles = (nq + SDPA_QUERIES - 1) / SDPA_QUERIES;
-        long slots = (long) kernels.context().info().multiprocessors() * sdpaResident.computeIfAbsent(ceiling,
-                c -> kernels.residentCtas(sdpaSymbol(c), SDPA_THREADS, sdpaSmem(c)));
-        int splits = splits((long) qTiles * heads * batches, ceilDiv(nk, sdpaKeyTile(ceiling)), slots);
+        require(!hopper || (hd == SDPA_SM90_HD && kernels.hopper()), op + ": the Hopper kernel takes head dim "
+                + SDPA_SM90_HD + " on compute capability 9.0");
+        String symbol = hopper ? SDPA_SM90 : sdpaSymbol(ceiling);
+        int queries = hopper ? SDPA_SM90_QUERIES : SDPA_QUERIES, threads = hopper ? SDPA_SM90_THREADS : SDPA_THREADS;
+        int smem = hopper ? SDPA_SM90_SMEM : sdpaSmem(ceiling);
+        int keyTile = hopper ? SDPA_SM90_KEY_TILE : sdpaKeyTile(ceiling);
+        int qTiles = (nq + queries - 1) / queries;
+        long slots = (long) kernels.context().info().multiprocessors() * sdpaResident.computeIfAbsent(symbol,
+                name -> kernels.residentCtas(name, threads, smem));
+        int splits = splits((long) qTiles * heads * batches, ceilDiv(nk, keyTile), slots);
         while (splits > 1 && (scratch == null || scratch.bytes() < splitScratchBytes(batches, heads, nq, hd, splits))) {
             splits = scratch == null ? 1 : splits - 1;
         }
@@ -121,11 +151,15 @@ public final class Sam2Kernels {
             long mlAt = (oBytes + 255) / 256 * 256;
             partMl = scratch.slice(mlAt, scratch.bytes() - mlAt, "sdpa split max / sum");
         }
-        Pointer params = Pointer.to(ptr(q.buffer), ints(q.ld), longs(q.batch), ptr(k.buffer), ints(k.ld),
-                longs(k.batch), ptr(v.buffer), ints(v.ld), longs(v.batch), ptr(o.buffer), ints(o.ld), longs(o.batch),
-                ints(nq), ints(nk), ints(hd), Pointer.to(new float[] {scale}), ints(splits), ptr(partO), ptr(partMl));
-        kernels.launch(sdpaSymbol(ceiling), qTiles * splits, heads, batches, SDPA_THREADS, sdpaSmem(ceiling), stream,
-                params, op);
+        // The Hopper kernel's head dim is fixed (no hd argument).
+        Pointer params = hopper
+                ? Pointer.to(ptr(q.buffer), ints(q.ld), longs(q.batch), ptr(k.buffer), ints(k.ld), longs(k.batch),
+                        ptr(v.buffer), ints(v.ld), longs(v.batch), ptr(o.buffer), ints(o.ld), longs(o.batch), ints(nq),
+                        ints(nk), Pointer.to(new float[] {scale}), ints(splits), ptr(partO), ptr(partMl))
+                : Pointer.to(ptr(q.buffer), ints(q.ld), longs(q.batch), ptr(k.buffer), ints(k.ld), longs(k.batch),
+                        ptr(v.buffer), ints(v.ld), longs(v.batch), ptr(o.buffer), ints(o.ld), longs(o.batch), ints(nq),
+                        ints(nk), ints(hd), Pointer.to(new float[] {scale}), ints(splits), ptr(partO), ptr(partMl));
+        kernels.launch(symbol, qTiles * splits, heads, batches, threads, smem, stream, params, op);
         if (splits > 1) {
             long total = (long) batches * heads * nq * hd;
             Pointer merge = Pointer.to(ptr(partO), ptr(partMl), ptr(o.buffer), ints(o.ld), longs(o.batch), ints(batches),

@@ -49,6 +49,13 @@ class KernelTableTest {
     }
 
     @Test
+    void hopperSdpaIsAnEntryPointAndAsksForWhatTheSourceAsserts() throws IOException {
+        assertTrue(entryPoint(source("samstream_kernels.cu"), Sam2Kernels.SDPA_SM90), Sam2Kernels.SDPA_SM90);
+        assertTrue(source("sdpa_sm90.cuh").contains("Config::SMEM_BYTES == " + Sam2Kernels.SDPA_SM90_SMEM + ","),
+                "Sam2Kernels.SDPA_SM90_SMEM against sdpa_sm90.cuh");
+    }
+
+    @Test
     void sparseTilesAreEntryPointsAndAskForWhatTheSourceAsserts() throws IOException {
         String cu = source("samstream_kernels.cu");
         for (SparseTile t : SparseTile.values()) {

@@ -16,6 +16,12 @@ class Sam2KernelsTest {
     }
 
     @Test
+    void oneObjectOnTheHopperKernelFillsOneWave() {
+        // sdpa_sm90: 32 query tiles of 128 over 449 key tiles of 64, one CTA per SM (132 slots): 4 splits, 128 CTAs
+        assertEquals(4, Sam2Kernels.splits(32, 449, 132));
+    }
+
+    @Test
     void enoughQueryTilesAreNotSplit() {
         assertEquals(1, Sam2Kernels.splits(512, 898, SLOTS));
         assertEquals(1, Sam2Kernels.splits(264, 898, SLOTS));
