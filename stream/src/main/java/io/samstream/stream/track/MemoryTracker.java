@@ -60,6 +60,8 @@ public final class MemoryTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
     /** A lost object's mask more than this share of which is another published mask, or the other way, is not clear. */
     static final double FOUND_MAX_OVERLAP = 0.3;
+    /** An object back from hidden with more than this share of its mask under another shown mask stays hidden. */
+    static final double ON_ANOTHER = 0.5;
 
     private final String stream;
     private final Sam2Tracking model;
@@ -260,25 +262,125 @@ public final class MemoryTracker {
         for (ObjectResult r : results) {
             byId.put(r.objectId(), r);
         }
-        Map<Integer, MaskReadout.Readout> shown = new HashMap<>();
-        List<MaskSummary> published = new ArrayList<>();
-        List<Integer> hiddenIds = new ArrayList<>();
-        List<Integer> lostNow = new ArrayList<>();
+        Outcome o = new Outcome(frame, p, lostIds);
+        // Objects visible on the frame before (or prompted on this one) are shown as they are. An object coming back
+        // from hidden and a lost one whose memory is kept claim their masks after them (below).
+        List<Claim> claims = new ArrayList<>();
         for (Integer id : current.keySet()) { // records list objects in prompt order
             ObjectResult r = byId.get(id);
             if (r == null || remembered.containsKey(id)) {
-                continue; // lost earlier and not re-prompted: forgotten, or judged below
+                continue; // lost earlier and not re-prompted: forgotten, or a claim below
             }
             // Shown when its object score says visible and its mask at the frame's size has pixels: a record never
             // carries an empty mask (an empty one counts as a hidden frame).
             MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
-            switch (hidden.observe(id, m != null && m.area() > 0)) {
-                case VISIBLE -> {
-                    shown.put(id, new MaskReadout.Readout(id, finite(r.predictedIou()), m));
-                    published.add(m);
-                    int[] b = m.box();
-                    lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
-                }
+            boolean visible = m != null && m.area() > 0;
+            if (visible && hidden.hiddenFor(id) > 0 && !r.conditioning()) {
+                claims.add(new Claim(id, r, m, null));
+            } else {
+                o.observe(id, r, m, visible);
+            }
+        }
+        for (Integer id : current.keySet()) {
+            Remembered k = remembered.get(id);
+            ObjectResult r = byId.get(id);
+            if (k == null || r == null || o.lostNow.contains(id)) {
+                continue;
+            }
+            k.frames++;
+            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
+            if (m != null && m.area() > 0) {
+                claims.add(new Claim(id, r, m, k));
+            } else {
+                k.seenInARow = 0;
+            }
+        }
+        // Claims by object score, the surest first, each against the masks shown or claimed before it: a returning
+        // object not mostly on one of them is shown; a lost one clear of them all is seen (found after foundAfter
+        // such frames in a row), and its mask is its own on this frame whether or not it is published yet.
+        claims.sort(java.util.Comparator.comparingDouble((Claim c) -> -c.result().objectScore()));
+        for (Claim c : claims) {
+            if (c.lost() == null) {
+                o.observe(c.id(), c.result(), c.mask(), !onAnother(c.mask(), o.taken));
+                continue;
+            }
+            Remembered k = c.lost();
+            boolean seen = clearOf(c.mask(), o.taken);
+            k.seenInARow = seen ? k.seenInARow + 1 : 0;
+            if (!seen) {
+                continue;
+            }
+            o.taken.add(c.mask());
+            if (k.seenInARow >= foundAfter) {
+                int id = c.id();
+                remembered.remove(id);
+                revisions.put(id, ended.remove(id));
+                hidden.forget(id);
+                o.show(id, c.result(), c.mask(), false);
+                meters.reidentified().increment();
+                log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (visible {} frames"
+                        + " in a row, clear of the others): published under its id", stream, id, frame,
+                        frame - k.lostFrame, foundAfter);
+            }
+        }
+        for (Integer id : List.copyOf(remembered.keySet())) {
+            Remembered k = remembered.get(id);
+            if (!o.lostNow.contains(id) && k.frames >= forgetAfter) {
+                remembered.remove(id);
+                p.stream().remove(id);
+                log.info("stream {}: object {} forgotten at frame {}: not found again within {} frames of being lost;"
+                        + " its memory is dropped", stream, id, frame, forgetAfter);
+            }
+        }
+        List<MaskReadout.Readout> masks = new ArrayList<>();
+        List<Integer> hiddenIds = new ArrayList<>();
+        for (Integer id : current.keySet()) {
+            MaskReadout.Readout m = o.shown.get(id);
+            if (m != null) {
+                masks.add(m);
+            }
+            if (o.hiddenIds.contains(id)) {
+                hiddenIds.add(id);
+            }
+        }
+        meters.active().set(p.stream().objects().size() - remembered.size());
+        keepState(frame);
+        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /** A mask claimed after the frame's shown objects: by an object back from hidden ({@code lost} null) or a lost one. */
+    private record Claim(int id, ObjectResult result, MaskSummary mask, Remembered lost) {}
+
+    /** What {@link #finish} makes of a frame's objects so far. */
+    private final class Outcome {
+        final long frame;
+        final Pending p;
+        final List<Integer> lostIds;
+        final Map<Integer, MaskReadout.Readout> shown = new HashMap<>();
+        final java.util.Set<Integer> hiddenIds = new java.util.HashSet<>();
+        final java.util.Set<Integer> lostNow = new java.util.HashSet<>();
+        /** The masks shown, and those lost objects saw clear, on this frame. */
+        final List<MaskSummary> taken = new ArrayList<>();
+
+        Outcome(long frame, Pending p, List<Integer> lostIds) {
+            this.frame = frame;
+            this.p = p;
+            this.lostIds = lostIds;
+        }
+
+        void show(int id, ObjectResult r, MaskSummary m, boolean take) {
+            shown.put(id, new MaskReadout.Readout(id, finite(r.predictedIou()), m));
+            if (take) {
+                taken.add(m);
+            }
+            int[] b = m.box();
+            lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
+        }
+
+        /** A tracked object's frame: shown when {@code visible}, else hidden, lost after hiddenLostAfter. */
+        void observe(int id, ObjectResult r, MaskSummary m, boolean visible) {
+            switch (hidden.observe(id, visible)) {
+                case VISIBLE -> show(id, r, m, true);
                 case HIDDEN -> hiddenIds.add(id);
                 case LOST -> {
                     lostIds.add(id);
@@ -297,46 +399,29 @@ public final class MemoryTracker {
                 }
             }
         }
-        // Lost objects whose memory is kept: found again when seen clear of the frame's objects long enough.
-        for (Integer id : current.keySet()) {
-            Remembered k = remembered.get(id);
-            ObjectResult r = byId.get(id);
-            if (k == null || r == null || lostNow.contains(id)) {
-                continue;
-            }
-            k.frames++;
-            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
-            boolean seen = m != null && m.area() > 0 && clearOf(m, published);
-            k.seenInARow = seen ? k.seenInARow + 1 : 0;
-            if (k.seenInARow >= foundAfter) {
-                remembered.remove(id);
-                revisions.put(id, ended.remove(id));
-                hidden.forget(id);
-                shown.put(id, new MaskReadout.Readout(id, finite(r.predictedIou()), m));
-                published.add(m);
-                int[] b = m.box();
-                lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
-                meters.reidentified().increment();
-                log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (visible {} frames"
-                        + " in a row, clear of the others): published under its id", stream, id, frame,
-                        frame - k.lostFrame, foundAfter);
-            } else if (k.frames >= forgetAfter) {
-                remembered.remove(id);
-                p.stream().remove(id);
-                log.info("stream {}: object {} forgotten at frame {}: not found again within {} frames of being lost;"
-                        + " its memory is dropped", stream, id, frame, forgetAfter);
+    }
+
+    /**
+     * Whether more than {@value #ON_ANOTHER} of {@code m} lies under one of {@code others}: an object back from
+     * hidden with such a mask has slid onto another object (kalman mode's "jumped"), not come out.
+     */
+    static boolean onAnother(MaskSummary m, List<MaskSummary> others) {
+        long[] a = m.columnMajorBits();
+        for (MaskSummary o : others) {
+            if (intersection(a, o) > ON_ANOTHER * m.area()) {
+                return true;
             }
         }
-        List<MaskReadout.Readout> masks = new ArrayList<>();
-        for (Integer id : current.keySet()) {
-            MaskReadout.Readout m = shown.get(id);
-            if (m != null) {
-                masks.add(m);
-            }
+        return false;
+    }
+
+    private static long intersection(long[] a, MaskSummary o) {
+        long[] b = o.columnMajorBits();
+        long inter = 0;
+        for (int i = 0; i < a.length; i++) {
+            inter += Long.bitCount(a[i] & b[i]);
         }
-        meters.active().set(p.stream().objects().size() - remembered.size());
-        keepState(frame);
-        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+        return inter;
     }
 
     /**
@@ -346,11 +431,7 @@ public final class MemoryTracker {
     static boolean clearOf(MaskSummary m, List<MaskSummary> others) {
         long[] a = m.columnMajorBits();
         for (MaskSummary o : others) {
-            long[] b = o.columnMajorBits();
-            long inter = 0;
-            for (int i = 0; i < a.length; i++) {
-                inter += Long.bitCount(a[i] & b[i]);
-            }
+            long inter = intersection(a, o);
             if (inter > FOUND_MAX_OVERLAP * m.area() || inter > FOUND_MAX_OVERLAP * o.area()) {
                 return false;
             }
