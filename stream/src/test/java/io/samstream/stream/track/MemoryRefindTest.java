@@ -164,6 +164,62 @@ class MemoryRefindTest {
     }
 
     @Test
+    void aMaskBackFromHiddenMostlyOnAnotherShownObjectStaysHidden() {
+        // Object 1 is hidden on steps 2-3, back on object 2's region on 4-5, then on its own again.
+        ScriptedSam2 model = new ScriptedSam2(config, (id, s) -> id == 2 ? RIGHT
+                : s < 2 || s >= 6 ? LEFT : s < 4 ? null : ON_RIGHT, 0);
+        MemoryTracker t = new MemoryTracker("s", model, 10, 30, 2, TrackingMeters.none());
+        for (int f = 0; f < 8; f++) {
+            ObjectTracker.Frame r = step(t, f, box(1, 1, 2));
+            boolean shown = f < 2 || f >= 6;
+            assertEquals(shown ? List.of(1, 2) : List.of(2), ids(r), "frame " + f);
+            assertEquals(shown ? List.of() : List.of(1), r.hidden(), "frame " + f);
+        }
+    }
+
+    /**
+     * An object back from hidden and a lost one whose memory is kept claim one region on the same frames: the one
+     * the model is surer of (object score) has it, the other is not shown there.
+     */
+    @Test
+    void ofTwoClaimsOnOneRegionTheSurerObjectScoreHasIt() {
+        // Object 2 is seen on steps 0-1, then gone (lost at 4), back on the right from step 8 (score 5). Object 1
+        // is seen elsewhere on 0-5, hidden on 6-7, and from 8 on it has object 2's region, scored 0.5.
+        ScriptedSam2.Script script = (id, s) -> id == 2 ? (s < 2 ? LEFT : s < 8 ? null : RIGHT)
+                : s < 6 ? new int[] {1, 10, 4, 14} : s < 8 ? null : ON_RIGHT;
+        TrackingMeters meters = TrackingMeters.none();
+        MemoryTracker t = new MemoryTracker("s", new ScriptedSam2(config, script, 0).scores((id, s) -> id == 1
+                && s >= 8 ? 0.5f : 5f), 3, 30, 2, meters);
+        List<List<Integer>> shown = new ArrayList<>();
+        for (int f = 0; f < 12; f++) {
+            shown.add(ids(step(t, f, box(1, 1, 2))));
+        }
+        assertEquals(List.of(1, 2), shown.get(0));
+        for (int f = 4; f < 9; f++) {
+            assertEquals(List.of(), shown.get(f).stream().filter(i -> i == 2).toList(), "frame " + f);
+        }
+        for (int f = 8; f < 12; f++) {
+            assertTrue(!shown.get(f).contains(1), "frame " + f + ": object 1 never shown on object 2's region");
+        }
+        for (int f = 9; f < 12; f++) {
+            assertEquals(List.of(2), shown.get(f), "frame " + f + ": object 2 found again on its second clear frame");
+        }
+        assertEquals(1.0, meters.reidentified().count());
+
+        // The other way round: the lost object less sure than the one back from hidden is not found there.
+        TrackingMeters other = TrackingMeters.none();
+        MemoryTracker u = new MemoryTracker("u", new ScriptedSam2(config, script, 0).scores((id, s) -> id == 2
+                && s >= 8 ? 0.5f : 5f), 3, 30, 2, other);
+        for (int f = 0; f < 12; f++) {
+            ObjectTracker.Frame r = step(u, f, box(1, 1, 2));
+            if (f >= 8) {
+                assertEquals(List.of(1), ids(r), "frame " + f + ": object 1 back, sure of it");
+            }
+        }
+        assertEquals(0.0, other.reidentified().count());
+    }
+
+    @Test
     void clearMeansNeitherMaskMostlyUnderTheOther() {
         MaskSummary a = MaskSummary.of(logits(0, 0, 10, 10), 20, 20);
         assertTrue(MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(10, 10, 20, 20), 20, 20))), "apart");
@@ -171,6 +227,10 @@ class MemoryRefindTest {
         assertTrue(!MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(6, 0, 20, 10), 20, 20))), "40 %");
         assertTrue(!MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
                 "a small mask wholly under it");
+        assertTrue(MemoryTracker.onAnother(MaskSummary.of(logits(2, 2, 4, 4), 20, 20), List.of(a)), "wholly on it");
+        assertTrue(!MemoryTracker.onAnother(MaskSummary.of(logits(6, 0, 20, 10), 20, 20), List.of(a)), "2/7 on it");
+        assertTrue(!MemoryTracker.onAnother(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
+                "a small mask under it takes little of it");
     }
 
     private static float[] logits(int x0, int y0, int x1, int y1) {

@@ -26,6 +26,12 @@ public final class ScriptedSam2 implements Sam2Tracking {
         int[] box(int id, int step);
     }
 
+    /** Per object and step: its object score while its script says present (5 unless set). */
+    public interface Scores {
+        float score(int id, int step);
+    }
+
+    private Scores scores = (id, step) -> 5f;
     private final Sam2Config config;
     private final Script script;
     private final int limit;
@@ -38,6 +44,12 @@ public final class ScriptedSam2 implements Sam2Tracking {
         this.config = config;
         this.script = script;
         this.limit = limit;
+    }
+
+    /** Object scores by script for present objects; this model. */
+    public ScriptedSam2 scores(Scores s) {
+        this.scores = s;
+        return this;
     }
 
     @Override
@@ -128,7 +140,7 @@ public final class ScriptedSam2 implements Sam2Tracking {
                 }
             }
         }
-        return new ObjectResult(id, logits, SIDE, b == null ? -5f : 5f, new float[4], conditioning, 0.9f);
+        return new ObjectResult(id, logits, SIDE, b == null ? -5f : scores.score(id, step), new float[4], conditioning, 0.9f);
     }
 
     @Override
