@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  *   <li>an object no longer among the prompts (removed) is dropped with its memory;</li>
  *   <li>a new generation (a reset) or a new frame size starts every object over;</li>
  *   <li>an object whose object score says it is not visible, or whose mask at the frame's size is empty, is
- *       listed in {@code hidden}; after
+ *       listed in {@code hidden}; an object back from hidden (hidden on the frame before, not prompted on this one)
+ *       whose mask lies more than {@value #ON_ANOTHER} under a mask shown or claimed on this frame has slid onto
+ *       that object and stays hidden too (see claims below); after
  *       {@code hiddenLostAfter} such frames in a row it is lost ({@link HiddenObjects}): listed once in
  *       {@code lost};</li>
  *   <li>a lost object keeps its memory for {@code forgetAfter} more frames ({@code memory-forget-after}) and the
@@ -36,14 +38,20 @@ import org.slf4j.LoggerFactory;
  *       non-empty mask clear of every object published on that frame (neither mask more than {@value
  *       #FOUND_MAX_OVERLAP} under the other: it never takes another object's region), it is <b>found again</b>:
  *       published from that frame on under its id and prompt revision, counted as kalman mode counts a
- *       re-identified object ({@link TrackingMeters#reidentified}). Lost objects are judged after the frame's
- *       other objects, in prompt order, each against the masks published before it. After {@code forgetAfter}
+ *       re-identified object ({@link TrackingMeters#reidentified}). After {@code forgetAfter}
  *       frames without being found its memory is dropped for good ({@link Sam2Tracking.StreamTracker#remove}:
  *       on the GPU its bank is freed), so memory per stream stays bounded; it is not tracked again until its
  *       prompt is updated or the stream is reset (as in kalman mode). {@code forgetAfter} 0: dropped when
  *       lost;</li>
  *   <li>a lost object re-prompted (a new revision) starts afresh from its prompt; one removed is dropped with its
- *       memory, as any object.</li>
+ *       memory, as any object;</li>
+ *   <li>claims: objects visible on the frame before (or prompted on this one) are shown first, as the model gives
+ *       them (two such objects may overlap: no non-overlap constraint, as in Meta's predictor). Then objects back
+ *       from hidden and lost objects scored visible <i>claim</i> their masks, the highest object score first, each
+ *       against the masks shown or claimed before it: so when an object coming back and a lost one coming out
+ *       land on one region (the tiny model hands a covered object's memory to a similar one coming out), the one
+ *       the model is surer of has it. A lost object's claim, clear, holds its region on that frame even before it
+ *       is published.</li>
  * </ul>
  * Failover: {@link #state} / {@link #takeState} give what another engine needs to go on ({@link
  * MemoryTrackerState}); {@link #restore} there conditions each object that was visible afresh on its last box,
