@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  *       model goes on stepping it, as Meta's {@code SAM2VideoPredictor} keeps scoring an absent object; its masks
  *       are not published meanwhile (it is in neither {@code objects} nor {@code hidden}). When its object score
  *       says visible on {@code foundAfter} frames in a row ({@code memory-found-after}), each time with a
- *       non-empty mask clear of every object published on that frame (neither mask more than {@value
+ *       non-empty mask clear of every mask shown or claimed before it on that frame (neither mask more than {@value
  *       #FOUND_MAX_OVERLAP} under the other: it never takes another object's region), it is <b>found again</b>:
  *       published from that frame on under its id and prompt revision, counted as kalman mode counts a
  *       re-identified object ({@link TrackingMeters#reidentified}). After {@code forgetAfter}
