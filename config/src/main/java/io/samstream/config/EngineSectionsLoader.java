@@ -134,6 +134,12 @@ final class EngineSectionsLoader {
             throw new ConfigException(origin + ": " + key + ".hidden-lost-after must be at least " + key
                     + ".lost-after (" + lostAfter + "), got " + hiddenLostAfter);
         }
+        int forgetAfter = atMost(config, key + ".memory-forget-after", origin, 100_000);
+        int foundAfter = positive(config, key + ".memory-found-after", origin, 1_000);
+        if (forgetAfter > 0 && foundAfter > forgetAfter) {
+            throw new ConfigException(origin + ": " + key + ".memory-found-after (" + foundAfter + ") must be at most "
+                    + key + ".memory-forget-after (" + forgetAfter + "): a lost object could never be found again");
+        }
         return new EngineSettings.Tracking(config.getBoolean(key + ".enabled"), lostAfter,
                 fraction(config, key + ".min-predicted-iou", origin),
                 fraction(config, key + ".min-stability", origin),
@@ -145,7 +151,7 @@ final class EngineSectionsLoader {
                 TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"),
                 config.getBoolean(key + ".camera-motion"),
                 nonNegative(config, key + ".reid-search", origin, 100),
-                nonNegative(config, key + ".reid-search-speed", origin, 100));
+                nonNegative(config, key + ".reid-search-speed", origin, 100), forgetAfter, foundAfter);
     }
 
     /** A number from 0 to {@code max}. */

@@ -63,12 +63,31 @@ public final class EngineSettings {
      * @param reidSearch      how far from its last box a lost object is searched for where the image looks like it,
      *                        in the object's sizes (0: off, probed at its last box only)
      * @param reidSearchSpeed how fast that reach grows, in the object's sizes per frame since it was last seen
+     * @param memoryForgetAfter memory mode: frames after an object is lost during which its memory is kept and it is
+     *                        still followed unpublished, so that it can be found again (0: dropped when lost)
+     * @param memoryFoundAfter memory mode: frames in a row a lost object must be scored visible, clear of the frame's
+     *                        other objects, to be published again under its id
      */
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
             double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
-            double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch, double reidSearchSpeed) {
+            double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch, double reidSearchSpeed,
+            int memoryForgetAfter, int memoryFoundAfter) {
         public Tracking {
             java.util.Objects.requireNonNull(mode, "mode");
+            if (memoryForgetAfter < 0 || memoryFoundAfter < 1) {
+                throw new IllegalArgumentException("memory-forget-after must be at least 0 and memory-found-after at"
+                        + " least 1, got " + memoryForgetAfter + " and " + memoryFoundAfter);
+            }
+        }
+
+        /** Memory mode's lost objects at their defaults. */
+        public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
+                double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
+                double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch,
+                double reidSearchSpeed) {
+            this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, minAppearance,
+                    sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reidSearch, reidSearchSpeed,
+                    DEFAULT_MEMORY_FORGET_AFTER, DEFAULT_MEMORY_FOUND_AFTER);
         }
 
         /** The appearance search at its defaults. */
@@ -92,21 +111,28 @@ public final class EngineSettings {
         public Tracking withMode(TrackingMode m) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m, cameraMotion, reidSearch,
-                    reidSearchSpeed);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
         }
 
         /** These settings with camera-motion compensation on or off. */
         public Tracking withCameraMotion(boolean on) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, on, reidSearch,
-                    reidSearchSpeed);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
         }
 
         /** These settings with the appearance search's reach ({@code reid-search}; 0: off). */
         public Tracking withReidSearch(double reach) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reach,
-                    reidSearchSpeed);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
+        }
+
+        /** These settings with memory mode's lost objects kept {@code forgetAfter} frames, found after {@code foundAfter}. */
+        public Tracking withMemoryRefind(int forgetAfter, int foundAfter) {
+            return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reidSearch,
+                    reidSearchSpeed, forgetAfter, foundAfter);
         }
 
         /** The appearance keys at their defaults. */
@@ -123,6 +149,8 @@ public final class EngineSettings {
         public static final double DEFAULT_REID_APPEARANCE = 0.8;
         public static final double DEFAULT_REID_SEARCH = 2.5;
         public static final double DEFAULT_REID_SEARCH_SPEED = 0.1;
+        public static final int DEFAULT_MEMORY_FORGET_AFTER = 90;
+        public static final int DEFAULT_MEMORY_FOUND_AFTER = 3;
 
         /** Off: today's fixed prompts on every frame. */
         public static Tracking off() {

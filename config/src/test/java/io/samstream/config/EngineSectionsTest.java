@@ -53,6 +53,13 @@ class EngineSectionsTest {
         assertEquals(0, c.tracking().reidSearch(), "off");
         assertEquals(0.25, c.tracking().reidSearchSpeed());
         assertEquals(1.5, c.tracking().withReidSearch(1.5).reidSearch());
+        assertEquals(EngineSettings.Tracking.DEFAULT_MEMORY_FORGET_AFTER, c.tracking().memoryForgetAfter(),
+                "memory-forget-after's default");
+        assertEquals(EngineSettings.Tracking.DEFAULT_MEMORY_FOUND_AFTER, c.tracking().memoryFoundAfter());
+        c = ConfigLoader.load(write("samstream.tracking { memory-forget-after = 0, memory-found-after = 7 }"));
+        assertEquals(0, c.tracking().memoryForgetAfter(), "0: dropped when lost (found-after then unused)");
+        assertEquals(7, c.tracking().memoryFoundAfter());
+        assertEquals(120, c.tracking().withMemoryRefind(120, 4).memoryForgetAfter());
         for (String bad : List.of("min-appearance = 1.5", "scene-cut-similarity = -0.1", "reid-window = -1",
                 "reid-appearance = -2", "reid-search = -1", "reid-search-speed = -0.1", "reid-search = 101")) {
             ConfigException e = assertThrows(ConfigException.class,
@@ -127,6 +134,12 @@ class EngineSectionsTest {
         assertMessage("samstream.tracking { lost-after = 8, hidden-lost-after = 6 }",
                 "samstream.tracking.hidden-lost-after", "samstream.tracking.lost-after (8)");
         assertMessage("samstream.tracking.lost-afterr = 3", "unknown key samstream.tracking.lost-afterr");
+        assertMessage("samstream.tracking.memory-forget-after = -1", "samstream.tracking.memory-forget-after",
+                "[0, 100000]");
+        assertMessage("samstream.tracking.memory-forget-after = soon", "samstream.tracking.memory-forget-after");
+        assertMessage("samstream.tracking.memory-found-after = 0", "samstream.tracking.memory-found-after", "1 to");
+        assertMessage("samstream.tracking { memory-forget-after = 4, memory-found-after = 5 }",
+                "samstream.tracking.memory-found-after (5)", "samstream.tracking.memory-forget-after (4)");
         assertMessage("samstream.discovery.interval = 0", "samstream.discovery.interval");
         assertMessage("samstream.discovery.nms-iou = 2", "samstream.discovery.nms-iou");
         assertMessage("samstream { tracking.enabled = off, discovery.enabled = on }", "samstream.discovery.enabled",

@@ -292,6 +292,7 @@ public final class Engine implements AutoCloseable {
             // SAM 2.1 always tracks in memory mode; SAM in kalman mode when tracking is on.
             if (memoryModel != null) {
                 memoryTracker = new MemoryTracker(spec.id(), memoryModel, settings.tracking().hiddenLostAfter(),
+                        settings.tracking().memoryForgetAfter(), settings.tracking().memoryFoundAfter(),
                         metrics.tracking(spec.id()));
                 start.memory().ifPresent(memoryTracker::restore);
                 memoryTracker.keepStateEvery(start.stateEvery());

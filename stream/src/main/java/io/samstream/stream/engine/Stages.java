@@ -220,7 +220,19 @@ final class Stages {
             try {
                 out.add(streams.get(w).track(frames.get(w), prompts.get(w)));
             } catch (RuntimeException | Error ex) {
-                failFrame(jobs.get(toModel.get(w)), ex);
+                // A tracker that batches refuses a bad frame before any work (its object limit among the reasons):
+                // the stream's lost objects whose memory was kept make room, and the frame is tried once more.
+                Throwable fault = ex;
+                if (ex instanceof RuntimeException && model.batches()
+                        && jobs.get(toModel.get(w)).stream().memoryTracker().forgetRemembered(pending.get(w)) > 0) {
+                    try {
+                        out.add(streams.get(w).track(frames.get(w), prompts.get(w)));
+                        continue;
+                    } catch (RuntimeException | Error again) {
+                        fault = again;
+                    }
+                }
+                failFrame(jobs.get(toModel.get(w)), fault);
                 out.add(null);
             }
         }

@@ -26,15 +26,39 @@ import org.slf4j.LoggerFactory;
  *   <li>an object no longer among the prompts (removed) is dropped with its memory;</li>
  *   <li>a new generation (a reset) or a new frame size starts every object over;</li>
  *   <li>an object whose object score says it is not visible, or whose mask at the frame's size is empty, is
- *       listed in {@code hidden}; after
+ *       listed in {@code hidden}; an object back from hidden (hidden on the frame before, not prompted on this one)
+ *       whose mask lies more than {@value #ON_ANOTHER} under a mask shown or claimed on this frame has slid onto
+ *       that object and stays hidden too (see claims below); after
  *       {@code hiddenLostAfter} such frames in a row it is lost ({@link HiddenObjects}): listed once in
- *       {@code lost}, its memory dropped, and not tracked again until its prompt is updated or the stream is
- *       reset (as in kalman mode).</li>
+ *       {@code lost};</li>
+ *   <li>a lost object keeps its memory for {@code forgetAfter} more frames ({@code memory-forget-after}) and the
+ *       model goes on stepping it, as Meta's {@code SAM2VideoPredictor} keeps scoring an absent object; its masks
+ *       are not published meanwhile (it is in neither {@code objects} nor {@code hidden}). When its object score
+ *       says visible on {@code foundAfter} frames in a row ({@code memory-found-after}), each time with a
+ *       non-empty mask clear of every mask shown or claimed before it on that frame (neither mask more than {@value
+ *       #FOUND_MAX_OVERLAP} under the other: it never takes another object's region), it is <b>found again</b>:
+ *       published from that frame on under its id and prompt revision, counted as kalman mode counts a
+ *       re-identified object ({@link TrackingMeters#reidentified}). After {@code forgetAfter}
+ *       frames without being found its memory is dropped for good ({@link Sam2Tracking.StreamTracker#remove}:
+ *       on the GPU its bank is freed), so memory per stream stays bounded; it is not tracked again until its
+ *       prompt is updated or the stream is reset (as in kalman mode). {@code forgetAfter} 0: dropped when
+ *       lost;</li>
+ *   <li>a lost object re-prompted (a new revision) starts afresh from its prompt; one removed is dropped with its
+ *       memory, as any object;</li>
+ *   <li>claims: objects visible on the frame before (or prompted on this one) are shown first, as the model gives
+ *       them (two such objects may overlap: no non-overlap constraint, as in Meta's predictor). Then objects back
+ *       from hidden and lost objects scored visible <i>claim</i> their masks, the highest object score first, each
+ *       against the masks shown or claimed before it: so when an object coming back and a lost one coming out
+ *       land on one region (the tiny model hands a covered object's memory to a similar one coming out), the one
+ *       the model is surer of has it. A lost object's claim, clear, holds its region on that frame even before it
+ *       is published.</li>
  * </ul>
  * Failover: {@link #state} / {@link #takeState} give what another engine needs to go on ({@link
  * MemoryTrackerState}); {@link #restore} there conditions each object that was visible afresh on its last box,
  * under its id and revision, on the first frame; an object hidden at the move is reported lost on that frame
- * (its memory, which could have found it again, is not carried).
+ * (its memory, which could have found it again, is not carried). A lost object whose memory was kept is not in the
+ * state's objects, only among its lost ones: on the new engine it stays lost (reported once, on the old one), as
+ * one whose memory was dropped; it comes back when re-prompted.
  * The frame goes to the model resized to its square input (Pillow's bilinear); prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
@@ -42,12 +66,20 @@ import org.slf4j.LoggerFactory;
  */
 public final class MemoryTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
+    /** A lost object's mask more than this share of which is another published mask, or the other way, is not clear. */
+    static final double FOUND_MAX_OVERLAP = 0.3;
+    /** An object back from hidden with more than this share of its mask under another shown mask stays hidden. */
+    static final double ON_ANOTHER = 0.5;
 
     private final String stream;
     private final Sam2Tracking model;
     private final TrackingMeters meters;
     private final HiddenObjects hidden;
     private final int hiddenLostAfter;
+    private final int forgetAfter;
+    private final int foundAfter;
+    /** Lost objects whose memory is kept (still stepped, not published), in the order they were lost. */
+    private final Map<Integer, Remembered> remembered = new LinkedHashMap<>();
     private Sam2Tracking.StreamTracker tracker;
     /** The revision each tracked object was last prompted with. */
     private final Map<Integer, Long> revisions = new HashMap<>();
@@ -67,7 +99,38 @@ public final class MemoryTracker {
     private int stateEvery;
     private final java.util.NavigableMap<Long, MemoryTrackerState> states = new java.util.TreeMap<>();
 
+    /**
+     * A lost object whose memory is kept: the frame it was lost on, frames stepped since, and frames in a row it has
+     * been scored visible with a clear mask.
+     */
+    private static final class Remembered {
+        final long lostFrame;
+        int frames;
+        int seenInARow;
+
+        Remembered(long lostFrame) {
+            this.lostFrame = lostFrame;
+        }
+    }
+
+    /** A lost object's memory dropped when it is lost (never found again). */
     public MemoryTracker(String stream, Sam2Tracking model, int hiddenLostAfter, TrackingMeters meters) {
+        this(stream, model, hiddenLostAfter, 0, 1, meters);
+    }
+
+    /**
+     * @param hiddenLostAfter hidden frames in a row after which an object is lost (at least 1)
+     * @param forgetAfter     frames after it is lost that its memory is kept, so it can be found again (0: none)
+     * @param foundAfter      frames in a row a lost object must be seen, clear of the others, to be found (at least 1)
+     */
+    public MemoryTracker(String stream, Sam2Tracking model, int hiddenLostAfter, int forgetAfter, int foundAfter,
+                         TrackingMeters meters) {
+        if (forgetAfter < 0 || foundAfter < 1) {
+            throw new IllegalArgumentException("memory-forget-after must be at least 0 and memory-found-after at least"
+                    + " 1, got " + forgetAfter + " and " + foundAfter);
+        }
+        this.forgetAfter = forgetAfter;
+        this.foundAfter = foundAfter;
         this.stream = stream;
         this.model = model;
         this.meters = meters;
@@ -81,9 +144,17 @@ public final class MemoryTracker {
         return model;
     }
 
-    /** The objects tracked now (their memory kept), in the order they were added. */
+    /**
+     * The objects whose memory is kept now (tracked ones and lost ones not yet forgotten), in the order they were
+     * added.
+     */
     public List<Integer> objects() {
         return List.copyOf(tracker.objects());
+    }
+
+    /** The lost objects whose memory is kept (still stepped, unpublished, may be found again), in the order lost. */
+    public synchronized List<Integer> remembered() {
+        return List.copyOf(remembered.keySet());
     }
 
     /**
@@ -120,6 +191,7 @@ public final class MemoryTracker {
             ended.clear();
             hidden.clear();
             lastBox.clear();
+            remembered.clear();
             resume.clear();
             lostByMove.clear();
             if (restored != null && restored.generation() == prompts.generation()) {
@@ -141,6 +213,7 @@ public final class MemoryTracker {
                 revisions.remove(id);
                 hidden.forget(id);
                 lastBox.remove(id);
+                remembered.remove(id);
             }
         }
         ended.keySet().retainAll(current.keySet());
@@ -163,6 +236,7 @@ public final class MemoryTracker {
             revisions.put(id, seed.revision());
             ended.remove(id);
             hidden.forget(id);
+            remembered.remove(id); // re-prompted while its memory was kept: starts afresh
         }
         List<Integer> lostIds = new ArrayList<>();
         for (Integer id : lostByMove) {
@@ -196,37 +270,199 @@ public final class MemoryTracker {
         for (ObjectResult r : results) {
             byId.put(r.objectId(), r);
         }
-        List<MaskReadout.Readout> masks = new ArrayList<>();
-        List<Integer> hiddenIds = new ArrayList<>();
+        Outcome o = new Outcome(frame, p, lostIds);
+        // Objects visible on the frame before (or prompted on this one) are shown as they are. An object coming back
+        // from hidden and a lost one whose memory is kept claim their masks after them (below).
+        List<Claim> claims = new ArrayList<>();
         for (Integer id : current.keySet()) { // records list objects in prompt order
             ObjectResult r = byId.get(id);
-            if (r == null) {
-                continue; // lost earlier, not re-prompted
+            if (r == null || remembered.containsKey(id)) {
+                continue; // lost earlier and not re-prompted: forgotten, or a claim below
             }
             // Shown when its object score says visible and its mask at the frame's size has pixels: a record never
             // carries an empty mask (an empty one counts as a hidden frame).
             MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
-            switch (hidden.observe(id, m != null && m.area() > 0)) {
-                case VISIBLE -> {
-                    masks.add(new MaskReadout.Readout(id, finite(r.predictedIou()), m));
-                    int[] b = m.box();
-                    lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
-                }
+            boolean visible = m != null && m.area() > 0;
+            if (visible && hidden.hiddenFor(id) > 0 && !r.conditioning()) {
+                claims.add(new Claim(id, r, m, null));
+            } else {
+                o.observe(id, r, m, visible);
+            }
+        }
+        for (Integer id : current.keySet()) {
+            Remembered k = remembered.get(id);
+            ObjectResult r = byId.get(id);
+            if (k == null || r == null || o.lostNow.contains(id)) {
+                continue;
+            }
+            k.frames++;
+            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
+            if (m != null && m.area() > 0) {
+                claims.add(new Claim(id, r, m, k));
+            } else {
+                k.seenInARow = 0;
+            }
+        }
+        // Claims by object score, the surest first, each against the masks shown or claimed before it: a returning
+        // object not mostly on one of them is shown; a lost one clear of them all is seen (found after foundAfter
+        // such frames in a row), and its mask is its own on this frame whether or not it is published yet.
+        claims.sort(java.util.Comparator.comparingDouble((Claim c) -> -c.result().objectScore()));
+        for (Claim c : claims) {
+            if (c.lost() == null) {
+                o.observe(c.id(), c.result(), c.mask(), !onAnother(c.mask(), o.taken));
+                continue;
+            }
+            Remembered k = c.lost();
+            boolean seen = clearOf(c.mask(), o.taken);
+            k.seenInARow = seen ? k.seenInARow + 1 : 0;
+            if (!seen) {
+                continue;
+            }
+            o.taken.add(c.mask());
+            if (k.seenInARow >= foundAfter) {
+                int id = c.id();
+                remembered.remove(id);
+                revisions.put(id, ended.remove(id));
+                hidden.forget(id);
+                o.show(id, c.result(), c.mask(), false);
+                meters.reidentified().increment();
+                log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (visible {} frames"
+                        + " in a row, clear of the others): published under its id", stream, id, frame,
+                        frame - k.lostFrame, foundAfter);
+            }
+        }
+        for (Integer id : List.copyOf(remembered.keySet())) {
+            Remembered k = remembered.get(id);
+            if (!o.lostNow.contains(id) && k.frames >= forgetAfter) {
+                remembered.remove(id);
+                p.stream().remove(id);
+                log.info("stream {}: object {} forgotten at frame {}: not found again within {} frames of being lost;"
+                        + " its memory is dropped", stream, id, frame, forgetAfter);
+            }
+        }
+        List<MaskReadout.Readout> masks = new ArrayList<>();
+        List<Integer> hiddenIds = new ArrayList<>();
+        for (Integer id : current.keySet()) {
+            MaskReadout.Readout m = o.shown.get(id);
+            if (m != null) {
+                masks.add(m);
+            }
+            if (o.hiddenIds.contains(id)) {
+                hiddenIds.add(id);
+            }
+        }
+        meters.active().set(p.stream().objects().size() - remembered.size());
+        keepState(frame);
+        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /** A mask claimed after the frame's shown objects: by an object back from hidden ({@code lost} null) or a lost one. */
+    private record Claim(int id, ObjectResult result, MaskSummary mask, Remembered lost) {}
+
+    /** What {@link #finish} makes of a frame's objects so far. */
+    private final class Outcome {
+        final long frame;
+        final Pending p;
+        final List<Integer> lostIds;
+        final Map<Integer, MaskReadout.Readout> shown = new HashMap<>();
+        final java.util.Set<Integer> hiddenIds = new java.util.HashSet<>();
+        final java.util.Set<Integer> lostNow = new java.util.HashSet<>();
+        /** The masks shown, and those lost objects saw clear, on this frame. */
+        final List<MaskSummary> taken = new ArrayList<>();
+
+        Outcome(long frame, Pending p, List<Integer> lostIds) {
+            this.frame = frame;
+            this.p = p;
+            this.lostIds = lostIds;
+        }
+
+        void show(int id, ObjectResult r, MaskSummary m, boolean take) {
+            shown.put(id, new MaskReadout.Readout(id, finite(r.predictedIou()), m));
+            if (take) {
+                taken.add(m);
+            }
+            int[] b = m.box();
+            lastBox.put(id, new double[] {b[0], b[1], b[2], b[3]});
+        }
+
+        /** A tracked object's frame: shown when {@code visible}, else hidden, lost after hiddenLostAfter. */
+        void observe(int id, ObjectResult r, MaskSummary m, boolean visible) {
+            switch (hidden.observe(id, visible)) {
+                case VISIBLE -> show(id, r, m, true);
                 case HIDDEN -> hiddenIds.add(id);
                 case LOST -> {
                     lostIds.add(id);
+                    lostNow.add(id);
                     ended.put(id, revisions.remove(id));
-                    p.stream().remove(id);
                     lastBox.remove(id);
                     meters.lost().increment();
-                    log.info("stream {}: object {} lost at frame {}: not visible for {} frames in a row", stream, id,
-                            frame, hiddenLostAfter);
+                    if (forgetAfter > 0) {
+                        remembered.put(id, new Remembered(frame));
+                    } else {
+                        p.stream().remove(id);
+                    }
+                    log.info("stream {}: object {} lost at frame {}: not visible for {} frames in a row{}", stream, id,
+                            frame, hiddenLostAfter, forgetAfter > 0 ? "; its memory is kept " + forgetAfter
+                                    + " frames to find it again" : "");
                 }
             }
         }
-        meters.active().set(p.stream().objects().size());
-        keepState(frame);
-        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+    }
+
+    /**
+     * Whether more than {@value #ON_ANOTHER} of {@code m} lies under one of {@code others}: an object back from
+     * hidden with such a mask has slid onto another object (kalman mode's "jumped"), not come out.
+     */
+    static boolean onAnother(MaskSummary m, List<MaskSummary> others) {
+        long[] a = m.columnMajorBits();
+        for (MaskSummary o : others) {
+            if (intersection(a, o) > ON_ANOTHER * m.area()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long intersection(long[] a, MaskSummary o) {
+        long[] b = o.columnMajorBits();
+        long inter = 0;
+        for (int i = 0; i < a.length; i++) {
+            inter += Long.bitCount(a[i] & b[i]);
+        }
+        return inter;
+    }
+
+    /**
+     * Whether {@code m} lies clear of every mask in {@code others}: neither more than {@value #FOUND_MAX_OVERLAP}
+     * under the other.
+     */
+    static boolean clearOf(MaskSummary m, List<MaskSummary> others) {
+        long[] a = m.columnMajorBits();
+        for (MaskSummary o : others) {
+            long inter = intersection(a, o);
+            if (inter > FOUND_MAX_OVERLAP * m.area() || inter > FOUND_MAX_OVERLAP * o.area()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Drops the memory of every lost object of a {@link #prepare}d frame's stream that was kept to find it again,
+     * before the model's call (a tracker that refused the frame for its object limit can then take it); they stay
+     * lost. The number forgotten.
+     */
+    public synchronized int forgetRemembered(Pending p) {
+        int n = remembered.size();
+        for (Integer id : remembered.keySet()) {
+            p.stream().remove(id);
+        }
+        remembered.clear();
+        if (n > 0) {
+            log.info("stream {}: {} lost object(s) forgotten at frame {} to make room for new ones", stream, n,
+                    p.frame());
+        }
+        return n;
     }
 
     /** Drops every object's memory (the stream stopped); waits for a step under way. */
@@ -261,6 +497,9 @@ public final class MemoryTracker {
     public MemoryTrackerState state(long frame) {
         List<MemoryTrackerState.ObjectState> objects = new ArrayList<>();
         for (Integer id : tracker.objects()) {
+            if (remembered.containsKey(id)) {
+                continue; // lost: among the ended ones
+            }
             objects.add(new MemoryTrackerState.ObjectState(id, revisions.getOrDefault(id, 0L), lastBox.get(id),
                     hidden.hiddenFor(id)));
         }

@@ -12,7 +12,9 @@ import java.util.Map;
 /**
  * What a {@link MemoryTracker} hands to the engine that takes its stream over (failover): per object its id, the
  * prompt revision it follows, its box on the last frame it was visible (frame pixels) and how many frames it has
- * been hidden since; the lost objects with the revision they were lost under; the prompt generation. Not the
+ * been hidden since; the lost objects with the revision they were lost under (also those whose memory the tracker
+ * still kept to find them again: that memory does not move, so they stay lost on the next engine until
+ * re-prompted); the prompt generation. Not the
  * memory bank itself (megabytes of features per object): the next engine conditions each visible object afresh
  * on its last box, under the same id and revision, so it goes on without being seeded again from its original
  * prompt (see {@link MemoryTracker#restore}).

@@ -153,6 +153,41 @@ class MemoryModeEngineTest {
     }
 
     /**
+     * A stream's lost objects whose memory is kept hold the tracker's room (as memory banks on a GPU): when a new
+     * object would pass the tracker's limit, they are forgotten and the frame goes through, the stream on.
+     */
+    @Test
+    void lostObjectsMakeRoomWhenANewObjectWouldPassTheTrackersLimit() throws Exception {
+        // Object 1 is seen on frames 0-1 only: lost at 4, its memory kept; object 2 stays. The tracker holds two
+        // objects; object 3, added on frame 8, is a third.
+        io.samstream.stream.track.ScriptedSam2 scripted = new io.samstream.stream.track.ScriptedSam2(model.config(),
+                (id, step) -> id == 1 ? (step < 2 ? new int[] {1, 1, 5, 5} : null)
+                        : id == 2 ? new int[] {8, 8, 14, 14} : new int[] {1, 9, 5, 14}, 2);
+        CollectingSink sink = new CollectingSink();
+        Engine.Settings s = new Engine.Settings(settings().batching(), settings().pipeline(), settings().reconnect(),
+                new EngineSettings.Tracking(true, 3, 0.5, 0.6, 0.85, 3).withMode(TrackingMode.MEMORY)
+                        .withMemoryRefind(50, 2), Optional.empty());
+        try (Engine engine = new Engine(s, Segmenter.memory(scripted, "scripted"),
+                spec -> new TestPatternSource(spec.id(), W, H, 10, FRAMES, 3, false), sink,
+                EngineMetrics.inMemory())) {
+            StreamHandle h = engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=12", false,
+                    new PromptSpec(List.of(new ObjectPrompt(1, null, new double[] {5, 5, 40, 30}),
+                            new ObjectPrompt(2, null, new double[] {70, 50, 120, 90})), 0)));
+            engine.applyPrompt(PromptMessage.parse("cam",
+                    "{\"stream\":\"cam\",\"op\":\"add\",\"object\":3,\"box\":[5,50,40,90],\"frame\":8}"));
+            assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
+            List<MaskRecord> records = sink.of("cam");
+            assertEquals(FRAMES, records.size());
+            assertEquals(List.of(1), records.get(4).lost());
+            for (int i = 8; i < FRAMES; i++) {
+                assertEquals(List.of(2, 3), records.get(i).objects().stream().map(MaskRecord.ObjectMask::id).toList(),
+                        "frame " + i);
+            }
+            assertEquals(0, scripted.held(), "the ended stream holds nothing");
+        }
+    }
+
+    /**
      * The model as a batching one (as the GPU tracker: a bad batch is refused before any stream moves on), its
      * several-stream calls counted; it refuses prompts for object {@link #REFUSED}.
      */
