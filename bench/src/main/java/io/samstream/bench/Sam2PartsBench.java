@@ -34,7 +34,10 @@ import java.util.function.IntConsumer;
  * kernel by kernel from Java, and replayed as a captured CUDA graph (what CudaSam2Offload runs).
  *
  * <pre>java -cp ... io.samstream.bench.Sam2PartsBench OUT.tsv [--models hiera_tiny,hiera_base_plus] [--batches 1,8]
- *      [--repeats 7]</pre>
+ *      [--repeats 7] [--profile "image encoder,memory attention"]</pre>
+ *
+ * {@code --profile} adds, for the parts whose names start with one of the given prefixes, #profile rows: where one
+ * launched pass's GPU time goes, kernel by kernel ({@link io.samstream.gpu.cuda.LaunchTimer}).
  *
  * bench/sam2_torch.py measures Meta's modules (and its SAM2VideoPredictor) in bf16 on the same GPU.
  */
@@ -45,18 +48,20 @@ public final class Sam2PartsBench {
 
     public static void main(String[] args) throws IOException {
         if (args.length < 1) {
-            System.err.println("usage: Sam2PartsBench OUT.tsv [--models a,b] [--batches 1,8] [--repeats 7]");
+            System.err.println("usage: Sam2PartsBench OUT.tsv [--models a,b] [--batches 1,8] [--repeats 7] [--profile PART,...]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
         List<String> models = List.of("hiera_tiny", "hiera_base_plus");
         int[] batches = {1, 8};
         int repeats = 7;
+        List<String> profile = List.of();
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--models" -> models = List.of(args[i + 1].split(","));
                 case "--batches" -> batches = Arrays.stream(args[i + 1].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--repeats" -> repeats = Integer.parseInt(args[i + 1]);
+                case "--profile" -> profile = List.of(args[i + 1].split(","));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -68,7 +73,7 @@ public final class Sam2PartsBench {
             for (String name : models) {
                 Sam2Config config = Sam2Shapes.release(name);
                 for (int batch : batches) {
-                    rows.addAll(measure(ctx, kernels, name, config, batch, repeats));
+                    rows.addAll(measure(ctx, kernels, name, config, batch, repeats, profile));
                     Files.write(out, rows);
                 }
             }
@@ -79,7 +84,7 @@ public final class Sam2PartsBench {
     }
 
     private static List<String> measure(CudaContext ctx, CudaKernels kernels, String name, Sam2Config config,
-                                        int batch, int repeats) {
+                                        int batch, int repeats, List<String> profile) {
         List<String> rows = new ArrayList<>();
         int f = config.featureSize();
         int tokens = f * f;
@@ -125,6 +130,9 @@ public final class Sam2PartsBench {
             for (int p = 0; p < parts.length; p++) {
                 Runnable pass = passes[p];
                 rows.add(row(name, parts[p], batch, time(ctx, stream, repeats, i -> pass.run())));
+                if (profile.stream().anyMatch(parts[p]::startsWith)) {
+                    rows.addAll(profile(ctx, kernels, stream, name, parts[p], batch, pass));
+                }
                 try (CudaGraph graph = CudaGraph.capture(stream, pass, parts[p])) {
                     rows.add(row(name, parts[p] + ", CUDA graph", batch,
                             time(ctx, stream, repeats, i -> graph.launch(stream))));
@@ -172,6 +180,32 @@ public final class Sam2PartsBench {
             Arrays.sort(sorted);
             rows.add(String.format(Locale.ROOT, "#meta\t%s batch %d\t%s: %.0f TFLOP/s", name, batch, kernel,
                     flop / (sorted[sorted.length / 2] * 1e-3) / 1e12));
+        }
+        return rows;
+    }
+
+    /**
+     * Where one launched pass's GPU time goes: per kernel, its launches and total ms (an event pair around each
+     * launch: the total runs a little above the pass's time), biggest first, as #profile rows.
+     */
+    private static List<String> profile(CudaContext ctx, CudaKernels kernels, CudaStream stream, String model,
+                                        String part, int batch, Runnable pass) {
+        List<String> rows = new ArrayList<>();
+        try (io.samstream.gpu.cuda.LaunchTimer timer = new io.samstream.gpu.cuda.LaunchTimer(ctx)) {
+            kernels.timeLaunches(timer);
+            try {
+                pass.run();
+                timer.drain();   // the first pass warms the events up
+                pass.run();
+                java.util.Map<String, double[]> times = timer.drain();
+                double total = times.values().stream().mapToDouble(t -> t[1]).sum();
+                times.entrySet().stream().sorted((a, b) -> Double.compare(b.getValue()[1], a.getValue()[1]))
+                        .forEach(e -> rows.add(String.format(Locale.ROOT, "#profile\t%s\t%s\t%d\t%s\t%d\t%.3f\t%.1f%%",
+                                model, part, batch, e.getKey(), (int) e.getValue()[0], e.getValue()[1],
+                                100 * e.getValue()[1] / total)));
+            } finally {
+                kernels.timeLaunches(null);
+            }
         }
         return rows;
     }

@@ -56,6 +56,7 @@ public final class CudaKernels implements AutoCloseable {
     private final AttentionKernels attention;
     private final Sam2Kernels sam2;
     private boolean closed;
+    private LaunchTimer timer;   // benchmarks only: every launch timed (timeLaunches)
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
 
@@ -257,6 +258,14 @@ public final class CudaKernels implements AutoCloseable {
     // Launches
     // ------------------------------------------------------------------------------------------------
 
+    /**
+     * Times every launch from here on with {@code t} (null: stops timing). For benchmarks, single-threaded, outside
+     * CUDA graph capture; launches made elsewhere (the appearance kernels' own) are not seen.
+     */
+    public void timeLaunches(LaunchTimer t) {
+        timer = t;
+    }
+
     /** Launches a kernel registered with {@link #add} with a 32 x 8 block and no dynamic shared memory. */
     void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
         if (closed) {
@@ -264,8 +273,14 @@ public final class CudaKernels implements AutoCloseable {
         }
         Kernel k = kernels.get(name);
         context.bind();
+        if (timer != null) {
+            timer.before(name, stream);
+        }
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, 32, 8, 1, 0, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
+        if (timer != null) {
+            timer.after(stream);
+        }
     }
 
     /**
@@ -292,8 +307,14 @@ public final class CudaKernels implements AutoCloseable {
                     + " allows " + k.maxDynamicSmem);
         }
         context.bind();
+        if (timer != null) {
+            timer.before(name, stream);
+        }
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, threads, 1, 1, smem, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
+        if (timer != null) {
+            timer.after(stream);
+        }
     }
 
     /**
@@ -318,8 +339,14 @@ public final class CudaKernels implements AutoCloseable {
             throw new IllegalStateException("kernel " + name + " was not looked up (addKernel)");
         }
         context.bind();
+        if (timer != null) {
+            timer.before(name, stream);
+        }
         Cuda.check(cuLaunchKernel(k.function, gx, gy, gz, bx, by, 1, 0, stream.stream, params, null),
                 () -> "launching " + name + " for " + op);
+        if (timer != null) {
+            timer.after(stream);
+        }
     }
 
     @Override

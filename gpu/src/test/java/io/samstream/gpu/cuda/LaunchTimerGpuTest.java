@@ -1,0 +1,47 @@
+package io.samstream.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link LaunchTimer}: while attached, every launch is counted under its kernel and timed; a bigger launch of the same
+ * kernel takes longer; detached, launches are no longer seen.
+ */
+class LaunchTimerGpuTest extends GpuTestBase {
+    @Test
+    void countsAndTimesEachKernelsLaunches() {
+        int c = 256, small = 64, big = 1 << 16;
+        long mark = gpu.pool.mark();
+        try (LaunchTimer timer = new LaunchTimer(gpu.context)) {
+            DeviceBuffer x = gpu.pool.allocateBf16((long) big * c, "x");
+            DeviceBuffer y = gpu.pool.allocateBf16((long) big * c, "y");
+            DeviceBuffer gamma = gpu.pool.allocateBf16(c, "gamma"), beta = gpu.pool.allocateBf16(c, "beta");
+            gpu.stream.fill16(x, (short) 0x3f80);
+            gpu.stream.fill16(gamma, (short) 0x3f80);
+            gpu.stream.fill16(beta, (short) 0);
+            gpu.kernels.timeLaunches(timer);
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
+            Map<String, double[]> smallRuns = timer.drain();
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            Map<String, double[]> bigRun = timer.drain();
+            gpu.kernels.timeLaunches(null);
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            gpu.stream.synchronize();
+            assertTrue(timer.drain().isEmpty(), "a launch after detaching was timed");
+
+            assertEquals(1, smallRuns.size(), smallRuns.keySet().toString());
+            String kernel = smallRuns.keySet().iterator().next();
+            assertEquals(2.0, smallRuns.get(kernel)[0], "launches counted");
+            assertEquals(1.0, bigRun.get(kernel)[0], "launches counted after a drain");
+            double perSmall = smallRuns.get(kernel)[1] / 2, perBig = bigRun.get(kernel)[1];
+            System.out.printf("%s: %.4f ms for %d rows, %.4f ms for %d rows%n", kernel, perSmall, small, perBig, big);
+            assertTrue(perSmall > 0 && perBig > perSmall, "1,024 times the rows should take longer");
+        } finally {
+            gpu.pool.release(mark);
+        }
+    }
+}
