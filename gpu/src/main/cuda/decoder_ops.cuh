@@ -188,30 +188,44 @@ __device__ __forceinline__ void add_f32(const float* a, const float* b, float* y
 
 // ---- fp32 Linear on few rows: Y[m, n] = X[m, :] . W[n, :] (+bias[n]) (relu) (+R[m, n]) ---------------------
 // X rows ldx apart (strided token rows: the hypernetworks and the IoU head read one token per set), Y and
-// R rows ldy apart; R may alias Y. 16 x 16 output tiles, K in steps of 16 through shared memory.
-constexpr int LT = 16;
+// R rows ldy apart; R may alias Y, X may not. One warp per output column n and LR rows: the lanes stride over K
+// (W's row and the X rows read coalesced, no barrier), then a warp sum per row. The decoder's token side has a few
+// rows per prompt set, where a tiled kernel's K loop with two barriers per 16 columns is all latency
+// (bench/results/2026-12-03-h200-sam2-video.md, run 4). Warp w: column w % N, rows LR (w / N) ...
+constexpr int LR = 8;
 
 __device__ __forceinline__ void linear_f32(const float* __restrict__ X, int ldx, const float* __restrict__ W,
                                            const float* __restrict__ bias, const float* R, float* Y, int ldy, int M,
                                            int N, int K, int relu) {
-    __shared__ float xs[LT][LT + 1], ws[LT][LT + 1];
-    const int tx = threadIdx.x % LT, ty = threadIdx.x / LT;
-    const int row = blockIdx.y * LT + ty, col = blockIdx.x * LT + tx;
-    float acc = 0.f;
-    for (int k0 = 0; k0 < K; k0 += LT) {
-        const int xr = blockIdx.y * LT + ty, wr = blockIdx.x * LT + ty;
-        xs[ty][tx] = (xr < M && k0 + tx < K) ? X[(size_t)xr * ldx + k0 + tx] : 0.f;
-        ws[ty][tx] = (wr < N && k0 + tx < K) ? W[(size_t)wr * K + k0 + tx] : 0.f;
-        __syncthreads();
+    const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const int n = (int)(warp % N);
+    const int row0 = (int)(warp / N) * LR;
+    if (row0 >= M) return;   // the whole warp
+    const int rows = min(LR, M - row0);
+    const float* w = W + (size_t)n * K;
+    const float* x = X + (size_t)row0 * ldx;
+    float acc[LR];
 #pragma unroll
-        for (int k = 0; k < LT; ++k) acc += xs[ty][k] * ws[tx][k];
-        __syncthreads();
+    for (int r = 0; r < LR; ++r) acc[r] = 0.f;
+    for (int k = lane; k < K; k += 32) {
+        const float wk = w[k];
+#pragma unroll
+        for (int r = 0; r < LR; ++r)
+            if (r < rows) acc[r] = fmaf(x[(size_t)r * ldx + k], wk, acc[r]);
     }
-    if (row < M && col < N) {
-        if (bias != nullptr) acc += bias[col];
-        if (relu) acc = fmaxf(acc, 0.f);
-        if (R != nullptr) acc += R[(size_t)row * ldy + col];
-        Y[(size_t)row * ldy + col] = acc;
+    float mine = 0.f;   // lane r keeps row r's sum
+#pragma unroll
+    for (int r = 0; r < LR; ++r) {
+        const float sum = warp_sum(acc[r]);
+        if (lane == r) mine = sum;
+    }
+    if (lane < rows) {
+        const int row = row0 + lane;
+        if (bias != nullptr) mine += bias[n];
+        if (relu) mine = fmaxf(mine, 0.f);
+        if (R != nullptr) mine += R[(size_t)row * ldy + n];
+        Y[(size_t)row * ldy + n] = mine;
     }
 }
 
@@ -235,15 +249,47 @@ __device__ __forceinline__ void layernorm_f32(const float* x, const float* __res
 // ---- attention of the mask decoder: out = softmax(q . k^T / sqrt(hd)) . v per head ----------------------
 // Batched: set b's queries are rows b*nq.., its keys / values rows b*nk..; row strides ldq / ldk / ldv / ldo
 // (elements), head h at column h*hd. fp32 scores and softmax (exact expf), HD = a bound on hd (registers).
-// Two schedules: one warp per (set, head, query) with the keys split over the lanes (many keys: tokens to
-// image), one thread per (set, head, query) (few keys: token self attention, image to tokens).
+// Two schedules: one CTA of WARP_SHARES warps per (set, head, query) with the keys split over its warps' lanes and
+// the shares merged at the end (many keys: tokens to image; one warp per query left 56 warps for one object's 4,096
+// keys, bench/results/2026-12-03-h200-sam2-video.md run 4), one thread per (set, head, query) (few keys: token self
+// attention, image to tokens).
+constexpr int WARP_SHARES = 8;   // warps per CTA of the "warp" schedule: 256 threads
+// The "warp" schedule's end: the CTA's warps each hold one share of the keys (its running max m and sum l, and acc[d]
+// summed over its lanes, relative to m, in every lane); merged through shared memory, the output row written by
+// warp 0's lanes d < hd.
+template <int HD, typename TO>
+__device__ __forceinline__ void merge_warp_shares(float m, float l, const float (&acc)[HD], int hd, TO* orow) {
+    __shared__ float sm[WARP_SHARES], sl[WARP_SHARES], sacc[WARP_SHARES][HD];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+        sm[warp] = m;
+        sl[warp] = l;
+#pragma unroll
+        for (int d = 0; d < HD; ++d) sacc[warp][d] = acc[d];
+    }
+    __syncthreads();
+    if (warp == 0 && lane < hd) {
+        float mx = -CUDART_INF_F;
+#pragma unroll
+        for (int w = 0; w < WARP_SHARES; ++w) mx = fmaxf(mx, sm[w]);
+        float den = 0.f, num = 0.f;
+#pragma unroll
+        for (int w = 0; w < WARP_SHARES; ++w) {
+            if (sm[w] == -CUDART_INF_F) continue;   // a share with no key
+            const float f = expf(sm[w] - mx);
+            den += sl[w] * f;
+            num += sacc[w][lane] * f;
+        }
+        st(orow + lane, num / den);
+    }
+}
+
 template <int HD, typename TQ, typename TK, typename TO>
 __device__ __forceinline__ void attention_warp(const TQ* __restrict__ Q, int ldq, const TK* __restrict__ K, int ldk,
                                                const TK* __restrict__ V, int ldv, TO* __restrict__ O, int ldo, int B,
                                                int nq, int nk, int heads, int hd, float divisor) {
-    const int lane = threadIdx.x & 31;
-    const long long w = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (w >= (long long)B * heads * nq) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long w = blockIdx.x;   // (set, head, query)
     const int i = (int)(w % nq), h = (int)((w / nq) % heads), b = (int)(w / ((long long)nq * heads));
     float q[HD], acc[HD];
     const TQ* qr = Q + ((size_t)b * nq + i) * ldq + h * hd;
@@ -253,7 +299,7 @@ __device__ __forceinline__ void attention_warp(const TQ* __restrict__ Q, int ldq
         acc[d] = 0.f;
     }
     float m = -CUDART_INF_F, l = 0.f;
-    for (int j = lane; j < nk; j += 32) {
+    for (int j = warp * 32 + lane; j < nk; j += 32 * WARP_SHARES) {
         const TK* kr = K + ((size_t)b * nk + j) * ldk + h * hd;
         const TK* vr = V + ((size_t)b * nk + j) * ldv + h * hd;
         float s = 0.f;
@@ -272,14 +318,9 @@ __device__ __forceinline__ void attention_warp(const TQ* __restrict__ Q, int ldq
     const float mw = warp_max(m);
     const float f = m == -CUDART_INF_F ? 0.f : expf(m - mw);
     const float lw = warp_sum(l * f);
-    TO* orow = O + ((size_t)b * nq + i) * ldo + h * hd;
 #pragma unroll
-    for (int d = 0; d < HD; ++d) {
-        if (d < hd) {
-            const float v = warp_sum(acc[d] * f);
-            if (lane == 0) st(orow + d, v / lw);
-        }
-    }
+    for (int d = 0; d < HD; ++d) acc[d] = warp_sum(acc[d] * f);
+    merge_warp_shares<HD>(mw, lw, acc, hd, O + ((size_t)b * nq + i) * ldo + h * hd);
 }
 
 template <int HD, typename TQ, typename TK, typename TO>
@@ -388,9 +429,8 @@ template <int HD, typename TQ, typename TK, typename TO>
 __device__ __forceinline__ void attention_warp_vec(const TQ* __restrict__ Q, int ldq, const TK* __restrict__ K, int ldk,
                                                    const TK* __restrict__ V, int ldv, TO* __restrict__ O, int ldo,
                                                    int B, int nq, int nk, int heads, float divisor) {
-    const int lane = threadIdx.x & 31;
-    const long long w = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (w >= (long long)B * heads * nq) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long w = blockIdx.x;   // (set, head, query)
     const int i = (int)(w % nq), h = (int)((w / nq) % heads), b = (int)(w / ((long long)nq * heads));
     float q[HD], acc[HD];
 #pragma unroll
@@ -401,17 +441,14 @@ __device__ __forceinline__ void attention_warp_vec(const TQ* __restrict__ Q, int
     const TK* kb = K + (size_t)b * nk * ldk + h * HD;
     const TK* vb = V + (size_t)b * nk * ldv + h * HD;
 #pragma unroll 2
-    for (int j = lane; j < nk; j += 32) attend_one<HD>(q, kb + (size_t)j * ldk, vb + (size_t)j * ldv, divisor, m, l, acc);
+    for (int j = warp * 32 + lane; j < nk; j += 32 * WARP_SHARES)
+        attend_one<HD>(q, kb + (size_t)j * ldk, vb + (size_t)j * ldv, divisor, m, l, acc);
     const float mw = warp_max(m);
     const float f = m == -CUDART_INF_F ? 0.f : expf(m - mw);
     const float lw = warp_sum(l * f);
-    float o[HD];
 #pragma unroll
-    for (int d = 0; d < HD; ++d) o[d] = warp_sum(acc[d] * f) / lw;
-    if (lane == 0) {
-#pragma unroll
-        for (int k = 0; k < HD / 8; ++k) st_row(O + ((size_t)b * nq + i) * ldo + h * HD + 8 * k, o + 8 * k, 8);
-    }
+    for (int d = 0; d < HD; ++d) acc[d] = warp_sum(acc[d] * f);
+    merge_warp_shares<HD>(mw, lw, acc, HD, O + ((size_t)b * nq + i) * ldo + h * HD);
 }
 
 template <int HD, typename TQ, typename TK, typename TO>

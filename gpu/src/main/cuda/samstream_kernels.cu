@@ -224,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_add_f32(const fl
     decoder_ops::add_f32(a, b, y, n);
 }
 
-// Block 256 (16 x 16 outputs), grid (ceil(N/16), ceil(M/16)).
+// Block 256 (8 warps), grid ceil(N x ceil(M / LR) / 8): one warp per output column and LR rows.
 extern "C" __global__ void __launch_bounds__(256) samstream_dec_linear_f32(const float* X, int ldx, const float* W,
                                                                           const float* bias, const float* R, float* Y,
                                                                           int ldy, int M, int N, int K, int relu) {
@@ -238,7 +238,8 @@ extern "C" __global__ void __launch_bounds__(256) samstream_dec_layernorm_f32(co
     decoder_ops::layernorm_f32(x, g, b, y, rows, C, eps);
 }
 
-// Attention: "warp" one warp per (set, head, query), 8 per CTA; "thread" one thread per (set, head, query).
+// Attention: "warp" one CTA of 8 warps per (set, head, query), the keys split over them; "thread" one thread per
+// (set, head, query).
 // Suffix: head-dim bound, then the types of q, k / v, out (f: fp32, h: bf16).
 #define SAMSTREAM_DEC_ATTN(KIND, HD, TQ, TK, TO, SUFFIX)                                                       \
     extern "C" __global__ void __launch_bounds__(256) samstream_dec_attn_##KIND##_hd##HD##_##SUFFIX(           \

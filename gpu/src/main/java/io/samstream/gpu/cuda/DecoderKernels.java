@@ -27,10 +27,12 @@ final class DecoderKernels {
     /** Hidden channels of the mask downscaler the kernel holds in registers. */
     static final int MAX_MASK_IN_CHANS = 64;
     private static final int THREADS = 256;
+    /** Rows per warp of the token-side Linear (decoder_ops::LR). */
+    private static final int LINEAR_ROWS = 8;
 
     /** The three attention flavours: q, k / v and output types. */
     enum Attn {
-        /** tokens to image: fp32 queries, bf16 image keys / values, fp32 out; one warp per query. */
+        /** tokens to image: fp32 queries, bf16 image keys / values, fp32 out; 8 warps per query, splitting the keys. */
         TOKEN_TO_IMAGE("warp", "fhf"),
         /** token self attention: all fp32; one thread per query. */
         SELF("thread", "fff"),
@@ -183,9 +185,11 @@ final class DecoderKernels {
         if (residual != null) {
             need(residual, ((long) (m - 1) * ldy + n) * 4, op, "residual");
         }
-        int gy = (m + 15) / 16;
-        require(gy <= 65535, op + ": too many rows for one launch");
-        k.launchKernel(LINEAR, (n + 15) / 16, gy, 1, THREADS, 1, s, Pointer.to(ptr(x), i(ldx), ptr(w), ptr(bias),
+        // decoder_ops::linear_f32: one warp per output column and LINEAR_ROWS rows, THREADS / 32 warps per CTA.
+        long warps = (long) n * ((m + LINEAR_ROWS - 1) / LINEAR_ROWS);
+        long ctas = (warps + THREADS / 32 - 1) / (THREADS / 32);
+        require(ctas <= Integer.MAX_VALUE, op + ": too many outputs for one launch");
+        k.launchKernel(LINEAR, (int) ctas, 1, 1, THREADS, 1, s, Pointer.to(ptr(x), i(ldx), ptr(w), ptr(bias),
                 ptr(residual), ptr(y), i(ldy), i(m), i(n), i(kDim), i(relu ? 1 : 0)), op);
     }
 
@@ -239,9 +243,9 @@ final class DecoderKernels {
                 && aligned(v, ldv, a.bytesKv(), hd) && aligned(o, ldo, a.bytesO(), hd);
         int gridX;
         if (a.kind.equals("warp")) {
-            long ctas = (work + 7) / 8;
-            require(ctas <= Integer.MAX_VALUE, op + ": too large");
-            gridX = (int) ctas;
+            // decoder_ops::attention_warp: one CTA (8 warps splitting the keys) per (set, head, query)
+            require(work <= Integer.MAX_VALUE, op + ": too large");
+            gridX = (int) work;
         } else {
             gridX = gridFor(work);
         }

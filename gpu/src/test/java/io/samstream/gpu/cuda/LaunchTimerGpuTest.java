@@ -22,7 +22,11 @@ class LaunchTimerGpuTest extends GpuTestBase {
             gpu.stream.fill16(x, (short) 0x3f80);
             gpu.stream.fill16(gamma, (short) 0x3f80);
             gpu.stream.fill16(beta, (short) 0);
+            // Untimed first launches (module and caches warm), then the timed ones.
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
             gpu.kernels.timeLaunches(timer);
+            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            timer.drain();   // the timer's own events warm
             gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
             gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
             Map<String, double[]> smallRuns = timer.drain();
@@ -39,7 +43,7 @@ class LaunchTimerGpuTest extends GpuTestBase {
             assertEquals(1.0, bigRun.get(kernel)[0], "launches counted after a drain");
             double perSmall = smallRuns.get(kernel)[1] / 2, perBig = bigRun.get(kernel)[1];
             System.out.printf("%s: %.4f ms for %d rows, %.4f ms for %d rows%n", kernel, perSmall, small, perBig, big);
-            assertTrue(perSmall > 0 && perBig > perSmall, "1,024 times the rows should take longer");
+            assertTrue(perSmall > 0 && perBig > 2 * perSmall, "1,024 times the rows should take longer");
         } finally {
             gpu.pool.release(mark);
         }
