@@ -62,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * The frame goes to the model resized to its square input (Pillow's bilinear); prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
- * Not thread-safe: a stream's frames are stepped one after the other.
+ * Not thread-safe: a stream's frames are stepped one after the other. {@link #step} is {@link #prepare}, the model's
+ * call, {@link #finish}; to give a batching model a stream's consecutive frames in one call, {@link #prepareAhead}
+ * prepares a frame before the ones before it are finished, where their finish cannot change it.
  */
 public final class MemoryTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
