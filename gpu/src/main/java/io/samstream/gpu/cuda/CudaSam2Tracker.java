@@ -27,10 +27,12 @@ import java.util.Set;
  * frame start afresh, tracked objects read their bank's conditioning frame, last 6 frames' memories and last 15
  * frames' pointers, {@link MemoryReadout}).
  *
- * <p>One {@link #step} takes a frame of several streams. The frames go through the image encoder together ({@code
- * maxFrames} per pass); then all their tracked objects with the same memory length go through one pass of gather →
- * memory attention → mask decoder → memory encoder → store ({@code maxObjects} per pass), and the prompted objects
- * through one pass per prompt shape. Each pass is one CUDA graph replay: its inputs are a copy table (which bank slots
+ * <p>One {@link #step} takes frames of several streams, and of a stream several consecutive frames (a video file or
+ * a backlog: the image encoder, which reads no memory, runs batched over them). The frames go through the image
+ * encoder together ({@code maxFrames} per pass); then, round by round (a stream's first frame of the step, its second,
+ * ...), all their tracked objects with the same memory length go through one pass of gather → memory attention →
+ * mask decoder → memory encoder → store ({@code maxObjects} per pass), and the prompted objects through one pass per
+ * prompt shape; a round reads the memories the round before stored. Each pass is one CUDA graph replay: its inputs are a copy table (which bank slots
  * feed which memory rows, which new memory goes to which slot) and a few small arrays uploaded before the replay; only
  * the chosen low-resolution masks, scores, IoUs and pointers come back.
  *
@@ -50,7 +52,10 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
     }
 
-    /** A stream's next frame and its prompts. {@code rgb}: 8-bit RGB at the model's input size, row-major. */
+    /**
+     * A stream's next frame and its prompts. {@code rgb}: 8-bit RGB at the model's input size, row-major. A stream's
+     * second request in one {@link #step} is its frame after the first's, and so on.
+     */
     public record Request(Stream stream, byte[] rgb, List<ObjectPrompt> prompts) {}
 
     private static final int MAX_GRAPHS = 64;
@@ -159,7 +164,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
     }
 
-    /** One object of a pass: its stream's request index in the encoder pass, the stream, id, bank (null: new). */
+    /** One object of a pass: its frame's slot in the encoder pass, the stream, id, bank (null: new). */
     private record Work(int frameIndex, Stream stream, int objectId, Bank bank, ObjectPrompt prompt, int frame) {}
 
     /**
@@ -324,14 +329,17 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         return true;
     }
 
-    /** {@link #step} for streams opened here: all of them in one pass. */
+    /**
+     * {@link #step} for streams opened here: all of them in one step; a stream listed several times gives its
+     * consecutive frames in list order.
+     */
     @Override
     public List<List<ObjectResult>> track(List<Sam2Tracking.StreamTracker> streams, List<byte[]> frames,
                                           List<List<ObjectPrompt>> prompts) {
         List<Request> requests = new ArrayList<>(streams.size());
         for (int i = 0; i < streams.size(); i++) {
             if (!(streams.get(i) instanceof Stream st) || st.owner() != this) {
-                throw new IllegalArgumentException("stream " + i + " of the batch is not one of this tracker's");
+                throw new IllegalArgumentException("request " + i + " of the step: a stream of another tracker");
             }
             requests.add(new Request(st, frames.get(i), prompts.get(i)));
         }
@@ -339,42 +347,151 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     }
 
     /**
-     * Tracks every object of each request's stream on its next frame and adds the prompted ones; per request its
-     * results, tracked objects in the order they were added, then the prompted ones. A bad request (a frame of the
-     * wrong size, two prompts for one id, a prompt the decoder cannot take, one stream twice, more objects than the
-     * limit) is refused before any work.
+     * Tracks every object of each request's stream on its next frame and adds the prompted ones; per request (in
+     * request order) its results, tracked objects in the order they were added, then the prompted ones.
+     *
+     * <p>A stream may come several times: its requests are its consecutive frames in list order (its k-th request is
+     * its k-th frame from now; prompts apply on the frame of their request). All frames go through the image encoder
+     * together ({@code maxFrames} a pass); the objects then run in rounds, round r being the r-th request of every
+     * stream that has one, each round as a step of those requests alone would run it (chunks of {@code maxFrames}
+     * requests, the tracked objects by memory shape, then the prompted ones), so round r + 1 reads the memories round
+     * r stored and the results are those of stepping the rounds one call after the other. Device memory stays at
+     * {@code maxFrames} encoder slots: a pass encodes the frames of as many whole chunks as fit, those chunks' objects
+     * run, then the next pass.
+     *
+     * <p>A bad request (no stream or one of another tracker, a frame of the wrong size, two prompts for one id on one
+     * frame, a prompt the decoder cannot take, new objects of all requests together passing the object limit) is
+     * refused before any stream moves on.
      */
     public synchronized List<List<ObjectResult>> step(List<Request> requests) {
         ensureOpen();
-        Set<Stream> seen = new HashSet<>();
-        for (Request r : requests) {
-            if (r.stream() == null || !seen.add(r.stream())) {
-                throw new IllegalArgumentException("a step takes one frame per stream (a stream came twice or none)");
+        for (int i = 0; i < requests.size(); i++) {
+            Request r = requests.get(i);
+            if (r == null || r.stream() == null) {
+                throw new IllegalArgumentException("request " + i + " of the step has no stream");
             }
             if (r.stream().owner() != this) {
-                throw new IllegalArgumentException("a stream of another tracker");
+                throw new IllegalArgumentException("request " + i + " of the step: a stream of another tracker");
             }
             if (r.rgb() == null || r.rgb().length != 3 * s * s) {
-                throw new IllegalArgumentException("RGB frame of " + (r.rgb() == null ? 0 : r.rgb().length)
-                        + " bytes; the model takes " + s + " x " + s + " (resize first)");
+                throw new IllegalArgumentException("request " + i + " of the step: RGB frame of "
+                        + (r.rgb() == null ? 0 : r.rgb().length) + " bytes; the model takes " + s + " x " + s
+                        + " (resize first)");
             }
-            checkPrompts(r.prompts());
-        }
-        int newBanks = 0;
-        for (Request r : requests) {
-            for (ObjectPrompt p : r.prompts()) {
-                newBanks += r.stream().banksById.containsKey(p.objectId()) ? 0 : 1;
+            try {
+                checkPrompts(r.prompts());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("request " + i + " of the step: " + e.getMessage(), e);
             }
         }
+        Map<Stream, Integer> streamIndex = new java.util.IdentityHashMap<>();
+        List<Stream> streams = new ArrayList<>();
+        int[] streamOf = new int[requests.size()];
+        List<List<ObjectPrompt>> prompts = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) {
+            Stream st = requests.get(i).stream();
+            streamOf[i] = streamIndex.computeIfAbsent(st, k -> {
+                streams.add(k);
+                return streams.size() - 1;
+            });
+            prompts.add(requests.get(i).prompts());
+        }
+        List<Set<Integer>> followed = new ArrayList<>();
+        for (Stream st : streams) {
+            followed.add(st.banksById.keySet());
+        }
+        int newBanks = newObjects(streamOf, followed, prompts);
         if (newBanks > freeBanks.size()) {
             throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
                     + newBanks + " more would pass the tracker's limit of " + limits.maxBanks());
         }
-        List<List<ObjectResult>> out = new ArrayList<>();
-        for (int from = 0; from < requests.size(); from += limits.maxFrames()) {
-            out.addAll(stepFrames(requests.subList(from, Math.min(requests.size(), from + limits.maxFrames()))));
+        List<List<ObjectResult>> out = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            out.add(new ArrayList<>());
+        }
+        for (Pass pass : plan(streamOf, followed, prompts, limits.maxFrames())) {
+            runPass(requests, pass, out);
         }
         return out;
+    }
+
+    /**
+     * An encoder pass of a step and what follows it: the requests whose frames it encodes (slot j: the j-th) and the
+     * units whose objects then run, in order (a unit: up to maxFrames requests of one round, one frame per stream).
+     */
+    record Pass(List<Integer> frames, List<List<Integer>> units) {}
+
+    /**
+     * How a step runs: request i is a frame of stream {@code streamOf[i]} (a stream's requests are its consecutive
+     * frames), {@code followed} the objects each stream follows before the step. Round r holds the r-th request of
+     * every stream that has one, in request order, cut into units of {@code maxFrames} (as a step of that round alone
+     * would cut it); passes take whole units, in order, while their frames fit in {@code maxFrames} encoder slots. A
+     * frame with no object to follow (none followed yet, none prompted) is not encoded.
+     */
+    static List<Pass> plan(int[] streamOf, List<? extends Set<Integer>> followed, List<List<ObjectPrompt>> prompts,
+                           int maxFrames) {
+        int n = streamOf.length;
+        boolean[] work = new boolean[n];
+        boolean[] hasObjects = new boolean[followed.size()];
+        int[] seen = new int[followed.size()];
+        for (int k = 0; k < hasObjects.length; k++) {
+            hasObjects[k] = !followed.get(k).isEmpty();
+        }
+        List<List<Integer>> rounds = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int round = seen[streamOf[i]]++;
+            if (round == rounds.size()) {
+                rounds.add(new ArrayList<>());
+            }
+            rounds.get(round).add(i);
+            work[i] = hasObjects[streamOf[i]] || !prompts.get(i).isEmpty();
+            hasObjects[streamOf[i]] = work[i];
+        }
+        List<Pass> passes = new ArrayList<>();
+        List<List<Integer>> units = new ArrayList<>();
+        List<Integer> frames = new ArrayList<>();
+        for (List<Integer> round : rounds) {
+            for (int from = 0; from < round.size(); from += maxFrames) {
+                List<Integer> unit = List.copyOf(round.subList(from, Math.min(round.size(), from + maxFrames)));
+                int more = 0;
+                for (int i : unit) {
+                    more += work[i] ? 1 : 0;
+                }
+                if (frames.size() + more > maxFrames) {
+                    passes.add(new Pass(List.copyOf(frames), List.copyOf(units)));
+                    units.clear();
+                    frames.clear();
+                }
+                units.add(unit);
+                for (int i : unit) {
+                    if (work[i]) {
+                        frames.add(i);
+                    }
+                }
+            }
+        }
+        if (!units.isEmpty()) {
+            passes.add(new Pass(List.copyOf(frames), List.copyOf(units)));
+        }
+        return passes;
+    }
+
+    /**
+     * New objects over all the requests of a step: prompts for ids their stream does not follow by then (neither
+     * before the step nor from an earlier request of it).
+     */
+    static int newObjects(int[] streamOf, List<? extends Set<Integer>> followed, List<List<ObjectPrompt>> prompts) {
+        List<Set<Integer>> ids = new ArrayList<>();
+        for (Set<Integer> f : followed) {
+            ids.add(new HashSet<>(f));
+        }
+        int n = 0;
+        for (int i = 0; i < streamOf.length; i++) {
+            for (ObjectPrompt p : prompts.get(i)) {
+                n += ids.get(streamOf[i]).add(p.objectId()) ? 1 : 0;
+            }
+        }
+        return n;
     }
 
     /** One frame's prompts, as the decoder takes them: one per id, at most MAX_SPARSE - 1 points, finite. */
@@ -399,41 +516,63 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
     }
 
-    /** A step over at most maxFrames requests: one encoder pass, then the objects' passes. */
-    private List<List<ObjectResult>> stepFrames(List<Request> requests) {
-        int b = requests.size();
+    /**
+     * One encoder pass over the pass's frames (request indices; slot j holds the j-th), then each unit's objects, unit
+     * after unit: what a step of that unit's requests alone does after its encoder pass.
+     */
+    private void runPass(List<Request> requests, Pass pass, List<List<ObjectResult>> out) {
+        List<Integer> frames = pass.frames();
+        int b = frames.size();
+        Map<Integer, Integer> slotOf = new java.util.HashMap<>();
+        if (b > 0) {
+            ByteBuffer host = rgbHost.buffer();
+            host.clear();
+            for (int j = 0; j < b; j++) {
+                slotOf.put(frames.get(j), j);
+                host.put(requests.get(frames.get(j)).rgb());
+            }
+            stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
+            graphs.run(stream, List.of("encoder", b), () -> {
+                kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
+                imageEncoder.forward(b);
+            });
+        }
+        for (List<Integer> unit : pass.units()) {
+            runUnit(requests, unit, slotOf, out);
+        }
+    }
+
+    /** A unit's requests (one frame per stream) after their frames were encoded: the objects' passes. */
+    private void runUnit(List<Request> requests, List<Integer> unit, Map<Integer, Integer> slotOf,
+                         List<List<ObjectResult>> out) {
         List<Work> tracked = new ArrayList<>();
         List<Work> prompted = new ArrayList<>();
-        for (int i = 0; i < b; i++) {
+        Map<Integer, Integer> requestOfSlot = new java.util.HashMap<>();
+        for (int i : unit) {
             Request r = requests.get(i);
             Stream st = r.stream();
             int frame = st.frame++;
             for (ObjectPrompt p : r.prompts()) {
                 st.remove(p.objectId());
             }
+            if (st.banksById.isEmpty() && r.prompts().isEmpty()) {
+                continue;    // no object to follow on this frame
+            }
+            Integer slot = slotOf.get(i);
+            if (slot == null) {
+                throw new IllegalStateException("request " + i + " has objects but its frame was not encoded");
+            }
+            requestOfSlot.put(slot, i);
             for (Map.Entry<Integer, Bank> e : st.banksById.entrySet()) {
-                tracked.add(new Work(i, st, e.getKey(), e.getValue(), null, frame));
+                tracked.add(new Work(slot, st, e.getKey(), e.getValue(), null, frame));
             }
             for (ObjectPrompt p : r.prompts()) {
-                prompted.add(new Work(i, st, p.objectId(), null, p, frame));
+                prompted.add(new Work(slot, st, p.objectId(), null, p, frame));
             }
         }
-        List<List<ObjectResult>> out = new ArrayList<>();
-        for (int i = 0; i < b; i++) {
-            out.add(new ArrayList<>());
-        }
         if (tracked.isEmpty() && prompted.isEmpty()) {
-            return out;    // no object to follow: the frames are not encoded (no memory refers to them)
+            return;
         }
-        ByteBuffer host = rgbHost.buffer();
-        for (Request r : requests) {
-            host.put(r.rgb());
-        }
-        stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
-        graphs.run(stream, List.of("encoder", b), () -> {
-            kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
-            imageEncoder.forward(b);
-        });
         Map<Work, ObjectResult> results = new LinkedHashMap<>();
         // tracked objects, one pass per memory shape
         Map<List<Integer>, List<Work>> byShape = new LinkedHashMap<>();
@@ -456,12 +595,11 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             }
         }
         for (Work w : tracked) {
-            out.get(w.frameIndex()).add(results.get(w));
+            out.get(requestOfSlot.get(w.frameIndex())).add(results.get(w));
         }
         for (Work w : prompted) {
-            out.get(w.frameIndex()).add(results.get(w));
+            out.get(requestOfSlot.get(w.frameIndex())).add(results.get(w));
         }
-        return out;
     }
 
     private List<List<Work>> chunks(List<Work> group) {

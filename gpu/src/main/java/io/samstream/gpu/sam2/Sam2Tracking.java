@@ -18,17 +18,22 @@ public interface Sam2Tracking extends AutoCloseable {
     StreamTracker openStream();
 
     /**
-     * Whether {@link #track(List, List, List)} runs several streams' frames together (the GPU tracker), refusing a
-     * bad batch before any stream moves on; if not, callers step the streams one by one.
+     * Whether {@link #track(List, List, List)} runs several frames together (of several streams, and several
+     * consecutive frames of one: the GPU tracker), refusing a bad call before any stream moves on; if not, callers
+     * step the frames one by one.
      */
     default boolean batches() {
         return false;
     }
 
     /**
-     * The next frame of several of this model's streams (each at most once) with their prompts; per stream its
-     * results, as {@link StreamTracker#track} gives them. Here the streams take their turn (a failure leaves the
-     * streams before it stepped); the GPU tracker runs them through one pass.
+     * The next frames of several of this model's streams with their prompts; per entry its results, as {@link
+     * StreamTracker#track} gives them. A stream may appear several times: its entries are its consecutive frames in
+     * list order (its second entry is the frame after its first; prompts apply on their entry's frame), and the
+     * results are those of stepping the entries one after the other. Here the entries take their turn in list order
+     * (a failure leaves the entries before it stepped); the GPU tracker runs them through one step (the image encoder
+     * batched over all the frames, then the objects round by round, a stream's frames in order) and refuses a bad
+     * call before any stream moves on.
      */
     default List<List<ObjectResult>> track(List<StreamTracker> streams, List<byte[]> frames,
                                            List<List<ObjectPrompt>> prompts) {

@@ -133,55 +133,71 @@ final class Stages {
     }
 
     /**
-     * A micro-batch in memory mode, wave by wave (the k-th frame of every stream in it): each frame prepared by its
-     * stream's tracker, the wave's frames through the model in one call when it batches (on a GPU: one pass for all
-     * of them; else one by one), each outcome read by its tracker. A frame that fails fails its stream only; when the
-     * wave's call is refused, its frames go through one by one so that only the stream at fault fails.
+     * A micro-batch in memory mode. Where the model batches (on a GPU), the whole micro-batch goes to it in one call:
+     * each stream's frames in order (its consecutive frames: the image encoder runs batched over them, the memory
+     * steps in frame order), each frame prepared by its stream's tracker before the call and its outcome read after.
+     * A frame that finishing the stream's earlier frames could change ({@link MemoryTracker#prepareAhead}: new prompts,
+     * a reset, a new size, an object about to be lost or forgotten) waits for a later call, after their finish; so the
+     * outcome is the one stepping frame by frame gives. A model that does not batch (the CPU reference) takes the batch
+     * wave by wave (the k-th frame of every stream), one frame at a time. A frame that fails fails its stream only;
+     * when a call is refused, its streams go through one by one so that only the stream at fault fails.
      */
     private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
         Job.Decoded[] out = new Job.Decoded[jobs.size()];
-        List<List<Integer>> waves = new ArrayList<>();
-        Map<Object, Integer> seen = new HashMap<>();
+        Map<Object, java.util.ArrayDeque<Integer>> queues = new java.util.LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
-            int k = seen.merge(jobs.get(i).stream(), 1, Integer::sum) - 1;
-            if (k == waves.size()) {
-                waves.add(new ArrayList<>());
-            }
-            waves.get(k).add(i);
+            queues.computeIfAbsent(jobs.get(i).stream(), k -> new java.util.ArrayDeque<>()).add(i);
         }
-        for (List<Integer> wave : waves) {
+        while (queues.values().stream().anyMatch(q -> !q.isEmpty())) {
             List<Integer> toModel = new ArrayList<>();
             List<MemoryTracker.Pending> pending = new ArrayList<>();
-            for (int i : wave) {
-                Job job = jobs.get(i);
-                out[i] = new Job.Decoded(job, null);
-                if (job.stream().failed()) {
-                    continue;
-                }
-                try {
-                    VideoFrame f = job.frame();
-                    StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
-                    MemoryTracker.Pending p = job.stream().memoryTracker().prepare(f.index(), f.width(), f.height(),
-                            f.rgb(), prompts.trackPrompts(f.width(), f.height()));
-                    if (p.done() != null) {
-                        out[i] = new Job.Decoded(job, p.done());
-                    } else {
-                        toModel.add(i);
-                        pending.add(p);
+            for (java.util.ArrayDeque<Integer> queue : queues.values()) {
+                List<MemoryTracker.Pending> unfinished = new ArrayList<>();
+                while (!queue.isEmpty()) {
+                    int i = queue.peek();
+                    Job job = jobs.get(i);
+                    if (job.stream().failed()) {
+                        out[i] = new Job.Decoded(job, null);
+                        queue.poll();
+                        continue;
                     }
-                } catch (RuntimeException | Error ex) {
-                    failFrame(job, ex);
+                    try {
+                        MemoryTracker tracker = job.stream().memoryTracker();
+                        if (!unfinished.isEmpty() && !tracker.model().batches()) {
+                            break; // one frame of a stream per call: wave by wave
+                        }
+                        VideoFrame f = job.frame();
+                        StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
+                        MemoryTracker.Pending p = tracker.prepareAhead(unfinished, f.index(), f.width(), f.height(),
+                                f.rgb(), prompts.trackPrompts(f.width(), f.height()));
+                        if (p == null) {
+                            break; // after the stream's frames in this call are finished
+                        }
+                        queue.poll();
+                        if (p.done() != null) {
+                            out[i] = new Job.Decoded(job, p.done());
+                        } else {
+                            toModel.add(i);
+                            pending.add(p);
+                            unfinished.add(p);
+                        }
+                    } catch (RuntimeException | Error ex) {
+                        queue.poll();
+                        out[i] = new Job.Decoded(job, null);
+                        failFrame(job, ex);
+                    }
                 }
             }
             if (toModel.isEmpty()) {
                 continue;
             }
             long t0 = System.nanoTime();
-            List<List<ObjectResult>> results = trackWave(jobs, toModel, pending);
+            List<List<ObjectResult>> results = trackCall(jobs, toModel, pending);
             metrics.decoderTime.record((System.nanoTime() - t0) / toModel.size(), TimeUnit.NANOSECONDS);
             for (int w = 0; w < toModel.size(); w++) {
                 Job job = jobs.get(toModel.get(w));
-                if (results.get(w) == null) {
+                out[toModel.get(w)] = new Job.Decoded(job, null);
+                if (results.get(w) == null || job.stream().failed()) {
                     continue;
                 }
                 try {
@@ -195,8 +211,12 @@ final class Stages {
         return List.of(out);
     }
 
-    /** The model's results for a wave's prepared frames (null for a frame that failed its stream). */
-    private static List<List<ObjectResult>> trackWave(List<Job> jobs, List<Integer> toModel,
+    /**
+     * The model's results for a call's prepared frames, in order (a stream's frames consecutive in the list, in
+     * frame order); null for a frame whose stream failed. A call the model refuses goes stream by stream: each
+     * stream's frames in one call when the model batches, else frame by frame.
+     */
+    private static List<List<ObjectResult>> trackCall(List<Job> jobs, List<Integer> toModel,
                                                       List<MemoryTracker.Pending> pending) {
         Sam2Tracking model = jobs.get(toModel.get(0)).stream().memoryTracker().model();
         List<Sam2Tracking.StreamTracker> streams = new ArrayList<>();
@@ -207,36 +227,69 @@ final class Stages {
             frames.add(p.square());
             prompts.add(p.prompts());
         }
+        boolean severalStreams = false;
+        for (int i : toModel) {
+            severalStreams |= jobs.get(i).stream() != jobs.get(toModel.get(0)).stream();
+        }
         if (streams.size() > 1 && model.batches()) {
+            if (!severalStreams) {
+                return trackStream(jobs, toModel, pending, model, 0, streams.size());
+            }
             try {
                 return model.track(streams, frames, prompts);
             } catch (RuntimeException ex) {
-                log.warn("memory mode: a batch of {} frames failed ({}); stepping them one by one", streams.size(),
-                        ex.toString());
+                log.warn("memory mode: a batch of {} frames failed ({}); stepping the streams one by one",
+                        streams.size(), ex.toString());
             }
         }
         List<List<ObjectResult>> out = new ArrayList<>();
-        for (int w = 0; w < streams.size(); w++) {
-            try {
-                out.add(streams.get(w).track(frames.get(w), prompts.get(w)));
-            } catch (RuntimeException | Error ex) {
-                // A tracker that batches refuses a bad frame before any work (its object limit among the reasons):
-                // the stream's lost objects whose memory was kept make room, and the frame is tried once more.
-                Throwable fault = ex;
-                if (ex instanceof RuntimeException && model.batches()
-                        && jobs.get(toModel.get(w)).stream().memoryTracker().forgetRemembered(pending.get(w)) > 0) {
-                    try {
-                        out.add(streams.get(w).track(frames.get(w), prompts.get(w)));
-                        continue;
-                    } catch (RuntimeException | Error again) {
-                        fault = again;
-                    }
-                }
-                failFrame(jobs.get(toModel.get(w)), fault);
-                out.add(null);
+        for (int from = 0; from < streams.size(); ) {
+            int to = from + 1;
+            while (model.batches() && to < streams.size() && jobs.get(toModel.get(to)).stream()
+                    == jobs.get(toModel.get(from)).stream()) {
+                to++;
             }
+            out.addAll(trackStream(jobs, toModel, pending, model, from, to));
+            from = to;
         }
         return out;
+    }
+
+    /**
+     * Frames {@code from..to-1} of a call, one stream's (one frame unless the model batches): their results, or nulls
+     * when the model refuses them and the stream fails. A tracker that batches refuses a bad call before any work
+     * (its object limit among the reasons): the stream's lost objects whose memory was kept make room, and the
+     * frames are tried once more.
+     */
+    private static List<List<ObjectResult>> trackStream(List<Job> jobs, List<Integer> toModel,
+                                                        List<MemoryTracker.Pending> pending, Sam2Tracking model,
+                                                        int from, int to) {
+        List<Sam2Tracking.StreamTracker> streams = new ArrayList<>();
+        List<byte[]> frames = new ArrayList<>();
+        List<List<ObjectPrompt>> prompts = new ArrayList<>();
+        for (int w = from; w < to; w++) {
+            streams.add(pending.get(w).stream());
+            frames.add(pending.get(w).square());
+            prompts.add(pending.get(w).prompts());
+        }
+        Job first = jobs.get(toModel.get(from));
+        try {
+            return to - from == 1 ? List.of(streams.get(0).track(frames.get(0), prompts.get(0)))
+                    : model.track(streams, frames, prompts);
+        } catch (RuntimeException | Error ex) {
+            Throwable fault = ex;
+            if (ex instanceof RuntimeException && model.batches()
+                    && first.stream().memoryTracker().forgetRemembered(pending.get(from)) > 0) {
+                try {
+                    return to - from == 1 ? List.of(streams.get(0).track(frames.get(0), prompts.get(0)))
+                            : model.track(streams, frames, prompts);
+                } catch (RuntimeException | Error again) {
+                    fault = again;
+                }
+            }
+            failFrame(first, fault);
+            return new ArrayList<>(java.util.Collections.nCopies(to - from, null));
+        }
     }
 
     /**

@@ -62,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * The frame goes to the model resized to its square input (Pillow's bilinear); prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
- * Not thread-safe: a stream's frames are stepped one after the other.
+ * Not thread-safe: a stream's frames are stepped one after the other. {@link #step} is {@link #prepare}, the model's
+ * call, {@link #finish}; to give a batching model a stream's consecutive frames in one call, {@link #prepareAhead}
+ * prepares a frame before the ones before it are finished, where their finish cannot change it.
  */
 public final class MemoryTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
@@ -179,6 +181,63 @@ public final class MemoryTracker {
      * caller's ({@link Sam2Tracking#track(List, List, List)} for several streams at once), then {@link #finish}.
      */
     public synchronized Pending prepare(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
+        return prepare(frame, width, height, rgb, prompts, false);
+    }
+
+    /**
+     * {@link #prepare} for a frame of the stream while the frames before it ({@code unfinished}, in order, not
+     * {@code done}) are prepared and not yet {@link #finish}ed, so that the model can take them all in one call (a
+     * stream's consecutive frames: {@link Sam2Tracking#track(List, List, List)}); {@link #prepare} when there are
+     * none. Null when finishing those frames first could change what this frame gives, and so the frame must wait
+     * for their finish: its prompts differ from the last unfinished frame's (a reset, an object added, updated or
+     * removed), its size differs, or finishing them could change the objects the model follows on it (a tracked
+     * object hidden long enough to be lost within them, a lost one whose memory is kept old enough to be forgotten
+     * within them). Otherwise nothing {@link #finish} does to the stream's bookkeeping in between bears on this
+     * frame's preparation or on the model's work for it, and the outcome is the one stepping frame by frame gives.
+     */
+    public synchronized Pending prepareAhead(List<Pending> unfinished, long frame, int width, int height, byte[] rgb,
+                                             TrackPrompts prompts) {
+        if (unfinished.isEmpty()) {
+            return prepare(frame, width, height, rgb, prompts, false);
+        }
+        Pending last = unfinished.get(unfinished.size() - 1);
+        if (last.done() != null || last.stream() != tracker || prompts.generation() != generation
+                || width != this.width || height != this.height || restored != null) {
+            return null;
+        }
+        Map<Integer, Long> seeds = new LinkedHashMap<>();
+        for (TrackPrompts.Seed seed : prompts.objects()) {
+            seeds.put(seed.prompt().id(), seed.revision());
+        }
+        Map<Integer, Long> before = new LinkedHashMap<>();
+        for (TrackPrompts.Seed seed : last.current().values()) {
+            before.put(seed.prompt().id(), seed.revision());
+        }
+        if (!seeds.equals(before) || !List.copyOf(seeds.keySet()).equals(List.copyOf(before.keySet()))) {
+            return null;
+        }
+        int n = unfinished.size();
+        java.util.Set<Integer> followed = new java.util.LinkedHashSet<>(tracker.objects());
+        for (Pending p : unfinished) {
+            for (ObjectPrompt op : p.prompts()) {
+                followed.add(op.objectId());
+            }
+        }
+        for (Integer id : followed) {
+            Remembered k = remembered.get(id);
+            if (k != null ? k.frames + n >= forgetAfter : hidden.hiddenFor(id) + n >= hiddenLostAfter) {
+                return null;
+            }
+        }
+        Pending p = prepare(frame, width, height, rgb, prompts, true);
+        if (!p.prompts().isEmpty()) {
+            throw new IllegalStateException("stream " + stream + ": frame " + frame + " prepared ahead with new prompts");
+        }
+        return p;
+    }
+
+    /** {@link #prepare}; {@code ahead}: frames before it are prepared and not finished (never {@code done}). */
+    private Pending prepare(long frame, int width, int height, byte[] rgb, TrackPrompts prompts, boolean ahead) {
         if (prompts.generation() != generation || width != this.width || height != this.height) {
             if (generation != Long.MIN_VALUE) {
                 log.info("stream {}: {} at frame {}: every object starts over", stream,
@@ -250,7 +309,7 @@ public final class MemoryTracker {
                     frame);
             lostByMove.clear();
         }
-        if (tracker.objects().isEmpty() && newPrompts.isEmpty()) {
+        if (!ahead && tracker.objects().isEmpty() && newPrompts.isEmpty()) {
             // Nothing to follow: the frame is not encoded (no memory refers to it).
             meters.active().set(0);
             keepState(frame);

@@ -114,7 +114,7 @@ class MemoryModeEngineTest {
 
     /**
      * Three streams of the same clip and prompts: a micro-batch's frames go to the model together (one call for the
-     * k-th frame of every stream in it), each stream gets its own records, equal to the others' (same frames, same
+     * whole micro-batch, each stream's frames in order), each stream gets its own records, equal to the others' (same frames, same
      * prompts); a stream whose frames the model cannot take fails alone, the others end normally.
      */
     @Test
@@ -150,6 +150,45 @@ class MemoryModeEngineTest {
             assertTrue(counting.largestBatch() >= 2, "frames of several streams went to the model together: batches "
                     + counting.batches);
         }
+    }
+
+    /**
+     * A stream's consecutive frames in a micro-batch go to a batching model in one call (the stream listed several
+     * times), objects added and removed by prompts between them; the records are those of the CPU model stepped frame
+     * by frame.
+     */
+    @Test
+    void aStreamsFramesGoToTheModelInOneCallAndGiveWhatFrameByFrameGives() throws Exception {
+        CountingModel counting = new CountingModel(model);
+        Engine.Settings wide = new Engine.Settings(new EngineSettings.Batching(6, Duration.ofMillis(200)),
+                settings().pipeline(), settings().reconnect(), settings().tracking(), Optional.empty());
+        List<List<String>> runs = new ArrayList<>();
+        for (io.samstream.gpu.sam2.Sam2Tracking m : List.of(model, counting)) {
+            CollectingSink sink = new CollectingSink();
+            try (Engine engine = new Engine(wide, Segmenter.memory(m, "sam2-tiny-fixture"),
+                    spec -> new TestPatternSource(spec.id(), W, H, 10, FRAMES, 3, false), sink,
+                    EngineMetrics.inMemory())) {
+                StreamHandle h = engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=12", false,
+                        new PromptSpec(List.of(new ObjectPrompt(1, null, new double[] {20, 20, 60, 60}),
+                                new ObjectPrompt(2, new double[][] {{90, 50}}, null)), 0)));
+                engine.applyPrompt(PromptMessage.parse("cam",
+                        "{\"stream\":\"cam\",\"op\":\"add\",\"object\":3,\"box\":[70,10,120,40],\"frame\":4}"));
+                engine.applyPrompt(PromptMessage.parse("cam",
+                        "{\"stream\":\"cam\",\"op\":\"remove\",\"object\":2,\"frame\":9}"));
+                assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS)
+                        .state());
+                List<String> records = new ArrayList<>();
+                for (MaskRecord r : sink.of("cam")) {
+                    records.add(r.frame() + " " + r.objects().stream().map(o -> o.id() + ":" + o.score() + ":"
+                            + o.mask().counts()).toList() + " hidden " + r.hidden() + " lost " + r.lost());
+                }
+                runs.add(records);
+            }
+        }
+        assertEquals(FRAMES, runs.get(0).size());
+        assertEquals(runs.get(0), runs.get(1), "frame by frame, and a stream's frames in one call");
+        assertTrue(counting.largestStreamRun() >= 2, "a stream's consecutive frames went to the model in one call: "
+                + counting.streamRuns);
     }
 
     /**
@@ -194,6 +233,8 @@ class MemoryModeEngineTest {
     static final class CountingModel implements io.samstream.gpu.sam2.Sam2Tracking {
         final io.samstream.gpu.sam2.Sam2Tracking inner;
         final List<Integer> batches = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Per call, the most frames of one stream in it. */
+        final List<Integer> streamRuns = java.util.Collections.synchronizedList(new ArrayList<>());
         static final int REFUSED = 99;
 
         CountingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
@@ -203,6 +244,12 @@ class MemoryModeEngineTest {
         int largestBatch() {
             synchronized (batches) {
                 return batches.stream().mapToInt(Integer::intValue).max().orElse(0);
+            }
+        }
+
+        int largestStreamRun() {
+            synchronized (streamRuns) {
+                return streamRuns.stream().mapToInt(Integer::intValue).max().orElse(0);
             }
         }
 
@@ -259,6 +306,9 @@ class MemoryModeEngineTest {
         public List<List<io.samstream.gpu.sam2.ObjectResult>> track(List<StreamTracker> streams, List<byte[]> frames,
                 List<List<io.samstream.gpu.sam2.ObjectPrompt>> prompts) {
             batches.add(streams.size());
+            java.util.Map<StreamTracker, Integer> perStream = new java.util.IdentityHashMap<>();
+            streams.forEach(st -> perStream.merge(st, 1, Integer::sum));
+            streamRuns.add(perStream.values().stream().mapToInt(Integer::intValue).max().orElse(0));
             prompts.forEach(CountingModel::refuse);
             return io.samstream.gpu.sam2.Sam2Tracking.super.track(streams, frames, prompts);
         }
