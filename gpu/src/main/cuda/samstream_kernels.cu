@@ -376,6 +376,17 @@ extern "C" __global__ void __launch_bounds__(256) samstream_cell_similarity(
                                     dims + 4 * j, out + (size_t) j * side * side, side, channels);
 }
 
+// ---- LaunchTimer's hold: keeps the stream busy for about `ns` nanoseconds so that the launches it times queue up behind
+// it and their event pairs measure the GPU's time, not the host's launch latency. One thread.
+extern "C" __global__ void __launch_bounds__(32) samstream_hold(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        __nanosleep(10000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
 // ---- SAM 2 (Sam2Kernels): plain attention (sdpa.cuh) and Hiera / FPN data movement (hiera_ops.cuh) ---------------
 #include "hiera_ops.cuh"
 #include "sdpa.cuh"

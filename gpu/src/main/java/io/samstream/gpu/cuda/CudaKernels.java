@@ -57,6 +57,7 @@ public final class CudaKernels implements AutoCloseable {
     private final Sam2Kernels sam2;
     private boolean closed;
     private LaunchTimer timer;   // benchmarks only: every launch timed (timeLaunches)
+    private static final String HOLD = "samstream_hold";
 
     private record Kernel(String name, CUfunction function, int maxDynamicSmem, int registers) {}
 
@@ -91,6 +92,7 @@ public final class CudaKernels implements AutoCloseable {
         Cuda.check(r, () -> "loading the CUDA kernels (" + Cuda.bytes(fatbin.length) + " fatbin) on " + dev.describe());
         checkAbi();
 
+        add(HOLD, 0);
         gemm = new GemmKernels(this);
         sparseGemm = new SparseGemmKernels(this);
         norm = new NormKernels(this);
@@ -264,6 +266,14 @@ public final class CudaKernels implements AutoCloseable {
      */
     public void timeLaunches(LaunchTimer t) {
         timer = t;
+    }
+
+    /** Keeps {@code stream} busy for about {@code nanos} ns (samstream_hold, not timed): see {@link LaunchTimer#hold}. */
+    void hold(CudaStream stream, long nanos) {
+        Kernel k = kernels.get(HOLD);
+        context.bind();
+        Cuda.check(cuLaunchKernel(k.function, 1, 1, 1, 32, 1, 1, 0, stream.stream,
+                Pointer.to(Pointer.to(new long[] {nanos})), null), "launching " + HOLD);
     }
 
     /** Launches a kernel registered with {@link #add} with a 32 x 8 block and no dynamic shared memory. */

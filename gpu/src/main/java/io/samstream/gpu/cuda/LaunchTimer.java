@@ -8,8 +8,9 @@ import java.util.Map;
 /**
  * GPU time per kernel of the launches a {@link CudaKernels} makes while this timer is attached to it
  * ({@link CudaKernels#timeLaunches}): an event pair around each launch, read after the work is done. For benchmarks
- * that say where a part's time goes (an event pair adds a few microseconds per launch, so the sum is a little above
- * the part's time); never attach it while a CUDA graph is being captured.
+ * that say where a part's time goes; never attach it while a CUDA graph is being captured. Call {@link #hold} before
+ * the launches: a GPU that runs ahead of the host would otherwise count the host's launch latency (~20 us from Java)
+ * into every short kernel's pair.
  */
 public final class LaunchTimer implements AutoCloseable {
     private final CudaContext context;
@@ -18,6 +19,14 @@ public final class LaunchTimer implements AutoCloseable {
 
     public LaunchTimer(CudaContext context) {
         this.context = context;
+    }
+
+    /**
+     * Keeps {@code stream} busy for {@code millis} ms (a kernel that waits on the GPU's clock), so that the launches
+     * queued meanwhile run back to back and each pair times the kernel alone: longer than the host takes to queue them.
+     */
+    public void hold(CudaKernels kernels, CudaStream stream, int millis) {
+        kernels.hold(stream, millis * 1_000_000L);
     }
 
     void before(String kernel, CudaStream stream) {
