@@ -188,10 +188,9 @@ __device__ __forceinline__ void add_f32(const float* a, const float* b, float* y
 
 // ---- fp32 Linear on few rows: Y[m, n] = X[m, :] . W[n, :] (+bias[n]) (relu) (+R[m, n]) ---------------------
 // X rows ldx apart (strided token rows: the hypernetworks and the IoU head read one token per set), Y and
-// R rows ldy apart; R may alias Y, X may not. One warp per output column n and LR rows: the lanes stride over K
-// (W's row and the X rows read coalesced, no barrier), then a warp sum per row. The decoder's token side has a few
-// rows per prompt set, where a tiled kernel's K loop with two barriers per 16 columns is all latency
-// (bench/results/2026-12-03-h200-sam2-video.md, run 4). Warp w: column w % N, rows LR (w / N) ...
+// R rows ldy apart; R may alias Y, X may not. Warp w computes column n = w % N of the LR rows from LR (w / N): its
+// lanes stride over K (W's row and the X rows read coalesced, no barrier), then a warp sum per row. A prompt set has
+// few rows, so the cost is the K loop's latency, not reuse of W (bench/results/2026-12-03-h200-sam2-parts.md).
 constexpr int LR = 8;
 
 __device__ __forceinline__ void linear_f32(const float* __restrict__ X, int ldx, const float* __restrict__ W,
@@ -250,9 +249,8 @@ __device__ __forceinline__ void layernorm_f32(const float* x, const float* __res
 // Batched: set b's queries are rows b*nq.., its keys / values rows b*nk..; row strides ldq / ldk / ldv / ldo
 // (elements), head h at column h*hd. fp32 scores and softmax (exact expf), HD = a bound on hd (registers).
 // Two schedules: one CTA of WARP_SHARES warps per (set, head, query) with the keys split over its warps' lanes and
-// the shares merged at the end (many keys: tokens to image; one warp per query left 56 warps for one object's 4,096
-// keys, bench/results/2026-12-03-h200-sam2-video.md run 4), one thread per (set, head, query) (few keys: token self
-// attention, image to tokens).
+// the shares merged at the end (many keys, few queries: tokens to image, a set's ~7 tokens over 4,096 keys), one
+// thread per (set, head, query) (few keys: token self attention, image to tokens).
 constexpr int WARP_SHARES = 8;   // warps per CTA of the "warp" schedule: 256 threads
 // The "warp" schedule's end: the CTA's warps each hold one share of the keys (its running max m and sum l, and acc[d]
 // summed over its lanes, relative to m, in every lane); merged through shared memory, the output row written by

@@ -11,6 +11,7 @@ import io.samstream.gpu.cuda.CudaSam2MaskDecoder;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.LaunchTimer;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.Sam2Kernels;
 import io.samstream.gpu.sam2.Sam2Config;
@@ -23,6 +24,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
 import java.util.function.IntConsumer;
 
 /**
@@ -37,7 +40,7 @@ import java.util.function.IntConsumer;
  *      [--repeats 7] [--profile "image encoder,memory attention"]</pre>
  *
  * {@code --profile} adds, for the parts whose names start with one of the given prefixes, #profile rows: where one
- * launched pass's GPU time goes, kernel by kernel ({@link io.samstream.gpu.cuda.LaunchTimer}).
+ * launched pass's GPU time goes, kernel by kernel ({@link LaunchTimer}).
  *
  * bench/sam2_torch.py measures Meta's modules (and its SAM2VideoPredictor) in bf16 on the same GPU.
  */
@@ -191,14 +194,14 @@ public final class Sam2PartsBench {
     private static List<String> profile(CudaContext ctx, CudaKernels kernels, CudaStream stream, String model,
                                         String part, int batch, Runnable pass) {
         List<String> rows = new ArrayList<>();
-        try (io.samstream.gpu.cuda.LaunchTimer timer = new io.samstream.gpu.cuda.LaunchTimer(ctx)) {
+        try (LaunchTimer timer = new LaunchTimer(ctx)) {
             kernels.timeLaunches(timer);
             try {
                 pass.run();
                 timer.drain();   // the first pass warms the events up
                 timer.hold(kernels, stream, 100);   // the pass queues up behind it: each pair times its kernel alone
                 pass.run();
-                java.util.Map<String, double[]> times = timer.drain();
+                Map<String, double[]> times = timer.drain();
                 double total = times.values().stream().mapToDouble(t -> t[1]).sum();
                 times.entrySet().stream().sorted((a, b) -> Double.compare(b.getValue()[1], a.getValue()[1]))
                         .forEach(e -> rows.add(String.format(Locale.ROOT, "#profile\t%s\t%s\t%d\t%s\t%d\t%.3f\t%.1f%%",
@@ -213,7 +216,7 @@ public final class Sam2PartsBench {
 
     /** Fills a bf16 buffer with Gaussian values: one staging-sized block of them, repeated. */
     private static void randomize(CudaStream stream, PinnedBuffer staging, DeviceBuffer b, long seed) {
-        java.util.Random rnd = new java.util.Random(seed);
+        Random rnd = new Random(seed);
         int block = (int) Math.min(staging.bytes(), b.bytes()) / 2;
         float[] values = new float[block];
         for (int i = 0; i < block; i++) {

@@ -10,6 +10,7 @@ import io.samstream.gpu.cuda.Sam2Kernels.Rows;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -108,7 +109,7 @@ class Sam2SdpaGpuTest extends GpuTestBase {
      */
     private static float[] reference(float[] q, int qld, int qoff, float[] k, int kld, int koff, float[] v, int vld,
                                      int voff, int batches, int heads, int nq, int nk, long batch, int[] rows) {
-        int[] qs = rows != null ? rows : java.util.stream.IntStream.range(0, nq).toArray();
+        int[] qs = rows != null ? rows : IntStream.range(0, nq).toArray();
         float[] out = new float[batches * qs.length * heads * HD];
         double[] s = new double[nk];
         double scale = scale();
