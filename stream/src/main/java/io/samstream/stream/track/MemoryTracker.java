@@ -8,10 +8,17 @@ import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,7 +106,7 @@ public final class MemoryTracker {
     private final List<Integer> lostByMove = new ArrayList<>();
     private boolean stepped;
     private int stateEvery;
-    private final java.util.NavigableMap<Long, MemoryTrackerState> states = new java.util.TreeMap<>();
+    private final NavigableMap<Long, MemoryTrackerState> states = new TreeMap<>();
 
     /**
      * A lost object whose memory is kept: the frame it was lost on, frames stepped since, and frames in a row it has
@@ -217,7 +224,7 @@ public final class MemoryTracker {
             return null;
         }
         int n = unfinished.size();
-        java.util.Set<Integer> followed = new java.util.LinkedHashSet<>(tracker.objects());
+        Set<Integer> followed = new LinkedHashSet<>(tracker.objects());
         for (Pending p : unfinished) {
             for (ObjectPrompt op : p.prompts()) {
                 followed.add(op.objectId());
@@ -365,7 +372,7 @@ public final class MemoryTracker {
         // Claims by object score, the surest first, each against the masks shown or claimed before it: a returning
         // object not mostly on one of them is shown; a lost one clear of them all is seen (found after foundAfter
         // such frames in a row), and its mask is its own on this frame whether or not it is published yet.
-        claims.sort(java.util.Comparator.comparingDouble((Claim c) -> -c.result().objectScore()));
+        claims.sort(Comparator.comparingDouble((Claim c) -> -c.result().objectScore()));
         for (Claim c : claims) {
             if (c.lost() == null) {
                 o.observe(c.id(), c.result(), c.mask(), !onAnother(c.mask(), o.taken));
@@ -424,8 +431,8 @@ public final class MemoryTracker {
         final Pending p;
         final List<Integer> lostIds;
         final Map<Integer, MaskReadout.Readout> shown = new HashMap<>();
-        final java.util.Set<Integer> hiddenIds = new java.util.HashSet<>();
-        final java.util.Set<Integer> lostNow = new java.util.HashSet<>();
+        final Set<Integer> hiddenIds = new HashSet<>();
+        final Set<Integer> lostNow = new HashSet<>();
         /** The masks shown, and those lost objects saw clear, on this frame. */
         final List<MaskSummary> taken = new ArrayList<>();
 
@@ -535,11 +542,11 @@ public final class MemoryTracker {
     }
 
     /** The state kept after {@code frame}, if one was; forgets it and every older one. */
-    public java.util.Optional<MemoryTrackerState> takeState(long frame) {
+    public Optional<MemoryTrackerState> takeState(long frame) {
         synchronized (states) {
             MemoryTrackerState s = states.get(frame);
             states.headMap(frame, true).clear();
-            return java.util.Optional.ofNullable(s);
+            return Optional.ofNullable(s);
         }
     }
 
