@@ -15,6 +15,9 @@ import java.util.Arrays;
  */
 public record Sam3Config(Vision vision, Text text, Detector detector) {
 
+    /** Epsilon of every LayerNorm and GroupNorm (torch's default). */
+    public static final double NORM_EPS = 1e-5;
+
     /** RoPE base of the ViT's attention. */
     public static final double ROPE_THETA = 10000.0;
 

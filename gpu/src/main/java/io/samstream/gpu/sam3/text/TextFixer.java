@@ -20,8 +20,8 @@ import java.util.regex.Pattern;
  * escapes and invisible controls removed, and NFC normalization.
  *
  * <p>Mojibake: the text is re-encoded as Latin-1, then as ftfy's sloppy Windows-1252, and when those bytes are
- * valid UTF-8 with a multi-byte sequence the decoded text replaces it ("cafÃ©" to "café"). ftfy only tries that on text its "badness"
- * heuristic flags, and also repairs mojibake of other single-byte encodings (Windows-1250/1251/1253/1254/1257,
+ * valid UTF-8 with a multi-byte sequence the decoded text replaces it ("cafÃ©" to "café"). ftfy only tries
+ * that on text its "badness" heuristic flags, and also repairs mojibake of other single-byte encodings (Windows-1250/1251/1253/1254/1257,
  * ISO-8859-2, MacRoman, CP437), lost 0xA0 bytes, CESU-8 and mixed fragments; those heuristics are not
  * reproduced here. A typed phrase is not mojibake, and the phrase fixtures (accents, CJK, emoji, entities, the
  * common UTF-8-as-Latin-1 mojibake) are byte-exact with ftfy.
