@@ -40,6 +40,11 @@ final class Sam3FixtureRun {
         return Npy.read(dir.resolve(name + ".npy")).toFloats();
     }
 
+    /** Whether the fixture has this tensor (the release shapes leave the large maps out). */
+    boolean has(String name) {
+        return java.nio.file.Files.isRegularFile(dir.resolve(name + ".npy"));
+    }
+
     long[] longs(String name) throws IOException {
         return Npy.read(dir.resolve(name + ".npy")).toLongs();
     }
@@ -58,10 +63,14 @@ final class Sam3FixtureRun {
     VisionFeatures checkImage(float tolerance) throws IOException {
         VisionFeatures f = model.encodeImage(floats("model_input"));
         int g = f.grid();
-        compare("trunk", channelsLast(floats("trunk"), g * g), f.trunk(), tolerance);
+        if (has("trunk")) {
+            compare("trunk", channelsLast(floats("trunk"), g * g), f.trunk(), tolerance);
+        }
         for (int i = 0; i < 3; i++) {
             int side = g << (2 - i);
-            compare("fpn" + i, channelsLast(floats("fpn" + i), side * side), f.fpn()[i], tolerance);
+            if (has("fpn" + i)) {
+                compare("fpn" + i, channelsLast(floats("fpn" + i), side * side), f.fpn()[i], tolerance);
+            }
         }
         return f;
     }
@@ -89,7 +98,9 @@ final class Sam3FixtureRun {
                 }
             }
             Detections det = model.detect(image, text, boxes);
-            compare(label + " memory", floats(pre + "memory"), det.memory(), tolerance);
+            if (has(pre + "memory")) {
+                compare(label + " memory", floats(pre + "memory"), det.memory(), tolerance);
+            }
             compare(label + " queries", floats(pre + "queries"), det.queries(), tolerance);
             float[] logits = floats(pre + "logits");
             float worstLogit = maxAbs(logits, det.logits());
