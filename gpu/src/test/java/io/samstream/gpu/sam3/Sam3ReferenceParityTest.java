@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
  * The CPU reference against Meta's SAM 3 image model (tools/sam3_fixtures/make_sam3_fixtures.py): the tiny
  * configuration from its committed fp16 checkpoint ({@code sam3_tiny.pt}, read by the restricted loader, complex
  * rotary tables included), and Meta's release shapes from a fixture folder named by
- * {@code -Dsamstream.fixtures.sam3Release=DIR} (or SAMSTREAM_SAM3_RELEASE_FIXTURE; not committed: ~30 MB, and minutes
- * on a few cores). Each skips with the reason while its fixture is missing.
+ * {@code -Dsamstream.fixtures.sam3Release=DIR} (or SAMSTREAM_SAM3_RELEASE_FIXTURE; not committed: ~30 MB; it needs a
+ * 12 GB heap and minutes on a few cores: tools/sam3_fixtures/run_release_parity.sh). Each skips with the reason while
+ * its fixture (or heap) is missing.
  */
 class Sam3ReferenceParityTest {
     static final Path TINY = Path.of("src/test/resources/fixtures/sam3/tiny");
@@ -64,6 +65,9 @@ class Sam3ReferenceParityTest {
         Assumptions.assumeTrue(where != null && Files.isRegularFile(Path.of(where, "keys.txt")),
                 "no SAM 3 release-shapes fixture (set -Dsamstream.fixtures.sam3Release=DIR or "
                         + "SAMSTREAM_SAM3_RELEASE_FIXTURE; made by tools/sam3_fixtures/run_on_device.sh)");
+        long heap = Runtime.getRuntime().maxMemory();
+        Assumptions.assumeTrue(heap >= (11L << 30), "the release shapes need a heap of 12 GB or more (this JVM has "
+                + (heap >> 20) + " MiB; surefire's is 4 GB): run tools/sam3_fixtures/run_release_parity.sh DIR");
         Path dir = Path.of(where);
         StateDict sd = DeterministicWeights.fromKeyList(dir.resolve("keys.txt"), Map.of());
         Sam3Config config = Sam3ConfigInference.infer(sd);
