@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -172,7 +173,7 @@ class ConfigLoaderTest {
     @Test
     void theDocumentedSystemPropertiesExist() throws IOException {
         String docs = new String(ConfigLoader.class.getResourceAsStream("/reference.conf").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8) + Files.readString(Path.of("../README.md"));
+                java.nio.charset.StandardCharsets.UTF_8) + Files.readString(Fixtures.file("README.md"));
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("-Dsamstream\\.([A-Za-z0-9_.-]+)=").matcher(docs);
         int seen = 0;
         while (m.find()) {
