@@ -1,8 +1,6 @@
 package io.samstream.testkit.connectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,115 +8,79 @@ import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
 import io.samstream.testkit.KafkaTopics;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+/** A broker on a static field: one for the whole class. (Per test: {@link KafkaBrokerPerTestTest}.) */
 @Timeout(180)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class KafkaBrokerExtensionTest {
-    /** One broker for the class. */
     @RegisterExtension
-    static final KafkaBrokerExtension shared = KafkaBrokerExtension.configured(
+    static final KafkaBrokerExtension kafka = KafkaBrokerExtension.configured(
             b -> b.brokerProperty("group.min.session.timeout.ms", "1000"));
-    /** A fresh broker for each test. */
-    @RegisterExtension
-    final KafkaBrokerExtension own = KafkaBrokerExtension.create();
 
-    /** The shared broker's address in each test, and the data folders the brokers had. */
-    static final Set<String> sharedAddresses = ConcurrentHashMap.newKeySet();
-    static final Set<Path> dataDirs = ConcurrentHashMap.newKeySet();
+    /** The broker's address in each test. */
+    static final Set<String> addresses = ConcurrentHashMap.newKeySet();
 
-    @AfterAll
-    static void theBrokersDataIsGoneWithThem() {
-        dataDirs.remove(shared.broker().logDir()); // still running: the class's end stops it
-        for (Path d : dataDirs) {
-            assertFalse(Files.exists(d), "a per-test broker's data is deleted after its test: " + d);
+    static MaskRecord record(String stream, long frame) {
+        return new MaskRecord(stream, frame, frame * 40, Instant.parse("2026-01-02T03:04:05Z"), 64, 48, "tiny",
+                List.of(new MaskRecord.ObjectMask(1, 0.9f, 0.95f, new MaskRecord.Box(1, 2, 3, 4), 4,
+                        new MaskRecord.Rle(48, 64, "0T31"))));
+    }
+
+    static void publish(KafkaBrokerExtension broker, String topic, String key, MaskRecord m) {
+        try (KafkaProducer<String, byte[]> p = broker.producer()) {
+            KafkaTopics.send(p, topic, key, new String(MaskRecordJson.write(m), StandardCharsets.UTF_8));
         }
     }
 
     @Test
     @Order(1)
     void recordsGoInAndComeBackOut() {
-        sharedAddresses.add(shared.bootstrapServers());
-        dataDirs.add(own.broker().logDir());
-        shared.createTopic("t", 2, false);
-        try (KafkaProducer<String, byte[]> p = shared.producer()) {
+        addresses.add(kafka.bootstrapServers());
+        kafka.createTopic("t", 2, false);
+        try (KafkaProducer<String, byte[]> p = kafka.producer()) {
             for (int i = 0; i < 5; i++) {
                 KafkaTopics.send(p, "t", "k" + i, "v" + i);
             }
         }
-        List<ConsumerRecord<String, byte[]>> read = shared.readAll("t", 5);
+        List<ConsumerRecord<String, byte[]>> read = kafka.readAll("t", 5);
         assertEquals(5, read.size());
         for (ConsumerRecord<String, byte[]> r : read) {
             assertEquals("v" + r.key().substring(1), new String(r.value(), StandardCharsets.UTF_8));
         }
-        // The per-test broker is another one.
-        assertNotEquals(shared.bootstrapServers(), own.bootstrapServers());
-        own.createTopic("only-here", 1, false);
-        try (KafkaProducer<String, byte[]> p = own.producer()) {
-            KafkaTopics.send(p, "only-here", "k", "v");
-        }
-        assertEquals(1, own.broker().recordCount("only-here"));
     }
 
     @Test
     @Order(2)
-    void theClassBrokerStaysAndATestBrokerIsNew() {
-        sharedAddresses.add(shared.bootstrapServers());
-        dataDirs.add(own.broker().logDir());
-        assertEquals(1, sharedAddresses.size(), "one class-wide broker: " + sharedAddresses);
-        assertEquals(5, shared.readAll("t", 5).size(), "the class broker kept the first test's records");
-        // The first test's own broker and its record are gone.
-        assertEquals(0, own.broker().recordCount("only-here"));
-        assertEquals(2, dataDirs.size());
+    void theBrokerStaysForTheWholeClass() {
+        addresses.add(kafka.bootstrapServers());
+        assertEquals(1, addresses.size(), "one class-wide broker: " + addresses);
+        assertEquals(5, kafka.readAll("t", 5).size(), "the first test's records are still there");
     }
 
     @Test
     @Order(3)
-    void aStoppedBrokerComesBackOnItsPortWithItsRecords() {
-        dataDirs.add(own.broker().logDir());
-        String address = own.bootstrapServers();
-        own.createTopic("masks", 1, false);
-        MaskRecord m = new MaskRecord("cam", 3, 120, Instant.parse("2026-01-02T03:04:05Z"), 64, 48, "tiny",
-                List.of(new MaskRecord.ObjectMask(1, 0.9f, 0.95f, new MaskRecord.Box(1, 2, 3, 4), 4,
-                        new MaskRecord.Rle(48, 64, "0T31"))));
-        try (KafkaProducer<String, byte[]> p = own.producer()) {
-            KafkaTopics.send(p, "masks", "cam", new String(MaskRecordJson.write(m), StandardCharsets.UTF_8));
-        }
-        own.stop();
-        assertTrue(assertThrows(IllegalStateException.class, own::bootstrapServers).getMessage().contains("stopped"));
-        own.restart();
-        assertEquals(address, own.bootstrapServers());
-        List<MaskRecord> read = own.readMasks("masks", 1);
+    void maskRecordsAreReadBackAndAKeyThatIsNotTheirStreamFailsTheRead() {
+        kafka.createTopic("masks", 1, false);
+        publish(kafka, "masks", "cam", record("cam", 3));
+        List<MaskRecord> read = kafka.readMasks("masks", 1);
         assertEquals(1, read.size());
-        assertEquals(m.stream(), read.get(0).stream());
-        assertEquals(m.frame(), read.get(0).frame());
+        assertEquals(3, read.get(0).frame());
         assertEquals("0T31", read.get(0).objects().get(0).mask().counts());
-    }
 
-    @Test
-    @Order(4)
-    void aMaskRecordUnderAnotherStreamsKeyFailsTheRead() {
-        dataDirs.add(own.broker().logDir());
-        own.createTopic("masks", 1, false);
-        MaskRecord m = new MaskRecord("cam", 0, 0, Instant.parse("2026-01-02T03:04:05Z"), 8, 8, "tiny", List.of());
-        try (KafkaProducer<String, byte[]> p = own.producer()) {
-            KafkaTopics.send(p, "masks", "other", new String(MaskRecordJson.write(m), StandardCharsets.UTF_8));
-        }
-        AssertionError e = assertThrows(AssertionError.class, () -> own.readMasks("masks", 1));
+        publish(kafka, "masks", "other", record("cam", 4));
+        AssertionError e = assertThrows(AssertionError.class, () -> kafka.readMasks("masks", 2));
         assertTrue(e.getMessage().contains("key other differs from stream cam"), e.getMessage());
     }
 }
