@@ -169,7 +169,7 @@ public final class Sam2PartsBench {
         randomize(stream, staging, q, 1);
         randomize(stream, staging, k, 2);
         randomize(stream, staging, v, 3);
-        Sam2Kernels ops = kernels.sam2();
+        Sam2Kernels ops = Sam2Kernels.of(kernels);
         double flop = 4.0 * batch * tokens * (double) memory * hd;
         for (boolean hopper : ops.hopperSdpa(hd) ? new boolean[] {false, true} : new boolean[] {false}) {
             String kernel = hopper ? "wgmma (sdpa_sm90)" : "mma.sync (sdpa)";

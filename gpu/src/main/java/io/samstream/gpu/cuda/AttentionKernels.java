@@ -47,7 +47,12 @@ public final class AttentionKernels {
 
     private final CudaKernels kernels;
 
-    AttentionKernels(CudaKernels kernels) {
+    /** The AttentionKernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static AttentionKernels of(CudaKernels kernels) {
+        return kernels.family(AttentionKernels.class, AttentionKernels::new);
+    }
+
+    private AttentionKernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (int hd : HEAD_DIMS) {
             for (boolean oneRow : new boolean[] {true, false}) {

@@ -50,10 +50,10 @@ final class CudaHiera {
               DeviceMemoryPool pool, PinnedBuffer staging) {
         this.config = config;
         this.stream = stream;
-        this.gemm = kernels.gemm();
-        this.norm = kernels.norm();
-        this.ops = kernels.sam2();
-        this.encoderOps = kernels.encoderOps();
+        this.gemm = GemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
+        this.ops = Sam2Kernels.of(kernels);
+        this.encoderOps = EncoderOpsKernels.of(kernels);
         this.side = config.imageSize() / 4;
         int c = config.embedDim();
         this.patchCols = (3 * PATCH * PATCH + 7) / 8 * 8;

@@ -88,11 +88,11 @@ final class CudaImageEncoder {
         this.stream = stream;
         this.pool = pool;
         this.staging = staging;
-        this.gemm = kernels.gemm();
-        this.sparseGemm = kernels.sparseGemm();
-        this.norm = kernels.norm();
-        this.attention = kernels.attention();
-        this.ops = kernels.encoderOps();
+        this.gemm = GemmKernels.of(kernels);
+        this.sparseGemm = SparseGemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
+        this.attention = AttentionKernels.of(kernels);
+        this.ops = EncoderOpsKernels.of(kernels);
 
         String enc = "image_encoder.";
         patchW = upload(weights.get(enc + "patch_embed.proj.weight", d, 3, p, p).data(), "patch_embed.proj.weight");

@@ -13,10 +13,12 @@ import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocess
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 import org.slf4j.LoggerFactory;
 
@@ -29,10 +31,9 @@ import jcuda.driver.CUresult;
 
 /**
  * The kernels of {@code gpu/src/main/cuda}, loaded from the fatbin the build bundles: the module, its table of
- * kernels and the launch that checks a kernel's shared memory, and the launchers by family, each checking shapes,
- * sizes and alignment before it queues anything: {@link #gemm()}, {@link #sparseGemm()}, {@link #attention()},
- * {@link #norm()}, {@link #encoderOps()} (and, made where needed, {@link DecoderKernels}, {@link ImageOpsKernels}).
- * Tile sizes come from {@link TileChoice}.
+ * kernels and the launch that checks a kernel's shared memory. The launchers, by family, each checking shapes, sizes
+ * and alignment before it queues anything, are made from it ({@link #family}: {@code GemmKernels.of(kernels)} and
+ * the like).
  *
  * <p>All tensors are bf16, row-major, contiguous. Launches are asynchronous on the given stream.
  */
@@ -44,17 +45,14 @@ public final class CudaKernels implements AutoCloseable {
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
-    private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    /** The kernels looked up so far: replaced whole on each addition, so that launches read it without a lock. */
+    private volatile Map<String, Kernel> kernels = Map.of();
+    /** The launcher families made so far, by class ({@link #family}). */
+    private final Map<Class<?>, Object> families = new HashMap<>();
     private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private TensorMaps tensorMaps;
     private String tensorMapsProblem;   // why the tensor-map encoder could not be bound (null: bound or not tried)
     private final AtomicBoolean tmaFallbackLogged = new AtomicBoolean();   // a GEMM's fallback from a TMA tile
-    private final GemmKernels gemm;
-    private final SparseGemmKernels sparseGemm;
-    private final NormKernels norm;
-    private final EncoderOpsKernels encoderOps;
-    private final AttentionKernels attention;
-    private final Sam2Kernels sam2;
     private boolean closed;
     private LaunchTimer timer;   // benchmarks only: every launch timed (timeLaunches)
     private static final String HOLD = "samstream_hold";
@@ -93,12 +91,19 @@ public final class CudaKernels implements AutoCloseable {
         checkAbi();
 
         add(HOLD, 0);
-        gemm = new GemmKernels(this);
-        sparseGemm = new SparseGemmKernels(this);
-        norm = new NormKernels(this);
-        encoderOps = new EncoderOpsKernels(this);
-        attention = new AttentionKernels(this);
-        sam2 = new Sam2Kernels(this);
+    }
+
+    /**
+     * The launcher family {@code type} of these kernels, made by {@code make} the first time it is asked for: one per
+     * {@code CudaKernels}; a family looks its kernels up ({@link #add}) when made, so a fatbin without one fails there.
+     */
+    public synchronized <T> T family(Class<T> type, Function<CudaKernels, T> make) {
+        Object f = families.get(type);
+        if (f == null) {
+            f = make.apply(this);
+            families.put(type, f);
+        }
+        return type.cast(f);
     }
 
     private void checkAbi() {
@@ -118,7 +123,7 @@ public final class CudaKernels implements AutoCloseable {
      * Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit): the
      * families register theirs when made.
      */
-    void add(String name, int smemNeeded) {
+    synchronized void add(String name, int smemNeeded) {
         CUfunction f = new CUfunction();
         Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name + " in the fatbin");
         int allowed = Math.min(smemNeeded, context.info().sharedMemPerBlockOptin());
@@ -134,7 +139,9 @@ public final class CudaKernels implements AutoCloseable {
         int[] regs = new int[1];
         Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                 "reading the register count of " + name);
-        kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+        Map<String, Kernel> more = new LinkedHashMap<>(kernels);
+        more.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+        kernels = more;
     }
 
     /**
@@ -168,36 +175,6 @@ public final class CudaKernels implements AutoCloseable {
 
     public CudaContext context() {
         return context;
-    }
-
-    /** The dense GEMM launchers. */
-    public GemmKernels gemm() {
-        return gemm;
-    }
-
-    /** The 2:4-sparse GEMM launchers. */
-    public SparseGemmKernels sparseGemm() {
-        return sparseGemm;
-    }
-
-    /** The image encoder's attention launchers. */
-    public AttentionKernels attention() {
-        return attention;
-    }
-
-    /** SAM 2's attention and Hiera / FPN data-movement launchers. */
-    public Sam2Kernels sam2() {
-        return sam2;
-    }
-
-    /** The LayerNorm launchers. */
-    public NormKernels norm() {
-        return norm;
-    }
-
-    /** The image encoder's data-movement launchers. */
-    public EncoderOpsKernels encoderOps() {
-        return encoderOps;
     }
 
     /** True on compute capability 9.0 (H100, H200): the warpgroup-MMA and TMA kernels run there only. */

@@ -60,7 +60,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final int maxSets;
     private final int c, e, t, l, internal, mlp, mt, mi, iouHidden, iouDepth, co1, co2;
     private final CudaContext context;
-    private final CudaKernels kernels;
+    private final GemmKernels gemm;
+    private final EncoderOpsKernels encoderOps;
     private final DecoderKernels dk;
     private final CudaStream stream;
     private final DeviceMemoryPool pool;
@@ -172,7 +173,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.co1 = c / 4;
         this.co2 = c / 8;
         this.context = context;
-        this.kernels = kernels;
+        this.gemm = GemmKernels.of(kernels);
+        this.encoderOps = EncoderOpsKernels.of(kernels);
 
         Sizes z = Sizes.of(config, maxSets);
         long s = maxSets, rowsTok = z.rowsTok(), imgElems = z.imgElems(), wideElems = z.wideElems();
@@ -568,7 +570,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             DeviceBuffer dst = emb.slice(i * bytes, bytes, "embedding " + i);
             if (embedding instanceof EmbeddingRing.Slot slot) {
                 stream.waitFor(slot.ready());
-                kernels.encoderOps().tokensToChw(stream, slot.buffer(), dst, 1, t, c);
+                encoderOps.tokensToChw(stream, slot.buffer(), dst, 1, t, c);
             } else {
                 if (hostUploadPending) {
                     stream.synchronize();
@@ -811,13 +813,13 @@ public final class CudaMaskDecoder implements AutoCloseable {
         OutputHeads oh = outputHeads;
         long img = (long) sets * t;
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
-        kernels.gemm().run(stream, keys, oh.up1W(), oh.up1B(), null, pp1, (int) img, 4 * co1, c, false);
+        gemm.run(stream, keys, oh.up1W(), oh.up1B(), null, pp1, (int) img, 4 * co1, c, false);
         mark("upscale: gemm 1");
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
         dk.upscaleLnGelu(stream, pp1, oh.upNormG(), oh.upNormB(), up1, sets, e, e, co1, LN2D_EPS, null, null);
         mark("upscale: scatter + layernorm + gelu");
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
-        kernels.gemm().run(stream, up1, oh.up2W(), oh.up2B(), null, pp2, (int) (4 * img), 4 * co2, co1, true);
+        gemm.run(stream, up1, oh.up2W(), oh.up2B(), null, pp2, (int) (4 * img), 4 * co2, co1, true);
         mark("upscale: gemm 2 + gelu");
 
         // Hypernetworks of the needed mask tokens (outputs [mt, sets, C/8]), the mask logits, the IoU head.

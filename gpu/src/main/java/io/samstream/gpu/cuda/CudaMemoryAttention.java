@@ -46,10 +46,10 @@ public final class CudaMemoryAttention {
                     + maxMemory);
         }
         this.stream = stream;
-        this.gemm = kernels.gemm();
-        this.norm = kernels.norm();
-        this.ops = kernels.sam2();
-        this.encoderOps = kernels.encoderOps();
+        this.gemm = GemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
+        this.ops = Sam2Kernels.of(kernels);
+        this.encoderOps = EncoderOpsKernels.of(kernels);
         this.dim = config.hidden();
         this.memDim = config.memDim();
         this.heads = config.layout().memAttnHeads();

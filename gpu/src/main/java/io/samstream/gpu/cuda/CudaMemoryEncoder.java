@@ -58,10 +58,10 @@ public final class CudaMemoryEncoder {
                     + " has " + config.downsampleKernel());
         }
         this.stream = stream;
-        this.gemm = kernels.gemm();
-        this.norm = kernels.norm();
-        this.ops = kernels.sam2();
-        this.encoderOps = kernels.encoderOps();
+        this.gemm = GemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
+        this.ops = Sam2Kernels.of(kernels);
+        this.encoderOps = EncoderOpsKernels.of(kernels);
         this.s = config.imageSize();
         this.l = config.lowResSize();
         this.side = config.featureSize();

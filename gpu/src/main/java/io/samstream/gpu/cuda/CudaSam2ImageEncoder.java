@@ -38,8 +38,8 @@ public final class CudaSam2ImageEncoder {
         this.config = config;
         this.stream = stream;
         this.staging = staging;
-        this.gemm = kernels.gemm();
-        this.ops = kernels.sam2();
+        this.gemm = GemmKernels.of(kernels);
+        this.ops = Sam2Kernels.of(kernels);
         this.side = config.imageSize() / 4;
         this.trunk = new CudaHiera(sd, config, maxBatch, kernels, stream, pool, staging);
         DeviceWeights up = new DeviceWeights(pool, stream, staging);

@@ -47,7 +47,7 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
     private static final float LN2D_EPS = 1e-6f;
 
     private final int maxSets, c, f, t, l, co1, co2, iouHidden, imageSize;
-    private final CudaKernels kernels;
+    private final GemmKernels gemm;
     private final DecoderKernels dk;
     private final CudaStream stream;
     private final CudaTwoWayTransformer transformer;
@@ -144,7 +144,7 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
         this.co2 = c / 8;
         this.iouHidden = config.iouHidden();
         this.imageSize = config.imageSize();
-        this.kernels = kernels;
+        this.gemm = GemmKernels.of(kernels);
         this.stream = stream;
         this.dk = new DecoderKernels(kernels);
 
@@ -356,11 +356,11 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
 
         // upscaling with the high-resolution features
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
-        kernels.gemm().run(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
+        gemm.run(stream, keys, up1W, up1B, null, pp1, (int) img, 4 * co1, c, false);
         DeviceBuffer up1 = keysPe.slice(0, 4 * img * co1 * 2, "upscaled 1");
         dk.upscaleLnGelu(stream, pp1, upNormG, upNormB, up1, sets, f, f, co1, LN2D_EPS, s1, frameOfSet);
         DeviceBuffer pp2 = wide.slice(0, 4 * img * co2 * 4 * 2, "upscale 2 rows");
-        kernels.gemm().run(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, false);
+        gemm.run(stream, up1, up2W, up2B, null, pp2, (int) (4 * img), 4 * co2, co1, false);
 
         // heads: hypernetworks of the 4 mask tokens (rows 2..5), mask logits, IoU (row 1), object score (row 0)
         int ld = nq * c;

@@ -65,6 +65,8 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final Limits limits;
     private final CudaContext context;
     private final CudaKernels kernels;
+    private final Sam2Kernels ops;
+    private final EncoderOpsKernels encoderOps;
     private final CudaStream stream;
     private final DeviceMemoryPool pool;
     private final PinnedBuffer io, rgbHost;
@@ -215,6 +217,8 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         this.kernels = new CudaKernels(context);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
+            this.ops = Sam2Kernels.of(kernels);
+            this.encoderOps = EncoderOpsKernels.of(kernels);
             this.stream = add(opened, new CudaStream(context));
             this.io = add(opened, new PinnedBuffer(context, Math.max(ioInputBytes + ioResultBytes, 64L << 20),
                     "SAM 2 step inputs and results"));
@@ -533,7 +537,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             }
             stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
             graphs.run(stream, List.of("encoder", b), () -> {
-                kernels.sam2().normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
+                ops.normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
                 imageEncoder.forward(b);
             });
         }
@@ -668,11 +672,11 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         maskDecoder.stageNoPrompts(n);
         int spans = gathers;
         graphs.run(stream, List.of("tracked", n, memories, pointers), () -> {
-            kernels.sam2().copySpans(stream, gatherTable, spans);
+            ops.copySpans(stream, gatherTable, spans);
             memoryAttention.forward(n, curr, memory, memoryPos, m, pointerTokens);
             maskDecoder.forward(n, 2, true, memoryAttention.output(), imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), new boolean[n], maskDecoder.objectScores());
-            kernels.sam2().copySpans(stream, storeTable, 2 * n);
+            ops.copySpans(stream, storeTable, 2 * n);
         });
         Map<Work, ObjectResult> out = results(chunk, false);
         for (Work w : chunk) {
@@ -715,12 +719,12 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         boolean[] fromPrompt = new boolean[n];
         Arrays.fill(fromPrompt, true);
         graphs.run(stream, List.of("prompted", n, points), () -> {
-            kernels.sam2().copySpans(stream, gatherTable, n);
+            ops.copySpans(stream, gatherTable, n);
             stream.copy(curr, image, (long) n * t * c * 2);
-            kernels.encoderOps().addPeriodic(stream, image, noMemEmbed, (long) n * t * c, c);
+            encoderOps.addPeriodic(stream, image, noMemEmbed, (long) n * t * c, c);
             maskDecoder.forward(n, points + 1, multimask, image, imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), fromPrompt, maskDecoder.objectScores());
-            kernels.sam2().copySpans(stream, storeTable, 2 * n);
+            ops.copySpans(stream, storeTable, 2 * n);
         });
         Map<Work, ObjectResult> out = results(chunk, true);
         for (int j = 0; j < n; j++) {

@@ -82,8 +82,8 @@ final class CudaTwoWayTransformer {
         this.internal = c / shape.downsample();
         this.mlp = shape.mlp();
         this.mlpNames = mlpNames;
-        this.gemm = kernels.gemm();
-        this.norm = kernels.norm();
+        this.gemm = GemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
         this.dk = dk;
         layers = new Layer[shape.depth()];
         for (int i = 0; i < layers.length; i++) {

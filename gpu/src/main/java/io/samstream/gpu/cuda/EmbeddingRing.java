@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class EmbeddingRing implements AutoCloseable {
     private final CudaContext context;
-    private final CudaKernels kernels;
+    private final EncoderOpsKernels encoderOps;
     private final int channels;
     private final int side;
     private final long slotBytes;
@@ -51,7 +51,7 @@ public final class EmbeddingRing implements AutoCloseable {
                     + side + "x" + side + ", " + channels + "]");
         }
         this.context = context;
-        this.kernels = kernels;
+        this.encoderOps = EncoderOpsKernels.of(kernels);
         this.channels = channels;
         this.side = side;
         this.slotBytes = 2L * side * side * channels;
@@ -207,7 +207,7 @@ public final class EmbeddingRing implements AutoCloseable {
             downloadScratch.release(0);
             DeviceBuffer chw = downloadScratch.allocate(bytes, "embedding (fp32, channels-first)");
             downloadStream.waitFor(slot.ready());
-            kernels.encoderOps().tokensToChw(downloadStream, slot.buffer(), chw, 1, (int) t, channels);
+            encoderOps.tokensToChw(downloadStream, slot.buffer(), chw, 1, (int) t, channels);
             downloadStream.download(chw, 0, downloadPinned, 0, bytes);
             downloadStream.synchronize();
             float[] v = new float[(int) (t * channels)];

@@ -21,7 +21,12 @@ public final class EncoderOpsKernels {
 
     private final CudaKernels kernels;
 
-    EncoderOpsKernels(CudaKernels kernels) {
+    /** The EncoderOpsKernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static EncoderOpsKernels of(CudaKernels kernels) {
+        return kernels.family(EncoderOpsKernels.class, EncoderOpsKernels::new);
+    }
+
+    private EncoderOpsKernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, TOKENS_TO_CHW}) {
             kernels.add(name, 0);

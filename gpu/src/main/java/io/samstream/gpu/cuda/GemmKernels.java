@@ -122,7 +122,12 @@ public final class GemmKernels {
         }
     }
 
-    GemmKernels(CudaKernels kernels) {
+    /** The GemmKernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static GemmKernels of(CudaKernels kernels) {
+        return kernels.family(GemmKernels.class, GemmKernels::new);
+    }
+
+    private GemmKernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (GemmTile t : GemmTile.values()) {
             kernels.add(t.symbol, t.smem);

@@ -18,7 +18,12 @@ public final class NormKernels {
 
     private final CudaKernels kernels;
 
-    NormKernels(CudaKernels kernels) {
+    /** The NormKernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static NormKernels of(CudaKernels kernels) {
+        return kernels.family(NormKernels.class, NormKernels::new);
+    }
+
+    private NormKernels(CudaKernels kernels) {
         this.kernels = kernels;
         kernels.add(LAYERNORM, 0);
         for (int vec = 1; vec <= LAYERNORM_NARROW_VECS; vec++) {

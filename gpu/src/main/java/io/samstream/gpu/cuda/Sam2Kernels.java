@@ -46,7 +46,12 @@ public final class Sam2Kernels {
     /** CTAs of each attention kernel (by symbol) one SM holds: what the key splits fill. */
     private final java.util.Map<String, Integer> sdpaResident = new java.util.concurrent.ConcurrentHashMap<>();
 
-    Sam2Kernels(CudaKernels kernels) {
+    /** The Sam2Kernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static Sam2Kernels of(CudaKernels kernels) {
+        return kernels.family(Sam2Kernels.class, Sam2Kernels::new);
+    }
+
+    private Sam2Kernels(CudaKernels kernels) {
         this.kernels = kernels;
         for (int hd : SDPA_HEAD_DIMS) {
             kernels.add(sdpaSymbol(hd), sdpaSmem(hd));

@@ -105,9 +105,16 @@ public final class SparseGemmKernels {
     }
 
     private final CudaKernels kernels;
+    private final GemmKernels gemm;
 
-    SparseGemmKernels(CudaKernels kernels) {
+    /** The SparseGemmKernels of {@code kernels} (made at the first call, which looks its kernels up). */
+    public static SparseGemmKernels of(CudaKernels kernels) {
+        return kernels.family(SparseGemmKernels.class, SparseGemmKernels::new);
+    }
+
+    private SparseGemmKernels(CudaKernels kernels) {
         this.kernels = kernels;
+        this.gemm = GemmKernels.of(kernels);
         for (SparseTile t : SparseTile.values()) {
             kernels.add(t.symbol, t.smem);
         }
@@ -121,7 +128,7 @@ public final class SparseGemmKernels {
                     DeviceBuffer c, int m, boolean gelu, SparseTile tile) {
         int n = w.n(), k = w.k();
         String op = String.format(Locale.ROOT, "gemmSparse m=%d n=%d k=%d", m, n, k);
-        kernels.gemm().requireGemm(op, m, n, k, supports(tile), tile, a, c, bias, residual);
+        gemm.requireGemm(op, m, n, k, supports(tile), tile, a, c, bias, residual);
         requireBf16(w.values(), w.valueCount(), op, "values");
         requireBytes(w.metadata(), w.metadataBytes(), op, "metadata");
         if (tile.tma && !(kernels.tmaAvailable() && CudaKernels.tmaCanMap(a, w.values(), w.metadata(), c, residual))) {

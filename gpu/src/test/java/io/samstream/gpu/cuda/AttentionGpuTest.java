@@ -114,7 +114,7 @@ class AttentionGpuTest extends GpuTestBase {
     void windowedWgmma(int batch, int h, int w, int heads, int window, boolean withBias, int sampled) {
         assumeTrue(gpu.kernels.hopper(), "Hopper attention tests skipped: the wgmma"
                 + " kernel needs compute capability 9.0, " + gpu.context.info().describe() + " is not");
-        assertEquals(true, gpu.kernels.attention().windowAttentionWgmma(64, window), "kernel choice");
+        assertEquals(true, AttentionKernels.of(gpu.kernels).windowAttentionWgmma(64, window), "kernel choice");
         check(batch, h, w, heads, 64, window, withBias, sampled);
     }
 
@@ -144,20 +144,20 @@ class AttentionGpuTest extends GpuTestBase {
     @Test
     void wgmmaKernelOnlyWhereItApplies() {
         boolean hopper = gpu.kernels.hopper();
-        assertEquals(hopper, gpu.kernels.attention().attentionWgmma(64, 0, 64));
-        assertFalse(gpu.kernels.attention().attentionWgmma(64, 14, 14), "windowed");
-        assertFalse(gpu.kernels.attention().attentionWgmma(80, 0, 64), "head dim 80");
-        assertFalse(gpu.kernels.attention().attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
-        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 14));
-        assertEquals(hopper, gpu.kernels.attention().windowAttentionWgmma(64, 9));
-        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 8), "windows of 8 or less");
-        assertFalse(gpu.kernels.attention().windowAttentionWgmma(64, 17), "windows over 16");
-        assertFalse(gpu.kernels.attention().windowAttentionWgmma(80, 14), "head dim 80");
+        assertEquals(hopper, AttentionKernels.of(gpu.kernels).attentionWgmma(64, 0, 64));
+        assertFalse(AttentionKernels.of(gpu.kernels).attentionWgmma(64, 14, 14), "windowed");
+        assertFalse(AttentionKernels.of(gpu.kernels).attentionWgmma(80, 0, 64), "head dim 80");
+        assertFalse(AttentionKernels.of(gpu.kernels).attentionWgmma(64, 0, 32), "rows of 32 keys or fewer");
+        assertEquals(hopper, AttentionKernels.of(gpu.kernels).windowAttentionWgmma(64, 14));
+        assertEquals(hopper, AttentionKernels.of(gpu.kernels).windowAttentionWgmma(64, 9));
+        assertFalse(AttentionKernels.of(gpu.kernels).windowAttentionWgmma(64, 8), "windows of 8 or less");
+        assertFalse(AttentionKernels.of(gpu.kernels).windowAttentionWgmma(64, 17), "windows over 16");
+        assertFalse(AttentionKernels.of(gpu.kernels).windowAttentionWgmma(80, 14), "head dim 80");
     }
 
     /** As {@link #check(int, int, int, int, int, int, boolean, int, boolean)} on the kernel the shape's choice names. */
     private void check(int batch, int h, int w, int heads, int hd, int window, boolean withBias, int sampled) {
-        boolean wgmma = window > 0 ? gpu.kernels.attention().windowAttentionWgmma(hd, window) : gpu.kernels.attention().attentionWgmma(hd, 0, w);
+        boolean wgmma = window > 0 ? AttentionKernels.of(gpu.kernels).windowAttentionWgmma(hd, window) : AttentionKernels.of(gpu.kernels).attentionWgmma(hd, 0, w);
         check(batch, h, w, heads, hd, window, withBias, sampled, wgmma);
     }
 
@@ -174,7 +174,7 @@ class AttentionGpuTest extends GpuTestBase {
         float[] relW = GpuTestSupport.randomBf16(rnd, (2 * seqW - 1) * hd, 0.2);
 
         DeviceBuffer out = gpu.poisoned((long) batch * tokens * cTotal, "attention out");
-        gpu.kernels.attention().run(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
+        AttentionKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(qkv, "qkv"), withBias ? gpu.upload(bias, "qkv bias") : null,
                 gpu.upload(relH, "rel_h"), gpu.upload(relW, "rel_w"), out, batch, h, w, heads, hd, window, wgmma);
         float[] got = gpu.download(out, batch * tokens * cTotal);
 

@@ -44,7 +44,7 @@ class EncoderOpsGpuTest extends GpuTestBase {
         }
         int e = s / p, k = 3 * p * p;
         DeviceBuffer rows = gpu.poisoned((long) batch * e * e * k, "rows");
-        gpu.kernels.encoderOps().patchify(gpu.stream, uploadF32(img, "image"), rows, batch, s, p);
+        EncoderOpsKernels.of(gpu.kernels).patchify(gpu.stream, uploadF32(img, "image"), rows, batch, s, p);
         float[] got = gpu.download(rows, batch * e * e * k);
         for (int b = 0; b < batch; b++) {
             for (int t = 0; t < e * e; t++) {
@@ -74,7 +74,7 @@ class EncoderOpsGpuTest extends GpuTestBase {
         float[] x = GpuTestSupport.randomBf16(rnd, period * images, 1.0);
         float[] pos = GpuTestSupport.randomBf16(rnd, period, 0.1);
         DeviceBuffer xb = gpu.upload(x, "x");
-        gpu.kernels.encoderOps().addPeriodic(gpu.stream, xb, gpu.upload(pos, "pos"), x.length, period);
+        EncoderOpsKernels.of(gpu.kernels).addPeriodic(gpu.stream, xb, gpu.upload(pos, "pos"), x.length, period);
         float[] got = gpu.download(xb, x.length);
         for (int i = 0; i < x.length; i++) {
             assertEquals(Bf16.round(x[i] + pos[i % period]), got[i], 0f, "element " + i);
@@ -89,7 +89,7 @@ class EncoderOpsGpuTest extends GpuTestBase {
         Random rnd = new Random(h * 7L + w + c);
         float[] x = GpuTestSupport.randomBf16(rnd, batch * h * w * c, 1.0);
         DeviceBuffer rows = gpu.poisoned((long) batch * h * w * 9 * c, "rows");
-        gpu.kernels.encoderOps().im2col3x3(gpu.stream, gpu.upload(x, "x"), rows, batch, h, w, c);
+        EncoderOpsKernels.of(gpu.kernels).im2col3x3(gpu.stream, gpu.upload(x, "x"), rows, batch, h, w, c);
         float[] got = gpu.download(rows, batch * h * w * 9 * c);
         for (int b = 0; b < batch; b++) {
             for (int y = 0; y < h; y++) {
@@ -118,7 +118,7 @@ class EncoderOpsGpuTest extends GpuTestBase {
         Random rnd = new Random(t * 3L + c);
         float[] y = GpuTestSupport.randomBf16(rnd, batch * t * c, 1.0);
         DeviceBuffer out = gpu.pool.allocate((long) batch * t * c * 4, "out");
-        gpu.kernels.encoderOps().tokensToChw(gpu.stream, gpu.upload(y, "y"), out, batch, t, c);
+        EncoderOpsKernels.of(gpu.kernels).tokensToChw(gpu.stream, gpu.upload(y, "y"), out, batch, t, c);
         float[] got = downloadF32(out, batch * t * c);
         for (int b = 0; b < batch; b++) {
             for (int i = 0; i < t; i++) {
@@ -137,11 +137,11 @@ class EncoderOpsGpuTest extends GpuTestBase {
     void badShapesAreRefusedBeforeLaunch() {
         long mark = gpu.pool.mark();
         DeviceBuffer small = gpu.pool.allocate(1024, "small");
-        assertThrows(IllegalArgumentException.class, () -> gpu.kernels.encoderOps().patchify(gpu.stream, small, small, 1, 64, 16));
-        assertThrows(IllegalArgumentException.class, () -> gpu.kernels.encoderOps().patchify(gpu.stream, small, small, 1, 60, 12));
-        assertThrows(IllegalArgumentException.class, () -> gpu.kernels.encoderOps().im2col3x3(gpu.stream, small, small, 1, 4, 4, 12));
-        assertThrows(IllegalArgumentException.class, () -> gpu.kernels.encoderOps().addPeriodic(gpu.stream, small, small, 4096, 8));
-        assertThrows(IllegalArgumentException.class, () -> gpu.kernels.encoderOps().tokensToChw(gpu.stream, small, small, 1, 64, 8));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).patchify(gpu.stream, small, small, 1, 64, 16));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).patchify(gpu.stream, small, small, 1, 60, 12));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).im2col3x3(gpu.stream, small, small, 1, 4, 4, 12));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).addPeriodic(gpu.stream, small, small, 4096, 8));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).tokensToChw(gpu.stream, small, small, 1, 64, 8));
         gpu.pool.release(mark);
     }
 }

@@ -117,7 +117,7 @@ class GemmGpuTest extends GpuTestBase {
     @Test
     @Order(1)
     void tmaPipelineNeverHangs() {
-        assumeTrue(gpu.kernels.gemm().supports(GemmTile.HTS128x256), "Hopper GEMM tests skipped: the TMA pipeline needs"
+        assumeTrue(GemmKernels.of(gpu.kernels).supports(GemmTile.HTS128x256), "Hopper GEMM tests skipped: the TMA pipeline needs"
                 + " compute capability 9.0, " + gpu.context.info().describe() + " is not");
         assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
             for (GemmTile tile : new GemmTile[] {GemmTile.HTS128x256, GemmTile.HTS128x128, GemmTile.HTP128x128}) {
@@ -137,7 +137,7 @@ class GemmGpuTest extends GpuTestBase {
         float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-        gpu.kernels.gemm().run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+        GemmKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, true, tile);
         float[] got = gpu.download(dc, m * n);
         int[] rows = GpuTestSupport.sampleRows(rnd, 8, m);
@@ -151,7 +151,7 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "m={0} n={1} k={2} {3} {4}")
     @MethodSource("hopperCases")
     void hopperMatchesReference(int m, int n, int k, Epi epi, GemmTile tile) {
-        assumeTrue(gpu.kernels.gemm().supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+        assumeTrue(GemmKernels.of(gpu.kernels).supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
                 + gpu.context.info().describe() + " is not");
         matchesReference(m, n, k, epi, tile);
     }
@@ -160,7 +160,7 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "m=4096 n={0} k={1} gelu={2} {3}")
     @MethodSource("largeShapes")
     void hopperLargeShapesOnSampledRows(int n, int k, boolean gelu, GemmTile tile) {
-        assumeTrue(gpu.kernels.gemm().supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
+        assumeTrue(GemmKernels.of(gpu.kernels).supports(tile), "Hopper GEMM tests skipped: " + tile + " needs compute capability 9.0, "
                 + gpu.context.info().describe() + " is not");
         sampledRows(n, k, gelu, tile);
     }
@@ -180,17 +180,17 @@ class GemmGpuTest extends GpuTestBase {
     void hopperTilesOnlyOnComputeCapability90() {
         DeviceInfo dev = gpu.context.info();
         boolean hopper = dev.ccMajor() == 9 && dev.ccMinor() == 0;
-        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.H128x256));
-        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.H128x128));
-        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTS128x256));
-        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTS128x128));
-        assertEquals(hopper, gpu.kernels.gemm().supports(GemmTile.HTP128x128));
-        assertTrue(gpu.kernels.gemm().supports(GemmTile.T128x128x64));
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).supports(GemmTile.H128x256));
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).supports(GemmTile.H128x128));
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).supports(GemmTile.HTS128x256));
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).supports(GemmTile.HTS128x128));
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).supports(GemmTile.HTP128x128));
+        assertTrue(GemmKernels.of(gpu.kernels).supports(GemmTile.T128x128x64));
         if (!hopper) {
             long mark = gpu.pool.mark();
             DeviceBuffer a = gpu.poisoned(64, "a");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> gpu.kernels.gemm().run(gpu.stream, a, a, null, null, a, 8, 8, 8, false, GemmTile.H128x256));
+                    () -> GemmKernels.of(gpu.kernels).run(gpu.stream, a, a, null, null, a, 8, 8, 8, false, GemmTile.H128x256));
             assertTrue(e.getMessage().contains("compute capability 9.0"), e.getMessage());
             gpu.pool.release(mark);
         }
@@ -198,17 +198,17 @@ class GemmGpuTest extends GpuTestBase {
 
     @Test
     void defaultTileIsTheHopperOneOnHopper() {
-        boolean hopper = gpu.kernels.gemm().supports(GemmTile.H128x256);
-        assertEquals(hopper, gpu.kernels.gemm().defaultTile(32 * 4096, 3072).hopper());
-        assertEquals(hopper, gpu.kernels.gemm().defaultTile(4096, 768).hopper());
+        boolean hopper = GemmKernels.of(gpu.kernels).supports(GemmTile.H128x256);
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).defaultTile(32 * 4096, 3072).hopper());
+        assertEquals(hopper, GemmKernels.of(gpu.kernels).defaultTile(4096, 768).hopper());
         if (hopper && gpu.kernels.tmaAvailable()) {
             // ping-pong for short K without GELU; the cooperative TMA-store tile for GELU or long K
-            assertEquals(GemmTile.HTP128x128, gpu.kernels.gemm().defaultTile(32 * 4096, 2304, 768, false));
-            assertEquals(GemmTile.HTP128x128, gpu.kernels.gemm().defaultTile(4096, 768, 768, false));
-            assertEquals(GemmTile.HTS128x256, gpu.kernels.gemm().defaultTile(32 * 4096, 3072, 768, true));
-            assertEquals(GemmTile.HTS128x256, gpu.kernels.gemm().defaultTile(32 * 4096, 768, 3072, false));
+            assertEquals(GemmTile.HTP128x128, GemmKernels.of(gpu.kernels).defaultTile(32 * 4096, 2304, 768, false));
+            assertEquals(GemmTile.HTP128x128, GemmKernels.of(gpu.kernels).defaultTile(4096, 768, 768, false));
+            assertEquals(GemmTile.HTS128x256, GemmKernels.of(gpu.kernels).defaultTile(32 * 4096, 3072, 768, true));
+            assertEquals(GemmTile.HTS128x256, GemmKernels.of(gpu.kernels).defaultTile(32 * 4096, 768, 3072, false));
         } else if (!hopper) {
-            assertEquals(GemmTile.T128x128x64, gpu.kernels.gemm().defaultTile(32 * 4096, 3072, 768, true));
+            assertEquals(GemmTile.T128x128x64, GemmKernels.of(gpu.kernels).defaultTile(32 * 4096, 3072, 768, true));
         }
     }
 
@@ -244,7 +244,7 @@ class GemmGpuTest extends GpuTestBase {
             dres = dc;
         }
 
-        gpu.kernels.gemm().run(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
+        GemmKernels.of(gpu.kernels).run(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
 
         float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
@@ -261,7 +261,7 @@ class GemmGpuTest extends GpuTestBase {
     @ParameterizedTest(name = "vit_b m=4096 n={0} k={1}")
     @MethodSource("vitbShapes")
     void vitbShapesOnSampledRows(int n, int k, boolean gelu) {
-        sampledRows(n, k, gelu, gpu.kernels.gemm().defaultTile(4096, n));
+        sampledRows(n, k, gelu, GemmKernels.of(gpu.kernels).defaultTile(4096, n));
     }
 
     private void sampledRows(int n, int k, boolean gelu, GemmTile tile) {
@@ -272,7 +272,7 @@ class GemmGpuTest extends GpuTestBase {
         float[] w = GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k));
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-        gpu.kernels.gemm().run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
+        GemmKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(a, "a"), gpu.upload(w, "w"), gpu.upload(bias, "bias"), null, dc, m, n,
                 k, gelu, tile);
         float[] got = gpu.download(dc, m * n);
         int[] rows = GpuTestSupport.sampleRows(rnd, 96, m);
@@ -299,8 +299,8 @@ class GemmGpuTest extends GpuTestBase {
         DeviceBuffer a = gpu.upload(GpuTestSupport.randomBf16(rnd, m * k, 1), "a");
         DeviceBuffer w = gpu.upload(GpuTestSupport.randomBf16(rnd, n * k, 0.03), "w");
         DeviceBuffer c1 = gpu.poisoned((long) m * n, "c1"), c2 = gpu.poisoned((long) m * n, "c2");
-        gpu.kernels.gemm().run(gpu.stream, a, w, null, null, c1, m, n, k, false);
-        gpu.kernels.gemm().run(gpu.stream, a, w, null, null, c2, m, n, k, false);
+        GemmKernels.of(gpu.kernels).run(gpu.stream, a, w, null, null, c1, m, n, k, false);
+        GemmKernels.of(gpu.kernels).run(gpu.stream, a, w, null, null, c2, m, n, k, false);
         org.junit.jupiter.api.Assertions.assertArrayEquals(gpu.download(c1, m * n), gpu.download(c2, m * n));
         gpu.pool.release(mark);
     }

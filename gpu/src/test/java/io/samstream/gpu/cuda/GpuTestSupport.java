@@ -37,6 +37,13 @@ final class GpuTestSupport implements AutoCloseable {
     /** Opens everything on device 0 (callers check {@link CudaAvailability} first). */
     static GpuTestSupport open() {
         GpuTestSupport gpu = new GpuTestSupport();
+        // Every launcher family the tests use, so that the table printed lists their kernels.
+        GemmKernels.of(gpu.kernels);
+        SparseGemmKernels.of(gpu.kernels);
+        NormKernels.of(gpu.kernels);
+        EncoderOpsKernels.of(gpu.kernels);
+        AttentionKernels.of(gpu.kernels);
+        Sam2Kernels.of(gpu.kernels);
         System.out.println(gpu.kernels.describe());
         return gpu;
     }

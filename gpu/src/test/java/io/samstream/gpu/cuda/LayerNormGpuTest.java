@@ -35,7 +35,7 @@ class LayerNormGpuTest extends GpuTestBase {
         DeviceBuffer dres = withResidual ? gpu.upload(res, "residual") : null;
         DeviceBuffer dsum = withResidual ? gpu.poisoned((long) rows * c, "sum") : null;
         DeviceBuffer dy = gpu.poisoned((long) rows * c, "y");
-        gpu.kernels.norm().layerNorm(gpu.stream, dx, dres, dsum, gpu.upload(gamma, "gamma"), gpu.upload(beta, "beta"), dy,
+        NormKernels.of(gpu.kernels).layerNorm(gpu.stream, dx, dres, dsum, gpu.upload(gamma, "gamma"), gpu.upload(beta, "beta"), dy,
                 rows, c, eps);
 
         float[] ref = ReferenceOps.layerNorm(x, res, gamma, beta, rows, c, eps);
@@ -60,7 +60,7 @@ class LayerNormGpuTest extends GpuTestBase {
         float[] x = GpuTestSupport.randomBf16(rnd, rows * c, 1.0), r = GpuTestSupport.randomBf16(rnd, rows * c, 1.0);
         float[] gamma = GpuTestSupport.randomBf16(rnd, c, 1.0), beta = GpuTestSupport.randomBf16(rnd, c, 0.5);
         DeviceBuffer dx = gpu.upload(x, "x"), dy = gpu.poisoned((long) rows * c, "y");
-        gpu.kernels.norm().layerNorm(gpu.stream, dx, gpu.upload(r, "r"), dx, gpu.upload(gamma, "gamma"),
+        NormKernels.of(gpu.kernels).layerNorm(gpu.stream, dx, gpu.upload(r, "r"), dx, gpu.upload(gamma, "gamma"),
                 gpu.upload(beta, "beta"), dy, rows, c, 1e-6f);
         float[] sum = gpu.download(dx, rows * c);
         for (int i = 0; i < sum.length; i++) {

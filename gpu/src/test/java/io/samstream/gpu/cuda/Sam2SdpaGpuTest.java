@@ -35,7 +35,7 @@ class Sam2SdpaGpuTest extends GpuTestBase {
             DeviceBuffer in = gpu.upload(qkv, "qkv");
             for (boolean hopper : kernels()) {
                 DeviceBuffer out = gpu.poisoned((long) batches * n * width, "o");
-                gpu.kernels.sam2().sdpa(gpu.stream, rows(in, 0, ld, (long) n * ld), rows(in, width, ld, (long) n * ld),
+                Sam2Kernels.of(gpu.kernels).sdpa(gpu.stream, rows(in, 0, ld, (long) n * ld), rows(in, width, ld, (long) n * ld),
                         rows(in, 2 * width, ld, (long) n * ld), new Rows(out, width, (long) n * width), batches, n, n,
                         heads, HD, scale(), null, hopper);
                 assertClose(name(hopper) + " packed", ref, gpu.download(out, batches * n * width), 2e-2, 4e-3);
@@ -60,7 +60,7 @@ class Sam2SdpaGpuTest extends GpuTestBase {
             float[] first = null;
             for (boolean hopper : kernels()) {
                 DeviceBuffer out = gpu.poisoned((long) nq * HD, "o");
-                gpu.kernels.sam2().sdpa(gpu.stream, new Rows(qd, HD, 0), new Rows(kd, HD, 0), new Rows(vd, HD, 0),
+                Sam2Kernels.of(gpu.kernels).sdpa(gpu.stream, new Rows(qd, HD, 0), new Rows(kd, HD, 0), new Rows(vd, HD, 0),
                         new Rows(out, HD, 0), 1, nq, nk, 1, HD, scale(), scratch, hopper);
                 float[] all = gpu.download(out, nq * HD);
                 for (float x : all) {
@@ -82,7 +82,7 @@ class Sam2SdpaGpuTest extends GpuTestBase {
     /** The kernels to run: mma.sync everywhere, then the Hopper one where the GPU is sm_90. */
     private static List<Boolean> kernels() {
         List<Boolean> ks = new ArrayList<>(List.of(false));
-        if (gpu.kernels.sam2().hopperSdpa(HD)) {
+        if (Sam2Kernels.of(gpu.kernels).hopperSdpa(HD)) {
             ks.add(true);
         } else {
             System.out.println("not compute capability 9.0: sdpa_sm90.cuh not run");

@@ -95,7 +95,7 @@ class SparseGemmGpuTest extends GpuTestBase {
             dres = dc;
         }
 
-        gpu.kernels.sparseGemm().run(gpu.stream, da, sw, db, dres, dc, m, gelu, tile);
+        SparseGemmKernels.of(gpu.kernels).run(gpu.stream, da, sw, db, dres, dc, m, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
 
         float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
@@ -121,8 +121,8 @@ class SparseGemmGpuTest extends GpuTestBase {
         SparseWeight sw = SparseWeightUpload.upload(TwoFourWeights.compress(w, n, k, "w"), gpu.pool, gpu.stream,
                 gpu.staging, "w");
         DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-        gpu.kernels.sparseGemm().run(gpu.stream, gpu.upload(a, "a"), sw, gpu.upload(bias, "bias"), null, dc, m, gelu,
-                gpu.kernels.sparseGemm().defaultTile(m, n));
+        SparseGemmKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(a, "a"), sw, gpu.upload(bias, "bias"), null, dc, m, gelu,
+                SparseGemmKernels.of(gpu.kernels).defaultTile(m, n));
         float[] got = gpu.download(dc, m * n);
         int[] rows = GpuTestSupport.sampleRows(rnd, 64, m);
         float[] ref = ReferenceOps.gemmRows(a, w, bias, null, rows, n, k, gelu);
@@ -188,7 +188,7 @@ class SparseGemmGpuTest extends GpuTestBase {
             SparseWeight sw = SparseWeightUpload.upload(tw, gpu.pool, gpu.stream, gpu.staging, "w");
             SparseWeight candidate = new SparseWeight(sw.values(), dm, n, k);
             DeviceBuffer dc = gpu.poisoned((long) m * n, "c");
-            gpu.kernels.sparseGemm().run(gpu.stream, da, candidate, null, null, dc, m, false, SparseTile.S128x128);
+            SparseGemmKernels.of(gpu.kernels).run(gpu.stream, da, candidate, null, null, dc, m, false, SparseTile.S128x128);
             float[] got = gpu.download(dc, m * n);
             double worst = 0;
             for (int i = 0; i < ref.length; i++) {
@@ -221,11 +221,11 @@ class SparseGemmGpuTest extends GpuTestBase {
                 gpu.staging, "w");
         DeviceBuffer a = gpu.poisoned(10 * 64, "a"), c = gpu.poisoned(10 * 64, "c");
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> gpu.kernels.sparseGemm().run(gpu.stream, a, sw, null, null, c, 11, false, SparseTile.S128x128));
+                () -> SparseGemmKernels.of(gpu.kernels).run(gpu.stream, a, sw, null, null, c, 11, false, SparseTile.S128x128));
         assertTrue(e.getMessage().contains("gemmSparse m=11") && e.getMessage().contains("a needs 704"), e.getMessage());
         SparseWeight truncated = new SparseWeight(sw.values(), sw.metadata().slice(0, 64, "meta"), 64, 64);
         e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> gpu.kernels.sparseGemm().run(gpu.stream, a, truncated, null, null, c, 10, false, SparseTile.S128x128));
+                () -> SparseGemmKernels.of(gpu.kernels).run(gpu.stream, a, truncated, null, null, c, 10, false, SparseTile.S128x128));
         assertTrue(e.getMessage().contains("metadata"), e.getMessage());
         gpu.pool.release(mark);
     }

@@ -35,7 +35,7 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
 
     @BeforeEach
     void requireHopper() {
-        assumeTrue(gpu.kernels.sparseGemm().supports(SparseTile.H128x128),
+        assumeTrue(SparseGemmKernels.of(gpu.kernels).supports(SparseTile.H128x128),
                 "the Hopper sparse GEMM needs compute capability 9.0, this GPU is " + gpu.context.info().describe());
     }
 
@@ -120,7 +120,7 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
         if (inPlace) {
             dres = dc;
         }
-        gpu.kernels.sparseGemm().run(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
+        SparseGemmKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
                 m, gelu, tile);
         float[] got = gpu.download(dcAll, m * n + guard);
         String what = String.format("gemmSparse %s m=%d n=%d k=%d %s", tile, m, n, k, epi);
