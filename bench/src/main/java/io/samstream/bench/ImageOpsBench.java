@@ -7,7 +7,7 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.GpuFramePreprocessor;
 import io.samstream.gpu.cuda.GpuMaskPostprocessor;
-import io.samstream.gpu.cuda.ImageOpsKernels;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import io.samstream.gpu.image.FramePreprocessor;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.MaskPostprocessor;

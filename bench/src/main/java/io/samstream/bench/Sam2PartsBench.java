@@ -13,7 +13,7 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.LaunchTimer;
 import io.samstream.gpu.cuda.PinnedBuffer;
-import io.samstream.gpu.cuda.Sam2Kernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import java.io.IOException;

@@ -2,9 +2,13 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceWeights.Bf16;
-import io.samstream.gpu.cuda.Sam2Kernels.Rows;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import io.samstream.gpu.sam2.HieraSchedule;
 import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import java.util.List;
 
 /**

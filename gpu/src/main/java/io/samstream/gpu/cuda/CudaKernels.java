@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.slf4j.LoggerFactory;
 
@@ -123,7 +124,7 @@ public final class CudaKernels implements AutoCloseable {
      * Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit): the
      * families register theirs when made.
      */
-    synchronized void add(String name, int smemNeeded) {
+    public synchronized void add(String name, int smemNeeded) {
         CUfunction f = new CUfunction();
         Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name + " in the fatbin");
         int allowed = Math.min(smemNeeded, context.info().sharedMemPerBlockOptin());
@@ -145,10 +146,11 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /**
-     * A kernel of the fatbin by its extern "C" name, for the launchers of other classes of this package
-     * ({@link ImageOpsKernels}); looked up once. Fails, naming the kernel, when the fatbin lacks it.
+     * A kernel of the fatbin by its extern "C" name, for the launchers that keep no table entry ({@code
+     * ImageOpsKernels}, {@code AppearanceKernels}; {@link #launchFunction}); looked up once. Fails, naming the
+     * kernel, when the fatbin lacks it.
      */
-    synchronized CUfunction function(String name) {
+    public synchronized CUfunction function(String name) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -191,7 +193,7 @@ public final class CudaKernels implements AutoCloseable {
      * Whether tensor maps can describe these buffers (null ones are not mapped): their device addresses are known
      * ({@link DeviceMemoryPool} reads the pool's) and 16-byte aligned, as {@code cuTensorMapEncodeTiled} requires.
      */
-    static boolean tmaCanMap(DeviceBuffer... buffers) {
+    public static boolean tmaCanMap(DeviceBuffer... buffers) {
         for (DeviceBuffer b : buffers) {
             if (b != null && (b.baseAddress() < 0 || (b.baseAddress() + b.offset()) % 16 != 0)) {
                 return false;
@@ -201,7 +203,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** The tensor-map encoder of the TMA GEMM, bound at its first use (JNA; see {@link TensorMaps}). */
-    synchronized TensorMaps tensorMaps() {
+    public synchronized TensorMaps tensorMaps() {
         if (tensorMaps == null) {
             tensorMaps = TensorMaps.open();
         }
@@ -229,7 +231,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** True the first time a GEMM falls back from a TMA tile (so that it is logged once). */
-    boolean firstTmaFallback() {
+    public boolean firstTmaFallback() {
         return tmaFallbackLogged.compareAndSet(false, true);
     }
 
@@ -254,7 +256,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** Launches a kernel registered with {@link #add} with a 32 x 8 block and no dynamic shared memory. */
-    void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
+    public void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -274,7 +276,7 @@ public final class CudaKernels implements AutoCloseable {
      * CTAs of a kernel registered with {@link #add} that one SM holds at once with {@code threads} threads and
      * {@code smem} bytes of dynamic shared memory (the driver's occupancy calculator; at least 1).
      */
-    int residentCtas(String name, int threads, int smem) {
+    public int residentCtas(String name, int threads, int smem) {
         int[] n = new int[1];
         context.bind();
         Cuda.check(cuOccupancyMaxActiveBlocksPerMultiprocessor(n, kernels.get(name).function, threads, smem),
@@ -283,7 +285,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** Launches a kernel registered with {@link #add}, with a 1-d block and {@code smem} bytes of dynamic shared memory. */
-    void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
+    public void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
                 String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
@@ -306,17 +308,17 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * Looks up one more kernel of the fatbin by name (no dynamic shared memory): the mask decoder's
-     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
+     * ({@code DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
      * other threads launch kernels of this object (the table is read without a lock).
      */
-    synchronized void addKernel(String name) {
+    public synchronized void addKernel(String name) {
         if (!kernels.containsKey(name)) {
             add(name, 0);
         }
     }
 
     /** Launches a kernel added with {@link #addKernel} with a 1-, 2- or 3-d block and no dynamic shared memory. */
-    void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
+    public void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
                       String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
@@ -334,6 +336,17 @@ public final class CudaKernels implements AutoCloseable {
         if (timer != null) {
             timer.after(stream);
         }
+    }
+
+    /**
+     * Launches a kernel looked up by {@link #function} with a 1-d block of {@code threads} and no dynamic shared
+     * memory; {@code what} names the launch in an error. Not timed by {@link #timeLaunches}.
+     */
+    public void launchFunction(String name, int gx, int gy, int gz, int threads, CudaStream stream, Pointer params,
+                               Supplier<String> what) {
+        CUfunction f = function(name);
+        context.bind();
+        Cuda.check(cuLaunchKernel(f, gx, gy, gz, threads, 1, 1, 0, stream.stream, params, null), what);
     }
 
     @Override

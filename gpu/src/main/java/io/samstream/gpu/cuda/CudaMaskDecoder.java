@@ -16,6 +16,9 @@ import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend.DecodeRequest;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
 
 /**
  * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own

@@ -2,11 +2,15 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceWeights.Bf16;
-import io.samstream.gpu.cuda.Sam2Kernels.Rows;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import io.samstream.gpu.sam2.MemoryAttention;
 import io.samstream.gpu.sam2.PositionEncodings;
 import io.samstream.gpu.sam2.RotaryEncoding;
 import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 
 /**
  * SAM 2's memory attention ({@code MemoryAttention}, SAM 2.1 settings) on the GPU in bf16, read as the CPU reference

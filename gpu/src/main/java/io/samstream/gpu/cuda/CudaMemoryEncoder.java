@@ -3,6 +3,10 @@ package io.samstream.gpu.cuda;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceWeights.Bf16;
 import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 
 /**
  * SAM 2's memory encoder ({@code MemoryEncoder}, with {@code SAM2Base._encode_new_memory}'s mask scaling and

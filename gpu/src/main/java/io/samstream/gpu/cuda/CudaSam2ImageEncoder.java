@@ -5,6 +5,8 @@ import io.samstream.gpu.cuda.DeviceWeights.Bf16;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.PositionEncodings;
 import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 
 /**
  * SAM 2's {@code forward_image} on the GPU in bf16: the {@link CudaHiera} trunk, the FPN neck (SAM 2.1's: a 1x1

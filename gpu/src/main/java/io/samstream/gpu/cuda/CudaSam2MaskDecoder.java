@@ -11,6 +11,8 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceWeights.Dense;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
 
 /**
  * SAM 2.1's prompt encoder (points and boxes), mask decoder and object-pointer head on the GPU, batched over sets

@@ -6,6 +6,7 @@ import io.samstream.gpu.sam2.HieraSchedule;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Offload;
 import io.samstream.gpu.sam2.Sam2VideoTracker;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import java.util.ArrayList;
 import java.util.List;
 

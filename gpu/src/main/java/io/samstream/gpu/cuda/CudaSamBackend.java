@@ -26,6 +26,7 @@ import io.samstream.gpu.tensor.Tensor;
 import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 
 /**
  * SAM on a CUDA GPU: the {@link SamBackend} that wires the model's parts together, the way Meta's {@code Sam} does.

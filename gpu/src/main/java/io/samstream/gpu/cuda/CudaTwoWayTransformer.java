@@ -3,10 +3,13 @@ package io.samstream.gpu.cuda;
 import static io.samstream.gpu.cuda.StepMarks.mark;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DecoderKernels.Attn;
+import io.samstream.gpu.cuda.kernels.DecoderKernels.Attn;
 import io.samstream.gpu.cuda.DeviceWeights.Dense;
 import io.samstream.gpu.cuda.DeviceWeights.Norm;
 import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
 
 /**
  * The mask decoder's two-way transformer (Meta's {@code TwoWayTransformer}, transformer.py) on the GPU, batched over

@@ -2,6 +2,7 @@ package io.samstream.gpu.cuda;
 
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

@@ -11,6 +11,7 @@ import io.samstream.gpu.image.PillowBilinearResize.Pass;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.image.SamPreprocessor;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import java.nio.ByteBuffer;
 import java.util.List;
 

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import io.samstream.gpu.cuda.kernels.AttentionKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
 
 /** The runtime layer: context, pool, pinned memory, copies, streams, events, error reporting. GPU only. */
 class CudaRuntimeGpuTest extends GpuTestBase {

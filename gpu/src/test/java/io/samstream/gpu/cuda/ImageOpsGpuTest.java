@@ -14,6 +14,7 @@ import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.RandomSamWeights;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import io.samstream.gpu.cuda.kernels.NormKernels;
 
 /**
  * {@link LaunchTimer}: while attached, every launch is counted under its kernel and timed; behind a hold, a launch

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
@@ -9,6 +9,10 @@ import java.util.Locale;
 import org.slf4j.LoggerFactory;
 
 import jcuda.Pointer;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.TensorMaps;
 
 /**
  * The dense GEMM launchers: {@code c[m,n] = a[m,k] · w[n,k]ᵀ (+ bias[n]) (→ GELU) (+ residual[m,n])}, bf16 in and out,

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
@@ -8,6 +8,9 @@ import static io.samstream.gpu.cuda.LaunchChecks.requireBytes;
 import java.util.Locale;
 
 import jcuda.Pointer;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
 
 /**
  * The image encoder's data movement (encoder_ops.cuh): patch rows, the position embedding, the neck's 3x3 im2col and

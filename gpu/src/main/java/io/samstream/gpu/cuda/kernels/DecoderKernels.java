@@ -1,16 +1,20 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import java.util.Locale;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceWeights;
 
 /**
  * Typed launches of the prompt encoder's and mask decoder's kernels ({@code decoder_ops.cuh}), with the
  * sizes of every buffer checked before anything is queued, like {@link CudaKernels} (whose module holds
  * them). fp32 buffers are token-side activations and fp32 weights; bf16 buffers are image-side.
  */
-final class DecoderKernels {
+public final class DecoderKernels {
     static final String PROMPT_TOKENS = "samstream_dec_prompt_tokens", DENSE_PE = "samstream_dec_dense_pe",
             EMBED_KEYS = "samstream_dec_embed_keys", MASK_KEYS = "samstream_dec_mask_keys",
             ADD_PERIODIC_TO = "samstream_dec_add_periodic_to_bf16", ADD_F32 = "samstream_dec_add_f32",
@@ -21,17 +25,17 @@ final class DecoderKernels {
     static final String[] NAMES = {PROMPT_TOKENS, DENSE_PE, EMBED_KEYS, MASK_KEYS, ADD_PERIODIC_TO, ADD_F32, LINEAR,
             LAYERNORM, UPSCALE, MASK_LOGITS, SAM2_SELECT, SAM2_FINALIZE};
     /** Head-dim bounds the attention kernels are compiled for (register arrays). */
-    static final int[] ATTN_HD = {16, 32, 64};
+    public static final int[] ATTN_HD = {16, 32, 64};
     /** Channel limits of the upscaler kernels (registers): first ConvTranspose output, second. */
-    static final int MAX_UPSCALE1 = 256, MAX_UPSCALE2 = 64;
+    public static final int MAX_UPSCALE1 = 256, MAX_UPSCALE2 = 64;
     /** Hidden channels of the mask downscaler the kernel holds in registers. */
-    static final int MAX_MASK_IN_CHANS = 64;
+    public static final int MAX_MASK_IN_CHANS = 64;
     private static final int THREADS = 256;
     /** Rows per warp of the token-side Linear (decoder_ops::LR). */
     private static final int LINEAR_ROWS = 8;
 
     /** The three attention flavours: q, k / v and output types. */
-    enum Attn {
+    public enum Attn {
         /** tokens to image: fp32 queries, bf16 image keys / values, fp32 out; 8 warps per query, splitting the keys. */
         TOKEN_TO_IMAGE("warp", "fhf"),
         /** token self attention: all fp32; one thread per query. */
@@ -71,7 +75,7 @@ final class DecoderKernels {
     private final CudaKernels k;
     private final int multiprocessors;
 
-    DecoderKernels(CudaKernels kernels) {
+    public DecoderKernels(CudaKernels kernels) {
         this.k = kernels;
         this.multiprocessors = kernels.context().info().multiprocessors();
         for (String name : NAMES) {
@@ -86,7 +90,7 @@ final class DecoderKernels {
     }
 
     /** Smallest compiled head-dim bound that holds {@code hd}, or -1. */
-    static int hdBound(int hd) {
+    public static int hdBound(int hd) {
         for (int b : ATTN_HD) {
             if (hd <= b) {
                 return b;
@@ -95,7 +99,7 @@ final class DecoderKernels {
         return -1;
     }
 
-    void promptTokens(CudaStream s, DeviceBuffer coords, DeviceBuffer codes, DeviceBuffer outTokens, DeviceBuffer gauss,
+    public void promptTokens(CudaStream s, DeviceBuffer coords, DeviceBuffer codes, DeviceBuffer outTokens, DeviceBuffer gauss,
                       DeviceBuffer pointEmbed, DeviceBuffer notAPoint, DeviceBuffer tokens, int sets, int maskTokens,
                       int sparse, int c) {
         String op = f("promptTokens sets=%d mask_tokens=%d sparse=%d c=%d", sets, maskTokens, sparse, c);
@@ -111,14 +115,14 @@ final class DecoderKernels {
                 ptr(pointEmbed), ptr(notAPoint), ptr(tokens), i(sets), i(maskTokens), i(sparse), i(c));
     }
 
-    void densePe(CudaStream s, DeviceBuffer gauss, DeviceBuffer pe, int e, int c) {
+    public void densePe(CudaStream s, DeviceBuffer gauss, DeviceBuffer pe, int e, int c) {
         String op = f("densePe e=%d c=%d", e, c);
         need(gauss, (long) c * 4, op, "gauss");
         need(pe, (long) e * e * c * 2, op, "pe");
         grid(DENSE_PE, (long) e * e * c, s, op, ptr(gauss), ptr(pe), i(e), i(c));
     }
 
-    void embedKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer noMask, DeviceBuffer keys, int sets, int t, int c) {
+    public void embedKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer noMask, DeviceBuffer keys, int sets, int t, int c) {
         String op = f("embedKeys sets=%d t=%d c=%d", sets, t, c);
         need(emb, (long) c * t * 4, op, "emb");
         need(noMask, (long) c * 4, op, "noMask");
@@ -129,10 +133,10 @@ final class DecoderKernels {
     }
 
     /** The weights of the mask downscaler, fp32. */
-    record MaskDownscaler(DeviceBuffer w1, DeviceBuffer b1, DeviceBuffer g1, DeviceBuffer be1, DeviceBuffer w2,
+    public record MaskDownscaler(DeviceBuffer w1, DeviceBuffer b1, DeviceBuffer g1, DeviceBuffer be1, DeviceBuffer w2,
                           DeviceBuffer b2, DeviceBuffer g2, DeviceBuffer be2, DeviceBuffer w3, DeviceBuffer b3) {}
 
-    void maskKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer masks, DeviceBuffer maskSlot, MaskDownscaler w,
+    public void maskKeys(CudaStream s, DeviceBuffer emb, DeviceBuffer masks, DeviceBuffer maskSlot, MaskDownscaler w,
                   DeviceBuffer keys, int sets, int e, int c, int maskInChans, float eps) {
         String op = f("maskKeys sets=%d e=%d c=%d mask_in_chans=%d", sets, e, c, maskInChans);
         require(maskInChans % 4 == 0 && maskInChans <= MAX_MASK_IN_CHANS,
@@ -150,7 +154,7 @@ final class DecoderKernels {
     }
 
     /** {@code y[i] = x[i] + add[i % period]}, bf16. */
-    void addPeriodicTo(CudaStream s, DeviceBuffer x, DeviceBuffer add, DeviceBuffer y, long total, long period) {
+    public void addPeriodicTo(CudaStream s, DeviceBuffer x, DeviceBuffer add, DeviceBuffer y, long total, long period) {
         String op = f("addPeriodicTo total=%d period=%d", total, period);
         require(total % 8 == 0 && period % 8 == 0, op + ": sizes must be multiples of 8");
         need16(x, total * 2, op, "x");
@@ -160,7 +164,7 @@ final class DecoderKernels {
                 Pointer.to(new long[] {period}));
     }
 
-    void addF32(CudaStream s, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y, long n) {
+    public void addF32(CudaStream s, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y, long n) {
         String op = f("addF32 n=%d", n);
         need(a, n * 4, op, "a");
         need(b, n * 4, op, "b");
@@ -172,7 +176,7 @@ final class DecoderKernels {
      * fp32 {@code y[m, n] = x[m, :]·w[n, :] (+bias) (relu) (+residual)}; rows of x {@code ldx} apart, of y and
      * residual {@code ldy} apart (elements). Residual may be y.
      */
-    void linear(CudaStream s, DeviceBuffer x, int ldx, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
+    public void linear(CudaStream s, DeviceBuffer x, int ldx, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer residual,
                 DeviceBuffer y, int ldy, int m, int n, int kDim, boolean relu) {
         String op = f("linear m=%d n=%d k=%d", m, n, kDim);
         require(m > 0 && n > 0 && kDim > 0 && ldx >= kDim && ldy >= n, op + ": bad sizes or strides");
@@ -197,7 +201,7 @@ final class DecoderKernels {
      * An MLP (ReLU between layers, none after the last) over {@code rows} rows of x, {@code ldx} apart, into dst
      * [rows, out]; the hidden layers alternate between {@code a} and {@code b}.
      */
-    void mlp(CudaStream s, DeviceWeights.Dense[] layers, DeviceBuffer x, int ldx, DeviceBuffer dst, int rows,
+    public void mlp(CudaStream s, DeviceWeights.Dense[] layers, DeviceBuffer x, int ldx, DeviceBuffer dst, int rows,
              DeviceBuffer a, DeviceBuffer b) {
         DeviceBuffer src = x;
         int ld = ldx;
@@ -211,7 +215,7 @@ final class DecoderKernels {
         }
     }
 
-    void layerNorm(CudaStream s, DeviceBuffer x, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int rows, int c,
+    public void layerNorm(CudaStream s, DeviceBuffer x, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int rows, int c,
                    float eps) {
         String op = f("layerNormF32 rows=%d c=%d", rows, c);
         need(x, (long) rows * c * 4, op, "x");
@@ -226,7 +230,7 @@ final class DecoderKernels {
      * Batched multi-head attention, {@code softmax(q·kᵀ / sqrt(hd))·v} per head: set b's queries are rows
      * {@code b*nq..}, its keys and values rows {@code b*nk..}; row strides in elements.
      */
-    void attention(CudaStream s, Attn a, DeviceBuffer q, int ldq, DeviceBuffer kBuf, int ldk, DeviceBuffer v, int ldv,
+    public void attention(CudaStream s, Attn a, DeviceBuffer q, int ldq, DeviceBuffer kBuf, int ldk, DeviceBuffer v, int ldv,
                    DeviceBuffer o, int ldo, int sets, int nq, int nk, int heads, int hd) {
         String op = f("decoder attention %s sets=%d nq=%d nk=%d heads=%d hd=%d", a, sets, nq, nk, heads, hd);
         int bound = hdBound(hd);
@@ -269,7 +273,7 @@ final class DecoderKernels {
      * {@code [frames, 2h, 2w, co]} is added before the LayerNorm, set n reading frame {@code frameOfSet[n]} (device
      * ints; the frames the buffer holds bound them: one outside gives NaN); null for SAM.
      */
-    void upscaleLnGelu(CudaStream s, DeviceBuffer perPixel, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int batch,
+    public void upscaleLnGelu(CudaStream s, DeviceBuffer perPixel, DeviceBuffer g, DeviceBuffer b, DeviceBuffer y, int batch,
                        int h, int w, int co, float eps, DeviceBuffer skip, DeviceBuffer frameOfSet) {
         String op = f("upscaleLnGelu batch=%d grid=%dx%d co=%d%s", batch, h, w, co, skip != null ? " +skip" : "");
         require(co <= MAX_UPSCALE1, op + ": at most " + MAX_UPSCALE1 + " channels");
@@ -290,7 +294,7 @@ final class DecoderKernels {
      * {@code [frames, 4e, 4e, co]} is added to the features and GELU applied (the GEMM before ran without it), set i
      * reading frame {@code frameOfSet[i]}; null for SAM.
      */
-    void maskLogits(CudaStream s, DeviceBuffer perPixel, DeviceBuffer hyper, DeviceBuffer masks, int sets, int e,
+    public void maskLogits(CudaStream s, DeviceBuffer perPixel, DeviceBuffer hyper, DeviceBuffer masks, int sets, int e,
                     int co, int maskTokens, int first, int count, DeviceBuffer skip, DeviceBuffer frameOfSet) {
         String op = f("maskLogits sets=%d e=%d co=%d first=%d count=%d%s", sets, e, co, first, count,
                 skip != null ? " +skip" : "");
@@ -322,7 +326,7 @@ final class DecoderKernels {
      * [sets, c]} (row 2 + token of {@code tokens [sets, nq, c]}); {@code masks [sets, 4, plane]}, {@code iouRaw
      * [sets, 4]}.
      */
-    void sam2Select(CudaStream s, DeviceBuffer masks, DeviceBuffer iouRaw, DeviceBuffer tokens, int sets, int nq, int c,
+    public void sam2Select(CudaStream s, DeviceBuffer masks, DeviceBuffer iouRaw, DeviceBuffer tokens, int sets, int nq, int c,
                     int plane, boolean multimask, float delta, float thresh, DeviceBuffer chosen, DeviceBuffer ious,
                     DeviceBuffer ptrTokens) {
         String op = f("sam2Select sets=%d nq=%d c=%d plane=%d multimask=%b", sets, nq, c, plane, multimask);
@@ -342,7 +346,7 @@ final class DecoderKernels {
      * SAM 2's gating per set: {@code lowRes [sets, plane]} = the chosen mask where {@code scores > 0}, else
      * {@code noObject}; {@code pointers} bf16 {@code [sets, c]} = {@code ptrMlp} there, else {@code noObjPtr [c]}.
      */
-    void sam2Finalize(CudaStream s, DeviceBuffer masks, DeviceBuffer chosen, DeviceBuffer scores, DeviceBuffer ptrMlp,
+    public void sam2Finalize(CudaStream s, DeviceBuffer masks, DeviceBuffer chosen, DeviceBuffer scores, DeviceBuffer ptrMlp,
                       DeviceBuffer noObjPtr, DeviceBuffer lowRes, DeviceBuffer pointers, int sets, int plane, int c,
                       float noObject) {
         String op = f("sam2Finalize sets=%d plane=%d c=%d", sets, plane, c);

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
@@ -10,6 +10,10 @@ import java.util.Locale;
 import org.slf4j.LoggerFactory;
 
 import jcuda.Pointer;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.TensorMaps;
 
 /**
  * The 2:4-sparse GEMM launchers: the dense GEMM's function and epilogue with W pruned to 2:4 along K, on the sparse

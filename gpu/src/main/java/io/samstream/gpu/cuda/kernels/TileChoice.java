@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 /**
  * The one place tile sizes are chosen, for the dense and the 2:4 GEMMs alike (what each launcher makes of the

@@ -1,6 +1,7 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import java.util.stream.IntStream;
+import io.samstream.gpu.cuda.Bf16;
 
 /**
  * Plain fp32/fp64 reference implementations of what the kernels compute, written for obviousness:

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
@@ -8,6 +8,9 @@ import static io.samstream.gpu.cuda.LaunchChecks.requireBytes;
 import java.util.Locale;
 
 import jcuda.Pointer;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
 
 /**
  * SAM 2's launchers: plain multi-head attention over strided query, key and value rows (sdpa.cuh), and the data
@@ -78,7 +81,7 @@ public final class Sam2Kernels {
     }
 
     /** The smallest kernel ceiling holding head dim {@code hd}, or -1. */
-    static int sdpaCeiling(int hd) {
+    public static int sdpaCeiling(int hd) {
         for (int c : SDPA_HEAD_DIMS) {
             if (hd <= c) {
                 return c;
@@ -445,7 +448,7 @@ public final class Sam2Kernels {
                 Pointer.to(ptr(rgb), ptr(out), ints(batch), ints(s)), op);
     }
 
-    static int ceilDiv(int a, int b) {
+    public static int ceilDiv(int a, int b) {
         return (a + b - 1) / b;
     }
 

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.LaunchChecks.ptr;
 import static io.samstream.gpu.cuda.LaunchChecks.require;
@@ -7,6 +7,9 @@ import static io.samstream.gpu.cuda.LaunchChecks.requireBf16;
 import java.util.Locale;
 
 import jcuda.Pointer;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
 
 /**
  * The image encoder's attention launchers: multi-head self-attention with SAM's decomposed relative position bias,

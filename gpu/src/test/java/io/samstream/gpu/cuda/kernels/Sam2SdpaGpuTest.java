@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static io.samstream.gpu.cuda.GpuTestSupport.assertClose;
 import static io.samstream.gpu.cuda.GpuTestSupport.gatherRows;
@@ -6,7 +6,9 @@ import static io.samstream.gpu.cuda.GpuTestSupport.randomBf16;
 import static io.samstream.gpu.cuda.GpuTestSupport.sampleRows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.gpu.cuda.Sam2Kernels.Rows;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +8,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.samstream.gpu.cuda.Bf16;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 
 /**
  * LayerNorm (fp32 statistics, bf16 in/out) against a double reference, on each of the kernels the width picks (up to

@@ -1,12 +1,13 @@
-package io.samstream.gpu.cuda;
-
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+package io.samstream.gpu.cuda.kernels;
 
 import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.PillowBilinearResize.Pass;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
 import java.util.Locale;
 import jcuda.Pointer;
-import jcuda.driver.CUfunction;
 
 /**
  * Typed launches of the pre- and post-processing kernels of {@code image_ops.cuh}. Like {@link CudaKernels},
@@ -19,8 +20,8 @@ public final class ImageOpsKernels {
     static final String MASK_POSTPROCESS = "samstream_mask_postprocess";
     static final String YUV_TO_RGB = "samstream_yuv_to_rgb8";
     /** 32-bit words of statistics per mask (image_ops.cuh, MaskStat). */
-    static final int STAT_WORDS = 8;
-    static final int STAT_ABOVE_PLUS1 = 0, STAT_ABOVE_MINUS1 = 1, STAT_AREA = 2, STAT_W_MINUS_MINX = 3,
+    public static final int STAT_WORDS = 8;
+    public static final int STAT_ABOVE_PLUS1 = 0, STAT_ABOVE_MINUS1 = 1, STAT_AREA = 2, STAT_W_MINUS_MINX = 3,
             STAT_H_MINUS_MINY = 4, STAT_MAXX_PLUS1 = 5, STAT_MAXY_PLUS1 = 6;
     private static final int THREADS = 256;
 
@@ -74,19 +75,19 @@ public final class ImageOpsKernels {
     }
 
     /** Bytes of a pass' tables: bounds (2 ints per output pixel), then weights, each 16-byte aligned. */
-    static long tableBytes(Pass p) {
+    public static long tableBytes(Pass p) {
         return align16(boundsBytes(p)) + align16(weightsBytes(p));
     }
 
-    static long boundsBytes(Pass p) {
+    public static long boundsBytes(Pass p) {
         return (long) p.bounds().length * 4;
     }
 
-    static long weightsBytes(Pass p) {
+    public static long weightsBytes(Pass p) {
         return (long) p.weights().length * 4;
     }
 
-    static long align16(long bytes) {
+    public static long align16(long bytes) {
         return (bytes + 15) & ~15L;
     }
 
@@ -183,10 +184,7 @@ public final class ImageOpsKernels {
     }
 
     private void launch(String name, int gx, int gy, CudaStream stream, Pointer params, String op) {
-        CUfunction f = kernels.function(name);
-        context.bind();
-        Cuda.check(cuLaunchKernel(f, gx, gy, 1, THREADS, 1, 1, 0, stream.stream, params, null),
-                () -> "launching " + name + " for " + op);
+        kernels.launchFunction(name, gx, gy, 1, THREADS, stream, params, () -> "launching " + name + " for " + op);
     }
 
     private static Pointer ptr(DeviceBuffer b) {

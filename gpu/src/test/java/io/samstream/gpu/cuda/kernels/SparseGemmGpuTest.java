@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,8 +7,8 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
-import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
-import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseTile;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.model.RandomSamWeights;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
@@ -16,6 +16,10 @@ import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,8 +10,8 @@ import java.nio.file.Path;
 
 import org.junit.jupiter.api.Test;
 
-import io.samstream.gpu.cuda.GemmKernels.GemmTile;
-import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
+import io.samstream.gpu.cuda.kernels.GemmKernels.GemmTile;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseTile;
 
 /**
  * The Java side's table of kernels against the kernels' source (no GPU needed): every kernel launched by name is an
@@ -107,26 +107,6 @@ class KernelTableTest {
         assertEquals(256, AttentionKernels.SM90W2_THREADS);
     }
 
-    /**
-     * The TMA tiles map only buffers whose device address is known and 16-byte aligned; others (a pool whose address
-     * the driver did not give, an odd offset) make the GEMM fall back to the cp.async tile of the same width.
-     */
-    @Test
-    void tmaMapsOnlyKnownAlignedAddresses() {
-        jcuda.driver.CUdeviceptr base = new jcuda.driver.CUdeviceptr();
-        DeviceBuffer pooled = new DeviceBuffer(base, 0x7f0000000000L, 256, 1024, "pooled");
-        assertTrue(CudaKernels.tmaCanMap(pooled, pooled, null));
-        assertTrue(CudaKernels.tmaCanMap(pooled.slice(16, 64, "16-byte offset")));
-        assertFalse(CudaKernels.tmaCanMap(pooled, pooled.slice(8, 64, "8-byte offset")));
-        assertFalse(CudaKernels.tmaCanMap(new DeviceBuffer(base, -1, 0, 1024, "address unknown")));
-    }
-
-    /** The Java side expects the ABI version the fatbin's source declares. */
-    @Test
-    void abiVersionMatchesTheSource() throws IOException {
-        assertTrue(source("samstream_kernels.cu").contains("samstream_kernels_abi = " + CudaKernels.ABI_VERSION + ";"));
-    }
-
     /** The decoder kernels looked up by name (SAM's and SAM 2's) are entry points. */
     @Test
     void decoderKernelsAreEntryPoints() throws IOException {
@@ -134,13 +114,5 @@ class KernelTableTest {
         for (String name : DecoderKernels.NAMES) {
             assertTrue(entryPoint(cu, name), name);
         }
-    }
-
-    @Test
-    void trackerKernelsAreEntryPoints() throws IOException {
-        String cu = source("samstream_kernels.cu");
-        assertTrue(entryPoint(cu, CudaEmbeddingPool.KERNEL), CudaEmbeddingPool.KERNEL);
-        assertTrue(entryPoint(cu, CudaEmbeddingMatcher.KERNEL), CudaEmbeddingMatcher.KERNEL);
-        assertTrue(entryPoint(cu, CudaCellSimilarity.KERNEL), CudaCellSimilarity.KERNEL);
     }
 }
