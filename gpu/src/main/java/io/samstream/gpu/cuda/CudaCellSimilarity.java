@@ -1,43 +1,34 @@
 package io.samstream.gpu.cuda;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-
+import io.samstream.gpu.cuda.kernels.AppearanceKernels;
 import io.samstream.gpu.model.EmbeddingPool;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import jcuda.Pointer;
 
 /**
  * The tracker's appearance maps on the device ({@code appearance_ops.cuh}): each request's ring slot is read in place,
  * all requests of a call in one launch (one warp per cell); only the looks and means go up ({@code 2 C} floats per
  * request) and only the maps come back ({@code cols x rows} floats each). Requests whose embedding is not a slot of
  * this backend's ring are computed on the host ({@link EmbeddingPool#cellSimilarity}). One call at a time.
+ * Launches through {@link AppearanceKernels#cellSimilarity}; buffers in a {@link RequestStaging}.
  */
 final class CudaCellSimilarity implements AutoCloseable {
-    static final String KERNEL = "samstream_cell_similarity";
-    private static final int THREADS = 256;
-    private static final int WARPS = THREADS / 32;
-
-    private final CudaContext context;
-    private final CudaKernels kernels;
+    private final AppearanceKernels appearance;
     private final EmbeddingRing ring;
     private final int side;
     private final int channels;
     private final CudaStream stream;
-    private int capacity;
-    private DeviceMemoryPool device;
-    private PinnedBuffer up;
-    private PinnedBuffer down;
+    private final RequestStaging staging;
 
     CudaCellSimilarity(CudaKernels kernels, EmbeddingRing ring, int side, int channels) {
-        this.context = kernels.context();
-        this.kernels = kernels;
+        this.appearance = AppearanceKernels.of(kernels); // a fatbin without the kernel fails here, not at the first search
         this.ring = ring;
         this.side = side;
         this.channels = channels;
-        this.stream = new CudaStream(context);
-        kernels.function(KERNEL); // a fatbin without it fails here, not at the first search
+        this.stream = new CudaStream(kernels.context());
+        this.staging = new RequestStaging(kernels.context(), 4, this::upBytes, this::downBytes,
+                "appearance map requests", "appearance maps");
     }
 
     /** Bytes of n requests' upload: slot addresses, looks and means, dims (16-byte aligned parts). */
@@ -70,8 +61,8 @@ final class CudaCellSimilarity implements AutoCloseable {
         if (n == 0) {
             return out;
         }
-        reserve(n);
-        ByteBuffer b = up.buffer();
+        staging.reserve(n);
+        ByteBuffer b = staging.up().buffer();
         long refsAt = align(8L * n);
         long dimsAt = refsAt + align(8L * channels * n);
         int cells = 0;
@@ -89,21 +80,14 @@ final class CudaCellSimilarity implements AutoCloseable {
             }
             cells = Math.max(cells, r.cols() * r.rows());
         }
-        DeviceBuffer all = device.whole();
-        stream.upload(up, 0, all, 0, upBytes(n));
+        DeviceBuffer all = staging.device();
+        stream.upload(staging.up(), 0, all, 0, upBytes(n));
         long outAt = upBytes(n);
-        int blocks = (cells + WARPS - 1) / WARPS;
-        // samstream_cell_similarity(embeddings, refs, dims, out, side, channels)
-        Pointer params = Pointer.to(Pointer.to(new long[] {all.address()}),
-                Pointer.to(new long[] {all.address() + refsAt}), Pointer.to(new long[] {all.address() + dimsAt}),
-                Pointer.to(new long[] {all.address() + outAt}), Pointer.to(new int[] {side}),
-                Pointer.to(new int[] {channels}));
-        context.bind();
-        Cuda.check(cuLaunchKernel(kernels.function(KERNEL), blocks, n, 1, THREADS, 1, 1, 0, stream.stream, params,
-                null), () -> "launching " + KERNEL + " for " + n + " appearance maps");
-        stream.download(all, outAt, down, 0, downBytes(n));
+        appearance.cellSimilarity(stream, all.address(), all.address() + refsAt, all.address() + dimsAt,
+                all.address() + outAt, n, cells, side, channels);
+        stream.download(all, outAt, staging.down(), 0, downBytes(n));
         stream.synchronize();
-        java.nio.FloatBuffer maps = down.buffer().asFloatBuffer();
+        java.nio.FloatBuffer maps = staging.down().buffer().asFloatBuffer();
         for (int k = 0; k < n; k++) {
             EmbeddingPool.CellRequest r = requests.get(onDevice.get(k));
             float[] map = new float[r.cols() * r.rows()];
@@ -113,33 +97,13 @@ final class CudaCellSimilarity implements AutoCloseable {
         return out;
     }
 
-    private void reserve(int n) {
-        if (n <= capacity) {
-            return;
-        }
-        int c = Math.max(n, Math.max(4, 2 * capacity));
-        closeBuffers();
-        device = new DeviceMemoryPool(context, upBytes(c) + align(downBytes(c)));
-        up = new PinnedBuffer(context, upBytes(c), "appearance map requests");
-        down = new PinnedBuffer(context, downBytes(c), "appearance maps");
-        capacity = c;
-    }
-
     private static long align(long bytes) {
         return (bytes + 15) & ~15L;
     }
 
-    private void closeBuffers() {
-        if (device != null) {
-            device.close();
-            up.close();
-            down.close();
-        }
-    }
-
     @Override
     public synchronized void close() {
-        closeBuffers();
+        staging.close();
         stream.close();
     }
 }

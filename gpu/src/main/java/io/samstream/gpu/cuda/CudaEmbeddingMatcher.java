@@ -1,25 +1,20 @@
 package io.samstream.gpu.cuda;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-
+import io.samstream.gpu.cuda.kernels.AppearanceKernels;
 import io.samstream.gpu.model.EmbeddingMatcher;
 import io.samstream.gpu.model.HostEmbeddingMatcher;
 import io.samstream.gpu.model.ImageEmbedding;
 import java.nio.FloatBuffer;
-import jcuda.Pointer;
 
 /**
  * One stream's {@link EmbeddingMatcher} on the device ({@code match_ops.cuh}): the ring slot is matched in place
  * against the stream's device copy of the previous embedding (one launch, one block per shift), then copied over
  * it; only the {@code (2 range + 1)^2} scores come back. It holds one embedding's worth of device memory (2 MB for
  * SAM's 64 x 64 x 256 in bf16). An embedding that is not a slot of this backend's ring is matched on the host.
+ * Launches through {@link AppearanceKernels#matchShifts}.
  */
 final class CudaEmbeddingMatcher implements EmbeddingMatcher {
-    static final String KERNEL = "samstream_match_shifts";
-    private static final int THREADS = 256;
-
-    private final CudaContext context;
-    private final CudaKernels kernels;
+    private final AppearanceKernels appearance;
     private final EmbeddingRing ring;
     private final int side;
     private final int channels;
@@ -39,14 +34,13 @@ final class CudaEmbeddingMatcher implements EmbeddingMatcher {
         if (range < 1) {
             throw new IllegalArgumentException("an embedding matcher needs a range of at least 1 cell, got " + range);
         }
-        this.context = kernels.context();
-        this.kernels = kernels;
+        CudaContext context = kernels.context();
+        this.appearance = AppearanceKernels.of(kernels); // a fatbin without the kernel fails here, not at the first frame
         this.ring = ring;
         this.side = side;
         this.channels = channels;
         this.range = range;
         this.host = new HostEmbeddingMatcher(range);
-        kernels.function(KERNEL); // a fatbin without it fails here, not at the first frame
         int shifts = (2 * range + 1) * (2 * range + 1);
         long embeddingBytes = 2L * side * side * channels;
         this.stream = new CudaStream(context);
@@ -79,14 +73,8 @@ final class CudaEmbeddingMatcher implements EmbeddingMatcher {
         boolean same = previousCols == cols && previousRows == rows;
         int shifts = (2 * range + 1) * (2 * range + 1);
         if (same) {
-            // samstream_match_shifts(prev, now, scores, side, channels, cols, rows, range)
-            Pointer params = Pointer.to(Pointer.to(new long[] {previous.address()}),
-                    Pointer.to(new long[] {slot.buffer().address()}), Pointer.to(new long[] {scores.address()}),
-                    Pointer.to(new int[] {side}), Pointer.to(new int[] {channels}), Pointer.to(new int[] {cols}),
-                    Pointer.to(new int[] {rows}), Pointer.to(new int[] {range}));
-            context.bind();
-            Cuda.check(cuLaunchKernel(kernels.function(KERNEL), shifts, 1, 1, THREADS, 1, 1, 0, stream.stream, params,
-                    null), () -> "launching " + KERNEL + " over " + cols + "x" + rows + " cells");
+            appearance.matchShifts(stream, previous.address(), slot.buffer().address(), scores.address(), side, channels,
+                    cols, rows, range);
             stream.download(scores, 0, down, 0, 4L * shifts);
         }
         stream.copy(slot.buffer(), previous, previous.bytes());

@@ -1,42 +1,34 @@
 package io.samstream.gpu.cuda;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-
+import io.samstream.gpu.cuda.kernels.AppearanceKernels;
 import io.samstream.gpu.model.EmbeddingPool;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import jcuda.Pointer;
 
 /**
  * The tracker's appearance pooling on the device ({@code pool_ops.cuh}): the mean of each request's ring slot
  * under its cell weights, all requests of a wave in one launch; only the weights go up (a few KB per mask)
  * and only the means come back ({@code C} floats each). Requests whose embedding is not a slot of this
- * backend's ring are pooled on the host ({@link EmbeddingPool#pool}). One call at a time.
+ * backend's ring are pooled on the host ({@link EmbeddingPool#pool}). One call at a time. Launches through
+ * {@link AppearanceKernels#poolEmbedding}; buffers in a {@link RequestStaging}.
  */
 final class CudaEmbeddingPool implements AutoCloseable {
-    static final String KERNEL = "samstream_pool_embedding";
-    private static final int THREADS = 256;
-
-    private final CudaContext context;
-    private final CudaKernels kernels;
+    private final AppearanceKernels appearance;
     private final EmbeddingRing ring;
     private final int side;
     private final int channels;
     private final CudaStream stream;
-    private int capacity;
-    private DeviceMemoryPool device;
-    private PinnedBuffer up;
-    private PinnedBuffer down;
+    private final RequestStaging staging;
 
     CudaEmbeddingPool(CudaKernels kernels, EmbeddingRing ring, int side, int channels) {
-        this.context = kernels.context();
-        this.kernels = kernels;
+        this.appearance = AppearanceKernels.of(kernels); // a fatbin without the kernel fails here, not at the first wave
         this.ring = ring;
         this.side = side;
         this.channels = channels;
-        this.stream = new CudaStream(context);
-        kernels.function(KERNEL); // a fatbin without it fails here, not at the first wave
+        this.stream = new CudaStream(kernels.context());
+        this.staging = new RequestStaging(kernels.context(), 16, this::upBytes, n -> 4L * channels * n,
+                "appearance pooling requests", "appearance means");
     }
 
     /** Bytes of one request's upload: its slot's address, its bounds, its weights (16-byte aligned parts). */
@@ -64,8 +56,8 @@ final class CudaEmbeddingPool implements AutoCloseable {
         if (n == 0) {
             return out;
         }
-        reserve(n);
-        ByteBuffer b = up.buffer();
+        staging.reserve(n);
+        ByteBuffer b = staging.up().buffer();
         long boundsAt = align(8L * n);
         long weightsAt = boundsAt + align(16L * n);
         for (int k = 0; k < n; k++) {
@@ -81,20 +73,14 @@ final class CudaEmbeddingPool implements AutoCloseable {
             w.position((int) (weightsAt + 4L * side * side * k));
             w.asFloatBuffer().put(r.weights());
         }
-        DeviceBuffer all = device.whole();
-        stream.upload(up, 0, all, 0, upBytes(n));
+        DeviceBuffer all = staging.device();
+        stream.upload(staging.up(), 0, all, 0, upBytes(n));
         long outAt = upBytes(n);
-        // samstream_pool_embedding(embeddings, weights, bounds, out, side, channels)
-        Pointer params = Pointer.to(Pointer.to(new long[] {all.address()}),
-                Pointer.to(new long[] {all.address() + weightsAt}), Pointer.to(new long[] {all.address() + boundsAt}),
-                Pointer.to(new long[] {all.address() + outAt}), Pointer.to(new int[] {side}),
-                Pointer.to(new int[] {channels}));
-        context.bind();
-        Cuda.check(cuLaunchKernel(kernels.function(KERNEL), n, 1, 1, THREADS, 1, 1, 0, stream.stream, params, null),
-                () -> "launching " + KERNEL + " for " + n + " masks");
-        stream.download(all, outAt, down, 0, 4L * channels * n);
+        appearance.poolEmbedding(stream, all.address(), all.address() + weightsAt, all.address() + boundsAt,
+                all.address() + outAt, n, side, channels);
+        stream.download(all, outAt, staging.down(), 0, 4L * channels * n);
         stream.synchronize();
-        java.nio.FloatBuffer means = down.buffer().asFloatBuffer();
+        java.nio.FloatBuffer means = staging.down().buffer().asFloatBuffer();
         for (int k = 0; k < n; k++) {
             float[] mean = new float[channels];
             means.get(k * channels, mean);
@@ -131,33 +117,13 @@ final class CudaEmbeddingPool implements AutoCloseable {
         return new int[] {y0, y1, x0, x1};
     }
 
-    private void reserve(int n) {
-        if (n <= capacity) {
-            return;
-        }
-        int c = Math.max(n, Math.max(16, 2 * capacity));
-        closeBuffers();
-        device = new DeviceMemoryPool(context, upBytes(c) + align(4L * channels * c));
-        up = new PinnedBuffer(context, upBytes(c), "appearance pooling requests");
-        down = new PinnedBuffer(context, 4L * channels * c, "appearance means");
-        capacity = c;
-    }
-
     private static long align(long bytes) {
         return (bytes + 15) & ~15L;
     }
 
-    private void closeBuffers() {
-        if (device != null) {
-            device.close();
-            up.close();
-            down.close();
-        }
-    }
-
     @Override
     public synchronized void close() {
-        closeBuffers();
+        staging.close();
         stream.close();
     }
 }

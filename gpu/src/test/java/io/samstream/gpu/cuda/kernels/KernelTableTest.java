@@ -115,4 +115,12 @@ class KernelTableTest {
             assertTrue(entryPoint(cu, name), name);
         }
     }
+
+    @Test
+    void trackerKernelsAreEntryPoints() throws IOException {
+        String cu = source("samstream_kernels.cu");
+        assertTrue(entryPoint(cu, AppearanceKernels.POOL), AppearanceKernels.POOL);
+        assertTrue(entryPoint(cu, AppearanceKernels.MATCH_SHIFTS), AppearanceKernels.MATCH_SHIFTS);
+        assertTrue(entryPoint(cu, AppearanceKernels.CELL_SIMILARITY), AppearanceKernels.CELL_SIMILARITY);
+    }
 }
