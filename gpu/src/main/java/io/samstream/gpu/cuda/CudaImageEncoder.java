@@ -1,6 +1,7 @@
 package io.samstream.gpu.cuda;
 
 import static io.samstream.gpu.cuda.StepMarks.mark;
+import static io.samstream.gpu.cuda.kernels.WeightLayouts.conv3x3ChannelsLast;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -374,18 +375,6 @@ final class CudaImageEncoder {
         return res;
     }
 
-    /** Conv2d weight {@code [O, C, 3, 3]} to {@code [O, 3, 3, C]}: the column order of {@code im2col3x3}. */
-    static float[] conv3x3ChannelsLast(float[] w, int outC, int inC) {
-        float[] r = new float[w.length];
-        for (int o = 0; o < outC; o++) {
-            for (int c = 0; c < inC; c++) {
-                for (int tap = 0; tap < 9; tap++) {
-                    r[(o * 9 + tap) * inC + c] = w[(o * inC + c) * 9 + tap];
-                }
-            }
-        }
-        return r;
-    }
 
     /** Uploads fp32 values as bf16 through the staging buffer (construction only: synchronous). */
     private DeviceBuffer upload(float[] values, String what) {

@@ -1,5 +1,8 @@
 package io.samstream.gpu.cuda;
 
+import static io.samstream.gpu.cuda.kernels.WeightLayouts.convTransposeRows;
+import static io.samstream.gpu.cuda.kernels.WeightLayouts.expandBias;
+
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
@@ -335,31 +338,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
                 + (c.numMultimaskOutputs() + 1) * (3 * dim * dim) + 3 * h * h + 4 * h * dim
                 + 4 * c.maskInChans() * c.maskInChans() + 2 * dim * c.maskInChans() + 64 * dim;
         return w * 4 + 512L * 256;
-    }
-
-    /**
-     * ConvTranspose2d weight {@code [in, out, 2, 2]} as GEMM rows {@code [4*out, in]}, tap-major: row
-     * {@code (dy*2 + dx)*out + o}, so that the channels of one output pixel are contiguous in the GEMM output.
-     */
-    static float[] convTransposeRows(float[] w, int inC, int outC) {
-        float[] r = new float[w.length];
-        for (int i = 0; i < inC; i++) {
-            for (int o = 0; o < outC; o++) {
-                for (int tap = 0; tap < 4; tap++) {
-                    r[(tap * outC + o) * inC + i] = w[(i * outC + o) * 4 + tap];
-                }
-            }
-        }
-        return r;
-    }
-
-    /** The bias of the tap-major rows: b repeated for each of the four taps. */
-    static float[] expandBias(float[] b) {
-        float[] r = new float[b.length * 4];
-        for (int tap = 0; tap < 4; tap++) {
-            System.arraycopy(b, 0, r, tap * b.length, b.length);
-        }
-        return r;
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.kernels.WeightLayouts;
 
 /**
  * SAM 2's memory encoder ({@code MemoryEncoder}, with {@code SAM2Base._encode_new_memory}'s mask scaling and
@@ -91,7 +92,7 @@ public final class CudaMemoryEncoder {
             if (asGemm) {
                 rowsNeeded = Math.max(rowsNeeded, (long) hw * hw * 9 * in);
             }
-            down[i] = new Conv(asGemm ? up.bf16(CudaImageEncoder.conv3x3ChannelsLast(w, o, in), conv + ".weight")
+            down[i] = new Conv(asGemm ? up.bf16(WeightLayouts.conv3x3ChannelsLast(w, o, in), conv + ".weight")
                     : up.f32(w, conv + ".weight"),
                     asGemm ? up.bf16(sd.get(conv + ".bias", o).data(), conv + ".bias")
                     : up.f32(sd.get(conv + ".bias", o).data(), conv + ".bias"),

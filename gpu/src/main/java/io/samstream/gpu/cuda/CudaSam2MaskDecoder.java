@@ -13,6 +13,7 @@ import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.WeightLayouts;
 
 /**
  * SAM 2.1's prompt encoder (points and boxes), mask decoder and object-pointer head on the GPU, batched over sets
@@ -169,15 +170,15 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
         dk.densePe(stream, gauss, densePe, f, c);
         noObjPtr = w.f32(sd.get("no_obj_ptr", 1, c).data(), "no_obj_ptr");
 
-        up1W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
+        up1W = w.bf16(WeightLayouts.convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
                 co1), "output_upscaling.0.weight");
-        up1B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()),
+        up1B = w.bf16(WeightLayouts.expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()),
                 "output_upscaling.0.bias");
         upNormG = w.bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
         upNormB = w.bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
-        up2W = w.bf16(CudaMaskDecoder.convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
+        up2W = w.bf16(WeightLayouts.convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
                 co1, co2), "output_upscaling.3.weight");
-        up2B = w.bf16(CudaMaskDecoder.expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()),
+        up2B = w.bf16(WeightLayouts.expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()),
                 "output_upscaling.3.bias");
         hyper = new Dense[MASK_TOKENS][];
         for (int i = 0; i < MASK_TOKENS; i++) {

@@ -31,25 +31,6 @@ class CudaImageEncoderTest {
     }
 
     @Test
-    void conv3x3WeightGoesChannelsLast() {
-        int o = 2, c = 3;
-        float[] w = new float[o * c * 9];
-        for (int i = 0; i < w.length; i++) {
-            w[i] = i;
-        }
-        float[] r = CudaImageEncoder.conv3x3ChannelsLast(w, o, c);
-        for (int oo = 0; oo < o; oo++) {
-            for (int cc = 0; cc < c; cc++) {
-                for (int ky = 0; ky < 3; ky++) {
-                    for (int kx = 0; kx < 3; kx++) {
-                        assertEquals(w[((oo * c + cc) * 3 + ky) * 3 + kx], r[((oo * 3 + ky) * 3 + kx) * c + cc]);
-                    }
-                }
-            }
-        }
-    }
-
-    @Test
     void relPosResizeKeepsMatchingTablesAndInterpolatesOthers() {
         float[] t = {0, 10, 1, 11, 2, 12};   // 3 rows of 2
         assertArrayEquals(t, CudaImageEncoder.resizeLinear(t, 3, 2, 3), 1e-6f);
