@@ -22,6 +22,7 @@ import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
 
 /**
  * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own

@@ -14,6 +14,7 @@ import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.WeightLayouts;
+import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
 
 /**
  * SAM 2.1's prompt encoder (points and boxes), mask decoder and object-pointer head on the GPU, batched over sets
@@ -32,7 +33,7 @@ import io.samstream.gpu.cuda.kernels.WeightLayouts;
  * ({@code sam2_decoder_ops.cuh}).
  *
  * <p><b>Not here:</b> mask prompts (SAM2VideoPredictor's mask inputs skip the decoder; the tracker gives points and
- * boxes only), so the dense prompt is always {@code no_mask_embed}. Precision as {@link CudaMaskDecoder}: the image
+ * boxes only), so the dense prompt is always {@code no_mask_embed}. Precision as {@code CudaMaskDecoder}: the image
  * side bf16 with fp32 accumulation, the token side and the masks fp32.
  *
  * <p><b>Memory:</b> weights and the activations of {@code maxSets} sets of up to {@link #MAX_SPARSE} sparse tokens

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.blocks;
 
 import static io.samstream.gpu.cuda.StepMarks.mark;
 
@@ -10,6 +10,11 @@ import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.StepMarks;
 
 /**
  * The mask decoder's two-way transformer (Meta's {@code TwoWayTransformer}, transformer.py) on the GPU, batched over
@@ -19,10 +24,10 @@ import io.samstream.gpu.cuda.kernels.NormKernels;
  * <p>Each layer is a {@code TwoWayAttentionBlock}: self attention of the tokens (the first layer without the positional
  * embedding, replacing the queries), tokens to image, MLP, image to tokens, each followed by its LayerNorm. The token
  * side runs on the small fp32 kernels of decoder_ops.cuh, the image side on the encoder's bf16 GEMM and LayerNorm.
- * SAM 2.1's decoder ({@link CudaSam2MaskDecoder}) has the same transformer: the shape, key prefix and MLP names are
+ * SAM 2.1's decoder ({@code CudaSam2MaskDecoder}) has the same transformer: the shape, key prefix and MLP names are
  * the constructor's arguments.
  */
-final class CudaTwoWayTransformer {
+public final class CudaTwoWayTransformer {
     private static final float EPS = 1e-5f;
 
     /**
@@ -45,7 +50,7 @@ final class CudaTwoWayTransformer {
      * {@code tokens} (the tokens' positional embedding: the prompt tokens), {@code keys} (in: image embedding + dense
      * prompt; out: the image side), {@code densePe} (the image's positional embedding, one image) and scratch.
      */
-    record Workspace(DeviceBuffer queries, DeviceBuffer tokens, DeviceBuffer qtmp, DeviceBuffer qp, DeviceBuffer kp,
+    public record Workspace(DeviceBuffer queries, DeviceBuffer tokens, DeviceBuffer qtmp, DeviceBuffer qp, DeviceBuffer kp,
                      DeviceBuffer vp, DeviceBuffer attnTok, DeviceBuffer hidden, DeviceBuffer keys, DeviceBuffer keysPe,
                      DeviceBuffer wide, DeviceBuffer densePe) {}
 
@@ -53,16 +58,16 @@ final class CudaTwoWayTransformer {
      * The transformer's shape: token / image width, image tokens per set ({@code E * E}), heads, the cross attentions'
      * downsampling (internal width = width / downsample), MLP width, layers.
      */
-    record Shape(int width, int tokens, int heads, int downsample, int mlp, int depth) {
+    public record Shape(int width, int tokens, int heads, int downsample, int mlp, int depth) {
         /** SAM's, from its configuration. */
-        static Shape of(SamConfig c) {
+        public static Shape of(SamConfig c) {
             return new Shape(c.promptDim(), c.embeddingSize() * c.embeddingSize(), c.decoderHeads(),
                     c.attentionDownsample(), c.decoderMlpDim(), c.decoderDepth());
         }
     }
 
     /** The names of a layer's two MLP Linears: SAM's {@code mlp.lin1 / lin2}, SAM 2's {@code mlp.layers.0 / 1}. */
-    static final String[] SAM_MLP = {"mlp.lin1", "mlp.lin2"}, SAM2_MLP = {"mlp.layers.0", "mlp.layers.1"};
+    public static final String[] SAM_MLP = {"mlp.lin1", "mlp.lin2"}, SAM2_MLP = {"mlp.layers.0", "mlp.layers.1"};
 
     private final int c, t, heads, internal, mlp;
     private final String[] mlpNames;
@@ -77,7 +82,7 @@ final class CudaTwoWayTransformer {
      * Uploads the weights under {@code prefix} ({@code mask_decoder.transformer.} in SAM, {@code
      * sam_mask_decoder.transformer.} in SAM 2), the layers' MLPs named {@code mlpNames}.
      */
-    CudaTwoWayTransformer(DeviceWeights weights, StateDict sd, String prefix, Shape shape, String[] mlpNames,
+    public CudaTwoWayTransformer(DeviceWeights weights, StateDict sd, String prefix, Shape shape, String[] mlpNames,
                           CudaKernels kernels, DecoderKernels dk) {
         this.c = shape.width();
         this.t = shape.tokens();
@@ -125,7 +130,7 @@ final class CudaTwoWayTransformer {
      * image's worth per set): every layer, then the final tokens-to-image attention and its LayerNorm. Marks may be
      * null.
      */
-    void forward(CudaStream stream, Workspace ws, int sets, int nq, StepMarks marks) {
+    public void forward(CudaStream stream, Workspace ws, int sets, int nq, StepMarks marks) {
         int rows = sets * nq;
         long img = (long) sets * t;
         DeviceBuffer wideA = ws.wide().slice(0, img * internal * 2, "image q/k");
