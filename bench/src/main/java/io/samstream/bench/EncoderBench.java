@@ -15,7 +15,7 @@ import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;

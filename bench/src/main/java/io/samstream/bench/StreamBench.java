@@ -16,7 +16,7 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;

@@ -8,7 +8,7 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;

@@ -10,7 +10,7 @@ import io.samstream.config.ConfigException;
 import io.samstream.config.Device;
 import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.checkpoint.StateDict;

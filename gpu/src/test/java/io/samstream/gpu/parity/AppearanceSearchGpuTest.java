@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.cuda.GpuTests;
 import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;

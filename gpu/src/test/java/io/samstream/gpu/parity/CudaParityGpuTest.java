@@ -14,7 +14,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.GpuTests;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.RandomSamWeights;

@@ -16,7 +16,7 @@ import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;

@@ -1,6 +1,4 @@
-package io.samstream.gpu.cuda;
-
-import static jcuda.driver.JCudaDriver.cuEventRecord;
+package io.samstream.gpu.cuda.sam;
 
 import io.samstream.gpu.image.DeviceYuvImage;
 import io.samstream.gpu.image.FrameImage;
@@ -12,6 +10,13 @@ import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.image.SamPreprocessor;
 import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.PinnedBuffer;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -189,8 +194,7 @@ public final class GpuFramePreprocessor implements AutoCloseable {
      * stream, where FFmpeg's CUDA decoder copies its frames.
      */
     private void afterLegacyStream(CudaStream stream) {
-        context.bind();
-        Cuda.check(cuEventRecord(decoded.event, null), "recording an event on the legacy stream");
+        decoded.recordOnLegacyStream();
         stream.waitFor(decoded);
     }
 

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam;
 
 import static io.samstream.gpu.cuda.kernels.WeightLayouts.convTransposeRows;
 import static io.samstream.gpu.cuda.kernels.WeightLayouts.expandBias;
@@ -23,6 +23,19 @@ import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
+import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.Cuda;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaException;
+import io.samstream.gpu.cuda.CudaGraph;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StepMarks;
 
 /**
  * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own

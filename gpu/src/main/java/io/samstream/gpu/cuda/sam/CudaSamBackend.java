@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam;
 
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
@@ -27,6 +27,17 @@ import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.cuda.Cuda;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaException;
+import io.samstream.gpu.cuda.CudaGraph;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StepMarks;
 
 /**
  * SAM on a CUDA GPU: the {@link SamBackend} that wires the model's parts together, the way Meta's {@code Sam} does.

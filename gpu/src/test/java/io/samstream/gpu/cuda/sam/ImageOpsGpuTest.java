@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,6 +15,10 @@ import io.samstream.gpu.model.RandomSamWeights;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.cuda.Cuda;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

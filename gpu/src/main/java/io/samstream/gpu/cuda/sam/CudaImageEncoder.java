@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam;
 
 import static io.samstream.gpu.cuda.StepMarks.mark;
 import static io.samstream.gpu.cuda.kernels.WeightLayouts.conv3x3ChannelsLast;
@@ -19,6 +19,14 @@ import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
 import io.samstream.gpu.cuda.kernels.SparseWeightUpload;
+import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StepMarks;
 
 /**
  * SAM's image encoder (Meta's {@code ImageEncoderViT}) on the GPU in bf16 with fp32 accumulation: its weights in a
