@@ -15,7 +15,7 @@ import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaGraph;
 import io.samstream.gpu.cuda.CudaKernels;
-import io.samstream.gpu.cuda.CudaSam2MaskDecoder;
+import io.samstream.gpu.cuda.sam2.CudaSam2MaskDecoder;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +9,9 @@ import io.samstream.gpu.sam2.MemoryAttention;
 import io.samstream.gpu.sam2.PositionEncodings;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.cuda.Bf16;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;

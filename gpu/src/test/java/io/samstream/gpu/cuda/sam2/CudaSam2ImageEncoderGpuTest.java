@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +10,7 @@ import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam2.Sam2ImageEncoder;
+import io.samstream.gpu.cuda.GpuTestBase;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;

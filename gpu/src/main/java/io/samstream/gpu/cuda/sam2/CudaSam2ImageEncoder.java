@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceWeights.Bf16;
@@ -7,6 +7,13 @@ import io.samstream.gpu.sam2.PositionEncodings;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StagedCopy;
 
 /**
  * SAM 2's {@code forward_image} on the GPU in bf16: the {@link CudaHiera} trunk, the FPN neck (SAM 2.1's: a 1x1

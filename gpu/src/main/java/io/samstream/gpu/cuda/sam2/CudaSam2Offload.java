@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.FrameFeatures;
@@ -7,6 +7,14 @@ import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Offload;
 import io.samstream.gpu.sam2.Sam2VideoTracker;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.GraphCache;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StagedCopy;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
@@ -10,6 +10,15 @@ import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.Bf16;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.GraphCache;
+import io.samstream.gpu.cuda.PinnedBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;

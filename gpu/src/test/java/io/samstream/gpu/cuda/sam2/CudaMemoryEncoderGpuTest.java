@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +8,9 @@ import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.MemoryEncoder;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.cuda.Bf16;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.samstream.gpu.cuda;
+package io.samstream.gpu.cuda.sam2;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -15,6 +15,16 @@ import io.samstream.gpu.cuda.kernels.DecoderKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.WeightLayouts;
 import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
+import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StagedCopy;
 
 /**
  * SAM 2.1's prompt encoder (points and boxes), mask decoder and object-pointer head on the GPU, batched over sets
