@@ -35,7 +35,7 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
-import io.samstream.gpu.cuda.StepMarks;
+import io.samstream.gpu.cuda.StepProfiler;
 
 /**
  * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own
@@ -111,7 +111,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     /** Captured decoder graphs by batch shape, least recently used first (evicted beyond MAX_GRAPHS). */
     private final LinkedHashMap<GraphKey, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
     private boolean graphsEnabled;
-    private Profiler profiler;
+    private StepProfiler profiler;
 
     /** Graphs kept: batch shapes repeat (tracking: the same few object counts frame after frame). */
     static final int MAX_GRAPHS = 32;
@@ -856,36 +856,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return g;
     }
 
-    /** Records a timing event after each step of a profiled batch (events made on first use, reused). */
-    private final class Profiler implements StepMarks {
-        final List<String> labels = new ArrayList<>();
-        final List<CudaEvent> events = new ArrayList<>();
-        final Map<String, Double> totals = new LinkedHashMap<>();
-
-        void begin() {
-            labels.clear();
-            mark("start");
-        }
-
-        @Override
-        public void mark(String label) {
-            int i = labels.size();
-            if (events.size() <= i) {
-                events.add(new CudaEvent(context, true));
-            }
-            labels.add(label);
-            stream.record(events.get(i));
-        }
-
-        /** After the stream has synchronized: adds this batch's step times. */
-        void collect() {
-            for (int i = 1; i < labels.size(); i++) {
-                totals.merge(labels.get(i), (double) CudaEvent.elapsedMillis(events.get(i - 1), events.get(i)),
-                        Double::sum);
-            }
-        }
-    }
-
     private void mark(String label) {
         if (profiler != null) {
             profiler.mark(label);
@@ -899,7 +869,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
      */
     public synchronized Map<String, Double> profile(Tensor embedding, List<Prompt> prompts, boolean multimask,
                                                     int iterations) {
-        Profiler p = new Profiler();
+        StepProfiler p = new StepProfiler(context, stream);
         profiler = p;
         try {
             for (int i = 0; i < iterations; i++) {
@@ -907,10 +877,9 @@ public final class CudaMaskDecoder implements AutoCloseable {
             }
         } finally {
             profiler = null;
-            p.events.forEach(CudaEvent::close);
+            p.close();
         }
-        p.totals.replaceAll((k, v) -> v / iterations);
-        return p.totals;
+        return p.averages(iterations);
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.samstream.gpu.cuda.sam;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -15,7 +14,6 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.ImageSize;
-import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
@@ -37,7 +35,7 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
-import io.samstream.gpu.cuda.StepMarks;
+import io.samstream.gpu.cuda.StepProfiler;
 
 /**
  * SAM on a CUDA GPU: the {@link SamBackend} that wires the model's parts together, the way Meta's {@code Sam} does.
@@ -500,46 +498,14 @@ public final class CudaSamBackend implements SamBackend {
         if (batch < 1 || batch > maxBatch) {
             throw new IllegalArgumentException("batch " + batch + " outside 1.." + maxBatch);
         }
-        List<String> labels = new ArrayList<>();
-        List<CudaEvent> events = new ArrayList<>();
-        Map<String, Double> totals = new LinkedHashMap<>();
-        try {
+        try (StepProfiler prof = new StepProfiler(context, stream)) {
             for (int it = 0; it < iterations; it++) {
-                labels.clear();
-                Profiler prof = new Profiler(labels, events);
-                prof.mark("start");
+                prof.begin();
                 encoder.forward(batch, prof);
                 stream.synchronize();
-                for (int i = 1; i < labels.size(); i++) {
-                    totals.merge(labels.get(i), (double) CudaEvent.elapsedMillis(events.get(i - 1), events.get(i)),
-                            Double::sum);
-                }
+                prof.collect();
             }
-        } finally {
-            events.forEach(CudaEvent::close);
-        }
-        totals.replaceAll((k, v) -> v / iterations);
-        return totals;
-    }
-
-    /** Records a timing event after each step (events are made on first use and reused). */
-    private final class Profiler implements StepMarks {
-        final List<String> labels;
-        final List<CudaEvent> events;
-
-        Profiler(List<String> labels, List<CudaEvent> events) {
-            this.labels = labels;
-            this.events = events;
-        }
-
-        @Override
-        public void mark(String label) {
-            int i = labels.size();
-            if (events.size() <= i) {
-                events.add(new CudaEvent(context, true));
-            }
-            labels.add(label);
-            stream.record(events.get(i));
+            return prof.averages(iterations);
         }
     }
 
