@@ -1,8 +1,5 @@
 package io.samstream.gpu.cuda.sam;
 
-import static io.samstream.gpu.cuda.kernels.WeightLayouts.convTransposeRows;
-import static io.samstream.gpu.cuda.kernels.WeightLayouts.expandBias;
-
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
@@ -78,7 +75,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
 
     private final SamConfig config;
     private final int maxSets;
-    private final int c, e, t, l, internal, mlp, mt, mi, iouHidden, iouDepth, co1, co2;
+    private final int c, e, t, l, mt, mi, iouHidden, co1, co2;
     private final CudaContext context;
     private final GemmKernels gemm;
     private final EncoderOpsKernels encoderOps;
@@ -96,9 +93,9 @@ public final class CudaMaskDecoder implements AutoCloseable {
     private final long poolBytes;
 
     // weights
-    private final PromptEncoder promptEncoder;
+    private final PromptEncoderWeights promptEncoder;
     private final CudaTwoWayTransformer transformer;
-    private final OutputHeads outputHeads;
+    private final OutputHeadWeights outputHeads;
     // inputs and activations (maxSets)
     private final DeviceBuffer emb, masksIn, maskSlot, coords, codes;
     private final DeviceBuffer tokens, queries, qtmp, qp, kp, vp, attnTok, hidden, hA, hB, hyperOut, iouOut;
@@ -117,21 +114,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
     static final int MAX_GRAPHS = 32;
 
     private record GraphKey(List<Integer> perImage, int ns, boolean multimask, boolean masks) {}
-
-    /**
-     * Meta's {@code PromptEncoder}: the Fourier features' Gaussian matrix, the point / not-a-point / no-mask
-     * embeddings, the mask downscaler, and the dense positional embedding of the image grid (made once, bf16).
-     */
-    private record PromptEncoder(DeviceBuffer gauss, DeviceBuffer pointEmbed, DeviceBuffer notAPoint,
-                                 DeviceBuffer noMask, DecoderKernels.MaskDownscaler downscaler, DeviceBuffer densePe) {}
-
-    /**
-     * What Meta's {@code MaskDecoder} has around the transformer: the IoU and mask tokens, the upscaler (two
-     * transposed convolutions as tap-major GEMM rows, bf16), one hypernetwork MLP per mask token and the IoU head.
-     */
-    private record OutputHeads(DeviceBuffer outTokens, DeviceBuffer up1W, DeviceBuffer up1B, DeviceBuffer upNormG,
-                               DeviceBuffer upNormB, DeviceBuffer up2W, DeviceBuffer up2B, Dense[][] hyper,
-                               Dense[] iouHead) {}
 
     /** Why the decoder kernels cannot run this model's decoder, or null. */
     public static String unsupported(SamConfig c) {
@@ -184,26 +166,23 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.e = config.embeddingSize();
         this.t = e * e;
         this.l = config.lowResSize();
-        this.internal = c / config.attentionDownsample();
-        this.mlp = config.decoderMlpDim();
         this.mt = config.numMultimaskOutputs() + 1;
         this.mi = config.maskInChans();
         this.iouHidden = config.iouHeadHiddenDim();
-        this.iouDepth = config.iouHeadDepth();
         this.co1 = c / 4;
         this.co2 = c / 8;
         this.context = context;
         this.gemm = GemmKernels.of(kernels);
         this.encoderOps = EncoderOpsKernels.of(kernels);
 
-        Sizes z = Sizes.of(config, maxSets);
+        MaskDecoderSizes z = MaskDecoderSizes.of(config, maxSets);
         long s = maxSets, rowsTok = z.rowsTok(), imgElems = z.imgElems(), wideElems = z.wideElems();
         long outMasks = z.outMasks();
         long[] act = z.act();
         this.poolBytes = z.poolBytes();
         long embBytes = Math.max((long) c * t * 4, 4L << 20);
-        long inBytes = Chunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
-        long outBytes = Chunk.outBytes(maxSets, mt);
+        long inBytes = DecodeChunk.inBytes(maxSets, MAX_SPARSE, maxSets, l);
+        long outBytes = DecodeChunk.outBytes(maxSets, mt);
 
         CudaStream st = null;
         DeviceMemoryPool pl = null;
@@ -231,8 +210,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
         this.gpuEnd = ev1;
         try {
             DeviceWeights w = new DeviceWeights(pool, stream, embIn);
-            promptEncoder = loadPromptEncoder(w, sd);
-            outputHeads = loadOutputHeads(w, sd);
+            promptEncoder = PromptEncoderWeights.load(w, sd, config, pool, dk, stream);
+            outputHeads = OutputHeadWeights.load(w, sd, config);
             transformer = new CudaTwoWayTransformer(w, sd, "mask_decoder.transformer.",
                     CudaTwoWayTransformer.Shape.of(config), CudaTwoWayTransformer.SAM_MLP, kernels, dk);
             emb = pool.allocate(act[0], "embeddings (fp32, channels-first)");
@@ -264,94 +243,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
             close();
             throw ex;
         }
-    }
-
-    private PromptEncoder loadPromptEncoder(DeviceWeights w, StateDict sd) {
-        String p = "prompt_encoder.";
-        DeviceBuffer gauss = w.f32(sd.get(p + "pe_layer.positional_encoding_gaussian_matrix", 2, c / 2).data(),
-                "pe gaussian");
-        float[] pts = new float[4 * c];
-        for (int i = 0; i < 4; i++) {
-            System.arraycopy(sd.get(p + "point_embeddings." + i + ".weight", 1, c).data(), 0, pts, i * c, c);
-        }
-        DeviceBuffer pointEmbed = w.f32(pts, "point_embeddings");
-        DeviceBuffer notAPoint = w.f32(sd.get(p + "not_a_point_embed.weight", 1, c).data(), "not_a_point_embed");
-        DeviceBuffer noMask = w.f32(sd.get(p + "no_mask_embed.weight", 1, c).data(), "no_mask_embed");
-        String md = p + "mask_downscaling.";
-        DecoderKernels.MaskDownscaler downscaler = new DecoderKernels.MaskDownscaler(
-                w.f32(sd.get(md + "0.weight", mi / 4, 1, 2, 2).data(), md + "0.weight"),
-                w.f32(sd.get(md + "0.bias", mi / 4).data(), md + "0.bias"),
-                w.f32(sd.get(md + "1.weight", mi / 4).data(), md + "1.weight"),
-                w.f32(sd.get(md + "1.bias", mi / 4).data(), md + "1.bias"),
-                w.f32(sd.get(md + "3.weight", mi, mi / 4, 2, 2).data(), md + "3.weight"),
-                w.f32(sd.get(md + "3.bias", mi).data(), md + "3.bias"),
-                w.f32(sd.get(md + "4.weight", mi).data(), md + "4.weight"),
-                w.f32(sd.get(md + "4.bias", mi).data(), md + "4.bias"),
-                w.f32(sd.get(md + "6.weight", c, mi, 1, 1).data(), md + "6.weight"),
-                w.f32(sd.get(md + "6.bias", c).data(), md + "6.bias"));
-        DeviceBuffer densePe = pool.allocateBf16((long) t * c, "dense pe");
-        dk.densePe(stream, gauss, densePe, e, c);
-        return new PromptEncoder(gauss, pointEmbed, notAPoint, noMask, downscaler, densePe);
-    }
-
-    private OutputHeads loadOutputHeads(DeviceWeights w, StateDict sd) {
-        String d = "mask_decoder.";
-        float[] ot = new float[(1 + mt) * c];
-        System.arraycopy(sd.get(d + "iou_token.weight", 1, c).data(), 0, ot, 0, c);
-        System.arraycopy(sd.get(d + "mask_tokens.weight", mt, c).data(), 0, ot, c, mt * c);
-        DeviceBuffer outTokens = w.f32(ot, "output tokens");
-        DeviceBuffer up1W = w.bf16(convTransposeRows(sd.get(d + "output_upscaling.0.weight", c, co1, 2, 2).data(), c,
-                co1), "output_upscaling.0.weight");
-        DeviceBuffer up1B = w.bf16(expandBias(sd.get(d + "output_upscaling.0.bias", co1).data()),
-                "output_upscaling.0.bias");
-        DeviceBuffer upNormG = w.bf16(sd.get(d + "output_upscaling.1.weight", co1).data(), "output_upscaling.1.weight");
-        DeviceBuffer upNormB = w.bf16(sd.get(d + "output_upscaling.1.bias", co1).data(), "output_upscaling.1.bias");
-        DeviceBuffer up2W = w.bf16(convTransposeRows(sd.get(d + "output_upscaling.3.weight", co1, co2, 2, 2).data(),
-                co1, co2), "output_upscaling.3.weight");
-        DeviceBuffer up2B = w.bf16(expandBias(sd.get(d + "output_upscaling.3.bias", co2).data()),
-                "output_upscaling.3.bias");
-        Dense[][] hyper = new Dense[mt][];
-        for (int i = 0; i < mt; i++) {
-            hyper[i] = w.mlp(sd, d + "output_hypernetworks_mlps." + i, c, c, co2, 3);
-        }
-        Dense[] iouHead = w.mlp(sd, d + "iou_prediction_head", c, iouHidden, mt, iouDepth);
-        return new OutputHeads(outTokens, up1W, up1B, upNormG, upNormB, up2W, up2B, hyper, iouHead);
-    }
-
-    /**
-     * The device memory of {@code maxSets} prompt sets: token rows (sets x (1 + mask tokens + {@link #MAX_SPARSE})),
-     * image elements and the wide buffer's, the mask logits, and the activation buffers' bytes in allocation order.
-     */
-    private record Sizes(long rowsTok, long imgElems, long wideElems, long outMasks, long[] act, long poolBytes) {
-        static Sizes of(SamConfig config, int maxSets) {
-            int c = config.promptDim(), e = config.embeddingSize(), t = e * e, l = config.lowResSize();
-            int internal = c / config.attentionDownsample(), mlp = config.decoderMlpDim();
-            int mt = config.numMultimaskOutputs() + 1, iouHidden = config.iouHeadHiddenDim(), co2 = c / 8;
-            int nqMax = 1 + mt + MAX_SPARSE;
-            long s = maxSets;
-            long rowsTok = s * nqMax;
-            long imgElems = s * t * c;
-            long wideElems = s * t * Math.max(3L * internal, 2L * c);
-            long outMasks = s * Math.max(1, mt - 1) * l * l;
-            long[] act = {MAX_IMAGES * c * (long) t * 4, s * l * l * 4, s * 4, s * MAX_SPARSE * 8, s * MAX_SPARSE * 4,
-                    rowsTok * c * 4 * 7, rowsTok * Math.max(mlp, c) * 4, 2 * s * Math.max(c, iouHidden) * 4,
-                    (long) mt * s * co2 * 4, s * mt * 4, imgElems * 2 * 2, wideElems * 2, outMasks * 4};
-            long total = 64L * 256;   // alignment of the buffers allocated from one entry below
-            for (long a : act) {
-                total += BumpAllocator.alignUp(Math.max(a, 1));
-            }
-            return new Sizes(rowsTok, imgElems, wideElems, outMasks, act, total + weightBytesBound(config));
-        }
-    }
-
-    /** An upper bound of the weight bytes (each tensor 256-aligned, fp32). */
-    private static long weightBytesBound(SamConfig c) {
-        long dim = c.promptDim(), e = c.embeddingSize(), mlp = c.decoderMlpDim(), h = c.iouHeadHiddenDim();
-        long perLayer = 16 * dim * dim + 2 * dim * mlp + 64 * dim + mlp;
-        long w = c.decoderDepth() * perLayer + 8 * dim * dim + e * e * dim + 16 * dim * dim
-                + (c.numMultimaskOutputs() + 1) * (3 * dim * dim) + 3 * h * h + 4 * h * dim
-                + 4 * c.maskInChans() * c.maskInChans() + 2 * dim * c.maskInChans() + 64 * dim;
-        return w * 4 + 512L * 256;
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -395,40 +286,6 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return out;
     }
 
-    /** One batch of a wave: sets of one output mode and sparse-token count, from up to {@value #MAX_IMAGES} images. */
-    private static final class Chunk {
-        final boolean multimask;
-        final int ns;
-        /** (request, prompt) of each set, grouped by image in request order. */
-        final List<int[]> sets = new ArrayList<>();
-        /** The request of each image, and how many of the sets are its. */
-        final List<Integer> images = new ArrayList<>();
-        final List<Integer> perImage = new ArrayList<>();
-        long inAt, outAt, logitsAt;
-        int withMask;
-
-        Chunk(boolean multimask, int ns) {
-            this.multimask = multimask;
-            this.ns = ns;
-        }
-
-        /** Pinned input bytes: coords, codes, mask slots, mask planes, each 256-aligned. */
-        static long inBytes(int sets, int ns, int withMask, int l) {
-            return BumpAllocator.alignUp((long) sets * ns * 8) + BumpAllocator.alignUp((long) sets * ns * 4)
-                    + BumpAllocator.alignUp(sets * 4L) + BumpAllocator.alignUp((long) withMask * l * l * 4);
-        }
-
-        /** Pinned output bytes: the IoU predictions (the logits stay on the device). */
-        static long outBytes(int sets, int mt) {
-            return BumpAllocator.alignUp((long) sets * mt * 4);
-        }
-
-        /** Device bytes of the chunk's kept logits. */
-        static long logitBytes(int sets, int count, int l) {
-            return BumpAllocator.alignUp((long) sets * count * l * l * 4);
-        }
-    }
-
     /**
      * Decodes the prompt sets of several images together: the sets of all requests are batched by output
      * mode and sparse-token count (see the class doc), every batch is queued, and the call waits once.
@@ -441,67 +298,22 @@ public final class CudaMaskDecoder implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the CUDA mask decoder is closed");
         }
-        Map<List<Object>, List<Chunk>> groups = new LinkedHashMap<>();
-        for (int r = 0; r < requests.size(); r++) {
-            DecodeRequest req = requests.get(r);
-            if (!(req.embedding() instanceof EmbeddingRing.Slot)) {
-                Tensor emb = req.embedding().toTensor();
-                if (!emb.hasShape(1, c, e, e)) {
-                    throw new IllegalArgumentException("embedding must be [1, " + c + ", " + e + ", " + e + "], got "
-                            + emb.shapeString());
-                }
-            }
-            for (int j = 0; j < req.prompts().size(); j++) {
-                Prompt p = req.prompts().get(j);
-                String which = "prompt set " + j + (requests.size() > 1 ? " of image " + r : "");
-                if (p == null) {
-                    throw new IllegalArgumentException(which + " is null");
-                }
-                int ns = sparseCount(p);
-                if (ns > MAX_SPARSE) {
-                    throw new IllegalArgumentException(which + " has " + ns + " sparse tokens (points, padding, box "
-                            + "corners); the CUDA mask decoder takes at most " + MAX_SPARSE);
-                }
-                if (p.maskInput() != null && !p.maskInput().hasShape(1, l, l)) {
-                    throw new IllegalArgumentException("mask input of " + which + " must be [1, " + l + ", " + l
-                            + "], got " + p.maskInput().shapeString());
-                }
-                List<Chunk> chunks = groups.computeIfAbsent(List.of(req.multimask(), ns), k -> new ArrayList<>());
-                Chunk ch = chunks.isEmpty() ? null : chunks.get(chunks.size() - 1);
-                boolean newImage = ch == null || ch.images.get(ch.images.size() - 1) != r;
-                if (ch == null || ch.sets.size() == maxSets || (newImage && ch.images.size() == MAX_IMAGES)) {
-                    ch = new Chunk(req.multimask(), ns);
-                    chunks.add(ch);
-                    newImage = true;
-                }
-                if (newImage) {
-                    ch.images.add(r);
-                    ch.perImage.add(0);
-                }
-                ch.perImage.set(ch.perImage.size() - 1, ch.perImage.get(ch.perImage.size() - 1) + 1);
-                ch.sets.add(new int[] {r, j});
-                if (p.maskInput() != null) {
-                    ch.withMask++;
-                }
-            }
-        }
+        List<DecodeChunk> chunks = DecodeChunk.plan(requests, maxSets, c, e, l);
         List<DecoderOutput[]> results = new ArrayList<>(requests.size());
         for (DecodeRequest req : requests) {
             results.add(new DecoderOutput[req.prompts().size()]);
         }
-        List<Chunk> chunks = new ArrayList<>();
-        groups.values().forEach(chunks::addAll);
         if (!chunks.isEmpty()) {
             long inBytes = 0;
             long outBytes = 0;
             long logitBytes = 0;
-            for (Chunk ch : chunks) {
+            for (DecodeChunk ch : chunks) {
                 ch.inAt = inBytes;
                 ch.outAt = outBytes;
                 ch.logitsAt = logitBytes;
-                inBytes += Chunk.inBytes(ch.sets.size(), ch.ns, ch.withMask, l);
-                outBytes += Chunk.outBytes(ch.sets.size(), mt);
-                logitBytes += Chunk.logitBytes(ch.sets.size(), ch.multimask ? mt - 1 : 1, l);
+                inBytes += DecodeChunk.inBytes(ch.sets.size(), ch.ns, ch.withMask, l);
+                outBytes += DecodeChunk.outBytes(ch.sets.size(), mt);
+                logitBytes += DecodeChunk.logitBytes(ch.sets.size(), ch.multimask ? mt - 1 : 1, l);
             }
             // The stream is idle between calls (each ends with a wait): staging can grow here.
             in = grown(in, inBytes, "mask decoder input");
@@ -517,7 +329,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
             WaveLogits wave = new WaveLogits(generation, logitBytes);
             stream.record(gpuStart);
             boolean hostUploadPending = false;
-            for (Chunk ch : chunks) {
+            for (DecodeChunk ch : chunks) {
                 hostUploadPending = stageImages(requests, ch, hostUploadPending);
                 runChunk(requests, ch);
             }
@@ -528,7 +340,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
                 profiler.collect();
             }
             long unpack0 = System.nanoTime();
-            for (Chunk ch : chunks) {
+            for (DecodeChunk ch : chunks) {
                 unpack(ch, wave, results);
             }
             lastUnpackMillis = (System.nanoTime() - unpack0) / 1e6;
@@ -558,7 +370,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
      *
      * @return whether a host upload is now queued
      */
-    private boolean stageImages(List<DecodeRequest> requests, Chunk ch, boolean hostUploadPending) {
+    private boolean stageImages(List<DecodeRequest> requests, DecodeChunk ch, boolean hostUploadPending) {
         long bytes = (long) c * t * 4;
         for (int i = 0; i < ch.images.size(); i++) {
             ImageEmbedding embedding = requests.get(ch.images.get(i)).embedding();
@@ -578,17 +390,8 @@ public final class CudaMaskDecoder implements AutoCloseable {
         return hostUploadPending;
     }
 
-    /** Number of sparse tokens of a prompt set, as the reference's prompt encoder makes them. */
-    static int sparseCount(Prompt p) {
-        int n = 0;
-        if (p.points() != null) {
-            n += p.pointCount() + (p.hasBox() ? 0 : 1);
-        }
-        return n + (p.hasBox() ? 2 : 0);
-    }
-
     /** Stages, uploads, runs (graph or launches) and queues the download of one chunk. */
-    private void runChunk(List<DecodeRequest> requests, Chunk ch) {
+    private void runChunk(List<DecodeRequest> requests, DecodeChunk ch) {
         int sets = ch.sets.size();
         int ns = ch.ns;
         long coordsAt = ch.inAt;
@@ -600,36 +403,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         java.nio.IntBuffer ci = at(buf, codesAt).asIntBuffer();
         java.nio.IntBuffer si = at(buf, slotsAt).asIntBuffer();
         FloatBuffer mf = at(buf, masksAt).asFloatBuffer();
-        float size = config.imageSize();
-        int withMask = 0;
-        for (int[] rj : ch.sets) {
-            Prompt p = requests.get(rj[0]).prompts().get(rj[1]);
-            if (p.points() != null) {
-                float[][] pts = p.points();
-                int[] labels = p.labels();
-                for (int i = 0; i < pts.length; i++) {
-                    cf.put((pts[i][0] + 0.5f) / size).put((pts[i][1] + 0.5f) / size);
-                    int lab = labels[i];
-                    ci.put(lab == -1 || lab == 0 || lab == 1 ? lab : 4);
-                }
-                if (!p.hasBox()) {
-                    cf.put(0f).put(0f);
-                    ci.put(-1);
-                }
-            }
-            if (p.hasBox()) {
-                float[] b = p.box();
-                cf.put((b[0] + 0.5f) / size).put((b[1] + 0.5f) / size).put((b[2] + 0.5f) / size)
-                        .put((b[3] + 0.5f) / size);
-                ci.put(2).put(3);
-            }
-            if (p.maskInput() != null) {
-                mf.put(p.maskInput().data(), 0, l * l);
-                si.put(withMask++);
-            } else {
-                si.put(-1);
-            }
-        }
+        int withMask = ch.writePrompts(requests, config.imageSize(), l, cf, ci, si, mf);
         if (ns > 0) {
             stream.upload(in, coordsAt, coords, 0, (long) sets * ns * 8);
             stream.upload(in, codesAt, codes, 0, (long) sets * ns * 4);
@@ -668,7 +442,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
     }
 
     /** After the wait: the chunk's IoU predictions into its sets' outputs, whose logits stay on the device. */
-    private void unpack(Chunk ch, WaveLogits wave, List<DecoderOutput[]> results) {
+    private void unpack(DecodeChunk ch, WaveLogits wave, List<DecoderOutput[]> results) {
         int sets = ch.sets.size();
         int first = ch.multimask ? 1 : 0, count = ch.multimask ? mt - 1 : 1;
         FloatBuffer iouF = at(out.buffer(), ch.outAt).asFloatBuffer();
@@ -784,7 +558,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         int nq = 1 + mt + ns;
         int rows = sets * nq;
         // Prompt encoder: tokens, keys = embedding + dense prompt (each set from its own image).
-        PromptEncoder pe = promptEncoder;
+        PromptEncoderWeights pe = promptEncoder;
         dk.promptTokens(stream, coords, codes, outputHeads.outTokens(), pe.gauss(), pe.pointEmbed(), pe.notAPoint(),
                 tokens, sets, mt, ns, c);
         stream.copy(tokens, queries, (long) rows * c * 4);
@@ -805,7 +579,7 @@ public final class CudaMaskDecoder implements AutoCloseable {
         transformer.forward(stream, workspace, sets, nq, profiler);
 
         // Upscaler: ConvT(C -> C/4) as a GEMM per pixel, scatter + LayerNorm2d + GELU, ConvT(C/4 -> C/8) + GELU.
-        OutputHeads oh = outputHeads;
+        OutputHeadWeights oh = outputHeads;
         long img = (long) sets * t;
         DeviceBuffer pp1 = wide.slice(0, img * c * 2, "upscale 1 rows");
         gemm.run(stream, keys, oh.up1W(), oh.up1B(), null, pp1, (int) img, 4 * co1, c, false);
