@@ -1,5 +1,8 @@
 package io.samstream.gpu.cuda.sam2;
 
+import static io.samstream.gpu.cuda.sam2.PassInputs.slice;
+import static io.samstream.gpu.cuda.sam2.PassInputs.span;
+
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.MemoryReadout;
@@ -20,13 +23,11 @@ import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GraphCache;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Deque;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,6 +91,8 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final GraphCache graphs = new GraphCache("SAM 2 step", MAX_GRAPHS);
     private final int s, t, c, memDim, l, split, maxMemory, ring;
     private final long featureBytes, pointerBytes, bankBytes, ioInputBytes;
+    private final DeviceBank.Layout bankLayout;
+    private final PassInputs inputs;
     private final DeviceBuffer rgb, curr, image, memory, memoryPos, gatherTable, storeTable, pointerPos, frameOfSet,
             noMemEmbed, spatialPos, banks;
     private final float[][] pointerPosCache = new float[POINTERS][];
@@ -98,7 +101,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
 
     /** One stream's objects and frame counter; made by {@link #openStream}. */
     public final class Stream implements Sam2Tracking.StreamTracker {
-        private final Map<Integer, Bank> banksById = new LinkedHashMap<>();
+        private final Map<Integer, DeviceBank> banksById = new LinkedHashMap<>();
         private int frame;
 
         private Stream() {}
@@ -127,7 +130,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         @Override
         public void remove(int objectId) {
             synchronized (CudaSam2Tracker.this) {
-                Bank b = banksById.remove(objectId);
+                DeviceBank b = banksById.remove(objectId);
                 if (b != null) {
                     freeBanks.push(b.slot);
                 }
@@ -143,42 +146,8 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
     }
 
-    /** One object's bank: slot index, conditioning frame, the frames its ring entries hold (-1: none). */
-    private final class Bank {
-        final int slot;
-        final int conditioningFrame;
-        final int[] featureFrame = new int[ring];
-        final int[] pointerFrame = new int[POINTERS - 1];
-
-        Bank(int slot, int conditioningFrame) {
-            this.slot = slot;
-            this.conditioningFrame = conditioningFrame;
-            Arrays.fill(featureFrame, -1);
-            Arrays.fill(pointerFrame, -1);
-        }
-
-        boolean hasFeatures(int frame) {
-            return frame >= 0 && featureFrame[frame % ring] == frame;
-        }
-
-        boolean hasPointer(int frame) {
-            return frame >= 0 && pointerFrame[frame % (POINTERS - 1)] == frame;
-        }
-
-        /** Device address of a memory: the conditioning one, or the ring entry of a tracked frame. */
-        long feature(int frame) {
-            int i = frame == conditioningFrame ? 0 : 1 + frame % ring;
-            return banks.address() + (long) slot * bankBytes + i * featureBytes;
-        }
-
-        long pointer(int frame) {
-            int i = frame == conditioningFrame ? 0 : 1 + frame % (POINTERS - 1);
-            return banks.address() + (long) slot * bankBytes + (ring + 1) * featureBytes + i * pointerBytes;
-        }
-    }
-
     /** One object of a pass: its frame's slot in the encoder pass, the stream, id, bank (null: new). */
-    private record Work(int frameIndex, Stream stream, int objectId, Bank bank, ObjectPrompt prompt, int frame) {}
+    private record Work(int frameIndex, Stream stream, int objectId, DeviceBank bank, ObjectPrompt prompt, int frame) {}
 
     /**
      * Opens GPU {@code ordinal} and uploads the model's weights; a configuration the kernels cannot run is an
@@ -221,9 +190,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         this.bankBytes = (ring + 1) * featureBytes + POINTERS * pointerBytes;
         int n = limits.maxObjects();
         int spansPerObject = 1 + 2 * config.numMaskmem() + 2 * POINTERS;
-        this.ioInputBytes = align((long) n * spansPerObject * Sam2Kernels.SPAN_BYTES)
-                + align((long) n * 2 * Sam2Kernels.SPAN_BYTES) + align((long) n * POINTERS * split * memDim * 2)
-                + align((long) n * 4);
+        this.ioInputBytes = PassInputs.bytes(n, config.numMaskmem(), split, memDim);
         long ioResultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
         this.kernels = new CudaKernels(context);
         List<AutoCloseable> opened = new ArrayList<>();
@@ -259,6 +226,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             this.pointerPos = pool.allocateBf16((long) n * POINTERS * split * memDim, "pointer positions");
             this.frameOfSet = pool.allocate((long) n * 4, "frame of each object");
             this.banks = pool.allocate(limits.maxBanks() * bankBytes, "memory banks");
+            this.bankLayout = new DeviceBank.Layout(banks, ring, featureBytes, pointerBytes, bankBytes);
+            this.inputs = new PassInputs(stream, io, gatherTable, storeTable, pointerPos, frameOfSet, n,
+                    config.numMaskmem(), split, memDim);
             for (int i = limits.maxBanks() - 1; i >= 0; i--) {
                 freeBanks.push(i);
             }
@@ -280,10 +250,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private static <T extends AutoCloseable> T add(List<AutoCloseable> opened, T r) {
         opened.add(r);
         return r;
-    }
-
-    private static long align(long bytes) {
-        return (bytes + 255) & ~255L;
     }
 
     /**
@@ -394,7 +360,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                         + " (resize first)");
             }
             try {
-                checkPrompts(r.prompts());
+                StepPlan.checkPrompts(r.prompts());
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("request " + i + " of the step: " + e.getMessage(), e);
             }
@@ -415,7 +381,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         for (Stream st : streams) {
             followed.add(st.banksById.keySet());
         }
-        int newBanks = newObjects(streamOf, followed, prompts);
+        int newBanks = StepPlan.newObjects(streamOf, followed, prompts);
         if (newBanks > freeBanks.size()) {
             throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
                     + newBanks + " more would pass the tracker's limit of " + limits.maxBanks());
@@ -424,118 +390,17 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         for (int i = 0; i < requests.size(); i++) {
             out.add(new ArrayList<>());
         }
-        for (Pass pass : plan(streamOf, followed, prompts, limits.maxFrames())) {
+        for (StepPlan.Pass pass : StepPlan.plan(streamOf, followed, prompts, limits.maxFrames())) {
             runPass(requests, pass, out);
         }
         return out;
     }
 
     /**
-     * An encoder pass of a step and what follows it: the requests whose frames it encodes (slot j: the j-th) and the
-     * units whose objects then run, in order (a unit: up to maxFrames requests of one round, one frame per stream).
-     */
-    record Pass(List<Integer> frames, List<List<Integer>> units) {}
-
-    /**
-     * How a step runs: request i is a frame of stream {@code streamOf[i]} (a stream's requests are its consecutive
-     * frames), {@code followed} the objects each stream follows before the step. Round r holds the r-th request of
-     * every stream that has one, in request order, cut into units of {@code maxFrames} (as a step of that round alone
-     * would cut it); passes take whole units, in order, while their frames fit in {@code maxFrames} encoder slots. A
-     * frame with no object to follow (none followed yet, none prompted) is not encoded.
-     */
-    static List<Pass> plan(int[] streamOf, List<? extends Set<Integer>> followed, List<List<ObjectPrompt>> prompts,
-                           int maxFrames) {
-        int n = streamOf.length;
-        boolean[] work = new boolean[n];
-        boolean[] hasObjects = new boolean[followed.size()];
-        int[] seen = new int[followed.size()];
-        for (int k = 0; k < hasObjects.length; k++) {
-            hasObjects[k] = !followed.get(k).isEmpty();
-        }
-        List<List<Integer>> rounds = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            int round = seen[streamOf[i]]++;
-            if (round == rounds.size()) {
-                rounds.add(new ArrayList<>());
-            }
-            rounds.get(round).add(i);
-            work[i] = hasObjects[streamOf[i]] || !prompts.get(i).isEmpty();
-            hasObjects[streamOf[i]] = work[i];
-        }
-        List<Pass> passes = new ArrayList<>();
-        List<List<Integer>> units = new ArrayList<>();
-        List<Integer> frames = new ArrayList<>();
-        for (List<Integer> round : rounds) {
-            for (int from = 0; from < round.size(); from += maxFrames) {
-                List<Integer> unit = List.copyOf(round.subList(from, Math.min(round.size(), from + maxFrames)));
-                int more = 0;
-                for (int i : unit) {
-                    more += work[i] ? 1 : 0;
-                }
-                if (frames.size() + more > maxFrames) {
-                    passes.add(new Pass(List.copyOf(frames), List.copyOf(units)));
-                    units.clear();
-                    frames.clear();
-                }
-                units.add(unit);
-                for (int i : unit) {
-                    if (work[i]) {
-                        frames.add(i);
-                    }
-                }
-            }
-        }
-        if (!units.isEmpty()) {
-            passes.add(new Pass(List.copyOf(frames), List.copyOf(units)));
-        }
-        return passes;
-    }
-
-    /**
-     * New objects over all the requests of a step: prompts for ids their stream does not follow by then (neither
-     * before the step nor from an earlier request of it).
-     */
-    static int newObjects(int[] streamOf, List<? extends Set<Integer>> followed, List<List<ObjectPrompt>> prompts) {
-        List<Set<Integer>> ids = new ArrayList<>();
-        for (Set<Integer> f : followed) {
-            ids.add(new HashSet<>(f));
-        }
-        int n = 0;
-        for (int i = 0; i < streamOf.length; i++) {
-            for (ObjectPrompt p : prompts.get(i)) {
-                n += ids.get(streamOf[i]).add(p.objectId()) ? 1 : 0;
-            }
-        }
-        return n;
-    }
-
-    /** One frame's prompts, as the decoder takes them: one per id, at most MAX_SPARSE - 1 points, finite. */
-    static void checkPrompts(List<ObjectPrompt> prompts) {
-        Set<Integer> ids = new HashSet<>();
-        for (ObjectPrompt p : prompts) {
-            if (!ids.add(p.objectId())) {
-                throw new IllegalArgumentException("two prompts for object " + p.objectId() + " on one frame");
-            }
-            float[][] points = p.allPoints();
-            if (points.length + 1 > CudaSam2MaskDecoder.MAX_SPARSE) {
-                throw new IllegalArgumentException("object " + p.objectId() + ": " + points.length
-                        + " points (box corners count); the GPU decoder takes at most "
-                        + (CudaSam2MaskDecoder.MAX_SPARSE - 1));
-            }
-            for (float[] pt : points) {
-                if (!Float.isFinite(pt[0]) || !Float.isFinite(pt[1])) {
-                    throw new IllegalArgumentException("object " + p.objectId() + ": a point that is not a finite "
-                            + "number");
-                }
-            }
-        }
-    }
-
-    /**
      * One encoder pass over the pass's frames (request indices; slot j holds the j-th), then each unit's objects, unit
      * after unit: what a step of that unit's requests alone does after its encoder pass.
      */
-    private void runPass(List<Request> requests, Pass pass, List<List<ObjectResult>> out) {
+    private void runPass(List<Request> requests, StepPlan.Pass pass, List<List<ObjectResult>> out) {
         List<Integer> frames = pass.frames();
         int b = frames.size();
         Map<Integer, Integer> slotOf = new java.util.HashMap<>();
@@ -578,7 +443,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 throw new IllegalStateException("request " + i + " has objects but its frame was not encoded");
             }
             requestOfSlot.put(slot, i);
-            for (Map.Entry<Integer, Bank> e : st.banksById.entrySet()) {
+            for (Map.Entry<Integer, DeviceBank> e : st.banksById.entrySet()) {
                 tracked.add(new Work(slot, st, e.getKey(), e.getValue(), null, frame));
             }
             for (ObjectPrompt p : r.prompts()) {
@@ -627,7 +492,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
 
     /** [memories, pointers] a tracked object reads on its frame. */
     private List<Integer> memoryShape(Work w) {
-        Bank bank = w.bank();
+        DeviceBank bank = w.bank();
         List<Integer> cond = List.of(bank.conditioningFrame);
         return List.of(readout.spatial(cond, bank::hasFeatures, w.frame()).size(),
                 readout.pointers(cond, bank::hasPointer, w.frame()).size());
@@ -642,13 +507,13 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         int m = memories * t + pointerTokens;
         ByteBuffer in = io.buffer();
         ByteBuffer gather = slice(in, 0);
-        ByteBuffer store = slice(in, storeOffset());
-        ByteBuffer ptrPos = slice(in, pointerPosOffset());
-        ByteBuffer frames = slice(in, frameOffset());
+        ByteBuffer store = slice(in, inputs.storeOffset());
+        ByteBuffer ptrPos = slice(in, inputs.pointerPosOffset());
+        ByteBuffer frames = slice(in, inputs.frameOffset());
         int gathers = 0;
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
-            Bank bank = w.bank();
+            DeviceBank bank = w.bank();
             List<Integer> cond = List.of(bank.conditioningFrame);
             gathers += span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
             long memBase = memory.address() + (long) j * m * memDim * 2;
@@ -679,7 +544,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
             span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
         }
-        uploadInputs(gather.position(), store.position(), ptrPos.position(), frames.position());
+        inputs.upload(gather.position(), store.position(), ptrPos.position(), frames.position());
         maskDecoder.stageNoPrompts(n);
         int spans = gathers;
         graphs.run(stream, List.of("tracked", n, memories, pointers), () -> {
@@ -691,7 +556,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         });
         Map<Work, ObjectResult> out = results(chunk, false);
         for (Work w : chunk) {
-            Bank bank = w.bank();
+            DeviceBank bank = w.bank();
             bank.featureFrame[w.frame() % ring] = w.frame();
             bank.pointerFrame[w.frame() % (POINTERS - 1)] = w.frame();
         }
@@ -709,23 +574,23 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         boolean multimask = Sam2Model.multimask(points);
         float[][][] coords = new float[n][][];
         int[][] labels = new int[n][];
-        List<Bank> made = new ArrayList<>();
+        List<DeviceBank> made = new ArrayList<>();
         ByteBuffer in = io.buffer();
         ByteBuffer gather = slice(in, 0);
-        ByteBuffer store = slice(in, storeOffset());
-        ByteBuffer frames = slice(in, frameOffset());
+        ByteBuffer store = slice(in, inputs.storeOffset());
+        ByteBuffer frames = slice(in, inputs.frameOffset());
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
             coords[j] = w.prompt().allPoints();
             labels[j] = w.prompt().allLabels();
-            Bank bank = new Bank(freeBanks.pop(), w.frame());
+            DeviceBank bank = new DeviceBank(freeBanks.pop(), w.frame(), bankLayout);
             made.add(bank);
             span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
             frames.putInt(w.frameIndex());
             span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
             span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
         }
-        uploadInputs(gather.position(), store.position(), 0, frames.position());
+        inputs.upload(gather.position(), store.position(), 0, frames.position());
         maskDecoder.stagePrompts(coords, labels);
         boolean[] fromPrompt = new boolean[n];
         Arrays.fill(fromPrompt, true);
@@ -783,45 +648,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             return pointerPosCache[distance];
         }
         return readout.pointerPosition(cpu, distance);
-    }
-
-    /** Appends a copy-table entry; returns 1. */
-    private static int span(ByteBuffer table, long src, long dst, long bytes) {
-        if (src % 16 != 0 || dst % 16 != 0 || bytes % 16 != 0) {
-            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst
-                    + " not 16-byte aligned");
-        }
-        table.putLong(src).putLong(dst).putLong(bytes / 16);
-        return 1;
-    }
-
-    private long storeOffset() {
-        return align((long) limits.maxObjects() * (1 + 2 * config.numMaskmem() + 2 * POINTERS)
-                * Sam2Kernels.SPAN_BYTES);
-    }
-
-    private long pointerPosOffset() {
-        return storeOffset() + align((long) limits.maxObjects() * 2 * Sam2Kernels.SPAN_BYTES);
-    }
-
-    private long frameOffset() {
-        return pointerPosOffset() + align((long) limits.maxObjects() * POINTERS * split * memDim * 2);
-    }
-
-    private static ByteBuffer slice(ByteBuffer whole, long at) {
-        ByteBuffer b = whole.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        b.position(Math.toIntExact(at));
-        return b.slice().order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    /** Uploads the filled parts of the staged tables and arrays (async, before the pass's replay). */
-    private void uploadInputs(int gatherBytes, int storeBytes, int pointerPosBytes, int frameBytes) {
-        stream.upload(io, 0, gatherTable, 0, gatherBytes);
-        stream.upload(io, storeOffset(), storeTable, 0, storeBytes);
-        if (pointerPosBytes > 0) {
-            stream.upload(io, pointerPosOffset(), pointerPos, 0, pointerPosBytes);
-        }
-        stream.upload(io, frameOffset(), frameOfSet, 0, frameBytes);
     }
 
     private void ensureOpen() {
