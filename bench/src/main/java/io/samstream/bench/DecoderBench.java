@@ -19,6 +19,7 @@ import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 
 /**
  * The GPU prompt encoder + mask decoder of {@link CudaSamBackend} at vit_b's shapes (random weights, a
@@ -49,7 +50,8 @@ public final class DecoderBench {
         Files.createDirectories(outPath.toAbsolutePath().getParent());
         int s = config.imageSize(), c = config.promptDim(), e = config.embeddingSize(), l = config.lowResSize();
         Tensor embedding = randomEmbedding(c, e, 3);
-        try (CudaSamBackend backend = new CudaSamBackend(weights, config, 1, 4, MAX_SETS);
+        try (CudaSamBackend backend = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(1).decoderThreads(4).maxPromptSets(MAX_SETS).build());
              PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
             out.println("meta\tdevice\t" + backend.context().info().describe());
             out.println("meta\tdecoder_pool\t" + backend.maskDecoder().poolBytes());

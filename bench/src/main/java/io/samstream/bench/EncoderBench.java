@@ -19,6 +19,7 @@ import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 
 /**
  * The whole vit_b image encoder of {@link CudaSamBackend} (random weights in the official shapes, 1024 px)
@@ -109,7 +110,8 @@ public final class EncoderBench {
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
-                try (CudaSamBackend backend = new CudaSamBackend(weights, config, batch, 4, sparsity)) {
+                try (CudaSamBackend backend = new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(batch).decoderThreads(4).sparsity(sparsity).build())) {
                     ctx.bind();
                     long delta = before - freeBytes();
                     Tensor images = random(batch, config.imageSize(), batch);

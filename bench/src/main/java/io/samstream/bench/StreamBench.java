@@ -1,6 +1,5 @@
 package io.samstream.bench;
 
-import io.samstream.config.CudaSettings;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
@@ -34,6 +33,7 @@ import io.samstream.stream.engine.GpuLane;
 import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.engine.StreamHandle;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -166,15 +166,17 @@ public final class StreamBench {
         String header;
         List<SamBackend> more = new ArrayList<>();
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
-                : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, ordinals.get(0));
+                : new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                                .embeddingSlots((inFlight + 2) * maxBatch).device(ordinals.get(0)).build());
              BenchBroker broker = BenchBroker.start(brokerProcess);
              AutoCloseable closeMore = () -> more.forEach(SamBackend::close)) {
             List<GpuLane> lanes = new ArrayList<>();
             lanes.add(GpuLane.of(new Segmenter(backend, "bench"), java.util.Optional.empty()));
             for (int o : ordinals.subList(1, ordinals.size())) {
-                more.add(new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, o));
+                more.add(new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                                .embeddingSlots((inFlight + 2) * maxBatch).device(o).build()));
                 lanes.add(GpuLane.of(new Segmenter(more.get(more.size() - 1), "bench"), java.util.Optional.empty()));
             }
             GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)

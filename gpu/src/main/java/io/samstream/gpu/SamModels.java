@@ -13,6 +13,7 @@ import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
 import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,8 +140,9 @@ public final class SamModels {
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
                                    ModelSparsity sparsity, int ringBatches, CudaSettings options, int gpu) {
-        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
-                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, options, gpu);
+        SamBackend backend = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                        .embeddingSlots(Math.max(1, ringBatches) * maxBatch).cuda(options).device(gpu).build());
         log.info("device: {}", backend.name());
         return backend;
     }

@@ -27,6 +27,7 @@ import io.samstream.gpu.predict.SamPredictor;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -80,7 +81,8 @@ class CudaParityGpuTest {
                     StateDict weights = CheckpointLoader.load(model);
                     SamConfig config = SamConfigInference.infer(weights);
                     try (CpuSamBackend cpu = new CpuSamBackend(weights, config, THREADS);
-                         CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, THREADS)) {
+                         CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                                 CudaSamOptions.builder(2).decoderThreads(THREADS).build())) {
                         checkCase(cpu, cuda, dir);
                     }
                 }));
@@ -154,7 +156,7 @@ class CudaParityGpuTest {
             want = cpu.encode(images);
         }
         long t1 = System.nanoTime();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(2))) {
             Tensor got = cuda.encode(images);
             long t2 = System.nanoTime();
             assertArrayEquals(want.shape(), got.shape());
@@ -187,7 +189,7 @@ class CudaParityGpuTest {
         StateDict weights = CheckpointLoader.load(FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int s = config.imageSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 3, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(3))) {
             for (int batch : new int[] {3, 1, 3}) {
                 Tensor images = randomImages(batch, s, 20 + batch);
                 Tensor eager = cuda.encode(images, false);
@@ -204,7 +206,7 @@ class CudaParityGpuTest {
         StateDict weights = CheckpointLoader.load(FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int s = config.imageSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(2))) {
             Tensor ok = randomImages(1, s, 5);
             Tensor before = cuda.encode(ok);
             IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,

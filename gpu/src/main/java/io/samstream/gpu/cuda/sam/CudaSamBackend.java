@@ -21,7 +21,6 @@ import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.config.CudaSettings;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
@@ -91,80 +90,31 @@ public final class CudaSamBackend implements SamBackend {
     /** Encoder weight sparsity: which block Linears run on the sparse tensor cores. */
     private final ModelSparsity sparsity;
 
-    /**
-     * Opens device 0, checks the model fits the kernels, sizes the pool and uploads the weights.
-     *
-     * @param weights        the checkpoint's tensors under Meta's key names
-     * @param config         the model's shape (normally inferred from the same checkpoint)
-     * @param maxBatch       the largest batch {@link #encode} will take (activations are sized for it)
-     * @param decoderThreads CPU threads of the mask decoder
-     * @throws IllegalArgumentException when the model's shape is not one the kernels support
-     * @throws CudaException            when the GPU is unusable or too small
-     */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads) {
-        this(weights, config, maxBatch, decoderThreads, DEFAULT_MAX_PROMPT_SETS);
-    }
-
     /** Prompt sets the GPU mask decoder takes in one batch unless told otherwise (SAM's automatic mask generator uses 64). */
     public static final int DEFAULT_MAX_PROMPT_SETS = 64;
-
-    /**
-     * As {@link #CudaSamBackend(StateDict, SamConfig, int, int)}, with the GPU mask decoder's memory sized for
-     * {@code maxPromptSets} prompt sets per batch ({@link #decodeBatch} chunks larger calls).
-     *
-     * @param decoderThreads CPU threads of the fallback CPU mask decoder (used only when the GPU one cannot run
-     *                       the model)
-     */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets) {
-        this(weights, config, maxBatch, decoderThreads, maxPromptSets, ModelSparsity.NONE);
-    }
-
-    /**
-     * As {@link #CudaSamBackend(StateDict, SamConfig, int, int)} with 2:4 sparsity: the Linears {@code sparsity}
-     * names must already be pruned in {@code weights} ({@link SparseEncoder#apply}; a dense one is an error) and
-     * run on the sparse tensor cores; the others stay dense.
-     */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, ModelSparsity sparsity) {
-        this(weights, config, maxBatch, decoderThreads, DEFAULT_MAX_PROMPT_SETS, sparsity);
-    }
-
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
-                          ModelSparsity sparsity) {
-        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, DEFAULT_RING_BATCHES * maxBatch);
-    }
-
     /** Embedding slots of the device ring unless told otherwise, in batches: the engine's in-flight 2, + 2. */
     public static final int DEFAULT_RING_BATCHES = 4;
     /** How long {@link #embedFrames} waits for free embedding slots before it fails. */
     static final long RING_ACQUIRE_TIMEOUT_MILLIS = 60_000;
 
-    /** As the complete form below, with the {@code samstream.cuda} defaults. */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
-                          ModelSparsity sparsity, int embeddingSlots) {
-        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, embeddingSlots, CudaSettings.DEFAULTS);
-    }
-
-    /** As the complete form below, on GPU 0. */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
-                          ModelSparsity sparsity, int embeddingSlots, CudaSettings options) {
-        this(weights, config, maxBatch, decoderThreads, maxPromptSets, sparsity, embeddingSlots, options, 0);
-    }
-
     /**
-     * The complete form.
+     * Opens the GPU, checks the model fits the kernels, sizes the pool and uploads the weights. With 2:4 sparsity
+     * ({@link CudaSamOptions#sparsity}) the Linears it names must already be pruned in {@code weights}
+     * ({@link SparseEncoder#apply}; a dense one is an error) and run on the sparse tensor cores; the others stay
+     * dense.
      *
-     * @param embeddingSlots embeddings the device ring holds ({@link #embedFrames}): at least {@code maxBatch};
-     *                       the engine needs (in-flight batches + 1) x max batch to never wait for a slot
-     * @param options        the {@code samstream.cuda} section: CUDA graphs of the encoder and of the mask decoder
-     * @param device         the GPU: its primary context (ordinals as CUDA_VISIBLE_DEVICES numbers them)
+     * @param weights the checkpoint's tensors under Meta's key names
+     * @param config  the model's shape (normally inferred from the same checkpoint)
+     * @param options the largest batch, the mask decoder's batch, the embedding ring, sparsity, CUDA graphs, the GPU
+     * @throws IllegalArgumentException when the model's shape is not one the kernels support
+     * @throws CudaException            when the GPU is unusable or too small
      */
-    public CudaSamBackend(StateDict weights, SamConfig config, int maxBatch, int decoderThreads, int maxPromptSets,
-                          ModelSparsity sparsity, int embeddingSlots, CudaSettings options, int device) {
-        if (sparsity == null) {
-            throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
-        }
+    public CudaSamBackend(StateDict weights, SamConfig config, CudaSamOptions options) {
+        int maxBatch = options.maxBatch(), decoderThreads = options.decoderThreads();
+        int maxPromptSets = options.maxPromptSets(), embeddingSlots = options.embeddingSlots();
+        ModelSparsity sparsity = options.sparsity();
         this.sparsity = sparsity;
-        this.useGraphs = options.graphs();
+        this.useGraphs = options.cuda().graphs();
         this.config = config;
         this.maxBatch = maxBatch;
         this.s = config.imageSize();
@@ -184,7 +134,7 @@ public final class CudaSamBackend implements SamBackend {
         this.weightBytes = weightsSize;
         this.activationBytes = activations;
 
-        this.context = CudaContext.open(device);
+        this.context = CudaContext.open(options.device());
         CudaKernels k = null;
         CudaStream st = null;
         DeviceMemoryPool pl = null;
@@ -202,7 +152,7 @@ public final class CudaSamBackend implements SamBackend {
             if (weights.hasPrefix("mask_decoder.")) {
                 String why = CudaMaskDecoder.unsupported(config);
                 if (why == null) {
-                    gdec = new CudaMaskDecoder(weights, config, context, k, maxPromptSets, options.decoderGraphs());
+                    gdec = new CudaMaskDecoder(weights, config, context, k, maxPromptSets, options.cuda().decoderGraphs());
                 } else {
                     log.warn("mask decoder on the CPU: the CUDA decoder kernels cannot run it ({})", why);
                     dec = CpuSamBackend.decoderOnly(weights, config, Math.max(1, decoderThreads));

@@ -20,6 +20,7 @@ import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
@@ -266,11 +267,12 @@ class SparseGemmGpuTest extends GpuTestBase {
             want = cpu.encode(image);
         }
         Tensor got, denseGot;
-        try (CudaSamBackend cuda = new CudaSamBackend(pruned, config, 1, 1, sparsity)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(pruned, config,
+                CudaSamOptions.builder(1).sparsity(sparsity).build())) {
             assertTrue(cuda.name().contains("2:4"), cuda.name());
             got = cuda.encode(image);
         }
-        try (CudaSamBackend cuda = new CudaSamBackend(dense, config, 1, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(dense, config, CudaSamOptions.of(1))) {
             denseGot = cuda.encode(image);
         }
         assertArrayEquals(want.shape(), got.shape());

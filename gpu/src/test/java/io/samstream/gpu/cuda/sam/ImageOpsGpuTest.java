@@ -230,7 +230,8 @@ class ImageOpsGpuTest extends GpuTestBase {
     void backendEncodeFramesEqualsEncodeOfTheCpuBatchAndPostprocessesOnTheGpu() {
         SamConfig config = RandomSamWeights.tinyConfig();
         int s = config.imageSize();
-        try (CudaSamBackend backend = new CudaSamBackend(RandomSamWeights.stateDict(config, 11), config, 4, 1)) {
+        try (CudaSamBackend backend = new CudaSamBackend(RandomSamWeights.stateDict(config, 11), config,
+                CudaSamOptions.of(4))) {
             List<RgbImage> frames = List.of(frame(192, 108, 21), frame(40, 64, 22), frame(3, 2, 23), frame(64, 64, 24));
             Tensor viaGpu = backend.encodeFrames(frames);
             Tensor viaCpu = backend.encode(new FramePreprocessor(s).batch(frames));
