@@ -116,9 +116,6 @@ struct WindowHalves {
     static_assert(TILES * ROWS_PER_TILE * ROW_SLOTS == 256, "a window's K / V fill 4 tiles");
 };
 
-// AttentionKernels.SM90_SMEM holds this number (SM90W2_SMEM: samstream_kernels.cu).
-static_assert(Config::SMEM_BYTES == 207440, "AttentionKernels.SM90_SMEM holds this number");
-
 #ifdef SAMSTREAM_SM90A
 
 #define SAMSTREAM_ACC32(d)                                                                                     \
