@@ -15,11 +15,11 @@ import java.util.concurrent.BlockingQueue;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.sam.CudaSamOptions;
 
 /**
  * The GPU prompt encoder + mask decoder of {@link CudaSamBackend} at vit_b's shapes (random weights, a

@@ -13,13 +13,13 @@ import java.util.SplittableRandom;
 
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.sam.CudaSamOptions;
 
 /**
  * The whole vit_b image encoder of {@link CudaSamBackend} (random weights in the official shapes, 1024 px)

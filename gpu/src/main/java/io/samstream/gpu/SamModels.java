@@ -1,7 +1,7 @@
 package io.samstream.gpu;
 
-import io.samstream.config.Device;
 import io.samstream.config.CudaSettings;
+import io.samstream.config.Device;
 import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
@@ -9,11 +9,11 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
 import io.samstream.gpu.sparse.SparseEncoder;
-import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.cuda.GpuTests;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
-import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

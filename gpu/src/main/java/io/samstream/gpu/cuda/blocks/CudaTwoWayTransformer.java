@@ -3,18 +3,18 @@ package io.samstream.gpu.cuda.blocks;
 import static io.samstream.gpu.cuda.StepMarks.mark;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.kernels.DecoderKernels.Attn;
-import io.samstream.gpu.cuda.DeviceWeights.Dense;
-import io.samstream.gpu.cuda.DeviceWeights.Norm;
-import io.samstream.gpu.model.SamConfig;
-import io.samstream.gpu.cuda.kernels.DecoderKernels;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceWeights.Dense;
+import io.samstream.gpu.cuda.DeviceWeights.Norm;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.StepMarks;
+import io.samstream.gpu.cuda.kernels.DecoderKernels.Attn;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.model.SamConfig;
 
 /**
  * The mask decoder's two-way transformer (Meta's {@code TwoWayTransformer}, transformer.py) on the GPU, batched over

@@ -1,11 +1,11 @@
 package io.samstream.gpu.cuda.kernels;
 
-import io.samstream.gpu.image.HostYuvImage;
-import io.samstream.gpu.image.PillowBilinearResize.Pass;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.image.HostYuvImage;
+import io.samstream.gpu.image.PillowBilinearResize.Pass;
 import java.util.Locale;
 import jcuda.Pointer;
 

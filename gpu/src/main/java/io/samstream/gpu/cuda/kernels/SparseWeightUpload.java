@@ -1,12 +1,12 @@
 package io.samstream.gpu.cuda.kernels;
 
-import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
-import io.samstream.gpu.sparse.TwoFourWeights;
 import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
+import io.samstream.gpu.sparse.TwoFourWeights;
 import java.nio.ByteBuffer;
 
 /**

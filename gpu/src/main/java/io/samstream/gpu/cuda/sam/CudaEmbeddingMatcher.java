@@ -1,15 +1,15 @@
 package io.samstream.gpu.cuda.sam;
 
-import io.samstream.gpu.cuda.kernels.AppearanceKernels;
-import io.samstream.gpu.model.EmbeddingMatcher;
-import io.samstream.gpu.model.HostEmbeddingMatcher;
-import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.AppearanceKernels;
+import io.samstream.gpu.model.EmbeddingMatcher;
+import io.samstream.gpu.model.HostEmbeddingMatcher;
+import io.samstream.gpu.model.ImageEmbedding;
 import java.nio.FloatBuffer;
 
 /**

@@ -1,11 +1,11 @@
 package io.samstream.gpu.cuda.sam;
 
-import io.samstream.gpu.cuda.kernels.AppearanceKernels;
-import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.RequestStaging;
+import io.samstream.gpu.cuda.kernels.AppearanceKernels;
+import io.samstream.gpu.model.EmbeddingPool;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

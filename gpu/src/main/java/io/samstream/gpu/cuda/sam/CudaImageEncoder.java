@@ -8,17 +8,6 @@ import java.util.List;
 
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
-import io.samstream.gpu.model.SamConfig;
-import io.samstream.gpu.sparse.SparseEncoder;
-import io.samstream.gpu.sparse.TwoFourWeights;
-import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.kernels.AttentionKernels;
-import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.kernels.NormKernels;
-import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
-import io.samstream.gpu.cuda.kernels.SparseWeightUpload;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
@@ -27,6 +16,17 @@ import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StepMarks;
+import io.samstream.gpu.cuda.kernels.AttentionKernels;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
+import io.samstream.gpu.cuda.kernels.SparseWeightUpload;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.sparse.TwoFourWeights;
+import io.samstream.gpu.tensor.Tensor;
 
 /**
  * SAM's image encoder (Meta's {@code ImageEncoderViT}) on the GPU in bf16 with fp32 accumulation: its weights in a

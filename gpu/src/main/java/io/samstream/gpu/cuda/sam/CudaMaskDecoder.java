@@ -9,17 +9,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DeviceWeights.Dense;
-import io.samstream.gpu.model.DecoderOutput;
-import io.samstream.gpu.model.ImageEmbedding;
-import io.samstream.gpu.model.Prompt;
-import io.samstream.gpu.model.SamBackend.DecodeRequest;
-import io.samstream.gpu.model.SamConfig;
-import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.kernels.DecoderKernels;
-import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.Cuda;
 import io.samstream.gpu.cuda.CudaContext;
@@ -30,9 +19,20 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights.Dense;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StepProfiler;
+import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamBackend.DecodeRequest;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.tensor.Tensor;
 
 /**
  * SAM's prompt encoder and mask decoder on the GPU, batched over the prompt sets of one image, on its own

@@ -10,20 +10,9 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
-import io.samstream.gpu.image.FrameImage;
-import io.samstream.gpu.image.ImageSize;
-import io.samstream.gpu.mask.MaskSummary;
-import io.samstream.gpu.model.DecoderOutput;
-import io.samstream.gpu.model.ImageEmbedding;
-import io.samstream.gpu.model.Prompt;
-import io.samstream.gpu.model.SamBackend;
-import io.samstream.gpu.model.SamConfig;
-import io.samstream.gpu.tensor.Tensor;
-import io.samstream.config.ModelSparsity;
-import io.samstream.gpu.sparse.SparseEncoder;
-import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import io.samstream.gpu.cuda.Cuda;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -35,6 +24,17 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StepProfiler;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.image.FrameImage;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.gpu.model.Prompt;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.sparse.SparseEncoder;
+import io.samstream.gpu.tensor.Tensor;
 
 /**
  * SAM on a CUDA GPU: the {@link SamBackend} that wires the model's parts together, the way Meta's {@code Sam} does.

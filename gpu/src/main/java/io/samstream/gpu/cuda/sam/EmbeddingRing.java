@@ -1,8 +1,5 @@
 package io.samstream.gpu.cuda.sam;
 
-import io.samstream.gpu.model.ImageEmbedding;
-import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -11,6 +8,9 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.gpu.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

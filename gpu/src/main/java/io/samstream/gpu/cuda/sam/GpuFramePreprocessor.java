@@ -1,15 +1,5 @@
 package io.samstream.gpu.cuda.sam;
 
-import io.samstream.gpu.image.DeviceYuvImage;
-import io.samstream.gpu.image.FrameImage;
-import io.samstream.gpu.image.HostYuvImage;
-import io.samstream.gpu.image.ImageSize;
-import io.samstream.gpu.image.PillowBilinearResize;
-import io.samstream.gpu.image.PillowBilinearResize.Pass;
-import io.samstream.gpu.image.ResizeLongestSide;
-import io.samstream.gpu.image.RgbImage;
-import io.samstream.gpu.image.SamPreprocessor;
-import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -17,6 +7,16 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.image.DeviceYuvImage;
+import io.samstream.gpu.image.FrameImage;
+import io.samstream.gpu.image.HostYuvImage;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.image.PillowBilinearResize.Pass;
+import io.samstream.gpu.image.PillowBilinearResize;
+import io.samstream.gpu.image.ResizeLongestSide;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.image.SamPreprocessor;
 import java.nio.ByteBuffer;
 import java.util.List;
 

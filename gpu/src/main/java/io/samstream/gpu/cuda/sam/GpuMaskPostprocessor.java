@@ -1,17 +1,17 @@
 package io.samstream.gpu.cuda.sam;
 
-import io.samstream.gpu.image.ImageSize;
-import io.samstream.gpu.mask.MaskSummary;
-import io.samstream.gpu.model.DecoderOutput;
-import io.samstream.gpu.model.SamBackend;
-import io.samstream.gpu.tensor.Tensor;
-import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.ImageOpsKernels;
+import io.samstream.gpu.image.ImageSize;
+import io.samstream.gpu.mask.MaskSummary;
+import io.samstream.gpu.model.DecoderOutput;
+import io.samstream.gpu.model.SamBackend;
+import io.samstream.gpu.tensor.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;

@@ -5,8 +5,8 @@ import static io.samstream.gpu.cuda.kernels.WeightLayouts.expandBias;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.DeviceBuffer;
-import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.DeviceWeights.Dense;
+import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.model.SamConfig;
 
 /**

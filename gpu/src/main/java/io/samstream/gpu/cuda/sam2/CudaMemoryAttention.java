@@ -1,22 +1,22 @@
 package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DeviceWeights.Bf16;
-import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
-import io.samstream.gpu.sam2.MemoryAttention;
-import io.samstream.gpu.sam2.PositionEncodings;
-import io.samstream.gpu.sam2.RotaryEncoding;
-import io.samstream.gpu.sam2.Sam2Config;
-import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.kernels.NormKernels;
-import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights.Bf16;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.sam2.MemoryAttention;
+import io.samstream.gpu.sam2.PositionEncodings;
+import io.samstream.gpu.sam2.RotaryEncoding;
+import io.samstream.gpu.sam2.Sam2Config;
 
 /**
  * SAM 2's memory attention ({@code MemoryAttention}, SAM 2.1 settings) on the GPU in bf16, read as the CPU reference

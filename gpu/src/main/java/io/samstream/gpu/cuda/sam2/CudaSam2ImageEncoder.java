@@ -1,19 +1,19 @@
 package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DeviceWeights.Bf16;
-import io.samstream.gpu.sam2.FrameFeatures;
-import io.samstream.gpu.sam2.PositionEncodings;
-import io.samstream.gpu.sam2.Sam2Config;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights.Bf16;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam2.PositionEncodings;
+import io.samstream.gpu.sam2.Sam2Config;
 
 /**
  * SAM 2's {@code forward_image} on the GPU in bf16: the {@link CudaHiera} trunk, the FPN neck (SAM 2.1's: a 1x1

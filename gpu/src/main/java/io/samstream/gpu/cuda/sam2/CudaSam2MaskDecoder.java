@@ -8,13 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.DeviceWeights.Dense;
-import io.samstream.gpu.sam2.Sam2Config;
-import io.samstream.gpu.sam2.Sam2Model;
-import io.samstream.gpu.cuda.kernels.DecoderKernels;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
-import io.samstream.gpu.cuda.kernels.WeightLayouts;
-import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -22,9 +15,16 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights.Dense;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.blocks.CudaTwoWayTransformer;
+import io.samstream.gpu.cuda.kernels.DecoderKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.WeightLayouts;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Model;
 
 /**
  * SAM 2.1's prompt encoder (points and boxes), mask decoder and object-pointer head on the GPU, batched over sets

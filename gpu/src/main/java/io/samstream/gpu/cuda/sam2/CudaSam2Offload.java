@@ -1,12 +1,6 @@
 package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.sam2.FrameFeatures;
-import io.samstream.gpu.sam2.HieraSchedule;
-import io.samstream.gpu.sam2.Sam2Config;
-import io.samstream.gpu.sam2.Sam2Offload;
-import io.samstream.gpu.sam2.Sam2VideoTracker;
-import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
@@ -15,6 +9,12 @@ import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.GraphCache;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam2.HieraSchedule;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Offload;
+import io.samstream.gpu.sam2.Sam2VideoTracker;
 import java.util.ArrayList;
 import java.util.List;
 

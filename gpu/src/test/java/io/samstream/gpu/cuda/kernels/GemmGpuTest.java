@@ -20,11 +20,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import io.samstream.gpu.cuda.kernels.GemmKernels.GemmTile;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceInfo;
 import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
+import io.samstream.gpu.cuda.kernels.GemmKernels.GemmTile;
 
 /**
  * The tensor-core GEMM against a double-precision reference on the same bf16 inputs. The kernel

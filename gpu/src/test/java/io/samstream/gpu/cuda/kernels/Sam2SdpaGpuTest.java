@@ -6,9 +6,9 @@ import static io.samstream.gpu.cuda.GpuTestSupport.randomBf16;
 import static io.samstream.gpu.cuda.GpuTestSupport.sampleRows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

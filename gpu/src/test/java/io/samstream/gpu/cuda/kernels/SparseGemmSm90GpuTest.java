@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseTile;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
-import io.samstream.gpu.cuda.DeviceBuffer;
-import io.samstream.gpu.cuda.GpuTestBase;
-import io.samstream.gpu.cuda.GpuTestSupport;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.MemoryEncoder;
-import io.samstream.gpu.sam2.Sam2Config;
-import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.sam2.MemoryEncoder;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Shapes;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
