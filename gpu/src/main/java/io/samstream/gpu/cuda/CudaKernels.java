@@ -77,7 +77,7 @@ public final class CudaKernels implements AutoCloseable {
         }
     }
 
-    /** Loads the fatbin into {@code context} and looks up every kernel. */
+    /** Loads the fatbin into {@code context} and checks its ABI version; the families look their kernels up. */
     public CudaKernels(CudaContext context) {
         this.context = context;
         byte[] fatbin = readFatbin();
