@@ -125,7 +125,7 @@ final class DecodeChunk {
      */
     int writePrompts(List<DecodeRequest> requests, float size, int l, FloatBuffer cf, IntBuffer ci, IntBuffer si,
                      FloatBuffer mf) {
-        int withMask = 0;
+        int masks = 0;   // the mask slots given so far
         for (int[] rj : sets) {
             Prompt p = requests.get(rj[0]).prompts().get(rj[1]);
             if (p.points() != null) {
@@ -149,11 +149,11 @@ final class DecodeChunk {
             }
             if (p.maskInput() != null) {
                 mf.put(p.maskInput().data(), 0, l * l);
-                si.put(withMask++);
+                si.put(masks++);
             } else {
                 si.put(-1);
             }
         }
-        return withMask;
+        return masks;
     }
 }
