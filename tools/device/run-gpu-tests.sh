@@ -22,7 +22,7 @@
 #                  TRACK_EVAL_CONFIG="HOCON" is passed as --engine-config (added to every mode's default)
 # Mode "sparse": the hang checks of the TMA sparse GEMM and the wgmma attention (SparseGemmSm90GpuTest#tmaKernelsNeverHang,
 #   AttentionGpuTest#wgmmaKernelsFinish, 180 s each), then SparseGemmGpuTest, SparseGemmSm90GpuTest (the Hopper sparse
-#   tiles; only in this mode) (or $CLASSES), the default dense and every 2:4 sparse GEMM row of CudaKernelBench and the
+#   tiles; only in this mode; all in cuda.kernels) (or $CLASSES), the default dense and every 2:4 sparse GEMM row of CudaKernelBench and the
 #   vit_b attention rows (sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv;
 #   SPARSE_RUNS="sparsity layers,..." picks others; none when the attention hang check failed), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
@@ -36,7 +36,7 @@
 # Mode "imageops": ImageOpsGpuTest (GPU pre- / post-processing vs the CPU reference) and
 #   io.samstream.bench.ImageOpsBench (1080p, CPU vs GPU) -> imageops-bench.tsv; "all" runs both too.
 # "sanitize" runs the test classes under compute-sanitizer: memcheck for every class, then racecheck
-# (shared-memory hazards) for $RACECHECK_CLASSES (default: AttentionGpuTest GemmGpuTest).
+# (shared-memory hazards) for $RACECHECK_CLASSES (default: cuda.kernels.AttentionGpuTest cuda.kernels.GemmGpuTest).
 # PROFILE="filter;filter..." also profiles one launch of each matching benchmark kernel with Nsight
 # Compute (speed of light, occupancy, warp stall reasons), e.g.
 #   PROFILE="attention vit_b global;gemm qkv bias T128x128x64" (filters as in CudaKernelBench)
@@ -70,34 +70,39 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 
 # CLASS_TIMEOUT=S limits each test class to S seconds (default 300).
 # CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize / encoder (e.g. to run the classes a change touches first).
-all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LayerNormGpuTest GemmGpuTest SparseGemmGpuTest AttentionGpuTest
-    EncoderOpsGpuTest ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest parity.EmbeddingPathGpuTest
-    parity.AppearanceSearchGpuTest CudaSam2ImageEncoderGpuTest CudaMemoryAttentionGpuTest CudaMemoryEncoderGpuTest
-    sam2.Sam2CudaParityGpuTest sam2.Sam2MaskDecoderGpuTest"}
+# A class is named from io.samstream.gpu (cuda.kernels.GemmGpuTest, parity.CudaParityGpuTest); one without a dot is
+# in the CUDA runtime's package, io.samstream.gpu.cuda (CudaRuntimeGpuTest). The packages: cuda (the runtime),
+# cuda.kernels (the launchers), cuda.sam and cuda.sam2 (the models' GPU parts), parity and sam2 (against the CPU).
+all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTest cuda.kernels.LayerNormGpuTest
+    cuda.kernels.GemmGpuTest cuda.kernels.SparseGemmGpuTest cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest
+    cuda.kernels.Sam2SdpaGpuTest cuda.sam.ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest
+    parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
+    cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
+    sam2.Sam2MaskDecoderGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
-encoder_classes="AttentionGpuTest EncoderOpsGpuTest parity.CudaParityGpuTest"
+encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
-imageops_classes="ImageOpsGpuTest"
+imageops_classes="cuda.sam.ImageOpsGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 runs=()
 case "$mode" in
     tests | all | decoder) for c in $all_classes; do runs+=("plain:$c"); done ;;
     encoder) for c in ${CLASSES:-$encoder_classes}; do runs+=("plain:$c"); done ;;
     sparse)
-        runs+=("method:SparseGemmSm90GpuTest#tmaKernelsNeverHang")
-        runs+=("method:AttentionGpuTest#wgmmaKernelsFinish")
-        for c in ${CLASSES:-SparseGemmGpuTest SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
+        runs+=("method:cuda.kernels.SparseGemmSm90GpuTest#tmaKernelsNeverHang")
+        runs+=("method:cuda.kernels.AttentionGpuTest#wgmmaKernelsFinish")
+        for c in ${CLASSES:-cuda.kernels.SparseGemmGpuTest cuda.kernels.SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
-        for c in ${RACECHECK_CLASSES:-AttentionGpuTest GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
+        for c in ${RACECHECK_CLASSES:-cuda.kernels.AttentionGpuTest cuda.kernels.GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
 esac
 for run in "${runs[@]}"; do
         tool=${run%%:*} cls=${run#*:}
         # Mode sparse: a class whose hang check failed would hang again at its first case; the device time goes to
         # the rest instead.
-        if [ "$mode" = sparse ] && [ "$tool" = plain ] && { { [ "$cls" = SparseGemmSm90GpuTest ] && [ "$sparse_tma_failed" = 1 ]; } ||
-            { [ "$cls" = AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; }; then
+        if [ "$mode" = sparse ] && [ "$tool" = plain ] && { { [ "$cls" = cuda.kernels.SparseGemmSm90GpuTest ] && [ "$sparse_tma_failed" = 1 ]; } ||
+            { [ "$cls" = cuda.kernels.AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; }; then
             echo "!!! $cls skipped: its hang check failed"
             status=1
             failed="$failed $cls"
@@ -169,7 +174,7 @@ if [ "$mode" = sparse ]; then
     # Kernels only when their tests passed (a kernel that faults or hangs would take the run down): the Hopper sparse
     # tiles with SparseGemmSm90GpuTest, the TMA ones with their hang check too.
     sm90_ok=1 filter="re:^gemm (.*\(default\)|.*sparse2:4)"
-    case " $failed " in *" SparseGemmSm90GpuTest "*) sm90_ok=0 filter="re:^gemm ((?!.*sparse2:4 H).*\(default\)|sparse2:4$|.*sparse2:4 S)" ;; esac
+    case " $failed " in *" cuda.kernels.SparseGemmSm90GpuTest "*) sm90_ok=0 filter="re:^gemm ((?!.*sparse2:4 H).*\(default\)|sparse2:4$|.*sparse2:4 S)" ;; esac
     # The attention kernels too (the vit_b rows) when their hang check passed; else no encoder run (it would hang).
     [ "$attn_failed" = 1 ] || filter="$filter|^attention vit_b"
     echo "=== CudaKernelBench (GEMMs: dense and 2:4 sparse; $filter)"

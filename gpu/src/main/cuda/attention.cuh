@@ -247,7 +247,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[NT][4], float (&o)[DT]
 }
 
 // add_row_bias + online_softmax in fewer instructions, for the wgmma kernel's global blocks (attention_sm90.cuh),
-// which are issue-bound (Nsight Compute: 55 % of issue slots busy with ~1.2 eligible warps per scheduler, and every
+// which are issue-bound (few eligible warps per scheduler in Nsight Compute, bench/results/code-comment-figures.md; and every
 // instruction of a tile's softmax is paid by three warps per scheduler):
 //  - the tile's Rh term (one value per row) is not added to each score: it joins the row maximum and the exponent's
 //    offset instead (exp2(s + h - m) = exp2(s - (m - h))), 32 FADDs fewer per tile;
@@ -258,11 +258,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[NT][4], float (&o)[DT]
 //    is in flight across it (S has been waited for, P.V not issued yet).
 // `s`: the tile's raw scores q.k (as n8 accumulator tiles); h0 / h1 and rw0 / rw1 as in add_row_bias. On return `s`
 // holds the probabilities, `o`, `l`, `m` are updated.
-// Measured on the H200 (a standalone harness around samstream_attention_sm90_hd64, vit_b's global block at batch 32):
-// 5.45 ms before, 5.08 with this, 4.98 with the loop's slot / phase counters too; relative L2 error against fp64 2.3e-3
-// instead of 1.9e-3 (a tile's largest probability is no longer exactly 1.0 in bf16). Q as the register operand of
-// S = Q K^T was 6 % faster on its own but gave wrong results together with this function's branch (the asynchronously
-// read A registers and the branch: each alone was correct), so Q stays in shared memory.
+// What it saves: bench/results/2026-12-02-h200-sparse-tma.md; the error against fp64 grows slightly (a tile's largest
+// probability is no longer exactly 1.0 in bf16; bench/results/code-comment-figures.md). Q as the register operand of S = Q K^T gave
+// wrong results together with this function's branch (the asynchronously read A registers and the branch: each alone
+// was correct), so Q stays in shared memory.
 constexpr float RESCALE_SLACK = 8.f;
 
 // The lazy online softmax of one tile: `s` holds the scores in the log2 domain (mask applied) without the per-row

@@ -5,7 +5,7 @@
 //   windowed blocks (attention_window_halves_sm90, below): windows of 9 to 16 tokens a side (SAM's 14 x 14), padding
 //     included (padded positions' k and v are the qkv bias, as in the reference).
 //
-// Why. The mma.sync kernel reaches ~170 TFLOP/s on global and ~110 (executed) on windowed blocks on the H200
+// Why. The mma.sync kernel stays far below the tensor cores' rate on global and windowed blocks
 // (bench/results/2026-11-30-h200-wgmma.md): each warp re-reads every K and V tile from shared memory through
 // ldmatrix for its 16 rows, and one barrier per tile holds all warps together. Here the tensor cores read K and V
 // from shared memory once per 64 query rows, P stays in registers as wgmma's A operand, and the warpgroups never
@@ -39,8 +39,8 @@
 // (tools/wgmma_layout_check.py derives both from the PTX ISA's canonical layouts).
 //
 // Windowed blocks run half a window per CTA (WindowHalves, attention_window_halves_sm90; a whole window per CTA,
-// latency-bound with one CTA per SM, lost, 8.3 against 7.0 ms in the vit_b encoder at batch 32,
-// bench/results/2026-12-02-h200-sparse-tma.md, and was removed). So here a CTA
+// latency-bound with one CTA per SM, was slower in the vit_b encoder, bench/results/2026-12-02-h200-sparse-tma.md,
+// and was removed). So here a CTA
 // takes 128 query slots of a window (grid x = ceil(L / 128): 1 for windows of 9 to 11, 2 for 12 to 16; blockIdx.x
 // picks the half), 2 consumer warpgroups of one m64 block each (256 threads, <= 128 registers, __launch_bounds__(256,
 // 2)), no producer and no mbarriers: all threads cp.async Q, the staged Rh / Rw (commit group 0) and the whole window's
@@ -115,9 +115,6 @@ struct WindowHalves {
     static_assert(ROWS_PER_TILE * ROW_SLOTS == attention::BKV, "a key tile is 64 slots");
     static_assert(TILES * ROWS_PER_TILE * ROW_SLOTS == 256, "a window's K / V fill 4 tiles");
 };
-
-// AttentionKernels.SM90_SMEM holds this number (SM90W2_SMEM: samstream_kernels.cu).
-static_assert(Config::SMEM_BYTES == 207440, "AttentionKernels.SM90_SMEM holds this number");
 
 #ifdef SAMSTREAM_SM90A
 

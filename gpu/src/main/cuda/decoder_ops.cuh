@@ -535,7 +535,7 @@ __device__ __forceinline__ void upscale_ln_gelu(const bf16* __restrict__ pp, con
 // SKIP (SAM 2): skip bf16 [frames, 4E, 4E, Co] (conv_s0 of frame frame_of_set[p]) is added and GELU applied on
 // read (the GEMM ran without its GELU); a frame index outside [0, frames) gives NaN logits. A template flag
 // rather than a null check in the loop (the entry point branches once between the two instances): the check in
-// the loop took 141 registers, the instances 98 and 100.
+// the loop costs far more registers than either instance (bench/results/code-comment-figures.md).
 constexpr int MASK_MAXC = 64;
 
 template <bool SKIP>

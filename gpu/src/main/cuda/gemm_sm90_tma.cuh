@@ -85,7 +85,7 @@ struct Config {
 //
 // PINGPONG (TMA_STORE, BN = 128): the consumer warpgroups take turns instead of sharing each tile. Cooperative, both
 // compute 64 rows of the same tile and reach its epilogue together, so the tensor cores idle for every epilogue
-// (at K = 768, 12 k tiles, that costs a third of the rate: bench/results/README.md). Ping-pong, warpgroup c computes
+// (at K = 768, 12 k tiles, a large share of the rate: bench/results/README.md). Ping-pong, warpgroup c computes
 // the whole 128 x 128 of the CTA's tiles i = c, c + 2, ... (two m64n128 slices, 128 accumulators per thread) and
 // the other one runs its mainloop while c is in the epilogue. The producer and the ring are unchanged: tile i's k
 // tiles are still g = i k_tiles .. (i + 1) k_tiles - 1, in order. The turns are what make that safe, not only

@@ -147,9 +147,9 @@ __device__ __forceinline__ void gemm_sparse_bf16_sm90(const bf16* __restrict__ A
     float acc[64];
     // wgmma.sp reads its metadata register when the MMA runs, not when it is issued, and ptxas does not keep that
     // register from being reused before the retiring wait_group (as it does for the other operands). With one set
-    // loaded each k tile, the next tile's load landed in the registers of the group still in flight: on the H200,
-    // 1-13 % wrong outputs on the larger grids, a different count each run, none with every group retired before
-    // each load (SparseGemmSm90GpuTest, 2026-12-01). So the k tiles alternate between two register sets, and each
+    // loaded each k tile, the next tile's load landed in the registers of the group still in flight: wrong outputs on
+    // the larger grids, a different count each run, none with every group retired before each load
+    // (SparseGemmSm90GpuTest; bench/results/code-comment-figures.md). So the k tiles alternate between two register sets, and each
     // set is kept in use (pin) until the wait that retires its tile: the two live ranges overlap, so they cannot
     // share registers.
     uint32_t e_even[4] = {0u, 0u, 0u, 0u}, e_odd[4] = {0u, 0u, 0u, 0u};

@@ -3,9 +3,9 @@
 // compressed values + metadata) with the pipeline of gemm_sm90_tma.cuh (one producer thread issuing bulk tensor
 // copies, persistent CTAs, C written by TMA stores, optionally ping-pong consumers).
 //
-// Why. The cp.async sparse kernel (gemm_sparse_sm90.cuh) runs at 0.53-0.70x the dense TMA GEMM on the H200, so 2:4
-// made the encoder slower, not faster (bench/results/2026-12-01-h200-sparse-wgmma.md); it has the design the dense
-// GEMM left behind at 1.3-1.5x: 128 producer threads issuing 16-byte copies and waiting for them, register stores of
+// Why. The cp.async sparse kernel (gemm_sparse_sm90.cuh) is slower than the dense TMA GEMM, so 2:4 made the encoder
+// slower, not faster (bench/results/2026-12-01-h200-sparse-wgmma.md): it has the design the dense GEMM left behind,
+// 128 producer threads issuing 16-byte copies and waiting for them, register stores of
 // C with a shuffle per pair, and the tensor cores idle for every epilogue. Here the sparse instruction is the same
 // (wgmma.mma_async.sp m64n128k32, W as the sparse A operand, so the CTA computes C^T tiles), and everything around it
 // is the dense TMA kernel's.

@@ -9,7 +9,7 @@
 //
 // VEC is a template parameter so that a kernel holds only the row it needs: the kernel is memory-bound, and its
 // rate follows the bytes in flight per SM, i.e. the warps resident. Sized for 2048 columns (64 floats of row per
-// thread) it ran at 2.6 TB/s on vit_b's 768 columns on the H200 (3.7 ms of the encoder's 85 at batch 32); the
+// thread) it held too few warps to reach the memory rate on vit_b's 768 columns (bench/results/code-comment-figures.md); the
 // host picks the smallest VEC that holds C (768: 3). When s is written as bf16, the statistics are taken
 // over the rounded s, so the fused kernel computes exactly what the unfused add + norm would.
 #pragma once

@@ -1,8 +1,7 @@
 // The kernel entry points of the samstream CUDA backend: this file is the one translation unit that
 // build-fatbin.sh compiles into samstream_kernels.fatbin (loaded at run time with cuModuleLoadData by
-// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names; its launchers by
-// family, GemmKernels, SparseGemmKernels, AttentionKernels, NormKernels, EncoderOpsKernels, DecoderKernels,
-// ImageOpsKernels, check every argument before launching).
+// io.samstream.gpu.cuda.CudaKernels, which looks the functions up by these extern "C" names; the launchers of
+// io.samstream.gpu.cuda.kernels, one family per class, check every argument before launching).
 //
 // The algorithms live in the headers; here each is instantiated for the shapes SAM needs.
 
@@ -21,6 +20,12 @@
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
 extern "C" __device__ const int samstream_kernels_abi = 9;
 
+// The dynamic shared memory an entry point of fixed size is built for, as a __device__ constant
+// samstream_smem_<entry point>: build-fatbin.sh reads these (with the entry points and the ABI version) from the
+// compile's PTX into the kernel table bundled next to the fatbin, samstream_kernels.tsv, against which
+// KernelTableTest checks what the Java launchers ask for.
+#define SAMSTREAM_SMEM(NAME, BYTES) extern "C" __device__ const int samstream_smem_##NAME = (BYTES);
+
 // ---- GEMM: C = A . W^T (+bias) (GELU) (+residual) ---------------------------------------------
 // 64x64 warp tiles, CTA tile 128x128, K step 64, a 3-stage ring: 108 KB of shared memory, two CTAs per SM.
 // The GEMM of every GPU but sm_90 (bench/results/README.md: the other tiles were removed).
@@ -29,7 +34,8 @@ extern "C" __device__ const int samstream_kernels_abi = 9;
         const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
         int K, int epilogue) {                                                                        \
         gemm::gemm_bf16<BM, BN, BK, WM, WN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);      \
-    }
+    }                                                                                                 \
+    SAMSTREAM_SMEM(NAME, (gemm::Config<BM, BN, BK, WM, WN, STAGES>::SMEM_BYTES))
 
 SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
 
@@ -42,7 +48,8 @@ SAMSTREAM_GEMM(samstream_gemm_bf16_128x128x64, 128, 128, 64, 2, 2, 3)
         const bf16* A, const bf16* W, const bf16* bias, const bf16* residual, bf16* C, int M, int N,  \
         int K, int epilogue) {                                                                        \
         gemm_sm90::gemm_bf16_sm90<BM, BN, STAGES>(A, W, bias, residual, C, M, N, K, epilogue);        \
-    }
+    }                                                                                                 \
+    SAMSTREAM_SMEM(NAME, (gemm_sm90::Config<BM, BN, STAGES>::SMEM_BYTES))
 
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x256, 128, 256, 4)
 SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
@@ -58,15 +65,11 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
         int epilogue) {                                                                                            \
         gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, true, PINGPONG>(map_a, map_w, &map_c, bias, residual,     \
                                                                          nullptr, M, N, K, epilogue);              \
-    }
+    }                                                                                                              \
+    SAMSTREAM_SMEM(NAME, (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES))
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmap_128x128, 128, 6, true)
-// GemmKernels.GemmTile.HTS128x256 / HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these
-// lines).
-static_assert(gemm_sm90_tma::Config<256, 4, true>::SMEM_BYTES == 231424, "HTS128x256's shared memory");
-static_assert(gemm_sm90_tma::Config<128, 6, true>::SMEM_BYTES == 231424, "HTS128x128's shared memory");
-static_assert(gemm_sm90_tma::Config<128, 6, true, true>::SMEM_BYTES == 231424, "HTP128x128's shared memory");
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tile: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
@@ -76,7 +79,8 @@ static_assert(gemm_sm90_tma::Config<128, 6, true, true>::SMEM_BYTES == 231424, "
         const bf16* A, const bf16* Wv, const uint32_t* Wm, const bf16* bias, const bf16* residual, bf16* C, \
         int M, int N, int K, int epilogue) {                                                            \
         gemm_sparse::gemm_sparse_bf16<BN, BM, WN, WM, STAGES>(A, Wv, Wm, bias, residual, C, M, N, K, epilogue); \
-    }
+    }                                                                                                   \
+    SAMSTREAM_SMEM(NAME, (gemm_sparse::Config<BN, BM, WN, WM, STAGES>::SMEM_BYTES))
 
 SAMSTREAM_GEMM_SPARSE(samstream_gemm_sparse_128x128, 128, 128, 2, 2, 3)
 
@@ -88,6 +92,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
     int K, int epilogue) {
     gemm_sparse_sm90::gemm_sparse_bf16_sm90<4>(A, Wv, Wm, bias, residual, C, M, N, K, epilogue);
 }
+SAMSTREAM_SMEM(samstream_gemm_sparse_sm90_128x128, gemm_sparse_sm90::Config<4>::SMEM_BYTES)
 
 // ---- 2:4-sparse Hopper GEMM fed and drained by TMA (gemm_sparse_sm90_tma.cuh): the same tile and instruction, A, the
 // values, the metadata, C and the residual as tensor maps (map_r: any valid map without a residual), persistent 1-D
@@ -100,12 +105,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) samstream_gemm_sparse_sm90_
         const __grid_constant__ CUtensorMap map_r, const bf16* bias, int M, int N, int K, int epilogue) {          \
         gemm_sparse_sm90_tma::gemm_sparse_bf16_sm90_tma<PINGPONG>(map_a, map_v, map_e, map_c, map_r, bias, M, N, K, \
                                                                   epilogue);                                       \
-    }
+    }                                                                                                              \
+    SAMSTREAM_SMEM(NAME, (gemm_sparse_sm90_tma::Config<PINGPONG>::SMEM_BYTES))
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
-// SparseGemmKernels.SparseTile.HTS128x128 / HTP128x128 ask for exactly this much (KernelTableTest reads these lines).
-static_assert(gemm_sparse_sm90_tma::Config<false>::SMEM_BYTES == 188416, "sparse HTS128x128's shared memory");
-static_assert(gemm_sparse_sm90_tma::Config<true>::SMEM_BYTES == 221184, "sparse HTP128x128's shared memory");
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 // samstream_layernorm_bf16: C <= 2048; samstream_layernorm_bf16_vN: C <= 256 N, with only that much of the row in
@@ -157,15 +160,16 @@ extern "C" __global__ void __launch_bounds__(attention_sm90::Config::THREADS, 1)
     const bf16* qkv, const bf16* rel_h, const bf16* rel_w, bf16* out, int H, int W, int heads, float scale) {
     attention_sm90::attention_fwd_sm90(qkv, rel_h, rel_w, out, H, W, heads, scale);
 }
+SAMSTREAM_SMEM(samstream_attention_sm90_hd64, attention_sm90::Config::SMEM_BYTES)
 // Windowed (9 to 16 tokens a side), half a window per CTA (attention_sm90::WindowHalves): 2 consumer warpgroups of 64
 // queries, no producer (the window's K / V loaded in the prologue), two CTAs per SM; grid x = ceil(window^2 / 128),
 // y = heads, z = images x windows.
-static_assert(attention_sm90::WindowHalves::SMEM_BYTES == 111104, "AttentionKernels.SM90W2_SMEM holds this number");
 extern "C" __global__ void __launch_bounds__(attention_sm90::WindowHalves::THREADS, attention_sm90::WindowHalves::CTAS_PER_SM)
     samstream_attention_sm90w2_hd64(const bf16* qkv, const bf16* qkv_bias, const bf16* rel_h, const bf16* rel_w,
                                     bf16* out, int H, int W, int heads, int window, float scale) {
     attention_sm90::attention_window_halves_sm90(qkv, qkv_bias, rel_h, rel_w, out, H, W, heads, window, scale);
 }
+SAMSTREAM_SMEM(samstream_attention_sm90w2_hd64, attention_sm90::WindowHalves::SMEM_BYTES)
 
 // ---- image encoder data movement (encoder_ops.cuh); grid-stride loops, 256 threads --------------------
 extern "C" __global__ void __launch_bounds__(256) samstream_patchify_f32(const float* img, bf16* rows, int B, int S,
@@ -403,7 +407,8 @@ extern "C" __global__ void __launch_bounds__(32) samstream_hold(unsigned long lo
         sdpa::sdpa_fwd<HD, 4, BKV>(sdpa::Rows{q, q_ld, q_batch}, sdpa::Rows{k, k_ld, k_batch},                  \
                                    sdpa::Rows{v, v_ld, v_batch}, o, o_ld, o_batch, nq, nk, hd, scale, splits,   \
                                    part_o, part_ml);                                                            \
-    }
+    }                                                                                                           \
+    SAMSTREAM_SMEM(samstream_sdpa_hd##HD, (sdpa::smem_bytes(HD, 4, BKV)))
 SAMSTREAM_SDPA(64, 64)
 SAMSTREAM_SDPA(96, 64)
 SAMSTREAM_SDPA(128, 64)
@@ -417,6 +422,7 @@ extern "C" __global__ void __launch_bounds__(sdpa_sm90::Config::THREADS, 1) sams
     sdpa_sm90::sdpa_fwd_sm90(sdpa::Rows{q, q_ld, q_batch}, sdpa::Rows{k, k_ld, k_batch}, sdpa::Rows{v, v_ld, v_batch},
                              o, o_ld, o_batch, nq, nk, scale, splits, part_o, part_ml);
 }
+SAMSTREAM_SMEM(samstream_sdpa_sm90_hd256, sdpa_sm90::Config::SMEM_BYTES)
 // The key splits' merge (sdpa::combine); grid-stride, 256 threads.
 extern "C" __global__ void __launch_bounds__(256) samstream_sdpa_combine(const float* part_o, const float2* part_ml,
                                                                          bf16* o, int o_ld, long long o_batch,

@@ -49,9 +49,6 @@ struct Config {
     static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 CTA can have");
     static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register split");
 };
-// Sam2Kernels.SDPA_SM90_SMEM holds this number.
-static_assert(Config::SMEM_BYTES == 197664, "Sam2Kernels.SDPA_SM90_SMEM holds this number");
-
 #ifdef SAMSTREAM_SM90A
 
 // Byte offset of element column chunk `chunk` (16 bytes, 0..31) of row `row` in an operand of `block_bytes` per

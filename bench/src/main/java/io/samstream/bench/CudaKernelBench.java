@@ -15,14 +15,18 @@ import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
-import io.samstream.gpu.cuda.GemmKernels.GemmTile;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
-import io.samstream.gpu.cuda.SparseWeightUpload;
-import io.samstream.gpu.cuda.SparseGemmKernels.SparseTile;
-import io.samstream.gpu.cuda.SparseGemmKernels.SparseWeight;
+import io.samstream.gpu.cuda.kernels.AttentionKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels.GemmTile;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseTile;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
+import io.samstream.gpu.cuda.kernels.SparseWeightUpload;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.sparse.TwoFourWeights;
 
@@ -45,6 +49,10 @@ public final class CudaKernelBench {
 
     private final CudaContext ctx;
     private final CudaKernels kernels;
+    private final GemmKernels gemm;
+    private final SparseGemmKernels sparseGemm;
+    private final AttentionKernels attention;
+    private final NormKernels norm;
     private final DeviceMemoryPool pool;
     private final CudaStream stream;
     private final int repeats;
@@ -54,6 +62,10 @@ public final class CudaKernelBench {
     private CudaKernelBench(CudaContext ctx, int repeats, String filter) {
         this.ctx = ctx;
         this.kernels = new CudaKernels(ctx);
+        this.gemm = GemmKernels.of(kernels);
+        this.sparseGemm = SparseGemmKernels.of(kernels);
+        this.attention = AttentionKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
         this.pool = new DeviceMemoryPool(ctx, 8L << 30);
         this.stream = new CudaStream(ctx);
         this.repeats = repeats;
@@ -123,16 +135,16 @@ public final class CudaKernelBench {
             DeviceBuffer cm = c.slice(0, (long) rows * n * 2, "C");
             double flop = 2.0 * rows * n * k;
             boolean allTiles = rows == m && !s[0].contains(" ");
-            GemmTile def = kernels.gemm().defaultTile(rows, n, k, gelu);
+            GemmTile def = gemm.defaultTile(rows, n, k, gelu);
             for (GemmTile tile : GemmTile.values()) {
-                if (!kernels.gemm().supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
+                if (!gemm.supports(tile) || !(allTiles || tile.hopper() || tile == GemmTile.T128x128x64)) {
                     continue;
                 }
                 String variant = s[0] + " " + s[3] + " " + tile + (tile == def ? " (default)" : "");
                 if (!wanted("gemm", variant)) {
                     continue;
                 }
-                float ms = time(() -> kernels.gemm().run(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
+                float ms = time(() -> gemm.run(stream, am, w, bias, residual ? cm : null, cm, rows, n, k, gelu, tile));
                 report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", rows, n, k), ms, flop / ms / 1e9,
                         "TFLOP/s");
             }
@@ -146,11 +158,11 @@ public final class CudaKernelBench {
         int sq = 8192;
         DeviceBuffer w = random((long) sq * sq, 1.0 / Math.sqrt(sq), "W8k");
         for (GemmTile tile : GemmTile.values()) {
-            if (!kernels.gemm().supports(tile)) {
+            if (!gemm.supports(tile)) {
                 continue;
             }
             DeviceBuffer a8 = a.slice(0, (long) sq * sq * 2, "A8k"), c8 = c.slice(0, (long) sq * sq * 2, "C8k");
-            float ms = time(() -> kernels.gemm().run(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
+            float ms = time(() -> gemm.run(stream, a8, w, null, null, c8, sq, sq, sq, false, tile));
             report("gemm", "square " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");
         }
         pool.release(mark);
@@ -191,15 +203,15 @@ public final class CudaKernelBench {
                 DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
                 double flop = 2.0 * m * n * k;
                 for (SparseTile tile : SparseTile.values()) {
-                    if (!kernels.sparseGemm().supports(tile)) {
+                    if (!sparseGemm.supports(tile)) {
                         continue;
                     }
                     String variant = sh[0] + " " + sh[3] + " sparse2:4 " + tile
-                            + (tile == kernels.sparseGemm().defaultTile(m, n, k, gelu) ? " (default)" : "");
+                            + (tile == sparseGemm.defaultTile(m, n, k, gelu) ? " (default)" : "");
                     if (!wanted("gemm", variant)) {
                         continue;
                     }
-                    float ms = time(() -> kernels.sparseGemm().run(stream, a, w, bias, residual ? cm : null, cm, m, gelu, tile));
+                    float ms = time(() -> sparseGemm.run(stream, a, w, bias, residual ? cm : null, cm, m, gelu, tile));
                     report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
                             "TFLOP/s");
                 }
@@ -223,7 +235,7 @@ public final class CudaKernelBench {
             DeviceBuffer out = pool.allocateBf16((long) batch * TOKENS * cTotal, "out");
             for (int window : new int[] {14, 0}) {
                 // Both kernels where the Hopper one applies (head dim 64): mma.sync, then wgmma.
-                boolean[] kernelsToRun = hd == 64 && kernels.gemm().supports(GemmTile.H128x256)
+                boolean[] kernelsToRun = hd == 64 && gemm.supports(GemmTile.H128x256)
                         ? new boolean[] {false, true} : new boolean[] {false};
                 for (boolean wgmma : kernelsToRun) {
                     String variant = model + (window > 0 ? " windowed 14x14" : " global") + (wgmma ? " wgmma" : "");
@@ -233,7 +245,7 @@ public final class CudaKernelBench {
                     int s = window > 0 ? window : 64;
                     DeviceBuffer relH = random((2L * s - 1) * hd, 0.2, "rel_h");
                     DeviceBuffer relW = random((2L * s - 1) * hd, 0.2, "rel_w");
-                    float ms = time(() -> kernels.attention().run(stream, qkv, window > 0 ? bias : null, relH, relW, out,
+                    float ms = time(() -> attention.run(stream, qkv, window > 0 ? bias : null, relH, relW, out,
                             batch, 64, 64, heads, hd, window, wgmma));
                     // Useful FLOPs: q.k^T and p.v over the real sequences (windows: 25 of 196 tokens, padding
                     // included).
@@ -259,9 +271,9 @@ public final class CudaKernelBench {
         DeviceBuffer x = random((long) rows * c, 1.0, "x"), r = random((long) rows * c, 1.0, "r");
         DeviceBuffer g = random(c, 1.0, "gamma"), b = random(c, 1.0, "beta");
         DeviceBuffer y = pool.allocateBf16((long) rows * c, "y"), sum = pool.allocateBf16((long) rows * c, "sum");
-        float ms = time(() -> kernels.norm().layerNorm(stream, x, g, b, y, rows, c, 1e-6f));
+        float ms = time(() -> norm.layerNorm(stream, x, g, b, y, rows, c, 1e-6f));
         report("layernorm", "plain", "rows=" + rows + " C=768", ms, 2.0 * rows * c * 2 / ms / 1e6, "GB/s");
-        ms = time(() -> kernels.norm().layerNorm(stream, x, r, sum, g, b, y, rows, c, 1e-6f));
+        ms = time(() -> norm.layerNorm(stream, x, r, sum, g, b, y, rows, c, 1e-6f));
         report("layernorm", "+residual, writes sum", "rows=" + rows + " C=768", ms, 4.0 * rows * c * 2 / ms / 1e6, "GB/s");
         pool.release(mark);
     }

@@ -14,7 +14,8 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamConfig;
@@ -49,7 +50,8 @@ public final class DecoderBench {
         Files.createDirectories(outPath.toAbsolutePath().getParent());
         int s = config.imageSize(), c = config.promptDim(), e = config.embeddingSize(), l = config.lowResSize();
         Tensor embedding = randomEmbedding(c, e, 3);
-        try (CudaSamBackend backend = new CudaSamBackend(weights, config, 1, 4, MAX_SETS);
+        try (CudaSamBackend backend = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(1).decoderThreads(4).maxPromptSets(MAX_SETS).build());
              PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
             out.println("meta\tdevice\t" + backend.context().info().describe());
             out.println("meta\tdecoder_pool\t" + backend.maskDecoder().poolBytes());

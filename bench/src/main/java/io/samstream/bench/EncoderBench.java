@@ -13,11 +13,12 @@ import java.util.SplittableRandom;
 
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.cuda.CudaContext;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.SamCheckpointSchema;
 import io.samstream.gpu.model.SamConfig;
+import io.samstream.gpu.sparse.SparseEncoder;
 import io.samstream.gpu.tensor.Tensor;
 
 /**
@@ -109,7 +110,8 @@ public final class EncoderBench {
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
-                try (CudaSamBackend backend = new CudaSamBackend(weights, config, batch, 4, sparsity)) {
+                try (CudaSamBackend backend = new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(batch).decoderThreads(4).sparsity(sparsity).build())) {
                     ctx.bind();
                     long delta = before - freeBytes();
                     Tensor images = random(batch, config.imageSize(), batch);

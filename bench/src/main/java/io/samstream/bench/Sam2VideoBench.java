@@ -1,7 +1,7 @@
 package io.samstream.bench;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSam2Tracker;
+import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Config;

@@ -1,6 +1,5 @@
 package io.samstream.bench;
 
-import io.samstream.config.CudaSettings;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
@@ -16,16 +15,17 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
-import io.samstream.gpu.tensor.Tensor;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
+import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
 import io.samstream.stream.engine.FrameSink;
@@ -166,15 +166,17 @@ public final class StreamBench {
         String header;
         List<SamBackend> more = new ArrayList<>();
         try (SamBackend backend = device.equals("cpu") ? new CpuSamBackend(weights, config, threads)
-                : new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, ordinals.get(0));
+                : new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                                .embeddingSlots((inFlight + 2) * maxBatch).device(ordinals.get(0)).build());
              BenchBroker broker = BenchBroker.start(brokerProcess);
              AutoCloseable closeMore = () -> more.forEach(SamBackend::close)) {
             List<GpuLane> lanes = new ArrayList<>();
             lanes.add(GpuLane.of(new Segmenter(backend, "bench"), java.util.Optional.empty()));
             for (int o : ordinals.subList(1, ordinals.size())) {
-                more.add(new CudaSamBackend(weights, config, maxBatch, threads, CudaSamBackend.DEFAULT_MAX_PROMPT_SETS,
-                        sparsity, (inFlight + 2) * maxBatch, CudaSettings.DEFAULTS, o));
+                more.add(new CudaSamBackend(weights, config,
+                        CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                                .embeddingSlots((inFlight + 2) * maxBatch).device(o).build()));
                 lanes.add(GpuLane.of(new Segmenter(more.get(more.size() - 1), "bench"), java.util.Optional.empty()));
             }
             GpuAlone alone = backend instanceof CudaSamBackend cuda ? GpuAlone.measure(cuda, maxBatch, grid, width, height)

@@ -1,14 +1,15 @@
 package io.samstream.gpu;
 
-import io.samstream.config.Device;
 import io.samstream.config.CudaSettings;
+import io.samstream.config.Device;
 import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.model.SamConfigInference;
@@ -139,8 +140,9 @@ public final class SamModels {
 
     private static SamBackend cuda(StateDict weights, SamConfig config, int threads, int maxBatch,
                                    ModelSparsity sparsity, int ringBatches, CudaSettings options, int gpu) {
-        SamBackend backend = new CudaSamBackend(weights, config, maxBatch, threads,
-                CudaSamBackend.DEFAULT_MAX_PROMPT_SETS, sparsity, Math.max(1, ringBatches) * maxBatch, options, gpu);
+        SamBackend backend = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(maxBatch).decoderThreads(threads).sparsity(sparsity)
+                        .embeddingSlots(Math.max(1, ringBatches) * maxBatch).cuda(options).device(gpu).build());
         log.info("device: {}", backend.name());
         return backend;
     }

@@ -6,9 +6,9 @@ package io.samstream.gpu.cpu;
  * <p>A task computes a block of {@link #ROW_BLOCK} rows times one panel of B, accumulating over K in
  * blocks of {@link #K_BLOCK} (the B block then stays in L2 while the rows of the block reuse it) into a
  * small tile. The inner loop adds four rank-1 updates per pass over a tile row, with the same index into
- * every array so that HotSpot vectorizes it: about 40 GFLOPS per core on an AVX-512 machine. (Eight updates
- * per pass were as fast on some runs and four times slower on others, depending on where the arrays
- * landed in memory; four were fast every time.) Block sizes are constants, so the summation order, and
+ * every array so that HotSpot vectorizes it. (Eight updates per pass were fast on some runs and several
+ * times slower on others, depending on where the arrays landed in memory; four were fast every time:
+ * bench/results/code-comment-figures.md.) Block sizes are constants, so the summation order, and
  * with it every result bit, is the same for any thread count.
  */
 public final class Gemm {
@@ -42,7 +42,7 @@ public final class Gemm {
 
     /*
      * One task. HotSpot 17's vectorizer proved fragile on this code (see the class comment); this shape,
-     * the whole loop nest in one method and the tail on its own induction variable, measured fast each time.
+     * the whole loop nest in one method and the tail on its own induction variable, was fast each time.
      */
     private static void block(float[] a, PackedMatrix b, float[] bias, float[] c, int m, int kTotal, int n,
             int rowBlock, int p) {

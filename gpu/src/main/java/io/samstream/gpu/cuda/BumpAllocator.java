@@ -20,7 +20,7 @@ public final class BumpAllocator {
         this.capacity = capacity;
     }
 
-    static long alignUp(long n) {
+    public static long alignUp(long n) {
         return (n + ALIGNMENT - 1) & -ALIGNMENT;
     }
 

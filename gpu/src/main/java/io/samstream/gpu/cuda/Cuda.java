@@ -4,7 +4,7 @@ import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
 /** Error checking for driver API calls: every call's result goes through {@link #check}. */
-final class Cuda {
+public final class Cuda {
     private Cuda() {}
 
     /** Throws a {@link CudaException} naming the error and {@code doing} unless {@code result} is success. */
@@ -33,7 +33,8 @@ final class Cuda {
         return CUresult.stringFor(result);
     }
 
-    static String bytes(long n) {
+    /** {@code n} bytes for a message: B, MiB or GiB. */
+    public static String bytes(long n) {
         if (n >= 1L << 30) {
             return String.format(java.util.Locale.ROOT, "%.2f GiB", n / (double) (1L << 30));
         }

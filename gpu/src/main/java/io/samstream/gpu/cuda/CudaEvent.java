@@ -3,6 +3,7 @@ package io.samstream.gpu.cuda;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
 import jcuda.driver.CUevent;
@@ -26,6 +27,15 @@ public final class CudaEvent implements AutoCloseable {
     public void synchronize() {
         context.bind();
         Cuda.check(cuEventSynchronize(event), "waiting for a CUDA event");
+    }
+
+    /**
+     * Records this event on the context's legacy default stream, after the work queued there so far (FFmpeg's CUDA
+     * decoder copies its frames there), for a non-blocking stream to wait on.
+     */
+    public void recordOnLegacyStream() {
+        context.bind();
+        Cuda.check(cuEventRecord(event, null), "recording an event on the legacy stream");
     }
 
     /** Milliseconds of GPU time between two recorded (and completed) timing events. */

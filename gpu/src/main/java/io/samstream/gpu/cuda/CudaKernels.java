@@ -13,10 +13,13 @@ import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocess
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.slf4j.LoggerFactory;
 
@@ -29,10 +32,9 @@ import jcuda.driver.CUresult;
 
 /**
  * The kernels of {@code gpu/src/main/cuda}, loaded from the fatbin the build bundles: the module, its table of
- * kernels and the launch that checks a kernel's shared memory, and the launchers by family, each checking shapes,
- * sizes and alignment before it queues anything: {@link #gemm()}, {@link #sparseGemm()}, {@link #attention()},
- * {@link #norm()}, {@link #encoderOps()} (and, made where needed, {@link DecoderKernels}, {@link ImageOpsKernels}).
- * Tile sizes come from {@link TileChoice}.
+ * kernels and the launch that checks a kernel's shared memory. The launchers, by family, each checking shapes, sizes
+ * and alignment before it queues anything, are made from it ({@link #family}: {@code GemmKernels.of(kernels)} and
+ * the like).
  *
  * <p>All tensors are bf16, row-major, contiguous. Launches are asynchronous on the given stream.
  */
@@ -44,17 +46,14 @@ public final class CudaKernels implements AutoCloseable {
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
-    private final Map<String, Kernel> kernels = new LinkedHashMap<>();
+    /** The kernels looked up so far: replaced whole on each addition, so that launches read it without a lock. */
+    private volatile Map<String, Kernel> kernels = Map.of();
+    /** The launcher families made so far, by class ({@link #family}). */
+    private final Map<Class<?>, Object> families = new HashMap<>();
     private final Map<String, CUfunction> extraFunctions = new LinkedHashMap<>();
     private TensorMaps tensorMaps;
     private String tensorMapsProblem;   // why the tensor-map encoder could not be bound (null: bound or not tried)
     private final AtomicBoolean tmaFallbackLogged = new AtomicBoolean();   // a GEMM's fallback from a TMA tile
-    private final GemmKernels gemm;
-    private final SparseGemmKernels sparseGemm;
-    private final NormKernels norm;
-    private final EncoderOpsKernels encoderOps;
-    private final AttentionKernels attention;
-    private final Sam2Kernels sam2;
     private boolean closed;
     private LaunchTimer timer;   // benchmarks only: every launch timed (timeLaunches)
     private static final String HOLD = "samstream_hold";
@@ -78,7 +77,7 @@ public final class CudaKernels implements AutoCloseable {
         }
     }
 
-    /** Loads the fatbin into {@code context} and looks up every kernel. */
+    /** Loads the fatbin into {@code context} and checks its ABI version; the families look their kernels up. */
     public CudaKernels(CudaContext context) {
         this.context = context;
         byte[] fatbin = readFatbin();
@@ -93,12 +92,19 @@ public final class CudaKernels implements AutoCloseable {
         checkAbi();
 
         add(HOLD, 0);
-        gemm = new GemmKernels(this);
-        sparseGemm = new SparseGemmKernels(this);
-        norm = new NormKernels(this);
-        encoderOps = new EncoderOpsKernels(this);
-        attention = new AttentionKernels(this);
-        sam2 = new Sam2Kernels(this);
+    }
+
+    /**
+     * The launcher family {@code type} of these kernels, made by {@code make} the first time it is asked for: one per
+     * {@code CudaKernels}; a family looks its kernels up ({@link #add}) when made, so a fatbin without one fails there.
+     */
+    public synchronized <T> T family(Class<T> type, Function<CudaKernels, T> make) {
+        Object f = families.get(type);
+        if (f == null) {
+            f = make.apply(this);
+            families.put(type, f);
+        }
+        return type.cast(f);
     }
 
     private void checkAbi() {
@@ -118,7 +124,7 @@ public final class CudaKernels implements AutoCloseable {
      * Looks a kernel up and allows it as much dynamic shared memory as it can need (up to the device's limit): the
      * families register theirs when made.
      */
-    void add(String name, int smemNeeded) {
+    public synchronized void add(String name, int smemNeeded) {
         CUfunction f = new CUfunction();
         Cuda.check(cuModuleGetFunction(f, module, name), "looking up kernel " + name + " in the fatbin");
         int allowed = Math.min(smemNeeded, context.info().sharedMemPerBlockOptin());
@@ -134,14 +140,17 @@ public final class CudaKernels implements AutoCloseable {
         int[] regs = new int[1];
         Cuda.check(cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                 "reading the register count of " + name);
-        kernels.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+        Map<String, Kernel> more = new LinkedHashMap<>(kernels);
+        more.put(name, new Kernel(name, f, Math.max(allowed, 48 * 1024), regs[0]));
+        kernels = more;
     }
 
     /**
-     * A kernel of the fatbin by its extern "C" name, for the launchers of other classes of this package
-     * ({@link ImageOpsKernels}); looked up once. Fails, naming the kernel, when the fatbin lacks it.
+     * A kernel of the fatbin by its extern "C" name, for the launchers that keep no table entry ({@code
+     * ImageOpsKernels}, {@code AppearanceKernels}; {@link #launchFunction}); looked up once. Fails, naming the
+     * kernel, when the fatbin lacks it.
      */
-    synchronized CUfunction function(String name) {
+    public synchronized CUfunction function(String name) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -170,36 +179,6 @@ public final class CudaKernels implements AutoCloseable {
         return context;
     }
 
-    /** The dense GEMM launchers. */
-    public GemmKernels gemm() {
-        return gemm;
-    }
-
-    /** The 2:4-sparse GEMM launchers. */
-    public SparseGemmKernels sparseGemm() {
-        return sparseGemm;
-    }
-
-    /** The image encoder's attention launchers. */
-    public AttentionKernels attention() {
-        return attention;
-    }
-
-    /** SAM 2's attention and Hiera / FPN data-movement launchers. */
-    public Sam2Kernels sam2() {
-        return sam2;
-    }
-
-    /** The LayerNorm launchers. */
-    public NormKernels norm() {
-        return norm;
-    }
-
-    /** The image encoder's data-movement launchers. */
-    public EncoderOpsKernels encoderOps() {
-        return encoderOps;
-    }
-
     /** True on compute capability 9.0 (H100, H200): the warpgroup-MMA and TMA kernels run there only. */
     public boolean hopper() {
         DeviceInfo dev = context.info();
@@ -214,7 +193,7 @@ public final class CudaKernels implements AutoCloseable {
      * Whether tensor maps can describe these buffers (null ones are not mapped): their device addresses are known
      * ({@link DeviceMemoryPool} reads the pool's) and 16-byte aligned, as {@code cuTensorMapEncodeTiled} requires.
      */
-    static boolean tmaCanMap(DeviceBuffer... buffers) {
+    public static boolean tmaCanMap(DeviceBuffer... buffers) {
         for (DeviceBuffer b : buffers) {
             if (b != null && (b.baseAddress() < 0 || (b.baseAddress() + b.offset()) % 16 != 0)) {
                 return false;
@@ -224,7 +203,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** The tensor-map encoder of the TMA GEMM, bound at its first use (JNA; see {@link TensorMaps}). */
-    synchronized TensorMaps tensorMaps() {
+    public synchronized TensorMaps tensorMaps() {
         if (tensorMaps == null) {
             tensorMaps = TensorMaps.open();
         }
@@ -252,7 +231,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** True the first time a GEMM falls back from a TMA tile (so that it is logged once). */
-    boolean firstTmaFallback() {
+    public boolean firstTmaFallback() {
         return tmaFallbackLogged.compareAndSet(false, true);
     }
 
@@ -277,7 +256,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** Launches a kernel registered with {@link #add} with a 32 x 8 block and no dynamic shared memory. */
-    void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
+    public void launch2d(String name, int gx, int gy, int gz, CudaStream stream, Pointer params, String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
         }
@@ -297,7 +276,7 @@ public final class CudaKernels implements AutoCloseable {
      * CTAs of a kernel registered with {@link #add} that one SM holds at once with {@code threads} threads and
      * {@code smem} bytes of dynamic shared memory (the driver's occupancy calculator; at least 1).
      */
-    int residentCtas(String name, int threads, int smem) {
+    public int residentCtas(String name, int threads, int smem) {
         int[] n = new int[1];
         context.bind();
         Cuda.check(cuOccupancyMaxActiveBlocksPerMultiprocessor(n, kernels.get(name).function, threads, smem),
@@ -306,7 +285,7 @@ public final class CudaKernels implements AutoCloseable {
     }
 
     /** Launches a kernel registered with {@link #add}, with a 1-d block and {@code smem} bytes of dynamic shared memory. */
-    void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
+    public void launch(String name, int gx, int gy, int gz, int threads, int smem, CudaStream stream, Pointer params,
                 String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
@@ -329,17 +308,17 @@ public final class CudaKernels implements AutoCloseable {
 
     /**
      * Looks up one more kernel of the fatbin by name (no dynamic shared memory): the mask decoder's
-     * ({@link DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
+     * ({@code DecoderKernels}) are added when a decoder is made. Call before any launch of it, and not while
      * other threads launch kernels of this object (the table is read without a lock).
      */
-    synchronized void addKernel(String name) {
+    public synchronized void addKernel(String name) {
         if (!kernels.containsKey(name)) {
             add(name, 0);
         }
     }
 
     /** Launches a kernel added with {@link #addKernel} with a 1-, 2- or 3-d block and no dynamic shared memory. */
-    void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
+    public void launchKernel(String name, int gx, int gy, int gz, int bx, int by, CudaStream stream, Pointer params,
                       String op) {
         if (closed) {
             throw new IllegalStateException("CUDA kernels are closed");
@@ -357,6 +336,17 @@ public final class CudaKernels implements AutoCloseable {
         if (timer != null) {
             timer.after(stream);
         }
+    }
+
+    /**
+     * Launches a kernel looked up by {@link #function} with a 1-d block of {@code threads} and no dynamic shared
+     * memory; {@code what} names the launch in an error. Not timed by {@link #timeLaunches}.
+     */
+    public void launchFunction(String name, int gx, int gy, int gz, int threads, CudaStream stream, Pointer params,
+                               Supplier<String> what) {
+        CUfunction f = function(name);
+        context.bind();
+        Cuda.check(cuLaunchKernel(f, gx, gy, gz, threads, 1, 1, 0, stream.stream, params, null), what);
     }
 
     @Override

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * same shape). At most {@code max} graphs are kept, the least recently used dropped. A capture that fails is logged
  * once, and the work runs launch by launch from then on. Not thread-safe.
  */
-final class GraphCache implements AutoCloseable {
+public final class GraphCache implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GraphCache.class);
 
     private final String what;
@@ -19,13 +19,13 @@ final class GraphCache implements AutoCloseable {
     private final Map<Object, CudaGraph> graphs = new LinkedHashMap<>(16, 0.75f, true);
     private boolean failed;
 
-    GraphCache(String what, int max) {
+    public GraphCache(String what, int max) {
         this.what = what;
         this.max = max;
     }
 
     /** Queues {@code work} on {@code stream} as the replay of the graph of {@code shape}. */
-    void run(CudaStream stream, Object shape, Runnable work) {
+    public void run(CudaStream stream, Object shape, Runnable work) {
         if (failed) {
             work.run();
             return;
@@ -52,7 +52,7 @@ final class GraphCache implements AutoCloseable {
     }
 
     /** Graphs kept now. */
-    int size() {
+    public int size() {
         return graphs.size();
     }
 

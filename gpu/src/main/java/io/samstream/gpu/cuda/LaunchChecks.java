@@ -7,16 +7,16 @@ import jcuda.driver.CUdeviceptr;
  * The checks every launcher makes before it queues anything, so that a wrong call fails in Java with the operation
  * and the numbers named, never as a garbled result or an illegal address later; and the pointer argument of a buffer.
  */
-final class LaunchChecks {
+public final class LaunchChecks {
     private LaunchChecks() {}
 
-    static void require(boolean ok, String message) {
+    public static void require(boolean ok, String message) {
         if (!ok) {
             throw new IllegalArgumentException(message);
         }
     }
 
-    static void requireBf16(DeviceBuffer b, long elements, String op, String name) {
+    public static void requireBf16(DeviceBuffer b, long elements, String op, String name) {
         if (b == null) {
             throw new IllegalArgumentException(op + ": " + name + " is required");
         }
@@ -30,7 +30,7 @@ final class LaunchChecks {
         }
     }
 
-    static void requireBytes(DeviceBuffer b, long bytes, String op, String name) {
+    public static void requireBytes(DeviceBuffer b, long bytes, String op, String name) {
         if (b == null) {
             throw new IllegalArgumentException(op + ": " + name + " is required");
         }
@@ -43,7 +43,7 @@ final class LaunchChecks {
         }
     }
 
-    static Pointer ptr(DeviceBuffer b) {
+    public static Pointer ptr(DeviceBuffer b) {
         return Pointer.to(b == null ? new CUdeviceptr() : b.pointer());
     }
 }

@@ -5,13 +5,13 @@ import java.util.Arrays;
 /**
  * Synchronous copies of float arrays between the host and the device through a pinned staging buffer, in the chunks
  * it holds: stored on the device as bf16 or as fp32. For weights at load time and the per-call inputs and outputs of
- * the parts that return host arrays ({@link CudaSam2Offload}).
+ * the parts that return host arrays ({@code CudaSam2Offload}).
  */
-final class StagedCopy {
+public final class StagedCopy {
     private StagedCopy() {}
 
     /** {@code values} as bf16 into {@code dst} from its start. */
-    static void uploadBf16(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
+    public static void uploadBf16(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
         int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
         for (int start = 0; start < values.length; start += chunk) {
             int n = Math.min(chunk, values.length - start);
@@ -22,7 +22,7 @@ final class StagedCopy {
     }
 
     /** {@code values} as fp32 into {@code dst} from its start. */
-    static void uploadF32(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
+    public static void uploadF32(CudaStream stream, PinnedBuffer staging, float[] values, DeviceBuffer dst) {
         int chunk = (int) Math.min(staging.bytes() / 4, 1 << 23);
         for (int start = 0; start < values.length; start += chunk) {
             int n = Math.min(chunk, values.length - start);
@@ -33,7 +33,7 @@ final class StagedCopy {
     }
 
     /** The first {@code count} bf16 values of {@code src}, as floats. */
-    static float[] downloadBf16(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, long count) {
+    public static float[] downloadBf16(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, long count) {
         float[] out = new float[Math.toIntExact(count)];
         int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
         for (int start = 0; start < out.length; start += chunk) {

@@ -19,9 +19,9 @@ import com.sun.jna.Native;
  * with the 128-byte swizzle (the layout the wgmma descriptors of gemm_sm90.cuh read); elements outside the
  * matrix are read as zeros.
  */
-final class TensorMaps {
+public final class TensorMaps {
     /** The columns of a box: 64 bf16 = 128 bytes, the width of the 128-byte swizzle. */
-    static final int BOX_COLS = 64;
+    public static final int BOX_COLS = 64;
     private static final int MAP_BYTES = 128;
     private static final int CACHE_ENTRIES = 512;
     // CUtensorMapDataType / Interleave / Swizzle / L2promotion / FloatOOBfill values (cuda.h).
@@ -71,7 +71,7 @@ final class TensorMaps {
      * driver call on a cache hit (the encoder's maps are made once); safe to call while a CUDA graph is being
      * captured (encoding is host-only) and from several threads.
      */
-    synchronized byte[] bf16RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, String what) {
+    public synchronized byte[] bf16RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, String what) {
         if (cols % 8 != 0) {
             throw new IllegalArgumentException(what + ": a tensor map needs rows of a multiple of 16 bytes, " + cols
                     + " bf16 is not");
@@ -91,7 +91,7 @@ final class TensorMaps {
      * of {@code boxRows x boxCols} copied as they are (no swizzle); {@code cols} and {@code boxCols} multiples of 4
      * (16-byte rows). Cached and thread-safe like {@link #bf16RowMajor}.
      */
-    synchronized byte[] u32RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, int boxCols, String what) {
+    public synchronized byte[] u32RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, int boxCols, String what) {
         if (cols % 4 != 0 || boxCols % 4 != 0 || boxCols < 4 || boxCols > 256) {
             throw new IllegalArgumentException(what + ": a u32 tensor map needs rows and boxes of a multiple of 16 bytes"
                     + " (at most 256 words), not " + cols + " / " + boxCols + " words");

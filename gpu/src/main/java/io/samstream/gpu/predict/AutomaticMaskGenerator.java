@@ -43,8 +43,7 @@ import java.util.List;
  * saving is in the order and in what is kept. The IoU filter needs no pixels, so only its survivors are
  * upscaled, one at a time, to a plane that is dropped once the stability score, area and box are known;
  * the NMS survivors are upscaled once more for their masks. Only low-res logits of candidates are held.
- * On CPU the decoder dominates: with the demo model on 2 cores, the decoder runs take about 90% of
- * {@link #generate} (320x240 and 16 x 16 points: 4.9 of 5.3 s; 1280x720 and 32 x 32: 19 of 22 s), so the
+ * On CPU the decoder runs take most of {@link #generate} ({@code bench/results/code-comment-figures.md}), so the
  * grid size sets the cost; a tracker can skip points on objects it already follows
  * ({@link #generate(Tensor, int, int, boolean[])}).
  *

@@ -2,7 +2,7 @@ package io.samstream.gpu.sam2;
 
 /**
  * Where a {@link Sam2Model}'s three heavy parts run when not on its own CPU code (the CUDA implementation:
- * {@code io.samstream.gpu.cuda.CudaSam2Offload}): the image encoder, the memory attention and the memory encoder,
+ * {@code io.samstream.gpu.cuda.sam2.CudaSam2Offload}): the image encoder, the memory attention and the memory encoder,
  * each with the CPU reference's inputs and outputs. The prompt encoder, the mask decoder and the memory bank stay
  * with the model. Implementations are used by one thread at a time.
  */

@@ -5,7 +5,7 @@ import java.util.Set;
 
 /**
  * A SAM 2.1 model ready to track streams: the CPU reference ({@link Sam2Model}, each stream a {@link Sam2VideoTracker})
- * or the whole step on a GPU ({@code io.samstream.gpu.cuda.CudaSam2Tracker}). Streams are independent; each keeps
+ * or the whole step on a GPU ({@code io.samstream.gpu.cuda.sam2.CudaSam2Tracker}). Streams are independent; each keeps
  * its objects' memory banks.
  */
 public interface Sam2Tracking extends AutoCloseable {

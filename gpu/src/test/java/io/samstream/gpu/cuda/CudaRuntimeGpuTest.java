@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import io.samstream.gpu.cuda.kernels.AttentionKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
 
 /** The runtime layer: context, pool, pinned memory, copies, streams, events, error reporting. GPU only. */
 class CudaRuntimeGpuTest extends GpuTestBase {
@@ -97,12 +99,12 @@ class CudaRuntimeGpuTest extends GpuTestBase {
         long mark = gpu.pool.mark();
         DeviceBuffer small = gpu.pool.allocateBf16(16, "small");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> gpu.kernels.gemm().run(gpu.stream, small, small, null, null, small, 64, 64, 64, false));
+                () -> GemmKernels.of(gpu.kernels).run(gpu.stream, small, small, null, null, small, 64, 64, 64, false));
         assertTrue(e.getMessage().contains("gemm m=64 n=64 k=64"), e.getMessage());
         assertThrows(IllegalArgumentException.class,
-                () -> gpu.kernels.gemm().run(gpu.stream, small, small, null, null, small, 1, 8, 12, false));
+                () -> GemmKernels.of(gpu.kernels).run(gpu.stream, small, small, null, null, small, 1, 8, 12, false));
         assertThrows(IllegalArgumentException.class,
-                () -> gpu.kernels.attention().run(gpu.stream, small, null, small, small, small, 1, 8, 8, 1, 96, 0));
+                () -> AttentionKernels.of(gpu.kernels).run(gpu.stream, small, null, small, small, small, 1, 8, 8, 1, 96, 0));
         gpu.pool.release(mark);
     }
 }

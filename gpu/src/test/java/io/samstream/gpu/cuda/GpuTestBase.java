@@ -11,18 +11,18 @@ import org.junit.jupiter.api.Tag;
  * Tagged "gpu": tools/device/run-gpu-tests.sh runs these on the GPU machine.
  */
 @Tag("gpu")
-abstract class GpuTestBase {
-    static GpuTestSupport gpu;
+public abstract class GpuTestBase {
+    protected static GpuTestSupport gpu;
 
     @BeforeAll
-    static void openGpu() {
+    protected static void openGpu() {
         if (CudaAvailability.probe().available()) {
             gpu = GpuTestSupport.open();
         }
     }
 
     @AfterAll
-    static void closeGpu() {
+    protected static void closeGpu() {
         if (gpu != null) {
             gpu.close();
             gpu = null;
@@ -30,7 +30,7 @@ abstract class GpuTestBase {
     }
 
     @BeforeEach
-    void requireGpu() {
+    protected void requireGpu() {
         GpuTestSupport.assumeGpu();
     }
 }

@@ -3,6 +3,12 @@ package io.samstream.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
+import io.samstream.gpu.cuda.kernels.AttentionKernels;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
 
 
 /**
@@ -12,15 +18,15 @@ import java.util.Random;
  * <p>{@link #assumeGpu()} skips the calling test (JUnit assumption) when {@link CudaAvailability} says
  * no GPU is usable, with its reason, e.g. "GPU tests skipped: no CUDA GPU found" on CI.
  */
-final class GpuTestSupport implements AutoCloseable {
-    static final long POOL_BYTES = 2L << 30;
-    static final int STAGING_BYTES = 64 << 20;
+public final class GpuTestSupport implements AutoCloseable {
+    public static final long POOL_BYTES = 2L << 30;
+    public static final int STAGING_BYTES = 64 << 20;
 
-    final CudaContext context;
-    final CudaKernels kernels;
-    final DeviceMemoryPool pool;
-    final CudaStream stream;
-    final PinnedBuffer staging;
+    public final CudaContext context;
+    public final CudaKernels kernels;
+    public final DeviceMemoryPool pool;
+    public final CudaStream stream;
+    public final PinnedBuffer staging;
 
     private GpuTestSupport() {
         context = CudaContext.open(0);
@@ -30,25 +36,32 @@ final class GpuTestSupport implements AutoCloseable {
         staging = new PinnedBuffer(context, STAGING_BYTES, "test staging");
     }
 
-    static void assumeGpu() {
+    public static void assumeGpu() {
         GpuTests.assumeGpu();
     }
 
     /** Opens everything on device 0 (callers check {@link CudaAvailability} first). */
-    static GpuTestSupport open() {
+    public static GpuTestSupport open() {
         GpuTestSupport gpu = new GpuTestSupport();
+        // Every launcher family the tests use, so that the table printed lists their kernels.
+        GemmKernels.of(gpu.kernels);
+        SparseGemmKernels.of(gpu.kernels);
+        NormKernels.of(gpu.kernels);
+        EncoderOpsKernels.of(gpu.kernels);
+        AttentionKernels.of(gpu.kernels);
+        Sam2Kernels.of(gpu.kernels);
         System.out.println(gpu.kernels.describe());
         return gpu;
     }
 
     /** Uploads {@code values} as bf16 into a fresh pool buffer (synchronously). */
-    DeviceBuffer upload(float[] values, String label) {
+    public DeviceBuffer upload(float[] values, String label) {
         DeviceBuffer b = pool.allocateBf16(values.length, label);
         write(b, values);
         return b;
     }
 
-    void write(DeviceBuffer b, float[] values) {
+    public void write(DeviceBuffer b, float[] values) {
         int chunk = STAGING_BYTES / 2;
         for (int start = 0; start < values.length; start += chunk) {
             int n = Math.min(chunk, values.length - start);
@@ -61,14 +74,14 @@ final class GpuTestSupport implements AutoCloseable {
     }
 
     /** A buffer of {@code count} bf16 NaNs: every element the kernel fails to write stays NaN. */
-    DeviceBuffer poisoned(long count, String label) {
+    public DeviceBuffer poisoned(long count, String label) {
         DeviceBuffer b = pool.allocateBf16(count, label);
         stream.fill16(b, Bf16.NAN);
         return b;
     }
 
     /** Waits for the stream, then reads {@code count} bf16 values from {@code b} (from element {@code from}). */
-    float[] download(DeviceBuffer b, long from, int count) {
+    public float[] download(DeviceBuffer b, long from, int count) {
         stream.synchronize();
         float[] out = new float[count];
         int chunk = STAGING_BYTES / 2;
@@ -81,7 +94,7 @@ final class GpuTestSupport implements AutoCloseable {
         return out;
     }
 
-    float[] download(DeviceBuffer b, int count) {
+    public float[] download(DeviceBuffer b, int count) {
         return download(b, 0, count);
     }
 
@@ -97,7 +110,7 @@ final class GpuTestSupport implements AutoCloseable {
     // ---- data and error measures --------------------------------------------------------------------
 
     /** Gaussian values of standard deviation {@code std}, already rounded to bf16 (what the GPU sees). */
-    static float[] randomBf16(Random rnd, int n, double std) {
+    public static float[] randomBf16(Random rnd, int n, double std) {
         float[] v = new float[n];
         for (int i = 0; i < n; i++) {
             v[i] = Bf16.round((float) (rnd.nextGaussian() * std));
@@ -109,7 +122,7 @@ final class GpuTestSupport implements AutoCloseable {
      * Asserts {@code |out - ref| <= rel * |ref| + abs} element-wise, no NaN, and prints the relative L2
      * error {@code ||out - ref|| / ||ref||}; returns that error.
      */
-    static double assertClose(String what, float[] ref, float[] out, double rel, double abs) {
+    public static double assertClose(String what, float[] ref, float[] out, double rel, double abs) {
         double num = 0, den = 0, maxErr = 0;
         int worst = -1;
         for (int i = 0; i < ref.length; i++) {
@@ -143,7 +156,7 @@ final class GpuTestSupport implements AutoCloseable {
     }
 
     /** {@code count} random rows of {@code m}, the first and the last among them: where a sampled check looks. */
-    static int[] sampleRows(Random rnd, int count, int m) {
+    public static int[] sampleRows(Random rnd, int count, int m) {
         int[] rows = rnd.ints(count, 0, m).toArray();
         rows[0] = 0;
         rows[1] = m - 1;
@@ -151,7 +164,7 @@ final class GpuTestSupport implements AutoCloseable {
     }
 
     /** The given rows of a row-major {@code [*, n]} matrix, one after the other. */
-    static float[] gatherRows(float[] matrix, int[] rows, int n) {
+    public static float[] gatherRows(float[] matrix, int[] rows, int n) {
         float[] out = new float[rows.length * n];
         for (int i = 0; i < rows.length; i++) {
             System.arraycopy(matrix, rows[i] * n, out, i * n, n);
@@ -159,7 +172,7 @@ final class GpuTestSupport implements AutoCloseable {
         return out;
     }
 
-    static double rms(float[] v) {
+    public static double rms(float[] v) {
         double s = 0;
         for (float x : v) {
             s += (double) x * x;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import io.samstream.gpu.cuda.kernels.NormKernels;
 
 /**
  * {@link LaunchTimer}: while attached, every launch is counted under its kernel and timed; behind a hold, a launch
@@ -24,19 +25,19 @@ class LaunchTimerGpuTest extends GpuTestBase {
             gpu.stream.fill16(gamma, (short) 0x3f80);
             gpu.stream.fill16(beta, (short) 0);
             // Untimed first launches (module and caches warm), then the timed ones.
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
             gpu.kernels.timeLaunches(timer);
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
             timer.drain();   // the timer's own events warm
             timer.hold(gpu.kernels, gpu.stream, 20);   // the launches below queue up: their pairs time the GPU alone
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, small, c, 1e-6f);
             Map<String, double[]> smallRuns = timer.drain();
             timer.hold(gpu.kernels, gpu.stream, 20);
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
             Map<String, double[]> bigRun = timer.drain();
             gpu.kernels.timeLaunches(null);
-            gpu.kernels.norm().layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
+            NormKernels.of(gpu.kernels).layerNorm(gpu.stream, x, gamma, beta, y, big, c, 1e-6f);
             gpu.stream.synchronize();
             assertTrue(timer.drain().isEmpty(), "a launch after detaching was timed");
 

@@ -3,11 +3,11 @@ package io.samstream.gpu.parity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.cuda.GpuTests;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.SamConfig;
@@ -39,7 +39,8 @@ class AppearanceSearchGpuTest {
         StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int side = config.embeddingSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 4)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(2).maxPromptSets(8).embeddingSlots(4).build())) {
             List<ImageEmbedding> ring = cuda.embedFrames(EmbeddingPathGpuTest.frames(2, 11));
             // An object's look: frame 0's mean over a patch of cells; the image's mean of each frame.
             float[] patch = new float[side * side];

@@ -7,9 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
-import io.samstream.gpu.cuda.CudaMaskDecoder;
-import io.samstream.gpu.cuda.CudaSamBackend;
 import io.samstream.gpu.cuda.GpuTests;
+import io.samstream.gpu.cuda.sam.CudaMaskDecoder;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.MaskPostprocessor;
 import io.samstream.gpu.model.DecoderOutput;
@@ -83,7 +84,8 @@ class CudaDecoderParityGpuTest {
             int c = config.promptDim(), e = config.embeddingSize();
             Tensor embedding = new Tensor(ref, 1, c, e, e);
             try (CpuSamBackend cpu = CpuSamBackend.decoderOnly(weights, config, 4);
-                 CudaSamBackend cuda = new CudaSamBackend(weights, config, 1, 1, 8)) {
+                 CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                         CudaSamOptions.builder(1).maxPromptSets(8).build())) {
                 compareAll(cfg, cpu, cuda, embedding, config, 0.98, 0.02, 0.999);
             }
         }
@@ -96,7 +98,8 @@ class CudaDecoderParityGpuTest {
         int c = config.promptDim(), e = config.embeddingSize();
         Tensor embedding = randomEmbedding(c, e, 23);
         try (CpuSamBackend cpu = CpuSamBackend.decoderOnly(weights, config, Runtime.getRuntime().availableProcessors());
-             CudaSamBackend cuda = new CudaSamBackend(weights, config, 1, 1, 8)) {
+             CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                     CudaSamOptions.builder(1).maxPromptSets(8).build())) {
             compareAll("vit_b-shaped random", cpu, cuda, embedding, config, 0.98, 0.02, 0.999);
         }
     }
@@ -176,7 +179,8 @@ class CudaDecoderParityGpuTest {
         int c = config.promptDim(), e = config.embeddingSize(), s = config.imageSize();
         Tensor embedding = randomEmbedding(c, e, 5);
         // max 4 sets per batch: 23 sets of 5 sparse-token counts run as several chunks per count
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 1, 1, 4)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(1).maxPromptSets(4).build())) {
             Tensor maskInput = cuda.decode(embedding, prompts(s, null).get("box"), false).lowResLogits();
             List<Prompt> batch = mixedBatch(s, maskInput, 23, 9);
             for (boolean multimask : new boolean[] {true, false}) {
@@ -221,7 +225,8 @@ class CudaDecoderParityGpuTest {
         int c = config.promptDim(), e = config.embeddingSize(), s = config.imageSize();
         Tensor embedding = randomEmbedding(c, e, 7);
         Tensor images = CudaParityGpuTest.randomImages(1, s, 3);
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 1, 1, 16)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(1).maxPromptSets(16).build())) {
             List<Prompt> batch = mixedBatch(s, null, 12, 4);
             Tensor wantEmb = cuda.encode(images);
             List<DecoderOutput> want = cuda.decodeBatch(embedding, batch, true);
@@ -259,7 +264,8 @@ class CudaDecoderParityGpuTest {
         SamConfig config = SamConfigInference.infer(weights);
         int c = config.promptDim(), e = config.embeddingSize(), s = config.imageSize();
         Tensor embedding = randomEmbedding(c, e, 8);
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 1, 1, 4)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(1).maxPromptSets(4).build())) {
             Prompt ok = prompts(s, null).get("one point");
             DecoderOutput before = cuda.decode(embedding, ok, true);
             IllegalArgumentException wrongMask = assertThrows(IllegalArgumentException.class, () -> cuda.decodeBatch(

@@ -14,7 +14,8 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.GpuTests;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.RandomSamWeights;
@@ -81,7 +82,8 @@ class CudaParityGpuTest {
                     StateDict weights = CheckpointLoader.load(model);
                     SamConfig config = SamConfigInference.infer(weights);
                     try (CpuSamBackend cpu = new CpuSamBackend(weights, config, THREADS);
-                         CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, THREADS)) {
+                         CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                                 CudaSamOptions.builder(2).decoderThreads(THREADS).build())) {
                         checkCase(cpu, cuda, dir);
                     }
                 }));
@@ -155,7 +157,7 @@ class CudaParityGpuTest {
             want = cpu.encode(images);
         }
         long t1 = System.nanoTime();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(2))) {
             Tensor got = cuda.encode(images);
             long t2 = System.nanoTime();
             assertArrayEquals(want.shape(), got.shape());
@@ -188,7 +190,7 @@ class CudaParityGpuTest {
         StateDict weights = CheckpointLoader.load(FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int s = config.imageSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 3, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(3))) {
             for (int batch : new int[] {3, 1, 3}) {
                 Tensor images = randomImages(batch, s, 20 + batch);
                 Tensor eager = cuda.encode(images, false);
@@ -205,7 +207,7 @@ class CudaParityGpuTest {
         StateDict weights = CheckpointLoader.load(FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int s = config.imageSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, CudaSamOptions.of(2))) {
             Tensor ok = randomImages(1, s, 5);
             Tensor before = cuda.encode(ok);
             IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSamBackend;
-import io.samstream.gpu.cuda.EmbeddingRing;
 import io.samstream.gpu.cuda.GpuTests;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamOptions;
+import io.samstream.gpu.cuda.sam.EmbeddingRing;
 import io.samstream.gpu.image.ImageSize;
 import io.samstream.gpu.image.ResizeLongestSide;
 import io.samstream.gpu.image.RgbImage;
@@ -74,7 +74,8 @@ class EmbeddingPathGpuTest {
         StateDict weights = CheckpointLoader.load(MODEL);
         SamConfig config = SamConfigInference.infer(weights);
         int s = config.imageSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 4, 1, 16, ModelSparsity.NONE, 8)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(4).maxPromptSets(16).embeddingSlots(8).build())) {
             List<RgbImage> frames = frames(3, 5);
             Tensor host = cuda.encodeFrames(frames);
             List<ImageEmbedding> ring = cuda.embedFrames(frames);
@@ -157,7 +158,8 @@ class EmbeddingPathGpuTest {
     void theRingBoundsFramesInFlightAndRecyclesClosedSlots() throws Exception {
         StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 3)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(2).maxPromptSets(8).embeddingSlots(3).build())) {
             EmbeddingRing ring = cuda.embeddingRing();
             List<ImageEmbedding> first = cuda.embedFrames(frames(2, 1));
             assertEquals(1, ring.available());
@@ -186,7 +188,8 @@ class EmbeddingPathGpuTest {
         StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int side = config.embeddingSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 2, 1, 8, ModelSparsity.NONE, 4)) {
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(2).maxPromptSets(8).embeddingSlots(4).build())) {
             List<ImageEmbedding> ring = cuda.embedFrames(frames(2, 9));
             SplittableRandom r = new SplittableRandom(3);
             List<EmbeddingPool.Request> requests = new ArrayList<>();
@@ -225,7 +228,8 @@ class EmbeddingPathGpuTest {
         StateDict weights = CheckpointLoader.load(CudaParityGpuTest.FIXTURES.resolve("tiny256").resolve("model.pth"));
         SamConfig config = SamConfigInference.infer(weights);
         int side = config.embeddingSize();
-        try (CudaSamBackend cuda = new CudaSamBackend(weights, config, 3, 1, 8, ModelSparsity.NONE, 4);
+        try (CudaSamBackend cuda = new CudaSamBackend(weights, config,
+                CudaSamOptions.builder(3).maxPromptSets(8).embeddingSlots(4).build());
                 EmbeddingMatcher device = cuda.embeddingMatcher(3)) {
             HostEmbeddingMatcher host = new HostEmbeddingMatcher(3);
             List<ImageEmbedding> ring = cuda.embedFrames(frames(3, 5));

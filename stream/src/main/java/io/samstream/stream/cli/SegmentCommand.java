@@ -7,7 +7,7 @@ import io.samstream.config.SamstreamConfig;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaSamBackend;
+import io.samstream.gpu.cuda.sam.CudaSamBackend;
 import io.samstream.gpu.image.ImageFiles;
 import io.samstream.gpu.image.ImageReadException;
 import io.samstream.gpu.image.ResizeLongestSide;
