@@ -2,6 +2,8 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.DeterministicWeights;
+import io.samstream.gpu.sam2.Sam2Config;
+import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -12,20 +14,74 @@ import java.util.Map;
  * prefixed as in sam3.pt) for any configuration, with the fixtures' deterministic weights: what a checkpoint of
  * that shape holds, without a file.
  */
-final class Sam3Weights {
+public final class Sam3Weights {
     private Sam3Weights() {}
 
     /** The small configuration of the unit tests and of the "tiny" fixture (tools/sam3_fixtures). */
-    static final Sam3Config TINY = new Sam3Config(
+    public static final Sam3Config TINY = new Sam3Config(
             new Sam3Config.Vision(112, 14, 48, 4, 2, 222, 4, new int[] {1, 3}, 4, 4),
             new Sam3Config.Text(814, 32, 64, 2, 1, 256, 512),
             new Sam3Config.Detector(32, 4, 2, 64, 2, 64, 20, 1, 64, 7, 3, 64));
 
-    static StateDict stateDict(Sam3Config c) {
+    /**
+     * The tiny video fixture's tracker (tools/sam3_fixtures/make_sam3_video_fixtures.py): width 32 (the detector's),
+     * memory 8 x 7, 2 memory-attention layers of 64, and the mask decoder's fixed 2048-wide MLP and 256-wide IoU
+     * head (Meta's _build_sam_heads does not take them).
+     */
+    public static final Sam3TrackerConfig TINY_TRACKER = new Sam3TrackerConfig(112, 8, 32, 8, 7, 2, 64, 2048, 256, 4,
+            3, 2, 7, 16);
+
+    public static StateDict stateDict(Sam3Config c) {
         Map<String, int[]> shapes = shapes(c);
         Map<String, Tensor> map = new LinkedHashMap<>();
         shapes.forEach((name, shape) -> map.put(name, new Tensor(DeterministicWeights.values(name, shape), shape)));
         return new StateDict(Path.of("generated-sam3.pt"), map);
+    }
+
+    /** The video model's state_dict (sam3.pt's keys): the detector with its second neck, and the tracker. */
+    public static StateDict videoStateDict(Sam3Config c, Sam3TrackerConfig t) {
+        Map<String, int[]> shapes = shapes(c);
+        shapes.putAll(trackerShapes(c, t));
+        Map<String, Tensor> map = new LinkedHashMap<>();
+        shapes.forEach((name, shape) -> map.put(name, new Tensor(DeterministicWeights.values(name, shape), shape)));
+        return new StateDict(Path.of("generated-sam3-video.pt"), map);
+    }
+
+    /**
+     * The second neck ({@code detector.backbone.vision_backbone.sam2_convs.*}) and every {@code tracker.*} tensor:
+     * SAM 2.1's shapes ({@link Sam2Shapes}) under the tracker's names.
+     */
+    public static Map<String, int[]> trackerShapes(Sam3Config c, Sam3TrackerConfig t) {
+        Map<String, int[]> s = new LinkedHashMap<>();
+        int e = c.vision().embedDim();
+        int m = c.detector().dModel();
+        String neck = "detector.backbone.vision_backbone.sam2_convs.";
+        convT(s, neck + "0.dconv_2x2_0", e, e / 2);
+        convT(s, neck + "0.dconv_2x2_1", e / 2, e / 4);
+        conv(s, neck + "0.conv_1x1", e / 4, m, 1);
+        conv(s, neck + "0.conv_3x3", m, m, 3);
+        convT(s, neck + "1.dconv_2x2", e, e / 2);
+        conv(s, neck + "1.conv_1x1", e / 2, m, 1);
+        conv(s, neck + "1.conv_3x3", m, m, 3);
+        for (int level = 2; level < c.vision().levels(); level++) {
+            conv(s, neck + level + ".conv_1x1", e, m, 1);
+            conv(s, neck + level + ".conv_3x3", m, m, 3);
+        }
+        Sam2Config parts = t.sam2Parts();
+        Map<String, int[]> sam2 = new LinkedHashMap<>(Sam2Shapes.maskDecoder(parts));
+        sam2.putAll(Sam2Shapes.memoryAttention(parts));
+        sam2.putAll(Sam2Shapes.memoryEncoder(parts));
+        int h = t.hidden();
+        conv(sam2, "sam_mask_decoder.conv_s0", h, h / 8, 1);
+        conv(sam2, "sam_mask_decoder.conv_s1", h, h / 4, 1);
+        linear(sam2, "obj_ptr_tpos_proj", h, t.memDim());
+        sam2.put("maskmem_tpos_enc", new int[] {t.numMaskmem(), 1, 1, t.memDim()});
+        sam2.put("no_mem_embed", new int[] {1, 1, h});
+        sam2.put("no_mem_pos_enc", new int[] {1, 1, h});
+        conv(sam2, "mask_downsample", 1, 1, 4);
+        sam2.forEach((name, shape) -> s.put("tracker." + name.replace("memory_encoder.", "maskmem_backbone.")
+                .replace("memory_attention.", "transformer.encoder."), shape));
+        return s;
     }
 
     /** Every tensor of the detector, "detector." prefixed, in the module order of Meta's model. */
