@@ -38,7 +38,7 @@ final class ConceptTracker {
     static final float RECONDITION_SCORE = 0.8f;
 
     private final Concept concept;
-    private final Sam3TrackerModel model;
+    private final TrackerPasses model;
     private final CpuThreadPool pool;
     private final ConceptDetector detector;
     private final Sam3VideoSettings settings;
@@ -51,7 +51,7 @@ final class ConceptTracker {
     /** What a frame gave for this concept. */
     record Result(List<TrackedObject> objects, List<Long> hidden, List<Long> lost, List<Long> dropped) {}
 
-    ConceptTracker(Concept concept, Sam3TrackerModel model, CpuThreadPool pool, ConceptDetector detector,
+    ConceptTracker(Concept concept, TrackerPasses model, CpuThreadPool pool, ConceptDetector detector,
             Sam3VideoSettings settings) {
         this.concept = concept;
         this.model = model;

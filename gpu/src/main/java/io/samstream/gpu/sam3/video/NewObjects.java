@@ -26,7 +26,7 @@ final class NewObjects {
     /** A new object's conditioning memory. */
     record Start(float[] features, float[] pointer) {}
 
-    static Start[] start(CpuThreadPool pool, Sam3TrackerModel model, FrameFeatures f, List<Detection> dets, int width,
+    static Start[] start(CpuThreadPool pool, TrackerPasses model, FrameFeatures f, List<Detection> dets, int width,
             int height) {
         Sam3TrackerConfig c = model.config();
         int low = c.lowResSize();

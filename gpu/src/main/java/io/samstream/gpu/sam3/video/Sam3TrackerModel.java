@@ -29,7 +29,7 @@ import java.util.List;
  * pointer) and {@link #encodeMemory} ({@code _encode_new_memory}). Which memories a frame reads is the caller's
  * ({@link MemoryPicker}).
  */
-public final class Sam3TrackerModel {
+public final class Sam3TrackerModel implements TrackerPasses {
     /** The low-resolution mask of an object judged absent ({@code NO_OBJ_SCORE}). */
     public static final float NO_OBJECT_SCORE = -1024f;
 
@@ -78,6 +78,7 @@ public final class Sam3TrackerModel {
         }
     }
 
+    @Override
     public Sam3TrackerConfig config() {
         return config;
     }
@@ -103,7 +104,8 @@ public final class Sam3TrackerModel {
      * distances encoded as fractions of {@code pointerWindow - 1}), decoded without prompts into three masks, the
      * best by predicted IoU; mask and pointer replaced by the no-object ones when the object score is not positive.
      */
-    Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Spatial> spatial, List<Pointer> pointers,
+    @Override
+    public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Spatial> spatial, List<Pointer> pointers,
             int pointerWindow) {
         int n = f.side() * f.side();
         int m = config.memDim();
@@ -150,7 +152,8 @@ public final class Sam3TrackerModel {
      * pointer is the projected first mask token when both the decoder's object score is positive and the mask is
      * not empty, else the no-object pointer.
      */
-    float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
+    @Override
+    public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
         float[] m = new float[mask.length];
         boolean any = false;
         for (int i = 0; i < mask.length; i++) {
@@ -170,7 +173,8 @@ public final class Sam3TrackerModel {
      * maskSize², see {@link MemoryMasks}), with the no-object embedding added when it is absent, rounded to bf16 as
      * the predictor stores them.
      */
-    float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    @Override
+    public float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         float[] mem = memoryEncoder.encode(pool, f.top(), scaledMask);
         int m = config.memDim();
         for (int i = 0; i < mem.length; i++) {

@@ -59,12 +59,17 @@ public final class Sam3VideoModel implements AutoCloseable {
     /** A new stream with these settings, detecting with the model's own detector. */
     public Sam3VideoTracker openStream(Sam3VideoSettings settings) {
         return new Sam3VideoTracker(this, new Sam3ConceptDetector(detector, tokenizer, settings.detectionThreshold(),
-                settings.nmsIou()), settings);
+                settings.nmsIou()), tracker, settings);
     }
 
     /** A new stream whose detections come from {@code detector} (tests script it). */
     public Sam3VideoTracker openStream(Sam3VideoSettings settings, ConceptDetector detector) {
-        return new Sam3VideoTracker(this, detector, settings);
+        return new Sam3VideoTracker(this, detector, tracker, settings);
+    }
+
+    /** A stream whose tracker passes are scripted too (tests of the rules with known masks). */
+    Sam3VideoTracker openStream(Sam3VideoSettings settings, ConceptDetector detector, TrackerPasses passes) {
+        return new Sam3VideoTracker(this, detector, passes, settings);
     }
 
     @Override

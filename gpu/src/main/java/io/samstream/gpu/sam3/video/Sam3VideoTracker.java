@@ -34,14 +34,17 @@ public final class Sam3VideoTracker implements AutoCloseable {
 
     private final Sam3VideoModel model;
     private final ConceptDetector detector;
+    private final TrackerPasses passes;
     private final Sam3VideoSettings settings;
     private final Map<Concept, ConceptTracker> concepts = new LinkedHashMap<>();
     private int frame;
     private long nextId;
 
-    Sam3VideoTracker(Sam3VideoModel model, ConceptDetector detector, Sam3VideoSettings settings) {
+    Sam3VideoTracker(Sam3VideoModel model, ConceptDetector detector, TrackerPasses passes,
+            Sam3VideoSettings settings) {
         this.model = model;
         this.detector = detector;
+        this.passes = passes;
         this.settings = settings;
     }
 
@@ -91,7 +94,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
                 }
             }
             for (Concept c : asked) {
-                concepts.computeIfAbsent(c, k -> new ConceptTracker(k, model.tracker(), model.detector().pool(),
+                concepts.computeIfAbsent(c, k -> new ConceptTracker(k, passes, model.detector().pool(),
                         detector, settings));
             }
             List<TrackedObject> objects = new ArrayList<>();
