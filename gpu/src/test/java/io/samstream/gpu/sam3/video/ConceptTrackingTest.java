@@ -56,6 +56,10 @@ class ConceptTrackingTest {
         return new Run(model.openStream(s, d, tr), d, tr);
     }
 
+    static boolean[] maskBox(int n, int x0, int y0, int x1, int y1) {
+        return Masks.box(n, x0, y0, x1, y1);
+    }
+
     static List<Long> ids(VideoStep step) {
         return step.objects().stream().map(TrackedObject::id).toList();
     }
