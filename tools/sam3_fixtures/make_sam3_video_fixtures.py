@@ -102,7 +102,16 @@ def patch_for_cpu(torch, device):
     skimage, connected components come from label_8 (what skimage computes)."""
     if device == "cpu":
         torch.Tensor.cuda = lambda self, *a, **k: self
-        log("note: Tensor.cuda is the identity for this CPU run")
+        # the tracker's states store memories on "cuda" unless offloaded: keep them on the CPU
+        predictor = importlib.import_module("sam3.model.sam3_tracking_predictor").Sam3TrackerPredictor
+        init_state = predictor.init_state
+
+        def init_state_on_cpu(self, *a, **k):
+            k["offload_state_to_cpu"] = True
+            return init_state(self, *a, **k)
+
+        predictor.init_state = init_state_on_cpu
+        log("note: Tensor.cuda is the identity and tracker states stay on the CPU for this CPU run")
     if not torch.cuda.is_available():
         torch.Tensor.pin_memory = lambda self, *a, **k: self
         log("note: Tensor.pin_memory is the identity (no CUDA)")
