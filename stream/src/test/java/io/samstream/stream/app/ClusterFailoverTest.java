@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import java.util.TreeMap;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The failover of the cluster issue, with engines in JVMs of their own: three engines share file and
@@ -44,18 +46,20 @@ class ClusterFailoverTest {
     private static final List<String> FILES = ClusterKit.spreadIds("f", PARTITIONS, PARTITIONS);
     private static final List<String> LIVE = ClusterKit.spreadIds("l", PARTITIONS, PARTITIONS);
 
+    @RegisterExtension
+    final KafkaBrokerExtension kafka = KafkaBrokerExtension.configured(ClusterKit::fastGroups);
+
     @Test
     void aKilledEnginesStreamsGoOnElsewhereWithTheirPlaceAndIds() throws Exception {
         // Under target/, so that the engines' logs are there to read after a failure.
         Path dir = Files.createDirectories(Path.of("target", "cluster-failover").toAbsolutePath());
         List<EngineProcess> engines = new ArrayList<>();
-        try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
-            String b = broker.bootstrapServers();
-            ClusterKit.topics(broker, PARTITIONS);
+        try (KafkaProducer<String, byte[]> producer = kafka.producer()) {
+            String b = kafka.bootstrapServers();
+            ClusterKit.topics(kafka.broker(), PARTITIONS);
             ClusterKit.defineFiles(producer, FILES, FRAMES);
             for (String id : LIVE) {
-                ClusterKit.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
+                KafkaTopics.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
                         + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@2?live=true\",\"prompts\":{\"grid\":1}}");
             }
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
@@ -100,7 +104,7 @@ class ClusterFailoverTest {
 
                 // A prompt for a live stream: handled by exactly one engine, rejected by none.
                 String live = LIVE.get(0);
-                ClusterKit.send(producer, ClusterKit.PROMPTS, live, "{\"stream\":\"" + live
+                KafkaTopics.send(producer, ClusterKit.PROMPTS, live, "{\"stream\":\"" + live
                         + "\",\"op\":\"add\",\"object\":7,\"points\":[[30,30,1]]}");
                 ClusterHandoverTest.await(() -> count(engines, "prompts: stream " + live + ": add object 7") == 1,
                         "the prompt handled");
