@@ -113,6 +113,9 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         module = _StubModule(spec.name)
         module.__path__ = []
+        if spec.name in ("tqdm", "tqdm.auto"):
+            # the video path iterates over tqdm(...): a pass-through stands in
+            module.tqdm = lambda iterable=None, *args, **kwargs: iterable
         if spec.name == "iopath.common.file_io":
             class PathManager:
                 @staticmethod
@@ -161,8 +164,10 @@ def load_weight_values():
     return module.weight_values
 
 
-def build_model(m, cfg, vocab_path):
-    """Sam3Image as build_sam3_image_model composes it, at cfg's shapes (eval mode, no instance interactivity)."""
+def build_model(m, cfg, vocab_path, video=False):
+    """Sam3Image as build_sam3_image_model composes it, at cfg's shapes (eval mode, no instance interactivity);
+    with video=True the video model's detector (build_sam3_video_model's Sam3ImageOnVideoMultiGPU: the second
+    neck for the tracker, Meta's defaults for the other arguments)."""
     import torch.nn as nn
     d, h = cfg["d"], cfg["det_heads"]
     MHA = m.model_misc.MultiheadAttentionWrapper
@@ -180,7 +185,7 @@ def build_model(m, cfg, vocab_path):
                        retain_cls_token=False, ln_pre=True, ln_post=False, return_interm_layers=False,
                        bias_patch_embed=False, compile_mode=None)
     neck = m.necks.Sam3DualViTDetNeck(position_encoding=pos_enc(), d_model=d, scale_factors=[4.0, 2.0, 1.0, 0.5],
-                                      trunk=vit, add_sam2_neck=False)
+                                      trunk=vit, add_sam2_neck=video)
     tokenizer = m.tokenizer_ve.SimpleTokenizer(bpe_path=vocab_path)
     text = m.text_encoder_ve.VETextEncoder(tokenizer=tokenizer, d_model=d, width=cfg["text_width"],
                                            heads=cfg["text_heads"], layers=cfg["text_layers"],
@@ -222,6 +227,11 @@ def build_model(m, cfg, vocab_path):
         pos_enc=pos_enc(), encode_boxes_as_points=False, points_direct_project=True, points_pool=True,
         points_pos_enc=True, boxes_direct_project=True, boxes_pool=True, boxes_pos_enc=True, d_model=d,
         num_layers=cfg["geo_layers"], layer=geo_layer, use_act_ckpt=True, add_cls=True, add_post_encode_proj=True)
+    if video:
+        return m.sam3_image.Sam3ImageOnVideoMultiGPU(
+            num_feature_levels=1, backbone=backbone, transformer=transformer, segmentation_head=seg_head,
+            semantic_segmentation_head=None, input_geometry_encoder=geometry, use_early_fusion=True,
+            use_dot_prod_scoring=True, dot_prod_scoring=scoring, supervise_joint_box_scores=True).eval()
     model = m.sam3_image.Sam3Image(backbone=backbone, transformer=transformer, input_geometry_encoder=geometry,
                                    segmentation_head=seg_head, num_feature_levels=1, o2m_mask_predict=True,
                                    dot_prod_scoring=scoring, use_instance_query=False, multimask_output=True,

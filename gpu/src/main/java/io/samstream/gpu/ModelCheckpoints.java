@@ -13,6 +13,7 @@ import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.gpu.sam3.Sam3Checkpoint;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +22,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which model a checkpoint holds, SAM or SAM 2.1, told from its state_dict's keys, and the SAM 2.1 opener.
+ * Which model a checkpoint holds, SAM, SAM 2.1 or SAM 3, told from its state_dict's keys, and the SAM 2.1 opener.
  *
+ * <p>SAM 3 ({@code sam3.pt}, or its image model's state_dict) is told by its ViT under the vision-language backbone
+ * ({@link Sam3Checkpoint#isSam3}); it is checked first, as its tracker has SAM 2-like parts under other names.
  * <p>A state_dict with any of SAM 2's own key families (a Hiera trunk {@code image_encoder.trunk.*}, a
  * {@code memory_attention.*} or a {@code memory_encoder.*}) is taken as SAM 2.1, so that a damaged SAM 2.1
  * file is reported by {@link Sam2ConfigInference} with what it lacks, instead of as a strange SAM. Anything
@@ -47,7 +50,7 @@ public final class ModelCheckpoints {
 
     /** The model family of a checkpoint. */
     public enum Family {
-        SAM("SAM"), SAM2("SAM 2.1");
+        SAM("SAM"), SAM2("SAM 2.1"), SAM3("SAM 3");
 
         private final String label;
 
@@ -60,8 +63,11 @@ public final class ModelCheckpoints {
         }
     }
 
-    /** SAM 2.1 when any of SAM 2's own key families is present, else SAM. */
+    /** SAM 3 when its ViT trunk is there; else SAM 2.1 when any of SAM 2's own key families is present; else SAM. */
     public static Family family(StateDict sd) {
+        if (Sam3Checkpoint.isSam3(sd)) {
+            return Family.SAM3;
+        }
         return sd.hasPrefix("image_encoder.trunk.") || sd.hasPrefix("memory_attention.")
                 || sd.hasPrefix("memory_encoder.") ? Family.SAM2 : Family.SAM;
     }

@@ -55,6 +55,11 @@ class ModelCheckpointsTest {
     void familiesAreToldByKeys() {
         assertEquals(ModelCheckpoints.Family.SAM2, ModelCheckpoints.family(CheckpointLoader.load(SAM2_TINY)));
         assertEquals(ModelCheckpoints.Family.SAM, ModelCheckpoints.family(CheckpointLoader.load(SAM_TINY)));
+        // SAM 3 (image model or sam3.pt with its tracker, whose SAM 2-like parts must not make it SAM 2.1)
+        assertEquals(ModelCheckpoints.Family.SAM3, ModelCheckpoints.family(
+                io.samstream.gpu.sam3.Sam3Weights.stateDict(io.samstream.gpu.sam3.Sam3Weights.TINY)));
+        assertEquals(ModelCheckpoints.Family.SAM3, ModelCheckpoints.family(io.samstream.gpu.sam3.Sam3Weights
+                .videoStateDict(io.samstream.gpu.sam3.Sam3Weights.TINY, io.samstream.gpu.sam3.Sam3Weights.TINY_TRACKER)));
     }
 
     @Test

@@ -90,7 +90,18 @@ public final class MemoryReadout {
 
     /** The position of each token of a pointer {@code distance} frames back: [memDim]. */
     public float[] pointerPosition(CpuThreadPool pool, int distance) {
-        float tDiffMax = Sam2Config.MAX_OBJECT_POINTERS - 1;
+        return pointerPosition(pool, distance, Sam2Config.MAX_OBJECT_POINTERS);
+    }
+
+    /**
+     * As above for a model that attends {@code window} pointers at most (the current frame's included): the distance
+     * is encoded as a fraction of {@code window - 1} ({@code _get_tpos_enc}'s max_abs_pos).
+     */
+    public float[] pointerPosition(CpuThreadPool pool, int distance, int window) {
+        if (window < 2) {
+            throw new IllegalArgumentException("a pointer window of " + window + " (at least 2)");
+        }
+        float tDiffMax = window - 1;
         return pointerProj.forward(pool, PositionEncodings.sine1d(distance / tDiffMax, hidden), 1);
     }
 }

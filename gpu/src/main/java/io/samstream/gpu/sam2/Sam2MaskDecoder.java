@@ -22,7 +22,7 @@ import java.util.Map;
  * single-mask gives mask 0, or, when its stability score (area above +0.05 over area above -0.05) is below
  * 0.98, the best-IoU mask of 1..3 (the pointer token stays token 0).
  */
-final class Sam2MaskDecoder {
+public final class Sam2MaskDecoder {
     static final float STABILITY_DELTA = 0.05f;
     static final float STABILITY_THRESH = 0.98f;
 
@@ -40,9 +40,9 @@ final class Sam2MaskDecoder {
     private final Mlp scoreHead;
 
     /** Decoder output: masks [m][4f*4f], ious [m], tokens [m][dim] for the pointer, and the object score. */
-    record Output(float[][] masks, float[] ious, float[][] tokens, float objectScore) {}
+    public record Output(float[][] masks, float[] ious, float[][] tokens, float objectScore) {}
 
-    Sam2MaskDecoder(StateDict sd, Sam2Config config) {
+    public Sam2MaskDecoder(StateDict sd, Sam2Config config) {
         String p = "sam_mask_decoder.";
         this.dim = config.hidden();
         this.side = config.featureSize();
@@ -83,9 +83,10 @@ final class Sam2MaskDecoder {
 
     /**
      * Decodes an image embedding [f*f, dim] (memory-conditioned) with sparse prompt embeddings [n, dim] and the
-     * dense position encoding [f*f, dim] plus the dense (no-mask) embedding vector.
+     * dense position encoding [f*f, dim] plus the dense prompt embedding: one vector [dim] for every position (no
+     * mask prompt, {@code no_mask_embed}) or a map [f*f, dim] (a mask prompt's embedding).
      */
-    Output decode(CpuThreadPool pool, float[] image, float[] sparse, int n, float[] densePe, float[] noMask,
+    public Output decode(CpuThreadPool pool, float[] image, float[] sparse, int n, float[] densePe, float[] dense,
             FrameFeatures feats, boolean multimask) {
         int nq = 6 + n;
         float[] tokens = new float[nq * dim];
@@ -93,9 +94,15 @@ final class Sam2MaskDecoder {
         System.arraycopy(sparse, 0, tokens, 6 * dim, n * dim);
         int nk = side * side;
         float[] keys = new float[nk * dim];
+        boolean map = dense.length == nk * dim;
+        if (!map && dense.length != dim) {
+            throw new IllegalArgumentException("dense prompt embedding of " + dense.length + " values: " + dim
+                    + " (one vector) or " + nk * dim + " (a map) expected");
+        }
         for (int t = 0; t < nk; t++) {
+            int d0 = map ? t * dim : 0;
             for (int c = 0; c < dim; c++) {
-                keys[t * dim + c] = image[t * dim + c] + noMask[c];
+                keys[t * dim + c] = image[t * dim + c] + dense[d0 + c];
             }
         }
         float[] queries = tokens.clone();
@@ -168,7 +175,7 @@ final class Sam2MaskDecoder {
         return union > 0 ? (float) inter / union : 1f;
     }
 
-    static int argmax(float[] v) {
+    public static int argmax(float[] v) {
         int best = 0;
         for (int i = 1; i < v.length; i++) {
             if (v[i] > v[best]) {
@@ -178,7 +185,7 @@ final class Sam2MaskDecoder {
         return best;
     }
 
-    static float sigmoid(float x) {
+    public static float sigmoid(float x) {
         return (float) (1.0 / (1.0 + Math.exp(-x)));
     }
 }

@@ -264,7 +264,7 @@ public final class Sam2Model implements Sam2Tracking {
     }
 
     /** Round to nearest even bf16, as torch's float-to-bfloat16 conversion. */
-    static float roundToBf16(float x) {
+    public static float roundToBf16(float x) {
         if (Float.isNaN(x)) {
             return x;
         }

@@ -9,7 +9,7 @@ import io.samstream.gpu.checkpoint.StateDict;
  * box argument the reference always appends one padding point. No mask prompt: the dense embedding is
  * {@code no_mask_embed} at every position.
  */
-final class Sam2PromptEncoder {
+public final class Sam2PromptEncoder {
     private final int dim;
     private final int imageSize;
     private final float[] gaussian;
@@ -18,7 +18,7 @@ final class Sam2PromptEncoder {
     private final float[] noMask;
     private final float[] densePe;
 
-    Sam2PromptEncoder(StateDict sd, Sam2Config config) {
+    public Sam2PromptEncoder(StateDict sd, Sam2Config config) {
         String p = "sam_prompt_encoder.";
         this.dim = config.hidden();
         this.imageSize = config.imageSize();
@@ -55,7 +55,7 @@ final class Sam2PromptEncoder {
      * Sparse embeddings [n + 1, dim] of n points (model-input pixels) with labels in {-1, 0, 1, 2, 3}, the
      * trailing padding point included.
      */
-    float[] sparse(float[][] points, int[] labels) {
+    public float[] sparse(float[][] points, int[] labels) {
         int n = points.length;
         float[] out = new float[(n + 1) * dim];
         for (int i = 0; i <= n; i++) {
@@ -77,12 +77,12 @@ final class Sam2PromptEncoder {
     }
 
     /** get_dense_pe(): [f*f, dim]. */
-    float[] densePe() {
+    public float[] densePe() {
         return densePe;
     }
 
     /** The dense prompt embedding without a mask prompt (one vector for every position). */
-    float[] noMaskEmbedding() {
+    public float[] noMaskEmbedding() {
         return noMask;
     }
 }

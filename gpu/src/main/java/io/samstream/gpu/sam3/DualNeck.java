@@ -11,10 +11,13 @@ import io.samstream.gpu.sam2.PositionEncodings;
  * SAM 3's neck ({@code Sam3DualViTDetNeck}, simple feature pyramid) for the levels the detector keeps: 4x (two
  * 2x2 transposed convolutions with a GELU between), 2x (one), 1x (none), each then a 1x1 convolution to the
  * detector's width and a 3x3 one. The 0.5x level (max pooling) is dropped by the backbone ({@code scalp=1}) and not
- * computed; the SAM 2-style second neck serves only the tracker's interactive mode.
+ * computed. The video model's checkpoint has a second neck of the same shape ({@code sam2_convs}, {@link
+ * #TRACKER_PREFIX}) whose levels feed the tracker.
  */
 final class DualNeck {
     static final String PREFIX = "backbone.vision_backbone.convs.";
+    /** The second neck, the tracker's ({@code add_sam2_neck}). */
+    static final String TRACKER_PREFIX = "backbone.vision_backbone.sam2_convs.";
 
     private final ConvTranspose2x2 up4a;
     private final ConvTranspose2x2 up4b;
@@ -24,14 +27,19 @@ final class DualNeck {
     private final int d;
 
     DualNeck(StateDict sd, int embed, int d) {
+        this(sd, embed, d, PREFIX);
+    }
+
+    /** The neck whose weights are under {@code prefix} ({@link #PREFIX} or {@link #TRACKER_PREFIX}). */
+    DualNeck(StateDict sd, int embed, int d, String prefix) {
         this.d = d;
-        up4a = ConvTranspose2x2.load(sd, PREFIX + "0.dconv_2x2_0", embed, embed / 2);
-        up4b = ConvTranspose2x2.load(sd, PREFIX + "0.dconv_2x2_1", embed / 2, embed / 4);
-        up2 = ConvTranspose2x2.load(sd, PREFIX + "1.dconv_2x2", embed, embed / 2);
+        up4a = ConvTranspose2x2.load(sd, prefix + "0.dconv_2x2_0", embed, embed / 2);
+        up4b = ConvTranspose2x2.load(sd, prefix + "0.dconv_2x2_1", embed / 2, embed / 4);
+        up2 = ConvTranspose2x2.load(sd, prefix + "1.dconv_2x2", embed, embed / 2);
         int[] in = {embed / 4, embed / 2, embed};
         for (int i = 0; i < 3; i++) {
-            conv1x1[i] = Conv2d.load(sd, PREFIX + i + ".conv_1x1", in[i], d, 1, 1, 0, true);
-            conv3x3[i] = Conv2d.load(sd, PREFIX + i + ".conv_3x3", d, d, 3, 1, 1, true);
+            conv1x1[i] = Conv2d.load(sd, prefix + i + ".conv_1x1", in[i], d, 1, 1, 0, true);
+            conv3x3[i] = Conv2d.load(sd, prefix + i + ".conv_3x3", d, d, 3, 1, 1, true);
         }
     }
 

@@ -42,6 +42,61 @@ public final class Sam3ConfigInference {
         return new Sam3Config(vision, text, detector);
     }
 
+    /**
+     * The tracker's configuration ({@code sam3.pt}'s {@code tracker.*} keys) for the detector {@code detector} of
+     * the same checkpoint: its grid is the ViT's and its width the detector's (the second neck feeds it).
+     */
+    public static Sam3TrackerConfig inferTracker(StateDict checkpoint, Sam3Config detector) {
+        StateDict sd = Sam3Checkpoint.tracker(checkpoint);
+        StateDict det = Sam3Checkpoint.detector(checkpoint);
+        if (!det.hasPrefix(DualNeck.TRACKER_PREFIX)) {
+            throw bad(checkpoint, "has a tracker but no tracker neck (detector." + DualNeck.TRACKER_PREFIX + "*)");
+        }
+        int hidden = sd.get("no_mem_embed").dim(-1);
+        if (hidden != detector.detector().dModel()) {
+            throw bad(checkpoint, "tracker.no_mem_embed is " + hidden + " wide but the detector (and its second neck) "
+                    + detector.detector().dModel());
+        }
+        Tensor tpos = sd.get("maskmem_tpos_enc");
+        if (tpos.rank() != 4 || tpos.dim(1) != 1 || tpos.dim(2) != 1) {
+            throw bad(checkpoint, "tracker.maskmem_tpos_enc has shape " + tpos.shapeString()
+                    + " where [memories, 1, 1, width] was expected");
+        }
+        int memDim = tpos.dim(3);
+        int numMaskmem = tpos.dim(0);
+        int layers = sd.countIndexed("memory_attention.layers.");
+        if (layers == 0) {
+            throw bad(checkpoint, "no tracker.transformer.encoder.layers.* keys");
+        }
+        int ffn = sd.get("memory_attention.layers.0.linear1.weight").dim(0);
+        for (int i = 0; i < layers; i++) {
+            String p = "memory_attention.layers." + i + ".";
+            sd.get(p + "cross_attn_image.k_proj.weight", hidden, memDim);
+            sd.get(p + "linear1.weight", ffn, hidden);
+        }
+        int decoderMlp = sd.get("sam_mask_decoder.transformer.layers.0.mlp.layers.0.weight").dim(0);
+        int iouHidden = sd.get("sam_mask_decoder.iou_prediction_head.layers.0.weight").dim(0);
+        int down = 0;
+        while (sd.contains("memory_encoder.mask_downsampler.encoder." + (3 * down) + ".weight")) {
+            down++;
+        }
+        down--; // the last one found is the final 1x1 projection
+        if (down < 1 || (1 << down) != 16) {
+            throw bad(checkpoint, "the tracker's mask downsampler has " + Math.max(down, 0) + " stride-2 "
+                    + "convolutions (tracker.maskmem_backbone.mask_downsampler.encoder.*); SAM 3's has 4 (stride 16)");
+        }
+        int kernel = sd.get("memory_encoder.mask_downsampler.encoder.0.weight").dim(-1);
+        int fuser = sd.countIndexed("memory_encoder.fuser.layers.");
+        int fuserKernel = sd.get("memory_encoder.fuser.layers.0.dwconv.weight").dim(-1);
+        int maskInChans = sd.get("sam_prompt_encoder.mask_downscaling.3.weight").dim(0);
+        sd.get("mask_downsample.weight", 1, 1, 4, 4);
+        if (hidden % memDim != 0 || hidden % (2 * Sam3TrackerConfig.MEM_ATTN_HEADS) != 0) {
+            throw bad(checkpoint, "tracker width " + hidden + " is not a multiple of the memory width " + memDim);
+        }
+        return new Sam3TrackerConfig(detector.vision().imageSize(), detector.vision().grid(), hidden, memDim,
+                numMaskmem, layers, ffn, decoderMlp, iouHidden, down, kernel, fuser, fuserKernel, maskInChans);
+    }
+
     private static Sam3Config.Vision vision(StateDict sd, int dModel) {
         String trunk = Sam3Checkpoint.TRUNK;
         Tensor patch = sd.get(trunk + "patch_embed.proj.weight");

@@ -21,6 +21,8 @@ public final class Sam3Model implements AutoCloseable {
     private final DetrDecoder decoder;
     private final DotProductScoring scoring;
     private final MaskHead maskHead;
+    /** The second neck, for the tracker (null when the checkpoint is an image model's). */
+    private final DualNeck trackerNeck;
     private final CpuThreadPool pool;
 
     /** The model of a checkpoint, its configuration read from the shapes. */
@@ -40,6 +42,8 @@ public final class Sam3Model implements AutoCloseable {
         this.decoder = new DetrDecoder(sd, c);
         this.scoring = new DotProductScoring(sd, c);
         this.maskHead = new MaskHead(sd, c);
+        this.trackerNeck = sd.hasPrefix(DualNeck.TRACKER_PREFIX)
+                ? new DualNeck(sd, config.vision().embedDim(), c.dModel(), DualNeck.TRACKER_PREFIX) : null;
         this.pool = new CpuThreadPool(threads);
     }
 
@@ -62,6 +66,28 @@ public final class Sam3Model implements AutoCloseable {
         }
         float[] trunk = vit.forward(pool, hwc);
         return neck.forward(pool, trunk, config.vision().grid());
+    }
+
+    /** Whether the checkpoint has the tracker's neck (a video model's {@code sam3.pt} has; an image model's not). */
+    public boolean hasTrackerNeck() {
+        return trackerNeck != null;
+    }
+
+    /**
+     * The tracker's image features of a frame: the second neck ({@code sam2_convs}) on the ViT's map, levels at 4x,
+     * 2x and 1x the grid, channels-last [(4g)², d], [(2g)², d], [g², d] ({@code sam2_backbone_out}'s backbone_fpn).
+     */
+    public float[][] trackerLevels(VisionFeatures image) {
+        if (trackerNeck == null) {
+            throw new IllegalStateException("this SAM 3 checkpoint has no tracker neck (" + DualNeck.TRACKER_PREFIX
+                    + "*): it is an image model's, not the video model's sam3.pt");
+        }
+        return trackerNeck.forward(pool, image.trunk(), image.grid()).fpn();
+    }
+
+    /** The pool the model's passes run on (the tracker shares it). */
+    public CpuThreadPool pool() {
+        return pool;
     }
 
     /** The features of a phrase's token ids (as many as the text context, 32 for SAM 3). */

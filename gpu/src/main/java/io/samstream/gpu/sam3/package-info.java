@@ -14,6 +14,7 @@
  * <p>Layout and numerics follow {@code io.samstream.gpu.cpu} and {@code io.samstream.gpu.sam2}, whose GEMM,
  * LayerNorm, convolutions, attention, resampling and rotary encoding are reused: channels-last {@code float[]}, fp32
  * with normalization statistics and softmax sums in double. The tracker half of sam3.pt (SAM 2's memory design) is
- * not read here yet.
+ * configured here ({@code Sam3TrackerConfig}, {@code Sam3Checkpoint#tracker}'s name mapping onto SAM 2.1's parts) and
+ * run by the streaming video path in {@link io.samstream.gpu.sam3.video}; {@code Sam3Shapes} lists sam3.pt's tensors.
  */
 package io.samstream.gpu.sam3;

@@ -18,6 +18,10 @@ final class TrackingModes {
     /** MEMORY or KALMAN: the mode the engine runs. */
     static TrackingMode resolve(SamstreamConfig config, ModelCheckpoints.Family family, Path checkpoint) {
         TrackingMode mode = config.tracking().mode();
+        if (family == ModelCheckpoints.Family.SAM3) {
+            throw new ConfigException(checkpoint + " is a SAM 3 checkpoint: the engine does not run SAM 3 yet "
+                    + "(issue #33); samstream segment --text runs it on single images");
+        }
         if (family == ModelCheckpoints.Family.SAM) {
             if (mode == TrackingMode.MEMORY) {
                 throw new ConfigException("samstream.tracking.mode = memory needs a SAM 2.1 checkpoint; "

@@ -20,6 +20,11 @@ import io.samstream.gpu.predict.PromptSet;
 import io.samstream.gpu.predict.SamPredictor;
 import io.samstream.gpu.sam2.Sam2ImagePredictor;
 import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.gpu.sam3.ExemplarBox;
+import io.samstream.gpu.sam3.Sam3Image;
+import io.samstream.gpu.sam3.Sam3Model;
+import io.samstream.gpu.sam3.Sam3Result;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,7 +46,8 @@ import picocli.CommandLine.Model.CommandSpec;
         name = "segment",
         mixinStandardHelpOptions = true,
         description = {
-            "Segment one image with SAM or SAM 2.1 (told from the checkpoint): encode it once, decode every prompt set.",
+            "Segment one image with SAM, SAM 2.1 or SAM 3 (told from the checkpoint): encode it once, decode every"
+                    + " prompt set; with SAM 3, --text finds every instance of a phrase.",
             "Coordinates are in original image pixels. Writes DIR/masks.json (COCO RLE masks, predicted IoU,"
                     + " boxes) and, with --npy, the reference predictor's arrays.",
             "With --auto, no prompts: every object, found by SAM's automatic mask generation."
@@ -78,6 +84,15 @@ final class SegmentCommand implements Callable<Integer> {
     @Option(names = "--prompts", paramLabel = "PROMPTS.json",
             description = "JSON array of prompt sets {\"points\",\"labels\",\"box\",\"multimask\"}.")
     Path promptsFile;
+
+    @Option(names = "--text", paramLabel = "PHRASE",
+            description = "SAM 3 checkpoints: find every instance of a noun phrase (\"person\", \"red car\"); with"
+                    + " --box, that box is an exemplar of what to find. Reads the vocabulary next to the checkpoint.")
+    String text;
+
+    @Option(names = "--text-threshold", paramLabel = "T",
+            description = "--text: keep instances scored above T (default: ${DEFAULT-VALUE}, Meta's processor's).")
+    float textThreshold = Sam3Image.DEFAULT_THRESHOLD;
 
     @Option(names = "--auto", description = "Find every object: SAM's automatic mask generation (point grid,"
             + " filters, box NMS) instead of prompts.")
@@ -132,7 +147,7 @@ final class SegmentCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         SamstreamConfig config = configFile == null ? ConfigLoader.load() : ConfigLoader.load(configFile);
         AutomaticMaskGenerator.Settings autoSettings = auto ? autoSettings() : null;
-        List<PromptSet> sets = auto ? List.of() : promptSets();
+        List<PromptSet> sets = auto || text != null ? List.of() : promptSets();
         checkOut();
         Path ckpt = checkpoint != null ? checkpoint : config.checkpoint().orElseThrow(() -> new ParameterException(
                 spec.commandLine(), "no checkpoint: give --checkpoint or set samstream.model.checkpoint"));
@@ -157,7 +172,15 @@ final class SegmentCommand implements Callable<Integer> {
         ModelSparsity sparse = sparsity == null ? config.sparsity()
                 : ModelSparsity.parse(sparsity, config.sparsity().layers().name(), "--sparsity", "sparse-layers");
         StateDict weights = ModelCheckpoints.load(ckpt);
-        if (ModelCheckpoints.family(weights) == ModelCheckpoints.Family.SAM2) {
+        ModelCheckpoints.Family family = ModelCheckpoints.family(weights);
+        if (family == ModelCheckpoints.Family.SAM3) {
+            return segmentSam3(ckpt, weights, rgb, dev, nThreads);
+        }
+        if (text != null) {
+            throw new ParameterException(spec.commandLine(), "--text needs a SAM 3 checkpoint; " + ckpt + " is a "
+                    + family.label() + " checkpoint (give it --point, --box, --prompts or --auto)");
+        }
+        if (family == ModelCheckpoints.Family.SAM2) {
             return segmentSam2(ckpt, weights, rgb, sets, dev, nThreads, sparse);
         }
         try (SamBackend backend = SamModels.open(weights, dev, nThreads, 1, sparse, CudaSamBackend.DEFAULT_RING_BATCHES,
@@ -234,6 +257,56 @@ final class SegmentCommand implements Callable<Integer> {
             new SegmentOutput(out).writeMasksJson(image, ckpt, model.config().toString(), model.describe(), sets,
                     predictions);
             spec.commandLine().getOut().printf("%d prompt set(s) -> %s%n", sets.size(), out.resolve("masks.json"));
+        }
+        return 0;
+    }
+
+    /**
+     * A SAM 3 checkpoint: the image through {@link Sam3Image} on the CPU reference (Meta's Sam3Processor: every
+     * instance of the {@code --text} phrase, a {@code --box} as a positive exemplar), masks.json with the concept and
+     * its instances. Points, --prompts, --auto, --multimask, --npy and 2:4 sparsity are the other models'; asking for
+     * them is an error naming the flag.
+     */
+    private int segmentSam3(Path ckpt, StateDict weights, RgbImage rgb, Device dev, int nThreads) throws Exception {
+        String what = ckpt + " is a SAM 3 checkpoint: ";
+        if (text == null || text.isBlank()) {
+            throw new ParameterException(spec.commandLine(), what + "give the phrase to find with --text");
+        }
+        if (!points.isEmpty() || promptsFile != null || auto || multimask || npy) {
+            throw new ParameterException(spec.commandLine(), what + "--text (with an optional --box exemplar) is its"
+                    + " prompt; --point, --prompts, --auto, --multimask and --npy are SAM's and SAM 2.1's");
+        }
+        if (!(textThreshold >= 0f && textThreshold <= 1f)) {
+            throw new ParameterException(spec.commandLine(), "--text-threshold must be in [0, 1], got " + textThreshold);
+        }
+        if (dev == Device.CUDA) {
+            throw new ParameterException(spec.commandLine(), what + "it runs on the CPU reference so far (use --device"
+                    + " cpu or auto)");
+        }
+        List<ExemplarBox> exemplars = new ArrayList<>();
+        List<float[]> boxes = new ArrayList<>();
+        if (box != null) {
+            double[] c = box.corners();
+            if (c[0] >= c[2] || c[1] >= c[3] || c[2] <= 0 || c[3] <= 0 || c[0] >= rgb.width() || c[1] >= rgb.height()) {
+                throw new ParameterException(spec.commandLine(), "--box " + java.util.Arrays.toString(c)
+                        + " must have x0 < x1, y0 < y1 and overlap the " + rgb.width() + " x " + rgb.height() + " image");
+            }
+            exemplars.add(ExemplarBox.fromCorners((float) c[0], (float) c[1], (float) c[2], (float) c[3], rgb.width(),
+                    rgb.height(), true));
+            boxes.add(new float[] {(float) c[0], (float) c[1], (float) c[2], (float) c[3]});
+        }
+        Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(ckpt);
+        try (Sam3Image sam3 = new Sam3Image(new Sam3Model(weights, nThreads), tokenizer)) {
+            long t0 = System.nanoTime();
+            Sam3Image.Encoded encoded = sam3.encode(rgb);
+            log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
+                    (System.nanoTime() - t0) / 1_000_000);
+            Sam3Result result = sam3.find(encoded, text, exemplars, textThreshold);
+            new SegmentOutput(out).writeConceptMasksJson(image, ckpt, sam3.model().config().toString(),
+                    "CPU (fp32, " + nThreads + " threads)", rgb.width(), rgb.height(), text, boxes, textThreshold,
+                    result);
+            spec.commandLine().getOut().printf("\"%s\": %d instance(s), presence %.3f -> %s%n", text,
+                    result.instances().size(), result.presence(), out.resolve("masks.json"));
         }
         return 0;
     }

@@ -10,6 +10,7 @@ import io.samstream.gpu.predict.AutomaticMaskGenerator;
 import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.Prediction;
 import io.samstream.gpu.predict.PromptSet;
+import io.samstream.gpu.sam3.Sam3Result;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
 import io.samstream.gpu.tensor.Tensor;
@@ -28,6 +29,9 @@ import java.util.List;
  *   <li>with {@code --auto}, instead of prompt sets: the generator's {@code settings} and its
  *       {@code masks}, best first, each as above plus its stability score and the grid {@code point}
  *       that prompted it.
+ *   <li>with {@code --text} (a SAM 3 checkpoint), instead of prompt sets: the {@code concept} (phrase, exemplar
+ *       boxes, threshold, presence score) and its instances' {@code masks}, best first, each as above with its
+ *       {@code score} and the detector's box.
  *   <li>with {@code --npy}, exactly the arrays the reference {@code SamPredictor} returns:
  *       {@code embedding.npy} float32 [1,C,h,w]; per set {@code prompt-<i>/masks.npy} bool [N,H,W],
  *       {@code iou.npy} float32 [N], {@code lowres.npy} float32 [N,L,L].
@@ -68,6 +72,43 @@ final class SegmentOutput {
             for (int m = 0; m < p.count(); m++) {
                 masks.add(maskJson(json, p.masks()[m], p.width(), p.height(), p.iouPredictions()[m]));
             }
+        }
+        json.writeValue(dir.resolve("masks.json").toFile(), root);
+    }
+
+    /**
+     * A SAM 3 concept prompt's instances ({@code --text}): the phrase, the threshold and the presence score, then the
+     * masks as for prompt sets, each with its score (sigmoid(logit) x presence) instead of a predicted IoU and the
+     * detector's box (floats, pixels).
+     */
+    void writeConceptMasksJson(Path image, Path checkpoint, String model, String device, int width, int height,
+            String text, List<float[]> exemplars, float threshold, Sam3Result result) throws IOException {
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode root = json.createObjectNode();
+        root.put("image", image.toString());
+        root.put("width", width);
+        root.put("height", height);
+        root.put("checkpoint", checkpoint.toString());
+        root.put("model", model);
+        root.put("device", device);
+        ObjectNode concept = root.putObject("concept");
+        concept.put("text", text);
+        ArrayNode boxes = concept.putArray("exemplar_boxes");
+        for (float[] b : exemplars) {
+            boxes.addArray().add(b[0]).add(b[1]).add(b[2]).add(b[3]);
+        }
+        concept.put("threshold", threshold);
+        concept.put("presence", result.presence());
+        ArrayNode out = root.putArray("masks");
+        for (Sam3Result.Instance inst : result.instances()) {
+            ObjectNode n = maskJson(json, inst.mask(), width, height, Float.NaN);
+            n.remove("predicted_iou");
+            n.put("score", inst.score());
+            ArrayNode det = n.putArray("detector_box");
+            for (float v : inst.box()) {
+                det.add(v);
+            }
+            out.add(n);
         }
         json.writeValue(dir.resolve("masks.json").toFile(), root);
     }

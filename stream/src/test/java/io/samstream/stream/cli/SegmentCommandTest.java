@@ -8,6 +8,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.TestPatternSource.PatternObject;
+import io.samstream.gpu.checkpoint.CheckpointWriter;
+import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Shapes;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.testkit.CocoMasks;
 import io.samstream.testkit.TestModels;
 import io.samstream.testkit.connectors.PatternTruth;
@@ -367,6 +372,68 @@ class SegmentCommandTest {
             assertEquals(1, cuda.code, cuda.err);
             assertOneLineError(cuda, "device cuda: ");
         }
+    }
+
+    @Test
+    void textOnACheckpointThatIsNotSam3NamesTheFlag() {
+        Result r = run("segment", "--checkpoint", MODEL.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--text", "person", "--out", tmp.resolve("t").toString());
+        assertEquals(2, r.code, r.err);
+        assertTrue(r.err.contains("--text needs a SAM 3 checkpoint"), r.err);
+        assertTrue(r.err.contains("is a SAM checkpoint"), r.err);
+    }
+
+    /** A tiny SAM 3 image model with random weights, and the test vocabulary next to it as Meta names it. */
+    private Path tinySam3() throws IOException {
+        Sam3Config config = new Sam3Config(
+                new Sam3Config.Vision(112, 14, 48, 4, 2, 222, 4, new int[] {1, 3}, 4, 4),
+                new Sam3Config.Text(814, 32, 64, 2, 1, 256, 512),
+                new Sam3Config.Detector(32, 4, 2, 64, 2, 64, 20, 1, 64, 7, 3, 64));
+        Path dir = Files.createDirectories(tmp.resolve("sam3"));
+        Path file = dir.resolve("sam3-tiny.safetensors");
+        CheckpointWriter.writeSafetensors(Sam2Shapes.random(Sam3Shapes.shapes(config), 7), file, "test");
+        Files.copy(Path.of("../gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz"),
+                dir.resolve(Sam3Tokenizer.VOCABULARY_FILE));
+        return file;
+    }
+
+    @Test
+    void aSam3CheckpointFindsEveryInstanceOfAPhraseAndRefusesTheOtherModelsPrompts() throws IOException {
+        Path ckpt = tinySam3();
+        Path out = tmp.resolve("sam3-out");
+        // threshold 0: every one of the 20 queries is an instance, best first
+        Result r = run("segment", "--checkpoint", ckpt.toString(), "--image", CASE.resolve("image.png").toString(),
+                "--text", "red circle", "--text-threshold", "0", "--device", "cpu", "--threads", "2", "--out",
+                out.toString());
+        assertEquals(0, r.code, r.err);
+        JsonNode json = new ObjectMapper().readTree(out.resolve("masks.json").toFile());
+        assertEquals("red circle", json.get("concept").get("text").asText());
+        assertTrue(json.get("model").asText().startsWith("SAM 3"), json.toString());
+        JsonNode masks = json.get("masks");
+        assertEquals(20, masks.size());
+        double last = 2;
+        for (JsonNode m : masks) {
+            double score = m.get("score").asDouble();
+            assertTrue(score <= last && score > 0, "scores best first: " + score);
+            last = score;
+            boolean[] mask = CocoMasks.decode(m.get("mask").get("counts").asText(), 180, 320);
+            long area = 0;
+            for (boolean b : mask) {
+                area += b ? 1 : 0;
+            }
+            assertEquals(area, m.get("area").asLong());
+            assertEquals(4, m.get("detector_box").size());
+        }
+        Result points = run("segment", "--checkpoint", ckpt.toString(), "--image",
+                CASE.resolve("image.png").toString(), "--text", "red circle", "--point", "10,10", "--out",
+                tmp.resolve("p").toString());
+        assertEquals(2, points.code, points.err);
+        assertTrue(points.err.contains("--point, --prompts, --auto, --multimask and --npy are SAM's and SAM 2.1's"),
+                points.err);
+        Result none = run("segment", "--checkpoint", ckpt.toString(), "--image",
+                CASE.resolve("image.png").toString(), "--box", "10,10,50,50", "--out", tmp.resolve("n").toString());
+        assertEquals(2, none.code, none.err);
+        assertTrue(none.err.contains("give the phrase to find with --text"), none.err);
     }
 
     private static void writePng(byte[] rgb, int w, int h, Path file) throws IOException {

@@ -1,0 +1,126 @@
+package io.samstream.gpu.sam3.video;
+
+/**
+ * Overlap rules between the masks of one concept's objects on one frame, as Meta's video model applies them:
+ * mask IoU ({@code mask_iou}), the pixel-wise non-overlap of the memory encoder's input with its shrinkage
+ * suppression ({@code _suppress_object_pw_area_shrinkage}), and the object-wise non-overlap of the published masks
+ * ({@code _apply_object_wise_non_overlapping_constraints}). Ties go to the first object, as torch's argmax gives.
+ */
+final class MaskOverlaps {
+    /** A mask that keeps less than this fraction of its area under the pixel-wise rule is suppressed whole. */
+    static final float SHRINK_THRESHOLD = 0.3f;
+    /** The logit a suppressed pixel is clamped to ({@code clamp(max=-10)}). */
+    static final float SUPPRESSED = -10f;
+
+    private MaskOverlaps() {}
+
+    /** Intersection over union of two binary masks (0 when both are empty). */
+    static float iou(boolean[] a, boolean[] b) {
+        int inter = 0;
+        int union = 0;
+        for (int i = 0; i < a.length; i++) {
+            inter += a[i] && b[i] ? 1 : 0;
+            union += a[i] || b[i] ? 1 : 0;
+        }
+        return (float) inter / Math.max(union, 1);
+    }
+
+    /** The pixels of logits above 0. */
+    static boolean[] binary(float[] logits) {
+        boolean[] out = new boolean[logits.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = logits[i] > 0;
+        }
+        return out;
+    }
+
+    static int area(boolean[] m) {
+        int n = 0;
+        for (boolean b : m) {
+            n += b ? 1 : 0;
+        }
+        return n;
+    }
+
+    /**
+     * {@code _apply_non_overlapping_constraints}: at each pixel only the object with the highest logit keeps its
+     * value, the others are clamped to at most -10. One object is left as it is.
+     */
+    static float[][] pixelwise(float[][] masks) {
+        float[][] out = new float[masks.length][];
+        for (int k = 0; k < masks.length; k++) {
+            out[k] = masks[k].clone();
+        }
+        if (masks.length <= 1) {
+            return out;
+        }
+        int n = masks[0].length;
+        for (int i = 0; i < n; i++) {
+            int best = 0;
+            for (int k = 1; k < masks.length; k++) {
+                if (masks[k][i] > masks[best][i]) {
+                    best = k;
+                }
+            }
+            for (int k = 0; k < masks.length; k++) {
+                if (k != best) {
+                    out[k][i] = Math.min(out[k][i], SUPPRESSED);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@code _suppress_object_pw_area_shrinkage}: a mask whose area under the pixel-wise rule falls below 30 % of its
+     * own is clamped to at most -10 everywhere; the others are returned as they were (they may still overlap).
+     */
+    static float[][] suppressShrunk(float[][] masks) {
+        float[][] pixelwise = pixelwise(masks);
+        float[][] out = new float[masks.length][];
+        for (int k = 0; k < masks.length; k++) {
+            int before = area(binary(masks[k]));
+            int after = area(binary(pixelwise[k]));
+            float ratio = (float) after / Math.max(before, 1);
+            out[k] = masks[k].clone();
+            if (!(ratio >= SHRINK_THRESHOLD)) {
+                for (int i = 0; i < out[k].length; i++) {
+                    out[k][i] = Math.min(out[k][i], SUPPRESSED);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The published masks made disjoint: a pixel covered by several objects goes to the one with the highest score
+     * (the first of equals).
+     */
+    static boolean[][] objectWise(boolean[][] masks, float[] scores) {
+        boolean[][] out = new boolean[masks.length][];
+        for (int k = 0; k < masks.length; k++) {
+            out[k] = masks[k].clone();
+        }
+        if (masks.length <= 1) {
+            return out;
+        }
+        int n = masks[0].length;
+        for (int i = 0; i < n; i++) {
+            int best = 0;
+            float bestValue = masks[0][i] ? scores[0] : 0f;
+            for (int k = 1; k < masks.length; k++) {
+                float v = masks[k][i] ? scores[k] : 0f;
+                if (v > bestValue) {
+                    best = k;
+                    bestValue = v;
+                }
+            }
+            for (int k = 0; k < masks.length; k++) {
+                if (k != best || !(bestValue > 0)) {
+                    out[k][i] = false;
+                }
+            }
+        }
+        return out;
+    }
+}

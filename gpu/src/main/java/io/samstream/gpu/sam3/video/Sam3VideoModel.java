@@ -1,0 +1,84 @@
+package io.samstream.gpu.sam3.video;
+
+import io.samstream.gpu.checkpoint.CheckpointLoader;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam3.Sam3Checkpoint;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Model;
+import io.samstream.gpu.sam3.Sam3TrackerConfig;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
+import java.nio.file.Path;
+
+/**
+ * SAM 3's video model on the CPU: the detector ({@link Sam3Model}, the image path) and the tracker ({@link
+ * Sam3TrackerModel}) of one {@code sam3.pt}, their weights read once and shared by every stream opened on it
+ * ({@link #openStream}). Streams are independent; their steps run one at a time on the model's thread pool.
+ */
+public final class Sam3VideoModel implements AutoCloseable {
+    private final Sam3Model detector;
+    private final Sam3TrackerModel tracker;
+    private final Sam3Tokenizer tokenizer;
+
+    /** The video model of a state_dict with both halves (Meta's sam3.pt); the tokenizer's vocabulary must match. */
+    public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads) {
+        Sam3Config config = Sam3ConfigInference.infer(checkpoint);
+        Sam3TrackerConfig trackerConfig = Sam3ConfigInference.inferTracker(checkpoint, config);
+        this.tracker = new Sam3TrackerModel(checkpoint, trackerConfig);
+        this.detector = new Sam3Model(checkpoint, config, threads);
+        this.tokenizer = tokenizer;
+        if (tokenizer.vocabularySize() != config.text().vocabSize()) {
+            detector.close();
+            throw new IllegalArgumentException("the tokenizer's vocabulary has " + tokenizer.vocabularySize()
+                    + " ids but the text encoder embeds " + config.text().vocabSize() + " (" + tokenizer + ")");
+        }
+    }
+
+    /** sam3.pt and the vocabulary next to it ({@link Sam3Tokenizer#forCheckpoint}). */
+    public static Sam3VideoModel open(Path checkpoint, int threads) {
+        Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
+        StateDict sd = CheckpointLoader.load(checkpoint);
+        if (!Sam3Checkpoint.hasTracker(sd)) {
+            Sam3Checkpoint.tracker(sd); // throws, naming what is missing
+        }
+        return new Sam3VideoModel(sd, tokenizer, threads);
+    }
+
+    public Sam3Model detector() {
+        return detector;
+    }
+
+    public Sam3TrackerModel tracker() {
+        return tracker;
+    }
+
+    public Sam3Tokenizer tokenizer() {
+        return tokenizer;
+    }
+
+    /** A new stream with these settings, detecting with the model's own detector. */
+    public Sam3VideoTracker openStream(Sam3VideoSettings settings) {
+        return new Sam3VideoTracker(this, new Sam3ConceptDetector(detector, tokenizer, settings.detectionThreshold(),
+                settings.nmsIou()), tracker, settings);
+    }
+
+    /** A new stream whose detections come from {@code detector} (tests script it). */
+    public Sam3VideoTracker openStream(Sam3VideoSettings settings, ConceptDetector detector) {
+        return new Sam3VideoTracker(this, detector, tracker, settings);
+    }
+
+    /** A stream whose tracker passes are scripted too (tests of the rules with known masks). */
+    Sam3VideoTracker openStream(Sam3VideoSettings settings, ConceptDetector detector, TrackerPasses passes) {
+        return new Sam3VideoTracker(this, detector, passes, settings);
+    }
+
+    @Override
+    public void close() {
+        detector.close();
+    }
+
+    @Override
+    public String toString() {
+        return detector.config() + "; " + tracker.config();
+    }
+}

@@ -1,0 +1,143 @@
+package io.samstream.gpu.sam3.video;
+
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.Sam3Preprocessor;
+import io.samstream.gpu.sam3.VisionFeatures;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * SAM 3's concept tracking on one stream, in streaming form: frames come one at a time and are never revisited;
+ * each call of {@link #step} gives the frame's objects, each with a stable id and the concept that found it.
+ *
+ * <p>A step encodes the frame once (the ViT, the detector's neck and the tracker's), then steps each concept
+ * ({@link ConceptTracker}, in the order the concepts were first asked for): its tracks propagated by the tracker,
+ * the detector run on frames that are a multiple of {@code everyFrames} (and on a concept's first frame), matches,
+ * new objects, removals, memory, outputs. Concepts are independent of one another, as separate sessions of Meta's
+ * predictor are (one text prompt each); ids are unique across the stream's concepts. A concept no longer passed
+ * ends its objects. Memory per object is bounded ({@link ObjectMemory}), objects per stream too ({@code maxObjects},
+ * lost objects forgotten), so a stream's state stays flat however long it runs.
+ *
+ * <p>How this differs from Meta's {@code Sam3VideoPredictor}, which processes a finite video in a session: frames are
+ * processed once, forward, without the session's re-run of the prompted frame; nothing waits for the hot-start
+ * delay (an object shows from its first frame; one that hot-start removes stops showing); detection may skip frames;
+ * memory and the object count are bounded; lost objects are eventually forgotten. See the parts for the details.
+ */
+public final class Sam3VideoTracker implements AutoCloseable {
+    /** Concepts one stream may look for at once. */
+    public static final int MAX_CONCEPTS = 16;
+
+    private final Sam3VideoModel model;
+    private final ConceptDetector detector;
+    private final TrackerPasses passes;
+    private final Sam3VideoSettings settings;
+    private final Map<Concept, ConceptTracker> concepts = new LinkedHashMap<>();
+    private int frame;
+    private long nextId;
+
+    Sam3VideoTracker(Sam3VideoModel model, ConceptDetector detector, TrackerPasses passes,
+            Sam3VideoSettings settings) {
+        this.model = model;
+        this.detector = detector;
+        this.passes = passes;
+        this.settings = settings;
+    }
+
+    public Sam3VideoSettings settings() {
+        return settings;
+    }
+
+    /** The index the next frame gets (0 for the first). */
+    public int nextFrame() {
+        return frame;
+    }
+
+    /** The next frame (8-bit RGB of any size) with the concepts to look for (at most a few; none: tracking ends). */
+    public VideoStep step(RgbImage image, List<Concept> concepts) {
+        int size = model.detector().config().vision().imageSize();
+        return step(Sam3Preprocessor.modelInput(image, size), image.width(), image.height(), concepts);
+    }
+
+    /**
+     * The next frame as the model's input ([3, S, S], normalized, as {@link Sam3Preprocessor#modelInput} makes it)
+     * of a frame of width x height, with the concepts to look for. A bad argument is refused before the stream
+     * moves on.
+     */
+    public VideoStep step(float[] modelInput, int width, int height, List<Concept> wanted) {
+        int s = model.detector().config().vision().imageSize();
+        if (modelInput == null || modelInput.length != 3 * s * s) {
+            throw new IllegalArgumentException("model input of " + (modelInput == null ? 0 : modelInput.length)
+                    + " values; 3 x " + s + " x " + s + " expected");
+        }
+        if (width <= 0 || height <= 0 || (long) width * height > (1L << 28)) {
+            throw new IllegalArgumentException("frame size " + width + " x " + height);
+        }
+        LinkedHashSet<Concept> asked = new LinkedHashSet<>(wanted);
+        if (asked.size() > MAX_CONCEPTS) {
+            throw new IllegalArgumentException(asked.size() + " concepts on one stream, at most "
+                    + MAX_CONCEPTS);
+        }
+        synchronized (model) {
+            int t = frame++;
+            List<Long> dropped = new ArrayList<>();
+            for (Map.Entry<Concept, ConceptTracker> e : new ArrayList<>(concepts.entrySet())) {
+                if (!asked.contains(e.getKey())) {
+                    for (Track tr : e.getValue().tracks()) {
+                        dropped.add(tr.id);
+                    }
+                    concepts.remove(e.getKey());
+                }
+            }
+            for (Concept c : asked) {
+                concepts.computeIfAbsent(c, k -> new ConceptTracker(k, passes, model.detector().pool(),
+                        detector, settings));
+            }
+            List<TrackedObject> objects = new ArrayList<>();
+            List<Long> hidden = new ArrayList<>();
+            List<Long> lost = new ArrayList<>();
+            if (!concepts.isEmpty()) {
+                VisionFeatures vision = model.detector().encodeImage(modelInput);
+                FrameFeatures features = model.tracker().features(model.detector().pool(),
+                        model.detector().trackerLevels(vision));
+                boolean detect = t % settings.everyFrames() == 0;
+                for (ConceptTracker ct : concepts.values()) {
+                    int capacity = settings.maxObjects() - objectCount();
+                    ConceptTracker.Result r = ct.step(t, vision, features, width, height, detect, capacity,
+                            () -> nextId++);
+                    objects.addAll(r.objects());
+                    hidden.addAll(r.hidden());
+                    lost.addAll(r.lost());
+                    dropped.addAll(r.dropped());
+                }
+            }
+            objects.sort(Comparator.comparingLong(TrackedObject::id));
+            return new VideoStep(t, objects, hidden, lost, dropped);
+        }
+    }
+
+    /** Objects tracked now, all concepts. */
+    public int objectCount() {
+        return concepts.values().stream().mapToInt(ConceptTracker::size).sum();
+    }
+
+    /** Floats the stream's object memories hold now (flat on a long stream). */
+    public long heldFloats() {
+        return concepts.values().stream().mapToLong(ConceptTracker::heldFloats).sum();
+    }
+
+    /** Records the heuristics hold now (bounded likewise). */
+    public int bookkeeping() {
+        return concepts.values().stream().mapToInt(ConceptTracker::bookkeeping).sum();
+    }
+
+    /** Ends every object (the model stays open for other streams). */
+    @Override
+    public void close() {
+        concepts.clear();
+    }
+}

@@ -1,0 +1,116 @@
+package io.samstream.gpu.sam3.video;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.samstream.gpu.checkpoint.CheckpointException;
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.Sam3Checkpoint;
+import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Weights;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
+import io.samstream.gpu.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The real tracker at the tiny configuration with the fixtures' deterministic weights. */
+class Sam3VideoModelTest {
+    static StateDict sd;
+    static Sam3VideoModel model;
+    static FrameFeatures features;
+    static float[] input;
+
+    @BeforeAll
+    static void build() {
+        sd = Sam3Weights.videoStateDict(Sam3Weights.TINY, Sam3Weights.TINY_TRACKER);
+        model = new Sam3VideoModel(sd, Sam3Tokenizer.load(ConceptTrackingTest.VOCAB), 2);
+        input = new float[3 * 112 * 112];
+        for (int i = 0; i < input.length; i++) {
+            input[i] = (float) Math.sin(i * 0.01);
+        }
+        features = model.tracker().features(model.detector().pool(),
+                model.detector().trackerLevels(model.detector().encodeImage(input)));
+    }
+
+    @AfterAll
+    static void close() {
+        model.close();
+    }
+
+    @Test
+    void theTrackerConfigurationIsReadFromTheShapes() {
+        assertEquals(Sam3Weights.TINY_TRACKER, Sam3ConfigInference.inferTracker(sd, Sam3Weights.TINY));
+    }
+
+    @Test
+    void anImageModelHasNoTrackerAndTheErrorSaysSo() {
+        StateDict image = Sam3Weights.stateDict(Sam3Weights.TINY);
+        CheckpointException e = assertThrows(CheckpointException.class, () -> Sam3Checkpoint.tracker(image));
+        assertTrue(e.getMessage().contains("video model"), e.getMessage());
+        Map<String, Tensor> broken = new LinkedHashMap<>();
+        for (String k : sd.keys()) {
+            if (!k.equals("tracker.sam_prompt_encoder.mask_downscaling.3.weight")) {
+                broken.put(k, sd.get(k));
+            }
+        }
+        CheckpointException missing = assertThrows(CheckpointException.class, () -> Sam3ConfigInference
+                .inferTracker(new StateDict(Path.of("broken.pt"), broken), Sam3Weights.TINY));
+        assertTrue(missing.getMessage().contains("mask_downscaling.3.weight"), missing.getMessage());
+    }
+
+    @Test
+    void anEmptyMaskMakesTheNoObjectPointer() {
+        boolean[] empty = new boolean[128 * 128];
+        float[] expected = sd.get("tracker.no_obj_ptr").data();
+        assertArrayEquals(expected, model.tracker().pointerFromMask(model.detector().pool(), features, empty));
+        boolean[] box = ConceptTrackingTest.maskBox(128, 30, 30, 90, 80);
+        assertEquals(32, model.tracker().pointerFromMask(model.detector().pool(), features, box).length);
+    }
+
+    @Test
+    void memoryFeaturesAreStoredInBf16AndAbsenceAddsTheNoObjectEmbedding() {
+        float[] mask = new float[128 * 128];
+        java.util.Arrays.fill(mask, -10f);
+        float[] present = model.tracker().encodeMemory(model.detector().pool(), features, mask, true);
+        float[] absent = model.tracker().encodeMemory(model.detector().pool(), features, mask, false);
+        assertEquals(8 * 8 * 8, present.length);
+        for (float v : present) {
+            assertEquals(0, Float.floatToRawIntBits(v) & 0xFFFF, "bf16: " + v);
+        }
+        assertNotEquals(present[0], absent[0]);
+    }
+
+    @Test
+    void aStreamOnTheRealTrackerIsDeterministicBoundedAndIndependentOfAnother() {
+        ScriptedDetector d1 = ScriptedDetector.moving(32, Map.of("red circle", new ScriptedDetector.Box(6, 6, 16, 16,
+                0.9f)), 0, 0);
+        ScriptedDetector d2 = ScriptedDetector.moving(32, Map.of("red circle", new ScriptedDetector.Box(6, 6, 16, 16,
+                0.9f)), 0, 0);
+        Sam3VideoSettings s = Sam3VideoSettings.withoutTemporalDisambiguation();
+        Sam3VideoTracker a = model.openStream(s, d1);
+        Sam3VideoTracker b = model.openStream(s, d2);
+        long bound = 4 * 8 * 8 * 8 + 7L * 8 * 8 * 8 + 20L * 32;
+        for (int t = 0; t < 24; t++) {
+            d1.frame = t;
+            d2.frame = t;
+            VideoStep sa = a.step(input, 40, 30, List.of(Concept.of("red circle")));
+            VideoStep sb = b.step(input, 40, 30, List.of(Concept.of("red circle")));
+            assertEquals(sa.objects().size(), sb.objects().size(), "frame " + t);
+            for (int i = 0; i < sa.objects().size(); i++) {
+                assertArrayEquals(sa.objects().get(i).mask(), sb.objects().get(i).mask(), "frame " + t);
+                assertEquals(sa.objects().get(i).trackerScore(), sb.objects().get(i).trackerScore());
+            }
+            assertTrue(a.heldFloats() <= a.objectCount() * bound, "frame " + t + ": " + a.heldFloats());
+        }
+        assertTrue(a.objectCount() >= 1);
+    }
+}
