@@ -3,6 +3,8 @@ package io.samstream.connectors.kafka;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

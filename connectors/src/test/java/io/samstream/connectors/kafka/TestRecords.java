@@ -1,6 +1,7 @@
 package io.samstream.connectors.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.samstream.connectors.record.MaskRecord;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

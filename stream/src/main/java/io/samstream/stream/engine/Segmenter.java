@@ -2,8 +2,8 @@ package io.samstream.stream.engine;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.connectors.video.DevicePicture;
 import io.samstream.connectors.video.HostYuvPicture;

@@ -1,8 +1,8 @@
 package io.samstream.stream.track;
 
-import io.samstream.connectors.kafka.MaskRecord.Box;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
-import io.samstream.connectors.kafka.MaskRecord.Rle;
+import io.samstream.connectors.record.MaskRecord.Box;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.SamBackend;

@@ -3,7 +3,7 @@ package io.samstream.stream.track;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.EmbeddingPool;

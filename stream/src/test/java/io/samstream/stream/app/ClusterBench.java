@@ -1,7 +1,7 @@
 package io.samstream.stream.app;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;

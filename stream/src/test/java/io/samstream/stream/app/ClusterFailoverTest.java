@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.ConfigLoader;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.KafkaReader;
 import io.samstream.stream.engine.StreamHandle;

@@ -10,7 +10,7 @@ import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamDefaults;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
 import java.nio.charset.StandardCharsets;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.SamBackend;

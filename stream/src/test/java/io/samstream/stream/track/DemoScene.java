@@ -75,7 +75,7 @@ public final class DemoScene {
         return m;
     }
 
-    public static boolean[] decode(io.samstream.connectors.kafka.MaskRecord.ObjectMask o) {
+    public static boolean[] decode(io.samstream.connectors.record.MaskRecord.ObjectMask o) {
         return CocoRle.decode(o.mask().counts(), o.mask().height(), o.mask().width());
     }
 

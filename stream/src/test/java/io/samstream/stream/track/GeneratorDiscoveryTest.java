@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

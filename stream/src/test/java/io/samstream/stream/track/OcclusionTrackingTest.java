@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.PatternPainter;
 import io.samstream.connectors.video.PatternPainter.Kind;
 import io.samstream.connectors.video.VideoFrame;

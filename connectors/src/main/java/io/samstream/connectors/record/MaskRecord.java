@@ -1,4 +1,4 @@
-package io.samstream.connectors.kafka;
+package io.samstream.connectors.record;
 
 import java.time.Instant;
 import java.util.List;
@@ -6,8 +6,9 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The masks of one frame of one stream: the value of a record on the masks topic (key = {@link #stream}).
- * On the wire it is UTF-8 JSON (see {@link MaskRecordJson}):
+ * The masks of one frame of one stream: the value of a record on the masks topic (key = {@link #stream}) and a
+ * line of the file sinks' {@code masks.jsonl}; what the tracker's frames become. On the wire it is UTF-8 JSON
+ * (see {@link MaskRecordJson}):
  *
  * <pre>{@code
  * {"stream":"cam-1","frame":42,"pts_ms":1400,"captured_at":"2026-01-02T03:04:05.678Z",

@@ -1,4 +1,4 @@
-package io.samstream.connectors.kafka;
+package io.samstream.connectors.record;
 
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
