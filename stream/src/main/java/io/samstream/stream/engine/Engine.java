@@ -16,6 +16,7 @@ import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.MemoryTracker;
 import io.samstream.stream.track.ObjectTracker;
 import java.time.Duration;
@@ -27,14 +28,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -74,7 +71,7 @@ public final class Engine implements AutoCloseable {
      */
     public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
             EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
-            Optional<ObjectTracker.Discovery> discovery) {
+            Optional<Discovery> discovery) {
         /** Without tracking: fixed prompts on every frame. */
         public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
                 EngineSettings.Reconnect reconnect) {

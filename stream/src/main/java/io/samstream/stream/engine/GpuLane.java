@@ -1,7 +1,7 @@
 package io.samstream.stream.engine;
 
 import io.samstream.gpu.SamModels;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.Discovery;
 import java.util.Optional;
 
 /**
@@ -13,9 +13,9 @@ import java.util.Optional;
  * @param segmenter the model work on its backend
  * @param discovery discovery of new objects on its backend (with tracking on); empty: none
  */
-public record GpuLane(int gpu, Segmenter segmenter, Optional<ObjectTracker.Discovery> discovery) {
+public record GpuLane(int gpu, Segmenter segmenter, Optional<Discovery> discovery) {
     /** On the GPU the segmenter's backend runs on (a CUDA backend's ordinal, else the CPU). */
-    public static GpuLane of(Segmenter segmenter, Optional<ObjectTracker.Discovery> discovery) {
+    public static GpuLane of(Segmenter segmenter, Optional<Discovery> discovery) {
         return new GpuLane(SamModels.gpuOf(segmenter.backend()), segmenter, discovery);
     }
 

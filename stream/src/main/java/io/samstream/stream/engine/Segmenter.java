@@ -21,7 +21,7 @@ import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FrameGeometry;
 import io.samstream.stream.track.FrameStep;
 import io.samstream.stream.track.MaskReadout;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.Wave;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -123,7 +123,7 @@ public final class Segmenter {
 
     /** The mask record of one frame for these objects (already resolved for the frame's size). */
     public MaskRecord decode(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
-        ObjectTracker.Frame f = Wave.runOne(backend, fixed(frame, embedding, objects));
+        TrackedFrame f = Wave.runOne(backend, fixed(frame, embedding, objects));
         return record(frame, f.objects(), f.hidden(), f.lost());
     }
 
@@ -180,8 +180,8 @@ public final class Segmenter {
             }
 
             @Override
-            public ObjectTracker.Frame finish(List<MaskSummary> summaries) {
-                return new ObjectTracker.Frame(items.length == 0 ? List.of()
+            public TrackedFrame finish(List<MaskSummary> summaries) {
+                return new TrackedFrame(items.length == 0 ? List.of()
                         : MaskReadout.readouts(Arrays.asList(items), g, summaries), List.of());
             }
         };

@@ -170,7 +170,7 @@ public final class MemoryTracker {
      * One frame: its RGB bytes ({@code width x height}, interleaved) and the stream's prompts for it; the
      * visible objects' masks in prompt order, the hidden ids and the ids lost on this frame.
      */
-    public synchronized ObjectTracker.Frame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
+    public synchronized TrackedFrame step(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
         Pending p = prepare(frame, width, height, rgb, prompts);
         return p.done() != null ? p.done() : finish(p, p.stream().track(p.square(), p.prompts()));
     }
@@ -181,7 +181,7 @@ public final class MemoryTracker {
      * ({@code done}).
      */
     public record Pending(long frame, Sam2Tracking.StreamTracker stream, byte[] square, List<ObjectPrompt> prompts,
-                          Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds, ObjectTracker.Frame done) {}
+                          Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds, TrackedFrame done) {}
 
     /**
      * The first half of {@link #step}: prompts and resets applied, the frame resized; the model's call is the
@@ -321,14 +321,14 @@ public final class MemoryTracker {
             meters.active().set(0);
             keepState(frame);
             return new Pending(frame, tracker, null, List.of(), current, lostIds,
-                    new ObjectTracker.Frame(List.of(), List.of(), lostIds));
+                    new TrackedFrame(List.of(), List.of(), lostIds));
         }
         RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
         return new Pending(frame, tracker, square.rgb(), newPrompts, current, lostIds, null);
     }
 
     /** The second half of {@link #step}: the model's results for a {@link #prepare}d frame read into its outcome. */
-    public synchronized ObjectTracker.Frame finish(Pending p, List<ObjectResult> results) {
+    public synchronized TrackedFrame finish(Pending p, List<ObjectResult> results) {
         long frame = p.frame();
         Map<Integer, TrackPrompts.Seed> current = p.current();
         List<Integer> lostIds = new ArrayList<>(p.lostIds());
@@ -419,7 +419,7 @@ public final class MemoryTracker {
         }
         meters.active().set(p.stream().objects().size() - remembered.size());
         keepState(frame);
-        return new ObjectTracker.Frame(masks, hiddenIds, lostIds);
+        return new TrackedFrame(masks, hiddenIds, lostIds);
     }
 
     /** A mask claimed after the frame's shown objects: by an object back from hidden ({@code lost} null) or a lost one. */

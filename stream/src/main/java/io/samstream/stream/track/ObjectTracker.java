@@ -3,7 +3,6 @@ package io.samstream.stream.track;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.EmbeddingPool;
@@ -140,30 +139,6 @@ public final class ObjectTracker implements AutoCloseable {
     private static final int COVER_SAMPLES = 16;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
-
-    /**
-     * What a frame gives: the objects' good masks (prompt order, then discovered ones; never an empty or untaken
-     * mask), the tracked ids coasting in it (a bad frame, not yet lost) and the ids lost in it. The records'
-     * objects ({@link #objects()}) are run-length encoded when first asked for.
-     */
-    public record Frame(List<MaskReadout.Readout> masks, List<Integer> hidden, List<Integer> lost) {
-        /** A frame with nothing coasting (fixed prompts). */
-        public Frame(List<MaskReadout.Readout> masks, List<Integer> lost) {
-            this(masks, List.of(), lost);
-        }
-
-        /** The records' objects, in order (encodes each mask's RLE at the first call). */
-        public List<ObjectMask> objects() {
-            List<ObjectMask> out = new ArrayList<>(masks.size());
-            for (MaskReadout.Readout r : masks) {
-                out.add(r.object());
-            }
-            return out;
-        }
-    }
-
-    /** Automatic discovery with its key-frame interval and novelty rule. */
-    public record Discovery(ObjectDiscovery finder, int interval, double newObjectMaxOverlap) {}
 
     private final String stream;
     private final SamBackend backend;
@@ -336,12 +311,12 @@ public final class ObjectTracker implements AutoCloseable {
      * @param prompts   the stream's prompted objects for this frame
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      */
-    public Frame step(long frame, int width, int height, Tensor embedding, TrackPrompts prompts) {
+    public TrackedFrame step(long frame, int width, int height, Tensor embedding, TrackPrompts prompts) {
         return step(frame, width, height, ImageEmbedding.of(embedding), prompts);
     }
 
     /** As {@link #step(long, int, int, Tensor, TrackPrompts)}, on an embedding wherever the backend keeps it. */
-    public Frame step(long frame, int width, int height, ImageEmbedding embedding, TrackPrompts prompts) {
+    public TrackedFrame step(long frame, int width, int height, ImageEmbedding embedding, TrackPrompts prompts) {
         return Wave.runOne(backend, begin(frame, width, height, embedding, prompts));
     }
 
@@ -517,7 +492,7 @@ public final class ObjectTracker implements AutoCloseable {
         }
 
         @Override
-        public Frame finish(List<MaskSummary> summaries) {
+        public TrackedFrame finish(List<MaskSummary> summaries) {
             open = null;
             List<MaskReadout.Readout> reads = items.isEmpty() ? List.of()
                     : MaskReadout.readouts(items, geometry, summaries);
@@ -543,7 +518,7 @@ public final class ObjectTracker implements AutoCloseable {
             published = List.copyOf(tracks.values());
             meters.active().set(tracks.size());
             keepState(frame);
-            return new Frame(objects, hidden, lost);
+            return new TrackedFrame(objects, hidden, lost);
         }
     }
 

@@ -11,8 +11,8 @@ import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.GeneratorDiscovery;
-import io.samstream.stream.track.ObjectTracker;
 import io.samstream.stream.track.Track;
 import java.time.Duration;
 import java.time.Instant;
@@ -124,7 +124,7 @@ class TrackingEngineTest {
         EngineSettings.Discovery d = new EngineSettings.Discovery(true, 100, 10, 0.86, 0.92, 0.7, 100, 0.5);
         Engine.Settings s = new Engine.Settings(new EngineSettings.Batching(2, Duration.ofMillis(10)),
                 new EngineSettings.Pipeline(2, 16), new EngineSettings.Reconnect(Duration.ofMillis(50),
-                        Duration.ofMillis(200), 0), TRACKING, Optional.of(new ObjectTracker.Discovery(
+                        Duration.ofMillis(200), 0), TRACKING, Optional.of(new Discovery(
                                 new GeneratorDiscovery(DemoScene.backend(), d), d.interval(), d.newObjectMaxOverlap())));
         CollectingSink sink = new CollectingSink();
         EngineMetrics metrics = EngineMetrics.inMemory();

@@ -142,7 +142,7 @@ class AppearanceTrackingTest {
         return new TrackPrompts(seeds, 0);
     }
 
-    static List<Integer> ids(ObjectTracker.Frame f) {
+    static List<Integer> ids(TrackedFrame f) {
         List<ObjectMask> objects = f.objects();
         for (ObjectMask o : objects) {
             assertTrue(o.area() > 0, "object " + o.id() + " published with an empty mask");
@@ -165,7 +165,7 @@ class AppearanceTrackingTest {
         List<List<Integer>> published = new ArrayList<>();
         for (int t = 0; t < 20; t++) {
             Scene scene = new Scene(BACKGROUND, List.of(new Square(14 + t, 32, OBJECT)));
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), prompts(boxAt(0, 14, 32)));
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), prompts(boxAt(0, 14, 32)));
             published.add(ids(f));
             lost.add(f.lost());
         }
@@ -206,7 +206,7 @@ class AppearanceTrackingTest {
         for (int t = 0; t < 24; t++) {
             List<Square> squares = t < 5 ? List.of(new Square(32, 32, OBJECT))
                     : t >= 14 ? List.of(new Square(32, 32, back)) : List.of();
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
                     prompts(boxAt(7, 32, 32)));
             published.add(ids(f));
             lost.add(f.lost());
@@ -276,7 +276,7 @@ class AppearanceTrackingTest {
             Scene scene = t < 6 ? new Scene(BACKGROUND, List.of(new Square(24, 32, OBJECT)))
                     : new Scene(newBackground, List.of(new Square(24, 32, newObject)));
             TrackPrompts p = t < 6 ? prompts(boxAt(0, 24, 32)) : prompts(boxAt(0, 24, 32), boxAt(1, 24, 32));
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), p);
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), p);
             assertEquals(t < 6 ? List.of(0) : List.of(1), ids(f), "frame " + t);
             assertEquals(t == 6 ? List.of(0) : List.of(), f.lost(), "frame " + t);
         }
@@ -296,7 +296,7 @@ class AppearanceTrackingTest {
         List<Integer> lost = new ArrayList<>();
         for (int t = 0; t < 20; t++) {
             Scene scene = new Scene(BACKGROUND, List.of(new Square(24 + t, 32, 6, OBJECT), occluder));
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene),
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene),
                     prompts(new ObjectPrompt(0, null, new double[] {36, 52, 60, 76}),
                             new ObjectPrompt(1, null, new double[] {60, 36, 116, 92})));
             List<Integer> ids = ids(f);
@@ -336,7 +336,7 @@ class AppearanceTrackingTest {
         for (int t = 0; t < 24; t++) {
             List<Square> squares = t < 5 ? List.of(new Square(20, 32, OBJECT))
                     : t >= 14 ? List.of(new Square(back, 32, OBJECT)) : List.of();
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, new Scene(BACKGROUND, squares)),
                     prompts(boxAt(7, 20, 32)));
             published.add(ids(f));
         }

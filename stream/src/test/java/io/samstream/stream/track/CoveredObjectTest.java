@@ -87,7 +87,7 @@ class CoveredObjectTest {
         for (int t = 0; t < frames; t++) {
             Scene scene = new Scene(AppearanceTrackingTest.BACKGROUND,
                     List.of(new Square(x.applyAsInt(t), CY, HALF, AppearanceTrackingTest.OBJECT), OCCLUDER));
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), prompts);
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, backend.embed(t, scene), prompts);
             run.published().add(AppearanceTrackingTest.ids(f));
             run.hidden().add(f.hidden());
             run.lost().add(f.lost());
@@ -168,7 +168,7 @@ class CoveredObjectTest {
                 0);
         List<boolean[]> diamond = new ArrayList<>();
         for (int t = 0; t < DEMO_FRAMES; t++) {
-            ObjectTracker.Frame f = tracker.step(t, W, H, embeddings.get(t), prompts);
+            TrackedFrame f = tracker.step(t, W, H, embeddings.get(t), prompts);
             if (f.lost().contains(0)) {
                 lost.add(t);
             }

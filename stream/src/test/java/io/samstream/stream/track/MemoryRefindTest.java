@@ -50,11 +50,11 @@ class MemoryRefindTest {
         return new TrackPrompts(seeds, 0);
     }
 
-    private static List<Integer> ids(ObjectTracker.Frame f) {
+    private static List<Integer> ids(TrackedFrame f) {
         return f.masks().stream().map(MaskReadout.Readout::id).toList();
     }
 
-    private ObjectTracker.Frame step(MemoryTracker t, int f, TrackPrompts prompts) {
+    private TrackedFrame step(MemoryTracker t, int f, TrackPrompts prompts) {
         return t.step(f, W, H, clip.render(f), prompts);
     }
 
@@ -68,23 +68,23 @@ class MemoryRefindTest {
             assertEquals(List.of(1), ids(step(t, f, box(1, 1))), "frame " + f);
         }
         for (int f = 2; f < 4; f++) {
-            ObjectTracker.Frame r = step(t, f, box(1, 1));
+            TrackedFrame r = step(t, f, box(1, 1));
             assertEquals(List.of(1), r.hidden(), "frame " + f);
             assertEquals(List.of(), r.lost());
         }
-        ObjectTracker.Frame lost = step(t, 4, box(1, 1));
+        TrackedFrame lost = step(t, 4, box(1, 1));
         assertEquals(List.of(1), lost.lost(), "the third hidden frame in a row");
         assertEquals(List.of(), lost.hidden());
         assertEquals(List.of(1), t.remembered(), "its memory kept");
         assertEquals(List.of(1), t.objects(), "still stepped by the model");
         assertEquals(1, model.held());
         for (int f = 5; f < 11; f++) { // gone, then seen once (frame 10): not published yet
-            ObjectTracker.Frame r = step(t, f, box(1, 1));
+            TrackedFrame r = step(t, f, box(1, 1));
             assertEquals(List.of(), r.masks(), "frame " + f + ": unpublished while lost");
             assertEquals(List.of(), r.hidden(), "frame " + f + ": lost, not hidden");
             assertEquals(List.of(), r.lost(), "frame " + f + ": reported lost once");
         }
-        ObjectTracker.Frame found = step(t, 11, box(1, 1));
+        TrackedFrame found = step(t, 11, box(1, 1));
         assertEquals(List.of(1), ids(found), "seen clear on 2 frames in a row: found again under its id");
         MaskSummary m = found.masks().get(0).summary();
         assertTrue(m.area() > 0 && m.box()[0] < W / 2 && m.box()[1] < H / 2, "the object's own mask " + m);
@@ -120,17 +120,17 @@ class MemoryRefindTest {
         }
         assertEquals(List.of(1), step(t, 4, box(1, 1)).lost());
         for (int f = 5; f < 9; f++) {
-            ObjectTracker.Frame r = step(t, f, box(1, 1));
+            TrackedFrame r = step(t, f, box(1, 1));
             assertEquals(List.of(), r.hidden(), "frame " + f);
             assertEquals(List.of(1), t.remembered(), "frame " + f + ": within 5 frames of being lost");
         }
-        ObjectTracker.Frame forgotten = step(t, 9, box(1, 1)); // the 5th frame after it was lost
+        TrackedFrame forgotten = step(t, 9, box(1, 1)); // the 5th frame after it was lost
         assertEquals(List.of(), forgotten.lost(), "reported lost once only");
         assertEquals(List.of(), t.remembered());
         assertEquals(List.of(), t.objects(), "its memory dropped");
         assertEquals(0, model.held(), "the model holds nothing for it (a GPU bank freed)");
         for (int f = 10; f < 12; f++) { // the same prompt: stays lost, the frame not even encoded
-            ObjectTracker.Frame r = step(t, f, box(1, 1));
+            TrackedFrame r = step(t, f, box(1, 1));
             assertEquals(List.of(), r.hidden());
             assertEquals(List.of(), r.lost());
         }
@@ -148,7 +148,7 @@ class MemoryRefindTest {
         MemoryTracker t = new MemoryTracker("s", model, 3, 30, 2, meters);
         List<Integer> foundOn = new ArrayList<>();
         for (int f = 0; f < 16; f++) {
-            ObjectTracker.Frame r = step(t, f, box(1, 1, 2));
+            TrackedFrame r = step(t, f, box(1, 1, 2));
             assertTrue(ids(r).contains(2), "frame " + f + ": object 2 keeps its region");
             if (f >= 4 && f < 13) {
                 assertEquals(List.of(2), ids(r), "frame " + f + ": object 1's mask on object 2 is not published");
@@ -170,7 +170,7 @@ class MemoryRefindTest {
                 : s < 2 || s >= 6 ? LEFT : s < 4 ? null : ON_RIGHT, 0);
         MemoryTracker t = new MemoryTracker("s", model, 10, 30, 2, TrackingMeters.none());
         for (int f = 0; f < 8; f++) {
-            ObjectTracker.Frame r = step(t, f, box(1, 1, 2));
+            TrackedFrame r = step(t, f, box(1, 1, 2));
             boolean shown = f < 2 || f >= 6;
             assertEquals(shown ? List.of(1, 2) : List.of(2), ids(r), "frame " + f);
             assertEquals(shown ? List.of() : List.of(1), r.hidden(), "frame " + f);
@@ -211,7 +211,7 @@ class MemoryRefindTest {
         MemoryTracker u = new MemoryTracker("u", new ScriptedSam2(config, script, 0).scores((id, s) -> id == 2
                 && s >= 8 ? 0.5f : 5f), 3, 30, 2, other);
         for (int f = 0; f < 12; f++) {
-            ObjectTracker.Frame r = step(u, f, box(1, 1, 2));
+            TrackedFrame r = step(u, f, box(1, 1, 2));
             if (f >= 8) {
                 assertEquals(List.of(1), ids(r), "frame " + f + ": object 1 back, sure of it");
             }
@@ -252,11 +252,11 @@ class MemoryRefindTest {
             step(t, f, box(1, 1));
         }
         assertEquals(List.of(1), t.remembered());
-        ObjectTracker.Frame r = step(t, 6, box(2, 1));
+        TrackedFrame r = step(t, 6, box(2, 1));
         assertEquals(List.of(), t.remembered());
         assertEquals(List.of(1), r.hidden(), "tracked again from its new prompt (absent on this frame)");
         assertEquals(6, model.prompted.get(1)[0], "prompted again on frame 6");
-        ObjectTracker.Frame removed = step(t, 7, box(2));
+        TrackedFrame removed = step(t, 7, box(2));
         assertEquals(List.of(), removed.hidden());
         assertEquals(0, model.held(), "a removed object's memory is dropped");
     }
@@ -277,7 +277,7 @@ class MemoryRefindTest {
         MemoryTracker next = new MemoryTracker("s", back, 3, 30, 2, meters);
         next.restore(s);
         for (int f = 6; f < 10; f++) {
-            ObjectTracker.Frame r = step(next, f, box(1, 1, 2));
+            TrackedFrame r = step(next, f, box(1, 1, 2));
             assertEquals(List.of(2), ids(r), "frame " + f);
             assertEquals(List.of(), r.lost(), "frame " + f + ": reported lost on the old engine already");
             assertEquals(List.of(), r.hidden());

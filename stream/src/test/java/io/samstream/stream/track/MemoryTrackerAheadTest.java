@@ -73,7 +73,7 @@ class MemoryTrackerAheadTest {
                 : prompts(1, new long[] {3, 3});
     }
 
-    private static String describe(ObjectTracker.Frame f) {
+    private static String describe(TrackedFrame f) {
         StringBuilder b = new StringBuilder();
         for (MaskReadout.Readout r : f.masks()) {
             b.append(r.id()).append(':').append(r.score()).append(':').append(r.summary().area())

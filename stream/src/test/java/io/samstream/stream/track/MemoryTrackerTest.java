@@ -79,22 +79,22 @@ class MemoryTrackerTest {
         TrackingMeters meters = TrackingMeters.none();
         MemoryTracker t = new MemoryTracker("s", never, 3, meters);
         for (int f = 0; f < 2; f++) {
-            ObjectTracker.Frame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
+            TrackedFrame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
             assertEquals(List.of(), r.masks(), "frame " + f);
             assertEquals(List.of(1), r.hidden(), "frame " + f);
             assertEquals(List.of(), r.lost(), "frame " + f);
         }
-        ObjectTracker.Frame third = t.step(2, W, H, clip.render(2), box(1, 0, 1));
+        TrackedFrame third = t.step(2, W, H, clip.render(2), box(1, 0, 1));
         assertEquals(List.of(), third.hidden());
         assertEquals(List.of(1), third.lost(), "the third hidden frame in a row");
         assertEquals(1.0, meters.lost().count());
         assertEquals(List.of(), t.objects(), "its memory is dropped");
         for (int f = 3; f < 5; f++) { // the same prompt: it stays lost, reported once only
-            ObjectTracker.Frame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
+            TrackedFrame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
             assertEquals(List.of(), r.hidden(), "frame " + f);
             assertEquals(List.of(), r.lost(), "frame " + f);
         }
-        ObjectTracker.Frame again = t.step(5, W, H, clip.render(5), box(2, 0, 1)); // its prompt updated
+        TrackedFrame again = t.step(5, W, H, clip.render(5), box(2, 0, 1)); // its prompt updated
         assertEquals(List.of(1), again.hidden());
         assertEquals(List.of(1), t.objects());
     }
@@ -104,7 +104,7 @@ class MemoryTrackerTest {
         try (Sam2Model empty = withScoreBias(1000f, true)) {
             MemoryTracker t = new MemoryTracker("s", empty, 3, TrackingMeters.none());
             for (int f = 0; f < 2; f++) {
-                ObjectTracker.Frame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
+                TrackedFrame r = t.step(f, W, H, clip.render(f), box(1, 0, 1));
                 assertEquals(List.of(), r.masks(), "frame " + f + ": no entry with area 0");
                 assertEquals(List.of(1), r.hidden(), "frame " + f);
             }
@@ -116,7 +116,7 @@ class MemoryTrackerTest {
     void visibleObjectsAreShownAndRemovedOrResetObjectsLeave() {
         MemoryTracker t = new MemoryTracker("s", always, 3, TrackingMeters.none());
         for (int f = 0; f < 3; f++) {
-            ObjectTracker.Frame r = t.step(f, W, H, clip.render(f), box(1, 0, 1, 2));
+            TrackedFrame r = t.step(f, W, H, clip.render(f), box(1, 0, 1, 2));
             assertEquals(List.of(1, 2), r.masks().stream().map(MaskReadout.Readout::id).toList(), "frame " + f);
             assertEquals(List.of(), r.hidden());
             for (MaskReadout.Readout m : r.masks()) {
@@ -125,16 +125,16 @@ class MemoryTrackerTest {
                 assertTrue(m.stability() >= 0 && m.stability() <= 1);
             }
         }
-        ObjectTracker.Frame removed = t.step(3, W, H, clip.render(3), box(1, 0, 2)); // object 1 removed
+        TrackedFrame removed = t.step(3, W, H, clip.render(3), box(1, 0, 2)); // object 1 removed
         assertEquals(List.of(2), removed.masks().stream().map(MaskReadout.Readout::id).toList());
         assertEquals(List.of(2), t.objects());
-        ObjectTracker.Frame reset = t.step(4, W, H, clip.render(4), box(1, 1, 3)); // a reset: only object 3
+        TrackedFrame reset = t.step(4, W, H, clip.render(4), box(1, 1, 3)); // a reset: only object 3
         assertEquals(List.of(3), reset.masks().stream().map(MaskReadout.Readout::id).toList());
         assertEquals(List.of(3), t.objects());
-        ObjectTracker.Frame none = t.step(5, W, H, clip.render(5), box(1, 1));
+        TrackedFrame none = t.step(5, W, H, clip.render(5), box(1, 1));
         assertEquals(List.of(), none.masks());
         assertEquals(List.of(), t.objects());
-        ObjectTracker.Frame back = t.step(6, W, H, clip.render(6), box(1, 1, 4)); // added after an empty frame
+        TrackedFrame back = t.step(6, W, H, clip.render(6), box(1, 1, 4)); // added after an empty frame
         assertEquals(List.of(4), back.masks().stream().map(MaskReadout.Readout::id).toList());
     }
 
@@ -158,21 +158,21 @@ class MemoryTrackerTest {
         TrackingMeters meters = TrackingMeters.none();
         MemoryTracker next = new MemoryTracker("s", always, 3, meters);
         next.restore(moved);
-        ObjectTracker.Frame r = next.step(5, W, H, clip.render(5), box(1, 0, 1, 2));
+        TrackedFrame r = next.step(5, W, H, clip.render(5), box(1, 0, 1, 2));
         assertEquals(List.of(1, 2), r.masks().stream().map(MaskReadout.Readout::id).toList());
         assertEquals(List.of(1, 2), next.objects());
         assertEquals(0.0, meters.lost().count());
         // Conditioned on the carried boxes, not seeded again from the configured ones.
         List<TrackPrompts.Seed> carried = moved.objects().stream().map(o -> new TrackPrompts.Seed(
                 new ObjectPrompt(o.id(), null, o.box()), 1)).toList();
-        ObjectTracker.Frame fromBoxes = new MemoryTracker("c", always, 3, TrackingMeters.none()).step(5, W, H,
+        TrackedFrame fromBoxes = new MemoryTracker("c", always, 3, TrackingMeters.none()).step(5, W, H,
                 clip.render(5), new TrackPrompts(carried, 0));
-        ObjectTracker.Frame fromConfig = new MemoryTracker("d", always, 3, TrackingMeters.none()).step(5, W, H,
+        TrackedFrame fromConfig = new MemoryTracker("d", always, 3, TrackingMeters.none()).step(5, W, H,
                 clip.render(5), box(1, 0, 1, 2));
         assertTrue(!sameMasks(fromBoxes, fromConfig), "the carried boxes must differ from the configured ones here");
         assertTrue(sameMasks(r, fromBoxes), "resumed from the carried boxes");
         // Then it follows them from memory under the same revision: not conditioned again.
-        ObjectTracker.Frame later = next.step(6, W, H, clip.render(6), box(1, 0, 1, 2));
+        TrackedFrame later = next.step(6, W, H, clip.render(6), box(1, 0, 1, 2));
         assertEquals(List.of(1, 2), later.masks().stream().map(MaskReadout.Readout::id).toList());
         assertThrows(IllegalStateException.class, () -> next.restore(moved), "restored before the first frame only");
     }
@@ -188,11 +188,11 @@ class MemoryTrackerTest {
         TrackingMeters meters = TrackingMeters.none();
         MemoryTracker next = new MemoryTracker("s", never, 5, meters);
         next.restore(s);
-        ObjectTracker.Frame r = next.step(2, W, H, clip.render(2), box(1, 0, 1));
+        TrackedFrame r = next.step(2, W, H, clip.render(2), box(1, 0, 1));
         assertEquals(List.of(1), r.lost());
         assertEquals(1.0, meters.lost().count());
         assertEquals(List.of(), next.objects());
-        ObjectTracker.Frame after = next.step(3, W, H, clip.render(3), box(1, 0, 1));
+        TrackedFrame after = next.step(3, W, H, clip.render(3), box(1, 0, 1));
         assertEquals(List.of(), after.lost(), "reported once");
         assertEquals(List.of(), after.hidden());
         assertEquals(List.of(1), next.step(4, W, H, clip.render(4), box(2, 0, 1)).hidden(), "back once re-prompted");
@@ -212,7 +212,7 @@ class MemoryTrackerTest {
         assertThrows(IllegalArgumentException.class, () -> MemoryTrackerState.fromJson(o));
     }
 
-    private static boolean sameMasks(ObjectTracker.Frame a, ObjectTracker.Frame b) {
+    private static boolean sameMasks(TrackedFrame a, TrackedFrame b) {
         if (a.masks().size() != b.masks().size()) {
             return false;
         }

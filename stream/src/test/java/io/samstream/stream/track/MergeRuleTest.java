@@ -96,7 +96,7 @@ class MergeRuleTest {
         TrackPrompts p = prompts(boxOf(0, 0, 0), boxOf(1, 1, 0));
         Set<Integer> hiddenSeen = new HashSet<>();
         for (int t = 0; t < FRAMES; t++) {
-            ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, embedding(t), p);
+            TrackedFrame f = tracker.step(t, SIZE, SIZE, embedding(t), p);
             Map<Integer, ObjectMask> byId = new TreeMap<>();
             f.objects().forEach(o -> byId.put(o.id(), o));
             assertEquals(List.of(), f.lost(), "frame " + t + ": nothing ends at the crossing");
@@ -116,7 +116,7 @@ class MergeRuleTest {
 
         // A new prompt on B is a duplicate of the established object 0: merged into it and reported lost.
         int t = FRAMES;
-        ObjectTracker.Frame f = tracker.step(t, SIZE, SIZE, embedding(t),
+        TrackedFrame f = tracker.step(t, SIZE, SIZE, embedding(t),
                 prompts(boxOf(0, 0, 0), boxOf(1, 1, 0), boxOf(2, 0, t)));
         assertEquals(List.of(2), f.lost());
         assertEquals(List.of(0, 1), f.objects().stream().map(ObjectMask::id).toList());

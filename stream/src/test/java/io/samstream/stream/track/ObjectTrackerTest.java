@@ -56,11 +56,11 @@ class ObjectTrackerTest {
         return new TrackPrompts(seeds, generation);
     }
 
-    private static ObjectTracker.Frame step(ObjectTracker t, int i, TrackPrompts p) {
+    private static TrackedFrame step(ObjectTracker t, int i, TrackPrompts p) {
         return t.step(i, W, H, scene.embeddings.get(i), p);
     }
 
-    private static Map<Integer, ObjectMask> byId(ObjectTracker.Frame f) {
+    private static Map<Integer, ObjectMask> byId(TrackedFrame f) {
         Map<Integer, ObjectMask> m = new TreeMap<>();
         f.objects().forEach(o -> m.put(o.id(), o));
         return m;
@@ -74,7 +74,7 @@ class ObjectTrackerTest {
         double[] sum = new double[4];
         double[] fixedSum = new double[4];
         for (int i = 0; i < FRAMES; i++) {
-            ObjectTracker.Frame f = step(tracker, i, p);
+            TrackedFrame f = step(tracker, i, p);
             assertEquals(List.of(), f.lost());
             assertEquals(List.of(0, 1, 2, 3), f.objects().stream().map(ObjectMask::id).toList(), "frame " + i);
             for (ObjectMask o : f.objects()) {
@@ -91,7 +91,7 @@ class ObjectTrackerTest {
         ObjectTracker fixed = tracker(TrackingMeters.none());
         int last = FRAMES - 1;
         for (int k = 0; k < 4; k++) {
-            ObjectTracker.Frame f = fixed.step(last, W, H, scene.embeddings.get(last), prompts(0, boxOf(k, k)));
+            TrackedFrame f = fixed.step(last, W, H, scene.embeddings.get(last), prompts(0, boxOf(k, k)));
             fixedSum[k] = f.objects().isEmpty() ? 0 : DemoScene.iou(DemoScene.decode(f.objects().get(0)),
                     scene.truth(k, last));
         }
@@ -128,7 +128,7 @@ class ObjectTrackerTest {
         List<Integer> lostAt = new ArrayList<>();
         int changeAt = 10;
         for (int i = 0; i < changeAt; i++) {
-            ObjectTracker.Frame f = step(tracker, i, p);
+            TrackedFrame f = step(tracker, i, p);
             Set<Integer> ids = byId(f).keySet();
             assertTrue(ids.contains(3), "the real object goes on: frame " + i);
             for (ObjectMask o : f.objects()) {
@@ -157,7 +157,7 @@ class ObjectTrackerTest {
         TrackPrompts updated = new TrackPrompts(List.of(new TrackPrompts.Seed(boxOf(3, 3), 0),
                 new TrackPrompts.Seed(again, 1)), 0);
         for (int i = changeAt; i < FRAMES; i++) {
-            ObjectTracker.Frame f = step(tracker, i, updated);
+            TrackedFrame f = step(tracker, i, updated);
             ObjectMask o = byId(f).get(9);
             assertNotNull(o, "frame " + i + ": object 9 is back");
             assertTrue(DemoScene.iou(DemoScene.decode(o), scene.truth(0, i)) >= 0.8, "frame " + i);
@@ -172,7 +172,7 @@ class ObjectTrackerTest {
         for (int i = 0; i < 3; i++) {
             step(tracker, i, prompts(0, boxOf(0, 0), boxOf(1, 1)));
         }
-        ObjectTracker.Frame f = step(tracker, 3, prompts(0, boxOf(0, 0)));
+        TrackedFrame f = step(tracker, 3, prompts(0, boxOf(0, 0)));
         assertEquals(Set.of(0), byId(f).keySet());
         assertEquals(List.of(), f.lost(), "a removed object is not lost");
         assertEquals(List.of(0), tracker.tracks().stream().map(Track::id).toList());
@@ -190,7 +190,7 @@ class ObjectTrackerTest {
     @Test
     void twoPromptsOnOneObjectMergeIntoTheOlderId() {
         ObjectTracker tracker = tracker(TrackingMeters.none());
-        ObjectTracker.Frame f = step(tracker, 0, prompts(0, boxOf(5, 3), boxOf(6, 3), boxOf(1, 1)));
+        TrackedFrame f = step(tracker, 0, prompts(0, boxOf(5, 3), boxOf(6, 3), boxOf(1, 1)));
         assertEquals(Set.of(1, 5), byId(f).keySet());
         assertEquals(List.of(6), f.lost(), "a merged duplicate is reported lost");
         f = step(tracker, 1, prompts(0, boxOf(5, 3), boxOf(6, 3), boxOf(1, 1)));
@@ -223,10 +223,10 @@ class ObjectTrackerTest {
         };
         TrackingMeters meters = TrackingMeters.none();
         ObjectTracker tracker = new ObjectTracker("t", DemoScene.backend(), SETTINGS,
-                new ObjectTracker.Discovery(finder, 4, 0.5), meters);
+                new Discovery(finder, 4, 0.5), meters);
         int discovered = PromptSpec.DISCOVERED_ID_BASE;
         for (int i = 0; i < 10; i++) {
-            ObjectTracker.Frame f = step(tracker, i, prompts(0, boxOf(0, 0)));
+            TrackedFrame f = step(tracker, i, prompts(0, boxOf(0, 0)));
             assertEquals(Set.of(0, discovered), byId(f).keySet(), "frame " + i + ": shape 0 is prompted already,"
                     + " shape 2 is found once and then followed");
             double iou = DemoScene.iou(DemoScene.decode(byId(f).get(discovered)), scene.truth(2, i));
@@ -239,7 +239,7 @@ class ObjectTrackerTest {
 
         // Removed through the prompts topic: its track ends (not lost) and the prompted one goes on.
         TrackPrompts p = prompts(0, boxOf(0, 0));
-        ObjectTracker.Frame f = step(tracker, 10, new TrackPrompts(p.objects(), p.generation(), Set.of(discovered)));
+        TrackedFrame f = step(tracker, 10, new TrackPrompts(p.objects(), p.generation(), Set.of(discovered)));
         assertEquals(Set.of(0), byId(f).keySet());
         assertEquals(List.of(), f.lost());
         assertEquals(Set.of(0), tracker.tracks().stream().map(Track::id).collect(Collectors.toSet()));

@@ -107,7 +107,7 @@ class OcclusionTrackingTest {
         int hiddenMost = 0;
         double[] diamondIou = new double[FRAMES];
         for (int t = 0; t < FRAMES; t++) {
-            ObjectTracker.Frame f = tracker.step(t, W, H, embeddings.get(t), prompts);
+            TrackedFrame f = tracker.step(t, W, H, embeddings.get(t), prompts);
             assertEquals(List.of(), f.lost(), "frame " + t + ": nothing is lost");
             Map<Integer, ObjectMask> byId = new HashMap<>();
             f.objects().forEach(o -> byId.put(o.id(), o));

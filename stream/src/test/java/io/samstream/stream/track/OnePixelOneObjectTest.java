@@ -35,7 +35,7 @@ class OnePixelOneObjectTest {
         int size = MergeRuleTest.SIZE;
         for (int t = 0; t < 8; t++) {
             Scene scene = new Scene(AppearanceTrackingTest.BACKGROUND, List.of(SMALL, LARGE));
-            ObjectTracker.Frame f = tracker.step(t, size, size, backend.embed(t, scene), prompts);
+            TrackedFrame f = tracker.step(t, size, size, backend.embed(t, scene), prompts);
             assertEquals(List.of(0, 1), AppearanceTrackingTest.ids(f), "frame " + t);
             boolean[] small = f.masks().get(0).summary().toRowMajor();
             boolean[] large = f.masks().get(1).summary().toRowMajor();

@@ -80,7 +80,7 @@ class ShakingCameraTest {
             TrackPrompts prompts = AppearanceTrackingTest.prompts(new io.samstream.config.PromptSpec.ObjectPrompt(0,
                     null, new double[] {2 * (32 - 6), 2 * (32 - 6), 2 * (32 + 6), 2 * (32 + 6)}));
             for (int t = 0; t < FRAMES; t++) {
-                ObjectTracker.Frame f = tracker.step(t, MergeRuleTest.SIZE, MergeRuleTest.SIZE, embed(backend, t),
+                TrackedFrame f = tracker.step(t, MergeRuleTest.SIZE, MergeRuleTest.SIZE, embed(backend, t),
                         prompts);
                 if (AppearanceTrackingTest.ids(f).contains(0)) {
                     out.add(t);
