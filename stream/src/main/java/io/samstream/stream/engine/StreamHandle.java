@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Counter;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.MemoryTracker;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.kalman.ObjectTracker;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

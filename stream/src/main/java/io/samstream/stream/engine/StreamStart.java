@@ -1,7 +1,7 @@
 package io.samstream.stream.engine;
 
 import io.samstream.stream.track.MemoryTrackerState;
-import io.samstream.stream.track.TrackerState;
+import io.samstream.stream.track.kalman.TrackerState;
 import java.util.Optional;
 
 /**

@@ -36,7 +36,7 @@ public final class MaskReadout {
         private final double[] box;
         private volatile ObjectMask object;
 
-        Readout(int id, float score, MaskSummary summary) {
+        public Readout(int id, float score, MaskSummary summary) {
             this.id = id;
             this.score = score;
             this.summary = summary;

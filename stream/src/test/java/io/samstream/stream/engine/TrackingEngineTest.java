@@ -13,7 +13,7 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.DemoScene;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.GeneratorDiscovery;
-import io.samstream.stream.track.Track;
+import io.samstream.stream.track.kalman.Track;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

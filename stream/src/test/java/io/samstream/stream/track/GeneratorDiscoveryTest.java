@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.connectors.record.MaskRecord.ObjectMask;
+import io.samstream.stream.track.kalman.ObjectTracker;
+import io.samstream.stream.track.kalman.ObjectTrackerTest;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,6 +12,13 @@ import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.TestPatternSource.PatternObject;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
+import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.Discovery;
+import io.samstream.stream.track.FrameGeometry;
+import io.samstream.stream.track.ObjectDiscovery;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,11 +32,11 @@ import org.junit.jupiter.api.Test;
  * The tracker on the bundled demo model (trained on test-pattern scenes) and a test-pattern clip whose
  * ground truth says where each shape is.
  */
-class ObjectTrackerTest {
+public class ObjectTrackerTest {
     static final int W = 320;
     static final int H = 240;
     static final int FRAMES = 16;
-    static final EngineSettings.Tracking SETTINGS = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
+    public static final EngineSettings.Tracking SETTINGS = new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30);
     static DemoScene scene;
 
     @BeforeAll

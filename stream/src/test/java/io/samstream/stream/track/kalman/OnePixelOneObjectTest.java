@@ -1,11 +1,14 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.stream.track.AppearanceTrackingTest.Scene;
-import io.samstream.stream.track.AppearanceTrackingTest.ScriptedBackend;
-import io.samstream.stream.track.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.Scene;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.ScriptedBackend;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

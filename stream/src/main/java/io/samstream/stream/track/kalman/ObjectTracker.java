@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
@@ -10,6 +10,15 @@ import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.Discovery;
+import io.samstream.stream.track.FrameGeometry;
+import io.samstream.stream.track.FrameStep;
+import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.ObjectDiscovery;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
+import io.samstream.stream.track.Wave;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

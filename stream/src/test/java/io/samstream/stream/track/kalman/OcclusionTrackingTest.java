@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -12,6 +12,10 @@ import io.samstream.connectors.video.PatternPainter.Kind;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.engine.Segmenter;
+import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;

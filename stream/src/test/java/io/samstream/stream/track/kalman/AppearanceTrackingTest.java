@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,6 +10,10 @@ import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.DecodeOnlyBackend;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.IdentityHashMap;

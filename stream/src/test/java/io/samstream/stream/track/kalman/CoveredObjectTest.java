@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,9 +11,13 @@ import io.samstream.connectors.video.PatternPainter.Kind;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.engine.Segmenter;
-import io.samstream.stream.track.AppearanceTrackingTest.Scene;
-import io.samstream.stream.track.AppearanceTrackingTest.ScriptedBackend;
-import io.samstream.stream.track.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.Scene;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.ScriptedBackend;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

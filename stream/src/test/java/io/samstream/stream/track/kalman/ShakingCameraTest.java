@@ -1,12 +1,15 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.stream.track.AppearanceTrackingTest.ScriptedBackend;
-import io.samstream.stream.track.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.ScriptedBackend;
+import io.samstream.stream.track.kalman.AppearanceTrackingTest.Square;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

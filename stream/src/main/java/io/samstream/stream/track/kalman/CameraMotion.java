@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 import io.samstream.gpu.model.EmbeddingMatcher;
 import io.samstream.gpu.model.ImageEmbedding;

@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.kalman;
 
 /**
  * A constant-velocity Kalman filter on an object's box, one step per frame. State: centre (cx, cy), size
