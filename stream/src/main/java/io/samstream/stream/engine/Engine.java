@@ -17,7 +17,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.Discovery;
-import io.samstream.stream.track.MemoryTracker;
+import io.samstream.stream.track.memory.MemoryTracker;
 import io.samstream.stream.track.kalman.ObjectTracker;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -49,7 +49,7 @@ public final class Segmenter {
 
     /**
      * SAM 2.1 in memory mode (on the CPU): no SAM backend; each stream's frames go through its own
-     * {@link io.samstream.stream.track.MemoryTracker} on this model, one frame at a time.
+     * {@link io.samstream.stream.track.memory.MemoryTracker} on this model, one frame at a time.
      */
     public static Segmenter memory(Sam2Tracking model, String modelName) {
         return new Segmenter(null, java.util.Objects.requireNonNull(model, "model"), modelName);

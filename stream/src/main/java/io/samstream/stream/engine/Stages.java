@@ -9,7 +9,7 @@ import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.FrameStep;
-import io.samstream.stream.track.MemoryTracker;
+import io.samstream.stream.track.memory.MemoryTracker;
 import io.samstream.stream.track.kalman.ObjectTracker;
 import io.samstream.stream.track.Wave;
 import java.time.Duration;
@@ -109,7 +109,7 @@ final class Stages {
 
     /**
      * Memory mode (SAM 2.1 on the CPU): each frame of a batch, in order, is one step of its stream's
-     * {@link io.samstream.stream.track.MemoryTracker} (image encoder, memory attention, heads and memory encoder
+     * {@link io.samstream.stream.track.memory.MemoryTracker} (image encoder, memory attention, heads and memory encoder
      * per object), one batch at a time on {@code executor}. A frame that fails fails its stream only.
      */
     static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, EngineMetrics.Gpu metrics) {

@@ -4,7 +4,7 @@ import akka.stream.UniqueKillSwitch;
 import io.micrometer.core.instrument.Counter;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.VideoFrame;
-import io.samstream.stream.track.MemoryTracker;
+import io.samstream.stream.track.memory.MemoryTracker;
 import io.samstream.stream.track.kalman.ObjectTracker;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

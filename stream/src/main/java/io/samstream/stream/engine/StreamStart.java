@@ -1,6 +1,6 @@
 package io.samstream.stream.engine;
 
-import io.samstream.stream.track.MemoryTrackerState;
+import io.samstream.stream.track.memory.MemoryTrackerState;
 import io.samstream.stream.track.kalman.TrackerState;
 import java.util.Optional;
 

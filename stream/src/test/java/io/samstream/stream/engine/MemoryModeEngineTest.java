@@ -202,7 +202,7 @@ class MemoryModeEngineTest {
     void lostObjectsMakeRoomWhenANewObjectWouldPassTheTrackersLimit() throws Exception {
         // Object 1 is seen on frames 0-1 only: lost at 4, its memory kept; object 2 stays. The tracker holds two
         // objects; object 3, added on frame 8, is a third.
-        io.samstream.stream.track.ScriptedSam2 scripted = new io.samstream.stream.track.ScriptedSam2(model.config(),
+        io.samstream.stream.track.memory.ScriptedSam2 scripted = new io.samstream.stream.track.memory.ScriptedSam2(model.config(),
                 (id, step) -> id == 1 ? (step < 2 ? new int[] {1, 1, 5, 5} : null)
                         : id == 2 ? new int[] {8, 8, 14, 14} : new int[] {1, 9, 5, 14}, 2);
         CollectingSink sink = new CollectingSink();

@@ -1,9 +1,9 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.samstream.stream.track.HiddenObjects.Verdict;
+import io.samstream.stream.track.memory.HiddenObjects.Verdict;
 import org.junit.jupiter.api.Test;
 
 /** Memory mode's hidden / lost bookkeeping, driven by given visibility (object score > 0) per frame. */

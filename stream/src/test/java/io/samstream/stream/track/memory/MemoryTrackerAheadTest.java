@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -12,6 +12,10 @@ import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

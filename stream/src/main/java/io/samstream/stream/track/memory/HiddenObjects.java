@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import java.util.HashMap;
 import java.util.Map;

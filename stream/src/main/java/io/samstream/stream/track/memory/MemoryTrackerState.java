@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

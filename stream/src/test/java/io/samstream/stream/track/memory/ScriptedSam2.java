@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;

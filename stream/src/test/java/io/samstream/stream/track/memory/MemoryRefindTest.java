@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,6 +10,10 @@ import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;

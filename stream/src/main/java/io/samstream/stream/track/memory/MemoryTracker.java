@@ -1,4 +1,4 @@
-package io.samstream.stream.track;
+package io.samstream.stream.track.memory;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.gpu.image.PillowBilinearResize;
@@ -7,6 +7,10 @@ import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.TrackPrompts;
+import io.samstream.stream.track.TrackedFrame;
+import io.samstream.stream.track.TrackingMeters;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
