@@ -25,6 +25,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -111,37 +112,6 @@ public final class ObjectTracker implements AutoCloseable {
     private static final double MAX_GROWTH = 2.5;
     /** {@link #inside}: a mask this much larger than its object's last clear area may have crept onto another. */
     private static final double INSIDE_GROWTH = 1.4;
-    /** The image's layout: its cells in this many regions a side, each region's mean less the image's. */
-    private static final int LAYOUT_REGIONS = 4;
-
-    /**
-     * The regions' means less the image's, end to end; null when any is missing or the image is flat (no region
-     * stands out: nothing to compare a cut by).
-     */
-    private static float[] layout(float[] imageMean, List<float[]> regions) {
-        if (imageMean == null) {
-            return null;
-        }
-        int c = imageMean.length;
-        float[] out = new float[c * regions.size()];
-        double contrast = 0;
-        double level = 0;
-        for (int r = 0; r < regions.size(); r++) {
-            float[] m = regions.get(r);
-            if (m == null) {
-                return null;
-            }
-            for (int i = 0; i < c; i++) {
-                out[r * c + i] = m[i] - imageMean[i];
-                contrast += (double) out[r * c + i] * out[r * c + i];
-                level += (double) imageMean[i] * imageMean[i];
-            }
-        }
-        return contrast > FLAT * level ? out : null;
-    }
-
-    /** A layout whose energy is at most this share of the image mean's (per region) is flat ({@link #layout}). */
-    private static final double FLAT = 1e-6;
     /** A hidden track whose predicted box lies at least this much under other objects is covered ({@link #covered}). */
     private static final double COVERED = 0.9;
     /** {@link #covered} samples the predicted box on a grid of this many points a side. */
@@ -156,6 +126,7 @@ public final class ObjectTracker implements AutoCloseable {
     private final TrackingMeters meters;
     private final MaskReadout readout;
     private final boolean centroidPoint;
+    private final SceneCuts sceneCuts;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
@@ -182,8 +153,6 @@ public final class ObjectTracker implements AutoCloseable {
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
-    /** The last frame's layout (scene cuts). */
-    private float[] lastLayout;
     /** The last frame's image mean: what the appearance search of the next frame compares against ({@link #search}). */
     private float[] lastImageMean;
     /** The image's motion from frame to frame; made at the first frame when {@code camera-motion} is on. */
@@ -210,6 +179,7 @@ public final class ObjectTracker implements AutoCloseable {
         this.meters = meters;
         this.readout = new MaskReadout(backend);
         this.centroidPoint = centroidPoint;
+        this.sceneCuts = new SceneCuts(settings.sceneCutSimilarity());
     }
 
     /**
@@ -268,48 +238,6 @@ public final class ObjectTracker implements AutoCloseable {
         published = List.copyOf(tracks.values());
         log.info("stream {}: took up {} track(s) {} and {} lost one(s) still probed from frame {}", stream, tracks.size(),
                 s.ids(), ghosts.size(), s.frame());
-    }
-
-    /** One decoding job of a frame: a seed or a followed track. */
-    private static final class Work {
-        final int id;
-        final Prompt prompt;
-        final boolean multimask;
-        /** The followed track; for a seed, the track made from it once decoded. */
-        Track track;
-        final ObjectPrompt seed;
-        final long revision;
-        /** The shifted previous mask (followed tracks): what the chosen output should stay consistent with. */
-        final boolean[] previous;
-        /** The filter's predicted box in pixels (followed tracks). */
-        double[] predicted;
-        Tensor chosen;
-        /** The chosen output plane (post-processed where the backend keeps it). */
-        DecoderOutput.Plane plane;
-        float score;
-        boolean[] mask;
-        MaskReadout.Readout read;
-        /** Whether this frame's mask was taken (not empty, scores high enough, not jumped). */
-        boolean good;
-        /** Whether its mask slid onto another object's ({@link #jumped}). */
-        boolean jumped;
-        /** The chosen mask's appearance: the embedding's mean under it ({@link EmbeddingPool}); null when not pooled. */
-        float[] look;
-        /** A lost track's probe at its last place (re-identification), not a live track's job. */
-        boolean probe;
-        /** A probe where the appearance search led ({@link #search}), not at the track's last box. */
-        boolean search;
-
-        Work(int id, Prompt prompt, boolean multimask, Track track, ObjectPrompt seed, long revision,
-                boolean[] previous) {
-            this.id = id;
-            this.prompt = prompt;
-            this.multimask = multimask;
-            this.track = track;
-            this.seed = seed;
-            this.revision = revision;
-            this.previous = previous;
-        }
     }
 
     /**
@@ -413,7 +341,7 @@ public final class ObjectTracker implements AutoCloseable {
         List<MaskReadout.Item> items;
         /** The jobs whose masks are pooled, in the order of {@link #pools}; the image's descriptor comes last. */
         List<Work> pooledWork = List.of();
-        /** The whole image's mean embedding, and its layout ({@link #layout}). */
+        /** The whole image's mean embedding, and its layout ({@link SceneCuts#layout}). */
         float[] imageMean;
         float[] layout;
 
@@ -478,7 +406,7 @@ public final class ObjectTracker implements AutoCloseable {
                 }
             }
             r.add(new EmbeddingPool.Request(embedding, geometry.imageCells(side)));
-            for (float[] region : geometry.imageRegions(side, LAYOUT_REGIONS)) {
+            for (float[] region : geometry.imageRegions(side, SceneCuts.REGIONS)) {
                 r.add(new EmbeddingPool.Request(embedding, region));
             }
             return r;
@@ -489,7 +417,7 @@ public final class ObjectTracker implements AutoCloseable {
             int image = pooledWork.size();
             imageMean = descriptors.get(image);
             lastImageMean = imageMean;
-            layout = layout(imageMean, descriptors.subList(image + 1, descriptors.size()));
+            layout = SceneCuts.layout(imageMean, descriptors.subList(image + 1, descriptors.size()));
             for (int i = 0; i < pooledWork.size(); i++) {
                 pooledWork.get(i).look = descriptors.get(i);
             }
@@ -806,7 +734,7 @@ public final class ObjectTracker implements AutoCloseable {
             if (gone.contains(w)) {
                 continue;
             }
-            boolean good = scoresGood(w) && !jumped.contains(w);
+            boolean good = w.scoresGood(settings) && !jumped.contains(w);
             w.good = good;
             w.jumped = jumped.contains(w);
             if (seeded.contains(w)) {
@@ -954,24 +882,18 @@ public final class ObjectTracker implements AutoCloseable {
     }
 
     /**
-     * A scene cut: the image's layout (its 4 x 4 regions' mean embeddings less the image's, {@link #layout}) is
-     * unlike the previous frame's ({@link EmbeddingPool#similarity} against zero below {@code
-     * scene-cut-similarity}). Every followed track ends there, reported lost, since what it followed is gone;
-     * objects seeded on this frame are kept.
+     * A scene cut ({@link SceneCuts}): every followed track ends there, reported lost, and no lost one is probed any
+     * more; objects seeded on this frame are kept.
      *
      * @return the followed jobs it ended (none without a cut)
      */
     private Set<Work> sceneCut(long frame, List<Work> work, float[] layout, List<Integer> lost) {
         Set<Work> gone = new HashSet<>();
-        float[] before = lastLayout;
-        lastLayout = layout;
-        if (before == null || layout == null || settings.sceneCutSimilarity() <= 0) {
-            return gone; // 0 is off: a layout can score below 0 against the one before
-        }
-        double similarity = EmbeddingPool.similarity(layout, before, new float[layout.length]);
-        if (similarity >= settings.sceneCutSimilarity()) {
+        OptionalDouble cut = sceneCuts.cut(layout);
+        if (cut.isEmpty()) {
             return gone;
         }
+        double similarity = cut.getAsDouble();
         for (Work w : work) {
             if (w.previous != null) {
                 gone.add(w);
@@ -1120,12 +1042,6 @@ public final class ObjectTracker implements AutoCloseable {
         return out;
     }
 
-    /** Whether a job's mask is good by its scores: not empty, predicted IoU and stability at their minimums. */
-    private boolean scoresGood(Work w) {
-        return !w.read.empty() && w.read.score() >= settings.minPredictedIou()
-                && w.read.stability() >= settings.minStability();
-    }
-
     /**
      * One pixel, one object: a followed mask that holds more than half of another good mask of the frame (and does
      * not lie mostly inside it) is published and measured without that mask's pixels, so the inner object keeps
@@ -1137,7 +1053,7 @@ public final class ObjectTracker implements AutoCloseable {
     private void exclusive(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
         List<Work> good = new ArrayList<>();
         for (Work w : work) {
-            if (!gone.contains(w) && !jumped.contains(w) && scoresGood(w)) {
+            if (!gone.contains(w) && !jumped.contains(w) && w.scoresGood(settings)) {
                 good.add(w);
             }
         }
