@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  *     object had when last clear ({@link PartialBox}), so that centre, velocity and size stay those of the
  *     whole object; while it is not measured at all the filter holds its size (no size trend is
  *     extrapolated). A followed mask that lies mostly on another object's new mask while it no longer
- *     matches its own previous mask (IoU below {@value #JUMP_COVER}, and below the other's) has
+ *     matches its own previous mask (IoU below {@value #Occlusion.JUMP_COVER}, and below the other's) has
  *     <b>jumped</b> onto that object, usually the occluder: a bad frame (hidden), never merged. A hidden bad
  *     frame whose predicted box lies wholly ({@value #COVERED}) under other objects' mask boxes is
  *     <b>covered</b>: after {@code lost-after} such frames of a run the object is reported lost (taken over, as
@@ -101,17 +101,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ObjectTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
-    /**
-     * A followed mask more than this fraction of which is another object's mask, and whose IoU with its own
-     * previous mask is below it, slid onto that object ({@link #jumped}).
-     */
-    private static final double JUMP_COVER = 0.5;
     /** A track is new ({@link #isNew}) for this many frames from the one it was made in. */
     private static final int NEW_TRACK_FRAMES = 2;
     /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
     private static final double MAX_GROWTH = 2.5;
-    /** {@link #inside}: a mask this much larger than its object's last clear area may have crept onto another. */
-    private static final double INSIDE_GROWTH = 1.4;
     /** A hidden track whose predicted box lies at least this much under other objects is covered ({@link #covered}). */
     private static final double COVERED = 0.9;
     /** {@link #covered} samples the predicted box on a grid of this many points a side. */
@@ -715,7 +708,7 @@ public final class ObjectTracker implements AutoCloseable {
         List<Work> work = all.stream().filter(w -> !w.probe).toList();
         List<Work> probes = all.stream().filter(w -> w.probe).toList();
         Set<Work> gone = sceneCut(frame, work, layout, lost);
-        Set<Work> jumped = jumped(work);
+        Set<Work> jumped = Occlusion.jumped(work);
         Set<Work> seeded = new HashSet<>();
         for (Work w : work) {
             if (w.track == null) {
@@ -725,7 +718,7 @@ public final class ObjectTracker implements AutoCloseable {
                 seeded.add(w);
             }
         }
-        jumped.addAll(inside(work, gone, jumped));
+        jumped.addAll(Occlusion.inside(work, gone, jumped));
         Set<Work> strange = unlike(frame, work, gone, jumped, imageMean);
         jumped.addAll(strange);
         merge(frame, work, gone, jumped, lost);
@@ -744,12 +737,12 @@ public final class ObjectTracker implements AutoCloseable {
                     w.track.bad();
                 }
             } else if (good) {
-                boolean clear = !inFront(w.read.box(), w, work, jumped);
+                boolean clear = !Occlusion.inFront(w.read.box(), w, work, jumped);
                 w.track.measured(w.chosen, w.read.box(), PartialBox.full(w.predicted, w.read.box(),
-                        w.track.clearSize(), strip -> inFront(strip, w, work, jumped)), clear);
+                        w.track.clearSize(), strip -> Occlusion.inFront(strip, w, work, jumped)), clear);
                 w.track.remember(w.look, w.read.summary().area(), clear);
             } else {
-                boolean hidden = !strange.contains(w) && hidden(w, work, jumped);
+                boolean hidden = !strange.contains(w) && Occlusion.hidden(w, work, jumped);
                 w.track.bad(hidden, hidden && covered(w, work, jumped));
             }
         }
@@ -834,8 +827,8 @@ public final class ObjectTracker implements AutoCloseable {
             if (p.predicted != null) {
                 // Followed on its predicted path: taken up as a followed track is, its filter's motion kept.
                 double[] box = p.read.box();
-                boolean beside = besideAny(box, kept);
-                t.measured(p.chosen, box, PartialBox.full(p.predicted, box, t.clearSize(), s -> besideAny(s, kept)),
+                boolean beside = Occlusion.besideAny(box, kept);
+                t.measured(p.chosen, box, PartialBox.full(p.predicted, box, t.clearSize(), s -> Occlusion.besideAny(s, kept)),
                         !beside);
                 t.remember(p.look, p.read.summary().area(), !beside);
             } else {
@@ -869,16 +862,6 @@ public final class ObjectTracker implements AutoCloseable {
             }
         }
         return true;
-    }
-
-    /** Whether {@code box} (pixels) overlaps the mask box of a live object of the frame ({@link #inFront}'s rule). */
-    private static boolean besideAny(double[] box, List<Work> kept) {
-        for (Work k : kept) {
-            if (!k.read.empty() && !k.jumped && overlap(box, k.read.box())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -925,9 +908,9 @@ public final class ObjectTracker implements AutoCloseable {
             String why = null;
             if (similarity < settings.minAppearance()) {
                 why = "appearance " + String.format(java.util.Locale.ROOT, "%.2f", similarity);
-            } else if (!inFront(w.read.box(), w, work, jumped)) {
+            } else if (!Occlusion.inFront(w.read.box(), w, work, jumped)) {
                 double grown = w.track.area() > 0 ? (double) w.read.summary().area() / w.track.area() : 1;
-                if (w.predicted != null && !overlap(w.read.box(), w.predicted)) {
+                if (w.predicted != null && !Occlusion.overlap(w.read.box(), w.predicted)) {
                     why = "left its predicted box";
                 } else if (grown > MAX_GROWTH || grown < 1 / MAX_GROWTH && !geometry.touchesEdge(w.read.box())) {
                     why = String.format(java.util.Locale.ROOT, "area x%.2f in one frame", grown);
@@ -989,60 +972,6 @@ public final class ObjectTracker implements AutoCloseable {
     }
 
     /**
-     * Followed tracks whose new mask is mostly another followed object's new mask while it agrees less with its
-     * own previous mask than that object's does: the prompt slid onto a neighbour (typically the occluder).
-     */
-    private static Set<Work> jumped(List<Work> work) {
-        Set<Work> out = new HashSet<>();
-        for (Work a : work) {
-            if (a.previous == null || a.read.empty()) {
-                continue;
-            }
-            double own = LowResMask.iou(a.mask, a.previous);
-            if (own >= JUMP_COVER) {
-                continue; // it still continues its own mask: not a jump (the merge rule decides)
-            }
-            for (Work b : work) {
-                if (b == a || b.previous == null || b.read.empty()) {
-                    continue;
-                }
-                if (LowResMask.coveredBy(a.mask, b.mask) > JUMP_COVER && own < LowResMask.iou(b.mask, b.previous)) {
-                    out.add(a);
-                    break;
-                }
-            }
-        }
-        return out;
-    }
-
-    /**
-     * Followed masks that crept onto another object: they lie mostly ({@value #JUMP_COVER}) inside its new mask (it
-     * not mostly in them) and grew past {@value #INSIDE_GROWTH} x the area they had when last clear of others, a
-     * little each frame (so the jump rule, which wants a break with the previous mask, does not see it); typically
-     * an object going behind its occluder. A bad frame, explained by the other object. (Blaming the outer mask
-     * instead when it is the one that grew, as look-alikes in contact give SAM one mask for both, cost more than it
-     * gave on the same-colour clips: bench/results/track-eval-hard-3.md.)
-     */
-    private static Set<Work> inside(List<Work> work, Set<Work> gone, Set<Work> jumped) {
-        Set<Work> out = new HashSet<>();
-        for (Work w : work) {
-            if (w.previous == null || gone.contains(w) || jumped.contains(w) || w.read.empty()
-                    || w.track.clearArea() == 0 || w.read.summary().area() <= INSIDE_GROWTH * w.track.clearArea()) {
-                continue;
-            }
-            for (Work o : work) {
-                if (o != w && !gone.contains(o) && !jumped.contains(o) && !o.read.empty()
-                        && LowResMask.coveredBy(w.mask, o.mask) > JUMP_COVER
-                        && LowResMask.coveredBy(o.mask, w.mask) <= JUMP_COVER) {
-                    out.add(w);
-                    break;
-                }
-            }
-        }
-        return out;
-    }
-
-    /**
      * One pixel, one object: a followed mask that holds more than half of another good mask of the frame (and does
      * not lie mostly inside it) is published and measured without that mask's pixels, so the inner object keeps
      * what the two share. Look-alikes in contact give SAM one mask for both, and the one whose prompt took in its
@@ -1063,8 +992,8 @@ public final class ObjectTracker implements AutoCloseable {
             }
             MaskReadout.Readout r = a.read;
             for (Work b : good) {
-                if (b != a && LowResMask.coveredBy(b.mask, a.mask) > JUMP_COVER
-                        && LowResMask.coveredBy(a.mask, b.mask) <= JUMP_COVER) {
+                if (b != a && LowResMask.coveredBy(b.mask, a.mask) > Occlusion.JUMP_COVER
+                        && LowResMask.coveredBy(a.mask, b.mask) <= Occlusion.JUMP_COVER) {
                     r = new MaskReadout.Readout(a.id, r.score(), r.summary().minus(b.read.summary()));
                 }
             }
@@ -1105,25 +1034,6 @@ public final class ObjectTracker implements AutoCloseable {
             }
         }
         return under >= COVERED * COVER_SAMPLES * COVER_SAMPLES;
-    }
-
-    /** Whether a followed track's bad frame is explained: its predicted box overlaps another object's mask box. */
-    private static boolean hidden(Work w, List<Work> work, Set<Work> jumped) {
-        return w.predicted != null && inFront(w.predicted, w, work, jumped);
-    }
-
-    /** Whether {@code box} (pixels) overlaps the mask box of another object of this frame than {@code w}. */
-    private static boolean inFront(double[] box, Work w, List<Work> work, Set<Work> jumped) {
-        for (Work o : work) {
-            if (o != w && !o.read.empty() && !jumped.contains(o) && overlap(box, o.read.box())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static boolean overlap(double[] a, double[] b) {
-        return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
     }
 
     private void end(Track t) {
