@@ -105,10 +105,6 @@ public final class ObjectTracker implements AutoCloseable {
     private static final int NEW_TRACK_FRAMES = 2;
     /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
     private static final double MAX_GROWTH = 2.5;
-    /** A hidden track whose predicted box lies at least this much under other objects is covered ({@link #covered}). */
-    private static final double COVERED = 0.9;
-    /** {@link #covered} samples the predicted box on a grid of this many points a side. */
-    private static final int COVER_SAMPLES = 16;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
@@ -120,6 +116,7 @@ public final class ObjectTracker implements AutoCloseable {
     private final MaskReadout readout;
     private final boolean centroidPoint;
     private final SceneCuts sceneCuts;
+    private final CoveredObjects covers;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
@@ -173,6 +170,7 @@ public final class ObjectTracker implements AutoCloseable {
         this.readout = new MaskReadout(backend);
         this.centroidPoint = centroidPoint;
         this.sceneCuts = new SceneCuts(settings.sceneCutSimilarity());
+        this.covers = new CoveredObjects(settings);
     }
 
     /**
@@ -499,7 +497,7 @@ public final class ObjectTracker implements AutoCloseable {
                         : prompts.dismissed().contains(g.track().id())));
         List<Ghost> probed = new ArrayList<>();
         for (Ghost g : ghosts.values()) {
-            if (coasting(g.track())) {
+            if (covers.coasting(g.track())) {
                 work.add(coast(g.track()));
             } else {
                 work.add(probe(g.track()));
@@ -743,7 +741,7 @@ public final class ObjectTracker implements AutoCloseable {
                 w.track.remember(w.look, w.read.summary().area(), clear);
             } else {
                 boolean hidden = !strange.contains(w) && Occlusion.hidden(w, work, jumped);
-                w.track.bad(hidden, hidden && covered(w, work, jumped));
+                w.track.bad(hidden, hidden && covers.covered(w, work, jumped, geometry.width(), geometry.height()));
             }
         }
         List<Work> kept = new ArrayList<>(work.size());
@@ -752,7 +750,7 @@ public final class ObjectTracker implements AutoCloseable {
                 continue;
             }
             if (w.track.unexplainedBadFrames() >= settings.lostAfter()
-                    || w.track.badFrames() >= settings.hiddenLostAfter() || coveredLost(w.track)) {
+                    || w.track.badFrames() >= settings.hiddenLostAfter() || covers.lost(w.track)) {
                 end(w.track);
                 if (settings.reidWindow() > 0) {
                     ghosts.put(w.id, new Ghost(w.track, frame));
@@ -769,25 +767,6 @@ public final class ObjectTracker implements AutoCloseable {
         }
         reidentify(frame, probes, kept, imageMean);
         return kept;
-    }
-
-    /**
-     * Whether a track is lost as taken over: {@code lost-after} of its bad frames in a row were wholly covered
-     * ({@link #covered}). Only with re-identification on, which follows it on as a lost object ({@link #coasting})
-     * and gives it its id back if it comes out; without it the track coasts up to {@code hidden-lost-after}.
-     */
-    private boolean coveredLost(Track t) {
-        return settings.reidWindow() > 0 && t.coveredBadFrames() >= settings.lostAfter();
-    }
-
-    /**
-     * Whether a lost track is still followed where its filter predicts it (a covered object may come out on the
-     * far side of its occluder) rather than probed at its last box: lost as covered, and fewer than {@code
-     * hidden-lost-after} bad frames so far.
-     */
-    private boolean coasting(Track t) {
-        return t.coveredBadFrames() >= settings.lostAfter() && t.unexplainedBadFrames() < settings.lostAfter()
-                && t.badFrames() < settings.hiddenLostAfter();
     }
 
     /**
@@ -1003,37 +982,6 @@ public final class ObjectTracker implements AutoCloseable {
                 a.read = r;
             }
         }
-    }
-
-    /**
-     * Whether a hidden track is wholly covered: at least {@value #COVERED} of its predicted box (within the frame) lies
-     * under other objects' mask boxes, so nothing of it can show (taken over, or behind an occluder for a while).
-     */
-    private boolean covered(Work w, List<Work> work, Set<Work> jumped) {
-        double x0 = Math.max(0, w.predicted[0]);
-        double y0 = Math.max(0, w.predicted[1]);
-        double x1 = Math.min(geometry.width(), w.predicted[2]);
-        double y1 = Math.min(geometry.height(), w.predicted[3]);
-        if (x1 <= x0 || y1 <= y0) {
-            return false;
-        }
-        int under = 0;
-        for (int j = 0; j < COVER_SAMPLES; j++) {
-            double y = y0 + (j + 0.5) * (y1 - y0) / COVER_SAMPLES;
-            for (int i = 0; i < COVER_SAMPLES; i++) {
-                double x = x0 + (i + 0.5) * (x1 - x0) / COVER_SAMPLES;
-                for (Work o : work) {
-                    if (o != w && !o.read.empty() && !jumped.contains(o)) {
-                        double[] b = o.read.box();
-                        if (x >= b[0] && x < b[2] && y >= b[1] && y < b[3]) {
-                            under++;
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        return under >= COVERED * COVER_SAMPLES * COVER_SAMPLES;
     }
 
     private void end(Track t) {
