@@ -101,10 +101,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ObjectTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
-    /** A track is new ({@link #isNew}) for this many frames from the one it was made in. */
-    private static final int NEW_TRACK_FRAMES = 2;
-    /** A clear mask whose area changed by more than this factor in one frame (either way) is not the object. */
-    private static final double MAX_GROWTH = 2.5;
     /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
     private static final double REID_MAX_OVERLAP = 0.3;
 
@@ -117,6 +113,9 @@ public final class ObjectTracker implements AutoCloseable {
     private final boolean centroidPoint;
     private final SceneCuts sceneCuts;
     private final CoveredObjects covers;
+    private final Plausibility plausibility;
+    private final Duplicates duplicates;
+    private final ExclusivePixels exclusivePixels;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
@@ -171,6 +170,9 @@ public final class ObjectTracker implements AutoCloseable {
         this.centroidPoint = centroidPoint;
         this.sceneCuts = new SceneCuts(settings.sceneCutSimilarity());
         this.covers = new CoveredObjects(settings);
+        this.plausibility = new Plausibility(settings.minAppearance());
+        this.duplicates = new Duplicates(stream, settings.mergeIou());
+        this.exclusivePixels = new ExclusivePixels(stream, settings);
     }
 
     /**
@@ -717,10 +719,17 @@ public final class ObjectTracker implements AutoCloseable {
             }
         }
         jumped.addAll(Occlusion.inside(work, gone, jumped));
-        Set<Work> strange = unlike(frame, work, gone, jumped, imageMean);
+        Map<Work, String> unlike = plausibility.unlike(work, gone, jumped, imageMean, geometry);
+        unlike.forEach((w, why) -> log.debug("stream {}: object {} at frame {}: its mask is not the object ({}): a bad "
+                + "frame", stream, w.id, frame, why));
+        Set<Work> strange = unlike.keySet();
         jumped.addAll(strange);
-        merge(frame, work, gone, jumped, lost);
-        exclusive(frame, work, gone, jumped);
+        for (Work w : duplicates.resolve(frame, work, gone, jumped)) {
+            end(w.track);
+            lost.add(w.id);
+            meters.lost().increment();
+        }
+        exclusivePixels.apply(frame, work, gone, jumped);
         for (Work w : work) {
             if (gone.contains(w)) {
                 continue;
@@ -870,118 +879,6 @@ public final class ObjectTracker implements AutoCloseable {
                 frame, String.format(java.util.Locale.ROOT, "%.3f", similarity), settings.sceneCutSimilarity(),
                 gone.size(), gone.stream().map(w -> w.id).toList());
         return gone;
-    }
-
-    /**
-     * Followed masks that are not the object: their appearance is unlike the track's memory (similarity below
-     * {@code min-appearance}), or, clear of other objects, they left the predicted box or grew or shrank past
-     * what one frame allows. Such a frame is bad whatever its scores say, and nothing explains it.
-     */
-    private Set<Work> unlike(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped, float[] imageMean) {
-        Set<Work> out = new HashSet<>();
-        for (Work w : work) {
-            if (w.previous == null || gone.contains(w) || jumped.contains(w) || w.read.empty()) {
-                continue;
-            }
-            double similarity = w.track.looksLike(w.look, imageMean);
-            String why = null;
-            if (similarity < settings.minAppearance()) {
-                why = "appearance " + String.format(java.util.Locale.ROOT, "%.2f", similarity);
-            } else if (!Occlusion.inFront(w.read.box(), w, work, jumped)) {
-                double grown = w.track.area() > 0 ? (double) w.read.summary().area() / w.track.area() : 1;
-                if (w.predicted != null && !Occlusion.overlap(w.read.box(), w.predicted)) {
-                    why = "left its predicted box";
-                } else if (grown > MAX_GROWTH || grown < 1 / MAX_GROWTH && !geometry.touchesEdge(w.read.box())) {
-                    why = String.format(java.util.Locale.ROOT, "area x%.2f in one frame", grown);
-                }
-            }
-            if (why != null) {
-                out.add(w);
-                log.debug("stream {}: object {} at frame {}: its mask is not the object ({}): a bad frame", stream,
-                        w.id, frame, why);
-            }
-        }
-        return out;
-    }
-
-    /** Whether a track is new: seeded this frame, or followed for the first time (discovered the frame before). */
-    private static boolean isNew(Track t, long frame) {
-        return frame - t.bornFrame() < NEW_TRACK_FRAMES;
-    }
-
-    /**
-     * Pairs of masks with IoU >= {@code merge-iou}. A new track there is a duplicate of the other object: it is
-     * merged into it (its track ends, reported lost; of two new ones the lower-ranked, {@link Track#outranks}).
-     * Two established tracks are two objects in contact or crossing: never merged; the one whose mask agrees less
-     * with its own previous (shifted) mask takes a bad frame (added to {@code jumped}: coasting, hidden).
-     *
-     * Merged jobs join {@code gone}.
-     */
-    private void merge(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped, List<Integer> lost) {
-        for (int i = 0; i < work.size(); i++) {
-            for (int j = i + 1; j < work.size(); j++) {
-                Work a = work.get(i);
-                Work b = work.get(j);
-                if (gone.contains(a) || gone.contains(b) || a.read.empty() || b.read.empty() || jumped.contains(a)
-                        || jumped.contains(b) || LowResMask.iou(a.mask, b.mask) < settings.mergeIou()) {
-                    continue;
-                }
-                boolean aNew = isNew(a.track, frame);
-                boolean bNew = isNew(b.track, frame);
-                if (aNew || bNew) {
-                    Work loser = aNew && bNew ? (a.track.outranks(b.track) ? b : a) : aNew ? a : b;
-                    Work winner = loser == a ? b : a;
-                    gone.add(loser);
-                    end(loser.track);
-                    lost.add(loser.id);
-                    meters.lost().increment();
-                    log.info("stream {}: new object {} is object {} (mask IoU >= {}) at frame {}: merged into it "
-                            + "(reported lost)", stream, loser.id, winner.id, settings.mergeIou(), frame);
-                } else {
-                    double ownA = a.previous == null ? 0 : LowResMask.iou(a.mask, a.previous);
-                    double ownB = b.previous == null ? 0 : LowResMask.iou(b.mask, b.previous);
-                    Work loser = ownA != ownB ? (ownA < ownB ? a : b) : a.track.outranks(b.track) ? b : a;
-                    jumped.add(loser);
-                    log.debug("stream {}: objects {} and {} share one mask (IoU >= {}) at frame {}: object {} agrees "
-                            + "less with its previous mask and takes a bad frame", stream, a.id, b.id,
-                            settings.mergeIou(), frame, loser.id);
-                }
-            }
-        }
-    }
-
-    /**
-     * One pixel, one object: a followed mask that holds more than half of another good mask of the frame (and does
-     * not lie mostly inside it) is published and measured without that mask's pixels, so the inner object keeps
-     * what the two share. Look-alikes in contact give SAM one mask for both, and the one whose prompt took in its
-     * neighbour would otherwise report the pair (bench/results/track-eval-hard-5.md). Its mask prompt for the next
-     * frame is kept as SAM gave it: taking the neighbour out of the prompt made the crossing worse
-     * (track-eval-hard-3.md).
-     */
-    private void exclusive(long frame, List<Work> work, Set<Work> gone, Set<Work> jumped) {
-        List<Work> good = new ArrayList<>();
-        for (Work w : work) {
-            if (!gone.contains(w) && !jumped.contains(w) && w.scoresGood(settings)) {
-                good.add(w);
-            }
-        }
-        for (Work a : good) {
-            if (a.previous == null) {
-                continue; // a seed is the user's prompt as given
-            }
-            MaskReadout.Readout r = a.read;
-            for (Work b : good) {
-                if (b != a && LowResMask.coveredBy(b.mask, a.mask) > Occlusion.JUMP_COVER
-                        && LowResMask.coveredBy(a.mask, b.mask) <= Occlusion.JUMP_COVER) {
-                    r = new MaskReadout.Readout(a.id, r.score(), r.summary().minus(b.read.summary()));
-                }
-            }
-            if (r != a.read && !r.empty()) {
-                log.debug("stream {}: object {} at frame {}: its mask holds another object's; published without it "
-                        + "({} -> {} px)", stream, a.id, frame, a.read.summary().area(), r.summary().area());
-                a.read = r;
-            }
-        }
     }
 
     private void end(Track t) {

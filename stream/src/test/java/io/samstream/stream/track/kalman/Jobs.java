@@ -40,8 +40,13 @@ final class Jobs {
 
     /** A prompted track born on frame 0, last seen at {@code box}. */
     static Track track(int id, double[] box) {
-        return new Track(id, Track.Origin.PROMPTED, 0, 0, logits(rect((int) box[0], (int) box[1], (int) box[2],
-                (int) box[3])), box);
+        return track(id, box, Track.Origin.PROMPTED, 0);
+    }
+
+    /** A track of {@code origin} born on frame {@code born}, last seen at {@code box}. */
+    static Track track(int id, double[] box, Track.Origin origin, long born) {
+        return new Track(id, origin, origin == Track.Origin.PROMPTED ? 0 : -1, born, logits(rect((int) box[0],
+                (int) box[1], (int) box[2], (int) box[3])), box);
     }
 
     /**
