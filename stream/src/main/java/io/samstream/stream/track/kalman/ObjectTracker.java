@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.Set;
@@ -101,8 +102,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ObjectTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
-    /** A probe's mask that shares more than this fraction (of either mask) with an object of the frame is not clear. */
-    private static final double REID_MAX_OVERLAP = 0.3;
 
     private final String stream;
     private final SamBackend backend;
@@ -116,29 +115,15 @@ public final class ObjectTracker implements AutoCloseable {
     private final Plausibility plausibility;
     private final Duplicates duplicates;
     private final ExclusivePixels exclusivePixels;
+    /** Lost tracks that may still come back ({@code reid-window}). */
+    private final Reidentification reid;
+    private final AppearanceSearch appearanceSearch;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
     private final Map<Integer, Track> tracks = new LinkedHashMap<>();
     /** Prompted ids whose track ended (lost or merged), with the revision that did: not seeded again. */
     private final Map<Integer, Long> ended = new HashMap<>();
-    /** Lost tracks that may still come back ({@code reid-window}), by id, in the order they were lost. */
-    private final Map<Integer, Ghost> ghosts = new LinkedHashMap<>();
-
-    /**
-     * A lost track, the frame it was lost on and the last frame it was seen on (its last good mask): how long it has
-     * had to move away from its last box ({@link #search}).
-     */
-    private record Ghost(Track track, long lostFrame, long seenFrame) {
-        /**
-         * Lost on {@code lostFrame} after its track's run of bad frames. (A ghost taken up from a stored state is made
-         * this way too: for one that coasted after it was lost, that dates its last sighting a little early, which
-         * only widens its search by those frames, up to {@code reid-search}.)
-         */
-        Ghost(Track track, long lostFrame) {
-            this(track, lostFrame, lostFrame - track.badFrames());
-        }
-    }
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
@@ -173,6 +158,8 @@ public final class ObjectTracker implements AutoCloseable {
         this.plausibility = new Plausibility(settings.minAppearance());
         this.duplicates = new Duplicates(stream, settings.mergeIou());
         this.exclusivePixels = new ExclusivePixels(stream, settings);
+        this.reid = new Reidentification(settings);
+        this.appearanceSearch = new AppearanceSearch(stream, backend, settings);
     }
 
     /**
@@ -211,7 +198,7 @@ public final class ObjectTracker implements AutoCloseable {
     public TrackerState state(long frame) {
         return new TrackerState(frame, generation, frames, discovered,
                 tracks.values().stream().map(Track::export).toList(), ended,
-                ghosts.values().stream().map(g -> new TrackerState.GhostState(g.track().export(), g.lostFrame())).toList());
+                reid.ghosts().stream().map(g -> new TrackerState.GhostState(g.track().export(), g.lostFrame())).toList());
     }
 
     /** Takes up a state another tracker of the stream had (failover); before the first frame. */
@@ -223,14 +210,14 @@ public final class ObjectTracker implements AutoCloseable {
         s.tracks().forEach(t -> tracks.put(t.id(), Track.restore(t)));
         ended.clear();
         ended.putAll(s.ended());
-        ghosts.clear();
-        s.ghosts().forEach(g -> ghosts.put(g.track().id(), new Ghost(Track.restore(g.track()), g.lostFrame())));
+        reid.clear();
+        s.ghosts().forEach(g -> reid.takeUp(Track.restore(g.track()), g.lostFrame()));
         generation = s.generation();
         frames = s.framesTracked();
         discovered = s.discovered();
         published = List.copyOf(tracks.values());
         log.info("stream {}: took up {} track(s) {} and {} lost one(s) still probed from frame {}", stream, tracks.size(),
-                s.ids(), ghosts.size(), s.frame());
+                s.ids(), reid.ghosts().size(), s.frame());
     }
 
     /**
@@ -267,7 +254,7 @@ public final class ObjectTracker implements AutoCloseable {
                         height, frame);
                 tracks.clear();
                 ended.clear();
-                ghosts.clear();
+                reid.clear();
             }
             geometry = new FrameGeometry(width, height, backend.config().imageSize(), backend.config().lowResSize());
         }
@@ -276,7 +263,7 @@ public final class ObjectTracker implements AutoCloseable {
                     stream, frame, tracks.size());
             tracks.clear();
             ended.clear();
-            ghosts.clear();
+            reid.clear();
             generation = prompts.generation();
         }
         followCamera(frame, embedding);
@@ -307,7 +294,7 @@ public final class ObjectTracker implements AutoCloseable {
         for (Track t : tracks.values()) {
             t.filter().shift(dx, dy);
         }
-        for (Ghost g : ghosts.values()) {
+        for (Reidentification.Ghost g : reid.ghosts()) {
             g.track().filter().shift(dx, dy);
         }
         log.debug("stream {}: the image moved by ({}, {}) px at frame {}", stream,
@@ -494,11 +481,10 @@ public final class ObjectTracker implements AutoCloseable {
                 seeded.add(w.id);
             }
         }
-        ghosts.values().removeIf(g -> frame - g.lostFrame() > settings.reidWindow() || seeded.contains(g.track().id())
-                || (g.track().origin() == Track.Origin.PROMPTED ? !prompted.contains(g.track().id())
-                        : prompts.dismissed().contains(g.track().id())));
-        List<Ghost> probed = new ArrayList<>();
-        for (Ghost g : ghosts.values()) {
+        reid.expire(frame, t -> seeded.contains(t.id()) || (t.origin() == Track.Origin.PROMPTED
+                ? !prompted.contains(t.id()) : prompts.dismissed().contains(t.id())));
+        List<Reidentification.Ghost> probed = new ArrayList<>();
+        for (Reidentification.Ghost g : reid.ghosts()) {
             if (covers.coasting(g.track())) {
                 work.add(coast(g.track()));
             } else {
@@ -506,7 +492,13 @@ public final class ObjectTracker implements AutoCloseable {
                 probed.add(g);
             }
         }
-        work.addAll(search(frame, probed, embedding, work));
+        // The appearance search's probes, where it leads.
+        for (AppearanceSearch.Lead l : appearanceSearch.search(frame, probed, embedding, work, geometry,
+                lastImageMean)) {
+            Work w = probe(l.track(), l.box());
+            w.search = true;
+            work.add(w);
+        }
         return work;
     }
 
@@ -522,133 +514,12 @@ public final class ObjectTracker implements AutoCloseable {
         return probe(t, t.box());
     }
 
-    /** How far (pixels) the point (x, y) lies from {@code box}: 0 inside it. */
-    private static double distance(double[] box, double x, double y) {
-        return Math.hypot(Math.max(0, Math.max(box[0] - x, x - box[2])), Math.max(0, Math.max(box[1] - y, y - box[3])));
-    }
-
     /** A lost track's probe in {@code box} (pixels). */
     private Work probe(Track t, double[] box) {
         Work w = new Work(t.id(), new Prompt(null, null, geometry.modelBox(box), null), true, t, null,
                 t.revision(), null);
         w.probe = true;
         return w;
-    }
-
-    /**
-     * Appearance search ({@code reid-search}): for each lost track probed at its last box, a second probe, of its last
-     * clear size, centred on the image cell that looks most like it, among the cells it could have reached since it
-     * was last seen. A cell's look is the mean embedding of a window of the object's size around it, compared with the
-     * track's seed and running looks against the last frame's image mean ({@link SamBackend#cellSimilarities}); it
-     * must reach {@code min-appearance}. Reach: {@code min(reid-search, reid-search-speed x frames since seen)} of the
-     * object's sizes (the larger side of its clear box) from its last box, so that a look-alike across the image is not
-     * taken for an object that left a few frames ago (without it, leave-return-stripes fell from 0.923 to 0.479 with 3
-     * id switches: bench/results/track-eval-hard-5.md). Windows more than {@value #REID_MAX_OVERLAP} under live
-     * objects' predicted masks are skipped: a probe there would find them, and {@link #found} would refuse it. No probe
-     * either when the best cell lies in the last box (the probe there covers it).
-     */
-    private List<Work> search(long frame, List<Ghost> probed, ImageEmbedding embedding, List<Work> work) {
-        if (settings.reidSearch() <= 0 || probed.isEmpty() || lastImageMean == null) {
-            return List.of();
-        }
-        int side = backend.config().embeddingSize();
-        double cell = (double) backend.config().imageSize() / side;
-        int cols = (int) Math.ceil(geometry.resized().width() / cell);
-        int rows = (int) Math.ceil(geometry.resized().height() / cell);
-        List<EmbeddingPool.CellRequest> requests = new ArrayList<>();
-        List<Ghost> asked = new ArrayList<>();
-        double cw = cell * geometry.width() / geometry.resized().width(); // a cell in pixels
-        double ch = cell * geometry.height() / geometry.resized().height();
-        for (Ghost g : probed) {
-            if (g.track().remembers()) {
-                asked.add(g);
-                double[] size = g.track().clearSize();
-                int wc = Math.max(1, (int) Math.round(size[0] / cw));
-                int wr = Math.max(1, (int) Math.round(size[1] / ch));
-                requests.add(new EmbeddingPool.CellRequest(embedding, g.track().seedLook(), lastImageMean, cols, rows,
-                        wc, wr));
-                requests.add(new EmbeddingPool.CellRequest(embedding, g.track().runningLook(), lastImageMean, cols,
-                        rows, wc, wr));
-            }
-        }
-        if (asked.isEmpty()) {
-            return List.of();
-        }
-        List<float[]> maps = backend.cellSimilarities(requests);
-        // How much of each cell live objects' masks cover, as their prompts predict them.
-        float[] live = new float[side * side];
-        for (Work w : work) {
-            if (!w.probe && w.previous != null) {
-                float[] c = LowResMask.cellWeights(w.previous, geometry.lowResSize(), side);
-                for (int k = 0; k < c.length; k++) {
-                    live[k] = Math.min(1f, live[k] + c[k]);
-                }
-            }
-        }
-        List<Work> out = new ArrayList<>();
-        for (int i = 0; i < asked.size(); i++) {
-            Ghost g = asked.get(i);
-            float[] a = maps.get(2 * i);
-            float[] b = maps.get(2 * i + 1);
-            Track t = g.track();
-            double[] last = t.box();
-            double[] size = t.clearSize();
-            double objectSize = Math.max(size[0], size[1]);
-            double reach = Math.min(settings.reidSearch(), settings.reidSearchSpeed() * (frame - g.seenFrame()))
-                    * objectSize;
-            // A window more than REID_MAX_OVERLAP under live objects would find them, not this one (found's rule).
-            int wc = requests.get(2 * i).windowCols();
-            int wr = requests.get(2 * i).windowRows();
-            boolean[] taken = new boolean[cols * rows];
-            for (int y = 0; y < rows; y++) {
-                for (int x = 0; x < cols; x++) {
-                    double sum = 0;
-                    int n = 0;
-                    for (int v = EmbeddingPool.windowStart(y, wr); v <= EmbeddingPool.windowEnd(y, wr, rows); v++) {
-                        for (int u = EmbeddingPool.windowStart(x, wc); u <= EmbeddingPool.windowEnd(x, wc, cols); u++) {
-                            sum += live[v * side + u];
-                            n++;
-                        }
-                    }
-                    taken[y * cols + x] = sum > REID_MAX_OVERLAP * n;
-                }
-            }
-            int best = -1;
-            double bestSim = settings.minAppearance();
-            double atLast = Double.NEGATIVE_INFINITY;
-            for (int y = 0; y < rows; y++) {
-                double cy = (y + 0.5) * ch;
-                for (int x = 0; x < cols; x++) {
-                    double cx = (x + 0.5) * cw;
-                    double sim = Math.max(a[y * cols + x], b[y * cols + x]);
-                    if (distance(last, cx, cy) == 0) {
-                        atLast = Math.max(atLast, sim);
-                    }
-                    if (sim > bestSim && distance(last, cx, cy) <= reach && !taken[y * cols + x]) {
-                        bestSim = sim;
-                        best = y * cols + x;
-                    }
-                }
-            }
-            if (best < 0) {
-                continue;
-            }
-            double cx = (best % cols + 0.5) * cw;
-            double cy = (best / cols + 0.5) * ch;
-            if (distance(last, cx, cy) == 0) {
-                continue; // the probe at its last box looks there already
-            }
-            double[] box = {cx - size[0] / 2, cy - size[1] / 2, cx + size[0] / 2, cy + size[1] / 2};
-            log.debug("stream {}: lost object {} at frame {}: searched at ({}, {}), appearance {} ({} at its last box), "
-                    + "{} frames since seen, {} px from its last box {}", stream, t.id(), frame, (int) cx, (int) cy,
-                    String.format(java.util.Locale.ROOT, "%.2f", bestSim),
-                    String.format(java.util.Locale.ROOT, "%.2f", atLast), frame - g.seenFrame(),
-                    (int) distance(last, cx, cy), java.util.Arrays.toString(last));
-            Work w = probe(t, box);
-            w.search = true;
-            out.add(w);
-        }
-        return out;
     }
 
     private Work follow(Track t) {
@@ -761,9 +632,7 @@ public final class ObjectTracker implements AutoCloseable {
             if (w.track.unexplainedBadFrames() >= settings.lostAfter()
                     || w.track.badFrames() >= settings.hiddenLostAfter() || covers.lost(w.track)) {
                 end(w.track);
-                if (settings.reidWindow() > 0) {
-                    ghosts.put(w.id, new Ghost(w.track, frame));
-                }
+                reid.lost(w.track, frame);
                 lost.add(w.id);
                 meters.lost().increment();
                 log.info("stream {}: object {} lost at frame {} ({} bad frames in a row, {} of them not behind another "
@@ -774,82 +643,16 @@ public final class ObjectTracker implements AutoCloseable {
             }
             kept.add(w);
         }
-        reidentify(frame, probes, kept, imageMean);
-        return kept;
-    }
-
-    /**
-     * Lost objects found again: a probe whose mask is good by the scores, looks like the track's memory
-     * ({@code reid-appearance}) and lies clear of every object of the frame brings its track back under its id.
-     */
-    private void reidentify(long frame, List<Work> probes, List<Work> kept, float[] imageMean) {
-        // A track probed twice (its last box and where the appearance search led) takes the found mask that looks
-        // more like it.
-        Map<Integer, Work> chosen = new LinkedHashMap<>();
-        Map<Integer, Double> chosenLook = new HashMap<>();
-        for (Work p : probes) {
-            Ghost g = ghosts.get(p.id);
-            if (g == null) {
-                continue; // ended by a scene cut on this frame
-            }
-            if (!found(p, g, kept, imageMean)) {
-                if (p.predicted != null) {
-                    g.track().bad(true); // still behind its occluder: coasts on, the filter holding its size
-                }
-                continue;
-            }
-            double look = g.track().looksLike(p.look, imageMean);
-            if (!chosen.containsKey(p.id) || look > chosenLook.get(p.id)) {
-                chosen.put(p.id, p);
-                chosenLook.put(p.id, look);
-            }
-        }
-        for (Work p : chosen.values()) {
-            Ghost g = ghosts.get(p.id);
-            if (!found(p, g, kept, imageMean)) {
-                continue; // on an object found again before it on this frame
-            }
-            double look = chosenLook.get(p.id);
-            ghosts.remove(p.id);
-            Track t = g.track();
-            if (p.predicted != null) {
-                // Followed on its predicted path: taken up as a followed track is, its filter's motion kept.
-                double[] box = p.read.box();
-                boolean beside = Occlusion.besideAny(box, kept);
-                t.measured(p.chosen, box, PartialBox.full(p.predicted, box, t.clearSize(), s -> Occlusion.besideAny(s, kept)),
-                        !beside);
-                t.remember(p.look, p.read.summary().area(), !beside);
-            } else {
-                t.reidentified(p.chosen, p.read.box());
-                t.remember(p.look, p.read.summary().area(), true);
-            }
-            tracks.put(p.id, t);
+        for (Reidentification.Found f : reid.reidentify(probes, kept, imageMean)) {
+            Work p = f.probe();
+            tracks.put(p.id, p.track);
             ended.remove(p.id);
-            p.good = true;
-            kept.add(p);
             meters.reidentified().increment();
             log.info("stream {}: object {} found again at frame {}, {} frame(s) after it was lost (appearance {}{}): "
-                    + "re-identified under its id", stream, p.id, frame, frame - g.lostFrame(),
-                    String.format(java.util.Locale.ROOT, "%.2f", look), p.search ? ", where the search led" : "");
+                    + "re-identified under its id", stream, p.id, frame, frame - f.ghost().lostFrame(),
+                    String.format(Locale.ROOT, "%.2f", f.look()), p.search ? ", where the search led" : "");
         }
-    }
-
-    /** Whether a probe's mask is its lost object: good by the scores, looks like it, clear of the frame's objects. */
-    private boolean found(Work p, Ghost g, List<Work> kept, float[] imageMean) {
-        if (p.read.empty() || p.read.score() < settings.minPredictedIou()
-                || p.read.stability() < settings.minStability() || !g.track().remembers()) {
-            return false;
-        }
-        if (g.track().looksLike(p.look, imageMean) < settings.reidAppearance()) {
-            return false;
-        }
-        for (Work k : kept) {
-            if (k.good && (LowResMask.coveredBy(p.mask, k.mask) > REID_MAX_OVERLAP
-                    || LowResMask.coveredBy(k.mask, p.mask) > REID_MAX_OVERLAP)) {
-                return false;
-            }
-        }
-        return true;
+        return kept;
     }
 
     /**
@@ -873,7 +676,7 @@ public final class ObjectTracker implements AutoCloseable {
                 meters.lost().increment();
             }
         }
-        ghosts.clear(); // the objects of the scene before are not coming back
+        reid.clear(); // the objects of the scene before are not coming back
         meters.sceneCuts().increment();
         log.info("stream {}: scene cut at frame {} (image similarity {} < {}): {} followed object(s) lost {}", stream,
                 frame, String.format(java.util.Locale.ROOT, "%.3f", similarity), settings.sceneCutSimilarity(),
