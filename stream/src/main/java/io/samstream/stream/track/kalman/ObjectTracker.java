@@ -106,7 +106,6 @@ public final class ObjectTracker implements AutoCloseable {
     private final String stream;
     private final SamBackend backend;
     private final EngineSettings.Tracking settings;
-    private final Discovery discovery;
     private final TrackingMeters meters;
     private final MaskReadout readout;
     private final boolean centroidPoint;
@@ -118,6 +117,8 @@ public final class ObjectTracker implements AutoCloseable {
     /** Lost tracks that may still come back ({@code reid-window}). */
     private final Reidentification reid;
     private final AppearanceSearch appearanceSearch;
+    /** Discovery's novelty rule; null without discovery. */
+    private final NewObjects newObjects;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
@@ -149,7 +150,6 @@ public final class ObjectTracker implements AutoCloseable {
         this.stream = stream;
         this.backend = backend;
         this.settings = settings;
-        this.discovery = discovery;
         this.meters = meters;
         this.readout = new MaskReadout(backend);
         this.centroidPoint = centroidPoint;
@@ -160,6 +160,7 @@ public final class ObjectTracker implements AutoCloseable {
         this.exclusivePixels = new ExclusivePixels(stream, settings);
         this.reid = new Reidentification(settings);
         this.appearanceSearch = new AppearanceSearch(stream, backend, settings);
+        this.newObjects = discovery == null ? null : new NewObjects(discovery, readout);
     }
 
     /**
@@ -427,7 +428,7 @@ public final class ObjectTracker implements AutoCloseable {
                     hidden.add(w.id); // coasting: no mask published, but still followed
                 }
             }
-            if (discovery != null && frames % discovery.interval() == 0) {
+            if (newObjects != null && newObjects.keyFrame(frames)) {
                 // A jumped mask is another object's: it does not cover anything of its own.
                 discover(frame, embedding, kept.stream().filter(w -> !w.jumped).toList(), objects);
             }
@@ -708,42 +709,19 @@ public final class ObjectTracker implements AutoCloseable {
         return new double[] {x0, y0, x1 + 1, y1 + 1};
     }
 
-    /** New objects: found masks that no object of this frame covers by more than the allowed overlap. */
+    /** New objects ({@link NewObjects}) become discovered tracks, their masks the frame's objects. */
     private void discover(long frame, ImageEmbedding embedding, List<Work> kept, List<MaskReadout.Readout> objects) {
-        List<boolean[]> taken = new ArrayList<>();
-        boolean[] covered = new boolean[geometry.width() * geometry.height()];
-        for (Work w : kept) {
-            taken.add(w.mask);
-            boolean[] m = w.read.summary().toRowMajor();
-            for (int i = 0; i < m.length; i++) {
-                covered[i] |= m[i];
-            }
-        }
-        int found = 0;
-        for (ObjectDiscovery.Found f : discovery.finder().discover(embedding, geometry.width(), geometry.height(),
-                covered)) {
-            boolean[] m = LowResMask.binary(f.lowResLogits());
-            boolean novel = LowResMask.area(m) > 0;
-            for (int i = 0; i < taken.size() && novel; i++) {
-                novel = LowResMask.coveredBy(m, taken.get(i)) <= discovery.newObjectMaxOverlap();
-            }
-            if (!novel) {
-                continue;
-            }
-            int id = PromptSpec.DISCOVERED_ID_BASE + discovered;
-            MaskReadout.Readout r = readout.read(id, f.lowResLogits(), f.predictedIou(), geometry);
-            if (r.empty()) {
-                continue;
-            }
-            discovered++;
-            tracks.put(id, new Track(id, Track.Origin.DISCOVERED, -1, frame, f.lowResLogits(), r.box()));
-            objects.add(r);
-            taken.add(m);
+        List<NewObjects.Found> found = newObjects.find(embedding, geometry, kept,
+                PromptSpec.DISCOVERED_ID_BASE + discovered);
+        for (NewObjects.Found f : found) {
+            int id = f.read().id();
+            tracks.put(id, new Track(id, Track.Origin.DISCOVERED, -1, frame, f.lowResLogits(), f.read().box()));
+            objects.add(f.read());
             meters.discovered().increment();
-            found++;
         }
-        if (found > 0) {
-            log.info("stream {}: discovery found {} new object(s) at frame {}", stream, found, frame);
+        discovered += found.size();
+        if (!found.isEmpty()) {
+            log.info("stream {}: discovery found {} new object(s) at frame {}", stream, found.size(), frame);
         }
     }
 }
