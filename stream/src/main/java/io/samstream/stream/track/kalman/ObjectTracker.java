@@ -7,14 +7,12 @@ import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.EmbeddingPool;
 import io.samstream.gpu.model.ImageEmbedding;
-import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.FrameGeometry;
 import io.samstream.stream.track.FrameStep;
 import io.samstream.stream.track.MaskReadout;
-import io.samstream.stream.track.ObjectDiscovery;
 import io.samstream.stream.track.TrackPrompts;
 import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.TrackingMeters;
@@ -108,7 +106,7 @@ public final class ObjectTracker implements AutoCloseable {
     private final EngineSettings.Tracking settings;
     private final TrackingMeters meters;
     private final MaskReadout readout;
-    private final boolean centroidPoint;
+    private final FollowPrompts prompter;
     private final SceneCuts sceneCuts;
     private final CoveredObjects covers;
     private final Plausibility plausibility;
@@ -152,7 +150,7 @@ public final class ObjectTracker implements AutoCloseable {
         this.settings = settings;
         this.meters = meters;
         this.readout = new MaskReadout(backend);
-        this.centroidPoint = centroidPoint;
+        this.prompter = new FollowPrompts(centroidPoint);
         this.sceneCuts = new SceneCuts(settings.sceneCutSimilarity());
         this.covers = new CoveredObjects(settings);
         this.plausibility = new Plausibility(settings.minAppearance());
@@ -365,7 +363,7 @@ public final class ObjectTracker implements AutoCloseable {
                             + group.size() + " prompt sets");
                 }
                 for (int i = 0; i < group.size(); i++) {
-                    choose(group.get(i), out.get(i));
+                    FollowPrompts.choose(group.get(i), out.get(i));
                 }
             }
             items = new ArrayList<>(work.size());
@@ -460,20 +458,18 @@ public final class ObjectTracker implements AutoCloseable {
             int id = s.prompt().id();
             Track t = tracks.get(id);
             if (t != null && t.revision() == s.revision()) {
-                work.add(follow(t));
+                work.add(prompter.follow(t, geometry));
             } else if (t == null && Long.valueOf(s.revision()).equals(ended.get(id))) {
                 continue; // lost or merged under this prompt: it stays gone until the prompt changes
             } else {
                 tracks.remove(id);
                 ended.remove(id);
-                ObjectPrompt o = s.prompt();
-                work.add(new Work(id, geometry.modelPrompt(o), FrameGeometry.wantsMultimask(o), null, o, s.revision(),
-                        null));
+                work.add(FollowPrompts.seed(s, geometry));
             }
         }
         for (Track t : tracks.values()) {
             if (t.origin() == Track.Origin.DISCOVERED) {
-                work.add(follow(t));
+                work.add(prompter.follow(t, geometry));
             }
         }
         Set<Integer> seeded = new HashSet<>();
@@ -487,89 +483,20 @@ public final class ObjectTracker implements AutoCloseable {
         List<Reidentification.Ghost> probed = new ArrayList<>();
         for (Reidentification.Ghost g : reid.ghosts()) {
             if (covers.coasting(g.track())) {
-                work.add(coast(g.track()));
+                work.add(prompter.coast(g.track(), geometry));
             } else {
-                work.add(probe(g.track()));
+                work.add(FollowPrompts.probe(g.track(), g.track().box(), geometry));
                 probed.add(g);
             }
         }
         // The appearance search's probes, where it leads.
         for (AppearanceSearch.Lead l : appearanceSearch.search(frame, probed, embedding, work, geometry,
                 lastImageMean)) {
-            Work w = probe(l.track(), l.box());
+            Work w = FollowPrompts.probe(l.track(), l.box(), geometry);
             w.search = true;
             work.add(w);
         }
         return work;
-    }
-
-    /** A lost covered track's probe: followed as a live track is (its predicted box, previous mask, point). */
-    private Work coast(Track t) {
-        Work w = follow(t);
-        w.probe = true;
-        return w;
-    }
-
-    /** A lost track's probe: SAM asked for a mask in the box it had when last seen (multimask, no mask prompt). */
-    private Work probe(Track t) {
-        return probe(t, t.box());
-    }
-
-    /** A lost track's probe in {@code box} (pixels). */
-    private Work probe(Track t, double[] box) {
-        Work w = new Work(t.id(), new Prompt(null, null, geometry.modelBox(box), null), true, t, null,
-                t.revision(), null);
-        w.probe = true;
-        return w;
-    }
-
-    private Work follow(Track t) {
-        double[] last = t.box();
-        t.filter().predict();
-        double[] predicted = t.filter().box();
-        int[] shift = geometry.lowResShift((predicted[0] + predicted[2] - last[0] - last[2]) / 2,
-                (predicted[1] + predicted[3] - last[1] - last[3]) / 2);
-        Tensor previous = LowResMask.shift(t.lowResLogits(), shift[0], shift[1]);
-        boolean[] previousMask = LowResMask.binary(previous);
-        float[][] points = null;
-        int[] labels = null;
-        if (centroidPoint) {
-            double[] c = LowResMask.centroid(previousMask, geometry.lowResSize());
-            if (c != null && LowResMask.contains(previousMask, geometry.lowResSize(), c[0], c[1])) {
-                points = new float[][] {geometry.lowResToModel(c[0], c[1])};
-                labels = new int[] {1};
-            }
-        }
-        float[] box = geometry.modelBox(predicted);
-        if (box[2] - box[0] < 1 || box[3] - box[1] < 1) {
-            // Predicted out of the frame: the last good box (from a non-empty mask, so never empty) instead.
-            box = geometry.modelBox(last);
-        }
-        Work w = new Work(t.id(), new Prompt(points, labels, box, previous), true, t, null, t.revision(),
-                previousMask);
-        w.predicted = predicted;
-        return w;
-    }
-
-    /** Seeds: the best predicted IoU; followed tracks: the best predicted IoU + consistency with the previous mask. */
-    private void choose(Work w, DecoderOutput out) {
-        float[] iou = out.iouPredictions();
-        int best = 0;
-        double bestScore = Double.NEGATIVE_INFINITY;
-        boolean[] bestMask = null;
-        for (int i = 0; i < iou.length; i++) {
-            boolean[] m = LowResMask.binary(LowResMask.select(out.lowResLogits(), i));
-            double s = (Float.isFinite(iou[i]) ? iou[i] : 0) + (w.previous == null ? 0 : LowResMask.iou(m, w.previous));
-            if (s > bestScore) {
-                bestScore = s;
-                best = i;
-                bestMask = m;
-            }
-        }
-        w.plane = out.plane(best);
-        w.chosen = LowResMask.select(out.lowResLogits(), best);
-        w.mask = bestMask;
-        w.score = iou[best];
     }
 
     /**
