@@ -24,79 +24,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
+import java.util.concurrent.ConcurrentSkipListMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One stream's objects, followed from frame to frame. Frames must come in order, one at a time (the
- * engine decodes a stream's frames one after the other); the state lives here only, so one stream's
- * tracks never reach another's.
- *
- * <p>Per frame ({@link #step}):
- * <ol>
- * <li>A prompted object whose id is new, or whose prompt changed (a new revision: add or update), is
- *     <b>seeded</b>: decoded with the user's prompt as given (a lone point takes the best of SAM's three
- *     masks by predicted IoU, as SAM's predictor advises; anything else the single-mask output).</li>
- * <li>Every other live track is <b>followed</b>: its Kalman filter predicts the box; SAM gets that box,
- *     the track's last good low-res logits shifted by the predicted motion as the dense mask prompt, and
- *     a positive point at the shifted mask's centroid when the centroid lies inside the mask (for a ring
- *     or a crescent it does not, and a point there would select the hole); multimask decoding, and the
- *     output with the best predicted IoU + IoU with the shifted previous mask wins (the IoU head alone
- *     may prefer a part or a neighbour; consistency alone would never let the mask change).</li>
- * <li><b>Camera motion</b> ({@code camera-motion}): before the filters predict, each frame's embedding is matched
- *     against the previous frame's ({@link CameraMotion}); when the camera moved, every track's box moves with
- *     the image, so the prompt lies where the object now is and the filter's velocity stays the object's own.</li>
- * <li>All of a frame's prompts go to the decoder together (two requests: single-mask seeds, and
- *     multimask seeds plus followed tracks); the engine runs the frames of a wave, one per stream, as one
- *     {@link SamBackend#decodeWave} ({@link #begin} gives the frame's {@link FrameStep}s).</li>
- * <li>A frame is <b>bad</b> for an object when its mask is empty or its predicted IoU or stability score
- *     is below the minimum: the track keeps its last good mask and the filter coasts; the object is absent
- *     from the frame's masks and listed in its {@code hidden} ids (no record carries an untaken mask). After
- *     {@code lost-after} bad frames in a row it is <b>lost</b>: reported once (the frame's {@code lost}
- *     list, a log line, a counter), its track ends, and a prompted object stays gone until its prompt
- *     changes or the stream is reset.</li>
- * <li><b>Occlusion.</b> A bad frame while the track's predicted box overlaps another object's mask box is
- *     explained (the object is behind it): it does not count towards {@code lost-after}, only towards
- *     {@code hidden-lost-after}, so the track coasts through the occlusion and takes the object up again
- *     when the prompt at its predicted place gives a good mask. A good mask that is partly hidden (its box
- *     cut on a side where another object is) corrects the filter with the edge it shows and the size the
- *     object had when last clear ({@link PartialBox}), so that centre, velocity and size stay those of the
- *     whole object; while it is not measured at all the filter holds its size (no size trend is
- *     extrapolated). A followed mask that lies mostly on another object's new mask while it no longer
- *     matches its own previous mask (IoU below {@value #Occlusion.JUMP_COVER}, and below the other's) has
- *     <b>jumped</b> onto that object, usually the occluder: a bad frame (hidden), never merged. A hidden bad
- *     frame whose predicted box lies wholly ({@value #COVERED}) under other objects' mask boxes is
- *     <b>covered</b>: after {@code lost-after} such frames of a run the object is reported lost (taken over, as
- *     far as the tracker can tell) when re-identification is on; its lost track goes on coasting where its filter
- *     predicts, as the probe, until {@code hidden-lost-after} bad frames, then is probed at its last box.</li>
- * <li><b>One pixel, one object.</b> A followed mask that holds more than half of another good mask of the frame is
- *     published and measured without that mask's pixels ({@link #exclusive}).</li>
- * <li><b>Duplicates.</b> When two masks overlap with IoU >= {@code merge-iou} and one track is new (seeded this
- *     frame, or a discovered one on its first followed frame), the new one is a duplicate of the other: its
- *     track ends, reported in {@code lost} (of two new ones the prompted, else the older, else the lower id
- *     stays). Two established tracks are never merged (two objects in contact or crossing): the one whose mask
- *     agrees less with its own previous mask takes a bad frame (coasting, hidden) and the other keeps the
- *     mask.</li>
- * <li><b>Appearance.</b> Each frame's chosen masks are pooled over the frame's embedding in one backend call per
- *     wave ({@link SamBackend#poolEmbeddings}); a track remembers its seed's mean and a running mean of its clear
- *     frames. A followed mask that does not look like the object ({@code min-appearance}, {@link
- *     EmbeddingPool#similarity}), or that, clear of other objects, left the predicted box or changed its area
- *     more than {@value #MAX_GROWTH} x, is a bad frame nothing explains.</li>
- * <li><b>Scene cuts.</b> An image whose layout of mean embeddings is unlike the previous frame's ({@code
- *     scene-cut-similarity}) ends every followed track (reported lost); seeds of that frame stay.</li>
- * <li><b>Re-identification.</b> A lost track is probed at its last box (a covered one first on its predicted
- *     path) for {@code reid-window} frames, and also where the image looks most like it within the distance it
- *     could have gone since it was last seen ({@code reid-search}, {@link #search}); a good probe mask, clear of the
- *     frame's objects, that looks like it ({@code reid-appearance}) brings it back under its id.</li>
- * <li>Removed prompts end their tracks; a reset (a new generation) ends every track and seeds the
- *     configured objects again; a change of frame size starts over the same way.</li>
- * <li>On key frames (every {@code interval} frames from the first) the discovery, when there is one,
- *     proposes masks; each that no live object's mask covers by more than {@code new-object-max-overlap}
- *     becomes a discovered track with id {@link PromptSpec#DISCOVERED_ID_BASE} + n (n counts per stream
- *     from 0), clear of every prompted id.</li>
- * </ol>
+ * Kalman mode for one stream. Each frame it seeds new or changed prompts and follows every live track where its filter
+ * predicts it ({@link FollowPrompts}); the frame decodes with the other streams' frames ({@link #begin}, {@link Wave});
+ * then the tracks are settled by its collaborators: {@link SceneCuts}, {@link Occlusion}, {@link Plausibility},
+ * {@link Duplicates}, {@link ExclusivePixels}, {@link CoveredObjects}, {@link Reidentification} with {@link
+ * AppearanceSearch}, and {@link NewObjects} on key frames. A mask that is empty, scores below the minimums or fails a
+ * rule is a bad frame: the track coasts (listed hidden) and is lost after {@code lost-after} bad frames nothing
+ * explains, or {@code hidden-lost-after} in all. Removed prompts end their tracks; a reset or a new frame size starts
+ * over. Frames come in order, one at a time; the state is this stream's alone.
  */
 public final class ObjectTracker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
@@ -126,7 +69,7 @@ public final class ObjectTracker implements AutoCloseable {
     /** What {@link #tracks()} shows: the live tracks after the last frame. */
     private volatile List<Track> published = List.of();
     private FrameGeometry geometry;
-    /** The last frame's image mean: what the appearance search of the next frame compares against ({@link #search}). */
+    /** The last frame's image mean: what the next frame's {@link AppearanceSearch} compares against. */
     private float[] lastImageMean;
     /** The image's motion from frame to frame; made at the first frame when {@code camera-motion} is on. */
     private CameraMotion camera;
@@ -171,8 +114,7 @@ public final class ObjectTracker implements AutoCloseable {
 
     // Failover (TrackerState): taken on the tracking thread after every snapshotEvery-th frame.
     private volatile int snapshotEvery;
-    private final java.util.concurrent.ConcurrentSkipListMap<Long, TrackerState> states =
-            new java.util.concurrent.ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<Long, TrackerState> states = new ConcurrentSkipListMap<>();
 
     /** Keep a {@link TrackerState} after each frame whose index is a multiple of {@code frames} (0: none). */
     public void keepStateEvery(int frames) {
@@ -180,10 +122,10 @@ public final class ObjectTracker implements AutoCloseable {
     }
 
     /** The state kept after {@code frame}, if one was; forgets it and every older one. */
-    public java.util.Optional<TrackerState> takeState(long frame) {
+    public Optional<TrackerState> takeState(long frame) {
         TrackerState s = states.get(frame);
         states.headMap(frame, true).clear();
-        return java.util.Optional.ofNullable(s);
+        return Optional.ofNullable(s);
     }
 
     private void keepState(long frame) {
@@ -297,7 +239,7 @@ public final class ObjectTracker implements AutoCloseable {
             g.track().filter().shift(dx, dy);
         }
         log.debug("stream {}: the image moved by ({}, {}) px at frame {}", stream,
-                String.format(java.util.Locale.ROOT, "%.1f", dx), String.format(java.util.Locale.ROOT, "%.1f", dy),
+                String.format(Locale.ROOT, "%.1f", dx), String.format(Locale.ROOT, "%.1f", dy),
                 frame);
     }
 
@@ -607,7 +549,7 @@ public final class ObjectTracker implements AutoCloseable {
         reid.clear(); // the objects of the scene before are not coming back
         meters.sceneCuts().increment();
         log.info("stream {}: scene cut at frame {} (image similarity {} < {}): {} followed object(s) lost {}", stream,
-                frame, String.format(java.util.Locale.ROOT, "%.3f", similarity), settings.sceneCutSimilarity(),
+                frame, String.format(Locale.ROOT, "%.3f", similarity), settings.sceneCutSimilarity(),
                 gone.size(), gone.stream().map(w -> w.id).toList());
         return gone;
     }
