@@ -13,6 +13,7 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.DemoScene;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.GeneratorDiscovery;
+import io.samstream.stream.track.kalman.ObjectTracker;
 import io.samstream.stream.track.kalman.Track;
 import java.time.Duration;
 import java.time.Instant;
@@ -160,7 +161,7 @@ class TrackingEngineTest {
             waitFor(() -> second.published() >= 2);
             assertNotSame(first.tracker(), second.tracker());
             long firstOfSecond = second.nextIndex() - second.decoded();
-            List<Track> tracks = second.tracker().tracks();
+            List<Track> tracks = second.tracker(ObjectTracker.class).tracks();
             assertEquals(1, tracks.size());
             assertTrue(tracks.get(0).bornFrame() >= firstOfSecond,
                     "seeded in the new run (frame " + tracks.get(0).bornFrame() + " >= " + firstOfSecond + ")");

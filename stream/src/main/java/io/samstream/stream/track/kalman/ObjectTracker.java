@@ -16,7 +16,9 @@ import io.samstream.stream.track.MaskReadout;
 import io.samstream.stream.track.TrackPrompts;
 import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.TrackingMeters;
+import io.samstream.stream.track.TrackingState;
 import io.samstream.stream.track.Wave;
+import io.samstream.stream.track.WaveTracker;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -41,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * explains, or {@code hidden-lost-after} in all. Removed prompts end their tracks; a reset or a new frame size starts
  * over. Frames come in order, one at a time; the state is this stream's alone.
  */
-public final class ObjectTracker implements AutoCloseable {
+public final class ObjectTracker implements WaveTracker {
     private static final Logger log = LoggerFactory.getLogger(ObjectTracker.class);
 
     private final String stream;
@@ -112,16 +114,23 @@ public final class ObjectTracker implements AutoCloseable {
         return published;
     }
 
+    @Override
+    public boolean tracksDiscovered(int id) {
+        return published.stream().anyMatch(t -> t.id() == id);
+    }
+
     // Failover (TrackerState): taken on the tracking thread after every snapshotEvery-th frame.
     private volatile int snapshotEvery;
     private final ConcurrentSkipListMap<Long, TrackerState> states = new ConcurrentSkipListMap<>();
 
     /** Keep a {@link TrackerState} after each frame whose index is a multiple of {@code frames} (0: none). */
+    @Override
     public void keepStateEvery(int frames) {
         snapshotEvery = frames;
     }
 
     /** The state kept after {@code frame}, if one was; forgets it and every older one. */
+    @Override
     public Optional<TrackerState> takeState(long frame) {
         TrackerState s = states.get(frame);
         states.headMap(frame, true).clear();
@@ -140,6 +149,22 @@ public final class ObjectTracker implements AutoCloseable {
         return new TrackerState(frame, generation, frames, discovered,
                 tracks.values().stream().map(Track::export).toList(), ended,
                 reid.ghosts().stream().map(g -> new TrackerState.GhostState(g.track().export(), g.lostFrame())).toList());
+    }
+
+    @Override
+    public Optional<TrackerState> stateAfter(long frame) {
+        return Optional.of(state(frame));
+    }
+
+    /** A kalman-mode state is restored ({@link #restore}); another mode's is not this tracker's: it starts afresh. */
+    @Override
+    public void takeUp(TrackingState state) {
+        if (state instanceof TrackerState s) {
+            restore(s);
+        } else {
+            log.info("stream {}: its stored {} state is not kalman mode's: its tracks start afresh", stream,
+                    state.key());
+        }
     }
 
     /** Takes up a state another tracker of the stream had (failover); before the first frame. */
@@ -185,6 +210,7 @@ public final class ObjectTracker implements AutoCloseable {
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      * @throws IllegalStateException    when the previous frame was begun and not finished
      */
+    @Override
     public FrameStep begin(long frame, int width, int height, ImageEmbedding embedding, TrackPrompts prompts) {
         if (open != null) {
             throw new IllegalStateException("stream " + stream + ": frame " + open.frame + " is still being tracked");

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.stream.track.TrackingState;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -30,7 +31,9 @@ import java.util.zip.Inflater;
  * @param frame the frame it was taken after
  */
 public record TrackerState(long frame, long generation, long framesTracked, int discovered,
-        List<TrackState> tracks, Map<Integer, Long> ended, List<GhostState> ghosts) {
+        List<TrackState> tracks, Map<Integer, Long> ended, List<GhostState> ghosts) implements TrackingState {
+    /** The field of a stream's state record that holds it. */
+    public static final String KEY = "tracker";
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final float SCALE = 256f;
@@ -52,11 +55,18 @@ public record TrackerState(long frame, long generation, long framesTracked, int 
     /** A lost track probed for re-identification until {@code lostFrame} + the re-id window. */
     public record GhostState(TrackState track, long lostFrame) {}
 
+    @Override
+    public String key() {
+        return KEY;
+    }
+
     /** The ids of its tracks, in order. */
+    @Override
     public List<Integer> ids() {
         return tracks.stream().map(TrackState::id).toList();
     }
 
+    @Override
     public ObjectNode toJson() {
         ObjectNode o = JSON.createObjectNode();
         o.put("frame", frame).put("generation", generation).put("frames_tracked", framesTracked)

@@ -8,9 +8,11 @@ import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.MaskReadout;
+import io.samstream.stream.track.StreamTracker;
 import io.samstream.stream.track.TrackPrompts;
 import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.TrackingMeters;
+import io.samstream.stream.track.TrackingState;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -77,7 +79,7 @@ import org.slf4j.LoggerFactory;
  * call, {@link #finish}; to give a batching model a stream's consecutive frames in one call, {@link #prepareAhead}
  * prepares a frame before the ones before it are finished, where their finish cannot change it.
  */
-public final class MemoryTracker {
+public final class MemoryTracker implements StreamTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
     /** A lost object's mask more than this share of which is another published mask, or the other way, is not clear. */
     static final double FOUND_MAX_OVERLAP = 0.3;
@@ -536,16 +538,19 @@ public final class MemoryTracker {
     }
 
     /** Drops every object's memory (the stream stopped); waits for a step under way. */
+    @Override
     public synchronized void close() {
         tracker.close();
     }
 
     /** Keeps its state after every {@code every}-th frame (0: never) for {@link #takeState}. */
+    @Override
     public void keepStateEvery(int every) {
         this.stateEvery = every;
     }
 
     /** The state kept after {@code frame}, if one was; forgets it and every older one. */
+    @Override
     public Optional<MemoryTrackerState> takeState(long frame) {
         synchronized (states) {
             MemoryTrackerState s = states.get(frame);
@@ -574,6 +579,22 @@ public final class MemoryTracker {
                     hidden.hiddenFor(id)));
         }
         return new MemoryTrackerState(frame, generation, objects, ended);
+    }
+
+    @Override
+    public Optional<MemoryTrackerState> stateAfter(long frame) {
+        return Optional.of(state(frame));
+    }
+
+    /** A memory-mode state is restored ({@link #restore}); another mode's is not this tracker's: it starts afresh. */
+    @Override
+    public void takeUp(TrackingState state) {
+        if (state instanceof MemoryTrackerState s) {
+            restore(s);
+        } else {
+            log.info("stream {}: its stored {} state is not memory mode's: its objects start from their prompts",
+                    stream, state.key());
+        }
     }
 
     /** Takes up the state another engine's tracker of the stream had (failover); before the first frame. */

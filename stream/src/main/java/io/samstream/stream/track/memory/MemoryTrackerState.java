@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.samstream.stream.track.TrackingState;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,7 +22,10 @@ import java.util.Map;
  *
  * @param frame the frame it was taken after
  */
-public record MemoryTrackerState(long frame, long generation, List<ObjectState> objects, Map<Integer, Long> ended) {
+public record MemoryTrackerState(long frame, long generation, List<ObjectState> objects, Map<Integer, Long> ended)
+        implements TrackingState {
+    /** The field of a stream's state record that holds it. */
+    public static final String KEY = "memory";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
@@ -48,10 +52,17 @@ public record MemoryTrackerState(long frame, long generation, List<ObjectState> 
         ended = Map.copyOf(ended);
     }
 
+    @Override
+    public String key() {
+        return KEY;
+    }
+
+    @Override
     public List<Integer> ids() {
         return objects.stream().map(ObjectState::id).toList();
     }
 
+    @Override
     public ObjectNode toJson() {
         ObjectNode o = JSON.createObjectNode();
         o.put("frame", frame).put("generation", generation);
