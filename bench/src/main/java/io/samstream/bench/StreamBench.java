@@ -4,7 +4,7 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.kafka.KafkaMaskSink;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.sink.FfmpegVideoWriter;
 import io.samstream.connectors.video.DecoderPreference;
 import io.samstream.connectors.video.FrameSource;

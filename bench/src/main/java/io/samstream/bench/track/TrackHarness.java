@@ -8,7 +8,7 @@ import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.mask.CocoRle;
 import io.samstream.stream.app.SamstreamRuntime;

@@ -1,5 +1,6 @@
 package io.samstream.connectors.kafka;
 
+import io.samstream.connectors.record.MaskRecord;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;

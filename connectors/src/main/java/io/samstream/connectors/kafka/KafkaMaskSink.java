@@ -2,6 +2,7 @@ package io.samstream.connectors.kafka;
 
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.KafkaSettings.Compression;
+import io.samstream.connectors.record.MaskRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;

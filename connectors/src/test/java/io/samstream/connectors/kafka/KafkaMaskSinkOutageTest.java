@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.samstream.testkit.KafkaTopics;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -11,6 +11,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.KafkaSettings.Compression;
 import io.samstream.testkit.KafkaTopics;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

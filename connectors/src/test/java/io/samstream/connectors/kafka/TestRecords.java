@@ -1,6 +1,8 @@
 package io.samstream.connectors.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.samstream.connectors.record.MaskRecord;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

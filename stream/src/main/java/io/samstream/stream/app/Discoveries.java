@@ -2,19 +2,19 @@ package io.samstream.stream.app;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.GeneratorDiscovery;
-import io.samstream.stream.track.ObjectTracker;
 import java.util.Optional;
 
 /** The engine's automatic discovery, built from {@code samstream.discovery}; empty when it is off. */
 final class Discoveries {
     private Discoveries() {}
 
-    static Optional<ObjectTracker.Discovery> of(EngineSettings.Discovery settings, SamBackend backend) {
+    static Optional<Discovery> of(EngineSettings.Discovery settings, SamBackend backend) {
         if (!settings.enabled()) {
             return Optional.empty();
         }
-        return Optional.of(new ObjectTracker.Discovery(new GeneratorDiscovery(backend, settings), settings.interval(),
+        return Optional.of(new Discovery(new GeneratorDiscovery(backend, settings), settings.interval(),
                 settings.newObjectMaxOverlap()));
     }
 }

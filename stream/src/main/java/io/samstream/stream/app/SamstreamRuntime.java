@@ -124,24 +124,29 @@ public final class SamstreamRuntime implements AutoCloseable {
         // Mask records name the model (a release's file name names the release); a pruned one is another model.
         modelName = BundledModel.modelName(checkpoint)
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
-        List<SamModels.DeviceBackend> backends = List.of();
-        Sam2Tracking memoryModel = null;
-        if (family == ModelCheckpoints.Family.SAM2) {
+        // The lanes' models, by the mode resolved above (each lane's tracking follows from its model: GpuLane#tracking).
+        List<GpuLane> gpus;
+        if (trackingMode == TrackingMode.MEMORY) {
             // One model on the first GPU of samstream.gpus (the whole video step there, every stream's objects' memory
             // banks in its memory), or on the CPU.
             int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
             // A micro-batch's frames of different streams go through the GPU tracker's passes together.
-            memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(), gpu,
-                    config.batching().maxBatch());
+            Sam2Tracking memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(),
+                    gpu, config.batching().maxBatch());
             resources.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
             log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());
+            gpus = List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.memory(memoryModel, modelName),
+                    Optional.empty()));
         } else {
-            backends = SamModels.openAll(weights, config.device(), config.gpus(), config.cpuThreads(),
-                    config.batching().maxBatch(), config.sparsity(), config.pipeline().inFlight() + 2, config.cuda());
+            List<SamModels.DeviceBackend> backends = SamModels.openAll(weights, config.device(), config.gpus(),
+                    config.cpuThreads(), config.batching().maxBatch(), config.sparsity(),
+                    config.pipeline().inFlight() + 2, config.cuda());
             backends.forEach(b -> resources.add(b.backend()));
             backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends
                     .stream().map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
+            gpus = backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
+                    Discoveries.of(config.discovery(), b.backend()))).toList();
         }
 
         List<FrameSink> sinks = new ArrayList<>();
@@ -158,11 +163,6 @@ public final class SamstreamRuntime implements AutoCloseable {
                 : FrameSink.all(sinks);
         resources.add(sink);
 
-        List<GpuLane> gpus = memoryModel != null
-                ? List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.memory(memoryModel, modelName),
-                        Optional.empty()))
-                : backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
-                        Discoveries.of(config.discovery(), b.backend()))).toList();
         // Each GPU's discovery is its own (GpuLane), none in the settings.
         engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect(),
                 config.tracking().withMode(trackingMode), Optional.empty()), gpus, sources, sink, metrics);

@@ -9,10 +9,9 @@ import io.samstream.config.StreamDefaults;
 import io.samstream.config.StreamSpec;
 import io.samstream.config.StreamSpecs;
 import io.samstream.connectors.kafka.KafkaClients;
-import io.samstream.stream.track.ObjectTracker;
-import io.samstream.stream.track.MemoryTracker;
-import io.samstream.stream.track.MemoryTrackerState;
-import io.samstream.stream.track.TrackerState;
+import io.samstream.stream.track.TrackingState;
+import io.samstream.stream.track.kalman.TrackerState;
+import io.samstream.stream.track.memory.MemoryTrackerState;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -370,7 +369,7 @@ public final class ClusterMember implements AutoCloseable {
             StreamHandle h = engine.add(spec, start);
             h.result().whenComplete((res, e) -> {
                 if (res != null && res.state() == StreamHandle.State.ENDED && !spec.isLive()) {
-                    writeState(h, json, true, Optional.empty(), Optional.empty());
+                    writeState(h, json, true, Optional.empty());
                 }
             });
         } catch (RuntimeException e) {
@@ -382,14 +381,12 @@ public final class ClusterMember implements AutoCloseable {
     private StreamStart startOf(StreamSpec spec, String json, JsonNode stored) {
         StreamStart.Progress progress = (h, frame, pts) -> {
             if (frame % cluster.stateEveryFrames() == 0) {
-                writeState(h, json, false, h.tracker() == null ? Optional.empty() : h.tracker().takeState(frame),
-                        h.memoryTracker() == null ? Optional.empty() : h.memoryTracker().takeState(frame));
+                writeState(h, json, false, h.tracker().takeState(frame));
             }
         };
         if (stored == null || !stored.path("definition").asText().equals(hash(json))) {
             promptsApplied.remove(spec.id());
-            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), Optional.empty(), cluster.stateEveryFrames(),
-                    progress);
+            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), cluster.stateEveryFrames(), progress);
         }
         long frame = stored.path("frame").asLong(-1);
         if (stored.path("ended").asBoolean() && !spec.isLive()) {
@@ -400,16 +397,18 @@ public final class ClusterMember implements AutoCloseable {
         promptsApplied.put(spec.id(), stored.path("prompts_offset").asLong(-1));
         Optional<PromptsState> inForce = part(spec, stored, "prompts", PromptsState::fromJson,
                 "its configured prompts apply");
-        Optional<TrackerState> tracks = part(spec, stored, "tracker", TrackerState::fromJson, "its tracks start over");
-        Optional<MemoryTrackerState> memory = part(spec, stored, "memory", MemoryTrackerState::fromJson,
-                "its objects start over from their prompts");
+        // The mode that wrote it named its field; the stream's tracker takes up its own mode's state only.
+        Optional<TrackingState> kalman = part(spec, stored, TrackerState.KEY, TrackerState::fromJson,
+                "its tracks start over");
+        Optional<TrackingState> tracking = kalman.or(() -> part(spec, stored, MemoryTrackerState.KEY,
+                MemoryTrackerState::fromJson, "its objects start over from their prompts"));
         resumed.incrementAndGet();
-        List<Integer> ids = tracks.map(TrackerState::ids).orElse(memory.map(MemoryTrackerState::ids).orElse(List.of()));
+        List<Integer> ids = tracking.map(TrackingState::ids).orElse(List.of());
         tracksTakenUp.addAndGet(ids.size());
         log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}"
                 + " and {} prompt change(s)", spec.id(), stored.path("engine").asText(), frame,
                 stored.path("pts_ms").asLong(), ids.size(), ids, inForce.map(PromptsState::changes).orElse(0L));
-        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracks, memory, inForce,
+        return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracking, inForce,
                 cluster.stateEveryFrames(), progress);
     }
 
@@ -438,8 +437,7 @@ public final class ClusterMember implements AutoCloseable {
      * writes (the engine's thread, and this one's for prompt changes) are made one at a time, so the last
      * record of a key holds the newest prompts.
      */
-    private void writeState(StreamHandle h, String json, boolean ended, Optional<TrackerState> tracks,
-            Optional<MemoryTrackerState> memory) {
+    private void writeState(StreamHandle h, String json, boolean ended, Optional<? extends TrackingState> tracking) {
         synchronized (stateLock(h)) {
             long frame = h.lastPublished();
             if (frame < 0 && !ended) {
@@ -448,8 +446,7 @@ public final class ClusterMember implements AutoCloseable {
             ObjectNode o = JSON.createObjectNode();
             o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
                     .put("pts_ms", h.lastPublishedPts()).put("ended", ended);
-            tracks.ifPresent(s -> o.set("tracker", s.toJson()));
-            memory.ifPresent(s -> o.set("memory", s.toJson()));
+            tracking.ifPresent(s -> o.set(s.key(), s.toJson()));
             if (!ended) {
                 lastStates.put(h.id(), o);
             }
@@ -574,10 +571,7 @@ public final class ClusterMember implements AutoCloseable {
             StreamHandle.Result r = h.result().toCompletableFuture().getNow(null);
             // A file that ended wrote its state already; a failed stream keeps its last periodic one.
             if (keep && json != null && h.lastPublished() >= 0 && r != null && r.state() == StreamHandle.State.REMOVED) {
-                ObjectTracker t = h.tracker();
-                MemoryTracker m = h.memoryTracker();
-                writeState(h, json, false, t == null ? Optional.empty() : Optional.of(t.state(h.lastPublished())),
-                        m == null ? Optional.empty() : Optional.of(m.state(h.lastPublished())));
+                writeState(h, json, false, h.tracker().stateAfter(h.lastPublished()));
             }
         }
         if (keep) {

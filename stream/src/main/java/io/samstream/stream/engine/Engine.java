@@ -15,9 +15,10 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.StreamSpec;
-import io.samstream.gpu.sam2.Sam2Tracking;
-import io.samstream.stream.track.MemoryTracker;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.Discovery;
+import io.samstream.stream.track.StreamTracker;
+import io.samstream.stream.track.Tracking;
+import io.samstream.stream.track.memory.MemoryTracking;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,14 +28,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -74,7 +71,7 @@ public final class Engine implements AutoCloseable {
      */
     public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
             EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
-            Optional<ObjectTracker.Discovery> discovery) {
+            Optional<Discovery> discovery) {
         /** Without tracking: fixed prompts on every frame. */
         public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
                 EngineSettings.Reconnect reconnect) {
@@ -100,8 +97,9 @@ public final class Engine implements AutoCloseable {
     private volatile boolean closed;
     private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
-    /** One GPU's part: its backend, discovery and sources, the head of its pipeline, its meters. */
-    private record Lane(GpuLane gpu, FrameSourceFactory sources, Sink<Job, NotUsed> merge, EngineMetrics.Gpu meters) {}
+    /** One GPU's part: its backend, discovery and sources, its tracking, the head of its pipeline, its meters. */
+    private record Lane(GpuLane gpu, Tracking tracking, FrameSourceFactory sources, Sink<Job, NotUsed> merge,
+            EngineMetrics.Gpu meters) {}
 
     /** On one backend (one GPU, or the CPU), with {@code settings}' discovery. */
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
@@ -178,6 +176,7 @@ public final class Engine implements AutoCloseable {
     private Lane startLane(GpuLane gpu, FrameSourceFactory sources, Sink<Job.Outcome, NotUsed> tail,
             EngineMetrics.Gpu meters, int inFlight) {
         Segmenter segmenter = gpu.segmenter();
+        Tracking tracking = gpu.tracking(settings.tracking());
         Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER + "-" + lanes.size());
         Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER + "-" + lanes.size());
         // One frame buffered per producer: what waits in the hub only adds latency.
@@ -185,7 +184,7 @@ public final class Engine implements AutoCloseable {
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
                         () -> meters.batchesInFlight.get() == 0));
         // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step (CPU or GPU).
-        Flow<Job, Job.Decoded, NotUsed> model = segmenter.memoryModel() != null
+        Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
                 ? batches.via(Stages.memory(encoderPool, meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
@@ -204,8 +203,8 @@ public final class Engine implements AutoCloseable {
                 .run(system);
         // Hardware-decoded frames stay in this GPU's memory, and CPU-decoded ones come as YUV planes, when its
         // backend reads them so.
-        boolean gpuFrames = segmenter.backend() != null && segmenter.backend().readsDeviceFrames();
-        return new Lane(gpu, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
+        boolean gpuFrames = segmenter.readsDeviceFrames();
+        return new Lane(gpu, tracking, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
     }
 
     /** The frames of GPU {@code lane}'s streams between their source and their end, now. */
@@ -284,32 +283,17 @@ public final class Engine implements AutoCloseable {
         // Its GPU: where a run of it is already (a redefinition), else the least loaded; then it stays there.
         int gpu = place(spec.id());
         Lane lane = lanes.get(gpu);
-        ObjectTracker tracker;
-        MemoryTracker memoryTracker = null;
-        Sam2Tracking memoryModel = lane.gpu().segmenter().memoryModel();
+        StreamTracker tracker;
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
-            // SAM 2.1 always tracks in memory mode; SAM in kalman mode when tracking is on.
-            if (memoryModel != null) {
-                memoryTracker = new MemoryTracker(spec.id(), memoryModel, settings.tracking().hiddenLostAfter(),
-                        settings.tracking().memoryForgetAfter(), settings.tracking().memoryFoundAfter(),
-                        metrics.tracking(spec.id()));
-                start.memory().ifPresent(memoryTracker::restore);
-                memoryTracker.keepStateEvery(start.stateEvery());
-            }
-            tracker = memoryModel == null && settings.tracking().enabled()
-                    ? new ObjectTracker(spec.id(), lane.gpu().segmenter().backend(), settings.tracking(),
-                            lane.gpu().discovery().orElse(null), metrics.tracking(spec.id()))
-                    : null;
-            if (tracker != null) {
-                start.tracks().ifPresent(tracker::restore);
-                tracker.keepStateEvery(start.stateEvery());
-            }
+            tracker = lane.tracking().open(spec.id(), metrics.tracking(spec.id()));
+            start.tracking().ifPresent(tracker::takeUp);
+            tracker.keepStateEvery(start.stateEvery());
         } catch (RuntimeException | Error e) {
             release(spec.id(), gpu);
             throw e;
         }
-        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, memoryTracker, gpu, lane.meters(), () -> {
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, gpu, lane.meters(), () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {
@@ -326,19 +310,12 @@ public final class Engine implements AutoCloseable {
             }
             log.info("stream {}: {} ({} frames decoded, {} dropped, {} published)", r.streamId(),
                     r.state().name().toLowerCase(java.util.Locale.ROOT), r.decoded(), r.dropped(), r.published());
-            if (handle.tracker() != null) {
-                try {
-                    handle.tracker().close(); // its camera-motion copy of the last embedding
-                } catch (RuntimeException ex) {
-                    log.warn("stream {}: freeing its camera-motion buffers failed: {}", spec.id(), ex.toString());
-                }
-            }
-            if (handle.memoryTracker() != null) {
-                try {
-                    handle.memoryTracker().close(); // its objects' memory banks (on the GPU: device memory)
-                } catch (RuntimeException ex) {
-                    log.warn("stream {}: freeing its objects' memory failed: {}", spec.id(), ex.toString());
-                }
+            try {
+                // Kalman mode: its camera-motion copy of the last embedding; memory mode: its objects' memory banks
+                // (on the GPU: device memory).
+                handle.tracker().close();
+            } catch (RuntimeException ex) {
+                log.warn("stream {}: freeing its tracker's buffers failed: {}", spec.id(), ex.toString());
             }
         });
         Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, lane.sources(), settings.reconnect(),

@@ -1,7 +1,7 @@
 package io.samstream.stream.engine;
 
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.connectors.sink.JsonLinesWriter;
 import io.samstream.connectors.sink.ObjectMask;
 import io.samstream.connectors.sink.OverlayVideoWriter;

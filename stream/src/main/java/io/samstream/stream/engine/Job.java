@@ -1,8 +1,9 @@
 package io.samstream.stream.engine;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.model.ImageEmbedding;
+import io.samstream.stream.track.TrackedFrame;
 import java.util.List;
 
 /** A frame on its way through the pipeline, with the stream it belongs to. */
@@ -17,7 +18,7 @@ record Job(StreamHandle stream, VideoFrame frame) {
      * A frame after decoding: its objects and lost ids (their records not yet run-length encoded), or null when
      * the frame is discarded (its stream failed).
      */
-    record Decoded(Job job, io.samstream.stream.track.ObjectTracker.Frame frame) {}
+    record Decoded(Job job, TrackedFrame frame) {}
 
     /** A frame after decoding: its record, or null when the frame is discarded (its stream failed). */
     record Outcome(Job job, MaskRecord record) {}

@@ -1,7 +1,7 @@
 package io.samstream.stream.engine;
 
 import io.samstream.connectors.kafka.KafkaMaskSink;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import java.time.Duration;
 import java.util.Collections;

@@ -2,8 +2,8 @@ package io.samstream.stream.engine;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.connectors.video.DevicePicture;
 import io.samstream.connectors.video.HostYuvPicture;
@@ -11,20 +11,15 @@ import io.samstream.gpu.image.DeviceYuvImage;
 import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.image.RgbImage;
-import io.samstream.gpu.mask.MaskSummary;
-import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.ImageEmbedding;
-import io.samstream.gpu.model.Prompt;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.stream.track.FrameGeometry;
+import io.samstream.stream.track.FixedPrompts;
 import io.samstream.stream.track.FrameStep;
-import io.samstream.stream.track.MaskReadout;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.Wave;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -49,7 +44,7 @@ public final class Segmenter {
 
     /**
      * SAM 2.1 in memory mode (on the CPU): no SAM backend; each stream's frames go through its own
-     * {@link io.samstream.stream.track.MemoryTracker} on this model, one frame at a time.
+     * {@link io.samstream.stream.track.memory.MemoryTracker} on this model, one frame at a time.
      */
     public static Segmenter memory(Sam2Tracking model, String modelName) {
         return new Segmenter(null, java.util.Objects.requireNonNull(model, "model"), modelName);
@@ -62,6 +57,14 @@ public final class Segmenter {
     /** The SAM backend; null in memory mode ({@link #memoryModel}). */
     public SamBackend backend() {
         return backend;
+    }
+
+    /**
+     * Whether its model reads frames where their decoder left them (NVDEC's device memory, a CPU decoder's YUV
+     * planes): a SAM backend that does; SAM 2.1 memory mode takes each frame's RGB.
+     */
+    public boolean readsDeviceFrames() {
+        return backend != null && backend.readsDeviceFrames();
     }
 
     /** The SAM 2.1 model of memory mode; null for SAM (kalman mode or fixed prompts). */
@@ -123,68 +126,17 @@ public final class Segmenter {
 
     /** The mask record of one frame for these objects (already resolved for the frame's size). */
     public MaskRecord decode(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
-        ObjectTracker.Frame f = Wave.runOne(backend, fixed(frame, embedding, objects));
+        TrackedFrame f = Wave.runOne(backend, fixed(frame, embedding, objects));
         return record(frame, f.objects(), f.hidden(), f.lost());
     }
 
     /**
-     * One frame's fixed prompts (tracking off) as a {@link FrameStep}: lone points (multimask, the best of
-     * SAM's masks by predicted IoU) and the rest (single mask) as two requests; every object post-processed.
+     * One frame's fixed prompts (tracking off) as a {@link FrameStep} ({@link FixedPrompts#step}).
      *
      * @throws IllegalArgumentException when a prompt lies outside the frame (names the object)
      */
     public FrameStep fixed(VideoFrame frame, ImageEmbedding embedding, List<ObjectPrompt> objects) {
-        FrameGeometry g = new FrameGeometry(frame.width(), frame.height(), backend.config().imageSize(),
-                backend.config().lowResSize());
-        List<List<Integer>> which = new ArrayList<>(2);
-        List<SamBackend.DecodeRequest> requests = new ArrayList<>(2);
-        for (boolean multimask : new boolean[] {false, true}) {
-            List<Integer> idx = new ArrayList<>();
-            List<Prompt> prompts = new ArrayList<>();
-            for (int i = 0; i < objects.size(); i++) {
-                if (FrameGeometry.wantsMultimask(objects.get(i)) == multimask) {
-                    idx.add(i);
-                    prompts.add(g.modelPrompt(objects.get(i)));
-                }
-            }
-            if (!prompts.isEmpty()) {
-                which.add(idx);
-                requests.add(new SamBackend.DecodeRequest(embedding, prompts, multimask));
-            }
-        }
-        return new FrameStep() {
-            private final MaskReadout.Item[] items = new MaskReadout.Item[objects.size()];
-
-            @Override
-            public List<SamBackend.DecodeRequest> requests() {
-                return requests;
-            }
-
-            @Override
-            public void decoded(List<List<DecoderOutput>> outputs) {
-                for (int r = 0; r < which.size(); r++) {
-                    for (int k = 0; k < which.get(r).size(); k++) {
-                        // The best of SAM's masks by predicted IoU (the only one without multimask output),
-                        // post-processed where the decoder left it.
-                        DecoderOutput.Plane best = outputs.get(r).get(k).best();
-                        int at = which.get(r).get(k);
-                        items[at] = new MaskReadout.Item(objects.get(at).id(), best,
-                                best.output().iouPredictions()[best.index()]);
-                    }
-                }
-            }
-
-            @Override
-            public SamBackend.MaskRequest masks() {
-                return items.length == 0 ? null : MaskReadout.request(Arrays.asList(items), g);
-            }
-
-            @Override
-            public ObjectTracker.Frame finish(List<MaskSummary> summaries) {
-                return new ObjectTracker.Frame(items.length == 0 ? List.of()
-                        : MaskReadout.readouts(Arrays.asList(items), g, summaries), List.of());
-            }
-        };
+        return FixedPrompts.step(backend, frame.width(), frame.height(), embedding, objects);
     }
 
     /** The mask record of one frame: these objects, these hidden (coasting) ids, these lost ids. */

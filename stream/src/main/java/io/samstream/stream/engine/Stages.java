@@ -9,14 +9,13 @@ import io.samstream.gpu.sam2.ObjectPrompt;
 import io.samstream.gpu.sam2.ObjectResult;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.stream.track.FrameStep;
-import io.samstream.stream.track.MemoryTracker;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.memory.MemoryTracker;
 import io.samstream.stream.track.Wave;
+import io.samstream.stream.track.WaveTracker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -110,7 +109,7 @@ final class Stages {
 
     /**
      * Memory mode (SAM 2.1 on the CPU): each frame of a batch, in order, is one step of its stream's
-     * {@link io.samstream.stream.track.MemoryTracker} (image encoder, memory attention, heads and memory encoder
+     * {@link io.samstream.stream.track.memory.MemoryTracker} (image encoder, memory attention, heads and memory encoder
      * per object), one batch at a time on {@code executor}. A frame that fails fails its stream only.
      */
     static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, EngineMetrics.Gpu metrics) {
@@ -162,7 +161,7 @@ final class Stages {
                         continue;
                     }
                     try {
-                        MemoryTracker tracker = job.stream().memoryTracker();
+                        MemoryTracker tracker = job.stream().tracker(MemoryTracker.class);
                         if (!unfinished.isEmpty() && !tracker.model().batches()) {
                             break; // one frame of a stream per call: wave by wave
                         }
@@ -201,7 +200,7 @@ final class Stages {
                     continue;
                 }
                 try {
-                    out[toModel.get(w)] = new Job.Decoded(job, job.stream().memoryTracker().finish(pending.get(w),
+                    out[toModel.get(w)] = new Job.Decoded(job, job.stream().tracker(MemoryTracker.class).finish(pending.get(w),
                             results.get(w)));
                 } catch (RuntimeException | Error ex) {
                     failFrame(job, ex);
@@ -218,7 +217,7 @@ final class Stages {
      */
     private static List<List<ObjectResult>> trackCall(List<Job> jobs, List<Integer> toModel,
                                                       List<MemoryTracker.Pending> pending) {
-        Sam2Tracking model = jobs.get(toModel.get(0)).stream().memoryTracker().model();
+        Sam2Tracking model = jobs.get(toModel.get(0)).stream().tracker(MemoryTracker.class).model();
         List<Sam2Tracking.StreamTracker> streams = new ArrayList<>();
         List<byte[]> frames = new ArrayList<>();
         List<List<ObjectPrompt>> prompts = new ArrayList<>();
@@ -279,7 +278,7 @@ final class Stages {
         } catch (RuntimeException | Error ex) {
             Throwable fault = ex;
             if (ex instanceof RuntimeException && model.batches()
-                    && first.stream().memoryTracker().forgetRemembered(pending.get(from)) > 0) {
+                    && first.stream().tracker(MemoryTracker.class).forgetRemembered(pending.get(from)) > 0) {
                 try {
                     return to - from == 1 ? List.of(streams.get(0).track(frames.get(0), prompts.get(0)))
                             : model.track(streams, frames, prompts);
@@ -346,7 +345,7 @@ final class Stages {
         return Arrays.asList(out);
     }
 
-    /** One wave: each job's decoding step (tracker or fixed prompts), run together, then the records. */
+    /** One wave: each job's decoding step (kalman tracker or fixed prompts), run together, then the records. */
     private static void decodeWave(Segmenter segmenter, Job.Encoded batch, List<Integer> wave, Job.Decoded[] out,
             Executor waveHost, EngineMetrics.Gpu metrics) {
         long t0 = System.nanoTime();
@@ -365,10 +364,8 @@ final class Stages {
             try {
                 VideoFrame f = job.frame();
                 StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
-                ObjectTracker tracker = job.stream().tracker();
-                steps.add(tracker == null ? segmenter.fixed(f, embedding, prompts.resolve(f.width(), f.height()))
-                        : tracker.begin(f.index(), f.width(), f.height(), embedding,
-                                prompts.trackPrompts(f.width(), f.height())));
+                steps.add(job.stream().tracker(WaveTracker.class).begin(f.index(), f.width(), f.height(), embedding,
+                        prompts.trackPrompts(f.width(), f.height())));
                 stepJob.add(i);
             } catch (RuntimeException | Error ex) {
                 failFrame(job, ex);

@@ -4,8 +4,7 @@ import akka.stream.UniqueKillSwitch;
 import io.micrometer.core.instrument.Counter;
 import io.samstream.config.StreamSpec;
 import io.samstream.connectors.video.VideoFrame;
-import io.samstream.stream.track.MemoryTracker;
-import io.samstream.stream.track.ObjectTracker;
+import io.samstream.stream.track.StreamTracker;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -40,8 +39,8 @@ public final class StreamHandle {
     private final Runnable onEnd;
     /** The prompts of this run: the configured ones plus the prompts topic's changes. */
     private final StreamPrompts prompts;
-    private final ObjectTracker tracker;
-    private final MemoryTracker memoryTracker;
+    /** This run's tracking, in the mode its GPU lane tracks in. */
+    private final StreamTracker tracker;
     /** The size of the last decoded frame (0 before the first), to check run-time prompts against. */
     private volatile int frameWidth;
     private volatile int frameHeight;
@@ -66,19 +65,12 @@ public final class StreamHandle {
     /**
      * @param nextIndex the frame counter, shared with the earlier run of a redefined stream so that frames
      *                  its source still decodes and this run's never get the same number
-     * @param tracker   this run's object tracker; null when tracking is off
+     * @param tracker   this run's tracker (a redefined stream starts with fresh tracks)
      * @param gpuIndex  which of the engine's GPUs it was placed on
      * @param gpuMeters that GPU's meters
      */
-    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker, int gpuIndex,
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, StreamTracker tracker, int gpuIndex,
             EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
-        this(spec, nextIndex, metrics, tracker, null, gpuIndex, gpuMeters, onEnd);
-    }
-
-    /** @param memoryTracker this run's memory-mode tracker (SAM 2.1); null in kalman mode or with tracking off */
-    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, ObjectTracker tracker,
-            MemoryTracker memoryTracker, int gpuIndex, EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
-        this.memoryTracker = memoryTracker;
         this.spec = spec;
         this.gpuIndex = gpuIndex;
         this.gpuMeters = gpuMeters;
@@ -125,14 +117,18 @@ public final class StreamHandle {
         return lastPublishedPts;
     }
 
-    /** This run's object tracker (a redefined stream starts with fresh tracks); null when tracking is off. */
-    public ObjectTracker tracker() {
+    /** This run's tracker (a redefined stream starts with fresh tracks), in its GPU lane's mode. */
+    public StreamTracker tracker() {
         return tracker;
     }
 
-    /** This run's memory-mode tracker (SAM 2.1); null in kalman mode or with tracking off. */
-    public MemoryTracker memoryTracker() {
-        return memoryTracker;
+    /** This run's tracker as a stage of its lane needs it: every stream of a lane is tracked in the lane's mode. */
+    <T extends StreamTracker> T tracker(Class<T> kind) {
+        if (!kind.isInstance(tracker)) {
+            throw new IllegalStateException("stream " + spec.id() + " is tracked by a "
+                    + tracker.getClass().getSimpleName() + ", not a " + kind.getSimpleName());
+        }
+        return kind.cast(tracker);
     }
 
     /** This run's prompts (a redefined stream starts again from its configured prompts). */
@@ -147,8 +143,7 @@ public final class StreamHandle {
      * @return the frame it applies from
      */
     public long applyPrompt(PromptMessage m) throws PromptRejected {
-        return prompts.applyNow(m, frameWidth, frameHeight, id -> tracker != null
-                && tracker.tracks().stream().anyMatch(t -> t.id() == id));
+        return prompts.applyNow(m, frameWidth, frameHeight, tracker::tracksDiscovered);
     }
 
     public String id() {

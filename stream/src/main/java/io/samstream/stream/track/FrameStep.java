@@ -32,5 +32,5 @@ public interface FrameStep {
     SamBackend.MaskRequest masks();
 
     /** The summaries of {@link #masks}'s planes (empty when it had none): the frame's objects and lost ids. */
-    ObjectTracker.Frame finish(List<MaskSummary> summaries);
+    TrackedFrame finish(List<MaskSummary> summaries);
 }

@@ -1,8 +1,8 @@
 package io.samstream.stream.track;
 
-import io.samstream.connectors.kafka.MaskRecord.Box;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
-import io.samstream.connectors.kafka.MaskRecord.Rle;
+import io.samstream.connectors.record.MaskRecord.Box;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.Rle;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.model.DecoderOutput;
 import io.samstream.gpu.model.SamBackend;
@@ -36,7 +36,7 @@ public final class MaskReadout {
         private final double[] box;
         private volatile ObjectMask object;
 
-        Readout(int id, float score, MaskSummary summary) {
+        public Readout(int id, float score, MaskSummary summary) {
             this.id = id;
             this.score = score;
             this.summary = summary;

@@ -25,15 +25,15 @@ public final class Wave {
     private static final Logger log = LoggerFactory.getLogger(Wave.class);
 
     /** One frame's result: its objects and lost ids, or what failed it. */
-    public record Outcome(ObjectTracker.Frame frame, Throwable error) {}
+    public record Outcome(TrackedFrame frame, Throwable error) {}
 
     /** The outcomes in the order of the steps, and the time spent in the two shared calls. */
     public record Result(List<Outcome> outcomes, long decodeNanos, long postprocessNanos) {}
 
     private Wave() {}
 
-    /** One frame alone (the tracker's {@link ObjectTracker#step} and the fixed-prompt decode). */
-    public static ObjectTracker.Frame runOne(SamBackend backend, FrameStep step) {
+    /** One frame alone (a tracker stepping one frame, and the fixed-prompt decode). */
+    public static TrackedFrame runOne(SamBackend backend, FrameStep step) {
         Outcome o = run(backend, List.of(step), Runnable::run).outcomes().get(0);
         if (o.error() instanceof RuntimeException r) {
             throw r;
@@ -51,7 +51,7 @@ public final class Wave {
     public static Result run(SamBackend backend, List<FrameStep> steps, Executor host) {
         int n = steps.size();
         Throwable[] errors = new Throwable[n];
-        ObjectTracker.Frame[] frames = new ObjectTracker.Frame[n];
+        TrackedFrame[] frames = new TrackedFrame[n];
 
         // Decode: every frame's requests in one call.
         long t0 = System.nanoTime();

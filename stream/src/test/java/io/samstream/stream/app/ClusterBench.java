@@ -1,7 +1,7 @@
 package io.samstream.stream.app;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.testkit.Fixtures;
 import io.samstream.testkit.KafkaTopics;
 import java.nio.file.Files;

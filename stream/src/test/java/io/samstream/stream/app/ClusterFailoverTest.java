@@ -4,9 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.testkit.KafkaTopics;
 import io.samstream.testkit.connectors.KafkaBrokerExtension;
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

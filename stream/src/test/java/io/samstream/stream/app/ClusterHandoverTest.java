@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.ConfigLoader;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.StreamHandle;
 import io.samstream.testkit.KafkaTopics;

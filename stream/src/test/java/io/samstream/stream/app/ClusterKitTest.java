@@ -2,7 +2,7 @@ package io.samstream.stream.app;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

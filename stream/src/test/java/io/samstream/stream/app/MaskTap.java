@@ -1,7 +1,7 @@
 package io.samstream.stream.app;
 
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,7 +9,7 @@ import io.samstream.config.SamstreamConfig;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaReachability;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.stream.engine.PromptsTopicWatcher;
 import io.samstream.testkit.connectors.MaskTopics;
 import java.nio.charset.StandardCharsets;

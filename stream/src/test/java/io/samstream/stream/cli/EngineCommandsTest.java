@@ -3,10 +3,11 @@ package io.samstream.stream.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.testkit.TestModels;
 import io.samstream.testkit.connectors.ObjectMasks;
+import io.samstream.stream.track.DemoScene;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.io.StringWriter;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.KafkaMaskSink;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.util.List;

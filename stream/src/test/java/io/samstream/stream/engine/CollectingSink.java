@@ -1,6 +1,6 @@
 package io.samstream.stream.engine;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.config.Device;
 import io.samstream.gpu.SamModels;

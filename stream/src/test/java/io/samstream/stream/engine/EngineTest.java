@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.testkit.CocoMasks;
 import java.util.List;

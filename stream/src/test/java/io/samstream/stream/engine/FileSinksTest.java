@@ -3,7 +3,7 @@ package io.samstream.stream.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.VideoFrame;
 import java.nio.file.Files;
 import java.nio.file.Path;

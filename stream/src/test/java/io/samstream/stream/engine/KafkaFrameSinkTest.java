@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import java.net.ServerSocket;
 import java.time.Instant;
 import java.util.List;

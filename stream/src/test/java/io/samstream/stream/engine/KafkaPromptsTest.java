@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.track.DemoScene;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.connectors.video.DecoderPreference;
 import io.samstream.connectors.video.FrameSource;
 import io.samstream.connectors.video.FrameSources;

@@ -7,12 +7,14 @@ import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.config.TrackingMode;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.testkit.CocoMasks;
 import io.samstream.testkit.TestModels;
+import io.samstream.stream.track.kalman.ObjectTracker;
+import io.samstream.stream.track.memory.MemoryTracker;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -106,8 +108,8 @@ class MemoryModeEngineTest {
             assertTrue(shownMasks >= 20, shownMasks + " masks shown of 27 object-frames");
             // Object 2 left the records with its prompt (frames 6-8 above); once the stream ended, every object's
             // memory was released (on a GPU: the device banks).
-            assertEquals(List.of(), h.memoryTracker().objects(), "the ended stream's memory is released");
-            assertTrue(h.tracker() == null, "no kalman tracker in memory mode");
+            assertEquals(List.of(), h.tracker(MemoryTracker.class).objects(), "the ended stream's memory is released");
+            assertTrue(!(h.tracker() instanceof ObjectTracker), "no kalman tracker in memory mode");
         }
     }
 
@@ -203,7 +205,7 @@ class MemoryModeEngineTest {
     void lostObjectsMakeRoomWhenANewObjectWouldPassTheTrackersLimit() throws Exception {
         // Object 1 is seen on frames 0-1 only: lost at 4, its memory kept; object 2 stays. The tracker holds two
         // objects; object 3, added on frame 8, is a third.
-        io.samstream.stream.track.ScriptedSam2 scripted = new io.samstream.stream.track.ScriptedSam2(model.config(),
+        io.samstream.stream.track.memory.ScriptedSam2 scripted = new io.samstream.stream.track.memory.ScriptedSam2(model.config(),
                 (id, step) -> id == 1 ? (step < 2 ? new int[] {1, 1, 5, 5} : null)
                         : id == 2 ? new int[] {8, 8, 14, 14} : new int[] {1, 9, 5, 14}, 2);
         CollectingSink sink = new CollectingSink();

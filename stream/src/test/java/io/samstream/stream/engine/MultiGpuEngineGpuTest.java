@@ -9,7 +9,7 @@ import io.samstream.config.GpuSelection;
 import io.samstream.config.ModelSparsity;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.FfmpegFrameSource;
 import io.samstream.connectors.video.FrameSource;
 import io.samstream.gpu.SamModels;

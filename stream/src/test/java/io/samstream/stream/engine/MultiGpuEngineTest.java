@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.gpu.image.FrameImage;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.SamBackend;
@@ -229,7 +229,7 @@ class MultiGpuEngineTest {
         try (Engine engine = new Engine(settings(), lanes(gpu0, gpu1), files(), sink, EngineMetrics.inMemory())) {
             StreamHandle fresh = engine.add(TestSources.spec("s0", "s0.mp4", false, PROMPTS));
             StreamHandle taken = engine.add(TestSources.spec("s1", "s1.mp4", false, PROMPTS),
-                    new StreamStart(10, 0, Optional.empty(), Optional.empty(), Optional.empty(), 0, null));
+                    new StreamStart(10, 0, Optional.empty(), Optional.empty(), 0, null));
             assertEquals("0", fresh.gpu());
             assertEquals("1", taken.gpu());
             for (StreamHandle h : List.of(fresh, taken)) {

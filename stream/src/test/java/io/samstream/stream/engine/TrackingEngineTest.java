@@ -7,12 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.stream.track.DemoScene;
+import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.GeneratorDiscovery;
-import io.samstream.stream.track.ObjectTracker;
-import io.samstream.stream.track.Track;
+import io.samstream.stream.track.kalman.ObjectTracker;
+import io.samstream.stream.track.kalman.Track;
 import io.samstream.testkit.CocoMasks;
 import io.samstream.testkit.connectors.ObjectMasks;
 import io.samstream.testkit.connectors.PatternTruth;
@@ -125,7 +126,7 @@ class TrackingEngineTest {
         EngineSettings.Discovery d = new EngineSettings.Discovery(true, 100, 10, 0.86, 0.92, 0.7, 100, 0.5);
         Engine.Settings s = new Engine.Settings(new EngineSettings.Batching(2, Duration.ofMillis(10)),
                 new EngineSettings.Pipeline(2, 16), new EngineSettings.Reconnect(Duration.ofMillis(50),
-                        Duration.ofMillis(200), 0), TRACKING, Optional.of(new ObjectTracker.Discovery(
+                        Duration.ofMillis(200), 0), TRACKING, Optional.of(new Discovery(
                                 new GeneratorDiscovery(DemoScene.backend(), d), d.interval(), d.newObjectMaxOverlap())));
         CollectingSink sink = new CollectingSink();
         EngineMetrics metrics = EngineMetrics.inMemory();
@@ -161,7 +162,7 @@ class TrackingEngineTest {
             waitFor(() -> second.published() >= 2);
             assertNotSame(first.tracker(), second.tracker());
             long firstOfSecond = second.nextIndex() - second.decoded();
-            List<Track> tracks = second.tracker().tracks();
+            List<Track> tracks = second.tracker(ObjectTracker.class).tracks();
             assertEquals(1, tracks.size());
             assertTrue(tracks.get(0).bornFrame() >= firstOfSecond,
                     "seeded in the new run (frame " + tracks.get(0).bornFrame() + " >= " + firstOfSecond + ")");

@@ -5,11 +5,11 @@ import io.samstream.gpu.model.SamConfig;
 import io.samstream.gpu.tensor.Tensor;
 
 /** A test backend that only decodes (each test says how); the tracker and the waves need no encoder. */
-abstract class DecodeOnlyBackend implements SamBackend {
+public abstract class DecodeOnlyBackend implements SamBackend {
     private final SamConfig config;
     private final String name;
 
-    DecodeOnlyBackend(SamConfig config, String name) {
+    protected DecodeOnlyBackend(SamConfig config, String name) {
         this.config = config;
         this.name = name;
     }

@@ -25,9 +25,9 @@ public final class DemoScene {
     public static final Path MODEL = Path.of("..", "examples", "sam-demo-synthetic.pth");
     private static SamBackend backend;
 
-    final TestPatternSource source;
-    final List<VideoFrame> frames = new ArrayList<>();
-    final List<Tensor> embeddings;
+    public final TestPatternSource source;
+    public final List<VideoFrame> frames = new ArrayList<>();
+    public final List<Tensor> embeddings;
 
     public static synchronized SamBackend backend() {
         if (backend == null) {
@@ -39,7 +39,7 @@ public final class DemoScene {
         return backend;
     }
 
-    DemoScene(String stream, int width, int height, long seed, int count) {
+    public DemoScene(String stream, int width, int height, long seed, int count) {
         source = new TestPatternSource(stream, width, height, 12, count, seed, false);
         try {
             for (int i = 0; i < count; i++) {
@@ -52,7 +52,7 @@ public final class DemoScene {
     }
 
     /** Shape {@code k}'s true mask in frame {@code index}, row-major. */
-    boolean[] truth(int k, long index) {
+    public boolean[] truth(int k, long index) {
         return truth(source, frames.get((int) index), k);
     }
 
@@ -75,7 +75,7 @@ public final class DemoScene {
         return m;
     }
 
-    public static boolean[] decode(io.samstream.connectors.kafka.MaskRecord.ObjectMask o) {
+    public static boolean[] decode(io.samstream.connectors.record.MaskRecord.ObjectMask o) {
         return CocoRle.decode(o.mask().counts(), o.mask().height(), o.mask().width());
     }
 

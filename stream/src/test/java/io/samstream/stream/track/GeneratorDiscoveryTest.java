@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.EngineSettings;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.MaskRecord.ObjectMask;
+import io.samstream.connectors.record.MaskRecord.ObjectMask;
+import io.samstream.stream.track.kalman.ObjectTracker;
+import io.samstream.stream.track.kalman.ObjectTrackerTest;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,12 +35,12 @@ class GeneratorDiscoveryTest {
         EngineSettings.Discovery settings = new EngineSettings.Discovery(true, 100, 10, 0.86, 0.92, 0.7, 100, 0.5);
         TrackingMeters meters = TrackingMeters.none();
         ObjectTracker tracker = new ObjectTracker("d", DemoScene.backend(), ObjectTrackerTest.SETTINGS,
-                new ObjectTracker.Discovery(new GeneratorDiscovery(DemoScene.backend(), settings), settings.interval(),
+                new Discovery(new GeneratorDiscovery(DemoScene.backend(), settings), settings.interval(),
                         settings.newObjectMaxOverlap()), meters);
         TrackPrompts none = new TrackPrompts(List.of(), 0);
         Map<Integer, Integer> shapeOf = new HashMap<>();
         for (int i = 0; i < FRAMES; i++) {
-            ObjectTracker.Frame f = tracker.step(i, W, H, scene.embeddings.get(i), none);
+            TrackedFrame f = tracker.step(i, W, H, scene.embeddings.get(i), none);
             assertEquals(List.of(), f.lost());
             for (ObjectMask o : f.objects()) {
                 assertTrue(o.id() >= PromptSpec.DISCOVERED_ID_BASE, "id " + o.id());

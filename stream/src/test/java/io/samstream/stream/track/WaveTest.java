@@ -83,9 +83,9 @@ class WaveTest {
         }
 
         @Override
-        public ObjectTracker.Frame finish(List<MaskSummary> summaries) {
+        public TrackedFrame finish(List<MaskSummary> summaries) {
             // An all-positive plane (x0 > 0) is a full mask; x0 = 0 is an empty one.
-            return new ObjectTracker.Frame(List.of(), summaries.get(0).area() > 0 ? List.of(1) : List.of());
+            return new TrackedFrame(List.of(), summaries.get(0).area() > 0 ? List.of(1) : List.of());
         }
     }
 

@@ -1,7 +1,7 @@
 package io.samstream.testkit.connectors;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.testkit.KafkaTopics;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,7 +1,7 @@
 package io.samstream.testkit.connectors;
 
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.testkit.KafkaTopics;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.samstream.testkit.connectors;
 
-import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.connectors.record.MaskRecord;
 import io.samstream.testkit.CocoMasks;
 
 /** The mask of an object of a masks record, decoded by the testkit's own RLE decoder ({@link CocoMasks}). */

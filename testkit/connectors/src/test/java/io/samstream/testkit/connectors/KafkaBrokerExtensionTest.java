@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.connectors.kafka.MaskRecordJson;
+import io.samstream.connectors.record.MaskRecord;
+import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.testkit.KafkaTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

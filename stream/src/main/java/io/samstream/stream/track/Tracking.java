@@ -1,0 +1,11 @@
+package io.samstream.stream.track;
+
+/**
+ * How one GPU lane's streams are tracked, chosen once from the lane's model and {@code samstream.tracking}: kalman
+ * mode ({@code track.kalman}), SAM 2.1 memory mode ({@code track.memory}) or {@link FixedPrompts}. The engine opens
+ * one {@link StreamTracker} per run of a stream and calls nothing else that depends on the mode.
+ */
+public interface Tracking {
+    /** A fresh tracker for one run of {@code stream} (a redefined stream starts with fresh tracks). */
+    StreamTracker open(String stream, TrackingMeters meters);
+}
