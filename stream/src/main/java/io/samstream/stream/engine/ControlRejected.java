@@ -1,10 +1,12 @@
 package io.samstream.stream.engine;
 
+import io.samstream.config.OneLine;
 import java.util.Objects;
 
 /**
  * A record of the streams or state topic that is not acted on: {@link #reason()} is a short fixed code (a metric
- * tag), the message says what was wrong in words (it may quote the record: made safe where it is logged).
+ * tag), the message says what was wrong in words, on one line: it may quote the record (a field name, a value), so
+ * its control characters are escaped and credentials masked ({@link OneLine}).
  */
 public final class ControlRejected extends Exception {
     /** Not the record's format: not JSON, a field missing or of the wrong type. */
@@ -29,12 +31,12 @@ public final class ControlRejected extends Exception {
     private final String reason;
 
     public ControlRejected(String reason, String message) {
-        super(message, null, false, false);
+        super(OneLine.of(message), null, false, false);
         this.reason = Objects.requireNonNull(reason);
     }
 
     public ControlRejected(String reason, String message, Throwable cause) {
-        super(message, cause, false, false);
+        super(OneLine.of(message), cause, false, false);
         this.reason = Objects.requireNonNull(reason);
     }
 
