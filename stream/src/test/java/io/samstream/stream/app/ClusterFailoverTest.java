@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Timeout;
  * change the victim accepted is in the state its stream is taken over with, and frames processed twice stay
  * within state-every-frames plus those in flight.
  */
-@Timeout(420)
+@Timeout(600)
 class ClusterFailoverTest {
     private static final int FRAMES = 80;
     private static final int SESSION_S = 6;
@@ -84,7 +84,8 @@ class ClusterFailoverTest {
                             SamstreamRuntimePromptsTest.TINY, PARTITIONS, STATE_EVERY, SESSION_S + "s", LIMITS), dir));
                 }
                 // Each engine runs streams, and every stream published some frames.
-                ClusterHandoverTest.await(() -> allAlive(engines) && running(engines).values().stream().allMatch(s -> !s.isEmpty())
+                // Three JVMs start, load the model and join: on a loaded 2-core machine that alone can take minutes.
+                awaitStart(() -> allAlive(engines) && running(engines).values().stream().allMatch(s -> !s.isEmpty())
                         && everyStreamPublished(tap, 10), "three engines running every stream");
                 Map<EngineProcess, Set<String>> owners = running(engines);
                 EngineProcess victim = engines.stream().filter(e -> owners.get(e).stream().anyMatch(FILES::contains))
@@ -243,6 +244,17 @@ class ClusterFailoverTest {
             for (EngineProcess e : engines) {
                 e.kill(); // their shutdown is not what this test is about
             }
+        }
+    }
+
+    /** As {@link ClusterHandoverTest#await}, within 300 s: for the engines' start. */
+    private static void awaitStart(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(300).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 300 s: " + what);
+            }
+            Thread.sleep(200);
         }
     }
 
