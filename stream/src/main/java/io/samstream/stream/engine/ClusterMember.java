@@ -99,9 +99,7 @@ public final class ClusterMember implements AutoCloseable {
     private final CompletableFuture<Throwable> stopped = new CompletableFuture<>();
     /** Work handed to the member thread by other threads (a stream's end), run between polls. */
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    /** Per stream: the bytes of its last state written, and the estimated growth since (prompt changes). */
-    private final Map<String, Long> stateBytes = new ConcurrentHashMap<>();
-    private final Map<String, Long> stateGrowth = new ConcurrentHashMap<>();
+    private final StateBudget budget;
 
     // The member thread's own.
     private final Set<Integer> owned = new TreeSet<>();
@@ -135,6 +133,7 @@ public final class ClusterMember implements AutoCloseable {
         this.prompts = PromptsTopicWatcher.withoutFollower(engine, clients, deadLetterTopic);
         this.limits = engine.limits();
         this.rejections = new ControlRejections(engine.metrics(), clients, deadLetterTopic);
+        this.budget = new StateBudget(limits);
         int session = (int) cluster.sessionTimeout().toMillis();
         this.streams = clients.consumer("samstream-cluster-" + instanceId, Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, cluster.group(),
@@ -325,8 +324,9 @@ public final class ClusterMember implements AutoCloseable {
                 continue;
             }
             try {
-                String stream = prompts.handle(r, this::fitsState);
+                String stream = prompts.handle(r, budget::check);
                 if (stream != null) {
+                    budget.accepted(stream);
                     promptsApplied.put(stream, r.offset());
                     changed.add(stream);
                 }
@@ -391,8 +391,7 @@ public final class ClusterMember implements AutoCloseable {
             lastStates.remove(id);
             promptsApplied.remove(id);
             stateLocks.remove(id);
-            stateBytes.remove(id);
-            stateGrowth.remove(id);
+            budget.forget(id);
             if (engine.remove(id)) {
                 log.info("stream definitions: {} removed", id);
             }
@@ -554,7 +553,7 @@ public final class ClusterMember implements AutoCloseable {
     /**
      * Sends a stream's state with its prompts as of its frame and the offset of the last prompt applied, compressed
      * ({@link StateRecord#encode}). Prompt changes that would make it larger than max-state-bytes are refused
-     * before they apply ({@link #fitsState}); should the tracks alone pass it, that is logged as an error and
+     * before they apply ({@link StateBudget}); should the tracks alone pass it, that is logged as an error and
      * counted (it is still sent while Kafka takes it).
      */
     private void send(StreamHandle h, ObjectNode o) {
@@ -562,8 +561,7 @@ public final class ClusterMember implements AutoCloseable {
         o.put("prompts_offset", promptsApplied.getOrDefault(h.id(), -1L)).put("written_at", Instant.now().toString());
         try {
             byte[] value = StateRecord.encode(o);
-            stateBytes.put(h.id(), (long) value.length);
-            stateGrowth.remove(h.id());
+            budget.written(h.id(), value.length);
             if (value.length > limits.maxStateBytes()) {
                 engine.metrics().controlRejected("state", ControlRejected.TOO_LARGE).increment();
                 log.error("cluster: stream {}: its state is {} bytes compressed, more than samstream.limits."
@@ -573,23 +571,6 @@ public final class ClusterMember implements AutoCloseable {
         } catch (IOException e) {
             log.warn("cluster: stream {}: state not written: {}", h.id(), Errors.describe(e));
         }
-    }
-
-    /**
-     * The state budget of a prompt change, checked before it applies: the stream's last state written plus what the
-     * changes since add (each counted at its JSON's size, uncompressed: an upper bound of what it adds compressed)
-     * must stay within max-state-bytes, so that the state is always written.
-     */
-    private void fitsState(PromptMessage m) throws PromptRejected {
-        long growth = m.prompt() == null ? 64 : 96L + 3L * 24 * (m.prompt().points() == null ? 0
-                : m.prompt().points().length) + 4L * 24;
-        long now = stateBytes.getOrDefault(m.stream(), 0L) + stateGrowth.getOrDefault(m.stream(), 0L);
-        if (now + growth > limits.maxStateBytes()) {
-            throw new PromptRejected(PromptRejected.STATE_TOO_LARGE, "stream " + LogSafe.of(m.stream()) + ": its state"
-                    + " would grow to about " + (now + growth) + " bytes, more than samstream.limits.max-state-bytes = "
-                    + limits.maxStateBytes() + " (remove objects or wait for pending changes to apply)");
-        }
-        stateGrowth.merge(m.stream(), growth, Long::sum);
     }
 
     private void send(String id, byte[] value) {
@@ -608,44 +589,6 @@ public final class ClusterMember implements AutoCloseable {
 
     private static String hash(String json) {
         return Integer.toHexString(json.hashCode()) + "-" + json.length();
-    }
-
-    /** The latest state of every stream in {@code partitions} of the state topic. */
-    private Map<String, ConsumerRecord<String, byte[]>> readStates(Collection<Integer> partitions) {
-        Map<String, ConsumerRecord<String, byte[]>> out = new HashMap<>();
-        List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(cluster.stateTopic(), p)).toList();
-        KafkaConsumer<String, byte[]> c = stateReader;
-        try {
-            c.assign(tps);
-            c.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = c.endOffsets(tps, KAFKA_WAIT);
-            long deadline = System.nanoTime() + KAFKA_WAIT.toNanos();
-            while (!reached(c, end)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cluster: could not read the state topic " + cluster.stateTopic()
-                            + " within " + KAFKA_WAIT.toSeconds() + " s");
-                }
-                for (ConsumerRecord<String, byte[]> r : c.poll(POLL)) {
-                    if (r.value() == null) {
-                        out.remove(r.key());
-                    } else {
-                        out.put(r.key(), r); // validated whole when its stream starts (StateRecord)
-                    }
-                }
-            }
-        } finally {
-            c.assign(List.of());
-        }
-        return out;
-    }
-
-    private static boolean reached(KafkaConsumer<?, ?> c, Map<TopicPartition, Long> end) {
-        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
-            if (c.position(e.getKey()) < e.getValue()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Streams of these partitions stop; with {@code keep}, each one's state is written once it stopped. */
@@ -683,8 +626,7 @@ public final class ClusterMember implements AutoCloseable {
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
         lastStates.keySet().removeIf(id -> !partitionOf.containsKey(id));
         stateLocks.keySet().removeIf(id -> !partitionOf.containsKey(id));
-        stateBytes.keySet().removeIf(id -> !partitionOf.containsKey(id));
-        stateGrowth.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        budget.retain(partitionOf::containsKey);
         promptsApplied.keySet().removeIf(id -> !partitionOf.containsKey(id));
         owned.removeAll(ps);
         ownedView = Set.copyOf(owned);
@@ -723,7 +665,7 @@ public final class ClusterMember implements AutoCloseable {
             }
             Set<Integer> ps = numbers(partitions);
             log.info("cluster: engine {} takes partitions {}", instanceId, ps);
-            states.putAll(readStates(ps));
+            states.putAll(StateTopicReader.latest(stateReader, cluster.stateTopic(), ps, POLL, KAFKA_WAIT));
             streams.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = streams.endOffsets(partitions, KAFKA_WAIT);
             end.forEach((tp, off) -> loading.put(tp.partition(), off));
