@@ -67,7 +67,9 @@ natives=$(ls "$out"/lib/jcuda-natives-*.jar)
 slim=$(mktemp -d)
 (cd "$slim" && unzip -q "$natives" && rm -f lib/libJNvPTXCompiler* && rm "$natives" && zip -q -r "$natives" .)
 rm -rf "$slim"
-cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar "$out/lib/"
+# The testkit too: the GPU tests find their fixtures through it (Fixtures, -Dsamstream.fixtures).
+cp gpu/target/samstream-gpu-*.jar bench/target/samstream-bench-*.jar config/target/samstream-config-*.jar \
+    testkit/target/samstream-testkit-*.jar "$out/lib/"
 if [ "${GPU_ONLY:-0}" != 1 ]; then
     cp connectors/target/samstream-connectors-*.jar stream/target/samstream-stream-*.jar "$out/lib/"
 fi

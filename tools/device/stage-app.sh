@@ -26,7 +26,8 @@ mkdir -p "$work/app" "$work/bench" "$work/connectors-tests" "$work/stream-tests"
 (cd "$work/app" && unzip -q "$repo/stream/target/samstream.jar")
 (cd "$work/bench" && unzip -q "$repo"/bench/target/samstream-bench-*.jar -x 'META-INF/*')
 cp -r connectors/target/test-classes/. "$work/connectors-tests/"
-cp -r stream/target/test-classes/. "$work/stream-tests/"
+# With the testkit classes (fixtures, clips) that the stream tests use.
+cp -r stream/target/test-classes/. testkit/target/classes/. testkit/connectors/target/classes/. "$work/stream-tests/"
 mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$work/lib"
 commit=$(git rev-parse --short=12 HEAD)
@@ -39,6 +40,7 @@ g=.device/gputests
 rm -rf "$g" && mkdir -p "$g/test-classes" "$g/fixtures"
 mvn -B -q -ntp -pl gpu -am test-compile
 (cd gpu/target/test-classes && find io/samstream/gpu -name '*.class' -exec cp --parents {} "$repo/$g/test-classes/" \;)
+cp -r testkit/target/classes/. "$repo/$g/test-classes/"
 fx=gpu/src/test/resources/fixtures
 cp "$fx/manifest.json" "$g/fixtures/"
 for cfg in tiny256 small1024; do

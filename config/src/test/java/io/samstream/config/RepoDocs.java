@@ -1,5 +1,6 @@
 package io.samstream.config;
 
+import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -9,22 +10,15 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * The repository's documentation as the docs tests read it: the root (found by walking up from the working
- * directory to the parent pom, the one that lists {@code <modules>}), {@code README.md} and {@code docs/*.md}.
+ * The repository's documentation as the docs tests read it: {@code README.md} and {@code docs/*.md} under the
+ * repository root that {@link Fixtures#root()} finds.
  */
 final class RepoDocs {
     private RepoDocs() {}
 
-    /** The repository root: the nearest directory at or above the working directory whose pom.xml has modules. */
+    /** The repository root, as the testkit finds it. */
     static Path root() {
-        Path start = Path.of("").toAbsolutePath().normalize();
-        for (Path dir = start; dir != null; dir = dir.getParent()) {
-            Path pom = dir.resolve("pom.xml");
-            if (Files.isRegularFile(pom) && read(pom).contains("<modules>")) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException("no parent pom.xml with <modules> at or above " + start);
+        return Fixtures.root();
     }
 
     static Path readme() {

@@ -13,6 +13,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.TestModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -24,8 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** SAM and SAM 2.1 checkpoints told apart by their keys; SAM 2.1 ones opened, damaged ones refused by name. */
 class ModelCheckpointsTest {
-    static final Path SAM2_TINY = Path.of("src/test/resources/fixtures/sam2/tiny/checkpoint.pt");
-    static final Path SAM_TINY = Path.of("src/test/resources/fixtures/tiny256/model.pth");
+    static final Path SAM2_TINY = TestModels.tinySam2();
+    static final Path SAM_TINY = TestModels.tinySam();
 
     /**
      * Without a usable GPU: {@code cuda} is an error that says why, {@code auto} runs SAM 2.1 on the CPU. (On the GPU

@@ -8,7 +8,7 @@ import io.samstream.bench.track.SyntheticClip.Shape;
 import io.samstream.config.ConfigException;
 import io.samstream.connectors.video.PatternPainter;
 import io.samstream.connectors.video.PatternPainter.Kind;
-import java.nio.file.Files;
+import io.samstream.testkit.TestModels;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -18,16 +18,6 @@ import org.junit.jupiter.api.Timeout;
 
 /** The harness on a 4-frame clip through the whole engine with the bundled demo model on the CPU. */
 class TrackHarnessTest {
-    static Path bundledModel() {
-        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-            Path m = p.resolve("examples/sam-demo-synthetic.pth");
-            if (Files.isRegularFile(m)) {
-                return m;
-            }
-        }
-        throw new IllegalStateException("examples/sam-demo-synthetic.pth not found above " + Path.of("").toAbsolutePath());
-    }
-
     @Test
     @Timeout(120)
     void boxPromptsReachTheEngineOnTheirFrameAndItsMasksComeBack() throws Exception {
@@ -37,7 +27,7 @@ class TrackHarnessTest {
                 new Shape(Kind.BOX, PatternPainter.paletteColour(2), 28, -2, 110, 16, 0)));
         ClipTruth truth = clip.truth();
         assertEquals(2, truth.firstFullyVisible(1));
-        try (TrackHarness h = new TrackHarness(TrackHarness.config(bundledModel(), "cpu", 0, ""))) {
+        try (TrackHarness h = new TrackHarness(TrackHarness.config(TestModels.demoSam(), "cpu", 0, ""))) {
             assertTrue(h.backendName().startsWith("cpu"), h.backendName());
             TrackHarness.ClipRun run = h.run(clip, TrackHarness.Mode.BOX);
             assertEquals(Map.of(0, 0, 1, 2), run.promptFrames());

@@ -3,6 +3,7 @@ package io.samstream.connectors.kafka;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.samstream.testkit.KafkaTopics;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +51,7 @@ class KafkaMaskSinkOutageTest {
             assertEquals(30, sink.ackedCount());
             assertEquals(0, sink.failedCount());
 
-            List<ConsumerRecord<String, byte[]>> read = TestRecords.readAll(broker.bootstrapServers(), "masks", 30, TIMEOUT);
+            List<ConsumerRecord<String, byte[]>> read = KafkaTopics.readAll(broker.bootstrapServers(), "masks", 30, TIMEOUT);
             assertEquals(30, read.size(), "every record exactly once");
             long[] next = {0, 0};
             for (ConsumerRecord<String, byte[]> r : read) {

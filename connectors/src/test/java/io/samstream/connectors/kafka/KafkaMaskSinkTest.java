@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.KafkaSettings.Compression;
+import io.samstream.testkit.KafkaTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -70,7 +71,7 @@ class KafkaMaskSinkTest {
             assertEquals(0, sink.pendingCount());
         }
 
-        List<ConsumerRecord<String, byte[]>> read = TestRecords.readAll(broker.bootstrapServers(), "masks", 60, TIMEOUT);
+        List<ConsumerRecord<String, byte[]>> read = KafkaTopics.readAll(broker.bootstrapServers(), "masks", 60, TIMEOUT);
         assertEquals(60, read.size());
         Map<String, Long> lastFrame = new HashMap<>();
         Map<String, Integer> partitionOf = new HashMap<>();
@@ -117,7 +118,7 @@ class KafkaMaskSinkTest {
             named.send(TestRecords.frame("e", 0)).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             anonymous.send(TestRecords.frame("e", 1)).toCompletableFuture().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         }
-        List<ConsumerRecord<String, byte[]>> read = TestRecords.readAll(broker.bootstrapServers(), "masks-engine", 2, TIMEOUT);
+        List<ConsumerRecord<String, byte[]>> read = KafkaTopics.readAll(broker.bootstrapServers(), "masks-engine", 2, TIMEOUT);
         assertEquals("engine-7", new String(read.get(0).headers().lastHeader(MaskRecord.ENGINE_HEADER).value(),
                 StandardCharsets.UTF_8));
         assertNull(read.get(1).headers().lastHeader(MaskRecord.ENGINE_HEADER));
@@ -133,7 +134,7 @@ class KafkaMaskSinkTest {
                     .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             assertEquals(0, m.offset());
         }
-        List<ConsumerRecord<String, byte[]>> read = TestRecords.readAll(broker.bootstrapServers(), "masks-zstd", 1, TIMEOUT);
+        List<ConsumerRecord<String, byte[]>> read = KafkaTopics.readAll(broker.bootstrapServers(), "masks-zstd", 1, TIMEOUT);
         assertEquals(TestRecords.frame("z", 2), MaskRecordJson.read(read.get(0).value()));
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.testkit.CocoMasks;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -141,6 +142,30 @@ class CocoRleTest {
                 for (char c : s.toCharArray()) {
                     assertTrue(c >= 48 && c < 112, "character " + c);
                 }
+            }
+        }
+    }
+
+    /** What the encoder writes, the testkit's decoder (written from pycocotools' format, not from CocoRle) reads back. */
+    @Test
+    void anIndependentDecoderReadsTheEncodersStrings() {
+        Random random = new Random(11);
+        int[][] sizes = {{1, 1}, {3, 1}, {1, 40}, {17, 23}, {64, 48}, {480, 640}};
+        for (int[] size : sizes) {
+            int h = size[0], w = size[1];
+            for (int trial = 0; trial < 10; trial++) {
+                boolean[] m = new boolean[h * w];
+                // Long runs as well as short ones: counts of several characters and negative differences.
+                int run = 1 + random.nextInt(Math.max(1, m.length / 3));
+                for (int i = 0; i < m.length; i++) {
+                    m[i] = i % run == 0 ? random.nextBoolean() : m[i - 1];
+                }
+                String s = CocoRle.encode(m, h, w);
+                assertArrayEquals(m, CocoMasks.decode(s, h, w), h + "x" + w + " " + s);
+                CocoRle rle = CocoRle.ofMask(m, h, w);
+                assertEquals(rle.area(), CocoMasks.area(m));
+                // A run of 1s that crosses into the next column covers the bottom and the top row: the RLE's box is exact.
+                assertArrayEquals(CocoMasks.box(m, h, w), rle.boundingBoxCorners(), h + "x" + w + " " + s);
             }
         }
     }

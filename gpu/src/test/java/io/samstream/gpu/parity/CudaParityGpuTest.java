@@ -27,6 +27,7 @@ import io.samstream.gpu.predict.SamPredictor;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,11 +54,11 @@ import org.junit.jupiter.api.TestFactory;
  *   <li>bad input (batch above the configured one, wrong size) is refused and leaves the backend usable.</li>
  * </ul>
  * Skips with {@link CudaAvailability}'s reason where no GPU is usable (CI). Fixtures are read from
- * {@code -Dsamstream.fixtures} (default {@code src/test/resources/fixtures}, the module's own).
+ * {@code -Dsamstream.fixtures} (default: the module's own, {@link Fixtures#gpuFixtures()}).
  */
 @Tag("gpu")
 class CudaParityGpuTest {
-    static final Path FIXTURES = Path.of(System.getProperty("samstream.fixtures", "src/test/resources/fixtures"));
+    static final Path FIXTURES = Fixtures.gpuFixtures();
     static final int THREADS = Runtime.getRuntime().availableProcessors();
 
     @BeforeEach

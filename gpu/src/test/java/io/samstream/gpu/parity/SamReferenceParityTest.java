@@ -21,6 +21,7 @@ import io.samstream.gpu.predict.SamPredictor;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.TestFactory;
  * bit-exact with PIL, resized cases are also held to the model-size bounds here.
  */
 class SamReferenceParityTest {
-    static final Path FIXTURES = Path.of("src/test/resources/fixtures");
+    static final Path FIXTURES = Fixtures.gpuFixtures();
 
     @TestFactory
     Stream<DynamicNode> everyReferenceCase() throws IOException {

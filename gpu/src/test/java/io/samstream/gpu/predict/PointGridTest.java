@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +17,7 @@ class PointGridTest {
     /** {@code build_point_grid(n)} as NumPy computed it (tools/fixtures/make_point_grid_fixture.py). */
     private static Map<Integer, List<double[]>> reference() throws IOException {
         Map<Integer, List<double[]>> grids = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(Path.of("src/test/resources/fixtures/amg/point_grids.txt"))) {
+        for (String line : Files.readAllLines(Fixtures.gpuFixture("amg/point_grids.txt"))) {
             if (line.startsWith("#")) {
                 continue;
             }

@@ -7,6 +7,7 @@ import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.TestModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -38,7 +39,7 @@ class Sam2CheckpointErrorsTest {
 
     @Test
     void samV1GivenAsSam2() {
-        Path v1 = Path.of("src/test/resources/fixtures/tiny256/model.pth");
+        Path v1 = TestModels.tinySam();
         CheckpointException e = assertThrows(CheckpointException.class, () -> Sam2Model.load(v1, 1));
         assertTrue(e.getMessage().contains("model.pth") && e.getMessage().contains("SAM (v1)"), e.getMessage());
     }

@@ -10,6 +10,7 @@ import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.TestModels;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -111,7 +112,7 @@ class Sam2ConfigInferenceTest {
 
     @Test
     void aSamV1CheckpointIsNamedAsSuch() {
-        StateDict v1 = CheckpointLoader.load(Path.of("src/test/resources/fixtures/tiny256/model.pth"));
+        StateDict v1 = CheckpointLoader.load(TestModels.tinySam());
         assertFalse(Sam2ConfigInference.isSam2(v1));
         CheckpointException e = assertThrows(CheckpointException.class, () -> Sam2ConfigInference.infer(v1));
         assertTrue(e.getMessage().contains("model.pth"), e.getMessage());

@@ -10,6 +10,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.CudaSam2Offload;
 import io.samstream.gpu.cuda.CudaSam2Tracker;
+import io.samstream.testkit.Fixtures;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("gpu")
 class Sam2CudaParityGpuTest {
-    static final Path FIXTURES = Path.of(System.getProperty("samstream.fixtures", "src/test/resources/fixtures"));
+    static final Path FIXTURES = Fixtures.gpuFixtures();
     private static final double MIN_IOU = 0.98, MIN_COS = 0.99, SCORE_TOL = 0.25;
 
     @BeforeEach

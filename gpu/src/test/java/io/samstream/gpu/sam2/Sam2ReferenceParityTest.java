@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.tensor.Npy;
+import io.samstream.testkit.Fixtures;
+import io.samstream.testkit.TestModels;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -25,8 +27,8 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class Sam2ReferenceParityTest {
-    static final Path DIR = Path.of("src/test/resources/fixtures/sam2/tiny");
-    static final Path ABSENT = Path.of("src/test/resources/fixtures/sam2/tiny_absent");
+    static final Path DIR = TestModels.tinySam2Dir();
+    static final Path ABSENT = Fixtures.gpuFixture("sam2/tiny_absent");
     static final Sam2Config.Layout TINY = new Sam2Config.Layout("tiny fixture", 1, new int[] {2},
             new int[] {8, 4, 6, 2}, 128, 2);
     static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());

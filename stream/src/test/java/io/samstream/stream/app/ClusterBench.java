@@ -2,6 +2,8 @@ package io.samstream.stream.app;
 
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.testkit.Fixtures;
+import io.samstream.testkit.KafkaTopics;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
@@ -40,7 +42,7 @@ class ClusterBench {
         int kills = Integer.getInteger("samstream.bench.kills", 10);
         int frames = Integer.getInteger("samstream.bench.frames", 60);
         Path out = Path.of(System.getProperty("samstream.bench.out",
-                "../bench/results/" + LocalDate.now() + "-cpu-cluster.md"));
+                Fixtures.root().resolve("bench/results/" + LocalDate.now() + "-cpu-cluster.md").toString()));
         Path dir = Files.createDirectories(Path.of("target", "cluster-bench").toAbsolutePath());
         StringBuilder md = new StringBuilder();
         md.append("# Cluster on CPU: throughput with 1-3 engines, failover (").append(LocalDate.now()).append(")\n\n")
@@ -101,7 +103,7 @@ class ClusterBench {
     private static double[] throughput(Path dir, int n, int frames) throws Exception {
         List<EngineProcess> engines = new ArrayList<>();
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
+             KafkaProducer<String, byte[]> producer = KafkaTopics.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
             ClusterKit.topics(broker, PARTITIONS);
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
@@ -137,7 +139,7 @@ class ClusterBench {
     private static long[] failover(Path dir, int round, boolean join) throws Exception {
         List<EngineProcess> engines = new ArrayList<>();
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
+             KafkaProducer<String, byte[]> producer = KafkaTopics.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
             ClusterKit.topics(broker, PARTITIONS);
             ClusterKit.defineFiles(producer, FILES, 100_000);

@@ -12,7 +12,8 @@ import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.EngineMetrics;
-import io.samstream.stream.engine.KafkaReader;
+import io.samstream.testkit.connectors.MaskTopics;
+import io.samstream.testkit.KafkaTopics;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -50,22 +51,22 @@ class ClusterControlTest {
         Map<String, String> clips = Map.of("good", ClusterKit.clip(FRAMES, 1), "negative", ClusterKit.clip(FRAMES, 2),
                 "huge", ClusterKit.clip(FRAMES, 3), "beyond", ClusterKit.clip(FRAMES, 4));
         try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
+             KafkaProducer<String, byte[]> producer = KafkaTopics.producer(broker.bootstrapServers())) {
             String b = broker.bootstrapServers();
             ClusterKit.topics(broker, 2);
             broker.createTopic(ClusterKit.STATE, 2, true);
             // The poisoned states come first: the engine reads them when it is given their partitions.
-            ClusterKit.send(producer, ClusterKit.STATE, "negative", state("negative", clips.get("negative"), -5));
-            ClusterKit.send(producer, ClusterKit.STATE, "huge", state("huge", clips.get("huge"), Long.MAX_VALUE - 1));
-            ClusterKit.send(producer, ClusterKit.STATE, "beyond", state("beyond", clips.get("beyond"), 1000));
+            KafkaTopics.send(producer, ClusterKit.STATE, "negative", state("negative", clips.get("negative"), -5));
+            KafkaTopics.send(producer, ClusterKit.STATE, "huge", state("huge", clips.get("huge"), Long.MAX_VALUE - 1));
+            KafkaTopics.send(producer, ClusterKit.STATE, "beyond", state("beyond", clips.get("beyond"), 1000));
             for (Map.Entry<String, String> c : clips.entrySet()) {
-                ClusterKit.send(producer, ClusterKit.STREAMS, c.getKey(), c.getValue());
+                KafkaTopics.send(producer, ClusterKit.STREAMS, c.getKey(), c.getValue());
             }
             StringBuilder crowd = new StringBuilder("{\"location\":\"testpattern:64x48@25?frames=5\",\"prompts\":{\"objects\":[");
             for (int i = 0; i < 3000; i++) {
                 crowd.append(i == 0 ? "" : ",").append("{\"id\":").append(i).append(",\"box\":[1,1,9,9]}");
             }
-            ClusterKit.send(producer, ClusterKit.STREAMS, "crowd", crowd.append("]}}").toString());
+            KafkaTopics.send(producer, ClusterKit.STREAMS, "crowd", crowd.append("]}}").toString());
             try (SamstreamRuntime rt = SamstreamRuntime.start(ConfigLoader.load(ClusterKit.config(dir, "e1", b,
                     SamstreamRuntimePromptsTest.TINY, 2, 5, "6s", "")), VideoConnectors.sources(), c -> Optional.empty())) {
                 ClusterMember m = rt.cluster().orElseThrow();
@@ -74,11 +75,11 @@ class ClusterControlTest {
                 ClusterHandoverTest.await(() -> rt.engine().stream("good").map(h -> h.published() >= 2).orElse(false)
                         && List.copyOf(captured.list).stream().anyMatch(e -> e.getFormattedMessage()
                                 .contains("reads prompts of partitions [0, 1]")), "the good stream running");
-                ClusterKit.send(producer, ClusterKit.PROMPTS, "good", "{\"stream\":\"good\",\"op\":\"add\",\"object\":9,"
+                KafkaTopics.send(producer, ClusterKit.PROMPTS, "good", "{\"stream\":\"good\",\"op\":\"add\",\"object\":9,"
                         + "\"box\":[1,1,20,20],\"frame\":9223372036854775807}");
                 ClusterHandoverTest.await(() -> metrics.controlRejectedCount("state", "frame_beyond_end") == 1
                         && metrics.promptsRejectedCount("frame_too_far") == 1, "the rejections");
-                List<MaskRecord> records = KafkaReader.readAll(b, ClusterKit.MASKS, 4 * FRAMES, Duration.ofSeconds(180));
+                List<MaskRecord> records = MaskTopics.readAll(b, ClusterKit.MASKS, 4 * FRAMES, Duration.ofSeconds(180));
                 assertTrue(m.following(), "the engine follows its group");
                 assertEquals(java.util.Set.of(0, 1), m.ownedPartitions());
                 assertEquals(2, metrics.controlRejectedCount("state", "bad_frame"), "frames -5 and 2^63-2");

@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import java.util.TreeMap;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The failover of the cluster issue, with engines in JVMs of their own: three engines share file and
@@ -57,25 +59,27 @@ class ClusterFailoverTest {
     /** Objects per stream in this test: the flood stops there (the default 256 would make the CPU decode slow). */
     private static final String LIMITS = ClusterKit.KEEP_TRACKS + "\n limits.max-objects-per-stream = 32";
 
+    @RegisterExtension
+    final KafkaBrokerExtension kafka = KafkaBrokerExtension.configured(ClusterKit::fastGroups);
+
     @Test
     void aKilledEnginesStreamsGoOnElsewhereWithTheirPlaceAndIds() throws Exception {
         // Under target/, so that the engines' logs are there to read after a failure.
         Path dir = Files.createDirectories(Path.of("target", "cluster-failover").toAbsolutePath());
         List<EngineProcess> engines = new ArrayList<>();
-        try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
-            String b = broker.bootstrapServers();
-            ClusterKit.topics(broker, PARTITIONS);
-            broker.createTopic(ClusterKit.STATE, PARTITIONS, true);
+        try (KafkaProducer<String, byte[]> producer = kafka.producer()) {
+            String b = kafka.bootstrapServers();
+            ClusterKit.topics(kafka.broker(), PARTITIONS);
+            kafka.createTopic(ClusterKit.STATE, PARTITIONS, true);
             // A poisoned state for the first file: its definition's hash (anyone can compute it), frame -5.
             String poisoned = FILES.get(0);
             String clip0 = ClusterKit.clip(FRAMES, 0);
-            ClusterKit.send(producer, ClusterKit.STATE, poisoned, "{\"stream\":\"" + poisoned + "\",\"engine\":\"x\","
+            KafkaTopics.send(producer, ClusterKit.STATE, poisoned, "{\"stream\":\"" + poisoned + "\",\"engine\":\"x\","
                     + "\"definition\":\"" + Integer.toHexString(clip0.hashCode()) + "-" + clip0.length() + "\",\"frame\":-5,"
                     + "\"pts_ms\":0,\"ended\":false,\"prompts_offset\":-1}");
             ClusterKit.defineFiles(producer, FILES, FRAMES);
             for (String id : LIVE) {
-                ClusterKit.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
+                KafkaTopics.send(producer, ClusterKit.STREAMS, id, "{\"location\":\"testpattern:"
                         + ClusterKit.WIDTH + "x" + ClusterKit.HEIGHT + "@2?live=true\",\"prompts\":{\"grid\":1}}");
             }
             try (MaskTap tap = new MaskTap(b, ClusterKit.MASKS)) {
@@ -149,7 +153,7 @@ class ClusterFailoverTest {
 
                 // A prompt for a live stream: handled by exactly one engine, rejected by none.
                 String live = LIVE.stream().filter(id -> !id.equals(flooded)).findFirst().orElseThrow();
-                ClusterKit.send(producer, ClusterKit.PROMPTS, live, "{\"stream\":\"" + live
+                KafkaTopics.send(producer, ClusterKit.PROMPTS, live, "{\"stream\":\"" + live
                         + "\",\"op\":\"add\",\"object\":7,\"points\":[[30,30,1]]}");
                 ClusterHandoverTest.await(() -> count(engines, "prompts: stream " + live + ": add object 7") == 1,
                         "the prompt handled");

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.ConfigLoader;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.stream.engine.ClusterMember;
-import io.samstream.stream.engine.KafkaReader;
 import io.samstream.stream.engine.StreamHandle;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -23,6 +23,7 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,12 +40,13 @@ class ClusterHandoverTest {
 
     @TempDir
     Path dir;
+    @RegisterExtension
+    final KafkaBrokerExtension kafka = KafkaBrokerExtension.configured(ClusterKit::fastGroups);
 
     @Test
     void aJoiningEngineTakesStreamsOverWithTheirPlaceAndIds() throws Exception {
-        try (EmbeddedKafkaBroker broker = ClusterKit.broker();
-             KafkaProducer<String, byte[]> producer = ClusterKit.producer(broker.bootstrapServers())) {
-            String b = broker.bootstrapServers();
+        try (KafkaProducer<String, byte[]> producer = kafka.producer()) {
+            String b = kafka.bootstrapServers();
             Map<String, Long> firstHere = new HashMap<>();
             long takenUp;
             try (SamstreamRuntime one = SamstreamRuntime.start(ConfigLoader.load(ClusterKit.config(dir, "one", b,
@@ -55,7 +57,7 @@ class ClusterHandoverTest {
                         && one.engine().streams().stream().allMatch(h -> h.published() >= 10), "engine one runs all");
                 // Object 1 removed from every stream on engine one: it must stay removed where a stream moves.
                 for (String id : IDS) {
-                    ClusterKit.send(producer, ClusterKit.PROMPTS, id, "{\"stream\":\"" + id
+                    KafkaTopics.send(producer, ClusterKit.PROMPTS, id, "{\"stream\":\"" + id
                             + "\",\"op\":\"remove\",\"object\":1}");
                 }
                 await(() -> m1.prompts().accepted() == IDS.size(), "engine one removed object 1 everywhere");
@@ -70,7 +72,7 @@ class ClusterHandoverTest {
                     two.engine().streams().forEach(h -> firstHere.put(h.id(), h.started().firstFrame()));
                     // A prompt for a stream that runs: handled by its engine only, rejected by none.
                     String moved = two.engine().streams().stream().map(StreamHandle::id).findFirst().orElseThrow();
-                    ClusterKit.send(producer, ClusterKit.PROMPTS, moved, "{\"stream\":\"" + moved
+                    KafkaTopics.send(producer, ClusterKit.PROMPTS, moved, "{\"stream\":\"" + moved
                             + "\",\"op\":\"add\",\"object\":7,\"points\":[[20,20,1]]}");
                     await(() -> m2.prompts().accepted() == 1, "the prompt was applied by engine two");
                     Thread.sleep(500);
@@ -82,8 +84,7 @@ class ClusterHandoverTest {
                     takenUp = m2.tracksTakenUp();
                 }
             }
-            List<MaskRecord> records = KafkaReader.readAll(b, ClusterKit.MASKS, IDS.size() * FRAMES,
-                    Duration.ofSeconds(60));
+            List<MaskRecord> records = kafka.readMasks(ClusterKit.MASKS, IDS.size() * FRAMES);
             Map<String, TreeMap<Long, List<MaskRecord>>> byStream = ClusterKit.byStreamAndFrame(records);
             int repeats = 0;
             for (String id : IDS) {

@@ -3,6 +3,8 @@ package io.samstream.stream.app;
 import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.TestModels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,12 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 
 /** What the cluster tests share: a broker that lets groups notice a dead engine fast, configurations, definitions. */
@@ -27,7 +24,7 @@ final class ClusterKit {
     static final String PROMPTS = "c-prompts";
     static final String MASKS = "c-masks";
     static final String STATE = "c-state";
-    static final String BUNDLED = Path.of("../examples/sam-demo-synthetic.pth").toAbsolutePath().toString();
+    static final String BUNDLED = TestModels.demoSam().toString();
 
     /**
      * The test model (tiny, random weights) is fast on a CPU but its masks are poor: tracks kept however
@@ -38,9 +35,14 @@ final class ClusterKit {
 
     private ClusterKit() {}
 
-    /** A broker whose groups accept session timeouts from 1 s. */
+    /** The cluster tests' broker settings: groups accept session timeouts from 1 s. */
+    static EmbeddedKafkaBroker.Builder fastGroups(EmbeddedKafkaBroker.Builder broker) {
+        return broker.brokerProperty("group.min.session.timeout.ms", "1000");
+    }
+
+    /** A broker of {@link #fastGroups} (for a test that starts several in turn; one a test: KafkaBrokerExtension). */
     static EmbeddedKafkaBroker broker() {
-        return EmbeddedKafkaBroker.builder().brokerProperty("group.min.session.timeout.ms", "1000").start();
+        return fastGroups(EmbeddedKafkaBroker.builder()).start();
     }
 
     /** An engine configuration: cluster on, {@code partitions}, CPU, the given model, Kafka at {@code bootstrap}. */
@@ -69,11 +71,6 @@ final class ClusterKit {
                 sessionTimeout, extra));
     }
 
-    static KafkaProducer<String, byte[]> producer(String bootstrap) {
-        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-                new StringSerializer(), new ByteArraySerializer());
-    }
-
     /** The masks topic (one partition) and the streams topic (compacted, {@code partitions}), as the engines make them. */
     static void topics(EmbeddedKafkaBroker broker, int partitions) {
         broker.createTopic(MASKS, 1, false);
@@ -84,13 +81,8 @@ final class ClusterKit {
     /** Defines the file streams {@code ids}: the i-th plays {@link #clip}({@code frames}, i). */
     static void defineFiles(KafkaProducer<String, byte[]> p, List<String> ids, int frames) throws Exception {
         for (int i = 0; i < ids.size(); i++) {
-            send(p, STREAMS, ids.get(i), clip(frames, i));
+            KafkaTopics.send(p, STREAMS, ids.get(i), clip(frames, i));
         }
-    }
-
-    static void send(KafkaProducer<String, byte[]> p, String topic, String key, String json) throws Exception {
-        p.send(new ProducerRecord<>(topic, key, json == null ? null : json.getBytes(StandardCharsets.UTF_8)))
-                .get(30, TimeUnit.SECONDS);
     }
 
     static final int WIDTH = 128;

@@ -7,25 +7,17 @@ import io.samstream.config.ConfigLoader;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.stream.engine.PromptsTopicWatcher;
 import io.samstream.stream.engine.StreamHandle;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.TestModels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The runtime follows the configured prompts topic and dead-letters to the configured topic. */
 @Timeout(180)
 class SamstreamRuntimePromptsTest {
-    static final String TINY = Path.of("../gpu/src/test/resources/fixtures/tiny256/model.pth").toAbsolutePath().toString();
+    static final String TINY = TestModels.tinySam().toString();
     @TempDir
     Path dir;
 
@@ -51,9 +43,7 @@ class SamstreamRuntimePromptsTest {
                 """.formatted(TINY, dir.resolve("kafka-data")));
         SamstreamConfig config = ConfigLoader.load(conf);
         try (SamstreamRuntime rt = SamstreamRuntime.start(config, VideoConnectors.sources(), c -> Optional.empty());
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, rt.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = KafkaTopics.producer(rt.bootstrapServers())) {
             PromptsTopicWatcher w = rt.promptsWatcher().orElseThrow();
             StreamHandle live = rt.configuredStreams().get(0);
             for (String json : List.of("{\"stream\":\"live\",\"op\":\"add\",\"object\":5,\"points\":[[3,4,1]]}",
@@ -69,23 +59,13 @@ class SamstreamRuntimePromptsTest {
             assertEquals(1, w.rejected());
             assertEquals(1.0, rt.engine().metrics().promptsRejectedCount("bad_label"));
             assertEquals(StreamHandle.State.RUNNING, live.state());
-            try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
-                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, rt.bootstrapServers()), new StringDeserializer(),
-                    new ByteArrayDeserializer())) {
-                TopicPartition p = new TopicPartition("my-prompts-dlt", 0);
-                c.assign(List.of(p));
-                c.seekToBeginning(List.of(p));
-                ConsumerRecord<String, byte[]> dead = null;
-                while (dead == null && System.nanoTime() < deadline) {
-                    for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                        dead = r;
-                    }
-                }
-                assertTrue(dead != null, "the rejected message reached the dead-letter topic");
-                assertEquals("live", dead.key());
-                assertEquals("bad_label", new String(dead.headers().lastHeader(PromptsTopicWatcher.REASON_HEADER)
-                        .value(), StandardCharsets.UTF_8));
-            }
+            List<ConsumerRecord<String, byte[]>> dlt = KafkaTopics.readAll(rt.bootstrapServers(), "my-prompts-dlt", 1,
+                    KafkaTopics.WAIT);
+            ConsumerRecord<String, byte[]> dead = dlt.isEmpty() ? null : dlt.get(dlt.size() - 1);
+            assertTrue(dead != null, "the rejected message reached the dead-letter topic");
+            assertEquals("live", dead.key());
+            assertEquals("bad_label", new String(dead.headers().lastHeader(PromptsTopicWatcher.REASON_HEADER)
+                    .value(), StandardCharsets.UTF_8));
         }
     }
 }

@@ -10,8 +10,8 @@ import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.connectors.kafka.KafkaReachability;
 import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.stream.engine.KafkaReader;
 import io.samstream.stream.engine.PromptsTopicWatcher;
+import io.samstream.testkit.connectors.MaskTopics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,7 +121,7 @@ class SamstreamRuntimeSaslSslTest {
             producer.send(new ProducerRecord<>("secure-prompts", "nope",
                     "{\"stream\":\"nope\",\"op\":\"add\",\"object\":1,\"points\":[[1,1,1]]}"
                             .getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
-            List<MaskRecord> masks = KafkaReader.readAll(broker.secureBootstrapServers(), reader, "secure-masks", 5, WAIT);
+            List<MaskRecord> masks = MaskTopics.readAll(broker.secureBootstrapServers(), reader, "secure-masks", 5, WAIT);
             assertEquals(List.of(0L, 1L, 2L, 3L, 4L), masks.stream().map(MaskRecord::frame).toList());
             try (KafkaConsumer<String, byte[]> c = readerClients.consumer("test-dlt", Map.of(
                     ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
-import io.samstream.stream.track.DemoScene;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.ObjectMasks;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.io.StringWriter;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code samstream demo} and {@code samstream run} as a user runs them (the tiny model, for speed). */
 @Timeout(240)
 class EngineCommandsTest {
-    static final String TINY = Path.of("../gpu/src/test/resources/fixtures/tiny256/model.pth").toAbsolutePath().toString();
+    static final String TINY = TestModels.tinySam().toString();
 
     @TempDir
     Path dir;
@@ -65,8 +66,7 @@ class EngineCommandsTest {
         assertEquals(4, Files.readAllLines(out.resolve("pattern").resolve("masks.jsonl")).size());
     }
 
-    static final String SAM2_TINY = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny/checkpoint.pt")
-            .toAbsolutePath().toString();
+    static final String SAM2_TINY = TestModels.tinySam2().toString();
 
     /** A SAM 2.1 checkpoint runs the engine in memory mode (auto): one record per frame with the prompted ids. */
     @Test
@@ -138,7 +138,7 @@ class EngineCommandsTest {
                 assertTrue(ids.add(o.id()), "object " + o.id() + " twice in frame " + i);
                 assertTrue(o.area() > 0, "frame " + i + " object " + o.id() + " published with area 0");
                 int pixels = 0;
-                for (boolean b : DemoScene.decode(o)) {
+                for (boolean b : ObjectMasks.decode(o)) {
                     pixels += b ? 1 : 0;
                 }
                 assertEquals(o.area(), pixels, "frame " + i + " object " + o.id() + ": area and mask disagree");

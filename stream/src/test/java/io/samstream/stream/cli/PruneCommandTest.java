@@ -11,6 +11,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sparse.TwoFourPruning;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.TestModels;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * load, and a different one from the dense model.
  */
 class PruneCommandTest {
-    private static final Path FIXTURES = Path.of("../gpu/src/test/resources/fixtures/tiny256");
+    private static final Path FIXTURES = TestModels.tinySamDir();
     private static final Path MODEL = FIXTURES.resolve("model.pth");
     private static final Path IMAGE = FIXTURES.resolve("landscape-shrink").resolve("image.png");
 

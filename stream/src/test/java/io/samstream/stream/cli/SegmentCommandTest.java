@@ -8,8 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.TestPatternSource.PatternObject;
-import io.samstream.gpu.mask.CocoRle;
-import io.samstream.stream.discovery.PatternTruth;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.PatternTruth;
 import java.awt.image.BufferedImage;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.gpu.tensor.NpyArray;
@@ -31,10 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
  * compare them with what Meta's reference returned for the same checkpoint, image and prompts.
  */
 class SegmentCommandTest {
-    private static final Path FIXTURES = Path.of("../gpu/src/test/resources/fixtures/tiny256");
+    private static final Path FIXTURES = TestModels.tinySamDir();
     private static final Path MODEL = FIXTURES.resolve("model.pth");
     private static final Path CASE = FIXTURES.resolve("landscape-shrink");
-    private static final Path DEMO_MODEL = Path.of("../examples/sam-demo-synthetic.pth");
+    private static final Path DEMO_MODEL = TestModels.demoSam();
 
     @TempDir
     Path tmp;
@@ -79,7 +80,7 @@ class SegmentCommandTest {
                 assertEquals(refIou[m], iou.toFloats()[m], 0.005);
                 // masks.json carries the same mask as RLE, its predicted IoU, box and area.
                 JsonNode jm = jsonMasks.get(m);
-                boolean[] decoded = CocoRle.decode(jm.get("mask").get("counts").asText(), 180, 320);
+                boolean[] decoded = CocoMasks.decode(jm.get("mask").get("counts").asText(), 180, 320);
                 boolean[] fromNpy = java.util.Arrays.copyOfRange(got, m * plane, (m + 1) * plane);
                 assertArrayEquals(fromNpy, decoded, "RLE of set " + i + " mask " + m);
                 assertEquals(iou.toFloats()[m], jm.get("predicted_iou").floatValue(), 0.0);
@@ -236,13 +237,13 @@ class SegmentCommandTest {
         assertEquals(objects.size(), masks.size(), masks.toString());
         boolean[] found = new boolean[objects.size()];
         for (JsonNode m : masks) {
-            boolean[] mask = CocoRle.decode(m.get("mask").get("counts").asText(), h, w);
+            boolean[] mask = CocoMasks.decode(m.get("mask").get("counts").asText(), h, w);
             long area = 0;
             for (boolean b : mask) {
                 area += b ? 1 : 0;
             }
             assertEquals(area, m.get("area").asLong());
-            int[] box = CocoRle.ofMask(mask, h, w).boundingBoxCorners();
+            int[] box = CocoMasks.box(mask, h, w);
             for (int k = 0; k < 4; k++) {
                 assertEquals(box[k], m.get("box").get(k).asInt(), "box " + m.get("box"));
             }
@@ -250,7 +251,7 @@ class SegmentCommandTest {
             assertTrue(m.get("stability").floatValue() >= 0.95f);
             int best = -1;
             for (int o = 0; o < objects.size(); o++) {
-                if (PatternTruth.iou(mask, PatternTruth.visible(rgb, w, h, objects.get(o))) >= 0.7) {
+                if (CocoMasks.iou(mask, PatternTruth.visible(rgb, w, h, objects.get(o))) >= 0.7) {
                     best = o;
                 }
             }
@@ -287,7 +288,7 @@ class SegmentCommandTest {
         assertOneLineError(r, "cuda");
     }
 
-    private static final Path SAM2 = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny");
+    private static final Path SAM2 = TestModels.tinySam2Dir();
 
     /**
      * A SAM 2.1 checkpoint (the tiny random-weight fixture, told from its keys) on frame 0 of the fixture's clip
@@ -309,7 +310,7 @@ class SegmentCommandTest {
         assertTrue(json.get("model").asText().startsWith("SAM 2.1 tiny fixture"), json.toString());
         JsonNode masks = json.get("prompt_sets").get(0).get("masks");
         assertEquals(1, masks.size(), "a box alone: one mask");
-        boolean[] got = CocoRle.decode(masks.get(0).get("mask").get("counts").asText(), 128, 128);
+        boolean[] got = CocoMasks.decode(masks.get(0).get("mask").get("counts").asText(), 128, 128);
         byte[] packed = Npy.read(SAM2.resolve("masks_packed.npy")).raw();
         boolean[] ref = new boolean[128 * 128];
         for (int i = 0; i < ref.length; i++) { // frame 0, object 1: the first plane, np.packbits order
@@ -348,7 +349,7 @@ class SegmentCommandTest {
         for (JsonNode m : masks) {
             assertEquals(150, m.get("mask").get("size").get(0).asInt());
             assertEquals(200, m.get("mask").get("size").get(1).asInt());
-            boolean[] decoded = CocoRle.decode(m.get("mask").get("counts").asText(), 150, 200);
+            boolean[] decoded = CocoMasks.decode(m.get("mask").get("counts").asText(), 150, 200);
             int area = 0;
             for (boolean b : decoded) {
                 area += b ? 1 : 0;

@@ -13,6 +13,9 @@ import io.samstream.gpu.predict.AutomaticMaskGenerator;
 import io.samstream.gpu.predict.AutomaticMaskGenerator.Settings;
 import io.samstream.gpu.predict.GeneratedMask;
 import io.samstream.gpu.predict.SamPredictor;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.PatternTruth;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -28,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the shapes are large enough for it.
  */
 class AutomaticMaskGeneratorSceneTest {
-    private static final Path MODEL = Path.of("../examples/sam-demo-synthetic.pth");
+    private static final Path MODEL = TestModels.demoSam();
     private static final int W = 320;
     private static final int H = 240;
 
@@ -60,7 +63,7 @@ class AutomaticMaskGeneratorSceneTest {
         for (int m = 0; m < masks.size(); m++) {
             boolean[] mask = generator.mask(masks.get(m), W, H);
             for (int o = 0; o < objects.size(); o++) {
-                iou[m][o] = PatternTruth.iou(mask, PatternTruth.visible(rgb, W, H, objects.get(o)));
+                iou[m][o] = CocoMasks.iou(mask, PatternTruth.visible(rgb, W, H, objects.get(o)));
             }
         }
         String table = describe(masks, objects, iou);

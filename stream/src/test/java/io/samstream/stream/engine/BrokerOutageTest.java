@@ -3,12 +3,10 @@ package io.samstream.stream.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.gpu.model.SamBackend;
-import java.nio.file.Path;
-import java.time.Duration;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -16,15 +14,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The broker goes away mid-run and comes back: every frame's record arrives. */
 @Timeout(240)
 class BrokerOutageTest {
     private static final int FRAMES = 30;
 
-    @TempDir
-    Path kafkaData;
+    /** A broker of each test's own, which goes away and comes back on its port with its data. */
+    @RegisterExtension
+    final KafkaBrokerExtension broker = KafkaBrokerExtension.create();
 
     /** Within the producer's delivery timeout the producer itself retries: records arrive in order. */
     @Test
@@ -57,8 +56,6 @@ class BrokerOutageTest {
     }
 
     private List<MaskRecord> runThroughOutage(Map<String, ?> producer, boolean waitForSendErrors) throws Exception {
-        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().logDir(kafkaData).start();
-        int port = broker.port();
         broker.createTopic("masks", 1, false);
         EngineMetrics metrics = EngineMetrics.inMemory();
         AtomicLong produced = new AtomicLong();
@@ -73,7 +70,7 @@ class BrokerOutageTest {
             while (h.published() < 5) {
                 Thread.sleep(10);
             }
-            broker.close();
+            broker.stop();
             // While it is away the pipeline fills up to pending-acks and waits: the file is not dropped from.
             while (metrics.pendingAcksNow() < 4) {
                 Thread.sleep(10);
@@ -84,7 +81,7 @@ class BrokerOutageTest {
                     Thread.sleep(50);
                 }
             }
-            broker = EmbeddedKafkaBroker.builder().port(port).logDir(kafkaData).start();
+            broker.restart();
 
             StreamHandle.Result r = h.result().toCompletableFuture().get(120, TimeUnit.SECONDS);
             assertEquals(StreamHandle.State.ENDED, r.state());
@@ -93,9 +90,7 @@ class BrokerOutageTest {
             if (waitForSendErrors) {
                 assertTrue(metrics.sendErrors().count() > 0, "sends failed during the outage and were sent again");
             }
-            return KafkaReader.readAll(broker.bootstrapServers(), "masks", FRAMES, Duration.ofSeconds(60));
-        } finally {
-            broker.close();
+            return broker.readMasks("masks", FRAMES);
         }
     }
 }

@@ -12,6 +12,9 @@ import io.samstream.gpu.SamModels;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.track.DemoScene;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.ObjectMasks;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -43,7 +46,7 @@ class CudaEngineGpuTest {
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
         Map<String, List<MaskRecord>> cpu = run(DemoScene.backend());
         Map<String, List<MaskRecord>> cuda;
-        try (SamBackend gpu = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 4)) {
+        try (SamBackend gpu = SamModels.open(TestModels.demoSam(), Device.CUDA, 2, 4)) {
             cuda = run(gpu);
         }
         assertTracksAlike(cpu, cuda, "cuda", "cpu");
@@ -71,8 +74,8 @@ class CudaEngineGpuTest {
                 assertEquals(c.get(i).lost(), g.get(i).lost(), s + " frame " + i + ": lost ids");
                 StringBuilder line = new StringBuilder(s + " frame " + i + ":");
                 for (int k = 0; k < c.get(i).objects().size(); k++) {
-                    double iou = DemoScene.iou(DemoScene.decode(c.get(i).objects().get(k)),
-                            DemoScene.decode(g.get(i).objects().get(k)));
+                    double iou = CocoMasks.iou(ObjectMasks.decode(c.get(i).objects().get(k)),
+                            ObjectMasks.decode(g.get(i).objects().get(k)));
                     worst = Math.min(worst, iou);
                     compared++;
                     line.append(String.format(java.util.Locale.ROOT, " object %d IoU %.4f (score %s %.3f %s %.3f)",

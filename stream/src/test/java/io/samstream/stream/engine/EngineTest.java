@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.PromptSpec;
 import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.testkit.CocoMasks;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -60,8 +60,7 @@ class EngineTest {
                     assertEquals(i, r.frame(), "frame order");
                     assertEquals(List.of(3, PromptSpec.GRID_ID_BASE), r.objects().stream().map(MaskRecord.ObjectMask::id).toList());
                     for (MaskRecord.ObjectMask o : r.objects()) {
-                        CocoRle rle = CocoRle.fromCountsString(o.mask().counts(), 32, 48);
-                        assertEquals(o.area(), rle.area());
+                        assertEquals(o.area(), CocoMasks.area(CocoMasks.decode(o.mask().counts(), 32, 48)));
                         assertTrue(o.stability() >= 0 && o.stability() <= 1);
                     }
                 }

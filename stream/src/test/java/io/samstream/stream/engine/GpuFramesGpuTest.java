@@ -5,19 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.Device;
-import io.samstream.connectors.sink.FfmpegVideoWriter;
 import io.samstream.connectors.video.DecoderPreference;
 import io.samstream.connectors.video.FrameSource;
 import io.samstream.connectors.video.FrameSources;
 import io.samstream.connectors.video.SourceSpec;
-import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.tensor.Tensor;
-import io.samstream.stream.track.DemoScene;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.TestClips;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -45,8 +44,8 @@ class GpuFramesGpuTest {
     void nvdecFramesOnTheGpuEncodeAsTheCpuDecodersRgb(@TempDir Path dir) throws Exception {
         CudaAvailability a = CudaAvailability.probe();
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
-        Path clip = writeClip(dir.resolve("clip.mp4"), 1280, 720, FRAMES, 3);
-        try (SamBackend cuda = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 2);
+        Path clip = TestClips.testPattern(dir.resolve("clip.mp4"), 1280, 720, 30, FRAMES, 3);
+        try (SamBackend cuda = SamModels.open(TestModels.demoSam(), Device.CUDA, 2, 2);
              FrameSource gpu = FrameSources.open(new SourceSpec("g", clip.toString(), DecoderPreference.NVDEC, Map.of())
                      .withGpuFrames(true));
              FrameSource cpu = FrameSources.open(new SourceSpec("c", clip.toString(), DecoderPreference.CPU, Map.of()))) {
@@ -82,8 +81,8 @@ class GpuFramesGpuTest {
         CudaAvailability a = CudaAvailability.probe();
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
         // Chroma planes of odd size (321 x 181), and decoder rows with padding.
-        Path clip = writeClip(dir.resolve("clip.mp4"), 642, 362, FRAMES, 5);
-        try (SamBackend cuda = SamModels.open(DemoScene.MODEL, Device.CUDA, 2, 2);
+        Path clip = TestClips.testPattern(dir.resolve("clip.mp4"), 642, 362, 30, FRAMES, 5);
+        try (SamBackend cuda = SamModels.open(TestModels.demoSam(), Device.CUDA, 2, 2);
              FrameSource planes = FrameSources.open(new SourceSpec("y", clip.toString(), DecoderPreference.CPU,
                      Map.of()).withGpuFrames(true));
              FrameSource cpu = FrameSources.open(new SourceSpec("c", clip.toString(), DecoderPreference.CPU, Map.of()))) {
@@ -108,18 +107,6 @@ class GpuFramesGpuTest {
         System.out.printf(Locale.ROOT, "%s vs the CPU decoder's RGB: embeddings' mean |diff| %.4f of the mean |value|%n",
                 what, diff);
         assertTrue(diff < 0.03, what + ": embeddings differ by " + diff + " of their mean magnitude");
-    }
-
-    /** An H.264 file of {@code frames} test-pattern frames at 30 frames/s (for NVDEC). */
-    static Path writeClip(Path clip, int width, int height, int frames, long seed) throws Exception {
-        try (FrameSource pattern = new TestPatternSource("p", width, height, 30, frames, seed, false);
-             FfmpegVideoWriter writer = FfmpegVideoWriter.open(clip, width, height, 30, null, Map.of())) {
-            VideoFrame f;
-            while ((f = pattern.next()) != null) {
-                writer.write(f.rgb(), f.ptsMillis());
-            }
-        }
-        return clip;
     }
 
     private static float[] toInts(byte[] b) {

@@ -8,47 +8,42 @@ import io.samstream.config.ConfigLoader;
 import io.samstream.config.KafkaSettings;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamDefaults;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The engine publishing to a real (embedded) broker, and following the stream-definitions topic. */
 @Timeout(180)
 class KafkaEngineTest {
     static final Duration WAIT = Duration.ofSeconds(60);
-    static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension broker = KafkaBrokerExtension.create();
     static SamBackend backend;
 
     @BeforeAll
     static void start() {
-        broker = EmbeddedKafkaBroker.start();
         backend = TestSources.tinyBackend();
     }
 
     @AfterAll
     static void stop() {
         backend.close();
-        broker.close();
     }
 
     private static KafkaFrameSink kafka(String topic, EngineMetrics metrics) {
@@ -72,9 +67,7 @@ class KafkaEngineTest {
                      sink, metrics);
              StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()),
                      "streams-defs", defaults);
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = broker.producer()) {
             send(producer, "cam-a", "{\"location\":\"rtsp://127.0.0.1:1/a\",\"prompts\":{\"grid\":1}}");
             send(producer, "bad key!", "{\"location\":\"x\"}");
             send(producer, "cam-b", "{\"location\":\"x\",\"prompts\":{\"grid\":-3}}");
@@ -106,8 +99,7 @@ class KafkaEngineTest {
             while (engine.stream("clip").isPresent()) {
                 Thread.sleep(50);
             }
-            List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), topic,
-                    (int) ra.published() + 6, WAIT);
+            List<MaskRecord> records = broker.readMasks(topic, (int) ra.published() + 6);
             assertEquals(ra.published(), records.stream().filter(r -> r.stream().equals("cam-a")).count());
             List<MaskRecord> clip = records.stream().filter(r -> r.stream().equals("clip")).toList();
             assertEquals(6, clip.size(), "read twice: once per distinct definition");
@@ -127,9 +119,7 @@ class KafkaEngineTest {
         engine.close(); // add now throws IllegalStateException
         try (StreamsTopicWatcher watcher = StreamsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()),
                      "streams-defs-refused", defaults);
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(
-                     Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                     new StringSerializer(), new ByteArraySerializer())) {
+             KafkaProducer<String, byte[]> producer = broker.producer()) {
             for (String id : List.of("one", "two")) {
                 producer.send(new ProducerRecord<>("streams-defs-refused", id,
                         "{\"location\":\"clip.mp4\"}".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);

@@ -5,67 +5,52 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.config.PromptSpec;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.track.DemoScene;
+import io.samstream.testkit.KafkaTopics;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Prompt changes from a real (embedded) broker's prompts topic, applied to running streams. */
 @Timeout(300)
 class KafkaPromptsTest {
     static final String PROMPTS = "prompts-test";
     static final String DEAD = "prompts-test-dlt";
-    static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension broker = KafkaBrokerExtension.create();
     static SamBackend backend;
 
     @BeforeAll
     static void start() {
-        broker = EmbeddedKafkaBroker.start();
         backend = TestSources.tinyBackend();
     }
 
     @AfterAll
     static void stop() {
         backend.close();
-        broker.close();
     }
 
     /** An engine whose streams read endless, paced files: they run until removed and never drop a frame. */
     private Engine endlessEngine(CollectingSink sink, EngineMetrics metrics) {
         return new Engine(TestSources.settings(2, 1, 8), new Segmenter(backend, "tiny256"),
                 spec -> new TestSources.Synthetic(spec.id(), 32, 24, -1, -1, 15, false, new AtomicLong()), sink, metrics);
-    }
-
-    private KafkaProducer<String, byte[]> producer() {
-        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                new StringSerializer(), new ByteArraySerializer());
     }
 
     @Test
@@ -75,7 +60,7 @@ class KafkaPromptsTest {
         try (Engine engine = endlessEngine(sink, metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), PROMPTS,
                      Optional.of(DEAD));
-             KafkaProducer<String, byte[]> producer = producer()) {
+             KafkaProducer<String, byte[]> producer = broker.producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
             StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
             waitFor(() -> a.published() >= 3 && b.published() >= 3);
@@ -121,7 +106,7 @@ class KafkaPromptsTest {
             assertTrue(rb.size() > 6);
             assertTrue(rb.stream().allMatch(r -> ids(r).equals(Set.of(7))), "cam-b keeps its configured object");
 
-            List<ConsumerRecord<String, byte[]>> dead = readAll(DEAD, 3);
+            List<ConsumerRecord<String, byte[]>> dead = broker.readAll(DEAD, 3);
             assertEquals(List.of(PromptRejected.UNKNOWN_OP, PromptRejected.UNKNOWN_STREAM,
                     PromptRejected.OBJECT_EXISTS), dead.stream().map(r -> header(r, PromptsTopicWatcher.REASON_HEADER))
                     .toList());
@@ -154,7 +139,7 @@ class KafkaPromptsTest {
         try (Engine engine = endlessEngine(sink, metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), topic,
                      Optional.of(dead));
-             KafkaProducer<String, byte[]> producer = producer()) {
+             KafkaProducer<String, byte[]> producer = broker.producer()) {
             StreamHandle a = engine.add(TestSources.spec("cam-a", "a.mp4", false, TestSources.onePoint(10, 10)));
             StreamHandle b = engine.add(TestSources.spec("cam-b", "b.mp4", false, TestSources.onePoint(10, 10)));
             waitFor(() -> a.published() >= 3 && b.published() >= 3);
@@ -192,7 +177,7 @@ class KafkaPromptsTest {
             assertEquals(StreamHandle.State.RUNNING, a.state());
             assertEquals(StreamHandle.State.RUNNING, b.state());
 
-            List<ConsumerRecord<String, byte[]>> dl = readAll(dead, 4);
+            List<ConsumerRecord<String, byte[]>> dl = broker.readAll(dead, 4);
             assertEquals(List.of(PromptRejected.KEY_MISMATCH, PromptRejected.TOO_LARGE, PromptRejected.TOO_MANY_POINTS,
                     PromptRejected.TOO_MANY_PENDING), dl.subList(0, 4).stream()
                     .map(r -> header(r, PromptsTopicWatcher.REASON_HEADER)).toList());
@@ -223,7 +208,7 @@ class KafkaPromptsTest {
                      metrics);
              PromptsTopicWatcher watcher = PromptsTopicWatcher.start(engine, KafkaClients.plaintext(broker.bootstrapServers()), topic,
                      Optional.empty());
-             KafkaProducer<String, byte[]> producer = producer()) {
+             KafkaProducer<String, byte[]> producer = broker.producer()) {
             StreamHandle t = engine.add(TestSources.spec("cam-t", "t", false, new PromptSpec(List.of(
                     new PromptSpec.ObjectPrompt(1, null, TrackingEngineTest.box(scene, 0, 0))), 0)));
             waitFor(() -> t.published() >= 2);
@@ -322,23 +307,7 @@ class KafkaPromptsTest {
         send(p, PROMPTS, key, json);
     }
 
-    private static void send(KafkaProducer<String, byte[]> p, String topic, String key, String json) throws Exception {
-        p.send(new ProducerRecord<>(topic, key, json.getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
-    }
-
-    private static List<ConsumerRecord<String, byte[]>> readAll(String topic, int expected) {
-        List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            c.assign(List.of(new TopicPartition(topic, 0)));
-            c.seekToBeginning(List.of(new TopicPartition(topic, 0)));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (out.size() < expected && System.nanoTime() < deadline) {
-                c.poll(Duration.ofMillis(200)).forEach(out::add);
-            }
-        }
-        return out;
+    private static void send(KafkaProducer<String, byte[]> p, String topic, String key, String json) {
+        KafkaTopics.send(p, topic, key, json);
     }
 }

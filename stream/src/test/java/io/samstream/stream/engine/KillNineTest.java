@@ -12,6 +12,8 @@ import io.samstream.connectors.video.FrameSource;
 import io.samstream.connectors.video.FrameSources;
 import io.samstream.connectors.video.SourceSpec;
 import io.samstream.stream.cli.SamstreamCli;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.MaskTopics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(300)
 class KillNineTest {
-    private static final Path MODEL = Path.of("../examples/sam-demo-synthetic.pth").toAbsolutePath().normalize();
+    private static final Path MODEL = TestModels.demoSam();
     /** Frames written at least this long before the kill must play. */
     private static final long PLAYABLE_WITHIN_MS = 1_500;
 
@@ -197,7 +199,7 @@ class KillNineTest {
     private static List<MaskRecord> readBroker(Path brokerDir, int expected) {
         assertTrue(Files.isDirectory(brokerDir), "no broker folder " + brokerDir);
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().logDir(brokerDir).start()) {
-            List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), "samstream.masks", expected,
+            List<MaskRecord> records = MaskTopics.readAll(broker.bootstrapServers(), "samstream.masks", expected,
                     Duration.ofSeconds(60));
             assertFalse(records.isEmpty(), "no records in the kept broker folder");
             return records;

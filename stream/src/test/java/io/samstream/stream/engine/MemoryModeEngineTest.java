@@ -10,8 +10,9 @@ import io.samstream.config.TrackingMode;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.ModelCheckpoints;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.sam2.Sam2Model;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.TestModels;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(240)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MemoryModeEngineTest {
-    static final Path SAM2_TINY = Path.of("../gpu/src/test/resources/fixtures/sam2/tiny/checkpoint.pt");
+    static final Path SAM2_TINY = TestModels.tinySam2();
     static final int W = 128;
     static final int H = 96;
     static final int FRAMES = 12;
@@ -90,7 +91,7 @@ class MemoryModeEngineTest {
                 assertEquals(new TreeSet<>(expected), all, "frame " + i + ": objects and hidden " + shown + " "
                         + r.hidden());
                 for (MaskRecord.ObjectMask o : r.objects()) {
-                    boolean[] mask = CocoRle.decode(o.mask().counts(), H, W);
+                    boolean[] mask = CocoMasks.decode(o.mask().counts(), H, W);
                     int area = 0;
                     for (boolean b : mask) {
                         area += b ? 1 : 0;

@@ -15,7 +15,8 @@ import io.samstream.connectors.video.FrameSource;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.stream.app.VideoConnectors;
-import io.samstream.stream.track.DemoScene;
+import io.samstream.testkit.TestModels;
+import io.samstream.testkit.connectors.TestClips;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -87,7 +88,7 @@ class MultiGpuEngineGpuTest {
         CudaAvailability a = CudaAvailability.probe();
         Assumptions.assumeTrue(a.available(), () -> "GPU tests skipped: " + a.reason());
         int frames = 8;
-        Path clip = GpuFramesGpuTest.writeClip(dir.resolve("clip.mp4"), 640, 360, frames, 5);
+        Path clip = TestClips.testPattern(dir.resolve("clip.mp4"), 640, 360, 30, frames, 5);
         List<SamModels.DeviceBackend> every = open(GpuSelection.ALL);
         // Which decoder opened each stream's frames, by the GPU the engine asked them on.
         Map<String, Set<String>> decodedOn = new ConcurrentHashMap<>();
@@ -139,7 +140,7 @@ class MultiGpuEngineGpuTest {
     }
 
     private static List<SamModels.DeviceBackend> open(GpuSelection gpus) {
-        return SamModels.openAll(DemoScene.MODEL, Device.CUDA, gpus, 2, 4, ModelSparsity.NONE, 4);
+        return SamModels.openAll(TestModels.demoSam(), Device.CUDA, gpus, 2, 4, ModelSparsity.NONE, 4);
     }
 
     private static List<GpuLane> lanes(List<SamModels.DeviceBackend> backends) {

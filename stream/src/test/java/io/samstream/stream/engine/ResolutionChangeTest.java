@@ -16,6 +16,7 @@ import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.app.VideoConnectors;
+import io.samstream.testkit.connectors.MaskTopics;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -76,7 +77,7 @@ class ResolutionChangeTest {
                     .count(), "samstream_frames_published_total");
             List<String> lines = Files.readAllLines(outDir.resolve("switch").resolve("masks.jsonl"));
             assertEquals(total, lines.size(), "masks.jsonl");
-            List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), "switch-masks", total,
+            List<MaskRecord> records = MaskTopics.readAll(broker.bootstrapServers(), "switch-masks", total,
                     Duration.ofSeconds(60));
             assertEquals(total, records.size(), "Kafka");
             for (int i = 0; i < total; i++) {

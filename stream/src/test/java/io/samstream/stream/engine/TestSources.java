@@ -8,6 +8,7 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.SamModels;
 import io.samstream.config.Device;
 import io.samstream.gpu.model.SamBackend;
+import io.samstream.testkit.TestModels;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /** Synthetic frame sources, the tiny test model and engine settings for tests. */
 final class TestSources {
     /** The tiny SAM of the gpu module's fixtures (256 input): fast enough for tests on 2 cores. */
-    static final Path TINY_MODEL = Path.of("../gpu/src/test/resources/fixtures/tiny256/model.pth");
+    static final Path TINY_MODEL = TestModels.tinySam();
 
     private TestSources() {}
 

@@ -9,13 +9,14 @@ import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.video.TestPatternSource;
-import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.DemoScene;
 import io.samstream.stream.track.GeneratorDiscovery;
 import io.samstream.stream.track.ObjectTracker;
 import io.samstream.stream.track.Track;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.connectors.ObjectMasks;
+import io.samstream.testkit.connectors.PatternTruth;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,13 +64,13 @@ class TrackingEngineTest {
     }
 
     static boolean[] truth(TestPatternSource source, long index, int k) {
-        return DemoScene.truth(source, new VideoFrame("x", index, 0, Instant.now(), W, H, source.render(index)), k);
+        return PatternTruth.visible(source.render(index), W, H, source.objectsAt(index).get(k));
     }
 
     static double iou(MaskRecord r, int id, TestPatternSource source, int k) {
         MaskRecord.ObjectMask o = r.objects().stream().filter(m -> m.id() == id).findFirst()
                 .orElseThrow(() -> new AssertionError("frame " + r.frame() + " has no object " + id));
-        return DemoScene.iou(DemoScene.decode(o), truth(source, r.frame(), k));
+        return CocoMasks.iou(ObjectMasks.decode(o), truth(source, r.frame(), k));
     }
 
     @Test

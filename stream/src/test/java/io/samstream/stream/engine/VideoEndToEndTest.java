@@ -6,25 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.sun.net.httpserver.HttpServer;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.StreamSpec;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaMaskSink;
 import io.samstream.connectors.kafka.MaskRecord;
 import io.samstream.connectors.kafka.MaskRecordJson;
-import io.samstream.connectors.sink.FfmpegVideoWriter;
 import io.samstream.connectors.video.FrameSource;
-import io.samstream.connectors.video.TestPatternSource;
-import io.samstream.connectors.video.VideoFrame;
-import io.samstream.gpu.mask.CocoRle;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.stream.app.VideoConnectors;
+import io.samstream.testkit.CocoMasks;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
+import io.samstream.testkit.connectors.TestClips;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +28,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,7 +44,8 @@ class VideoEndToEndTest {
 
     @TempDir
     static Path dir;
-    static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension broker = KafkaBrokerExtension.create();
     static SamBackend backend;
     static Path clip;
     static Path corrupt;
@@ -55,7 +53,6 @@ class VideoEndToEndTest {
 
     @BeforeAll
     static void setUp() throws IOException {
-        broker = EmbeddedKafkaBroker.start();
         backend = TestSources.tinyBackend();
         clip = write(dir.resolve("clip.mp4"), FRAMES);
         liveTs = write(dir.resolve("live.ts"), 30);
@@ -68,19 +65,11 @@ class VideoEndToEndTest {
     @AfterAll
     static void tearDown() {
         backend.close();
-        broker.close();
     }
 
     /** {@code frames} frames of the test pattern (moving shapes on a texture), encoded by FFmpeg. */
     static Path write(Path file, int frames) throws IOException {
-        try (FrameSource pattern = new TestPatternSource("gen", W, H, FPS, frames, 3, false);
-             FfmpegVideoWriter writer = FfmpegVideoWriter.open(file, W, H, FPS, null, Map.of())) {
-            VideoFrame f;
-            while ((f = pattern.next()) != null) {
-                writer.write(f.rgb(), f.ptsMillis());
-            }
-        }
-        return file;
+        return TestClips.testPattern(file, W, H, FPS, frames, 3);
     }
 
     static StreamSpec file(String id, Path location) {
@@ -132,8 +121,7 @@ class VideoEndToEndTest {
             }
         }
 
-        List<MaskRecord> records = KafkaReader.readAll(broker.bootstrapServers(), "e2e-masks", 2 * FRAMES,
-                Duration.ofSeconds(60));
+        List<MaskRecord> records = broker.readMasks("e2e-masks", 2 * FRAMES);
         assertEquals(2 * FRAMES, records.size(), "one record per frame");
         for (String stream : List.of("a", "b")) {
             List<MaskRecord> of = records.stream().filter(r -> r.stream().equals(stream)).toList();
@@ -149,7 +137,7 @@ class VideoEndToEndTest {
                 for (MaskRecord.ObjectMask o : r.objects()) {
                     assertEquals(H, o.mask().height());
                     assertEquals(W, o.mask().width());
-                    boolean[] mask = CocoRle.decode(o.mask().counts(), H, W);
+                    boolean[] mask = CocoMasks.decode(o.mask().counts(), H, W);
                     long area = 0;
                     for (boolean m : mask) {
                         area += m ? 1 : 0;
