@@ -93,6 +93,8 @@ public final class ConfigLoader {
             }
             int resolved = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
             EngineSectionsLoader.Sections engine = EngineSectionsLoader.load(config, origin);
+            Limits limits = LimitsLoader.load(config, origin);
+            LimitsLoader.checkStreams(engine.streams(), limits, origin);
             ModelSparsity sparsity = ModelSparsity.parse(config.getString(ROOT + ".model.sparsity"),
                     config.getString(ROOT + ".model.sparse-layers"), origin + ": " + ROOT + ".model.sparsity",
                     origin + ": " + ROOT + ".model.sparse-layers");
@@ -105,7 +107,7 @@ public final class ConfigLoader {
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
                     cluster(config, origin, kafka, engine.streamsTopic()), gpus,
                     new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
-                            config.getBoolean(ROOT + ".cuda.decoder-graphs")));
+                            config.getBoolean(ROOT + ".cuda.decoder-graphs")), limits);
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

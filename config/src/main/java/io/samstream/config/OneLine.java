@@ -3,15 +3,18 @@ package io.samstream.config;
 /**
  * Text from outside (a file's names and headers, a message's fields) made safe for a one-line error or
  * log message: control characters and Unicode's line and paragraph separators escaped Java-style
- * ({@code \n}, {@code \u0007}), the rest as it is.
+ * ({@code \n}, {@code \u0007}), credentials in URLs masked ({@link SafeText#maskCredentials}), the rest as it is.
  */
 public final class OneLine {
     private OneLine() {}
 
+    /** {@code text} with credentials masked and control characters escaped. */
     public static String of(String text) {
-        if (text == null) {
-            return "null";
-        }
+        return text == null ? "null" : escape(SafeText.maskCredentials(text));
+    }
+
+    /** Control characters escaped, nothing else changed. */
+    static String escape(String text) {
         StringBuilder out = null;
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);

@@ -25,20 +25,33 @@ import java.util.Optional;
  * @param cluster        engines sharded by a consumer group ({@code samstream.cluster})
  * @param gpus           which GPUs the CUDA backend runs on ({@code samstream.gpus}; ignored on the CPU)
  * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
+ * @param limits         the control plane's bounds ({@code samstream.limits}), which {@code streams} fit
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda) {
+        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda, Limits limits) {
     public SamstreamConfig {
         java.util.Objects.requireNonNull(cluster, "cluster");
+        java.util.Objects.requireNonNull(limits, "limits");
         java.util.Objects.requireNonNull(gpus, "gpus");
         java.util.Objects.requireNonNull(cuda, "cuda");
         streams = List.copyOf(streams);
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
+    }
+
+    /** With the default limits ({@link Limits#DEFAULTS}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus,
+            CudaSettings cuda) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, Limits.DEFAULTS);
     }
 
     /** On every GPU ({@link GpuSelection#ALL}), with the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */

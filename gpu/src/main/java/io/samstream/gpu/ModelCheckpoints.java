@@ -1,7 +1,5 @@
 package io.samstream.gpu;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.config.Device;
 import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
@@ -11,6 +9,7 @@ import io.samstream.gpu.cuda.sam2.CudaSam2Offload;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
+import io.samstream.gpu.sam2.Sam2Layouts;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
@@ -90,9 +89,10 @@ public final class ModelCheckpoints {
             if (Files.isRegularFile(file)) {
                 layout = readLayout(file);
                 log.info("{}: SAM 2 layout from {}: {}", sd.source(), file.getFileName(), layout);
+                return Sam2ConfigInference.infer(sd, layout, file);
             }
         }
-        return Sam2ConfigInference.infer(sd, layout);
+        return Sam2ConfigInference.infer(sd, null);
     }
 
     /** Opens a SAM 2.1 state_dict on the CPU (fp32 reference) with {@code threads} threads. */
@@ -183,60 +183,8 @@ public final class ModelCheckpoints {
         return openSam2(load(checkpoint), threads);
     }
 
-    /** The largest layout file read. */
-    static final long MAX_LAYOUT_BYTES = 64 << 10;
-
-    /** A layout file's values; a missing, mistyped or unknown field is an error naming the file. */
+    /** A layout file's values, read and checked on their own ({@link Sam2Layouts#read}). */
     static Sam2Config.Layout readLayout(Path file) {
-        JsonNode n;
-        try {
-            // A handful of small numbers: anything larger is not a layout (and is not read into memory).
-            long size = Files.size(file);
-            if (size > MAX_LAYOUT_BYTES) {
-                throw new CheckpointException(file, "is " + size + " bytes, not a SAM 2 layout (at most "
-                        + MAX_LAYOUT_BYTES + ")");
-            }
-            n = new ObjectMapper().readTree(Files.readString(file));
-        } catch (IOException e) {
-            throw new CheckpointException(file, "is not a readable JSON layout: " + e.getMessage(), e);
-        }
-        if (n == null || !n.isObject()) {
-            throw new CheckpointException(file, "a SAM 2 layout is a JSON object");
-        }
-        java.util.Set<String> known = java.util.Set.of("name", "heads", "global_att_blocks", "window_spec",
-                "image_size", "mem_attn_heads");
-        for (var it = n.fieldNames(); it.hasNext();) {
-            String f = it.next();
-            if (!known.contains(f)) {
-                throw new CheckpointException(file, "unknown field \"" + f + "\" (known: " + new java.util.TreeSet<>(known)
-                        + ")");
-            }
-        }
-        String name = n.path("name").asText(file.getFileName().toString());
-        return new Sam2Config.Layout(name, positive(n, "heads", file), ints(n, "global_att_blocks", file),
-                ints(n, "window_spec", file), positive(n, "image_size", file), positive(n, "mem_attn_heads", file));
-    }
-
-    private static int positive(JsonNode n, String field, Path file) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() <= 0) {
-            throw new CheckpointException(file, "\"" + field + "\" must be a positive integer, got " + v);
-        }
-        return v.asInt();
-    }
-
-    private static int[] ints(JsonNode n, String field, Path file) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isArray()) {
-            throw new CheckpointException(file, "\"" + field + "\" must be an array of integers, got " + v);
-        }
-        int[] out = new int[v.size()];
-        for (int i = 0; i < out.length; i++) {
-            if (!v.get(i).isIntegralNumber() || v.get(i).asInt() < 0) {
-                throw new CheckpointException(file, "\"" + field + "\"[" + i + "] must be a non-negative integer");
-            }
-            out[i] = v.get(i).asInt();
-        }
-        return out;
+        return Sam2Layouts.read(file);
     }
 }

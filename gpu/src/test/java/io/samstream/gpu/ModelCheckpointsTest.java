@@ -127,7 +127,7 @@ class ModelCheckpointsTest {
         Files.writeString(layout, "{\"heads\": 0, \"global_att_blocks\": [2], \"window_spec\": [8, 4, 6, 2],"
                 + " \"image_size\": 128, \"mem_attn_heads\": 2}");
         e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(copy, 1));
-        assertTrue(e.getMessage().startsWith(layout + ": \"heads\" must be a positive integer"), e.getMessage());
+        assertTrue(e.getMessage().startsWith(layout + ": \"heads\" is 0, at least 1"), e.getMessage());
         Files.writeString(layout, " ".repeat(100_000) + "{}"); // far larger than any layout: not read
         e = assertThrows(CheckpointException.class, () -> ModelCheckpoints.openSam2(copy, 1));
         assertTrue(e.getMessage().startsWith(layout + ": is 100002 bytes, not a SAM 2 layout"), e.getMessage());

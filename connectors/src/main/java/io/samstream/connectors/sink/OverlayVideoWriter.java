@@ -26,9 +26,14 @@ import io.samstream.connectors.video.VideoFrame;
  * frame was written (wall clock: also when no later frame comes), so a file cut short by a crash or
  * {@code kill -9} plays up to about a second before it.
  *
- * <p>The frame size is fixed by the first frame; the file is created then. A frame of another size
- * or of another stream is an error. Timestamps are the frames' pts, rebased to start at 0; one that
- * goes backwards (a live source that reconnected) is placed one frame interval after the previous.
+ * <p>A video file has one frame size, fixed by its first frame (the file is created then). When a
+ * stream's frame size changes (a camera switched resolution, an MPEG-TS whose SPS changes), the current
+ * file is finished and a new segment begins: {@code overlay.mp4} stays the first segment's name, the
+ * next ones are {@code overlay-0001.mp4}, {@code overlay-0002.mp4}, ... ({@link #segmentFile}); each is
+ * a playable video of its own, logged when it starts. A frame of another stream is an error. Timestamps
+ * are the frames' pts, rebased to start at 0 in each segment; one that goes backwards (a live source that
+ * reconnected) is placed one frame interval after the previous. A file that exists already (an earlier
+ * run's) is kept as {@code NAME.1.mp4}, {@code NAME.2.mp4}, ... rather than overwritten.
  * The engine writes a stream's frames from one place; a shared timer thread flushes (the methods are
  * synchronized).
  */
@@ -53,7 +58,10 @@ public final class OverlayVideoWriter implements AutoCloseable {
                 TimeUnit.MILLISECONDS);
     }
 
-    private final Path file;
+    private final Path first;
+    /** The segment being written: {@link #first}, then {@code NAME-0001.EXT}, ... */
+    private Path file;
+    private int segment;
     private final String streamId;
     private final double fps;
     private final String encoder;
@@ -65,9 +73,12 @@ public final class OverlayVideoWriter implements AutoCloseable {
     /** When a written frame first waited for a flush (nanoTime); 0 when none waits. */
     private long unflushedSince;
     private boolean closed;
+    /** Frames of the segments finished before the current one. */
+    private long framesBefore;
 
     /**
-     * @param file     the video file to create (replaced if it exists); its extension picks the container
+     * @param file     the first segment's file (an earlier file there is kept under another name); its extension
+     *                 picks the container
      * @param streamId the stream whose frames it takes
      * @param fps      the stream's nominal frame rate
      */
@@ -80,6 +91,7 @@ public final class OverlayVideoWriter implements AutoCloseable {
         if (!(fps > 0)) {
             throw new IllegalArgumentException(streamId + ": overlay fps must be positive, got " + fps);
         }
+        this.first = file;
         this.file = file;
         this.streamId = streamId;
         this.fps = fps;
@@ -98,8 +110,13 @@ public final class OverlayVideoWriter implements AutoCloseable {
         if (writer == null) {
             start(frame);
         } else if (frame.width() != width || frame.height() != height) {
-            throw new IllegalArgumentException(streamId + ": overlay " + file + " is " + width + "x" + height
-                    + ", frame " + frame.index() + " is " + frame.width() + "x" + frame.height());
+            // A new frame size: this segment ends, the next one starts with this frame.
+            finishSegment();
+            segment++;
+            file = segmentFile(first, segment);
+            LOG.info("{}: frame {} is {}x{} where the overlay was {}x{}: a new segment, {}", streamId, frame.index(),
+                    frame.width(), frame.height(), width, height, file.getFileName());
+            start(frame);
         }
         byte[] drawn = MaskOverlay.draw(frame, masks);
         long pts = frame.ptsMillis() - firstPts;
@@ -137,7 +154,55 @@ public final class OverlayVideoWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * The file of segment {@code n} of an overlay whose first segment is {@code first}: {@code first} itself for 0,
+     * else {@code STEM-NNNN.EXT} next to it ({@code overlay-0001.mp4}).
+     */
+    public static Path segmentFile(Path first, int n) {
+        if (n == 0) {
+            return first;
+        }
+        String name = first.getFileName().toString();
+        int dot = name.lastIndexOf('.');
+        String stem = dot > 0 ? name.substring(0, dot) : name;
+        String ext = dot > 0 ? name.substring(dot) : "";
+        return first.resolveSibling(String.format("%s-%04d%s", stem, n, ext));
+    }
+
+    /** The segments written so far (the one being written included). */
+    public synchronized int segments() {
+        return writer == null && segment == 0 ? 0 : segment + 1;
+    }
+
+    private void finishSegment() throws IOException {
+        FfmpegVideoWriter w = writer;
+        writer = null;
+        unflushedSince = 0;
+        framesBefore += w.framesWritten();
+        w.close();
+    }
+
+    /** An earlier run's file at {@code path} is kept as {@code NAME.1.EXT}, {@code NAME.2.EXT}, ... */
+    private void keepEarlier(Path path) throws IOException {
+        if (!java.nio.file.Files.exists(path) || java.nio.file.Files.size(path) == 0) {
+            return;
+        }
+        String name = path.getFileName().toString();
+        int dot = name.lastIndexOf('.');
+        String stem = dot > 0 ? name.substring(0, dot) : name;
+        String ext = dot > 0 ? name.substring(dot) : "";
+        for (int n = 1; ; n++) {
+            Path kept = path.resolveSibling(stem + "." + n + ext);
+            if (!java.nio.file.Files.exists(kept)) {
+                java.nio.file.Files.move(path, kept);
+                LOG.info("{}: the earlier run's {} is kept as {}", streamId, name, kept.getFileName());
+                return;
+            }
+        }
+    }
+
     private void start(VideoFrame frame) throws IOException {
+        keepEarlier(file);
         width = frame.width();
         height = frame.height();
         firstPts = frame.ptsMillis();
@@ -160,8 +225,9 @@ public final class OverlayVideoWriter implements AutoCloseable {
         return writer == null ? null : writer.codecName();
     }
 
+    /** Frames written in all segments. */
     public synchronized long framesWritten() {
-        return writer == null ? 0 : writer.framesWritten();
+        return framesBefore + (writer == null ? 0 : writer.framesWritten());
     }
 
     /** Finishes the file; without a frame written, no file is created. */

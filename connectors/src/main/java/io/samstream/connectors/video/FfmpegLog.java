@@ -1,5 +1,7 @@
 package io.samstream.connectors.video;
 
+import io.samstream.config.SafeText;
+
 import static org.bytedeco.ffmpeg.global.avutil.AV_LOG_DEBUG;
 import static org.bytedeco.ffmpeg.global.avutil.AV_LOG_ERROR;
 import static org.bytedeco.ffmpeg.global.avutil.AV_LOG_VERBOSE;
@@ -62,7 +64,8 @@ final class FfmpegLog extends LogCallback {
     @Override
     public void call(int level, BytePointer message) {
         try {
-            String text = CONTEXT_ADDRESS.matcher(message.getString().strip()).replaceAll("]");
+            // FFmpeg quotes URLs (with their credentials) and bytes of the input: masked, escaped and cut.
+            String text = SafeText.of(CONTEXT_ADDRESS.matcher(message.getString().strip()).replaceAll("]"), 1000);
             if (text.isEmpty()) {
                 return;
             }

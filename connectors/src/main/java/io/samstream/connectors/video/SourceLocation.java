@@ -1,5 +1,6 @@
 package io.samstream.connectors.video;
 
+import io.samstream.config.SafeText;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -22,8 +23,6 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
     static final String TEST_PATTERN_PREFIX = "testpattern:";
     private static final Pattern URL_SCHEME = Pattern.compile("^([a-zA-Z][a-zA-Z0-9+.-]*)://");
     private static final Pattern V4L2_DEVICE = Pattern.compile("^/dev/(video\\d+|v4l/.+)$");
-    /** "scheme://user:secret@" : the secret is kept out of logs and messages. */
-    private static final Pattern USER_INFO = Pattern.compile("^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*):[^/@]*@");
 
     static SourceLocation parse(String location) {
         String text = location.trim();
@@ -51,9 +50,9 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
         return file(text, text);
     }
 
-    /** The location fit for logs: a password in the URL is replaced by ***. */
+    /** The location fit for logs and messages: credentials masked, escaped and cut ({@link SafeText#of}). */
     String redacted() {
-        return USER_INFO.matcher(text).replaceFirst("$1:***@");
+        return SafeText.of(text, 500);
     }
 
     boolean isLive() {

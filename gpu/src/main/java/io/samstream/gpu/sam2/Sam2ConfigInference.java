@@ -53,6 +53,15 @@ public final class Sam2ConfigInference {
 
     /** Infers the configuration; {@code layout} (may be null for a release) gives what shapes do not tell. */
     public static Sam2Config infer(StateDict sd, Sam2Config.Layout layout) {
+        return infer(sd, layout, null);
+    }
+
+    /**
+     * As {@link #infer(StateDict, Sam2Config.Layout)}, {@code layoutFile} naming where {@code layout} came from
+     * (null: a release's); the layout is checked against the shapes ({@link Sam2Layouts#check}) before anything
+     * else reads it.
+     */
+    public static Sam2Config infer(StateDict sd, Sam2Config.Layout layout, java.nio.file.Path layoutFile) {
         if (!isSam2(sd)) {
             throw new CheckpointException(sd.source(), "is not a SAM 2 checkpoint: no image_encoder.trunk.* and "
                     + "memory_attention.* keys (" + sd.size() + " tensors"
@@ -96,15 +105,13 @@ public final class Sam2ConfigInference {
                         + "blocks and window sizes cannot be read from the shapes");
             }
         }
-        if (layout.windowSpec().length != 4) {
-            throw bad(sd, "layout " + layout + " needs 4 window sizes");
-        }
+        int hidden = sd.get("no_mem_embed").dim(-1);
+        Sam2Layouts.check(layout, embedDim, stages, hidden, sd.source(), layoutFile);
         Tensor window = sd.get("image_encoder.trunk.pos_embed_window");
         if (!window.hasShape(1, embedDim, layout.windowSpec()[0], layout.windowSpec()[0])) {
             throw bad(sd, "image_encoder.trunk.pos_embed_window has shape " + window.shapeString()
                     + " but the layout " + layout + " has a first window of " + layout.windowSpec()[0]);
         }
-        int hidden = sd.get("no_mem_embed").dim(-1);
         int memDim = sd.get("maskmem_tpos_enc").dim(-1);
         int numMaskmem = sd.get("maskmem_tpos_enc").dim(0);
         int memLayers = sd.countIndexed("memory_attention.layers.");

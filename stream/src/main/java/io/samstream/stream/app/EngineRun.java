@@ -46,10 +46,20 @@ public final class EngineRun {
                         }
                     });
                     CompletableFuture<?> pipeline = rt.engine().pipelineDone().toCompletableFuture();
-                    CompletableFuture.anyOf(stop, pipeline).exceptionally(e -> null).join();
+                    // In a cluster, also when this engine can no longer follow its group (Kafka failing past
+                    // its timeouts): exit 1 so that its supervisor restarts it, rather than hold partitions idle.
+                    CompletableFuture<?> member = rt.cluster().map(c -> c.stopped().toCompletableFuture()
+                            .thenAccept(failure -> { })).orElseGet(CompletableFuture::new);
+                    CompletableFuture.anyOf(stop, pipeline, member).exceptionally(e -> null).join();
                     if (!stopRequested.get() && pipeline.isDone()) {
                         log.error("the engine's pipeline stopped: exiting");
                         removeHook(hook);
+                        return 1;
+                    }
+                    if (!stopRequested.get() && member.isDone()) {
+                        log.error("this engine no longer follows its cluster's group: exiting");
+                        removeHook(hook);
+                        rt.close();
                         return 1;
                     }
                     return 0;

@@ -165,7 +165,8 @@ public final class SamstreamRuntime implements AutoCloseable {
 
         // Each GPU's discovery is its own (GpuLane), none in the settings.
         engine = new Engine(new Engine.Settings(config.batching(), config.pipeline(), config.reconnect(),
-                config.tracking().withMode(trackingMode), Optional.empty()), gpus, sources, sink, metrics);
+                config.tracking().withMode(trackingMode), Optional.empty(), config.limits()), gpus, sources, sink,
+                metrics);
         resources.add(engine);
         boolean clustered = config.cluster().enabled();
         if (needsKafka && !clustered) {
@@ -184,7 +185,7 @@ public final class SamstreamRuntime implements AutoCloseable {
             resources.add(cluster);
         } else if (config.streamsTopic().isPresent()) {
             watcher = StreamsTopicWatcher.start(engine, clients, config.streamsTopic().get(),
-                    config.streamDefaults());
+                    config.streamDefaults(), config.kafka().promptsDeadLetterTopic());
             resources.add(watcher);
         }
     }

@@ -1,13 +1,11 @@
 package io.samstream.stream.engine;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.config.ClusterSettings;
-import io.samstream.config.ConfigException;
+import io.samstream.config.Limits;
 import io.samstream.config.StreamDefaults;
 import io.samstream.config.StreamSpec;
-import io.samstream.config.StreamSpecs;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.stream.track.TrackingState;
 import io.samstream.stream.track.kalman.TrackerState;
@@ -26,7 +24,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
@@ -60,6 +62,13 @@ import org.slf4j.LoggerFactory;
  * that arrives here with a state goes on after its last acknowledged frame, with its tracks and the
  * prompts in force (those of the prompts topic included); prompt messages the state holds already are
  * not applied again. Everything runs on one thread of its own (rebalance callbacks included).
+ *
+ * <p>Every record of the three topics is validated whole before anything acts on it ({@link DefinitionRecord},
+ * {@link StateRecord}, {@link PromptMessage}, against {@code samstream.limits}); one that fails is skipped for its
+ * stream alone ({@link ControlRejections}: logged once, counted, dead-lettered) and the member reads on: no record
+ * can make it leave its group. Only Kafka itself failing (the group or a topic unreachable past its timeouts) ends
+ * the member thread: then {@link #following()} turns false (the readiness probe's flag) and {@link #stopped()}
+ * completes, which makes {@code samstream run} exit non-zero for its supervisor to restart it.
  */
 public final class ClusterMember implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
@@ -83,6 +92,13 @@ public final class ClusterMember implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> stateReader;
     private final Thread thread;
     private volatile boolean closed;
+    private final Limits limits;
+    private final ControlRejections rejections;
+    /** Set when the member thread ends; completes with its failure (null when closed). */
+    private final CompletableFuture<Throwable> stopped = new CompletableFuture<>();
+    /** Work handed to the member thread by other threads (a stream's end), run between polls. */
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final StateBudget budget;
 
     // The member thread's own.
     private final Set<Integer> owned = new TreeSet<>();
@@ -91,8 +107,8 @@ public final class ClusterMember implements AutoCloseable {
     private final Set<Integer> promptsAssigned = new TreeSet<>();
     private final Map<String, Integer> partitionOf = new HashMap<>();
     private final Map<String, String> definitions = new HashMap<>();
-    /** States read for the streams of newly assigned partitions, taken when their definition comes. */
-    private final Map<String, JsonNode> states = new HashMap<>();
+    /** State records read for the streams of newly assigned partitions, taken when their definition comes. */
+    private final Map<String, ConsumerRecord<String, byte[]>> states = new HashMap<>();
 
     private volatile Set<Integer> ownedView = Set.of();
     private final AtomicLong statesWritten = new AtomicLong();
@@ -114,6 +130,9 @@ public final class ClusterMember implements AutoCloseable {
         this.defaults = defaults;
         this.instanceId = instanceId(cluster);
         this.prompts = PromptsTopicWatcher.withoutFollower(engine, clients, deadLetterTopic);
+        this.limits = engine.limits();
+        this.rejections = new ControlRejections(engine.metrics(), clients, deadLetterTopic);
+        this.budget = new StateBudget(limits);
         int session = (int) cluster.sessionTimeout().toMillis();
         this.streams = clients.consumer("samstream-cluster-" + instanceId, Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, cluster.group(),
@@ -230,16 +249,41 @@ public final class ClusterMember implements AutoCloseable {
         return tracksTakenUp.get();
     }
 
+    /**
+     * Whether this engine follows its group: true from its start until the member thread ends (closed, or Kafka
+     * failing past its timeouts). A readiness probe reports not ready when false; no record makes it false.
+     */
+    public boolean following() {
+        return !stopped.isDone();
+    }
+
+    /**
+     * Completes when the member thread ended: with null when closed, else with the failure that ended it (the
+     * engine then no longer follows its group and should be restarted).
+     */
+    public CompletionStage<Throwable> stopped() {
+        return stopped;
+    }
+
     /** The prompts handled here (accepted and rejected counts). */
     public PromptsTopicWatcher prompts() {
         return prompts;
     }
 
     private void run() {
+        Throwable failure = null;
         try {
             while (!closed) {
                 for (ConsumerRecord<String, byte[]> r : streams.poll(POLL)) {
-                    definition(r);
+                    try {
+                        definition(r);
+                    } catch (RuntimeException e) {
+                        // Whatever one record does, it is skipped for its stream alone; the group goes on.
+                        rejections.reject("streams", r, ControlRejected.ERROR, Errors.describe(e));
+                    }
+                }
+                for (Runnable task; (task = tasks.poll()) != null; ) {
+                    task.run();
                 }
                 promptsReady();
                 if (!promptsAssigned.isEmpty()) {
@@ -249,7 +293,9 @@ public final class ClusterMember implements AutoCloseable {
         } catch (WakeupException e) {
             // closing
         } catch (RuntimeException e) {
-            log.error("cluster: engine {} stopped following the group: {}", instanceId, Errors.describe(e), e);
+            failure = e;
+            log.error("cluster: engine {} stopped following the group (Kafka: {}); it reports not ready and"
+                    + " `samstream run` exits for its supervisor to restart it", instanceId, Errors.describe(e), e);
         } finally {
             try {
                 streams.close(KAFKA_WAIT); // revokes (writes the streams' states) without leaving: static member
@@ -260,6 +306,8 @@ public final class ClusterMember implements AutoCloseable {
             stateReader.close(Duration.ofSeconds(5));
             state.close(Duration.ofSeconds(10));
             prompts.close();
+            rejections.close();
+            stopped.complete(failure);
         }
     }
 
@@ -275,8 +323,9 @@ public final class ClusterMember implements AutoCloseable {
                 continue;
             }
             try {
-                String stream = prompts.handle(r);
+                String stream = prompts.handle(r, budget::check);
                 if (stream != null) {
+                    budget.accepted(stream);
                     promptsApplied.put(stream, r.offset());
                     changed.add(stream);
                 }
@@ -332,99 +381,119 @@ public final class ClusterMember implements AutoCloseable {
 
     private void definition(ConsumerRecord<String, byte[]> r) {
         String id = r.key();
-        if (id == null || !StreamSpec.ID.matcher(id).matches()) {
-            log.warn("stream definitions: skipped a record with key '{}': not a valid stream id", LogSafe.of(id));
-            return;
+        if (id != null && StreamSpec.ID.matcher(id).matches()) {
+            partitionOf.put(id, r.partition());
         }
-        String json = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
-        partitionOf.put(id, r.partition());
-        if (json == null) {
+        if (r.value() == null && id != null && StreamSpec.ID.matcher(id).matches()) {
             definitions.remove(id);
             states.remove(id);
             lastStates.remove(id);
             promptsApplied.remove(id);
             stateLocks.remove(id);
+            budget.forget(id);
             if (engine.remove(id)) {
                 log.info("stream definitions: {} removed", id);
             }
             send(id, null);
             return;
         }
-        if (json.equals(definitions.get(id))) {
+        String json = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
+        if (json != null && json.equals(definitions.get(id))) {
             return;
         }
         StreamSpec spec;
         try {
-            spec = StreamSpecs.fromJson(id, json, defaults);
-        } catch (ConfigException e) {
-            log.warn("stream definitions: skipped: {}", LogSafe.of(e.getMessage(), PromptsTopicWatcher.DETAIL_MAX_CHARS));
+            spec = DefinitionRecord.parse(id, r.value(), defaults, limits);
+        } catch (ControlRejected e) {
+            rejections.reject("streams", r, e.reason(), e.getMessage());
             return;
         }
         definitions.put(id, json);
-        StreamStart start = startOf(spec, json, states.remove(id));
+        ConsumerRecord<String, byte[]> stored = states.remove(id);
+        StreamStart start = startOf(spec, json, stored);
         if (start == null) {
             return;
         }
+        start(spec, json, start, stored);
+    }
+
+    /** Starts a stream here; a file whose state claimed more frames than it holds starts again from its first. */
+    private void start(StreamSpec spec, String json, StreamStart start, ConsumerRecord<String, byte[]> stored) {
         try {
             StreamHandle h = engine.add(spec, start);
             h.result().whenComplete((res, e) -> {
-                if (res != null && res.state() == StreamHandle.State.ENDED && !spec.isLive()) {
-                    writeState(h, json, true, Optional.empty());
+                if (res == null || res.state() != StreamHandle.State.ENDED || spec.isLive()) {
+                    return;
                 }
+                if (start.skipFrames() > 0 && h.skipped() < start.skipFrames() && stored != null) {
+                    // The state said frame N was published, the file ended before it: the state is wrong.
+                    tasks.add(() -> {
+                        rejections.reject("state", stored, ControlRejected.FRAME_BEYOND_END, "stream " + spec.id()
+                                + ": the state's frame " + (start.skipFrames() - 1) + " lies past the file's end ("
+                                + h.skipped() + " frames): it starts again from its first frame");
+                        if (json.equals(definitions.get(spec.id())) && engine.stream(spec.id()).isEmpty()) {
+                            promptsApplied.remove(spec.id());
+                            start(spec, json, fresh(json), null);
+                        }
+                    });
+                    return;
+                }
+                writeState(h, json, true, Optional.empty());
             });
         } catch (RuntimeException e) {
-            log.error("stream definitions: {} not started: {}", id, Errors.describe(e), e);
+            log.error("stream definitions: {} not started: {}", spec.id(), Errors.describe(e));
         }
     }
 
-    /** Fresh, or after the stored state when it is of this definition; null for a file that ended already. */
-    private StreamStart startOf(StreamSpec spec, String json, JsonNode stored) {
-        StreamStart.Progress progress = (h, frame, pts) -> {
+    private StreamStart.Progress progress(String json) {
+        return (h, frame, pts) -> {
             if (frame % cluster.stateEveryFrames() == 0) {
                 writeState(h, json, false, h.tracker().takeState(frame));
             }
         };
-        if (stored == null || !stored.path("definition").asText().equals(hash(json))) {
-            promptsApplied.remove(spec.id());
-            return new StreamStart(0, 0, Optional.empty(), Optional.empty(), cluster.stateEveryFrames(), progress);
+    }
+
+    private StreamStart fresh(String json) {
+        return new StreamStart(0, 0, Optional.empty(), Optional.empty(), cluster.stateEveryFrames(), progress(json));
+    }
+
+    /**
+     * Fresh, or after the stored state when it is valid ({@link StateRecord}) and of this definition; null for a
+     * file that ended already. An invalid state is rejected and the stream starts fresh.
+     */
+    private StreamStart startOf(StreamSpec spec, String json, ConsumerRecord<String, byte[]> record) {
+        StateRecord stored = null;
+        if (record != null) {
+            try {
+                stored = StateRecord.parse(record.key(), record.value(), limits);
+            } catch (ControlRejected e) {
+                rejections.reject("state", record, e.reason(), "stream " + spec.id() + ": " + e.getMessage()
+                        + "; it starts from its first frame");
+            }
         }
-        long frame = stored.path("frame").asLong(-1);
-        if (stored.path("ended").asBoolean() && !spec.isLive()) {
+        if (stored == null || !stored.definition().equals(hash(json))) {
+            promptsApplied.remove(spec.id());
+            return fresh(json);
+        }
+        long frame = stored.frame();
+        if (stored.ended() && !spec.isLive()) {
             log.info("cluster: stream {} ended on engine {} already (frame {}): not started", spec.id(),
-                    stored.path("engine").asText(), frame);
+                    LogSafe.of(stored.engine()), frame);
             return null;
         }
-        promptsApplied.put(spec.id(), stored.path("prompts_offset").asLong(-1));
-        Optional<PromptsState> inForce = part(spec, stored, "prompts", PromptsState::fromJson,
-                "its configured prompts apply");
-        // The mode that wrote it named its field; the stream's tracker takes up its own mode's state only.
-        Optional<TrackingState> kalman = part(spec, stored, TrackerState.KEY, TrackerState::fromJson,
-                "its tracks start over");
-        Optional<TrackingState> tracking = kalman.or(() -> part(spec, stored, MemoryTrackerState.KEY,
-                MemoryTrackerState::fromJson, "its objects start over from their prompts"));
+        promptsApplied.put(spec.id(), stored.promptsOffset());
+        Optional<PromptsState> inForce = stored.prompts();
+        // The mode that wrote it named its part; the stream's tracker takes up its own mode's state only.
+        Optional<MemoryTrackerState> memory = stored.memory();
+        Optional<TrackingState> tracking = stored.tracker().<TrackingState>map(t -> t).or(() -> memory.map(m -> m));
         resumed.incrementAndGet();
         List<Integer> ids = tracking.map(TrackingState::ids).orElse(List.of());
         tracksTakenUp.addAndGet(ids.size());
         log.info("cluster: stream {} taken over from engine {}: going on after frame {} (pts {} ms) with {} track(s) {}"
-                + " and {} prompt change(s)", spec.id(), stored.path("engine").asText(), frame,
-                stored.path("pts_ms").asLong(), ids.size(), ids, inForce.map(PromptsState::changes).orElse(0L));
+                + " and {} prompt change(s)", spec.id(), LogSafe.of(stored.engine()), frame, stored.ptsMs(), ids.size(),
+                LogSafe.of(ids), inForce.map(PromptsState::changes).orElse(0L));
         return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracking, inForce,
-                cluster.stateEveryFrames(), progress);
-    }
-
-    /** A part of a stored state, read; empty (with a warning saying what follows) when absent or unreadable. */
-    private static <T> Optional<T> part(StreamSpec spec, JsonNode stored, String field,
-            java.util.function.Function<JsonNode, T> read, String otherwise) {
-        JsonNode n = stored.get(field);
-        if (n == null || n.isNull()) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(read.apply(n));
-        } catch (IllegalArgumentException e) {
-            log.warn("cluster: stream {}: {}; {}", spec.id(), e.getMessage(), otherwise);
-            return Optional.empty();
-        }
+                cluster.stateEveryFrames(), progress(json));
     }
 
     /** One lock per stream for its state writes (not the handle's own monitor, which the pipeline uses). */
@@ -477,12 +546,24 @@ public final class ClusterMember implements AutoCloseable {
         }
     }
 
-    /** Sends a stream's state with its prompts as of its frame and the offset of the last prompt applied. */
+    /**
+     * Sends a stream's state with its prompts as of its frame and the offset of the last prompt applied, compressed
+     * ({@link StateRecord#encode}). Prompt changes that would make it larger than max-state-bytes are refused
+     * before they apply ({@link StateBudget}); should the tracks alone pass it, that is logged as an error and
+     * counted (it is still sent while Kafka takes it).
+     */
     private void send(StreamHandle h, ObjectNode o) {
         o.set("prompts", h.prompts().export(o.path("frame").asLong()).toJson());
         o.put("prompts_offset", promptsApplied.getOrDefault(h.id(), -1L)).put("written_at", Instant.now().toString());
         try {
-            send(h.id(), JSON.writeValueAsBytes(o));
+            byte[] value = StateRecord.encode(o);
+            budget.written(h.id(), value.length);
+            if (value.length > limits.maxStateBytes()) {
+                engine.metrics().controlRejected("state", ControlRejected.TOO_LARGE).increment();
+                log.error("cluster: stream {}: its state is {} bytes compressed, more than samstream.limits."
+                        + "max-state-bytes = {}", h.id(), value.length, limits.maxStateBytes());
+            }
+            send(h.id(), value);
         } catch (IOException e) {
             log.warn("cluster: stream {}: state not written: {}", h.id(), Errors.describe(e));
         }
@@ -504,49 +585,6 @@ public final class ClusterMember implements AutoCloseable {
 
     private static String hash(String json) {
         return Integer.toHexString(json.hashCode()) + "-" + json.length();
-    }
-
-    /** The latest state of every stream in {@code partitions} of the state topic. */
-    private Map<String, JsonNode> readStates(Collection<Integer> partitions) {
-        Map<String, JsonNode> out = new HashMap<>();
-        List<TopicPartition> tps = partitions.stream().map(p -> new TopicPartition(cluster.stateTopic(), p)).toList();
-        KafkaConsumer<String, byte[]> c = stateReader;
-        try {
-            c.assign(tps);
-            c.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = c.endOffsets(tps, KAFKA_WAIT);
-            long deadline = System.nanoTime() + KAFKA_WAIT.toNanos();
-            while (!reached(c, end)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cluster: could not read the state topic " + cluster.stateTopic()
-                            + " within " + KAFKA_WAIT.toSeconds() + " s");
-                }
-                for (ConsumerRecord<String, byte[]> r : c.poll(POLL)) {
-                    if (r.value() == null) {
-                        out.remove(r.key());
-                        continue;
-                    }
-                    try {
-                        out.put(r.key(), JSON.readTree(r.value()));
-                    } catch (IOException e) {
-                        log.warn("cluster: unreadable state of stream {} skipped: {}", LogSafe.of(r.key()),
-                                Errors.describe(e));
-                    }
-                }
-            }
-        } finally {
-            c.assign(List.of());
-        }
-        return out;
-    }
-
-    private static boolean reached(KafkaConsumer<?, ?> c, Map<TopicPartition, Long> end) {
-        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
-            if (c.position(e.getKey()) < e.getValue()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Streams of these partitions stop; with {@code keep}, each one's state is written once it stopped. */
@@ -581,6 +619,7 @@ public final class ClusterMember implements AutoCloseable {
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
         lastStates.keySet().removeIf(id -> !partitionOf.containsKey(id));
         stateLocks.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        budget.retain(partitionOf::containsKey);
         promptsApplied.keySet().removeIf(id -> !partitionOf.containsKey(id));
         owned.removeAll(ps);
         ownedView = Set.copyOf(owned);
@@ -619,7 +658,7 @@ public final class ClusterMember implements AutoCloseable {
             }
             Set<Integer> ps = numbers(partitions);
             log.info("cluster: engine {} takes partitions {}", instanceId, ps);
-            states.putAll(readStates(ps));
+            states.putAll(StateTopicReader.latest(stateReader, cluster.stateTopic(), ps, POLL, KAFKA_WAIT));
             streams.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = streams.endOffsets(partitions, KAFKA_WAIT);
             end.forEach((tp, off) -> loading.put(tp.partition(), off));

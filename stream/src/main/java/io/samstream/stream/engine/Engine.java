@@ -14,6 +14,7 @@ import akka.stream.javadsl.Source;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.samstream.config.EngineSettings;
+import io.samstream.config.Limits;
 import io.samstream.config.StreamSpec;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.StreamTracker;
@@ -68,10 +69,18 @@ public final class Engine implements AutoCloseable {
      *
      * @param tracking  prompt tracking; off: every frame is decoded with its stream's prompts as they are
      * @param discovery automatic discovery of new objects (with tracking on); empty: none
+     * @param limits    the control plane's bounds ({@code samstream.limits}) every stream and prompt is held to
      */
     public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
             EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
-            Optional<Discovery> discovery) {
+            Optional<Discovery> discovery, Limits limits) {
+        /** With the default limits. */
+        public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+                EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
+                Optional<Discovery> discovery) {
+            this(batching, pipeline, reconnect, tracking, discovery, Limits.DEFAULTS);
+        }
+
         /** Without tracking: fixed prompts on every frame. */
         public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
                 EngineSettings.Reconnect reconnect) {
@@ -267,6 +276,10 @@ public final class Engine implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the engine is closed");
         }
+        String tooBig = settings.limits().check(spec);
+        if (tooBig != null) {
+            throw new IllegalArgumentException(tooBig);
+        }
         if (pipelineDone.toCompletableFuture().isDone()) {
             throw new IllegalStateException("cannot add stream " + spec.id()
                     + ": the engine's pipeline has stopped (see the error logged when it did)");
@@ -293,7 +306,8 @@ public final class Engine implements AutoCloseable {
             release(spec.id(), gpu);
             throw e;
         }
-        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, gpu, lane.meters(), () -> {
+        StreamHandle handle = new StreamHandle(spec, nextIndex, metrics, tracker, gpu, lane.meters(), settings.limits(),
+                () -> {
             // The sink's per-stream state (files) is keyed by id: a redefined stream's old run ending must
             // not end the new run's. The registered handle is removed only after this ran.
             if (streams.get(spec.id()) == self.get()) {
@@ -391,6 +405,11 @@ public final class Engine implements AutoCloseable {
 
     public EngineMetrics metrics() {
         return metrics;
+    }
+
+    /** The control plane's bounds ({@code samstream.limits}) this engine holds streams and prompts to. */
+    public Limits limits() {
+        return settings.limits();
     }
 
     /** Completes when the pipeline itself stopped (it only does on close, or on an engine-wide failure). */

@@ -191,6 +191,22 @@ public final class EngineMetrics {
                 .register(registry);
     }
 
+    /**
+     * Control-plane records rejected [samstream_control_rejected_total{topic,reason}]: {@code topic} is
+     * {@code prompts}, {@code streams} or {@code state}, {@code reason} a {@link ControlRejected} code.
+     */
+    Counter controlRejected(String topic, String reason) {
+        return Counter.builder("samstream.control.rejected").tag("topic", topic).tag("reason", reason)
+                .description("records of the streams, prompts and state topics rejected (logged once; dead-lettered"
+                        + " when configured); their stream goes on")
+                .register(registry);
+    }
+
+    /** Control-plane records of {@code topic} rejected so far for {@code reason}. */
+    public double controlRejectedCount(String topic, String reason) {
+        return controlRejected(topic, reason).count();
+    }
+
     /** Prompt messages rejected so far for {@code reason}. */
     public double promptsRejectedCount(String reason) {
         return promptsRejected(reason).count();

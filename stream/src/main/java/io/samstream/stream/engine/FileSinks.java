@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Per stream, {@code masks.jsonl} (the mask records, one per line) and/or {@code overlay.mp4} (the frames
- * with their masks drawn, a colour per object id). Files are opened at a stream's first record and
+ * with their masks drawn, a colour per object id; {@code overlay-0001.mp4}, ... after each change of the
+ * frame size: {@link OverlayVideoWriter}). Files are opened at a stream's first record and
  * closed when it ends. Called from the engine's one sink thread.
  */
 public final class FileSinks implements FrameSink {
@@ -144,36 +145,14 @@ public final class FileSinks implements FrameSink {
         }
 
         private void openVideo(double fps) throws IOException {
-            keepEarlierVideo(overlay.get());
+            // A video cannot be appended to like masks.jsonl: the writer keeps an earlier run's file under
+            // another name (overlay.1.mp4), and starts a new segment (overlay-0001.mp4) when the frame size changes.
             video = new OverlayVideoWriter(overlay.get(), id, fps);
             log.info("stream {}: writing {}", id, overlay.get());
             VideoFrame f = firstFrame;
             firstFrame = null;
             video.write(f, masks(firstRecord));
             firstRecord = null;
-        }
-
-        /**
-         * A video cannot be appended to like masks.jsonl: an overlay left by an earlier run of this stream id
-         * (the stream ended and came back) is renamed to {@code overlay.1.mp4}, {@code overlay.2.mp4}, ...
-         * rather than overwritten.
-         */
-        private void keepEarlierVideo(Path file) throws IOException {
-            if (!java.nio.file.Files.exists(file) || java.nio.file.Files.size(file) == 0) {
-                return;
-            }
-            String name = file.getFileName().toString();
-            int dot = name.lastIndexOf('.');
-            String stem = dot > 0 ? name.substring(0, dot) : name;
-            String ext = dot > 0 ? name.substring(dot) : "";
-            for (int n = 1; ; n++) {
-                Path kept = file.resolveSibling(stem + "." + n + ext);
-                if (!java.nio.file.Files.exists(kept)) {
-                    java.nio.file.Files.move(file, kept);
-                    log.info("stream {}: the earlier run's {} is kept as {}", id, name, kept.getFileName());
-                    return;
-                }
-            }
         }
 
         private static List<ObjectMask> masks(MaskRecord r) {

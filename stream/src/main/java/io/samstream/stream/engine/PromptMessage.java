@@ -22,8 +22,11 @@ import java.util.OptionalLong;
  */
 public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** The largest message value read (a valid one is well under 4 KiB); larger ones are rejected unparsed. */
-    public static final int MAX_BYTES = 64 * 1024;
+    /**
+     * The largest message value read by default (samstream.limits.max-prompt-bytes; a valid one is well under
+     * 4 KiB); larger ones are rejected unparsed.
+     */
+    public static final int MAX_BYTES = io.samstream.config.Limits.DEFAULTS.maxPromptBytes();
 
     /** The operations of the prompts topic. */
     public enum Op {
@@ -43,18 +46,27 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
 
     /** Parses and validates a record's key and value; the exception says why it is rejected. */
     public static PromptMessage parse(String key, byte[] value) throws PromptRejected {
+        return parse(key, value, MAX_BYTES);
+    }
+
+    /** As {@link #parse(String, byte[])}, reading values of at most {@code maxBytes}. */
+    public static PromptMessage parse(String key, byte[] value, int maxBytes) throws PromptRejected {
         if (value == null) {
             throw new PromptRejected(PromptRejected.MALFORMED_JSON, "empty value (a tombstone)");
         }
-        if (value.length > MAX_BYTES) {
-            throw tooLarge(value.length + " bytes");
+        if (value.length > maxBytes) {
+            throw tooLarge(value.length + " bytes", maxBytes);
         }
-        return parse(key, new String(value, StandardCharsets.UTF_8));
+        return parse(key, new String(value, StandardCharsets.UTF_8), maxBytes);
     }
 
     public static PromptMessage parse(String key, String value) throws PromptRejected {
-        if (value.length() > MAX_BYTES) { // chars <= UTF-8 bytes
-            throw tooLarge(value.length() + " characters");
+        return parse(key, value, MAX_BYTES);
+    }
+
+    private static PromptMessage parse(String key, String value, int maxBytes) throws PromptRejected {
+        if (value.length() > maxBytes) { // chars <= UTF-8 bytes
+            throw tooLarge(value.length() + " characters", maxBytes);
         }
         JsonNode root;
         try {
@@ -125,9 +137,9 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         return new PromptMessage(stream, op, object, new ObjectPrompt(object, points, box), frame);
     }
 
-    private static PromptRejected tooLarge(String size) {
-        return new PromptRejected(PromptRejected.TOO_LARGE, "the message has " + size + ", at most " + MAX_BYTES
-                + " bytes are read");
+    private static PromptRejected tooLarge(String size, int maxBytes) {
+        return new PromptRejected(PromptRejected.TOO_LARGE, "the message has " + size + ", at most " + maxBytes
+                + " bytes are read (samstream.limits.max-prompt-bytes)");
     }
 
     private static double[][] points(JsonNode n, Op op, int object) throws PromptRejected {

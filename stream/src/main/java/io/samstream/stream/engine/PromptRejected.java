@@ -26,6 +26,12 @@ public final class PromptRejected extends Exception {
     public static final String TOO_LARGE = "too_large";
     public static final String TOO_MANY_POINTS = "too_many_points";
     public static final String TOO_MANY_PENDING = "too_many_pending";
+    /** A "frame" further ahead than samstream.limits.max-prompt-frame-ahead. */
+    public static final String FRAME_TOO_FAR = "frame_too_far";
+    /** An add past samstream.limits.max-objects-per-stream. */
+    public static final String OBJECT_LIMIT = "object_limit";
+    /** A change that would make its stream's state record larger than samstream.limits.max-state-bytes. */
+    public static final String STATE_TOO_LARGE = "state_too_large";
 
     private final String reason;
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.samstream.config.Limits;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -89,58 +90,137 @@ public record PromptsState(long changes, List<Step> steps) {
     /** @throws IllegalArgumentException naming what is wrong, for a state this version cannot read */
     static PromptsState fromJson(JsonNode o) {
         try {
-            List<Step> steps = new ArrayList<>();
-            JsonNode ns = o.required("steps");
-            if (ns.size() > StreamPrompts.MAX_PENDING) {
-                throw new IllegalArgumentException(ns.size() + " snapshots, at most " + StreamPrompts.MAX_PENDING);
-            }
-            Step before = null;
-            for (JsonNode n : ns) {
-                Map<Integer, Changed> changed = new LinkedHashMap<>();
-                Set<Integer> removed = new LinkedHashSet<>();
-                if (n.required("diff").asBoolean()) {
-                    if (before == null) {
-                        throw new IllegalArgumentException("the first snapshot cannot be a difference");
-                    }
-                    changed.putAll(before.changed());
-                    removed.addAll(before.removed());
-                }
-                for (JsonNode p : n.required("set")) {
-                    Changed c = changed(p);
-                    changed.put(c.prompt().id(), c);
-                }
-                n.required("unset").forEach(id -> changed.remove(id.asInt()));
-                n.required("removed").forEach(id -> removed.add(id.asInt()));
-                n.required("unremoved").forEach(id -> removed.remove(id.asInt()));
-                JsonNode order = n.get("order");
-                if (order != null) {
-                    Map<Integer, Changed> ordered = new LinkedHashMap<>();
-                    order.forEach(id -> {
-                        Changed c = changed.get(id.asInt());
-                        if (c == null) {
-                            throw new IllegalArgumentException("order names object " + id.asInt() + ", not a run-time one");
-                        }
-                        ordered.put(id.asInt(), c);
-                    });
-                    if (ordered.size() != changed.size()) {
-                        throw new IllegalArgumentException("order lists " + ordered.size() + " of " + changed.size()
-                                + " objects");
-                    }
-                    changed.clear();
-                    changed.putAll(ordered);
-                }
-                Step s = new Step(n.required("from").asLong(), n.required("generation").asLong(), changed, removed);
-                if (before != null && s.fromFrame() <= before.fromFrame()) {
-                    throw new IllegalArgumentException("snapshots out of order (frame " + s.fromFrame() + " after "
-                            + before.fromFrame() + ")");
-                }
-                steps.add(s);
-                before = s;
-            }
-            return new PromptsState(o.required("changes").asLong(), steps);
-        } catch (RuntimeException e) {
+            return fromJson(o, Limits.DEFAULTS);
+        } catch (ControlRejected e) {
             throw new IllegalArgumentException("unreadable prompts state: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Reads and validates a state's prompts whole ({@link StateRecord}): at most {@code max-pending-changes}
+     * snapshots after the one in force, each of at most {@code max-objects-per-stream} run-time objects, frames
+     * within {@code max-stream-frames}, every number of its type.
+     *
+     * @throws ControlRejected naming what is wrong
+     */
+    static PromptsState fromJson(JsonNode o, Limits limits) throws ControlRejected {
+        if (o == null || !o.isObject()) {
+            throw malformed("\"prompts\" is not an object");
+        }
+        long changes = whole(o, "changes", 0, Long.MAX_VALUE);
+        JsonNode ns = o.get("steps");
+        if (ns == null || !ns.isArray() || ns.isEmpty()) {
+            throw malformed("prompts: \"steps\" is not a non-empty list");
+        }
+        if (ns.size() > limits.maxPendingChanges() + 1) {
+            throw new ControlRejected(ControlRejected.TOO_MANY_PENDING, "prompts: " + ns.size() + " snapshots, at most "
+                    + (limits.maxPendingChanges() + 1) + " (samstream.limits.max-pending-changes + the one in force)");
+        }
+        int maxIds = StateRecord.MAX_ENDED;
+        List<Step> steps = new ArrayList<>();
+        Step before = null;
+        for (JsonNode n : ns) {
+            if (!n.isObject()) {
+                throw malformed("prompts: a step is not an object");
+            }
+            Map<Integer, Changed> changed = new LinkedHashMap<>();
+            Set<Integer> removed = new LinkedHashSet<>();
+            JsonNode diff = n.get("diff");
+            if (diff == null || !diff.isBoolean()) {
+                throw malformed("prompts: \"diff\" must be true or false");
+            }
+            if (diff.asBoolean()) {
+                if (before == null) {
+                    throw malformed("prompts: the first snapshot cannot be a difference");
+                }
+                changed.putAll(before.changed());
+                removed.addAll(before.removed());
+            }
+            for (JsonNode p : list(n, "set", limits.maxObjectsPerStream())) {
+                Changed c = changed(p);
+                changed.put(c.prompt().id(), c);
+            }
+            for (int id : ids(n, "unset", maxIds)) {
+                changed.remove(id);
+            }
+            removed.addAll(ids(n, "removed", maxIds));
+            ids(n, "unremoved", maxIds).forEach(removed::remove);
+            if (n.has("order")) {
+                Map<Integer, Changed> ordered = new LinkedHashMap<>();
+                for (int id : ids(n, "order", limits.maxObjectsPerStream())) {
+                    Changed c = changed.get(id);
+                    if (c == null) {
+                        throw malformed("prompts: order names object " + id + ", not a run-time one");
+                    }
+                    ordered.put(id, c);
+                }
+                if (ordered.size() != changed.size()) {
+                    throw malformed("prompts: order lists " + ordered.size() + " of " + changed.size() + " objects");
+                }
+                changed.clear();
+                changed.putAll(ordered);
+            }
+            if (changed.size() > limits.maxObjectsPerStream()) {
+                throw new ControlRejected(ControlRejected.TOO_MANY_OBJECTS, "prompts: " + changed.size()
+                        + " run-time objects, more than samstream.limits.max-objects-per-stream = "
+                        + limits.maxObjectsPerStream());
+            }
+            if (removed.size() > maxIds) {
+                throw new ControlRejected(ControlRejected.TOO_MANY_OBJECTS, "prompts: " + removed.size()
+                        + " removed objects, at most " + maxIds);
+            }
+            long from = n.get("from") != null && n.get("from").isIntegralNumber() && n.get("from").canConvertToLong()
+                    ? n.get("from").asLong() : Long.MIN_VALUE;
+            if (from < 0 || from > limits.maxStreamFrames()) {
+                throw new ControlRejected(ControlRejected.BAD_FRAME, "prompts: a snapshot's \"from\" is "
+                        + LogSafe.of(n.get("from")) + ", outside [0, " + limits.maxStreamFrames()
+                        + "] (samstream.limits.max-stream-frames)");
+            }
+            Step s = new Step(from, whole(n, "generation", 0, changes), changed, removed);
+            if (before != null && s.fromFrame() <= before.fromFrame()) {
+                throw malformed("prompts: snapshots out of order (frame " + s.fromFrame() + " after "
+                        + before.fromFrame() + ")");
+            }
+            steps.add(s);
+            before = s;
+        }
+        return new PromptsState(changes, steps);
+    }
+
+    private static ControlRejected malformed(String what) {
+        return new ControlRejected(ControlRejected.MALFORMED, what);
+    }
+
+    private static long whole(JsonNode o, String field, long min, long max) throws ControlRejected {
+        JsonNode n = o.get(field);
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() < min || n.asLong() > max) {
+            throw malformed("prompts: \"" + field + "\" is " + LogSafe.of(n) + ", expected a whole number in [" + min
+                    + ", " + max + "]");
+        }
+        return n.asLong();
+    }
+
+    private static JsonNode list(JsonNode o, String field, int max) throws ControlRejected {
+        JsonNode a = o.get(field);
+        if (a == null || !a.isArray()) {
+            throw malformed("prompts: \"" + field + "\" is not a list");
+        }
+        if (a.size() > max) {
+            throw new ControlRejected(ControlRejected.TOO_MANY_OBJECTS, "prompts: \"" + field + "\" lists " + a.size()
+                    + " objects, at most " + max);
+        }
+        return a;
+    }
+
+    private static List<Integer> ids(JsonNode o, String field, int max) throws ControlRejected {
+        List<Integer> out = new ArrayList<>();
+        for (JsonNode id : list(o, field, max)) {
+            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
+                throw malformed("prompts: \"" + field + "\" holds " + LogSafe.of(id) + ", not an object id");
+            }
+            out.add(id.asInt());
+        }
+        return out;
     }
 
     /** The order of run-time objects that reading {@code s} as a difference from {@code base} gives. */
@@ -173,29 +253,44 @@ public record PromptsState(long changes, List<Step> steps) {
         return n;
     }
 
-    private static Changed changed(JsonNode n) {
+    private static Changed changed(JsonNode n) throws ControlRejected {
+        if (!n.isObject()) {
+            throw malformed("prompts: an object's prompt is not an object");
+        }
+        JsonNode id = n.get("id");
+        if (id == null || !id.isIntegralNumber() || !id.canConvertToInt()) {
+            throw malformed("prompts: an object's \"id\" is " + LogSafe.of(id));
+        }
         double[][] points = null;
         JsonNode pts = n.get("points");
         if (pts != null) {
-            if (pts.size() > ObjectPrompt.MAX_POINTS) {
-                throw new IllegalArgumentException("object " + n.path("id").asInt() + ": " + pts.size() + " points");
+            if (!pts.isArray() || pts.size() > ObjectPrompt.MAX_POINTS) {
+                throw malformed("prompts: object " + id.asInt() + ": \"points\" is not a list of at most "
+                        + ObjectPrompt.MAX_POINTS + " points");
             }
             points = new double[pts.size()][];
             for (int i = 0; i < points.length; i++) {
-                points[i] = doubles(pts.get(i));
+                points[i] = doubles(pts.get(i), 3);
             }
         }
         JsonNode box = n.get("box");
-        return new Changed(new ObjectPrompt(n.required("id").asInt(), points, box == null ? null : doubles(box)),
-                n.required("revision").asLong());
+        try {
+            return new Changed(new ObjectPrompt(id.asInt(), points, box == null ? null : doubles(box, 4)),
+                    whole(n, "revision", 0, Long.MAX_VALUE));
+        } catch (IllegalArgumentException e) {
+            throw malformed("prompts: " + e.getMessage());
+        }
     }
 
-    private static double[] doubles(JsonNode a) {
-        if (!a.isArray() || a.size() > 4) {
-            throw new IllegalArgumentException("a point or box is an array of at most 4 numbers");
+    private static double[] doubles(JsonNode a, int max) throws ControlRejected {
+        if (!a.isArray() || a.size() > max) {
+            throw malformed("prompts: a point or box is an array of at most " + max + " numbers");
         }
         double[] v = new double[a.size()];
         for (int i = 0; i < v.length; i++) {
+            if (!a.get(i).isNumber() || !Double.isFinite(a.get(i).asDouble()) || a.get(i).asDouble() < 0) {
+                throw malformed("prompts: a coordinate is " + LogSafe.of(a.get(i)) + ", not a finite number >= 0");
+            }
             v[i] = a.get(i).asDouble();
         }
         return v;

@@ -1,16 +1,8 @@
 package io.samstream.stream.engine;
 
 import io.samstream.connectors.kafka.KafkaClients;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,25 +16,28 @@ import org.slf4j.LoggerFactory;
  */
 public final class PromptsTopicWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PromptsTopicWatcher.class);
-    /** Headers of a dead-lettered message. */
-    public static final String REASON_HEADER = "samstream.reject.reason";
-    public static final String DETAIL_HEADER = "samstream.reject.detail";
-    public static final String SOURCE_HEADER = "samstream.source";
+    /** Headers of a dead-lettered message ({@link ControlRejections}). */
+    public static final String REASON_HEADER = ControlRejections.REASON_HEADER;
+    public static final String DETAIL_HEADER = ControlRejections.DETAIL_HEADER;
+    public static final String SOURCE_HEADER = ControlRejections.SOURCE_HEADER;
     /** A rejection's detail is cut to this many characters (it quotes parts of the message). */
-    static final int DETAIL_MAX_CHARS = 1000;
+    static final int DETAIL_MAX_CHARS = ControlRejections.DETAIL_MAX_CHARS;
+
+    /** A check of one parsed message before it is applied (the cluster's state budget); throws to reject it. */
+    @FunctionalInterface
+    interface Check {
+        void check(PromptMessage m) throws PromptRejected;
+    }
 
     private final Engine engine;
-    private final Optional<String> deadLetterTopic;
-    private final KafkaProducer<String, byte[]> deadLetters;
+    private final ControlRejections rejections;
     private TopicFollower follower;
     private volatile long accepted;
     private volatile long rejected;
 
     private PromptsTopicWatcher(Engine engine, KafkaClients clients, Optional<String> deadLetterTopic) {
         this.engine = engine;
-        this.deadLetterTopic = deadLetterTopic;
-        this.deadLetters = deadLetterTopic.isEmpty() ? null : clients.producer("samstream-prompts-dead-letters",
-                Map.of(ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer());
+        this.rejections = new ControlRejections(engine.metrics(), clients, deadLetterTopic);
     }
 
     /**
@@ -71,17 +66,21 @@ public final class PromptsTopicWatcher implements AutoCloseable {
     }
 
     private void closeDeadLetters() {
-        if (deadLetters != null) {
-            deadLetters.close(Duration.ofSeconds(5));
-        }
+        rejections.close();
     }
 
     /** Applies one message, or rejects it; returns the stream it changed, null when rejected. */
     String handle(ConsumerRecord<String, byte[]> r) {
+        return handle(r, m -> {});
+    }
+
+    /** As {@link #handle(ConsumerRecord)}, {@code check} passing the message first. */
+    String handle(ConsumerRecord<String, byte[]> r, Check check) {
         String reason;
         String detail;
         try {
-            PromptMessage m = PromptMessage.parse(r.key(), r.value());
+            PromptMessage m = PromptMessage.parse(r.key(), r.value(), engine.limits().maxPromptBytes());
+            check.check(m);
             long from = engine.applyPrompt(m);
             engine.metrics().promptsAccepted(m.op().wireName()).increment();
             accepted++; // after the meter: whoever sees the count sees the meter too
@@ -102,24 +101,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         rejected++; // after the meter, as above
         log.warn("prompts: rejected the message with key '{}' at {}-{}@{}: {} ({})", LogSafe.of(r.key()), r.topic(),
                 r.partition(), r.offset(), detail, reason);
-        if (deadLetters != null) {
-            ProducerRecord<String, byte[]> dl = new ProducerRecord<>(deadLetterTopic.get(), r.key(), r.value());
-            dl.headers().add(REASON_HEADER, reason.getBytes(StandardCharsets.UTF_8));
-            dl.headers().add(DETAIL_HEADER, detail.getBytes(StandardCharsets.UTF_8));
-            dl.headers().add(SOURCE_HEADER, (r.topic() + "/" + r.partition() + "/" + r.offset())
-                    .getBytes(StandardCharsets.UTF_8));
-            try {
-                deadLetters.send(dl, (meta, e) -> {
-                    if (e != null) {
-                        log.warn("prompts: could not send a rejected message to {}: {}", deadLetterTopic.get(),
-                                Errors.describe(e));
-                    }
-                });
-            } catch (RuntimeException e) {
-                log.warn("prompts: could not send a rejected message to {}: {}", deadLetterTopic.get(),
-                        Errors.describe(e));
-            }
-        }
+        rejections.countAndDeadLetter("prompts", r, reason, detail);
         return null;
     }
 

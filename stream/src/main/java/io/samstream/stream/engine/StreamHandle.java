@@ -35,6 +35,8 @@ public final class StreamHandle {
     /** This run's counts (the meters above are per stream id, shared with earlier runs of the same id). */
     private final AtomicLong decodedCount = new AtomicLong();
     private final AtomicLong droppedCount = new AtomicLong();
+    /** Frames of a taken-over file read and dropped before its first frame here. */
+    private final AtomicLong skippedCount = new AtomicLong();
     private final CompletableFuture<Result> result = new CompletableFuture<>();
     private final Runnable onEnd;
     /** The prompts of this run: the configured ones plus the prompts topic's changes. */
@@ -71,6 +73,12 @@ public final class StreamHandle {
      */
     StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, StreamTracker tracker, int gpuIndex,
             EngineMetrics.Gpu gpuMeters, Runnable onEnd) {
+        this(spec, nextIndex, metrics, tracker, gpuIndex, gpuMeters, io.samstream.config.Limits.DEFAULTS, onEnd);
+    }
+
+    /** @param limits what its run-time prompts are held to ({@code samstream.limits}) */
+    StreamHandle(StreamSpec spec, AtomicLong nextIndex, EngineMetrics metrics, StreamTracker tracker, int gpuIndex,
+            EngineMetrics.Gpu gpuMeters, io.samstream.config.Limits limits, Runnable onEnd) {
         this.spec = spec;
         this.gpuIndex = gpuIndex;
         this.gpuMeters = gpuMeters;
@@ -80,7 +88,7 @@ public final class StreamHandle {
         this.publishedCounter = metrics.published(spec.id());
         this.failures = metrics.failures(spec.id());
         this.onEnd = onEnd;
-        this.prompts = new StreamPrompts(spec.id(), spec.prompts());
+        this.prompts = new StreamPrompts(spec.id(), spec.prompts(), limits);
         this.tracker = tracker;
     }
 
@@ -173,6 +181,19 @@ public final class StreamHandle {
 
     public long dropped() {
         return droppedCount.get();
+    }
+
+    /**
+     * Frames of a taken-over file read and dropped because another engine published them
+     * ({@link StreamStart#skipFrames()}); fewer than asked once the file ended means the file is shorter than its
+     * state said.
+     */
+    public long skipped() {
+        return skippedCount.get();
+    }
+
+    void skippedOne() {
+        skippedCount.incrementAndGet();
     }
 
     public synchronized long published() {

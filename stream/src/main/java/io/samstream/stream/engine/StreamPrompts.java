@@ -1,5 +1,6 @@
 package io.samstream.stream.engine;
 
+import io.samstream.config.Limits;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import io.samstream.stream.track.TrackPrompts;
@@ -23,18 +24,22 @@ import org.slf4j.LoggerFactory;
  * set of objects and frames decoded concurrently each get the right one. Changes are validated against
  * the newest snapshot, in the order they arrive. A snapshot is stored as its one change on the previous
  * one until a frame needs its objects (so a pending change costs its own size, not a copy of every
- * object), and at most {@link #MAX_PENDING} snapshots are kept per stream: more changes for frames to
- * come are rejected ({@link PromptRejected#TOO_MANY_PENDING}).
+ * object). The stream's limits ({@code samstream.limits}) hold: at most {@code max-pending-changes} changes wait
+ * for their frame, a change merged into a pending snapshot (deferred behind it) counting like any other
+ * ({@link PromptRejected#TOO_MANY_PENDING}); a {@code "frame"} at most {@code max-prompt-frame-ahead} past the next
+ * frame ({@link PromptRejected#FRAME_TOO_FAR}); at most {@code max-objects-per-stream} objects
+ * ({@link PromptRejected#OBJECT_LIMIT}).
  */
 final class StreamPrompts {
     private static final Logger log = LoggerFactory.getLogger(StreamPrompts.class);
-    /** Snapshots (pending changes, and those of frames in the pipeline) kept per stream at most. */
-    static final int MAX_PENDING = 1000;
+    /** The default of samstream.limits.max-pending-changes. */
+    static final int MAX_PENDING = Limits.DEFAULTS.maxPendingChanges();
 
-    /** A snapshot and the first frame it applies to. */
-    private record Entry(long fromFrame, Snapshot snapshot) {}
+    /** A snapshot, the first frame it applies to and the changes it holds since the entry before it. */
+    private record Entry(long fromFrame, Snapshot snapshot, int changes) {}
 
     private final String stream;
+    private final Limits limits;
     private final PromptSpec configuredSpec;
     private final Snapshot configured;
     /** Numbers the changes (revisions of objects, generations of resets); 0 is the configured start. */
@@ -45,10 +50,15 @@ final class StreamPrompts {
     private long decodeNext;
 
     StreamPrompts(String stream, PromptSpec configured) {
+        this(stream, configured, Limits.DEFAULTS);
+    }
+
+    StreamPrompts(String stream, PromptSpec configured, Limits limits) {
         this.stream = stream;
+        this.limits = limits;
         this.configuredSpec = configured;
         this.configured = new Snapshot(stream, configured, 0);
-        this.entries = List.of(new Entry(0, this.configured));
+        this.entries = List.of(new Entry(0, this.configured, 0));
     }
 
     /** The prompts of frame {@code index}. */
@@ -116,12 +126,19 @@ final class StreamPrompts {
         List<Entry> e = entries;
         long last = e.get(e.size() - 1).fromFrame();
         long asked = m.frame().orElse(nextFrame);
+        if (asked > nextFrame + limits.maxPromptFrameAhead() || asked > limits.maxStreamFrames()) {
+            throw new PromptRejected(PromptRejected.FRAME_TOO_FAR, "stream " + stream + ": frame " + asked + " is more"
+                    + " than samstream.limits.max-prompt-frame-ahead = " + limits.maxPromptFrameAhead()
+                    + " frames after the next one (" + nextFrame + ")");
+        }
         // Changes apply in the order they arrive: one built on a later pending change cannot come first.
         long from = Math.max(asked, Math.max(nextFrame, last));
-        if (from != last && e.size() >= MAX_PENDING) {
-            throw new PromptRejected(PromptRejected.TOO_MANY_PENDING, "stream " + stream + ": " + e.size()
+        int pending = pending(e, nextFrame);
+        if (pending >= limits.maxPendingChanges()) {
+            throw new PromptRejected(PromptRejected.TOO_MANY_PENDING, "stream " + stream + ": " + pending
                     + " prompt changes are pending already (the last from frame " + last + "), at most "
-                    + MAX_PENDING + "; a change for frame " + from + " waits for those frames to be decoded");
+                    + limits.maxPendingChanges() + " (samstream.limits.max-pending-changes); a change for frame "
+                    + from + " waits for those frames to be decoded");
         }
         Snapshot next = switch (m.op()) {
             // A new generation: tracking starts over from the configured objects.
@@ -130,6 +147,12 @@ final class StreamPrompts {
                 if (base.contains(m.object())) {
                     throw new PromptRejected(PromptRejected.OBJECT_EXISTS, "stream " + stream + ": object "
                             + m.object() + " exists already (update it, or remove it first)");
+                }
+                int objects = base.ids().size();
+                if (objects >= limits.maxObjectsPerStream()) {
+                    throw new PromptRejected(PromptRejected.OBJECT_LIMIT, "stream " + stream + " has " + objects
+                            + " objects, samstream.limits.max-objects-per-stream = " + limits.maxObjectsPerStream()
+                            + " (remove one first)");
                 }
                 yield base.with(m.prompt(), revision, width, height);
             }
@@ -164,12 +187,23 @@ final class StreamPrompts {
                     m.op().wireName(), m.object(), last);
         }
         List<Entry> updated = new ArrayList<>(e);
+        int merged = 1;
         if (from == last) {
-            updated.remove(updated.size() - 1); // superseded at the same frame
+            // superseded at the same frame: the snapshot there holds this change too, and counts it
+            merged += updated.remove(updated.size() - 1).changes();
         }
-        updated.add(new Entry(from, next));
+        updated.add(new Entry(from, next, merged));
         entries = List.copyOf(updated);
         return from;
+    }
+
+    /** The changes of snapshots that have not applied to a frame yet (from {@code nextFrame} on). */
+    private static int pending(List<Entry> e, long nextFrame) {
+        int n = 0;
+        for (int i = e.size() - 1; i >= 0 && e.get(i).fromFrame() >= nextFrame; i--) {
+            n += e.get(i).changes();
+        }
+        return n;
     }
 
     /** Frame {@code index} left the pipeline (frames leave in order): older snapshots are not needed any more. */
@@ -185,7 +219,7 @@ final class StreamPrompts {
             }
             if (drop > 0) {
                 List<Entry> kept = new ArrayList<>(e.subList(drop, e.size()));
-                kept.set(0, new Entry(0, kept.get(0).snapshot()));
+                kept.set(0, new Entry(0, kept.get(0).snapshot(), kept.get(0).changes()));
                 entries = List.copyOf(kept);
             }
         }
@@ -228,7 +262,7 @@ final class StreamPrompts {
                 revisions.put(id, c.revision());
             });
             Snapshot s = new Snapshot(stream, configuredSpec, step.generation(), changed, revisions, step.removed());
-            restored.add(new Entry(restored.isEmpty() ? 0 : step.fromFrame(), s));
+            restored.add(new Entry(restored.isEmpty() ? 0 : step.fromFrame(), s, restored.isEmpty() ? 0 : 1));
         }
         changes = Math.max(changes, state.changes());
         entries = List.copyOf(restored);

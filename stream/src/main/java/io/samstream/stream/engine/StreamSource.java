@@ -62,6 +62,7 @@ final class StreamSource {
                 java.util.concurrent.atomic.AtomicLong seen = new java.util.concurrent.atomic.AtomicLong();
                 decoded = decoded.filter(f -> {
                     if (seen.getAndIncrement() < skip) {
+                        handle.skippedOne();
                         f.release(); // a GPU frame's memory back to its decoder
                         return false;
                     }

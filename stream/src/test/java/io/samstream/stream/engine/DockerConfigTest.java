@@ -25,6 +25,12 @@ class DockerConfigTest {
         assertTrue(compose.contains("samstream-2:") && compose.contains("--partitions " + c.cluster().partitions()),
                 "two engines; the seeded streams topic has cluster.partitions partitions");
         assertTrue(Files.readString(Fixtures.file("docker/prometheus.yml")).contains("samstream-2:" + c.metrics().port()));
+        // SASL (docs/security-acls.md): the engines authenticate as samstream-engine, the broker authorizes.
+        assertEquals("SASL_PLAINTEXT", c.kafka().client().get("security.protocol"));
+        assertTrue(c.kafka().client().get("sasl.jaas.config").contains("username=\"samstream-engine\""));
+        assertTrue(compose.contains("KAFKA_AUTHORIZER_CLASS_NAME: org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                && compose.contains("--allow-principal $$E --operation Read --operation Write --operation Describe"
+                        + " --topic samstream.state"), "ACLs in compose.yaml");
     }
 
     @Test
@@ -39,6 +45,8 @@ class DockerConfigTest {
             assertTrue(c.cluster().instanceId().isEmpty(), "the pod name is the instance id");
             assertTrue(manifest.contains("containerPort: " + c.metrics().port()));
             assertTrue(manifest.contains("kind: StatefulSet") && manifest.contains("nvidia.com/gpu: 1"));
+            assertEquals("SASL_SSL", c.kafka().client().get("security.protocol"));
+            assertEquals("SCRAM-SHA-512", c.kafka().client().get("sasl.mechanism"));
         } finally {
             Files.delete(f);
         }

@@ -157,11 +157,11 @@ class KafkaPromptsTest {
             send(producer, topic, "cam-a", "{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":6,\"points\":["
                     + points63 + "]}");
             waitFor(() -> watcher.rejected() == 3);
+            // Updates of its one object for frames to come (adds would stop at max-objects-per-stream first).
             int flood = StreamPrompts.MAX_PENDING + 100;
             for (int i = 0; i < flood; i++) {
-                producer.send(new ProducerRecord<>(topic, "cam-a", ("{\"stream\":\"cam-a\",\"op\":\"add\",\"object\":"
-                        + (100 + i) + ",\"box\":[1,1,9,9],\"frame\":" + (1_000_000 + i) + "}")
-                        .getBytes(StandardCharsets.UTF_8)));
+                producer.send(new ProducerRecord<>(topic, "cam-a", ("{\"stream\":\"cam-a\",\"op\":\"update\","
+                        + "\"object\":7,\"box\":[1,1,9,9],\"frame\":" + (1_000 + i) + "}").getBytes(StandardCharsets.UTF_8)));
             }
             producer.flush();
             waitFor(() -> watcher.rejected() + watcher.accepted() == 3 + flood);

@@ -106,7 +106,8 @@ class PromptMessageTest {
         PromptRejected e = assertThrows(PromptRejected.class, () -> PromptMessage.parse("s", bytes));
         assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "rejected at once");
         assertEquals(PromptRejected.TOO_LARGE, e.reason());
-        assertEquals("the message has " + bytes.length + " bytes, at most 65536 bytes are read", e.getMessage());
+        assertEquals("the message has " + bytes.length + " bytes, at most 65536 bytes are read"
+                + " (samstream.limits.max-prompt-bytes)", e.getMessage());
         assertEquals(PromptRejected.TOO_LARGE,
                 assertThrows(PromptRejected.class, () -> PromptMessage.parse("s", huge)).reason());
     }

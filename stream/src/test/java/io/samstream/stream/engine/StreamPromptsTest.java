@@ -160,7 +160,9 @@ class StreamPromptsTest {
     @Test
     @Timeout(30)
     void pendingChangesAreCappedPerStream() throws PromptRejected {
-        StreamPrompts p = new StreamPrompts("s", CONFIGURED);
+        // objects per stream raised past the adds: this test is about the pending changes
+        StreamPrompts p = new StreamPrompts("s", CONFIGURED, new io.samstream.config.Limits(100_000,
+                StreamPrompts.MAX_PENDING, 100_000, 900 * 1024, 64 * 1024, 256 * 1024, 1_000_000_000_000L));
         int accepted = 0;
         int rejected = 0;
         for (int i = 0; i < 10_000; i++) {
@@ -174,7 +176,7 @@ class StreamPromptsTest {
                 rejected++;
             }
         }
-        assertEquals(StreamPrompts.MAX_PENDING - 1, accepted, "the configured snapshot counts too");
+        assertEquals(StreamPrompts.MAX_PENDING, accepted, "every pending change counts");
         assertEquals(10_000 - accepted, rejected);
         // Each pending snapshot has its own objects: the configured ones and the adds up to its frame.
         assertEquals(2, p.forFrame(99).ids().size());
@@ -182,9 +184,10 @@ class StreamPromptsTest {
         assertEquals(2 + 500, p.forFrame(599).ids().size());
         assertEquals(2 + accepted, p.latest().ids().size());
         assertEquals(accepted, p.latest().revision(2000 + accepted - 1));
-        // A change at the last pending frame supersedes it (no new snapshot): still taken.
-        p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2000}"), 0, 100, 80);
-        assertEquals(2 + accepted - 1, p.latest().ids().size());
+        // A change deferred to the last pending frame counts too (issue #31 finding 3): rejected.
+        assertEquals(PromptRejected.TOO_MANY_PENDING, assertThrows(PromptRejected.class, () -> p.apply(
+                msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2000}"), 0, 100, 80)).reason());
+        assertEquals(2 + accepted, p.latest().ids().size());
         // Frames decoded: their snapshots go, and room is made.
         p.frameDone(100 + 500);
         p.apply(msg("{\"stream\":\"s\",\"op\":\"remove\",\"object\":2001,\"frame\":5000}"), 601, 100, 80);
