@@ -53,7 +53,12 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
 
     /** The location fit for logs: a password in the URL is replaced by ***. */
     String redacted() {
-        return USER_INFO.matcher(text).replaceFirst("$1:***@");
+        return redact(text);
+    }
+
+    /** {@code location} with the password of a {@code scheme://user:password@} URL replaced by ***. */
+    static String redact(String location) {
+        return USER_INFO.matcher(location.trim()).replaceFirst("$1:***@");
     }
 
     boolean isLive() {
