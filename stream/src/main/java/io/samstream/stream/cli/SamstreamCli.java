@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
         versionProvider = SamstreamCli.Version.class,
         description = "Streaming video segmentation with the Segment Anything Model.",
         subcommands = {DemoCommand.class, RunCommand.class, SegmentCommand.class, PruneCommand.class,
-                BrokerCommand.class, StreamsCommand.class, PromptsCommand.class,
+                BrokerCommand.class, StreamsCommand.class, PromptsCommand.class, MasksCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SamstreamCli {
 
