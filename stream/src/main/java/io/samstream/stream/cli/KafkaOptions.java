@@ -34,7 +34,7 @@ final class KafkaOptions {
             description = "Kafka brokers; wins over samstream.kafka.bootstrap-servers.")
     String bootstrap;
 
-    @Option(names = "--kafka-timeout", paramLabel = "SECONDS", defaultValue = "10",
+    @Option(names = "--kafka-timeout", paramLabel = "SECONDS", defaultValue = "15",
             description = "How long to wait for the brokers to answer (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
