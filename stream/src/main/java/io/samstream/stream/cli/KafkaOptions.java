@@ -34,8 +34,9 @@ final class KafkaOptions {
             description = "Kafka brokers; wins over samstream.kafka.bootstrap-servers.")
     String bootstrap;
 
-    @Option(names = "--kafka-timeout", paramLabel = "SECONDS", defaultValue = "15",
-            description = "How long to wait for the brokers to answer (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--kafka-timeout", paramLabel = "SECONDS", defaultValue = "${env:SAMSTREAM_KAFKA_TIMEOUT:-15}",
+            description = "How long to wait for the brokers to answer (default: ${DEFAULT-VALUE}; the environment"
+                    + " variable SAMSTREAM_KAFKA_TIMEOUT sets another default).")
     int timeoutSeconds;
 
     private SamstreamConfig config;

@@ -206,6 +206,8 @@ class ClusterWalkthroughTest {
                 #!/usr/bin/env bash
                 # ClusterWalkthroughTest's ./samstream: the CLI on the build's classes, as the launcher runs the jar.
                 case "$1" in run) opts="-Xmx768m" ;; *) opts="-Xmx256m -XX:TieredStopAtLevel=1" ;; esac
+                # Three engines at work starve a loaded 2-core machine's broker: the commands wait longer for it.
+                export SAMSTREAM_KAFKA_TIMEOUT=${SAMSTREAM_KAFKA_TIMEOUT:-120}
                 exec '%s' -XX:+UseSerialGC $opts -cp '%s' io.samstream.stream.cli.SamstreamCli "$@"
                 """.formatted(java, main));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
