@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A real Apache Kafka broker running inside this JVM: one node in KRaft mode that is both broker and
- * controller, listening on 127.0.0.1 only. It is what {@code samstream.kafka.bootstrap-servers = ""}
- * starts, and what the tests publish to.
+ * controller, listening on 127.0.0.1 only (clients on another address with {@link Builder#host}). It is what
+ * {@code samstream.kafka.bootstrap-servers = ""} starts, what {@code samstream broker} runs, and what the tests
+ * publish to.
  *
  * <p>The storage directory is formatted on first start. Start a broker on the port and log directory
  * of a closed one and it comes back with its topics and records: that is how tests simulate an outage.
@@ -76,14 +77,17 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
     private final KafkaRaftServer server;
+    private final String host;
     private final int port;
     private final int securePort;
     private final Path logDir;
     private final boolean ownsLogDir;
     private boolean closed;
 
-    private EmbeddedKafkaBroker(KafkaRaftServer server, int port, int securePort, Path logDir, boolean ownsLogDir) {
+    private EmbeddedKafkaBroker(KafkaRaftServer server, String host, int port, int securePort, Path logDir,
+            boolean ownsLogDir) {
         this.server = server;
+        this.host = host;
         this.port = port;
         this.securePort = securePort;
         this.logDir = logDir;
@@ -99,9 +103,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         return new Builder();
     }
 
-    /** {@code 127.0.0.1:<port>}, for the {@code bootstrap.servers} of clients. */
+    /** {@code 127.0.0.1:<port>} (or the {@link Builder#host}'s), for the {@code bootstrap.servers} of clients. */
     public String bootstrapServers() {
-        return HOST + ":" + port;
+        return hostPort(host, port);
     }
 
     /** {@code 127.0.0.1:<port>} of the secure listener; only with {@link Builder#secureListener}. */
@@ -109,7 +113,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         if (securePort == 0) {
             throw new IllegalStateException("this broker has no secure listener (Builder.secureListener)");
         }
-        return HOST + ":" + securePort;
+        return hostPort(host, securePort);
     }
 
     /** The port clients connect to (never 0, also when a free one was picked). */
@@ -255,6 +259,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     /** How to start a broker: the defaults give a free port and a temporary directory. */
     public static final class Builder {
+        private String host = HOST;
         private int port;
         private String secureProtocol;
         private Path logDir;
@@ -268,6 +273,21 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 throw new IllegalArgumentException("port must be 0 (pick a free one) or 1-65535, got " + port);
             }
             this.port = port;
+            return this;
+        }
+
+        /**
+         * The address the client listeners bind and advertise (default 127.0.0.1): one that every client can
+         * reach, so not a wildcard such as 0.0.0.0. The controller stays on 127.0.0.1.
+         */
+        public Builder host(String host) {
+            Objects.requireNonNull(host, "host");
+            String h = host.trim();
+            if (h.isEmpty() || h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
+                throw new IllegalArgumentException("host must be an address clients can reach (it is advertised to"
+                        + " them), not '" + host + "'");
+            }
+            this.host = h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
             return this;
         }
 
@@ -310,15 +330,15 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             try {
                 formatIfNeeded(dir);
                 for (int attempt = 1; ; attempt++) {
-                    int clientPort = port != 0 ? port : freePort();
-                    int controllerPort = freePort();
-                    int securePort = secureProtocol == null ? 0 : freePort();
+                    int clientPort = port != 0 ? port : freePort(host);
+                    int controllerPort = freePort(HOST);
+                    int securePort = secureProtocol == null ? 0 : freePort(host);
                     try {
                         KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(
                                 brokerConfig(dir, clientPort, controllerPort, securePort), false), Time.SYSTEM);
                         startOrShutdown(server);
-                        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(server, clientPort, securePort, dir,
-                                ownsLogDir);
+                        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(server, host, clientPort, securePort,
+                                dir, ownsLogDir);
                         log.info("Embedded Kafka broker (KRaft, single node) running at {}, data in {}",
                                 broker.bootstrapServers(), dir);
                         return broker;
@@ -343,12 +363,12 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             config.put("process.roles", "broker,controller");
             config.put("node.id", Integer.toString(NODE_ID));
             config.put("controller.quorum.voters", NODE_ID + "@" + HOST + ":" + controllerPort);
-            config.put("listeners", BROKER_LISTENER + "://" + HOST + ":" + clientPort + ","
+            config.put("listeners", BROKER_LISTENER + "://" + hostPort(host, clientPort) + ","
                     + CONTROLLER_LISTENER + "://" + HOST + ":" + controllerPort);
-            config.put("advertised.listeners", BROKER_LISTENER + "://" + HOST + ":" + clientPort);
+            config.put("advertised.listeners", BROKER_LISTENER + "://" + hostPort(host, clientPort));
             config.put("listener.security.protocol.map", BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
             if (secureProtocol != null) {
-                String secure = SECURE_LISTENER + "://" + HOST + ":" + securePort;
+                String secure = SECURE_LISTENER + "://" + hostPort(host, securePort);
                 config.put("listeners", config.get("listeners") + "," + secure);
                 config.put("advertised.listeners", config.get("advertised.listeners") + "," + secure);
                 config.put("listener.security.protocol.map", config.get("listener.security.protocol.map") + ","
@@ -413,14 +433,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
+    private static int freePort(String host) {
         try (ServerSocket socket = new ServerSocket()) {
             socket.setReuseAddress(true);
-            socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), 0));
+            socket.bind(new InetSocketAddress(InetAddress.getByName(host), 0));
             return socket.getLocalPort();
         } catch (IOException e) {
-            throw new UncheckedIOException("No free port on " + HOST, e);
+            throw new UncheckedIOException("No free port on " + host, e);
         }
+    }
+
+    /** {@code host:port}, an IPv6 address in brackets. */
+    private static String hostPort(String host, int port) {
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     }
 
     private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {

@@ -57,6 +57,14 @@ public final class FrameSources {
     private FrameSources() {
     }
 
+    /**
+     * A location fit to show (logs, command output, API answers): the password of a
+     * {@code scheme://user:password@host} URL is replaced by {@code ***}; anything else is kept as given.
+     */
+    public static String redacted(String location) {
+        return SourceLocation.redact(location);
+    }
+
     public static FrameSource open(SourceSpec spec) throws IOException {
         SourceLocation location = SourceLocation.parse(spec.location());
         if (location.kind() == SourceLocation.Kind.TEST_PATTERN) {

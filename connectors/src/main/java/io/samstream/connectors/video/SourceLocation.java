@@ -55,6 +55,11 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
         return SafeText.of(text, 500);
     }
 
+    /** {@code location} fit for logs and messages: credentials masked, escaped and cut ({@link SafeText#of}). */
+    static String redact(String location) {
+        return SafeText.of(location, 500);
+    }
+
     boolean isLive() {
         return kind == Kind.NETWORK || kind == Kind.CAMERA;
     }

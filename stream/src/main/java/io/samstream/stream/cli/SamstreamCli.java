@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
         versionProvider = SamstreamCli.Version.class,
         description = "Streaming video segmentation with the Segment Anything Model.",
         subcommands = {DemoCommand.class, RunCommand.class, SegmentCommand.class, PruneCommand.class,
+                BrokerCommand.class, StreamsCommand.class, PromptsCommand.class, MasksCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SamstreamCli {
 
@@ -37,11 +38,23 @@ public final class SamstreamCli {
         });
         cli.setParameterExceptionHandler((e, args1) -> {
             CommandLine cmd = e.getCommandLine();
-            cmd.getErr().println("samstream: " + e.getMessage());
+            cmd.getErr().println("samstream: " + unknownCommand(e).orElse(e.getMessage()));
             cmd.getErr().println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
             return 2;
         });
         return cli.execute(args);
+    }
+
+    /** "unknown command 'x' (one of: ...)" when a command of subcommands got an argument that names none. */
+    private static java.util.Optional<String> unknownCommand(CommandLine.ParameterException e) {
+        CommandLine cmd = e.getCommandLine();
+        if (e instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()
+                && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
+            return java.util.Optional.of("unknown command '" + u.getUnmatched().get(0) + "' for '"
+                    + cmd.getCommandSpec().qualifiedName() + "' (one of: "
+                    + String.join(", ", cmd.getSubcommands().keySet()) + ")");
+        }
+        return java.util.Optional.empty();
     }
 
     /** The message a user needs: ours are complete sentences; fall back to the exception type. */

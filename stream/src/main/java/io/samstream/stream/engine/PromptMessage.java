@@ -3,6 +3,8 @@ package io.samstream.stream.engine;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
 import java.nio.charset.StandardCharsets;
@@ -135,6 +137,46 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
                     + " needs \"points\" or a \"box\"");
         }
         return new PromptMessage(stream, op, object, new ObjectPrompt(object, points, box), frame);
+    }
+
+    /**
+     * The message's value as the topic carries it, what {@link #parse} reads back: {@code stream}, {@code op},
+     * {@code object} (not for reset), {@code points} as {@code [x, y, label]} and {@code box} when given,
+     * {@code frame} when given.
+     */
+    public String toJson() {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("stream", stream);
+        root.put("op", op.wireName());
+        if (op != Op.RESET) {
+            root.put("object", object);
+        }
+        if (prompt != null && prompt.points() != null) {
+            ArrayNode points = root.putArray("points");
+            for (int i = 0; i < prompt.points().length; i++) {
+                ArrayNode point = points.addArray();
+                number(point, prompt.points()[i][0]);
+                number(point, prompt.points()[i][1]);
+                point.add(prompt.label(i));
+            }
+        }
+        if (prompt != null && prompt.box() != null) {
+            ArrayNode box = root.putArray("box");
+            for (double v : prompt.box()) {
+                number(box, v);
+            }
+        }
+        frame.ifPresent(f -> root.put("frame", f));
+        return root.toString();
+    }
+
+    /** Whole pixel coordinates as integers ({@code 40}, not {@code 40.0}); others as they are. */
+    private static void number(ArrayNode array, double v) {
+        if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+            array.add((long) v);
+        } else {
+            array.add(v);
+        }
     }
 
     private static PromptRejected tooLarge(String size, int maxBytes) {
