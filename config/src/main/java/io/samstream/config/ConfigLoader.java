@@ -105,7 +105,7 @@ public final class ConfigLoader {
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
                     cluster(config, origin, kafka, engine.streamsTopic()), gpus,
                     new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
-                            config.getBoolean(ROOT + ".cuda.decoder-graphs")));
+                            config.getBoolean(ROOT + ".cuda.decoder-graphs")), HttpSettingsLoader.load(config, origin));
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

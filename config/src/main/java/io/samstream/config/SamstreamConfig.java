@@ -17,7 +17,7 @@ import java.util.Optional;
  * @param pipeline       in-flight limits ({@code samstream.pipeline})
  * @param reconnect      backoff of live sources ({@code samstream.reconnect})
  * @param sinks          where mask records go ({@code samstream.sinks})
- * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
+ * @param metrics        whether the HTTP server serves Prometheus metrics at /metrics ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
  * @param tracking       objects followed from frame to frame ({@code samstream.tracking})
  * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
@@ -25,20 +25,39 @@ import java.util.Optional;
  * @param cluster        engines sharded by a consumer group ({@code samstream.cluster})
  * @param gpus           which GPUs the CUDA backend runs on ({@code samstream.gpus}; ignored on the CPU)
  * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
+ * @param http           the HTTP server: API, previews, console, health, /metrics ({@code samstream.http})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda) {
+        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda, HttpSettings http) {
     public SamstreamConfig {
         java.util.Objects.requireNonNull(cluster, "cluster");
+        java.util.Objects.requireNonNull(http, "http");
         java.util.Objects.requireNonNull(gpus, "gpus");
         java.util.Objects.requireNonNull(cuda, "cuda");
         streams = List.copyOf(streams);
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
+    }
+
+    /** Without an HTTP server ({@link HttpSettings#OFF}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus,
+            CudaSettings cuda) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, HttpSettings.OFF);
+    }
+
+    /** The same configuration with another HTTP section. */
+    public SamstreamConfig withHttp(HttpSettings newHttp) {
+        return new SamstreamConfig(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline,
+                reconnect, sinks, metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, newHttp);
     }
 
     /** On every GPU ({@link GpuSelection#ALL}), with the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */

@@ -85,8 +85,8 @@ public final class SamstreamRuntime implements AutoCloseable {
             Function<SamstreamConfig, Optional<FrameSink>> fileSinks) throws IOException {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         EngineMetrics metrics = new EngineMetrics(registry);
-        if (config.metrics().enabled()) {
-            metricsServer = MetricsServer.start(registry, config.metrics().host(), config.metrics().port());
+        if (config.metrics().enabled() && config.http().enabled()) {
+            metricsServer = MetricsServer.start(registry, config.http().host(), config.http().port());
             resources.add(metricsServer);
         }
 
