@@ -22,8 +22,6 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
     static final String TEST_PATTERN_PREFIX = "testpattern:";
     private static final Pattern URL_SCHEME = Pattern.compile("^([a-zA-Z][a-zA-Z0-9+.-]*)://");
     private static final Pattern V4L2_DEVICE = Pattern.compile("^/dev/(video\\d+|v4l/.+)$");
-    /** "scheme://user:secret@" : the secret is kept out of logs and messages. */
-    private static final Pattern USER_INFO = Pattern.compile("^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*):[^/@]*@");
 
     static SourceLocation parse(String location) {
         String text = location.trim();
@@ -51,9 +49,9 @@ record SourceLocation(Kind kind, String text, String ffmpegUrl, String inputForm
         return file(text, text);
     }
 
-    /** The location fit for logs: a password in the URL is replaced by ***. */
+    /** The location fit for logs: its credentials masked ({@link io.samstream.config.Credentials#mask}). */
     String redacted() {
-        return USER_INFO.matcher(text).replaceFirst("$1:***@");
+        return io.samstream.config.Credentials.mask(text);
     }
 
     boolean isLive() {

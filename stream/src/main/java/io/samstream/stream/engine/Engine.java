@@ -357,7 +357,8 @@ public final class Engine implements AutoCloseable {
                 .recoverWithRetries(1, Throwable.class, Source::empty);
         streams.put(spec.id(), handle);
         handle.setKillSwitch(source.to(lane.merge()).run(system));
-        log.info("stream {}: started ({}, {}{})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file",
+        log.info("stream {}: started ({}, {}{})", spec.id(), LogSafe.of(io.samstream.config.Credentials.mask(spec.location())),
+                spec.isLive() ? "live" : "file",
                 lanes.size() == 1 ? "" : ", on GPU " + lane.gpu().label());
         return handle;
     }
