@@ -124,8 +124,8 @@ public final class Demo {
             print.printf("samstream demo: %d frames of %s, model %s, masks to Kafka topic %s on %s%s%n", frames, location,
                     rt.modelName(), config.kafka().masksTopic(), rt.bootstrapServers(),
                     rt.embeddedBrokerDir().map(d -> " (embedded broker, data kept in " + d + ")").orElse(""));
-            rt.metricsServer().ifPresent(m -> print.printf("metrics: http://%s:%d/metrics%n", config.http().host(),
-                    m.port()));
+            rt.httpServer().ifPresent(h -> print.printf("console: %s (API: %sapi/v1/streams, metrics: %smetrics)%n",
+                    h.url(), h.url(), h.url()));
             print.println(base.tracking().enabled()
                     ? "tracking the clip's shapes: ids 1-" + prompts.objects().size() + " prompted with their boxes in frame 0"
                             + " (as a user would draw them), then followed"

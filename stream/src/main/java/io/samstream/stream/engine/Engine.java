@@ -97,6 +97,8 @@ public final class Engine implements AutoCloseable {
     private final UniqueKillSwitch pipelineSwitch;
     private final CompletionStage<Done> pipelineDone;
     private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
+    /** Sees each published frame before it is released (previews); none until set. */
+    private volatile FrameTap tap = FrameTap.NONE;
     private volatile boolean closed;
     private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
@@ -140,7 +142,9 @@ public final class Engine implements AutoCloseable {
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkLanes, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> {
-                    o.job().frame().release(); // a GPU frame's memory back to its decoder
+                    if (!tapped(o)) {
+                        o.job().frame().release(); // a GPU frame's memory back to its decoder
+                    }
                     o.job().stream().frameDone(o.record() != null, o.job().frame().index(), o.job().frame().ptsMillis());
                 }), Keep.both())
                 .run(system);
@@ -206,6 +210,29 @@ public final class Engine implements AutoCloseable {
         // backend reads them so.
         boolean gpuFrames = segmenter.backend() != null && segmenter.backend().readsDeviceFrames();
         return new Lane(gpu, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
+    }
+
+    /** Hands a published frame to the tap; true when the tap kept it (and releases it itself). */
+    private boolean tapped(Job.Outcome o) {
+        if (o.record() == null) {
+            return false;
+        }
+        try {
+            return tap.published(o.job().stream(), o.record(), o.job().frame());
+        } catch (RuntimeException e) {
+            log.warn("stream {}: frame tap: {}", o.job().stream().id(), Errors.describe(e));
+            return false;
+        }
+    }
+
+    /** Sets what sees each published frame before it is released ({@link FrameTap#NONE}: nothing). */
+    public void setFrameTap(FrameTap frameTap) {
+        this.tap = java.util.Objects.requireNonNull(frameTap, "frameTap");
+    }
+
+    /** The engine's actor system (the HTTP server runs on it); terminated when the engine closes. */
+    public ActorSystem system() {
+        return system;
     }
 
     /** The frames of GPU {@code lane}'s streams between their source and their end, now. */
