@@ -12,13 +12,10 @@ import akka.http.javadsl.model.ws.BinaryMessage;
 import akka.http.javadsl.model.ws.Message;
 import akka.http.javadsl.model.ws.TextMessage;
 import akka.http.javadsl.model.ws.WebSocketUpgrade;
-import akka.japi.Pair;
 import akka.stream.Materializer;
-import akka.stream.OverflowStrategy;
 import akka.stream.javadsl.Flow;
 import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Source;
-import akka.stream.javadsl.SourceQueueWithComplete;
 import akka.util.ByteString;
 import io.samstream.stream.engine.Engine;
 import java.nio.charset.StandardCharsets;
@@ -97,11 +94,9 @@ final class LiveRoutes {
             throw new ApiException(400, "this is a WebSocket endpoint; for an <img> ask for ?format=mjpeg",
                     "Upgrade");
         }
-        Pair<SourceQueueWithComplete<Preview>, Source<Preview, NotUsed>> q = Source.<Preview>queue(Viewer.QUEUE,
-                OverflowStrategy.dropHead(), 16).preMaterialize(materializer);
-        Viewer viewer = new Viewer(id, width, q.first());
+        Viewer viewer = new Viewer(id, width);
         hub.open(viewer); // 429 when max-viewers are open
-        Source<Preview, NotUsed> frames = q.second().watchTermination((m, done) -> {
+        Source<Preview, NotUsed> frames = viewer.source().watchTermination((m, done) -> {
             done.whenComplete((d, e) -> hub.close(viewer));
             return m;
         });
@@ -142,15 +137,13 @@ final class LiveRoutes {
         if (fresh.isPresent()) {
             return CompletableFuture.completedFuture(jpeg(fresh.get()));
         }
-        Pair<SourceQueueWithComplete<Preview>, Source<Preview, NotUsed>> q = Source.<Preview>queue(1,
-                OverflowStrategy.dropHead(), 16).preMaterialize(materializer);
-        Viewer viewer = new Viewer(id, width, q.first());
+        Viewer viewer = new Viewer(id, width, 1);
         hub.open(viewer);
-        return q.second().runWith(Sink.head(), materializer).toCompletableFuture()
+        return viewer.source().runWith(Sink.head(), materializer).toCompletableFuture()
                 .orTimeout(FRAME_WAIT.toMillis(), TimeUnit.MILLISECONDS)
                 .handle((p, e) -> {
                     hub.close(viewer);
-                    q.first().complete();
+                    viewer.complete();
                     if (e != null) {
                         return Json.error(503, "no frame of stream " + id + " was published within "
                                 + FRAME_WAIT.toSeconds() + " s", "id");

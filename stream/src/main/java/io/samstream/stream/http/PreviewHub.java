@@ -40,7 +40,7 @@ final class PreviewHub implements FrameTap, AutoCloseable {
     private final int maxViewers;
     private final ThreadPoolExecutor pool;
     private final Map<String, Watched> watched = new ConcurrentHashMap<>();
-    private final Set<StreamHandle> seen = ConcurrentHashMap.newKeySet();
+    private final Set<Object> seen = ConcurrentHashMap.newKeySet();
     private final AtomicLong made = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
 
@@ -75,16 +75,25 @@ final class PreviewHub implements FrameTap, AutoCloseable {
 
     @Override
     public boolean published(StreamHandle stream, MaskRecord record, VideoFrame frame) {
-        figures.published(stream.id(), record);
-        if (seen.add(stream)) {
-            stream.result().whenComplete((r, e) -> {
-                seen.remove(stream);
-                if (running.apply(stream.id()).isEmpty()) {
-                    figures.forget(stream.id());
+        return published(stream, stream.id(), stream.result(), record, frame);
+    }
+
+    /**
+     * A published frame of the run {@code run} (any object standing for it) of stream {@code id}, which ends when
+     * {@code ended} completes.
+     */
+    boolean published(Object run, String id, java.util.concurrent.CompletionStage<?> ended, MaskRecord record,
+            VideoFrame frame) {
+        figures.published(id, record);
+        if (seen.add(run)) {
+            ended.whenComplete((r, e) -> {
+                seen.remove(run);
+                if (running.apply(id).isEmpty()) {
+                    figures.forget(id);
                 }
             });
         }
-        Watched w = watched.get(stream.id());
+        Watched w = watched.get(id);
         if (w == null || w.viewers.isEmpty()) {
             return false;
         }
