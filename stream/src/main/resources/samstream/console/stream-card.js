@@ -147,30 +147,53 @@ export class StreamCard {
     this.renderObjects();
   }
 
+  /** The list, updated in place (an item stays the same element, so a click on it is never lost). */
   renderObjects() {
-    const items = [...this.objects.values()].sort((a, b) => a.id - b.id);
+    const items = [...this.objects.values()];
     for (const id of this.pending) {
       if (!this.objects.has(id)) {
         items.push({ id, state: 'pending' });
       }
     }
-    this.list.replaceChildren(...items.map(o => {
-      const li = document.createElement('li');
-      li.dataset.objectId = String(o.id);
+    items.sort((a, b) => a.id - b.id);
+    const keep = new Set(items.map(o => String(o.id)));
+    for (const li of [...this.list.children]) {
+      if (!keep.has(li.dataset.objectId)) {
+        li.remove();
+      }
+    }
+    let previous = null;
+    for (const o of items) {
+      let li = this.list.querySelector(`li[data-object-id="${o.id}"]`);
+      if (!li) {
+        li = this.objectItem(o.id);
+      }
       li.dataset.state = o.state;
       li.classList.toggle('selected', o.id === this.selected);
-      const swatch = document.createElement('span');
-      swatch.className = 'swatch';
-      swatch.style.background = o.colour || '#888';
-      const label = document.createElement('span');
-      label.textContent = `object ${o.id} · ${o.state}${o.score !== undefined ? ' · score ' + o.score.toFixed(2) : ''}`;
-      const remove = document.createElement('button');
-      remove.textContent = 'remove';
-      remove.addEventListener('click', ev => { ev.stopPropagation(); this.send(prompts.remove(o.id)); });
-      li.addEventListener('click', () => { this.selected = o.id; this.renderObjects(); });
-      li.append(swatch, label, remove);
-      return li;
-    }));
+      li.querySelector('.swatch').style.background = o.colour || '#888';
+      li.querySelector('.label').textContent = `object ${o.id} · ${o.state}` +
+          (o.score !== undefined ? ` · score ${o.score.toFixed(2)}` : '');
+      const next = previous ? previous.nextSibling : this.list.firstChild;
+      if (next !== li) {
+        this.list.insertBefore(li, next);
+      }
+      previous = li;
+    }
+  }
+
+  objectItem(id) {
+    const li = document.createElement('li');
+    li.dataset.objectId = String(id);
+    const swatch = document.createElement('span');
+    swatch.className = 'swatch';
+    const label = document.createElement('span');
+    label.className = 'label';
+    const remove = document.createElement('button');
+    remove.textContent = 'remove';
+    remove.addEventListener('click', ev => { ev.stopPropagation(); this.send(prompts.remove(id)); });
+    li.addEventListener('click', () => { this.selected = id; this.renderObjects(); });
+    li.append(swatch, label, remove);
+    return li;
   }
 
   pointerDown(e) {
@@ -226,7 +249,8 @@ export class StreamCard {
 
   /** Adds an object under a new id; an id taken meanwhile (409) is skipped for the next one. */
   async addObject(messageFor) {
-    const known = new Set([...this.objects.keys(), ...this.pending, ...this.given.keys()]);
+    const known = new Set([...this.objects.keys(), ...this.pending, ...this.given.keys(),
+        ...(this.stream.prompted || [])]);
     let id = prompts.newObjectId(known);
     for (let attempt = 0; attempt < 5; attempt++, id++) {
       const message = messageFor(id);

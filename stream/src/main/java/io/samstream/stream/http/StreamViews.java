@@ -88,6 +88,8 @@ final class StreamViews {
         } else {
             o.putNull("frame");
         }
+        ArrayNode prompted = o.putArray("prompted");
+        new java.util.TreeSet<>(h.promptedIds()).forEach(prompted::add);
         ArrayNode objects = o.putArray("objects");
         Map<Integer, MaskRecord.ObjectMask> masks = new TreeMap<>();
         f.last().ifPresent(r -> r.objects().forEach(m -> masks.put(m.id(), m)));

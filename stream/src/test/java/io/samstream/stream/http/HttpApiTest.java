@@ -83,6 +83,7 @@ class HttpApiTest {
         assertTrue(cam.get("latency_ms").get("p99").asDouble() >= cam.get("latency_ms").get("p50").asDouble());
         assertEquals(128, cam.get("frame").get("width").asInt());
         assertEquals(1, cam.get("objects").get(0).get("id").asInt(), cam.toString());
+        assertEquals(1, cam.get("prompted").get(0).asInt(), "the ids of its prompts: " + cam);
         assertTrue(List.of("visible", "hidden", "lost").contains(cam.get("objects").get(0).get("state").asText()));
         assertEquals("rtsp://***@127.0.0.1:1/live", find(streams, "locked").get("location").asText());
 
