@@ -95,7 +95,7 @@ public final class CudaKernelBench {
         DeviceBuffer a = random(m * 5120L, 1.0, "A");
         DeviceBuffer c = random(m * 5120L, 1.0, "C");
         String[][] shapes = {
-            // name, n, k, epilogue, rows (M); vit_b at batch 32 with every tile, the rest old default vs Hopper
+            // name, n, k, epilogue, rows (M); vit_b at batch 32 with every tile, the rest with T128x128x64 and the Hopper tiles
             {"qkv", "2304", "768", "bias", "" + m},
             {"proj", "768", "768", "bias+residual", "" + m},
             {"mlp.lin1", "3072", "768", "bias+gelu", "" + m},

@@ -35,8 +35,8 @@ import java.util.Random;
  *       ({@link FramePreprocessor}, one thread) and the GPU ({@link GpuFramePreprocessor}, into device
  *       memory, until the stream is done);</li>
  *   <li>post-processing of N 256x256 mask logits to 1080p masks with stability, box, area and the RLE
- *       string: the engine's former path (upscaled logits, threshold, CocoRle of the boolean mask, a
- *       stability pass), the CPU default ({@link MaskPostprocessor#summarize}) and the GPU
+ *       string: the unfused path ("cpu former" rows: upscaled logits, threshold, CocoRle of the boolean mask,
+ *       a stability pass), the CPU default ({@link MaskPostprocessor#summarize}) and the GPU
  *       ({@link GpuMaskPostprocessor}).</li>
  * </ul>
  * Median of the repeats after one warm-up.

@@ -155,7 +155,7 @@ public final class EngineSettings {
         public static final int DEFAULT_MEMORY_FORGET_AFTER = 90;
         public static final int DEFAULT_MEMORY_FOUND_AFTER = 3;
 
-        /** Off: today's fixed prompts on every frame. */
+        /** Off: the stream's prompts decoded as they are on every frame. */
         public static Tracking off() {
             return new Tracking(false, 5, 0.5, 0.6, 0.85, 30);
         }

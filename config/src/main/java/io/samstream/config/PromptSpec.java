@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The fixed prompts of a stream, decoded on every frame until prompt tracking lands: explicit objects
- * (points and/or a box each, with an object id) and/or an N x N grid of single foreground points.
- * Coordinates are pixels of the original frame.
+ * The configured prompts of a stream: explicit objects (points and/or a box each, with an object id) and/or
+ * an N x N grid of single foreground points. With tracking on they seed tracks on the stream's first frame;
+ * with it off they are decoded as they are on every frame. Coordinates are pixels of the original frame.
  *
  * @param objects explicit objects, ids unique
  * @param grid    N for an N x N point grid (objects {@code gridIdBase + 0 .. N*N-1}, row by row), 0 for none

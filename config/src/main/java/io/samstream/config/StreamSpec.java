@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
  *                 ({@code /dev/video0}) or a test pattern ({@code testpattern:640x480@25?frames=100})
  * @param live     whether frames arrive in real time (see {@link #isLive()})
  * @param decoder  which decoder to prefer
- * @param prompts  the fixed prompts decoded on every frame
+ * @param prompts  the configured prompts (seeds of the tracks; with tracking off, decoded on every frame)
  */
 public record StreamSpec(String id, String location, Live live, Decoder decoder, PromptSpec prompts) {
     /** Stream ids become Kafka keys, metric tags and folder names: keep them plain. */

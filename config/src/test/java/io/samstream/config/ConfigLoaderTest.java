@@ -168,11 +168,13 @@ class ConfigLoaderTest {
         assertTrue(e.getMessage().contains(file + ": unknown key samstream.cuda.gemmPipeline"), e.getMessage());
     }
 
-    /** Every {@code -Dsamstream.KEY=} that reference.conf and the README show is a key, or a JVM switch. */
+    /** Every {@code -Dsamstream.KEY=} that reference.conf, the README and docs/ show is a key, or a JVM switch. */
     @Test
     void theDocumentedSystemPropertiesExist() throws IOException {
-        String docs = new String(ConfigLoader.class.getResourceAsStream("/reference.conf").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8) + Files.readString(Path.of("../README.md"));
+        StringBuilder docs = new StringBuilder(new String(
+                ConfigLoader.class.getResourceAsStream("/reference.conf").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        RepoDocs.allPages().forEach(page -> docs.append('\n').append(RepoDocs.read(page)));
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("-Dsamstream\\.([A-Za-z0-9_.-]+)=").matcher(docs);
         int seen = 0;
         while (m.find()) {

@@ -6,7 +6,8 @@ import java.nio.ByteBuffer;
 /**
  * The element types a checkpoint may store. Only the floating point ones can become model weights;
  * the others are known so that a file holding them gets an error naming the tensor and its type
- * rather than "unknown storage".
+ * rather than "unknown storage". complex64 tensors are read as float32 ones with a trailing dimension of 2
+ * (torch's {@code view_as_real}), which the unpickler sets up.
  */
 enum ElementType {
     FLOAT64("float64", 8, true),
@@ -18,7 +19,9 @@ enum ElementType {
     INT16("int16", 2, false),
     INT8("int8", 1, false),
     UINT8("uint8", 1, false),
-    BOOL("bool", 1, false);
+    BOOL("bool", 1, false),
+    /** (real, imaginary) float32 pairs, e.g. SAM 3's rotary tables; read as float32 with a trailing dimension 2. */
+    COMPLEX64("complex64", 8, false);
 
     private final String displayName;
     private final int byteSize;

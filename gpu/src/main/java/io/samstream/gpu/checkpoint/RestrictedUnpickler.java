@@ -21,6 +21,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -74,6 +75,8 @@ final class RestrictedUnpickler {
     private long held;
     /** One StorageRef per storage key: the first declaration wins, as in torch.load. */
     private final Map<String, StorageRef> storages = new HashMap<>();
+    /** Keys of the complex64 storages, which are read as float32 pairs. */
+    private final Set<String> complexStorages = new HashSet<>();
 
     private RestrictedUnpickler(Path file, String entry, byte[] pickle) {
         this.file = file;
@@ -268,6 +271,10 @@ final class RestrictedUnpickler {
                 if (!(args.get(6) instanceof DType dtype)) {
                     throw fail(f.qualifiedName() + " needs a dtype as 7th argument, got " + describe(args.get(6)));
                 }
+                if (dtype.type() == ElementType.COMPLEX64) {
+                    yield args.get(0) instanceof StorageRef s && !s.untyped() ? typedTensor(args)
+                            : asRealPairs(tensor(args, ElementType.FLOAT32));
+                }
                 yield tensor(args, dtype.type());
             }
             case REBUILD_PARAMETER, REBUILD_PARAMETER_WITH_STATE -> {
@@ -354,6 +361,12 @@ final class RestrictedUnpickler {
             throw fail("declares a storage whose key or location is not a string: " + describe(pid));
         }
         long numel = nonNegative(t.get(4), "the element count of storage " + key);
+        if (type.type() == ElementType.COMPLEX64 && !type.untyped()) {
+            // a complex storage is read as its float32 (real, imaginary) pairs
+            complexStorages.add(key);
+            return storages.computeIfAbsent(key, k -> new StorageRef(k, ElementType.FLOAT32, false, location,
+                    Math.multiplyExact(numel, 2)));
+        }
         return storages.computeIfAbsent(key, k -> new StorageRef(k, type.type(), type.untyped(), location, numel));
     }
 
@@ -362,7 +375,22 @@ final class RestrictedUnpickler {
         if (args.get(0) instanceof StorageRef s && s.untyped()) {
             throw fail("rebuilds a tensor over the untyped storage " + s.key() + " without naming its dtype");
         }
+        if (args.get(0) instanceof StorageRef s && complexStorages.contains(s.key())) {
+            return asRealPairs(tensor(args, null));
+        }
         return tensor(args, null);
+    }
+
+    /** A complex64 view as torch's view_as_real: float32, a trailing dimension of 2, strides and offset doubled. */
+    private static TensorRef asRealPairs(TensorRef t) {
+        int[] size = Arrays.copyOf(t.size(), t.size().length + 1);
+        long[] stride = new long[size.length];
+        size[size.length - 1] = 2;
+        for (int d = 0; d < t.stride().length; d++) {
+            stride[d] = Math.multiplyExact(t.stride()[d], 2);
+        }
+        stride[size.length - 1] = 1;
+        return new TensorRef(t.storage(), ElementType.FLOAT32, Math.multiplyExact(t.offset(), 2), size, stride);
     }
 
     private TensorRef tensor(List<Object> args, ElementType dtype) {

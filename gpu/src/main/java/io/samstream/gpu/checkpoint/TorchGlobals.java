@@ -74,6 +74,7 @@ final class TorchGlobals {
         storage("Char", ElementType.INT8);
         storage("Byte", ElementType.UINT8);
         storage("Bool", ElementType.BOOL);
+        storage("ComplexFloat", ElementType.COMPLEX64);
         allow(new StorageType("torch.UntypedStorage", ElementType.UINT8, true));
         allow(new StorageType("torch.storage.UntypedStorage", ElementType.UINT8, true));
         for (ElementType t : ElementType.values()) {

@@ -5,7 +5,7 @@ package io.samstream.gpu.sam2;
  * ({@code F.interpolate(mode="bicubic")}, A = -0.75, align_corners=False, edge taps clamped), bilinear
  * (align_corners=False, no antialias), nearest 2x, and 2x2 max pooling.
  */
-final class Resampling {
+public final class Resampling {
     private Resampling() {}
 
     private static final float A = -0.75f;
@@ -57,7 +57,7 @@ final class Resampling {
     }
 
     /** Bilinear resize of a single-channel map x [h, w] to [oh, ow]. */
-    static float[] bilinear(float[] x, int h, int w, int oh, int ow) {
+    public static float[] bilinear(float[] x, int h, int w, int oh, int ow) {
         float sy = (float) h / oh;
         float sx = (float) w / ow;
         int[] x0 = new int[ow];
@@ -88,7 +88,7 @@ final class Resampling {
     }
 
     /** Nearest-neighbour 2x upsampling of x [h, w, c]. */
-    static float[] nearest2x(float[] x, int h, int w, int c) {
+    public static float[] nearest2x(float[] x, int h, int w, int c) {
         float[] out = new float[4 * h * w * c];
         for (int oy = 0; oy < 2 * h; oy++) {
             for (int ox = 0; ox < 2 * w; ox++) {

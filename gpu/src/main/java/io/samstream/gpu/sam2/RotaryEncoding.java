@@ -17,6 +17,14 @@ public final class RotaryEncoding {
     private final float[] sin;
 
     public RotaryEncoding(int headDim, int side, double theta) {
+        this(headDim, side, theta, 1.0);
+    }
+
+    /**
+     * With positions scaled by {@code positionScale} (x * scale, y * scale, in float as torch): SAM 3's ViT
+     * interpolates its global blocks' positions to the window size ({@code use_interp_rope}).
+     */
+    public RotaryEncoding(int headDim, int side, double theta, double positionScale) {
         if (headDim % 4 != 0) {
             throw new IllegalArgumentException("RoPE needs a head width divisible by 4, got " + headDim);
         }
@@ -31,8 +39,8 @@ public final class RotaryEncoding {
         cos = new float[tokens * pairs];
         sin = new float[tokens * pairs];
         for (int t = 0; t < tokens; t++) {
-            float tx = t % side;
-            float ty = t / side;
+            float tx = (t % side) * (float) positionScale;
+            float ty = (t / side) * (float) positionScale;
             for (int j = 0; j < quarter; j++) {
                 float ax = tx * freqs[j];
                 float ay = ty * freqs[j];
@@ -62,7 +70,7 @@ public final class RotaryEncoding {
      * Rotates, in place, the first {@code rotated} rows of x [rows, heads * headDim]; row r takes the angles of
      * map token r mod tokens. {@code rotated} must be a multiple of the map's tokens.
      */
-    void apply(float[] x, int rotated, int heads) {
+    public void apply(float[] x, int rotated, int heads) {
         if (rotated % tokens != 0) {
             throw new IllegalArgumentException(rotated + " rotated tokens for a map of " + tokens);
         }

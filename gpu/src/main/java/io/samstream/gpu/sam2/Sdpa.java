@@ -14,7 +14,7 @@ import io.samstream.gpu.cpu.PackedMatrix;
  * result does not depend on the thread count. Large single groups (the memory attention: thousands of queries
  * over tens of thousands of keys) go through the blocked GEMM instead, 256 queries at a time.
  */
-final class Sdpa {
+public final class Sdpa {
     private Sdpa() {}
 
     private static final int QUERY_BLOCK = 32;
@@ -22,8 +22,8 @@ final class Sdpa {
     static final long GEMM_WORK = 1L << 26;
     private static final int GEMM_ROWS = 256;
 
-    static float[] attend(CpuThreadPool pool, float[] q, float[] k, float[] v, int batch, int nq, int nk, int heads,
-            int d) {
+    public static float[] attend(CpuThreadPool pool, float[] q, float[] k, float[] v, int batch, int nq, int nk,
+            int heads, int d) {
         if ((long) nq * nk * d >= GEMM_WORK) {
             return attendByGemm(pool, q, k, v, batch, nq, nk, heads, d);
         }

@@ -15,7 +15,7 @@ import java.util.Map;
  * k - 128 gives k/128 * 2^-e for tensors of rank >= 2 (2^-e the largest power of two with 3 * 4^e >= fan-in),
  * 1 + k/1024 for 1-D ".weight" tensors (norms), k/1024 for other 1-D tensors, k/128 for the Gaussian matrix.
  */
-final class DeterministicWeights {
+public final class DeterministicWeights {
     private DeterministicWeights() {}
 
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
@@ -28,7 +28,7 @@ final class DeterministicWeights {
         return h;
     }
 
-    static float[] values(String name, int[] shape) {
+    public static float[] values(String name, int[] shape) {
         int n = 1;
         for (int d : shape) {
             n *= d;
@@ -64,7 +64,7 @@ final class DeterministicWeights {
     }
 
     /** A state_dict with every key of a fixture's keys.txt ("name d0,d1,..." per line). */
-    static StateDict fromKeyList(Path keys, Map<String, Float> overrides) throws IOException {
+    public static StateDict fromKeyList(Path keys, Map<String, Float> overrides) throws IOException {
         Map<String, Tensor> map = new LinkedHashMap<>();
         for (String line : Files.readAllLines(keys)) {
             if (line.isBlank()) {

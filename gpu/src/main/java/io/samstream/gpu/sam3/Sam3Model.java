@@ -1,0 +1,99 @@
+package io.samstream.gpu.sam3;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cpu.CpuThreadPool;
+import java.util.List;
+
+/**
+ * SAM 3's image model in fp32 on the CPU (Meta's {@code Sam3Image} at inference): weights from a state_dict
+ * ({@code sam3.pt} or an image model's) and the forward passes, one part per file: {@link Vit} and {@link DualNeck}
+ * (image), {@link TextEncoder}, {@link GeometryEncoder} (exemplar boxes), {@link FusionEncoder}, {@link DetrDecoder},
+ * {@link DotProductScoring} and {@link MaskHead}. The image and the phrase are encoded once each and combined per
+ * prompt, as Meta's processor caches them.
+ */
+public final class Sam3Model implements AutoCloseable {
+    private final Sam3Config config;
+    private final Vit vit;
+    private final DualNeck neck;
+    private final TextEncoder text;
+    private final GeometryEncoder geometry;
+    private final FusionEncoder encoder;
+    private final DetrDecoder decoder;
+    private final DotProductScoring scoring;
+    private final MaskHead maskHead;
+    private final CpuThreadPool pool;
+
+    /** The model of a checkpoint, its configuration read from the shapes. */
+    public Sam3Model(StateDict checkpoint, int threads) {
+        this(checkpoint, Sam3ConfigInference.infer(checkpoint), threads);
+    }
+
+    public Sam3Model(StateDict checkpoint, Sam3Config config, int threads) {
+        StateDict sd = Sam3Checkpoint.detector(checkpoint);
+        this.config = config;
+        Sam3Config.Detector c = config.detector();
+        this.vit = new Vit(sd, config.vision());
+        this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
+        this.text = new TextEncoder(sd, config.text(), c.dModel());
+        this.geometry = new GeometryEncoder(sd, c);
+        this.encoder = new FusionEncoder(sd, c);
+        this.decoder = new DetrDecoder(sd, c);
+        this.scoring = new DotProductScoring(sd, c);
+        this.maskHead = new MaskHead(sd, c);
+        this.pool = new CpuThreadPool(threads);
+    }
+
+    public Sam3Config config() {
+        return config;
+    }
+
+    /** The image features of a model input: [3, size, size] channel-first (Meta's tensor), normalized. */
+    public VisionFeatures encodeImage(float[] chw) {
+        int s = config.vision().imageSize();
+        if (chw.length != 3 * s * s) {
+            throw new IllegalArgumentException("model input of " + chw.length + " values; " + s + " x " + s
+                    + " x 3 expected");
+        }
+        float[] hwc = new float[chw.length];
+        for (int c = 0; c < 3; c++) {
+            for (int i = 0; i < s * s; i++) {
+                hwc[i * 3 + c] = chw[c * s * s + i];
+            }
+        }
+        float[] trunk = vit.forward(pool, hwc);
+        return neck.forward(pool, trunk, config.vision().grid());
+    }
+
+    /** The features of a phrase's token ids (as many as the text context, 32 for SAM 3). */
+    public TextFeatures encodeText(int[] tokens) {
+        return text.encode(pool, tokens);
+    }
+
+    /** Scores, boxes and presence of every query for an image, a phrase and exemplar boxes (may be empty). */
+    public Detections detect(VisionFeatures image, TextFeatures phrase, List<ExemplarBox> boxes) {
+        int d = config.detector().dModel();
+        int g = image.grid();
+        float[] geo = geometry.encode(pool, boxes, image);
+        Prompt prompt = Prompt.concat(phrase, geo, boxes.size() + 1, d);
+        float[] memory = encoder.forward(pool, image.tokens(), image.pos(), g * g, prompt);
+        DetrDecoder.Output out = decoder.forward(pool, memory, image.pos(), g, prompt);
+        float[] logits = scoring.score(pool, out.queries(), config.detector().queries(), prompt);
+        return new Detections(logits, out.boxes(), out.presence(), out.queries(), memory, image, prompt);
+    }
+
+    /** Mask logits [which.length, (4 grid)²] of the given queries, at 4x the ViT's grid (288 a side at 1008). */
+    public float[] masks(Detections detections, int[] which) {
+        int d = config.detector().dModel();
+        float[] selected = new float[which.length * d];
+        for (int i = 0; i < which.length; i++) {
+            System.arraycopy(detections.queries(), which[i] * d, selected, i * d, d);
+        }
+        float[] pixels = maskHead.pixelEmbeddings(pool, detections.memory(), detections.image(), detections.prompt());
+        return maskHead.masks(pool, selected, which.length, pixels);
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+}
