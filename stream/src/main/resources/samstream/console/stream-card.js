@@ -23,6 +23,7 @@ export class StreamCard {
     this.frames = 0;
     this.socket = null;
     this.retry = 0;
+    this.retryAt = 0;           // no reconnect before this time (ms): a refused preview (429) backs off
     this.closed = false;
     this.el = this.render(stream);
     this.update(stream);
@@ -75,7 +76,7 @@ export class StreamCard {
         }
       }
     }
-    if (stream.here && !this.socket && !this.closed) {
+    if (stream.here && !this.socket && !this.closed && Date.now() >= this.retryAt) {
       this.connect();
     }
     if (!stream.here) {
@@ -101,10 +102,12 @@ export class StreamCard {
       if (this.closed) {
         return;
       }
-      this.note.textContent = 'preview closed: reconnecting...';
+      this.note.textContent = this.frames === 0
+          ? 'no preview: too many viewers, or the stream is not running here; retrying...'
+          : 'preview closed: reconnecting...';
       this.note.hidden = false;
       this.retry = Math.min(this.retry + 1, 5);
-      setTimeout(() => { if (!this.closed && !this.socket && this.stream.here) this.connect(); }, 1000 * this.retry);
+      this.retryAt = Date.now() + 1000 * this.retry;
     };
   }
 

@@ -300,6 +300,9 @@ public final class HttpServer implements AutoCloseable {
         }
         Optional<Routes.Match> match = Routes.find(method.equals("HEAD") ? "GET" : method, path);
         if (match.isEmpty()) {
+            if (method.equals("PUT") || method.equals("POST")) {
+                request.discardEntityBytes(materializer);
+            }
             return done(unrouted(request, method, path));
         }
         Routes.Route r = match.get().route();

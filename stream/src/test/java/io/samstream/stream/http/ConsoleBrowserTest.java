@@ -140,6 +140,10 @@ class ConsoleBrowserTest {
                 wait.until(d -> Long.parseLong(d.findElement(picture).getDomAttribute("data-frame")) > after);
                 Files.createDirectories(SCREENSHOT.getParent());
                 Files.write(SCREENSHOT, ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+
+                // Swagger UI, from the jar under the console's content security policy, shows every route.
+                browser.get(rt.httpServer().orElseThrow().url() + "api/docs/");
+                wait.until(d -> d.findElements(By.cssSelector(".opblock")).size() >= Routes.ALL.size());
             } finally {
                 browser.quit();
             }
