@@ -74,7 +74,7 @@ public final class SoakBench {
                       cpu.threads = 1
                       kafka.bootstrap-servers = "%s"
                       streams-topic = "samstream.streams"
-                      metrics.enabled = off
+                      http.enabled = off
                     }
                     """.formatted(Path.of(checkpoint).toAbsolutePath(), broker.bootstrapServers()))
                     .withFallback(ConfigFactory.defaultReference()).resolve(), "soak");

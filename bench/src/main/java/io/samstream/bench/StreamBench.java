@@ -60,11 +60,15 @@ import java.util.concurrent.TimeUnit;
  * <pre>java -cp ... io.samstream.bench.StreamBench OUT.md [--checkpoint CKPT | --random-vit-b] [--device cpu|cuda]
  *      [--streams 1,4,16] [--frames 150] [--size 1920x1080] [--max-batch 8] [--in-flight 2] [--grid 2]
  *      [--decoder auto|cpu|nvdec] [--live 1,8,12,16 [--seconds 60] [--sample-every 60] [--live-sink kafka|none]] [--gpus all|0,1]
- *      [--broker jvm|process] [--frame-paths gpu,host] [--repeats 3] [--sparsity 2:4]</pre>
+ *      [--broker jvm|process] [--frame-paths gpu,host] [--repeats 3] [--sparsity 2:4] [--viewers 0,4]</pre>
  *
  * {@code --frame-paths}: {@code gpu} gives the sources' frames to the backend as YUV (NVDEC's left on the GPU, a
  * CPU decoder's as their planes, uploaded), {@code host} as RGB made on the host; each path a row per stream count.
  * {@code --repeats}: runs per row, the row showing the median's.
+ *
+ * {@code --viewers N,...}: each row again with N live-preview viewers ({@link BenchViewers}: the engine's HTTP server and
+ * N WebSocket clients as the web console opens them, 640 wide, at most 10 frames/s) on the first N streams while it
+ * runs; the row says the frames/s each viewer received next to the engine's figures (0: no server, no viewer).
  *
  * {@code --broker process} runs the embedded Kafka broker in a JVM of its own ({@link BenchBroker}), as a deployment
  * runs Kafka apart from the engine; {@code jvm} (the default) in the benchmark's own JVM, as the tests and the demo do.
@@ -109,6 +113,7 @@ public final class StreamBench {
         io.samstream.config.ModelSparsity sparsity = io.samstream.config.ModelSparsity.NONE;
         io.samstream.config.GpuSelection gpus = io.samstream.config.GpuSelection.of(0);
         boolean brokerProcess = false;
+        int[] viewerCounts = {0};
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--checkpoint" -> checkpoint = args[++i];
@@ -138,6 +143,7 @@ public final class StreamBench {
                     default -> throw new IllegalArgumentException("--live-sink is kafka or none, got " + args[i]);
                 };
                 case "--gpus" -> gpus = io.samstream.config.GpuSelection.parse(args[++i], "--gpus");
+                case "--viewers" -> viewerCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--broker" -> brokerProcess = switch (args[++i]) {
                     case "jvm" -> false;
                     case "process" -> true;
@@ -191,11 +197,12 @@ public final class StreamBench {
                     alone == null ? "" : alone.describe());
             for (int n : streamCounts) {
                 for (String path : framePaths) {
+                  for (int viewers : viewerCounts) {
                     // The run with the median frames/s of the repeats (the figures of one run stay together).
                     List<String> runs = new ArrayList<>();
                     for (int r = 0; r < repeats; r++) {
                         runs.add(run(backend, lanes, broker, clip, n, frames, maxBatch, inFlight, grid, decoder, alone,
-                                path.equals("gpu")));
+                                path.equals("gpu"), Math.min(viewers, n)));
                         System.err.println("repeat " + r + ": " + runs.get(runs.size() - 1));
                     }
                     runs.sort(java.util.Comparator.comparingDouble(StreamBench::framesPerSecond));
@@ -205,15 +212,18 @@ public final class StreamBench {
                     System.err.println(rows.get(rows.size() - 1));
                     // Written after every row: a run cut short still leaves what it measured.
                     writeTable(out, header, rows);
+                  }
                 }
             }
             List<String> liveRows = new ArrayList<>();
             for (int n : liveCounts) {
-                liveRows.add(runLive(backend, broker, n, liveSeconds, sampleEvery, width, height, maxBatch, inFlight,
-                        grid));
-                System.err.println(liveRows.get(liveRows.size() - 1));
-                writeTable(out, header, rows);
-                writeLive(out, width, height, liveSeconds, sampleEvery > 0, broker.describe(), liveRows);
+                for (int viewers : viewerCounts) {
+                    liveRows.add(runLive(backend, broker, n, liveSeconds, sampleEvery, width, height, maxBatch, inFlight,
+                            grid, Math.min(viewers, n)));
+                    System.err.println(liveRows.get(liveRows.size() - 1));
+                    writeTable(out, header, rows);
+                    writeLive(out, width, height, liveSeconds, sampleEvery > 0, broker.describe(), liveRows);
+                }
             }
         }
     }
@@ -224,16 +234,17 @@ public final class StreamBench {
             w.println("| streams | frames | wall s | frames/s | latency p50 ms | p99 ms | encoder stage ms/frame |"
                     + " decoder stage ms/frame | GPU busy | of encoder img/s | host CPU ms/frame | queue-wait ms |"
                     + " decode ms/wave | postprocess ms/wave | ack ms | device pools | frames in |"
-                    + " source + encoder-stage CPU ms/frame | frames/s of each repeat (the row: the median's run) |");
-            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                    + " source + encoder-stage CPU ms/frame | viewers | frames/s each viewer received | viewer frames |"
+                    + " frames/s of each repeat (the row: the median's run) |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
 
     private static String run(SamBackend backend, List<GpuLane> lanes, BenchBroker broker, Path clip,
             int streams, int frames,
-            int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone, boolean gpuFrames)
-            throws Exception {
+            int maxBatch, int inFlight, int grid, DecoderPreference decoder, GpuAlone alone, boolean gpuFrames,
+            int viewerCount) throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
         FrameSink timed = timedKafka(broker, "bench-" + streams, streams, metrics, latencies);
@@ -244,6 +255,7 @@ public final class StreamBench {
         long cpu1;
         Map<String, Long> threads0 = framePathCpu();
         Map<String, Long> threads1;
+        String watched;
         // Frames from NVDEC stay in GPU memory (the engine's default with CUDA), or come to the host as RGB.
         FrameSourceFactory sources = spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), decoder,
                 Map.of()));
@@ -269,13 +281,17 @@ public final class StreamBench {
                         return src;
                     };
                 }
-            }, timed, metrics)) {
+            }, timed, metrics);
+             BenchViewers viewers = viewerCount > 0 ? BenchViewers.start(engine, viewerCount, backend.name()) : null) {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
             for (int s = 0; s < streams; s++) {
                 StreamSpec spec = new StreamSpec("s" + s, clip.toString(), StreamSpec.Live.FALSE, StreamSpec.Decoder.AUTO,
                         new PromptSpec(List.of(), grid));
                 done.add(engine.add(spec).result().toCompletableFuture());
+                if (s < viewerCount) {
+                    viewers.watch("s" + s);
+                }
             }
             for (CompletableFuture<StreamHandle.Result> d : done) {
                 StreamHandle.Result r = d.get(30, TimeUnit.MINUTES);
@@ -286,6 +302,7 @@ public final class StreamBench {
             t1 = System.nanoTime();
             cpu1 = processCpuNanos();
             threads1 = framePathCpu();
+            watched = viewers == null ? "0 | - | - |" : viewerCount + " | " + viewers.describe();
         }
         long framePath = 0;
         for (Map.Entry<String, Long> t : threads1.entrySet()) {
@@ -309,11 +326,11 @@ public final class StreamBench {
                 + cuda.embeddingRing().bytes() + (cuda.maskDecoder() == null ? 0 : cuda.maskDecoder().poolBytes()))
                 / (double) (1L << 30)) : "-";
         return String.format(Locale.ROOT, "| %d | %d | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2f | %.1f |"
-                        + " %.2f | %.2f | %.1f | %s | %s | %.2f |", streams, total, wall, fps, pct(l, 0.5) / 1e6,
+                        + " %.2f | %.2f | %.1f | %s | %s | %.2f | %s", streams, total, wall, fps, pct(l, 0.5) / 1e6,
                 pct(l, 0.99) / 1e6, encoderMs / total, decoderMs / total, busy, ofEncoder, (cpu1 - cpu0) / 1e6 / total,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"), pools, String.join(" + ", new java.util.TreeSet<>(decoders)),
-                framePath / 1e6 / total);
+                framePath / 1e6 / total, watched);
     }
 
     /** The frames/s column of a row. */
@@ -330,15 +347,16 @@ public final class StreamBench {
             w.println("| streams | frames published | dropped | frames/s | latency p50 ms | p99 ms | queue-wait ms |"
                     + " decode ms/wave | postprocess ms/wave | ack ms | heap MiB " + (gcSamples ? "after GC" : "in use")
                     + " (10 % -> end) |"
-                    + " device MiB in use (10 % -> end) |");
-            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+                    + " device MiB in use (10 % -> end) | viewers | frames/s each viewer received | viewer frames |");
+            w.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
             rows.forEach(w::println);
         }
     }
 
     /** N live test-pattern streams paced at 30 frames/s for {@code seconds}: what is published, dropped, latency. */
     private static String runLive(SamBackend backend, BenchBroker broker, int streams, int seconds,
-            int sampleEvery, int width, int height, int maxBatch, int inFlight, int grid) throws Exception {
+            int sampleEvery, int width, int height, int maxBatch, int inFlight, int grid, int viewerCount)
+            throws Exception {
         EngineMetrics metrics = EngineMetrics.inMemory();
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
         FrameSink timed = liveSinkNone ? noSink(latencies)
@@ -350,9 +368,11 @@ public final class StreamBench {
         long t1;
         long[] memory0;
         long[] memory1;
+        String watched;
         try (timed; Engine engine = new Engine(settings, new Segmenter(backend, "bench"),
                 spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
-                timed, metrics)) {
+                timed, metrics);
+             BenchViewers viewers = viewerCount > 0 ? BenchViewers.start(engine, viewerCount, backend.name()) : null) {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
             for (int s = 0; s < streams; s++) {
@@ -360,6 +380,9 @@ public final class StreamBench {
                         s + 1);
                 done.add(engine.add(new StreamSpec("live" + s, location, StreamSpec.Live.TRUE, StreamSpec.Decoder.AUTO,
                         new PromptSpec(List.of(), grid))).result().toCompletableFuture());
+                if (s < viewerCount) {
+                    viewers.watch("live" + s);
+                }
             }
             // Live streams never end (an ended live source reconnects): stop them after the run's time. Memory
             // is sampled after the first tenth (warm) and at the end: heap after a GC, and the device's.
@@ -378,6 +401,7 @@ public final class StreamBench {
                 printHeapHistogram(streams);
             }
             printQueues(metrics, streams);
+            watched = viewers == null ? "0 | - | - |" : viewerCount + " | " + viewers.describe();
             for (int s = 0; s < streams; s++) {
                 engine.remove("live" + s);
             }
@@ -398,11 +422,11 @@ public final class StreamBench {
         }
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
         return String.format(Locale.ROOT, "| %d | %d | %d | %.1f | %.0f | %.0f | %.1f | %.2f | %.2f | %.1f |"
-                        + " %.0f -> %.0f | %.0f -> %.0f |", streams,
+                        + " %.0f -> %.0f | %.0f -> %.0f | %s", streams,
                 published, dropped, published / ((t1 - t0) / 1e9), pct(l, 0.5) / 1e6, pct(l, 0.99) / 1e6,
                 stageMean(metrics, "queue-wait"), stageMean(metrics, "decode"), stageMean(metrics, "postprocess"),
                 stageMean(metrics, "ack"), memory0[0] / 1048576.0, memory1[0] / 1048576.0, memory0[1] / 1048576.0,
-                memory1[1] / 1048576.0);
+                memory1[1] / 1048576.0, watched);
     }
 
     /**

@@ -107,7 +107,8 @@ public final class ConfigLoader {
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
                     cluster(config, origin, kafka, engine.streamsTopic()), gpus,
                     new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
-                            config.getBoolean(ROOT + ".cuda.decoder-graphs")), limits);
+                            config.getBoolean(ROOT + ".cuda.decoder-graphs")), limits,
+                            HttpSettingsLoader.load(config, origin));
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

@@ -101,16 +101,7 @@ final class EngineSectionsLoader {
     }
 
     private static EngineSettings.Metrics metrics(Config config, String origin) {
-        String key = ROOT + ".metrics";
-        String host = config.getString(key + ".host").trim();
-        if (host.isEmpty()) {
-            throw new ConfigException(origin + ": " + key + ".host is empty (127.0.0.1 keeps it local, 0.0.0.0 opens it)");
-        }
-        int port = config.getInt(key + ".port");
-        if (port < 0 || port > 65535) {
-            throw new ConfigException(origin + ": " + key + ".port must be 0 (any free port) to 65535, got " + port);
-        }
-        return new EngineSettings.Metrics(config.getBoolean(key + ".enabled"), host, port);
+        return new EngineSettings.Metrics(config.getBoolean(ROOT + ".metrics.enabled"));
     }
 
     private static Optional<String> streamsTopic(Config config, String origin) {

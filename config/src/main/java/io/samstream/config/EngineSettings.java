@@ -43,8 +43,11 @@ public final class EngineSettings {
      */
     public record Sinks(boolean kafka, Optional<Path> jsonlDir, Optional<Path> overlayDir) {}
 
-    /** {@code samstream.metrics}: the Prometheus scrape endpoint {@code http://host:port/metrics}. */
-    public record Metrics(boolean enabled, String host, int port) {}
+    /**
+     * {@code samstream.metrics}: whether the HTTP server ({@code samstream.http}, whose host and port it uses) serves
+     * the Prometheus scrape endpoint {@code /metrics}.
+     */
+    public record Metrics(boolean enabled) {}
 
     /**
      * {@code samstream.tracking}: objects followed from frame to frame.

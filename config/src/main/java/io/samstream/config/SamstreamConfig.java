@@ -17,7 +17,7 @@ import java.util.Optional;
  * @param pipeline       in-flight limits ({@code samstream.pipeline})
  * @param reconnect      backoff of live sources ({@code samstream.reconnect})
  * @param sinks          where mask records go ({@code samstream.sinks})
- * @param metrics        the Prometheus endpoint ({@code samstream.metrics})
+ * @param metrics        whether the HTTP server serves Prometheus metrics at /metrics ({@code samstream.metrics})
  * @param streamsTopic   the compacted topic of stream definitions; empty when off
  * @param tracking       objects followed from frame to frame ({@code samstream.tracking})
  * @param discovery      automatic discovery of new objects on key frames ({@code samstream.discovery})
@@ -26,15 +26,18 @@ import java.util.Optional;
  * @param gpus           which GPUs the CUDA backend runs on ({@code samstream.gpus}; ignored on the CPU)
  * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
  * @param limits         the control plane's bounds ({@code samstream.limits}), which {@code streams} fit
+ * @param http           the HTTP server: API, previews, console, health, /metrics ({@code samstream.http})
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
-        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda, Limits limits) {
+        ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda, Limits limits,
+        HttpSettings http) {
     public SamstreamConfig {
         java.util.Objects.requireNonNull(cluster, "cluster");
         java.util.Objects.requireNonNull(limits, "limits");
+        java.util.Objects.requireNonNull(http, "http");
         java.util.Objects.requireNonNull(gpus, "gpus");
         java.util.Objects.requireNonNull(cuda, "cuda");
         streams = List.copyOf(streams);
@@ -43,7 +46,7 @@ public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuT
         }
     }
 
-    /** With the default limits ({@link Limits#DEFAULTS}). */
+    /** With the default limits ({@link Limits#DEFAULTS}) and without an HTTP server ({@link HttpSettings#OFF}). */
     public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
             List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
             EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
@@ -51,7 +54,15 @@ public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuT
             EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus,
             CudaSettings cuda) {
         this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
-                metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, Limits.DEFAULTS);
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, Limits.DEFAULTS,
+                HttpSettings.OFF);
+    }
+
+    /** The same configuration with another HTTP section. */
+    public SamstreamConfig withHttp(HttpSettings newHttp) {
+        return new SamstreamConfig(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline,
+                reconnect, sinks, metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, limits,
+                newHttp);
     }
 
     /** On every GPU ({@link GpuSelection#ALL}), with the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */

@@ -26,7 +26,8 @@ class EngineSectionsTest {
         assertEquals(2, c.pipeline().inFlight());
         assertTrue(c.sinks().kafka());
         assertTrue(c.sinks().jsonlDir().isEmpty());
-        assertEquals("127.0.0.1", c.metrics().host());
+        assertTrue(c.metrics().enabled());
+        assertEquals("127.0.0.1", c.http().host());
         assertTrue(c.streamsTopic().isEmpty());
         assertEquals(2, c.streamDefaults().prompts().grid());
         assertEquals(new EngineSettings.Tracking(true, 5, 0.5, 0.6, 0.85, 30), c.tracking());
@@ -126,7 +127,8 @@ class EngineSectionsTest {
         assertMessage("samstream.batching.max-batch = 0", "samstream.batching.max-batch");
         assertMessage("samstream.batching.max-latency = soon", "samstream.batching.max-latency");
         assertMessage("samstream.reconnect { min-backoff = 10s, max-backoff = 1s }", "samstream.reconnect.min-backoff");
-        assertMessage("samstream.metrics.port = 70000", "samstream.metrics.port");
+        assertMessage("samstream.http.port = 70000", "samstream.http.port");
+        assertMessage("samstream.metrics.port = 9464", "unknown key samstream.metrics.port");
         assertMessage("samstream.streams-topic = \"bad topic\"", "samstream.streams-topic");
         assertMessage("samstream.tracking.lost-after = 0", "samstream.tracking.lost-after");
         assertMessage("samstream.tracking.min-predicted-iou = 1.5", "samstream.tracking.min-predicted-iou", "[0, 1]");

@@ -119,7 +119,7 @@ public final class TrackHarness implements AutoCloseable {
 
     /**
      * The engine's configuration: the defaults of reference.conf, the harness's settings (model, device, no
-     * Kafka, no metrics endpoint), then {@code extraHocon} on top (e.g. {@code samstream.tracking.enabled = on}).
+     * Kafka, no HTTP server), then {@code extraHocon} on top (e.g. {@code samstream.tracking.enabled = on}).
      * Validated like any configuration: an unknown key is an error naming it.
      *
      * @param threads CPU threads (0: all cores)
@@ -130,7 +130,7 @@ public final class TrackHarness implements AutoCloseable {
                 + "  device = " + ConfigUtil.quoteString(device) + "\n"
                 + "  cpu.threads = " + threads + "\n"
                 + "  sinks.kafka = off\n"
-                + "  metrics.enabled = off\n"
+                + "  http.enabled = off\n"
                 + "}\n";
         Config merged = ConfigFactory.parseString(extraHocon == null ? "" : extraHocon)
                 .withFallback(ConfigFactory.parseString(base))

@@ -78,7 +78,8 @@ public final class FrameSources {
         Matcher matcher = TEST_PATTERN.matcher(spec.location().trim());
         if (!matcher.matches()) {
             throw new IllegalArgumentException(spec.streamId() + ": test pattern location must read"
-                    + " testpattern:WIDTHxHEIGHT@FPS[?frames=N&seed=S&live=true|false], got \"" + spec.location() + "\"");
+                    + " testpattern:WIDTHxHEIGHT@FPS[?frames=N&seed=S&live=true|false&speed=F], got \"" + spec.location()
+                    + "\"");
         }
         Map<String, String> parameters = new LinkedHashMap<>(spec.options());
         if (matcher.group(4) != null && !matcher.group(4).isEmpty()) {
@@ -94,6 +95,7 @@ public final class FrameSources {
         long frames = TestPatternSource.ENDLESS;
         long seed = 0;
         boolean live = false;
+        double speed = 1;
         for (Map.Entry<String, String> parameter : parameters.entrySet()) {
             String value = parameter.getValue();
             switch (parameter.getKey()) {
@@ -111,15 +113,26 @@ public final class FrameSources {
                 case SourceOptions.LIVE:
                     live = SourceOptions.parseBoolean(spec.streamId(), "live", value);
                     break;
+                case "speed":
+                    try {
+                        speed = Double.parseDouble(value.trim());
+                    } catch (NumberFormatException e) {
+                        speed = Double.NaN; // refused below, with the range
+                    }
+                    if (!(speed > 0 && speed <= 10)) {
+                        throw new IllegalArgumentException(spec.streamId() + ": test pattern speed must be a number in"
+                                + " (0, 10], got \"" + value + "\"");
+                    }
+                    break;
                 default:
-                    throw new IllegalArgumentException(spec.streamId() + ": test pattern knows frames, seed and live,"
-                            + " not \"" + parameter.getKey() + "\"");
+                    throw new IllegalArgumentException(spec.streamId() + ": test pattern knows frames, seed, live and"
+                            + " speed, not \"" + parameter.getKey() + "\"");
             }
         }
         int width = parseSize(spec.streamId(), matcher.group(1));
         int height = parseSize(spec.streamId(), matcher.group(2));
         double fps = Double.parseDouble(matcher.group(3));
-        return new TestPatternSource(spec.streamId(), width, height, fps, frames, seed, live);
+        return new TestPatternSource(spec.streamId(), width, height, fps, frames, seed, live, speed);
     }
 
     private static int parseSize(String streamId, String digits) {

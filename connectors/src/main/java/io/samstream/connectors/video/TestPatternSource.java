@@ -46,12 +46,24 @@ public final class TestPatternSource implements FrameSource {
      */
     public TestPatternSource(String streamId, int width, int height, double fps, long frameCount, long seed,
             boolean live) {
+        this(streamId, width, height, fps, frameCount, seed, live, 1);
+    }
+
+    /**
+     * As above, the shapes moving {@code speed} times as fast (the same paths: 0.25 crosses the frame in 8 to 24
+     * seconds instead of 2 to 6; a slow scene to point at).
+     */
+    public TestPatternSource(String streamId, int width, int height, double fps, long frameCount, long seed,
+            boolean live, double speed) {
         if (width < 16 || height < 16 || width > 8192 || height > 8192) {
             throw new IllegalArgumentException(streamId + ": test pattern size must be 16..8192 pixels a side, got "
                     + width + "x" + height);
         }
         if (!(fps > 0 && fps <= 1000)) {
             throw new IllegalArgumentException(streamId + ": test pattern fps must be in (0, 1000], got " + fps);
+        }
+        if (!(speed > 0 && speed <= 10)) {
+            throw new IllegalArgumentException(streamId + ": test pattern speed must be in (0, 10], got " + speed);
         }
         if (frameCount < 0 && frameCount != ENDLESS) {
             throw new IllegalArgumentException(streamId + ": test pattern frame count must be >= 0, got " + frameCount);
@@ -65,7 +77,7 @@ public final class TestPatternSource implements FrameSource {
         this.live = live;
         Random random = new Random(seed);
         this.background = PatternPainter.texturedBackground(width, height, random);
-        this.shapes = shapes(width, height, fps, random);
+        this.shapes = shapes(width, height, fps / speed, random);
     }
 
     @Override

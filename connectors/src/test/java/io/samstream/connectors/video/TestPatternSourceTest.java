@@ -118,6 +118,25 @@ class TestPatternSourceTest {
     }
 
     @Test
+    void speedScalesHowFarTheShapesMovePerFrameOnTheSamePaths() throws IOException {
+        TestPatternSource normal = new TestPatternSource("n", 160, 120, 10, TestPatternSource.ENDLESS, 3, false);
+        TestPatternSource slow = (TestPatternSource) FrameSources.open(SourceSpec.of("s",
+                "testpattern:160x120@10?seed=3&speed=0.25"));
+        for (int i = 0; i < 4; i++) {
+            TestPatternSource.PatternObject start = normal.objectsAt(0).get(i);
+            assertEquals(start.centerX(), slow.objectsAt(0).get(i).centerX(), "same start");
+            // Four frames of the slow scene go where one frame of the normal one goes (before any bounce).
+            assertEquals(normal.objectsAt(1).get(i).centerX(), slow.objectsAt(4).get(i).centerX(), 1);
+            assertEquals(normal.objectsAt(1).get(i).centerY(), slow.objectsAt(4).get(i).centerY(), 1);
+        }
+        for (String bad : List.of("0", "-1", "11", "fast", "NaN")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> FrameSources.open(SourceSpec.of("s", "testpattern:64x48@10?speed=" + bad)));
+            assertTrue(e.getMessage().contains("speed"), e.getMessage());
+        }
+    }
+
+    @Test
     void malformedLocationsSayWhatTheSyntaxIs() {
         for (String location : List.of("testpattern:", "testpattern:64x48", "testpattern:64x48@", "testpattern:axb@10")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -114,8 +114,8 @@ public final class Demo {
         SamstreamConfig config = new SamstreamConfig(checkpoint, base.device(), base.cpuThreads(), base.kafka(),
                 List.of(stream), base.streamDefaults(), base.batching(), base.pipeline(), base.reconnect(),
                 new EngineSettings.Sinks(true, Optional.of(out), Optional.of(out)),
-                new EngineSettings.Metrics(base.metrics().enabled(), base.metrics().host(), 0), Optional.empty(),
-                base.tracking(), base.discovery(), base.sparsity(), ClusterSettings.OFF, base.gpus(), base.cuda());
+                base.metrics(), Optional.empty(), base.tracking(), base.discovery(), base.sparsity(), ClusterSettings.OFF,
+                base.gpus(), base.cuda(), base.limits(), base.http().withPort(0));
         Instant started = Instant.now();
         // The demo's files go straight into DIR, not DIR/<stream>.
         Function<SamstreamConfig, Optional<FrameSink>> files = c -> VideoConnectors.fileSinks(out.resolve("masks.jsonl"),
@@ -124,8 +124,8 @@ public final class Demo {
             print.printf("samstream demo: %d frames of %s, model %s, masks to Kafka topic %s on %s%s%n", frames, location,
                     rt.modelName(), config.kafka().masksTopic(), rt.bootstrapServers(),
                     rt.embeddedBrokerDir().map(d -> " (embedded broker, data kept in " + d + ")").orElse(""));
-            rt.metricsServer().ifPresent(m -> print.printf("metrics: http://%s:%d/metrics%n", config.metrics().host(),
-                    m.port()));
+            rt.httpServer().ifPresent(h -> print.printf("console: %s (API: %sapi/v1/streams, metrics: %smetrics)%n",
+                    h.url(), h.url(), h.url()));
             print.println(base.tracking().enabled()
                     ? "tracking the clip's shapes: ids 1-" + prompts.objects().size() + " prompted with their boxes in frame 0"
                             + " (as a user would draw them), then followed"

@@ -20,11 +20,11 @@ import io.samstream.stream.engine.FrameSink;
 import io.samstream.stream.engine.FrameSourceFactory;
 import io.samstream.stream.engine.GpuLane;
 import io.samstream.stream.engine.KafkaFrameSink;
-import io.samstream.stream.engine.MetricsServer;
 import io.samstream.stream.engine.Segmenter;
 import io.samstream.stream.engine.StreamHandle;
 import io.samstream.stream.engine.PromptsTopicWatcher;
 import io.samstream.stream.engine.StreamsTopicWatcher;
+import io.samstream.stream.http.HttpServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything an engine instance runs, built from the configuration: the Kafka brokers (or the embedded
- * one), the model, the sinks, the metrics endpoint, the engine with the configured streams, and the
- * streams-topic watcher. Closed in the reverse order.
+ * one), the model, the sinks, the engine, its HTTP server (API, console, probes, /metrics), the configured
+ * streams, and the streams-topic watcher or cluster membership. Closed in the reverse order.
  */
 public final class SamstreamRuntime implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SamstreamRuntime.class);
@@ -51,7 +51,7 @@ public final class SamstreamRuntime implements AutoCloseable {
     /** How long the engine waits at start for configured Kafka brokers to answer. */
     static final java.time.Duration KAFKA_REACH_TIMEOUT = java.time.Duration.ofSeconds(15);
     private KafkaFrameSink kafkaSink;
-    private MetricsServer metricsServer;
+    private HttpServer http;
     private StreamsTopicWatcher watcher;
     private PromptsTopicWatcher promptsWatcher;
     private ClusterMember cluster;
@@ -85,10 +85,6 @@ public final class SamstreamRuntime implements AutoCloseable {
             Function<SamstreamConfig, Optional<FrameSink>> fileSinks) throws IOException {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         EngineMetrics metrics = new EngineMetrics(registry);
-        if (config.metrics().enabled()) {
-            metricsServer = MetricsServer.start(registry, config.metrics().host(), config.metrics().port());
-            resources.add(metricsServer);
-        }
 
         boolean needsKafka = config.sinks().kafka() || config.streamsTopic().isPresent();
         if (needsKafka) {
@@ -169,11 +165,29 @@ public final class SamstreamRuntime implements AutoCloseable {
                 metrics);
         resources.add(engine);
         boolean clustered = config.cluster().enabled();
+        if (config.http().enabled()) {
+            // Once the model is loaded (the startup probe waits); ready once everything below is started.
+            List<Path> folders = new ArrayList<>();
+            config.sinks().jsonlDir().ifPresent(folders::add);
+            config.sinks().overlayDir().ifPresent(folders::add);
+            http = HttpServer.start(new HttpServer.Parts(config.http(), engine,
+                    config.metrics().enabled() ? Optional.of(registry::scrape) : Optional.empty(),
+                    config.streamDefaults(), Optional.ofNullable(clients), config.streamsTopic(),
+                    config.kafka().promptsTopic(), needsKafka,
+                    clustered ? Optional.of(ClusterMember.instanceId(config.cluster())) : Optional.empty(),
+                    config.cluster().partitions(),
+                    clustered ? Optional.of(config.cluster().stateTopic()) : Optional.empty(), folders, modelName,
+                    backendName));
+            resources.add(http);
+        }
         if (needsKafka && !clustered) {
             // Before the streams start, so that a change sent once a stream runs is never missed.
             promptsWatcher = PromptsTopicWatcher.start(engine, clients, config.kafka().promptsTopic(),
                     config.kafka().promptsDeadLetterTopic());
             resources.add(promptsWatcher);
+            if (http != null) {
+                http.followPrompts(promptsWatcher);
+            }
         }
         for (StreamSpec s : config.streams()) {
             configured.add(engine.add(s));
@@ -183,10 +197,16 @@ public final class SamstreamRuntime implements AutoCloseable {
             cluster = ClusterMember.start(engine, clients, config.cluster(), config.streamsTopic().orElseThrow(),
                     config.kafka().promptsTopic(), config.kafka().promptsDeadLetterTopic(), config.streamDefaults());
             resources.add(cluster);
+            if (http != null) {
+                http.followCluster(cluster);
+            }
         } else if (config.streamsTopic().isPresent()) {
             watcher = StreamsTopicWatcher.start(engine, clients, config.streamsTopic().get(),
                     config.streamDefaults(), config.kafka().promptsDeadLetterTopic());
             resources.add(watcher);
+        }
+        if (http != null) {
+            http.started();
         }
     }
 
@@ -224,8 +244,9 @@ public final class SamstreamRuntime implements AutoCloseable {
         return Optional.ofNullable(kafkaSink);
     }
 
-    public Optional<MetricsServer> metricsServer() {
-        return Optional.ofNullable(metricsServer);
+    /** The HTTP server (API, console, probes, /metrics); empty when {@code samstream.http.enabled} is off. */
+    public Optional<HttpServer> httpServer() {
+        return Optional.ofNullable(http);
     }
 
     /** The prompts-topic watcher; empty when nothing uses Kafka, or in a cluster ({@link ClusterMember#prompts}). */

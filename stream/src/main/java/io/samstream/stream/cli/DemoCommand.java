@@ -3,8 +3,10 @@ package io.samstream.stream.cli;
 import io.samstream.config.ConfigLoader;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.stream.app.Demo;
+import io.samstream.stream.app.DemoUi;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -19,7 +21,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Run the engine end to end on embedded defaults: a generated clip, a bundled model (--model), an"
                     + " embedded Kafka broker. Reads its own records back from Kafka and prints what was published and read;"
-                    + " writes DIR/masks.jsonl and DIR/overlay.mp4."
+                    + " writes DIR/masks.jsonl and DIR/overlay.mp4.",
+            "With --ui: the clip's scene as a live stream with the web console on 127.0.0.1 (the URL is printed);"
+                    + " click a shape to follow it. Runs until Ctrl-C."
         })
 final class DemoCommand implements Callable<Integer> {
     @Spec
@@ -43,8 +47,19 @@ final class DemoCommand implements Callable<Integer> {
                     + " configuration that sets samstream.model.checkpoint.")
     String model;
 
+    @Option(names = "--ui", description = "Live, with the web console on 127.0.0.1 until Ctrl-C (see above).")
+    boolean ui;
+
+    @Option(names = "--port", paramLabel = "P",
+            description = "With --ui: the console's port (default: samstream.http.port, 8080; 0 picks a free one).")
+    Integer port;
+
     @Override
     public Integer call() throws Exception {
+        if (port != null && (!ui || port < 0 || port > 65535)) {
+            throw new ParameterException(spec.commandLine(), ui ? "--port must be 0 to 65535, got " + port
+                    : "--port goes with --ui");
+        }
         if (frames < 1 || frames > 10_000) {
             throw new ParameterException(spec.commandLine(), "--frames must be 1 to 10000, got " + frames);
         }
@@ -62,6 +77,10 @@ final class DemoCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--model " + model + " and samstream.model.checkpoint = "
                     + base.checkpoint().get() + " (from " + (configFile == null ? "system properties" : configFile)
                     + ") both name a model: use one");
+        }
+        if (ui) {
+            return DemoUi.run(base, bundled, out, port == null ? OptionalInt.empty() : OptionalInt.of(port),
+                    spec.commandLine().getOut());
         }
         return Demo.run(base, bundled, out, frames, spec.commandLine().getOut(), System.console() != null);
     }

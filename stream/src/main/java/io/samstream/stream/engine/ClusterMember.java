@@ -111,6 +111,9 @@ public final class ClusterMember implements AutoCloseable {
     private final Map<String, ConsumerRecord<String, byte[]>> states = new HashMap<>();
 
     private volatile Set<Integer> ownedView = Set.of();
+    /** Assigned at least once since it last lost its partitions (a member of the group), and why it stopped. */
+    private volatile boolean joined;
+    private volatile String stoppedBy;
     private final AtomicLong statesWritten = new AtomicLong();
     private final AtomicLong resumed = new AtomicLong();
     private final AtomicLong tracksTakenUp = new AtomicLong();
@@ -234,6 +237,21 @@ public final class ClusterMember implements AutoCloseable {
         return ownedView;
     }
 
+    /**
+     * Where this engine stands in its group, for the readiness probe.
+     *
+     * @param running    its group loop runs (false once closed, or stopped by an error: then {@code stoppedBy} says why)
+     * @param joined     a member of the group: assigned (possibly no partitions) since it last lost its partitions
+     * @param partitions the streams-topic partitions it owns now
+     * @param stoppedBy  why its group loop stopped, when an error stopped it
+     */
+    public record Membership(boolean running, boolean joined, Set<Integer> partitions, Optional<String> stoppedBy) {}
+
+    /** Where this engine stands in its group now. */
+    public Membership membership() {
+        return new Membership(!closed && thread.isAlive(), joined, ownedView, Optional.ofNullable(stoppedBy));
+    }
+
     /** State records written so far. */
     public long statesWritten() {
         return statesWritten.get();
@@ -294,9 +312,11 @@ public final class ClusterMember implements AutoCloseable {
             // closing
         } catch (RuntimeException e) {
             failure = e;
+            stoppedBy = Errors.describe(e);
             log.error("cluster: engine {} stopped following the group (Kafka: {}); it reports not ready and"
                     + " `samstream run` exits for its supervisor to restart it", instanceId, Errors.describe(e), e);
         } finally {
+            joined = false;
             try {
                 streams.close(KAFKA_WAIT); // revokes (writes the streams' states) without leaving: static member
             } catch (RuntimeException e) {
@@ -645,6 +665,7 @@ public final class ClusterMember implements AutoCloseable {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             if (!partitions.isEmpty()) {
+                joined = false;
                 log.warn("cluster: engine {} lost partitions {} (out of the group): their streams stop", instanceId,
                         numbers(partitions));
                 release(partitions, false);
@@ -653,6 +674,7 @@ public final class ClusterMember implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            joined = true; // called after every rebalance, with no new partitions too
             if (partitions.isEmpty()) {
                 return;
             }

@@ -103,6 +103,8 @@ public final class Engine implements AutoCloseable {
     private final UniqueKillSwitch pipelineSwitch;
     private final CompletionStage<Done> pipelineDone;
     private final Map<String, StreamHandle> streams = new ConcurrentHashMap<>();
+    /** Sees each published frame before it is released (previews); none until set. */
+    private volatile FrameTap tap = FrameTap.NONE;
     private volatile boolean closed;
     private static final Duration SINK_TASK_WAIT = Duration.ofSeconds(30);
 
@@ -147,7 +149,9 @@ public final class Engine implements AutoCloseable {
                 .via(Stages.publisher(sink, settings.pipeline().pendingAcks(), sinkLanes, metrics))
                 .viaMat(KillSwitches.single(), Keep.both())
                 .toMat(Sink.foreach(o -> {
-                    o.job().frame().release(); // a GPU frame's memory back to its decoder
+                    if (!tapped(o)) {
+                        o.job().frame().release(); // a GPU frame's memory back to its decoder
+                    }
                     o.job().stream().frameDone(o.record() != null, o.job().frame().index(), o.job().frame().ptsMillis());
                 }), Keep.both())
                 .run(system);
@@ -214,6 +218,29 @@ public final class Engine implements AutoCloseable {
         // backend reads them so.
         boolean gpuFrames = segmenter.readsDeviceFrames();
         return new Lane(gpu, tracking, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
+    }
+
+    /** Hands a published frame to the tap; true when the tap kept it (and releases it itself). */
+    private boolean tapped(Job.Outcome o) {
+        if (o.record() == null) {
+            return false;
+        }
+        try {
+            return tap.published(o.job().stream(), o.record(), o.job().frame());
+        } catch (RuntimeException e) {
+            log.warn("stream {}: frame tap: {}", o.job().stream().id(), Errors.describe(e));
+            return false;
+        }
+    }
+
+    /** Sets what sees each published frame before it is released ({@link FrameTap#NONE}: nothing). */
+    public void setFrameTap(FrameTap frameTap) {
+        this.tap = java.util.Objects.requireNonNull(frameTap, "frameTap");
+    }
+
+    /** The engine's actor system (the HTTP server runs on it); terminated when the engine closes. */
+    public ActorSystem system() {
+        return system;
     }
 
     /** The frames of GPU {@code lane}'s streams between their source and their end, now. */
@@ -348,7 +375,8 @@ public final class Engine implements AutoCloseable {
                 .recoverWithRetries(1, Throwable.class, Source::empty);
         streams.put(spec.id(), handle);
         handle.setKillSwitch(source.to(lane.merge()).run(system));
-        log.info("stream {}: started ({}, {}{})", spec.id(), LogSafe.of(spec.location()), spec.isLive() ? "live" : "file",
+        log.info("stream {}: started ({}, {}{})", spec.id(), LogSafe.of(spec.location()),
+                spec.isLive() ? "live" : "file",
                 lanes.size() == 1 ? "" : ", on GPU " + lane.gpu().label());
         return handle;
     }

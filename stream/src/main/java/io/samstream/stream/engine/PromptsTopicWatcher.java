@@ -32,6 +32,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
     private final Engine engine;
     private final ControlRejections rejections;
     private TopicFollower follower;
+    /** Told of each message's outcome; none until set. */
+    private volatile Outcomes outcomes = (partition, offset, from, rejected) -> { };
     private volatile long accepted;
     private volatile long rejected;
 
@@ -69,6 +71,33 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         rejections.close();
     }
 
+    /**
+     * Told of each message's outcome, by its place on the topic (the HTTP API answers a prompt it sent through the
+     * topic with what this engine made of it). Called on the watcher's thread: it must return at once.
+     */
+    @FunctionalInterface
+    public interface Outcomes {
+        /**
+         * @param from     the frame it applies from (when accepted)
+         * @param rejected why it was rejected; null when accepted
+         */
+        void handled(int partition, long offset, long from, PromptRejected rejected);
+    }
+
+    /** Sets who is told of each message's outcome. */
+    public void setOutcomes(Outcomes listener) {
+        this.outcomes = java.util.Objects.requireNonNull(listener, "listener");
+    }
+
+    private void tell(ConsumerRecord<String, byte[]> r, long from, PromptRejected rejected) {
+        try {
+            outcomes.handled(r.partition(), r.offset(), from, rejected);
+        } catch (RuntimeException e) {
+            log.warn("prompts: telling the outcome of {}-{}@{}: {}", r.topic(), r.partition(), r.offset(),
+                    Errors.describe(e));
+        }
+    }
+
     /** Applies one message, or rejects it; returns the stream it changed, null when rejected. */
     String handle(ConsumerRecord<String, byte[]> r) {
         return handle(r, m -> {});
@@ -86,6 +115,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
             accepted++; // after the meter: whoever sees the count sees the meter too
             log.info("prompts: stream {}: {}{} from frame {}", LogSafe.of(m.stream()), m.op().wireName(),
                     m.op() == PromptMessage.Op.RESET ? "" : " object " + m.object(), from);
+            tell(r, from, null);
             return m.stream();
         } catch (PromptRejected e) {
             reason = e.reason();
@@ -101,6 +131,7 @@ public final class PromptsTopicWatcher implements AutoCloseable {
         rejected++; // after the meter, as above
         log.warn("prompts: rejected the message with key '{}' at {}-{}@{}: {} ({})", LogSafe.of(r.key()), r.topic(),
                 r.partition(), r.offset(), detail, reason);
+        tell(r, -1, new PromptRejected(reason, detail));
         rejections.countAndDeadLetter("prompts", r, reason, detail);
         return null;
     }

@@ -139,6 +139,14 @@ public final class StreamHandle {
         return kind.cast(tracker);
     }
 
+    /**
+     * The prompted object ids of its newest prompts (configured and changed at run time, pending changes included;
+     * discovered objects have none): a new object needs an id not among them.
+     */
+    public java.util.Set<Integer> promptedIds() {
+        return prompts.latest().ids();
+    }
+
     /** This run's prompts (a redefined stream starts again from its configured prompts). */
     StreamPrompts prompts() {
         return prompts;

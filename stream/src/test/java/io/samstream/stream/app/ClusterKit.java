@@ -64,7 +64,7 @@ final class ClusterKit {
                     state-every-frames = %d
                     session-timeout = %s
                   }
-                  metrics.enabled = off
+                  http.enabled = off
                   %s
                 }
                 """.formatted(model, STREAMS, bootstrap, MASKS, PROMPTS, instance, partitions, STATE, stateEvery,

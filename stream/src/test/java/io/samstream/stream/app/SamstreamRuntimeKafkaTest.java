@@ -30,7 +30,7 @@ class SamstreamRuntimeKafkaTest {
                   device = cpu
                   kafka.bootstrap-servers = "%s"
                   streams = [ { id = cam, location = "testpattern:64x48@25?frames=2", prompts.grid = 1 } ]
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(SamstreamRuntimePromptsTest.TINY, servers));
         SamstreamConfig config = ConfigLoader.load(conf);

@@ -38,7 +38,7 @@ class SamstreamRuntimePromptsTest {
                   kafka { prompts-topic = my-prompts, prompts-dead-letter-topic = my-prompts-dlt,
                           embedded-broker-dir = "%s" }
                   streams = [ { id = live, location = "testpattern:64x48@25?live=true", prompts.grid = 1 } ]
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(TINY, dir.resolve("kafka-data")));
         SamstreamConfig config = ConfigLoader.load(conf);

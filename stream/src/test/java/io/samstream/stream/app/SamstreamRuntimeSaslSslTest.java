@@ -100,7 +100,7 @@ class SamstreamRuntimeSaslSslTest {
                       ssl.truststore.type = PKCS12
                     }
                   }
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(SamstreamRuntimePromptsTest.TINY, broker.secureBootstrapServers(), PLAIN, password,
                 tls.trustStore(), tls.password()));

@@ -57,7 +57,7 @@ class EngineCommandsTest {
                     { id = junk, location = "%s" }
                   ]
                   sinks { kafka = off, jsonl-dir = "%s" }
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(TINY, junk, out));
         Result r = run("run", "-c", conf.toString());
@@ -82,7 +82,7 @@ class EngineCommandsTest {
                       prompts { objects = [{ id = 4, box = [20, 20, 60, 60] }, { id = 9, points = [[90, 50]] }] } }
                   ]
                   sinks { kafka = off, jsonl-dir = "%s" }
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(SAM2_TINY, out));
         Result r = run("run", "-c", conf.toString());
@@ -168,7 +168,7 @@ class EngineCommandsTest {
     @Test
     void aTrackingModeTheModelCannotRunIsRefusedNamingTheKey() throws Exception {
         String streams = "streams = [{ id = p, location = \"testpattern:64x48@10?frames=2\" }]\n"
-                + "sinks.kafka = off\nmetrics.enabled = off\ncpu.threads = 2\n";
+                + "sinks.kafka = off\nhttp.enabled = off\ncpu.threads = 2\n";
         Path memory = Files.writeString(dir.resolve("memory.conf"), "samstream { model.checkpoint = \"" + TINY
                 + "\", tracking.mode = memory\n" + streams + "}");
         Result r = run("run", "-c", memory.toString());

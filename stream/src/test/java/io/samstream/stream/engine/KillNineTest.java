@@ -119,7 +119,7 @@ class KillNineTest {
                   cpu.threads = 1
                   streams = [ { id = clip, location = "testpattern:320x240@12?frames=%d", prompts.grid = 2 } ]
                   sinks { jsonl-dir = "%s", overlay-dir = "%s" }
-                  metrics.enabled = off
+                  http.enabled = off
                 }
                 """.formatted(MODEL, frames, out, out));
     }
