@@ -75,9 +75,11 @@ class ClusterWalkthroughTest {
         assertEquals(STEPS, new ArrayList<>(page.keySet()));
         int port = freePort();
         Map<String, String> code = new HashMap<>();
+        int http = threeFreePorts();
         page.forEach((name, block) -> code.put(name, block == null ? null : block.replace("9092",
-                Integer.toString(port))));
+                Integer.toString(port)).replace("port=8080", "port=" + http)));
         assertTrue(page.get("broker").contains("--port 9092") && page.get("setup").contains("127.0.0.1:9092"));
+        assertTrue(page.get("setup").contains("port=8080"), "the engines' HTTP ports start at 8080");
         work = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()), "walkthrough-");
         launcher();
         long t0 = System.nanoTime();
@@ -387,6 +389,25 @@ class ClusterWalkthroughTest {
 
     private static long seconds(long since) {
         return (System.nanoTime() - since) / 1_000_000_000L;
+    }
+
+    /** The first of three consecutive free ports (the engines' HTTP servers). */
+    private static int threeFreePorts() throws IOException {
+        for (int tries = 0; tries < 50; tries++) {
+            int p = freePort();
+            if (p < 65533 && bindable(p + 1) && bindable(p + 2)) {
+                return p;
+            }
+        }
+        throw new IOException("no three consecutive free ports");
+    }
+
+    private static boolean bindable(int p) {
+        try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static int freePort() throws IOException {
