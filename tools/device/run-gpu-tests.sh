@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|sparse] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|sparse|fp8] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -26,6 +26,12 @@
 #   vit_b attention rows (sparse-kernels.tsv), then EncoderBench dense / 2:4 all / 2:4 mlp (encoder-*.tsv;
 #   SPARSE_RUNS="sparsity layers,..." picks others; none when the attention hang check failed), and
 #   bench/sparse_table.py's sparse-speed.md (both side by side: copy it to bench/results/).
+# Mode "fp8" (samstream.model.precision = fp8, issue 32): the FP8 GEMM's hang check (Fp8GemmGpuTest#pipelineNeverHangs,
+#   180 s), then Fp8GemmGpuTest (cuda.kernels) and parity.Fp8EncoderGpuTest (fp8 vs bf16 embeddings and masks) (or
+#   $CLASSES; CLASS_TIMEOUT each); then, when the hang check passed, the default bf16 GEMM rows and every e4m3 row of
+#   CudaKernelBench (fp8-kernels.tsv), and EncoderBench at batch ${ENCODER_BATCHES:-32} alternating bf16 / fp8,
+#   $FP8_RUNS times each (default 3; encoder-bf16-N.tsv, encoder-fp8-N.tsv), summarised as the median GPU img/s of
+#   each in fp8-speed.md.
 # Mode "hopper" (every Hopper GEMM pipeline and attention variant side by side) went with the variants that lost
 #   their benchmarks (bench/results/README.md); the hang checks run in "sparse" and in the test classes.
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
@@ -52,6 +58,7 @@ work=$(mktemp -d)
 status=0
 failed=""   # the test classes that failed (mode sparse leaves the Hopper sparse tile out when its class did)
 attn_failed=0
+fp8_hang_failed=0
 sparse_tma_failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
@@ -74,7 +81,8 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 # in the CUDA runtime's package, io.samstream.gpu.cuda (CudaRuntimeGpuTest). The packages: cuda (the runtime),
 # cuda.kernels (the launchers), cuda.sam and cuda.sam2 (the models' GPU parts), parity and sam2 (against the CPU).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTest cuda.kernels.LayerNormGpuTest
-    cuda.kernels.GemmGpuTest cuda.kernels.SparseGemmGpuTest cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest
+    cuda.kernels.GemmGpuTest cuda.kernels.SparseGemmGpuTest cuda.kernels.Fp8GemmGpuTest cuda.kernels.AttentionGpuTest
+    cuda.kernels.EncoderOpsGpuTest parity.Fp8EncoderGpuTest
     cuda.kernels.Sam2SdpaGpuTest cuda.sam.ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest
     parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
@@ -92,6 +100,9 @@ case "$mode" in
         runs+=("method:cuda.kernels.SparseGemmSm90GpuTest#tmaKernelsNeverHang")
         runs+=("method:cuda.kernels.AttentionGpuTest#wgmmaKernelsFinish")
         for c in ${CLASSES:-cuda.kernels.SparseGemmGpuTest cuda.kernels.SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
+    fp8)
+        runs+=("method:cuda.kernels.Fp8GemmGpuTest#pipelineNeverHangs")
+        for c in ${CLASSES:-cuda.kernels.Fp8GemmGpuTest parity.Fp8EncoderGpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
@@ -101,6 +112,12 @@ for run in "${runs[@]}"; do
         tool=${run%%:*} cls=${run#*:}
         # Mode sparse: a class whose hang check failed would hang again at its first case; the device time goes to
         # the rest instead.
+        if [ "$mode" = fp8 ] && [ "$tool" = plain ] && [ "$fp8_hang_failed" = 1 ] && [ "$cls" = cuda.kernels.Fp8GemmGpuTest ]; then
+            echo "!!! $cls skipped: its hang check failed"
+            status=1
+            failed="$failed $cls"
+            continue
+        fi
         if [ "$mode" = sparse ] && [ "$tool" = plain ] && { { [ "$cls" = cuda.kernels.SparseGemmSm90GpuTest ] && [ "$sparse_tma_failed" = 1 ]; } ||
             { [ "$cls" = cuda.kernels.AttentionGpuTest ] && [ "$attn_failed" = 1 ]; }; }; then
             echo "!!! $cls skipped: its hang check failed"
@@ -128,7 +145,8 @@ for run in "${runs[@]}"; do
             --reports-dir "$work/junit-$cls-$tool" > "$work/$cls-$tool.log" 2>&1
         rc=$?
         if [ "$tool" = method ] && [ $rc -ne 0 ]; then
-            case "$cls" in *wgmmaKernelsFinish*) attn_failed=1 ;; *tmaKernelsNeverHang*) sparse_tma_failed=1 ;; esac
+            case "$cls" in *wgmmaKernelsFinish*) attn_failed=1 ;; *tmaKernelsNeverHang*) sparse_tma_failed=1 ;;
+                *pipelineNeverHangs*) fp8_hang_failed=1 ;; esac
         fi
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$work/$cls-$tool.log"
         # The tree with the failures' messages; the full log is in reports.tgz.
@@ -198,6 +216,38 @@ if [ "$mode" = sparse ]; then
     python3 "$here/sparse_table.py" --dir "$out" --commit "$(cat "$here/COMMIT")" --out "$out/sparse-speed.md" || status=1
     # The device tool brings back at most 8 files: the raw TSVs travel inside reports-sparse.tgz (raw/).
     mkdir -p "$work/raw" && cp "$out"/*.tsv "$work/raw/" 2>/dev/null && rm -f "$out"/encoder-*.tsv
+fi
+
+if [ "$mode" = fp8 ]; then
+    if [ "$fp8_hang_failed" = 1 ]; then
+        echo "!!! the FP8 GEMM's hang check failed: no fp8 benchmark"
+    else
+        echo "=== CudaKernelBench (GEMMs: default bf16 tiles and every e4m3 row, the quantize kernels)"
+        timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/fp8-kernels.tsv" 20 \
+            "re:^(gemm (.*\(default\)|.*e4m3)|quantize )" 2>&1 | tee "$work/fp8-kernels.log" || status=1
+        for i in $(seq 1 "${FP8_RUNS:-3}"); do
+            for p in bf16 fp8; do
+                echo "=== EncoderBench --precision $p (vit_b, batch ${ENCODER_BATCHES:-32}), run $i"
+                timeout 240 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --precision "$p" \
+                    "$out/encoder-$p-$i.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p-$i.log" || status=1
+            done
+        done
+        # Median GPU img/s per precision and batch over the runs (EncoderBench's "encoder" lines: batch, GPU ms, ...).
+        {
+            echo "# vit_b encoder, fp8 vs bf16 (GPU time, median of ${FP8_RUNS:-3} runs; commit $(cat "$here/COMMIT"))"
+            echo
+            echo "| precision | batch | img/s (median) | runs (img/s) |"
+            echo "|---|---|---|---|"
+            for p in bf16 fp8; do
+                cat "$out"/encoder-$p-*.tsv 2>/dev/null | awk -F'\t' -v p=$p '$1 == "encoder" { r[$2] = r[$2] " " 1000 * $2 / $3 }
+                    END { for (b in r) { n = split(r[b], v, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                        if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+                        printf "| %s | %s | %.1f |%s |\n", p, b, v[int((n + 1) / 2)], r[b] } }'
+            done
+        } > "$out/fp8-speed.md"
+        cat "$out/fp8-speed.md"
+        mkdir -p "$work/raw" && cp "$out"/*.tsv "$work/raw/" 2>/dev/null && rm -f "$out"/encoder-*.tsv
+    fi
 fi
 
 if [ "$mode" = decoder ]; then

@@ -1,5 +1,5 @@
 // PTX wrappers of the Hopper (sm_90a) kernels: mbarriers, the async-proxy fence, warpgroup MMA (shared-memory
-// descriptors, fences, commit / wait, the m64nNk16 shapes) and setmaxnreg. Shared by the GEMMs, the 2:4 GEMMs and
+// descriptors, fences, commit / wait, the bf16 m64nNk16 and e4m3 m64nNk32 shapes) and setmaxnreg. Shared by the GEMMs, the 2:4 GEMMs and
 // attention_sm90.cuh. Defined for sm_90a only (SAMSTREAM_SM90A); the kernels trap on other targets.
 #pragma once
 
@@ -183,8 +183,52 @@ __device__ __forceinline__ void wgmma_m64n256k16_rs_tb(float (&d)[128], const ui
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
+// D[64 x 256] += A[64 x 32] . B[256 x 32]^T in e4m3 (FP8, gemm_fp8_sm90_mainloop.cuh), fp32 accumulation, both K-major
+// in 128-byte-swizzled shared memory: a k32 step of e4m3 is 32 bytes per row, the bytes of a bf16 k16 step, so the
+// descriptors and the ring are the bf16 GEMM's. 8-bit operands have no transpose immediates (K-major only).
+__device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+        "{" SAMSTREAM_ACC128_REGS "}, %128, %129, p, 1, 1;\n}\n"
+        : SAMSTREAM_ACC128(d)
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
 #undef SAMSTREAM_ACC128_REGS
 #undef SAMSTREAM_ACC128
+
+// D[64 x 128] += A[64 x 32] . B[128 x 32]^T in e4m3, as wgmma_m64n256k32_e4m3.
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+        "{"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+        "}, %64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+template <int BN>
+__device__ __forceinline__ void wgmma_k32_e4m3(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b) {
+    static_assert(BN == 128 || BN == 256, "e4m3 tile widths 128 and 256");
+    if constexpr (BN == 256) {
+        wgmma_m64n256k32_e4m3(d, desc_a, desc_b);
+    } else {
+        wgmma_m64n128k32_e4m3(d, desc_a, desc_b);
+    }
+}
 
 template <int BN>
 __device__ __forceinline__ void wgmma_k16(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b) {

@@ -32,6 +32,8 @@
 
 #include <cuda.h>   // CUtensorMap
 
+#include "gemm_fp8_sm90_epilogue.cuh"
+#include "gemm_fp8_sm90_mainloop.cuh"
 #include "gemm_sm90.cuh"
 #include "gemm_sm90_tma_epilogue.cuh"
 #include "gemm_sm90_tma_ptx.cuh"
@@ -95,20 +97,28 @@ struct Config {
 // last k tile's MMAs are issued); every k tile before tile i has then been waited on by someone, and tile i's own
 // ones by c, in order. turn[c] completes once per tile of the other warpgroup, and the other cannot arrive twice
 // before c has waited (it waits on turn[c ^ 1] in between). empty[s] then counts the 4 warps of one warpgroup.
-template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false>
+//
+// E4M3 (TMA_STORE only): A and W are e4m3 (FP8) with per-row scales a_scale[M] and per-output-channel scales
+// w_scale[N] (fp32); their maps are u8 with boxes of 128 elements (128 bytes, the same swizzle atom), a k tile is 128
+// elements (gemm_fp8_sm90_mainloop.cuh), and the accumulators are dequantized before the epilogue
+// (gemm_fp8_sm90_epilogue.cuh). Everything else - ring, barriers, tile walk, epilogue - is the bf16 kernel's.
+template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false, bool E4M3 = false>
 __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
                                                    const CUtensorMap* map_c, const bf16* __restrict__ bias,
-                                                   const bf16* residual, bf16* C, int M, int N, int K, int epilogue) {
+                                                   const bf16* residual, bf16* C, int M, int N, int K, int epilogue,
+                                                   const float* a_scale = nullptr, const float* w_scale = nullptr) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
     using Cfg = Config<BN, STAGES, TMA_STORE, PINGPONG>;
     constexpr int ACC = Cfg::ACC, MI = Cfg::MI;
+    constexpr int KT = E4M3 ? BK_E4M3 : BK;   // elements of k per k tile (128 bytes a row either way)
+    static_assert(!E4M3 || TMA_STORE, "the e4m3 GEMM stores by TMA");
 
     extern __shared__ unsigned char smem_raw[];
     const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
 
     const int tid = threadIdx.x, wg = tid / 128;
-    const int k_tiles = (K + BK - 1) / BK;
+    const int k_tiles = (K + KT - 1) / KT;
     const int n_tiles = (N + BN - 1) / BN;
     const int tiles = ((M + BM - 1) / BM) * n_tiles;
     const int first = blockIdx.x, step = gridDim.x;   // this CTA's tiles: first, + step, ...
@@ -142,8 +152,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(ring.empty(s), ((g / STAGES) + 1) & 1);
                     mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
-                    tma_load_2d(ring.a(s), map_a, kt * BK, block_m, ring.full(s));
-                    tma_load_2d(ring.b(s), map_w, kt * BK, block_n, ring.full(s));
+                    tma_load_2d(ring.a(s), map_a, kt * KT, block_m, ring.full(s));
+                    tma_load_2d(ring.b(s), map_w, kt * KT, block_n, ring.full(s));
                 }
             }
         }
@@ -180,7 +190,11 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
             mbar_wait(ring.full(s), (g / STAGES) & 1);
-            mma_k_tile<BN>(acc, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s));
+            if constexpr (E4M3) {
+                mma_k_tile_e4m3<BN>(acc, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s));
+            } else {
+                mma_k_tile<BN>(acc, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s));
+            }
             if (kt > 0 && lane == 0) release((g - 1) % STAGES);
         }
         if constexpr (PINGPONG) {
@@ -193,10 +207,15 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
 
         if constexpr (TMA_STORE) {
 #pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
+            for (int mi = 0; mi < MI; ++mi) {
+                if constexpr (E4M3) {
+                    dequantize_accumulators<BN>(acc[mi], a_scale, w_scale, M, N, block_m + (PINGPONG ? mi : cw) * 64,
+                                                block_n, warp, lane);
+                }
                 stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc[mi], bias, residual, *map_c, out, M, N,
                                                               block_m + (PINGPONG ? mi : cw) * 64, block_n, 1 + cw,
                                                               warp, lane, has_bias, has_gelu, has_res);
+            }
         } else {
             store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp,
                                                     lane, has_bias, has_gelu, has_res);

@@ -46,6 +46,24 @@ __device__ __forceinline__ void store8(bf16* p, const float v[8]) {
     *reinterpret_cast<uint4*>(p) = raw;
 }
 
+// 1 / sqrt(var + eps) of a warp's row (lane's chunks lane, lane + 32, ... in v), the variance as the mean of squared
+// deviations from `mean` (no catastrophic cancellation). Shared with fp8_quant.cuh's LayerNorm.
+template <int VEC>
+__device__ __forceinline__ float row_rstd(const float (&v)[VEC][8], float mean, int lane, int C, float eps) {
+    float sq = 0.f;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        if ((lane + 32 * i) * 8 < C) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const float d = v[i][j] - mean;
+                sq += d * d;
+            }
+        }
+    }
+    return rsqrtf(warp_sum(sq) / C + eps);
+}
+
 template <int VEC>
 __device__ __forceinline__ void layernorm_bf16(const bf16* x, const bf16* residual, bf16* sum_out,
                                                const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
@@ -80,19 +98,7 @@ __device__ __forceinline__ void layernorm_bf16(const bf16* x, const bf16* residu
         }
     }
     const float mean = warp_sum(sum) / C;
-
-    float sq = 0.f;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) {
-        if ((lane + 32 * i) * 8 < C) {
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const float d = v[i][j] - mean;
-                sq += d * d;
-            }
-        }
-    }
-    const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+    const float rstd = row_rstd<VEC>(v, mean, lane, C, eps);
 
 #pragma unroll
     for (int i = 0; i < VEC; ++i) {

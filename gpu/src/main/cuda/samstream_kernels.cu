@@ -9,6 +9,7 @@
 #include "attention_sm90.cuh"
 #include "decoder_ops.cuh"
 #include "encoder_ops.cuh"
+#include "fp8_quant.cuh"
 #include "gemm.cuh"
 #include "gemm_sparse.cuh"
 #include "gemm_sm90.cuh"
@@ -18,7 +19,7 @@
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
-extern "C" __device__ const int samstream_kernels_abi = 9;
+extern "C" __device__ const int samstream_kernels_abi = 10;
 
 // The dynamic shared memory an entry point of fixed size is built for, as a __device__ constant
 // samstream_smem_<entry point>: build-fatbin.sh reads these (with the entry points and the ABI version) from the
@@ -70,6 +71,23 @@ SAMSTREAM_GEMM_SM90(samstream_gemm_sm90_128x128, 128, 128, 6)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x256, 256, 4, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmas_128x128, 128, 6, false)
 SAMSTREAM_GEMM_SM90_TMA_STORE(samstream_gemm_sm90tmap_128x128, 128, 6, true)
+
+// ---- FP8 (e4m3) Hopper GEMM (gemm_sm90_tma.cuh with E4M3): C = (qa . qw^T) * a_scale[row] * w_scale[col] (+bias)
+// (GELU) (+residual), e4m3 operands as u8 tensor maps (boxes of 128 x 128 bytes), fp32 accumulation, bf16 C by TMA
+// stores; the tiles, stages, shared memory (226 KB) and launch of the bf16 TMA kernels above. sm_90a only.
+#define SAMSTREAM_GEMM_E4M3_SM90_TMA(NAME, BN, STAGES, PINGPONG)                                                   \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
+        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
+        const __grid_constant__ CUtensorMap map_c, const float* a_scale, const float* w_scale, const bf16* bias,   \
+        const bf16* residual, int M, int N, int K, int epilogue) {                                                 \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, true, PINGPONG, true>(map_a, map_w, &map_c, bias, residual, \
+                                                                            nullptr, M, N, K, epilogue, a_scale,  \
+                                                                            w_scale);                             \
+    }                                                                                                              \
+    SAMSTREAM_SMEM(NAME, (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES))
+SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmas_128x256, 256, 4, false)
+SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmas_128x128, 128, 6, false)
+SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmap_128x128, 128, 6, true)
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tile: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
@@ -126,6 +144,34 @@ SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v2, 2)
 SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v3, 3)
 SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v4, 4)
 SAMSTREAM_LAYERNORM(samstream_layernorm_bf16_v5, 5)
+
+// ---- FP8 activation quantization (fp8_quant.cuh), 8 rows per 256-thread CTA, rows of C <= 256 VEC: bf16 rows ->
+// e4m3 bytes + a per-row fp32 scale, as they are (quantize) or after a LayerNorm (layernorm_e4m3). Every target.
+#define SAMSTREAM_QUANTIZE_E4M3(NAME, VEC)                                                                  \
+    extern "C" __global__ void __launch_bounds__(256) NAME(const bf16* x, uint8_t* q, float* scale, int rows, \
+                                                           int C) {                                         \
+        fp8_quant::quantize_rows<VEC>(x, q, scale, rows, C);                                                \
+    }
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v1, 1)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v2, 2)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v3, 3)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v4, 4)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v5, 5)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v8, 8)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v12, 12)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v16, 16)
+SAMSTREAM_QUANTIZE_E4M3(samstream_quantize_e4m3_v20, 20)
+#define SAMSTREAM_LAYERNORM_E4M3(NAME, VEC)                                                                 \
+    extern "C" __global__ void __launch_bounds__(256) NAME(const bf16* x, const bf16* gamma, const bf16* beta, \
+                                                           uint8_t* q, float* scale, int rows, int C,       \
+                                                           float eps) {                                     \
+        fp8_quant::layernorm_e4m3<VEC>(x, gamma, beta, q, scale, rows, C, eps);                             \
+    }
+SAMSTREAM_LAYERNORM_E4M3(samstream_layernorm_e4m3_v1, 1)
+SAMSTREAM_LAYERNORM_E4M3(samstream_layernorm_e4m3_v2, 2)
+SAMSTREAM_LAYERNORM_E4M3(samstream_layernorm_e4m3_v3, 3)
+SAMSTREAM_LAYERNORM_E4M3(samstream_layernorm_e4m3_v4, 4)
+SAMSTREAM_LAYERNORM_E4M3(samstream_layernorm_e4m3_v5, 5)
 
 // ---- Attention with decomposed relative position bias -------------------------------------------
 // Grid: x = query blocks of the sequence (16 * warps queries each), y = heads, z = images x windows.

@@ -23,6 +23,10 @@ import io.samstream.gpu.cuda.kernels.AttentionKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels.GemmTile;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels.Fp8Tile;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels.Fp8Weight;
+import io.samstream.gpu.cuda.kernels.Fp8WeightUpload;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseTile;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels;
@@ -51,6 +55,7 @@ public final class CudaKernelBench {
     private final CudaKernels kernels;
     private final GemmKernels gemm;
     private final SparseGemmKernels sparseGemm;
+    private final Fp8GemmKernels fp8Gemm;
     private final AttentionKernels attention;
     private final NormKernels norm;
     private final DeviceMemoryPool pool;
@@ -64,6 +69,7 @@ public final class CudaKernelBench {
         this.kernels = new CudaKernels(ctx);
         this.gemm = GemmKernels.of(kernels);
         this.sparseGemm = SparseGemmKernels.of(kernels);
+        this.fp8Gemm = Fp8GemmKernels.of(kernels);
         this.attention = AttentionKernels.of(kernels);
         this.norm = NormKernels.of(kernels);
         this.pool = new DeviceMemoryPool(ctx, 8L << 30);
@@ -90,6 +96,7 @@ public final class CudaKernelBench {
             System.out.println(b.kernels.describe());
             b.gemms();
             b.sparseGemms();
+            b.fp8Gemms();
             b.attention();
             b.layerNorm();
             try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out))) {
@@ -219,6 +226,95 @@ public final class CudaKernelBench {
             }
         }
         pool.release(outer);
+    }
+
+    /**
+     * The FP8 (e4m3) GEMMs (gemm_sm90_tma.cuh with E4M3; compute capability 9.0) at the vit_b shapes of batch 32 and
+     * batch 1, every tile, TFLOP/s as 2 M N K (compare with the bf16 rows); the e4m3 matrix rate at 8192^3; and the
+     * kernels that make their inputs: the row quantization of the proj / lin2 inputs and the fused LayerNorm (GB/s
+     * counted as bf16 read + e4m3 written). Filter: "e4m3".
+     */
+    private void fp8Gemms() {
+        if (!wanted("gemm", "e4m3") && !wanted("quantize", "e4m3")) {
+            return;
+        }
+        String why = fp8Gemm.gemmUnavailable();
+        if (why != null) {
+            System.out.println("fp8 GEMM rows skipped: " + why);
+            return;
+        }
+        int batch32 = 32 * TOKENS;
+        long outer = pool.mark();
+        DeviceBuffer a = random(batch32 * 3072L, 1.0, "A");
+        DeviceBuffer c = random(batch32 * 3072L, 1.0, "C");
+        DeviceBuffer q = pool.allocate(batch32 * 3072L, "qa"), qs = pool.allocate(batch32 * 4L, "qa scales");
+        DeviceBuffer gamma = random(768, 1.0, "gamma"), beta = random(768, 0.5, "beta");
+        for (int k : new int[] {768, 3072}) {
+            String variant = (k == 768 ? "proj input" : "mlp.lin2 input") + " e4m3";
+            if (wanted("quantize", variant)) {
+                float ms = time(() -> fp8Gemm.quantize(stream, a, q, qs, batch32, k));
+                report("quantize", variant, String.format(Locale.ROOT, "M=%d C=%d", batch32, k), ms,
+                        3.0 * batch32 * k / ms / 1e6, "GB/s");
+            }
+        }
+        if (wanted("quantize", "layernorm e4m3")) {
+            float ms = time(() -> fp8Gemm.layerNormQuantize(stream, a, gamma, beta, q, qs, batch32, 768, 1e-6f));
+            report("quantize", "layernorm e4m3", String.format(Locale.ROOT, "M=%d C=%d", batch32, 768), ms,
+                    3.0 * batch32 * 768 / ms / 1e6, "GB/s");
+        }
+        String[][] shapes = {{"qkv", "2304", "768", "bias", "" + batch32},
+            {"proj", "768", "768", "bias+residual", "" + batch32}, {"mlp.lin1", "3072", "768", "bias+gelu", "" + batch32},
+            {"mlp.lin2", "768", "3072", "bias+residual", "" + batch32}, {"b1 qkv", "2304", "768", "bias", "" + TOKENS},
+            {"b1 proj", "768", "768", "bias+residual", "" + TOKENS}, {"b1 mlp.lin1", "3072", "768", "bias+gelu", "" + TOKENS},
+            {"b1 mlp.lin2", "768", "3072", "bias+residual", "" + TOKENS}};
+        try (PinnedBuffer staging = new PinnedBuffer(ctx, 64L << 20, "fp8 weight staging")) {
+            Random rnd = new Random(11);
+            for (String[] sh : shapes) {
+                int n = Integer.parseInt(sh[1]), k = Integer.parseInt(sh[2]), m = Integer.parseInt(sh[4]);
+                long mark = pool.mark();
+                fp8Gemm.quantize(stream, a, q, qs, m, k);   // realistic e4m3 operands and scales
+                Fp8Weight w = Fp8WeightUpload.upload(gaussian(rnd, n * k, 1 / Math.sqrt(k)), n, k, pool, stream, staging,
+                        sh[0]);
+                DeviceBuffer bias = random(n, 0.5, "bias");
+                boolean gelu = sh[3].contains("gelu"), residual = sh[3].contains("residual");
+                DeviceBuffer cm = c.slice(0, (long) m * n * 2, "C");
+                double flop = 2.0 * m * n * k;
+                for (Fp8Tile tile : Fp8Tile.values()) {
+                    String variant = sh[0] + " " + sh[3] + " e4m3 " + tile
+                            + (tile == fp8Gemm.defaultTile(m, n, k, gelu) ? " (default)" : "");
+                    if (!wanted("gemm", variant)) {
+                        continue;
+                    }
+                    float ms = time(() -> fp8Gemm.run(stream, q, qs, w, bias, residual ? cm : null, cm, m, gelu, tile));
+                    report("gemm", variant, String.format(Locale.ROOT, "M=%d N=%d K=%d", m, n, k), ms, flop / ms / 1e9,
+                            "TFLOP/s");
+                }
+                pool.release(mark);
+            }
+            if (wanted("gemm", "square e4m3")) {
+                long mark = pool.mark();
+                int sq = 8192;
+                DeviceBuffer a8 = pool.allocate((long) sq * sq, "A8k"), s8 = pool.allocate(sq * 4L, "A8k scales");
+                fp8Gemm.quantize(stream, c, a8, s8, sq, sq);
+                Fp8Weight w = Fp8WeightUpload.upload(gaussian(rnd, sq * sq, 1 / Math.sqrt(sq)), sq, sq, pool, stream,
+                        staging, "W8k");
+                DeviceBuffer c8 = a.slice(0, (long) sq * sq * 2, "C8k");
+                for (Fp8Tile tile : Fp8Tile.values()) {
+                    float ms = time(() -> fp8Gemm.run(stream, a8, s8, w, null, null, c8, sq, false, tile));
+                    report("gemm", "square e4m3 " + tile, "M=N=K=8192", ms, 2.0 * sq * sq * sq / ms / 1e9, "TFLOP/s");
+                }
+                pool.release(mark);
+            }
+        }
+        pool.release(outer);
+    }
+
+    private static float[] gaussian(Random rnd, int count, double std) {
+        float[] v = new float[count];
+        for (int i = 0; i < count; i++) {
+            v[i] = (float) (rnd.nextGaussian() * std);
+        }
+        return v;
     }
 
     // ---- attention ----------------------------------------------------------------------------------

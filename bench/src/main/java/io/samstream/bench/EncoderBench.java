@@ -11,6 +11,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 
+import io.samstream.config.CudaSettings;
+import io.samstream.config.ModelPrecision;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaContext;
@@ -29,10 +31,11 @@ import io.samstream.gpu.tensor.Tensor;
  * step. One backend per batch, sized for that batch (so its memory is that batch's).
  *
  * <pre>java -cp ... io.samstream.bench.EncoderBench [--model vit_b|vit_l|vit_h] [--sparsity 2:4 [--sparse-layers all|mlp]]
- *      OUT.tsv [batch...]</pre>
+ *      [--precision bf16|fp8] OUT.tsv [batch...]</pre>
  *
  * With {@code --sparsity 2:4} the random weights are pruned first and the pruned Linears run on the sparse
- * GEMM (the TSV's {@code meta sparsity} line says which).
+ * GEMM (the TSV's {@code meta sparsity} line says which); with {@code --precision fp8} the blocks' Linears run on the
+ * e4m3 GEMM ({@code meta precision}).
  *
  * bench/encoder_torch.py then measures Meta's encoder in bf16 eager on the same GPU and writes the table.
  */
@@ -93,6 +96,7 @@ public final class EncoderBench {
         String modelName = option(rest, "--model", "vit_b");
         ModelSparsity sparsity = ModelSparsity.parse(option(rest, "--sparsity", "none"),
                 option(rest, "--sparse-layers", "all"), "--sparsity", "--sparse-layers");
+        ModelPrecision precision = ModelPrecision.parse(option(rest, "--precision", "bf16"), "--precision");
         args = rest.toArray(new String[0]);
         Path outPath = Path.of(args.length > 0 ? args[0] : "encoder-bench.tsv");
         int[] batches = args.length > 1 ? java.util.Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
@@ -106,12 +110,14 @@ public final class EncoderBench {
              PrintWriter out = new PrintWriter(Files.newBufferedWriter(outPath))) {
             out.println("meta\tdevice\t" + ctx.info().describe());
             out.println("meta\tsparsity\t" + sparsity.describe());
+            out.println("meta\tprecision\t" + precision);
             out.println("meta\tmodel\t" + modelName);
             for (int batch : batches) {
                 ctx.bind();
                 long before = freeBytes();
                 try (CudaSamBackend backend = new CudaSamBackend(weights, config,
-                        CudaSamOptions.builder(batch).decoderThreads(4).sparsity(sparsity).build())) {
+                        CudaSamOptions.builder(batch).decoderThreads(4).sparsity(sparsity)
+                                .cuda(CudaSettings.DEFAULTS.withPrecision(precision)).build())) {
                     ctx.bind();
                     long delta = before - freeBytes();
                     Tensor images = random(batch, config.imageSize(), batch);

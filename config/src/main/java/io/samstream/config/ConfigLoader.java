@@ -107,11 +107,22 @@ public final class ConfigLoader {
                     engine.streamsTopic(), engine.tracking(), engine.discovery(), sparsity,
                     cluster(config, origin, kafka, engine.streamsTopic()), gpus,
                     new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
-                            config.getBoolean(ROOT + ".cuda.decoder-graphs")), limits,
-                            HttpSettingsLoader.load(config, origin));
+                            config.getBoolean(ROOT + ".cuda.decoder-graphs"), precision(config, origin, sparsity)),
+                            limits, HttpSettingsLoader.load(config, origin));
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
+    }
+
+    /** samstream.model.precision; FP8 with 2:4 sparsity is refused (no sparse e4m3 kernel yet). */
+    private static ModelPrecision precision(Config config, String origin, ModelSparsity sparsity) {
+        String key = ROOT + ".model.precision";
+        ModelPrecision p = ModelPrecision.parse(config.getString(key), origin + ": " + key);
+        if (p == ModelPrecision.FP8 && sparsity.twoFour()) {
+            throw new ConfigException(origin + ": " + key + " = fp8 cannot be combined with " + ROOT
+                    + ".model.sparsity = 2:4 yet (no sparse FP8 kernel): use bf16 with 2:4, or fp8 with none");
+        }
+        return p;
     }
 
     private static KafkaSettings kafka(Config config, String origin) {

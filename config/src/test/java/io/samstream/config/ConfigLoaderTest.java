@@ -147,6 +147,32 @@ class ConfigLoaderTest {
         withProperty("samstream.device", "cpu", () -> assertEquals(Device.CPU, ConfigLoader.load().device()));
     }
 
+    /** samstream.model.precision: bf16 by default, fp8 from a file or -D; a wrong value names the key and the choices. */
+    @Test
+    void precisionIsBf16UnlessFp8IsAsked() throws IOException {
+        assertEquals(ModelPrecision.BF16, ConfigLoader.load().cuda().precision());
+        assertEquals(new CudaSettings(true, true, ModelPrecision.FP8),
+                ConfigLoader.load(write("samstream.model.precision = FP8")).cuda());
+        withProperty("samstream.model.precision", "fp8",
+                () -> assertEquals(ModelPrecision.FP8, ConfigLoader.load().cuda().precision()));
+        Path f = write("samstream.model.precision = int8");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().startsWith(f + ": samstream.model.precision: unknown precision 'int8'"), e.getMessage());
+        assertTrue(e.getMessage().contains("expected bf16 or fp8"), e.getMessage());
+    }
+
+    /** No sparse FP8 kernel yet: fp8 with 2:4 is refused at load, naming both keys; fp8 with none is fine. */
+    @Test
+    void fp8WithTwoFourSparsityIsRefused() throws IOException {
+        Path f = write("samstream.model { precision = fp8, sparsity = \"2:4\" }");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertTrue(e.getMessage().contains("samstream.model.precision = fp8") && e.getMessage().contains(
+                "samstream.model.sparsity = 2:4"), e.getMessage());
+        SamstreamConfig ok = ConfigLoader.load(write("samstream.model { precision = fp8, sparsity = none }"));
+        assertEquals(ModelPrecision.FP8, ok.cuda().precision());
+        assertFalse(ok.sparsity().twoFour());
+    }
+
     /** The CUDA backend's options are keys of samstream.cuda: in a file or as -D overrides, checked like any other. */
     @Test
     void theCudaSectionIsKeysOverridableBySystemProperties() throws IOException {

@@ -42,7 +42,7 @@ public final class CudaKernels implements AutoCloseable {
     /** Class-path location of the fatbin built by {@code gpu/src/main/cuda/build-fatbin.sh}. */
     public static final String RESOURCE = "io/samstream/gpu/cuda/samstream_kernels.fatbin";
     /** Must match {@code samstream_kernels_abi} in samstream_kernels.cu. */
-    static final int ABI_VERSION = 9;
+    static final int ABI_VERSION = 10;
 
     private final CudaContext context;
     private final CUmodule module = new CUmodule();

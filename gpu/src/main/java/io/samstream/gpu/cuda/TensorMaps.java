@@ -25,7 +25,7 @@ public final class TensorMaps {
     private static final int MAP_BYTES = 128;
     private static final int CACHE_ENTRIES = 512;
     // CUtensorMapDataType / Interleave / Swizzle / L2promotion / FloatOOBfill values (cuda.h).
-    private static final int UINT32 = 2, BFLOAT16 = 9, INTERLEAVE_NONE = 0, SWIZZLE_NONE = 0, SWIZZLE_128B = 3,
+    private static final int UINT8 = 0, UINT32 = 2, BFLOAT16 = 9, INTERLEAVE_NONE = 0, SWIZZLE_NONE = 0, SWIZZLE_128B = 3,
             L2_PROMOTION_256B = 3, OOB_FILL_ZEROS = 0;
 
     /** The one driver entry point needed here (libcuda's C signature, CUresult as int). */
@@ -87,6 +87,27 @@ public final class TensorMaps {
     }
 
     /**
+     * The map of a row-major 8-bit {@code [rows, cols]} matrix (the FP8 GEMM's e4m3 operands), boxes of
+     * {@code boxRows x 128} elements with the 128-byte swizzle: the same bytes per box row, and so the same
+     * shared-memory layout, as {@link #bf16RowMajor}'s 64 bf16. {@code cols} a multiple of 16 (16-byte rows). Cached
+     * and thread-safe like {@link #bf16RowMajor}.
+     */
+    public synchronized byte[] u8RowMajor(DeviceBuffer buffer, long rows, long cols, int boxRows, String what) {
+        if (cols % 16 != 0) {
+            throw new IllegalArgumentException(what + ": a tensor map needs rows of a multiple of 16 bytes, " + cols
+                    + " bytes is not");
+        }
+        if (boxRows < 1 || boxRows > 256) {
+            throw new IllegalArgumentException(what + ": box of " + boxRows + " rows (1 to 256)");
+        }
+        if (buffer.bytes() < rows * cols) {
+            throw new IllegalArgumentException(what + ": " + buffer + " holds " + buffer.bytes() + " bytes, the map"
+                    + " covers " + rows + " x " + cols + " u8");
+        }
+        return map(buffer, UINT8, rows, cols, boxRows, 2 * BOX_COLS, what);
+    }
+
+    /**
      * The map of a row-major u32 {@code [rows, cols]} matrix in {@code buffer} (the 2:4 GEMM's metadata words), boxes
      * of {@code boxRows x boxCols} copied as they are (no swizzle); {@code cols} and {@code boxCols} multiples of 4
      * (16-byte rows). Cached and thread-safe like {@link #bf16RowMajor}.
@@ -123,17 +144,19 @@ public final class TensorMaps {
 
     private byte[] encode(long address, int dataType, long rows, long cols, int boxRows, int boxCols, String what) {
         com.sun.jna.Pointer aligned = scratch.align(64);
-        boolean bf16 = dataType == BFLOAT16;
+        boolean swizzled = dataType != UINT32;
+        int elementBytes = dataType == UINT8 ? 1 : dataType == BFLOAT16 ? 2 : 4;
+        String type = dataType == UINT8 ? " u8" : dataType == BFLOAT16 ? " bf16" : " u32";
         int r;
         try {
-            // bf16 tiles with the 128-byte swizzle the wgmma descriptors read; u32 metadata as it is in memory.
+            // bf16 / u8 tiles with the 128-byte swizzle the wgmma descriptors read; u32 metadata as it is in memory.
             r = driver.cuTensorMapEncodeTiled(aligned, dataType, 2, address, new long[] {cols, rows},
-                    new long[] {cols * (bf16 ? 2 : 4)}, new int[] {boxCols, boxRows}, new int[] {1, 1}, INTERLEAVE_NONE,
-                    bf16 ? SWIZZLE_128B : SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZEROS);
+                    new long[] {cols * elementBytes}, new int[] {boxCols, boxRows}, new int[] {1, 1}, INTERLEAVE_NONE,
+                    swizzled ? SWIZZLE_128B : SWIZZLE_NONE, L2_PROMOTION_256B, OOB_FILL_ZEROS);
         } catch (UnsatisfiedLinkError e) {
             throw new CudaException("the CUDA driver has no cuTensorMapEncodeTiled (a driver older than CUDA 12.0?): " + e);
         }
-        Cuda.check(r, () -> "encoding the tensor map of " + what + " (" + rows + " x " + cols + (bf16 ? " bf16" : " u32")
+        Cuda.check(r, () -> "encoding the tensor map of " + what + " (" + rows + " x " + cols + type
                 + ", box " + boxRows + " x " + boxCols + ")");
         return aligned.getByteArray(0, MAP_BYTES);
     }

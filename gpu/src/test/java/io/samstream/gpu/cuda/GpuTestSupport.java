@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Random;
 import io.samstream.gpu.cuda.kernels.AttentionKernels;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
@@ -46,6 +47,7 @@ public final class GpuTestSupport implements AutoCloseable {
         // Every launcher family the tests use, so that the table printed lists their kernels.
         GemmKernels.of(gpu.kernels);
         SparseGemmKernels.of(gpu.kernels);
+        Fp8GemmKernels.of(gpu.kernels);
         NormKernels.of(gpu.kernels);
         EncoderOpsKernels.of(gpu.kernels);
         AttentionKernels.of(gpu.kernels);
@@ -96,6 +98,46 @@ public final class GpuTestSupport implements AutoCloseable {
 
     public float[] download(DeviceBuffer b, int count) {
         return download(b, 0, count);
+    }
+
+    /** Uploads raw bytes (e4m3 values, u8 data) into a fresh pool buffer (synchronously). */
+    public DeviceBuffer uploadBytes(byte[] values, String label) {
+        DeviceBuffer b = pool.allocate(Math.max(values.length, 1), label);
+        for (int start = 0; start < values.length; start += STAGING_BYTES) {
+            int n = Math.min(STAGING_BYTES, values.length - start);
+            staging.buffer().put(values, start, n);
+            stream.upload(staging, 0, b, start, n);
+            stream.synchronize();
+        }
+        return b;
+    }
+
+    /** Uploads fp32 values into a fresh pool buffer (synchronously). */
+    public DeviceBuffer uploadF32(float[] values, String label) {
+        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(values.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        bytes.asFloatBuffer().put(values);
+        return uploadBytes(bytes.array(), label);
+    }
+
+    /** Waits for the stream, then reads {@code count} bytes from the start of {@code b}. */
+    public byte[] downloadBytes(DeviceBuffer b, int count) {
+        stream.synchronize();
+        byte[] out = new byte[count];
+        for (int start = 0; start < count; start += STAGING_BYTES) {
+            int n = Math.min(STAGING_BYTES, count - start);
+            stream.download(b, start, staging, 0, n);
+            stream.synchronize();
+            staging.buffer().get(out, start, n);
+        }
+        return out;
+    }
+
+    /** Waits for the stream, then reads {@code count} fp32 values from the start of {@code b}. */
+    public float[] downloadF32(DeviceBuffer b, int count) {
+        float[] out = new float[count];
+        java.nio.ByteBuffer.wrap(downloadBytes(b, count * 4)).order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+                .get(out);
+        return out;
     }
 
     @Override

@@ -6,6 +6,7 @@ import static io.samstream.gpu.cuda.kernels.WeightLayouts.conv3x3ChannelsLast;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.BumpAllocator;
@@ -18,6 +19,9 @@ import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StepMarks;
 import io.samstream.gpu.cuda.kernels.AttentionKernels;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels.Fp8Weight;
+import io.samstream.gpu.cuda.kernels.Fp8WeightUpload;
 import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.SparseGemmKernels.SparseWeight;
@@ -44,6 +48,12 @@ import io.samstream.gpu.tensor.Tensor;
  * </ol>
  * The residual stream is kept in bf16, as in Meta's bf16 model. A 2:4-pruned Linear runs on the sparse tensor cores.
  *
+ * <p><b>FP8</b> ({@link ModelPrecision#FP8}, Hopper only): the blocks' four Linears run on the e4m3 tensor cores
+ * ({@link Fp8GemmKernels}) with weights quantized at load (one scale per output channel). Their inputs are quantized per
+ * token into {@code q8} + {@code q8Scales}: by the LayerNorm itself before qkv and lin1 (norm1 / norm2 then write no
+ * bf16 {@code h}), by a row kernel from the attention output (before proj) and the GELU output (before lin2). The
+ * residual stream, attention, the patch embedding and the neck stay bf16.
+ *
  * <p><b>Memory.</b> The weights and the activations of the largest batch come from the pool it is given (sized with
  * {@link #weightBytes} + {@link #activationBytes}); a forward pass allocates nothing and never waits on the host.
  * Buffers are reused across blocks: {@code x} (the residual stream), {@code h} (normalized tokens, then the attention
@@ -53,8 +63,8 @@ import io.samstream.gpu.tensor.Tensor;
 final class CudaImageEncoder {
     private static final float ENCODER_EPS = 1e-6f, NECK_EPS = 1e-6f;
 
-    /** A Linear: its bf16 weight, or its 2:4 form when pruned (the other null), and its bias. */
-    private record Linear(DeviceBuffer w, SparseWeight sparse, DeviceBuffer b) {}
+    /** A Linear: its bf16 weight, its 2:4 form when pruned, or its e4m3 form with FP8 (the others null), and its bias. */
+    private record Linear(DeviceBuffer w, SparseWeight sparse, Fp8Weight fp8, DeviceBuffer b) {}
 
     /** One encoder block's weights (Meta's {@code Block}: norm1, attn, norm2, mlp). */
     private record Block(DeviceBuffer norm1G, DeviceBuffer norm1B, Linear qkv, Linear proj, DeviceBuffer relH,
@@ -67,11 +77,14 @@ final class CudaImageEncoder {
     private final PinnedBuffer staging;
     private final GemmKernels gemm;
     private final SparseGemmKernels sparseGemm;
+    private final Fp8GemmKernels fp8Gemm;
     private final NormKernels norm;
     private final AttentionKernels attention;
     private final EncoderOpsKernels ops;
     /** Encoder weight sparsity: which block Linears run on the sparse tensor cores. */
     private final ModelSparsity sparsity;
+    /** FP8: the block Linears on the e4m3 tensor cores. Decided once, here; the weights and buffers follow from it. */
+    private final boolean fp8;
 
     // weights
     private final DeviceBuffer patchW, patchB, posEmbed;
@@ -79,16 +92,20 @@ final class CudaImageEncoder {
     private final DeviceBuffer neck0W, neck1G, neck1B, neck2W, neck3G, neck3B;
     // activations (largest batch)
     private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
+    /** FP8 only (else null): the next Linear's e4m3 input {@code [m, max(d, mlp)]} and its per-row scales {@code [m]}. */
+    private final DeviceBuffer q8, q8Scales;
 
     /**
      * Uploads the encoder's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
      * {@code maxBatch} images, all from {@code pool}.
      *
-     * @param weights  the checkpoint's tensors under Meta's key names; the Linears {@code sparsity} names pruned
-     * @param staging  pinned memory for the uploads, at least 16 MiB
+     * @param weights   the checkpoint's tensors under Meta's key names; the Linears {@code sparsity} names pruned
+     * @param precision the blocks' Linears in bf16 or FP8 (not with 2:4 sparsity; FP8 needs compute capability 9.0)
+     * @param staging   pinned memory for the uploads, at least 16 MiB
+     * @throws IllegalArgumentException FP8 asked with 2:4 sparsity, or on a GPU that cannot run the FP8 GEMM
      */
-    CudaImageEncoder(StateDict weights, SamConfig config, int maxBatch, ModelSparsity sparsity, CudaKernels kernels,
-                     CudaStream stream, DeviceMemoryPool pool, PinnedBuffer staging) {
+    CudaImageEncoder(StateDict weights, SamConfig config, int maxBatch, ModelSparsity sparsity, ModelPrecision precision,
+                     CudaKernels kernels, CudaStream stream, DeviceMemoryPool pool, PinnedBuffer staging) {
         this.s = config.imageSize();
         this.p = config.patchSize();
         this.e = config.embeddingSize();
@@ -100,11 +117,21 @@ final class CudaImageEncoder {
         this.neckC = config.promptDim();
         this.window = config.windowSize();
         this.sparsity = sparsity;
+        this.fp8 = precision == ModelPrecision.FP8;
         this.stream = stream;
         this.pool = pool;
         this.staging = staging;
         this.gemm = GemmKernels.of(kernels);
         this.sparseGemm = SparseGemmKernels.of(kernels);
+        this.fp8Gemm = Fp8GemmKernels.of(kernels);
+        if (fp8 && sparsity.twoFour()) {
+            throw new IllegalArgumentException("samstream.model.precision = fp8 cannot be combined with 2:4 sparsity yet"
+                    + " (no sparse FP8 kernel)");
+        }
+        if (fp8 && fp8Gemm.gemmUnavailable() != null) {
+            throw new IllegalArgumentException("samstream.model.precision = fp8: " + fp8Gemm.gemmUnavailable()
+                    + " (use bf16 on this GPU)");
+        }
         this.norm = NormKernels.of(kernels);
         this.attention = AttentionKernels.of(kernels);
         this.ops = EncoderOpsKernels.of(kernels);
@@ -134,6 +161,8 @@ final class CudaImageEncoder {
         neckA = pool.allocateBf16(m * neckC, "neck a");
         neckB = pool.allocateBf16(m * neckC, "neck b");
         out = pool.allocate(outputBytes(config, maxBatch), "embeddings (fp32)");
+        q8 = fp8 ? pool.allocate(m * Math.max(d, mlp), "e4m3 activations") : null;
+        q8Scales = fp8 ? pool.allocate(m * 4, "e4m3 activation scales") : null;
     }
 
     /** The fp32 input images {@code [B, 3, S, S]} a pass reads. */
@@ -177,12 +206,21 @@ final class CudaImageEncoder {
 
     /** {@code x = x + attn(norm1(x))}, then {@code x = x + mlp(norm2(x))}. */
     private void block(Block b, int batch, int m, StepMarks marks) {
-        norm.layerNorm(stream, x, b.norm1G, b.norm1B, h, m, d, ENCODER_EPS);
+        normalize(b.norm1G, b.norm1B, m);
         mark(marks, "layernorm");
         attention(b, batch, m, marks);
-        norm.layerNorm(stream, x, b.norm2G, b.norm2B, h, m, d, ENCODER_EPS);
+        normalize(b.norm2G, b.norm2B, m);
         mark(marks, "layernorm");
         mlp(b, m, marks);
+    }
+
+    /** LayerNorm of x into the next Linear's input: h (bf16), or with FP8 q8 + its scales (fused). */
+    private void normalize(DeviceBuffer gamma, DeviceBuffer beta, int m) {
+        if (fp8) {
+            fp8Gemm.layerNormQuantize(stream, x, gamma, beta, q8, q8Scales, m, d, ENCODER_EPS);
+        } else {
+            norm.layerNorm(stream, x, gamma, beta, h, m, d, ENCODER_EPS);
+        }
     }
 
     /**
@@ -190,20 +228,20 @@ final class CudaImageEncoder {
      * added to x in place.
      */
     private void attention(Block b, int batch, int m, StepMarks marks) {
-        linear(h, b.qkv, null, wideBuf, m, 3 * d, d, false);
+        linear(h, true, b.qkv, null, wideBuf, m, 3 * d, d, false);
         mark(marks, "qkv");
         attention.run(stream, wideBuf, b.window > 0 ? b.qkv.b : null, b.relH, b.relW, h, batch, e, e, heads, headDim,
                 b.window);
         mark(marks, b.window > 0 ? "attention windowed" : "attention global");
-        linear(h, b.proj, x, x, m, d, d, false);
+        linear(h, false, b.proj, x, x, m, d, d, false);
         mark(marks, "proj");
     }
 
     /** Meta's {@code MLPBlock} with the residual: lin1 + GELU of h → lin2 added to x in place. */
     private void mlp(Block b, int m, StepMarks marks) {
-        linear(h, b.lin1, null, wideBuf, m, mlp, d, true);
+        linear(h, true, b.lin1, null, wideBuf, m, mlp, d, true);
         mark(marks, "mlp.lin1");
-        linear(wideBuf, b.lin2, x, x, m, d, mlp, false);
+        linear(wideBuf, false, b.lin2, x, x, m, d, mlp, false);
         mark(marks, "mlp.lin2");
     }
 
@@ -216,10 +254,18 @@ final class CudaImageEncoder {
         norm.layerNorm(stream, neckB, neck3G, neck3B, neckB, m, neckC, NECK_EPS);
     }
 
-    /** One encoder Linear: the sparse kernel when it is pruned, else the dense one. */
-    private void linear(DeviceBuffer a, Linear l, DeviceBuffer residual, DeviceBuffer c, int m, int n, int k,
-                        boolean gelu) {
-        if (l.sparse != null) {
+    /**
+     * One encoder Linear of {@code a}: on the e4m3 tensor cores with FP8 ({@code a} quantized first, unless
+     * {@code normalized}: then its LayerNorm wrote q8 already), the sparse kernel when it is pruned, else the dense one.
+     */
+    private void linear(DeviceBuffer a, boolean normalized, Linear l, DeviceBuffer residual, DeviceBuffer c, int m,
+                        int n, int k, boolean gelu) {
+        if (l.fp8 != null) {
+            if (!normalized) {
+                fp8Gemm.quantize(stream, a, q8, q8Scales, m, k);
+            }
+            fp8Gemm.run(stream, q8, q8Scales, l.fp8, l.b, residual, c, m, gelu);
+        } else if (l.sparse != null) {
             sparseGemm.run(stream, a, l.sparse, l.b, residual, c, m, gelu, sparseGemm.defaultTile(m, n, k, gelu));
         } else {
             gemm.run(stream, a, l.w, l.b, residual, c, m, n, k, gelu);
@@ -285,30 +331,39 @@ final class CudaImageEncoder {
     }
 
     /** Bytes of the activations of {@code maxBatch} images in the pool (each buffer 256-byte aligned). */
-    static long activationBytes(SamConfig c, int maxBatch) {
+    static long activationBytes(SamConfig c, int maxBatch, ModelPrecision precision) {
         long m = (long) maxBatch * c.embeddingSize() * c.embeddingSize();
         int d = c.encoderDim(), n = c.promptDim();
+        long fp8 = precision == ModelPrecision.FP8 ? align(m * Math.max(d, c.encoderMlpDim())) + align(m * 4) : 0;
         return align(inputBytes(c, maxBatch)) + 2 * align(m * d * 2) + align(m * wideColumns(c) * 2)
-                + 2 * align(m * n * 2) + align(outputBytes(c, maxBatch));
+                + 2 * align(m * n * 2) + align(outputBytes(c, maxBatch)) + fp8;
     }
 
     private static long align(long bytes) {
         return BumpAllocator.alignUp(Math.max(bytes, 1));
     }
 
-    /** Bytes the bf16 weights take in the pool (each tensor 256-byte aligned). */
-    static long weightBytes(SamConfig c) {
+    /**
+     * Bytes the weights take in the pool (each tensor 256-byte aligned): bf16 (an upper bound with 2:4, whose
+     * compressed form is smaller), or with FP8 the blocks' Linears as e4m3 bytes + fp32 channel scales.
+     */
+    static long weightBytes(SamConfig c, ModelPrecision precision) {
         int d = c.encoderDim(), e = c.embeddingSize(), p = c.patchSize(), n = c.promptDim(), m = c.encoderMlpDim();
         long total = align((long) d * 3 * p * p * 2) + align(d * 2L) + align((long) e * e * d * 2);
         for (int i = 0; i < c.encoderDepth(); i++) {
             int side = c.isGlobalAttention(i) ? e : c.windowSize();
             long rel = align((long) (2 * side - 1) * c.encoderHeadDim() * 2);
-            total += 4 * align(d * 2L) + align(3L * d * d * 2) + align(3L * d * 2) + align((long) d * d * 2)
-                    + align(d * 2L) + 2 * rel + align((long) m * d * 2) + align(m * 2L) + align((long) d * m * 2)
-                    + align(d * 2L);
+            total += 4 * align(d * 2L) + linearBytes(3 * d, d, precision) + align(3L * d * 2)
+                    + linearBytes(d, d, precision) + align(d * 2L) + 2 * rel + linearBytes(m, d, precision)
+                    + align(m * 2L) + linearBytes(d, m, precision) + align(d * 2L);
         }
         total += align((long) n * d * 2) + 4 * align(n * 2L) + align(9L * n * n * 2);
         return total;
+    }
+
+    /** A block Linear's weight {@code [out, in]}: bf16, or e4m3 bytes + one fp32 scale per output channel. */
+    private static long linearBytes(int out, int in, ModelPrecision precision) {
+        return precision == ModelPrecision.FP8 ? align((long) out * in) + align(out * 4L) : align((long) out * in * 2);
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -336,15 +391,24 @@ final class CudaImageEncoder {
         DeviceBuffer lin2B = upload(sd.get(prefix + "mlp.lin2.bias", d).data(), prefix + "mlp.lin2.bias");
         SparseWeight qkvS = sparseLinear(sd, qkv, 3 * d, d), projS = sparseLinear(sd, proj, d, d);
         SparseWeight lin1S = sparseLinear(sd, lin1, mlp, d), lin2S = sparseLinear(sd, lin2, d, mlp);
-        return new Block(norm1G, norm1B, new Linear(qkvW, qkvS, qkvB), new Linear(projW, projS, projB), relH, relW,
-                norm2G, norm2B, new Linear(lin1W, lin1S, lin1B), new Linear(lin2W, lin2S, lin2B), blockWindow);
+        Fp8Weight qkv8 = fp8Linear(sd, qkv, 3 * d, d), proj8 = fp8Linear(sd, proj, d, d);
+        Fp8Weight lin18 = fp8Linear(sd, lin1, mlp, d), lin28 = fp8Linear(sd, lin2, d, mlp);
+        return new Block(norm1G, norm1B, new Linear(qkvW, qkvS, qkv8, qkvB), new Linear(projW, projS, proj8, projB),
+                relH, relW, norm2G, norm2B, new Linear(lin1W, lin1S, lin18, lin1B), new Linear(lin2W, lin2S, lin28, lin2B),
+                blockWindow);
     }
 
-    /** The bf16 weight of a Linear that stays dense; null for a pruned one (it has {@link #sparseLinear}). */
+    /** The bf16 weight of a Linear that stays dense bf16; null for a pruned one or with FP8 (the forms below). */
     private DeviceBuffer denseLinear(StateDict sd, String module, int out, int in) {
         float[] w = sd.get(module + ".weight", out, in).data();
-        return SparseEncoder.isPruned(sparsity, module)
+        return fp8 || SparseEncoder.isPruned(sparsity, module)
                 ? null : upload(w, module + ".weight");
+    }
+
+    /** The e4m3 form of a block Linear with FP8 (quantized here, once); null in bf16. */
+    private Fp8Weight fp8Linear(StateDict sd, String module, int out, int in) {
+        return fp8 ? Fp8WeightUpload.upload(sd.get(module + ".weight", out, in).data(), out, in, pool, stream, staging,
+                module + ".weight") : null;
     }
 
     /** The 2:4 form of a pruned Linear (its weight must be 2:4 already); null for a dense one. */

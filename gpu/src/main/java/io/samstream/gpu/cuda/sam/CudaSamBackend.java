@@ -10,6 +10,7 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.config.ModelSparsity;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuSamBackend;
@@ -89,6 +90,8 @@ public final class CudaSamBackend implements SamBackend {
 
     /** Encoder weight sparsity: which block Linears run on the sparse tensor cores. */
     private final ModelSparsity sparsity;
+    /** The encoder blocks' Linears in bf16 or FP8 ({@code samstream.model.precision}). */
+    private final ModelPrecision precision;
 
     /** Prompt sets the GPU mask decoder takes in one batch unless told otherwise (SAM's automatic mask generator uses 64). */
     public static final int DEFAULT_MAX_PROMPT_SETS = 64;
@@ -129,8 +132,10 @@ public final class CudaSamBackend implements SamBackend {
 
         long imageBytes = CudaImageEncoder.inputBytes(config, maxBatch);
         long outBytes = CudaImageEncoder.outputBytes(config, maxBatch);
-        long activations = CudaImageEncoder.activationBytes(config, maxBatch);
-        long weightsSize = CudaImageEncoder.weightBytes(config);
+        ModelPrecision precision = options.cuda().precision();
+        this.precision = precision;
+        long activations = CudaImageEncoder.activationBytes(config, maxBatch, precision);
+        long weightsSize = CudaImageEncoder.weightBytes(config, precision);
         this.weightBytes = weightsSize;
         this.activationBytes = activations;
 
@@ -172,7 +177,7 @@ public final class CudaSamBackend implements SamBackend {
         this.decoder = dec;
         this.gpuDecoder = gdec;
         try {
-            encoder = new CudaImageEncoder(weights, config, maxBatch, sparsity, k, st, pl, in);
+            encoder = new CudaImageEncoder(weights, config, maxBatch, sparsity, precision, k, st, pl, in);
         } catch (RuntimeException | Error ex) {
             close();
             throw ex;
@@ -200,6 +205,7 @@ public final class CudaSamBackend implements SamBackend {
     public String name() {
         return "cuda bf16 (" + context.info().name() + ", max batch " + maxBatch
                 + (sparsity.twoFour() ? ", encoder " + sparsity.describe() : "")
+                + (precision == ModelPrecision.FP8 ? ", encoder linears fp8 e4m3" : "")
                 + "; mask decoder on the "
                 + (gpuDecoder != null ? "gpu, " + gpuDecoder.maxSets() + " prompt sets per batch)" : "cpu)");
     }

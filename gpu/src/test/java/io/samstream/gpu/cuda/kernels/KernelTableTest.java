@@ -61,6 +61,36 @@ class KernelTableTest {
         }
     }
 
+    @Test
+    void fp8TilesAreEntryPointsAndAskForWhatTheBf16TilesDo() {
+        KernelTable table = KernelTable.bundled();
+        for (Fp8GemmKernels.Fp8Tile t : Fp8GemmKernels.Fp8Tile.values()) {
+            assertEquals(table.smem(t.symbol), t.smem, t + " against " + t.symbol + "'s shared memory");
+            assertEquals(GemmTile.valueOf(t.name()).smem, t.smem, t + ": the bf16 TMA tile's ring and staging");
+        }
+        assertEquals("samstream_gemm_e4m3_sm90tmap_128x128", Fp8GemmKernels.Fp8Tile.HTP128x128.symbol);
+    }
+
+    /** The quantize kernels: the smallest row width that holds c, an entry point for every width the encoders have. */
+    @Test
+    void fp8QuantizeKernelsAreEntryPoints() {
+        KernelTable table = KernelTable.bundled();
+        assertEquals("samstream_quantize_e4m3_v3", Fp8GemmKernels.quantizeKernel(768));
+        assertEquals("samstream_quantize_e4m3_v12", Fp8GemmKernels.quantizeKernel(3072));
+        assertEquals("samstream_quantize_e4m3_v16", Fp8GemmKernels.quantizeKernel(4096));
+        assertEquals("samstream_quantize_e4m3_v20", Fp8GemmKernels.quantizeKernel(5120));
+        assertEquals(null, Fp8GemmKernels.quantizeKernel(5128));
+        assertEquals(null, Fp8GemmKernels.quantizeKernel(12));
+        assertEquals("samstream_layernorm_e4m3_v3", Fp8GemmKernels.layerNormKernel(768));
+        assertEquals("samstream_layernorm_e4m3_v5", Fp8GemmKernels.layerNormKernel(1280));
+        assertEquals(null, Fp8GemmKernels.layerNormKernel(1288));
+        for (int c = 8; c <= 5120; c += 8) {
+            String q = Fp8GemmKernels.quantizeKernel(c), ln = Fp8GemmKernels.layerNormKernel(c);
+            assertTrue(table.hasEntry(q), q);
+            assertTrue(ln == null || table.hasEntry(ln), ln);
+        }
+    }
+
     /** SAM 2's attention kernels, the Hopper one and one per head-dim ceiling, ask for what they are built for. */
     @Test
     void sdpaKernelsAreEntryPointsAndAskForWhatTheyAreBuiltFor() {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.model.RandomSamWeights;
 import io.samstream.gpu.model.SamConfig;
 import org.junit.jupiter.api.Test;
@@ -42,8 +43,25 @@ class CudaImageEncoderTest {
 
     @Test
     void vitBWeightsFitInAFewHundredMegabytes() {
-        long bytes = CudaImageEncoder.weightBytes(vitB());
+        long bytes = CudaImageEncoder.weightBytes(vitB(), ModelPrecision.BF16);
         // 89.6 M encoder parameters in bf16 (~180 MB) plus alignment
         assertTrue(bytes > 170_000_000L && bytes < 200_000_000L, Long.toString(bytes));
+    }
+
+    /**
+     * FP8: the blocks' Linears (12 x 7.08 M parameters) take one byte each plus 4 per output channel instead of two,
+     * and the activations gain the e4m3 input of the widest Linear (3072 bytes a token) and a scale per token.
+     */
+    @Test
+    void fp8HalvesTheLinearWeightsAndAddsItsActivationBuffers() {
+        long linears = 12L * (3 * 768 * 768 + 768 * 768 + 2 * 768 * 3072);
+        long saved = CudaImageEncoder.weightBytes(vitB(), ModelPrecision.BF16)
+                - CudaImageEncoder.weightBytes(vitB(), ModelPrecision.FP8);
+        long scales = 12L * 4 * (3 * 768 + 768 + 3072 + 768);
+        assertTrue(Math.abs(saved - (linears - scales)) < 12 * 4 * 512, saved + " vs " + (linears - scales));
+        long tokens = 32L * 64 * 64;
+        long extra = CudaImageEncoder.activationBytes(vitB(), 32, ModelPrecision.FP8)
+                - CudaImageEncoder.activationBytes(vitB(), 32, ModelPrecision.BF16);
+        assertEquals(tokens * 3072 + tokens * 4, extra);
     }
 }
