@@ -11,9 +11,10 @@ test regenerates them from keys.txt (DeterministicWeights), so no checkpoint is 
 
 The clip: FRAMES frames of H x W (generated: a red disc and a blue square moving over a gradient, a green
 triangle coming in), each turned into the model input by Sam3Processor's transform (the image path's, so both
-sides see the same pixels; it replaces the session loader's fp16 PIL resize). For each phrase, one session:
-add_prompt(frame 0, text) then propagate_in_video(start_frame_index=1, forward) - every frame processed once, as
-a stream processes it (Meta's default propagation would process the prompted frame a second time). Thresholds:
+sides see the same pixels; it replaces the session loader's fp16 PIL resize). For each entry of SESSIONS (a phrase
+and weight overrides), one session: add_prompt(frame 0, text) then propagate_in_video(start_frame_index=1, forward)
+- every frame processed once, as a stream processes it (Meta's default propagation would process the prompted frame
+a second time). fp32 end to end, checked on every module's inputs (keep_fp32 says how). Thresholds:
 random weights give arbitrary scores, so per phrase the detection threshold is set between the 3rd and 4th best
 probability on frame 0 and the new-object threshold between the 2nd and 3rd (meta.json says which); the other
 heuristics keep Meta's values (NMS 0.1, association 0.1 / 0.5, hot-start 15 / 8 / 8, occlusion 0.7, holes 16,
