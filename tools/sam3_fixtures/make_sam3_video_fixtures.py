@@ -11,9 +11,10 @@ test regenerates them from keys.txt (DeterministicWeights), so no checkpoint is 
 
 The clip: FRAMES frames of H x W (generated: a red disc and a blue square moving over a gradient, a green
 triangle coming in), each turned into the model input by Sam3Processor's transform (the image path's, so both
-sides see the same pixels; it replaces the session loader's fp16 PIL resize). For each phrase, one session:
-add_prompt(frame 0, text) then propagate_in_video(start_frame_index=1, forward) - every frame processed once, as
-a stream processes it (Meta's default propagation would process the prompted frame a second time). Thresholds:
+sides see the same pixels; it replaces the session loader's fp16 PIL resize). For each entry of SESSIONS (a phrase
+and weight overrides), one session: add_prompt(frame 0, text) then propagate_in_video(start_frame_index=1, forward)
+- every frame processed once, as a stream processes it (Meta's default propagation would process the prompted frame
+a second time). fp32 end to end, checked on every module's inputs (keep_fp32 says how). Thresholds:
 random weights give arbitrary scores, so per phrase the detection threshold is set between the 3rd and 4th best
 probability on frame 0 and the new-object threshold between the 2nd and 3rd (meta.json says which); the other
 heuristics keep Meta's values (NMS 0.1, association 0.1 / 0.5, hot-start 15 / 8 / 8, occlusion 0.7, holes 16,
@@ -32,10 +33,12 @@ Usage (where torch, torchvision and timm are; Meta's sam3 in a folder, never com
 import argparse
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -45,7 +48,12 @@ import make_sam3_fixtures as image_fixtures  # noqa: E402  (our own: stubs, Meta
 
 FRAMES = 8
 H, W = 72, 96
-PHRASES = ["red circle", "square"]
+# One session per entry. Random heads judge every tracked object absent (object score about -0.11: masks -1024,
+# the no-object pointer), so that every detection starts a new object on each frame; as the SAM 2 fixtures do, the
+# first session shifts the object-score head so tracked objects are present and really propagated (memory attention,
+# mask decoder, memory encoder, association); the second keeps the weights as they are.
+SCORE_BIAS = "tracker.sam_mask_decoder.pred_obj_score_head.layers.2.bias"
+SESSIONS = [dict(text="red circle", overrides={SCORE_BIAS: 0.5}), dict(text="square", overrides={})]
 TRACKER = dict(hidden=32, mem_dim=8, num_maskmem=7, mem_layers=2, mem_ffn=64)
 DEFAULTS = dict(det_nms_thresh=0.1, assoc_iou_thresh=0.1, trk_assoc_iou_thresh=0.5, hotstart_delay=15,
                 hotstart_unmatch_thresh=8, hotstart_dup_thresh=8,
@@ -99,7 +107,7 @@ def label_8(values):
 
 def patch_for_cpu(torch, device):
     """Meta's tracker moves tensors with .cuda() and pins memory; on the CPU both stay where they are. Without
-    skimage, connected components come from label_8 (what skimage computes)."""
+    skimage, connected components come from label_8 (what skimage computes); an empty batch gives empty ones."""
     if device == "cpu":
         torch.Tensor.cuda = lambda self, *a, **k: self
         # the tracker's states store memories on "cuda" unless offloaded: keep them on the CPU
@@ -115,9 +123,18 @@ def patch_for_cpu(torch, device):
     if not torch.cuda.is_available():
         torch.Tensor.pin_memory = lambda self, *a, **k: self
         log("note: Tensor.pin_memory is the identity (no CUDA)")
-    if importlib.util.find_spec("skimage") is None:
-        cc = importlib.import_module("sam3.perflib.connected_components")
+    cc = importlib.import_module("sam3.perflib.connected_components")
+    batched = cc.connected_components_cpu
 
+    def batched_or_empty(values):
+        # Meta's CPU fallback stacks an empty list when no mask is left (the GPU kernels take an empty batch)
+        if values.shape[0] == 0:
+            empty = torch.zeros(values.shape, dtype=torch.int64, device=values.device)
+            return empty, empty.clone()
+        return batched(values)
+
+    cc.connected_components_cpu = batched_or_empty
+    if importlib.util.find_spec("skimage") is None:
         def single(values):
             labels, num = label_8(values.cpu().numpy())
             labels_t = torch.from_numpy(labels)
@@ -129,6 +146,52 @@ def patch_for_cpu(torch, device):
 
         cc.connected_components_cpu_single = single
         log("note: no skimage; 8-connected components from our numpy labelling")
+
+
+class _TorchWithFp32ForBf16(types.ModuleType):
+    """`torch` as one module of Meta's sees it: torch.bfloat16 stands for torch.float32, the rest is torch."""
+
+    def __init__(self, torch):
+        super().__init__("torch")
+        self.__dict__["_torch"] = torch
+
+    def __getattr__(self, name):
+        return self._torch.float32 if name == "bfloat16" else getattr(self._torch, name)
+
+
+def keep_fp32(torch, model):
+    """fp32 end to end, and checked. Meta's video model runs in bf16 in three ways: (1) Sam3TrackerPredictor's
+    constructor enters a CUDA bf16 autocast for good (build_tracker leaves it); (2) Sam3ImageOnVideoMultiGPU casts
+    the tracker's backbone maps to bf16 for its all-gather (sam3_image.py, "usually a no-op ... due to AMP") - the
+    one explicit cast that reaches the tracker's fp32 convolutions (conv_s0: "Input type (c10::BFloat16) and bias
+    type (float) should be the same"); that module's torch.bfloat16 is made float32 here, so the cast is the
+    identity; (3) the predictor stores each frame's memory features as bf16 (maskmem_features.to(torch.bfloat16)).
+    (3) is kept: a storage rounding, not arithmetic (they are cast back to fp32 where they meet the object pointers),
+    exact and deterministic, and what the Java reference does (Sam3TrackerModel.encodeMemory, as Sam2Model).
+    Every module then gets a forward pre-hook that fails on any floating input that is not fp32."""
+    image_mod = importlib.import_module("sam3.model.sam3_image")
+    uses = [line for line in inspect.getsource(image_mod).splitlines()
+            if "torch.bfloat16" in line and not line.strip().startswith("#")]
+    if len(uses) != 1:
+        raise SystemExit("sam3/model/sam3_image.py uses torch.bfloat16 %d times (1 expected, the all-gather cast of "
+                         "the tracker's maps): check keep_fp32 against this version of Meta's code" % len(uses))
+    image_mod.torch = _TorchWithFp32ForBf16(torch)
+    for device_type in ("cuda", "cpu"):
+        if torch.is_autocast_enabled(device_type):
+            raise SystemExit("autocast is on for %s: the fixture must be fp32" % device_type)
+
+    def check(module, args, kwargs):
+        for a in list(args) + list(kwargs.values()):
+            for t in (a if isinstance(a, (list, tuple)) else [a]):
+                if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float32:
+                    raise RuntimeError("%s got a %s input: the fixture must be fp32 end to end"
+                                       % (names[module], t.dtype))
+
+    names = {mod: name or "model" for name, mod in model.named_modules()}
+    for mod in names:
+        mod.register_forward_pre_hook(check, with_kwargs=True)
+    log("fp32 end to end: no autocast, the all-gather cast to bf16 is the identity, every module checks its "
+        "inputs (memories are stored as bf16, as Meta's predictor and the Java reference store them)")
 
 
 def build_tracker(m, torch, cfg, device):
@@ -171,10 +234,31 @@ def build_tracker(m, torch, cfg, device):
                                      "dynamic_multimask_stability_delta": 0.05,
                                      "dynamic_multimask_stability_thresh": 0.98},
         clear_non_cond_mem_around_input=True, fill_hole_area=0, use_memory_selection=True)
-    if device == "cuda":
-        tracker.bf16_context.__exit__(None, None, None)  # fp32 on the GPU too
-        log("note: the tracker's bf16 autocast is left (fp32 parity)")
+    # its constructor enters a CUDA bf16 autocast for the rest of the thread: leave it, on any device
+    tracker.bf16_context.__exit__(None, None, None)
     return tracker
+
+
+def set_weights(model, torch, weight_values, overrides):
+    """The integer formula on every parameter and buffer, then each override (a name -> one value for the whole
+    tensor, DeterministicWeights.fromKeyList's overrides); returns keys.txt's lines."""
+    keys = []
+    state = model.state_dict()
+    unknown = set(overrides) - set(state)
+    if unknown:
+        raise SystemExit("overrides name no tensor of the model: %s" % sorted(unknown))
+    with torch.no_grad():
+        for name, t in state.items():
+            if t.is_complex():
+                keys.append("%s %s" % (name, ",".join(str(s) for s in list(t.shape) + [2])))
+                continue
+            if not t.is_floating_point():
+                raise SystemExit("unexpected %s buffer %s" % (t.dtype, name))
+            t.copy_(torch.from_numpy(weight_values(name, tuple(t.shape))))
+            if name in overrides:
+                t.fill_(overrides[name])
+            keys.append("%s %s" % (name, ",".join(str(s) for s in t.shape)))
+    return keys
 
 
 def main():
@@ -192,9 +276,10 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     device = args.device
     log("torch %s, device %s -> %s" % (torch.__version__, device, args.out))
-    # the video path falls back to its own (triton / CPU) connected components and NMS when these are missing;
-    # a stub would look present and break them
-    image_fixtures.STUBBED = [s for s in image_fixtures.STUBBED if s not in ("cc_torch", "torch_generic_nms")]
+    # the video path falls back to its own (triton / CPU) connected components and NMS when these are missing, and
+    # patch_for_cpu puts label_8 in skimage's place when it is missing: a stub would look present and break them
+    image_fixtures.STUBBED = [s for s in image_fixtures.STUBBED
+                              if s not in ("cc_torch", "torch_generic_nms", "skimage")]
     m = image_fixtures.import_meta(args.sam3)
     for name in ["memory", "sam3_tracker_utils", "sam3_tracker_base", "sam3_tracking_predictor", "sam3_video_base",
                  "sam3_video_inference"]:
@@ -216,21 +301,14 @@ def main():
             **{k: v for k, v in DEFAULTS.items() if k != "mf_threshold"})
         model.tracker.mf_threshold = DEFAULTS["mf_threshold"]
         weight_values = image_fixtures.load_weight_values()
-        keys = []
-        for name, t in model.state_dict().items():
-            if t.is_complex():
-                keys.append("%s %s" % (name, ",".join(str(s) for s in list(t.shape) + [2])))
-                continue
-            if not t.is_floating_point():
-                raise SystemExit("unexpected %s buffer %s" % (t.dtype, name))
-            t.copy_(torch.from_numpy(weight_values(name, tuple(t.shape))))
-            keys.append("%s %s" % (name, ",".join(str(s) for s in t.shape)))
+        keys = set_weights(model, torch, weight_values, {})
         model = model.to(device).eval()
         for mod in model.modules():  # RoPE tables are plain attributes, made on "cuda" when it exists
             if hasattr(mod, "freqs_cis") and isinstance(mod.freqs_cis, torch.Tensor):
                 mod.freqs_cis = mod.freqs_cis.to(device)
         log("built the video model: %d tensors, %d parameters" % (len(keys),
                                                                   sum(p.numel() for p in model.parameters())))
+        keep_fp32(torch, model)
     with open(os.path.join(args.out, "keys.txt"), "w") as f:
         f.write("\n".join(keys) + "\n")
 
@@ -273,7 +351,9 @@ def main():
     phrases = []
     pil_frames = [PIL.Image.fromarray(fr) for fr in frames]
     with torch.inference_mode():
-        for i, phrase in enumerate(PHRASES):
+        for i, session in enumerate(SESSIONS):
+            phrase = session["text"]
+            set_weights(model, torch, weight_values, session["overrides"])
             # thresholds from frame 0's probabilities (random weights): 3 detections pass, 2 can start objects
             text = detector.backbone.forward_text([phrase], device=device)
             backbone = detector.backbone.forward_image(inputs[0:1])
@@ -313,9 +393,12 @@ def main():
                 save(pre + "trk_masks", r.get("trk_masks", torch.zeros(0, 4 * (S // cfg["patch"]),
                                                                         4 * (S // cfg["patch"]))))
                 counts.append(len(o["out_obj_ids"]))
-            phrases.append(dict(text=phrase, detection_threshold=det_thr, new_detection_threshold=new_thr,
+            phrases.append(dict(text=phrase, overrides=session["overrides"], detection_threshold=det_thr,
+                                new_detection_threshold=new_thr,
                                 frame0_best_probabilities=[float(p) for p in probs[:5]], objects_per_frame=counts))
-            log("phrase %r: thresholds %.5f / %.5f, objects per frame %s" % (phrase, det_thr, new_thr, counts))
+            log("phrase %r (overrides %s): thresholds %.5f / %.5f, objects per frame %s, ids %s"
+                % (phrase, session["overrides"], det_thr, new_thr, counts,
+                   [list(map(int, results[t]["out_obj_ids"])) for t in range(FRAMES)]))
     meta = dict(config="tiny-video", frames=FRAMES, frame_hw=[H, W], image_size=S, phrases=phrases,
                 tracker=TRACKER, heuristics=DEFAULTS, pointer_window=min(FRAMES, 16), memory_selection=True,
                 session="add_prompt(frame 0) then propagate_in_video(start_frame_index=1, forward)",

@@ -8,10 +8,11 @@
 set -euo pipefail
 fixture=$(cd "${1:?usage: run_release_parity.sh <release fixture folder>}" && pwd)
 work=$(mktemp -d)
-mvn -B -q -ntp -pl gpu -am test-compile -DskipTests
-mvn -B -q -ntp -pl gpu dependency:build-classpath -Dmdep.outputFile="$work/cp.txt" -Dmdep.includeScope=test
+# one reactor build, so that config and testkit resolve to their target/classes (gpu comes last and writes cp.txt)
+mvn -B -q -ntp -o -pl gpu -am test-compile dependency:build-classpath -DskipTests -Dmdep.outputFile="$work/cp.txt" \
+    -Dmdep.includeScope=test
 version=$(sed -n 's:.*<junit-console.version>\(.*\)</junit-console.version>.*:\1:p' pom.xml)
-mvn -B -q -ntp dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$version" \
+mvn -B -q -ntp -o dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$version" \
     -DoutputDirectory="$work"
 cd gpu
 java -Xmx14g -Dsamstream.fixtures.sam3Release="$fixture" -jar "$work"/junit-platform-console-standalone-*.jar \

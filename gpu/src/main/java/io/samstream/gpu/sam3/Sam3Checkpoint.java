@@ -17,6 +17,9 @@ import java.util.Map;
  * <pre>
  *   tracker.maskmem_backbone.*     memory_encoder.*     (SimpleMaskEncoder: the same layers as MemoryEncoder)
  *   tracker.transformer.encoder.*  memory_attention.*   (TransformerEncoderCrossAttention: as MemoryAttention)
+ *   tracker.sam_mask_decoder.transformer.layers.N.mlp.lin1 / .lin2
+ *                                  sam_mask_decoder.transformer.layers.N.mlp.layers.0 / .layers.1
+ *                                  (SAM 3's two-way blocks keep SAM 1's MLPBlock with ReLU: SAM 2.1's 2-layer MLP)
  *   tracker.&lt;anything else&gt;        &lt;anything else&gt;      (sam_prompt_encoder, sam_mask_decoder, obj_ptr_proj,
  *                                                        maskmem_tpos_enc, no_mem_embed, no_obj_ptr, ...)
  * </pre>
@@ -27,6 +30,7 @@ public final class Sam3Checkpoint {
     static final String DETECTOR = "detector.";
     static final String TRACKER = "tracker.";
     static final String TRUNK = "backbone.vision_backbone.trunk.";
+    static final String DECODER_BLOCKS = "sam_mask_decoder.transformer.layers.";
 
     /** Whether the keys are SAM 3's: a ViT trunk under the vision-language backbone, prefixed or not. */
     public static boolean isSam3(StateDict sd) {
@@ -53,6 +57,8 @@ public final class Sam3Checkpoint {
                     name = "memory_encoder." + name.substring("maskmem_backbone.".length());
                 } else if (name.startsWith("transformer.encoder.")) {
                     name = "memory_attention." + name.substring("transformer.encoder.".length());
+                } else if (name.startsWith(DECODER_BLOCKS)) {
+                    name = name.replace(".mlp.lin1.", ".mlp.layers.0.").replace(".mlp.lin2.", ".mlp.layers.1.");
                 }
                 map.put(name, sd.get(key));
             }

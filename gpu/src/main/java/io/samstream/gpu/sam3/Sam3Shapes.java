@@ -196,9 +196,18 @@ public final class Sam3Shapes {
         sam2.put("no_mem_embed", new int[] {1, 1, h});
         sam2.put("no_mem_pos_enc", new int[] {1, 1, h});
         conv(sam2, "mask_downsample", 1, 1, 4);
-        sam2.forEach((name, shape) -> s.put("tracker." + name.replace("memory_encoder.", "maskmem_backbone.")
-                .replace("memory_attention.", "transformer.encoder."), shape));
+        sam2.forEach((name, shape) -> s.put("tracker." + metaTrackerName(name), shape));
         return s;
+    }
+
+    /** A SAM 2.1 name of a tracker part as sam3.pt names it (the inverse of {@link Sam3Checkpoint#tracker}). */
+    private static String metaTrackerName(String sam2Name) {
+        String name = sam2Name.replace("memory_encoder.", "maskmem_backbone.")
+                .replace("memory_attention.", "transformer.encoder.");
+        if (name.startsWith(Sam3Checkpoint.DECODER_BLOCKS)) {
+            name = name.replace(".mlp.layers.0.", ".mlp.lin1.").replace(".mlp.layers.1.", ".mlp.lin2.");
+        }
+        return name;
     }
 
 }
