@@ -151,7 +151,9 @@ class Fp8GemmGpuTest extends GpuTestBase {
         float[] ref = ReferenceOps.gemmRows(qa.dequantize(), qw.dequantize(), bias, res, rows, n, k, gelu);
         String what = String.format("gemmE4m3 %s m=%d n=%d k=%d %s%s", tile, m, n, k, epi,
                 sampled > 0 ? " (" + sampled + " rows)" : "");
-        GpuTestSupport.assertClose(what, ref, GpuTestSupport.gatherRows(got, rows, n), 0x1p-8,
+        // 2^-7 relative, not bf16's 2^-8: Hopper's e4m3 wgmma keeps fewer bits than fp32 in its accumulator (on the
+        // H200, 1 of 16384 values 0.48 % off at k = 336; bench/results/2026-12-04-h200-fp8.md).
+        GpuTestSupport.assertClose(what, ref, GpuTestSupport.gatherRows(got, rows, n), 0x1p-7,
                 1e-3 * GpuTestSupport.rms(ref));
         for (int i = 0; i < got.length; i++) {
             if (i < m * n) {
