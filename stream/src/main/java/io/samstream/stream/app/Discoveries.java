@@ -11,10 +11,16 @@ final class Discoveries {
     private Discoveries() {}
 
     static Optional<Discovery> of(EngineSettings.Discovery settings, SamBackend backend) {
+        return of(settings, backend, io.samstream.config.Limits.DEFAULTS);
+    }
+
+    /** With {@code limits}' objects per stream as the most a stream's discovery fills up to. */
+    static Optional<Discovery> of(EngineSettings.Discovery settings, SamBackend backend,
+            io.samstream.config.Limits limits) {
         if (!settings.enabled()) {
             return Optional.empty();
         }
         return Optional.of(new Discovery(new GeneratorDiscovery(backend, settings), settings.interval(),
-                settings.newObjectMaxOverlap()));
+                settings.newObjectMaxOverlap(), limits.maxObjectsPerStream()));
     }
 }

@@ -142,7 +142,7 @@ public final class SamstreamRuntime implements AutoCloseable {
             backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends
                     .stream().map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
             gpus = backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
-                    Discoveries.of(config.discovery(), b.backend()))).toList();
+                    Discoveries.of(config.discovery(), b.backend(), config.limits()))).toList();
         }
 
         List<FrameSink> sinks = new ArrayList<>();

@@ -62,6 +62,9 @@ public final class ObjectTracker implements WaveTracker {
     private final AppearanceSearch appearanceSearch;
     /** Discovery's novelty rule; null without discovery. */
     private final NewObjects newObjects;
+    /** The most objects discovery fills the stream up to ({@link Discovery#maxObjects}); whether it is there. */
+    private final int discoveryLimit;
+    private boolean full;
     /** The frame begun and not yet finished (frames are one at a time). */
     private Step open;
     /** Live tracks by id, in the order they were made. */
@@ -104,6 +107,7 @@ public final class ObjectTracker implements WaveTracker {
         this.reid = new Reidentification(settings);
         this.appearanceSearch = new AppearanceSearch(stream, backend, settings);
         this.newObjects = discovery == null ? null : new NewObjects(discovery, readout);
+        this.discoveryLimit = discovery == null ? 0 : discovery.maxObjects();
     }
 
     /**
@@ -606,8 +610,21 @@ public final class ObjectTracker implements WaveTracker {
 
     /** New objects ({@link NewObjects}) become discovered tracks, their masks the frame's objects. */
     private void discover(long frame, ImageEmbedding embedding, List<Work> kept, List<MaskReadout.Readout> objects) {
+        int room = discoveryLimit - tracks.size();
+        if (room <= 0) {
+            if (!full) {
+                log.warn("stream {}: {} objects, samstream.limits.max-objects-per-stream: discovery adds no more"
+                        + " until some end", stream, tracks.size());
+                full = true;
+            }
+            return;
+        }
+        full = false;
         List<NewObjects.Found> found = newObjects.find(embedding, geometry, kept,
                 PromptSpec.DISCOVERED_ID_BASE + discovered);
+        if (found.size() > room) {
+            found = found.subList(0, room);
+        }
         for (NewObjects.Found f : found) {
             int id = f.read().id();
             tracks.put(id, new Track(id, Track.Origin.DISCOVERED, -1, frame, f.lowResLogits(), f.read().box()));

@@ -251,4 +251,35 @@ public class ObjectTrackerTest {
         assertEquals(List.of(), f.lost());
         assertEquals(Set.of(0), tracker.tracks().stream().map(Track::id).collect(Collectors.toSet()));
     }
+
+    @Test
+    void discoveryStopsAtTheStreamsObjectLimit() {
+        // Issue #31: a discovery that proposes shapes 1, 2 and 3 on every key frame, one prompted shape, at most 2
+        // objects a stream: one discovered object, never more, and the prompted one goes on.
+        FrameGeometry g = new FrameGeometry(W, H, DemoScene.backend().config().imageSize(),
+                DemoScene.backend().config().lowResSize());
+        ObjectDiscovery finder = (embedding, width, height, covered) -> {
+            long index = scene.embeddings.indexOf(embedding.toTensor());
+            List<ObjectDiscovery.Found> found = new ArrayList<>();
+            for (int k : new int[] {1, 2, 3}) {
+                int[] b = scene.source.objectsAt(index).get(k).box();
+                double[] box = {Math.max(0, b[0]), Math.max(0, b[1]), Math.min(W, b[2]), Math.min(H, b[3])};
+                DecoderOutput out = DemoScene.backend().decode(embedding.toTensor(), new Prompt(null, null, g.modelBox(box), null),
+                        false);
+                found.add(new ObjectDiscovery.Found(out.lowResLogits(), out.iouPredictions()[0], 0.95f, box, 100));
+            }
+            return found;
+        };
+        TrackingMeters meters = TrackingMeters.none();
+        ObjectTracker tracker = new ObjectTracker("t", DemoScene.backend(), SETTINGS, new Discovery(finder, 2, 0.5, 2),
+                meters);
+        for (int i = 0; i < 8; i++) {
+            TrackedFrame f = step(tracker, i, prompts(0, boxOf(0, 0)));
+            assertTrue(byId(f).containsKey(0), "frame " + i + ": the prompted object goes on");
+            assertTrue(tracker.tracks().size() <= 2, "frame " + i + ": " + tracker.tracks().size() + " objects");
+        }
+        assertEquals(1.0, meters.discovered().count(), "one discovered object fills the stream to its limit");
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new Discovery(finder, 2, 0.5, 0));
+    }
 }
