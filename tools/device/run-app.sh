@@ -24,6 +24,7 @@ echo "commit $(cat $stage/COMMIT)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 java -version 2>&1 | head -1
 cp="$stage/app:$stage/bench"
+export LD_LIBRARY_PATH="$PWD/.device/stage-scripts/native${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libjpeg (stage-app.sh)
 
 # What was measured so far, after every mode: a run cut short (device time, limits) still returns it.
 save() {

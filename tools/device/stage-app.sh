@@ -59,5 +59,10 @@ echo "$commit" > "$g/COMMIT"
 mkdir -p .device/app .device/stage-scripts
 tar cf - -C "$work" . | xz -6 -T0 > .device/app/app.tar.xz
 cp tools/device/run-app.sh bench/encoder_torch.py .device/stage-scripts/ 2>/dev/null || true
+# The jlink'ed JRE's JPEG encoder (the console's previews, StreamBench --viewers) links libjpeg.so.62, which the GPU
+# machine lacks: it travels along (600 KB) and run-app.sh puts it on LD_LIBRARY_PATH.
+mkdir -p .device/stage-scripts/native
+cp -L /usr/lib/x86_64-linux-gnu/libjpeg.so.62 .device/stage-scripts/native/ 2>/dev/null \
+    || echo "no libjpeg.so.62 here: previews on the GPU machine will fail to encode" >&2
 grep -qxF '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 echo "staged $(du -h .device/app/app.tar.xz | cut -f1) (commit $commit)"

@@ -155,8 +155,19 @@ final class PreviewHub implements FrameTap, AutoCloseable {
             }
         } catch (RuntimeException e) {
             log.warn("stream {}: preview of frame {} failed: {}", record.stream(), record.frame(), e.toString());
+        } catch (LinkageError e) {
+            // The JRE cannot encode JPEG (e.g. a jlink'ed runtime without its libjpeg): no preview can be made, but
+            // the render threads and the streams go on; said once, not per frame.
+            if (!encoderBroken) {
+                encoderBroken = true;
+                log.error("previews: JPEG encoding is unavailable in this Java runtime ({}); viewers get no frames",
+                        e.toString());
+            }
         }
     }
+
+    /** Set once JPEG encoding failed with a linkage error (said once). */
+    private volatile boolean encoderBroken;
 
     /** A preview width: {@code requested} rounded down to a multiple of {@link #WIDTH_STEP} (at least one step). */
     static int width(int requested) {
