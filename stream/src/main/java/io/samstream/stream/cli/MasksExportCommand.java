@@ -72,7 +72,8 @@ final class MasksExportCommand implements Callable<Integer> {
         TreeMap<Long, MaskRecord> frames = new TreeMap<>();
         Set<Long> written = new HashSet<>();
         Set<String> others = new TreeSet<>();
-        long[] masks = {0};
+        // The files written: a frame published twice (at least once, e.g. across a failover) replaces its PNGs.
+        Set<Path> files = new HashSet<>();
         boolean exists = TopicReads.readToEnd(clients, topic, kafka.timeout(), r -> {
             if (r.value() == null || (r.key() != null && !r.key().equals(stream))) {
                 if (r.key() != null && others.size() < 10) {
@@ -99,7 +100,8 @@ final class MasksExportCommand implements Callable<Integer> {
             if (coco) {
                 frames.put(record.frame(), record);
             } else {
-                masks[0] += MaskPngs.write(to, record);
+                MaskPngs.write(to, record);
+                record.objects().forEach(o -> files.add(MaskPngs.file(to, record.frame(), o.id())));
             }
             return true;
         });
@@ -116,7 +118,7 @@ final class MasksExportCommand implements Callable<Integer> {
             out.printf("wrote %s: %d frames, %d masks of stream %s%n", file, frames.size(),
                     document.get("annotations").size(), stream);
         } else {
-            out.printf("wrote %d masks of %d frames of stream %s to %s%n", masks[0], written.size(), stream, to);
+            out.printf("wrote %d masks of %d frames of stream %s to %s%n", files.size(), written.size(), stream, to);
         }
         out.flush();
         return 0;
