@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the root of the tree the device tool sent, after tools/device/stage-app.sh's
-# two-call staging (see its header): the application on the GPU.
+# three-call staging (see its header): the application on the GPU.
 #   demo     ./samstream demo through the launcher (device auto -> CUDA there), its output and log
 #   nvdec    connectors' FfmpegFrameSourceTest (NVDEC decodes the same frames as the CPU decoder)
 #   stream   io.samstream.bench.StreamBench: 1/4/16 concurrent 1080p H.264 streams, vit_b (random weights)

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Stages the whole application for the GPU machine: the shaded CLI jar's classes (samstream.jar, ~80 MB
 # as a jar), the bench module's classes, the connectors' test classes and the JUnit console, as one
-# xz-compressed tar (~45 MB) in .device/app/. With the JRE (19 MB) and the tracked tree that is more than
-# the device tool carries in one call (64 MiB), so a run takes two calls on the same warm machine (it
-# stays warm ~30 s after a call, keeping ignored files):
+# xz-compressed tar (~50 MB), split in two halves, .device/app1/part-00 and .device/app2/part-01. With the JRE
+# (18 MB) and the tracked tree (~37 MB) that is more than the device tool carries in one call (64 MiB), so a run
+# takes three calls on the same warm machine (it stays warm ~30 s after a call, keeping ignored files):
 #
-#   1. carry [".device/app"], command:
-#        mkdir -p .device/stage && tar xJf .device/app/app.tar.xz -C .device/stage && du -sh .device/stage
-#   2. (right after) carry [".device/jre.tar.xz", ".device/stage-scripts", ".device/gputests", ".ref"], command:
+#   1. carry [".device/app1"], command:  mkdir -p .device/parts && cp .device/app1/part-00 .device/parts/
+#   2. (right after) carry [".device/app2"], command:
+#        rm -rf .device/stage && mkdir -p .device/stage &&
+#        cat .device/parts/part-00 .device/app2/part-01 | tar xJ -C .device/stage && cat .device/stage/COMMIT
+#   3. (right after) carry [".device/jre.tar.xz", ".device/stage-scripts"] (+ ".device/gputests", ".ref" when the
+#      modes need them and the total allows), command:
 #        tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH &&
 #        bash .device/stage-scripts/run-app.sh 2>&1 | tee $OUT/log.txt
 #
@@ -58,6 +61,9 @@ echo "$commit" > "$g/COMMIT"
 
 mkdir -p .device/app .device/stage-scripts
 tar cf - -C "$work" . | xz -6 -T0 > .device/app/app.tar.xz
+rm -rf .device/app1 .device/app2 && mkdir -p .device/app1 .device/app2
+split -n 2 -d .device/app/app.tar.xz .device/app/part-
+mv .device/app/part-00 .device/app1/ && mv .device/app/part-01 .device/app2/
 cp tools/device/run-app.sh bench/encoder_torch.py .device/stage-scripts/ 2>/dev/null || true
 # The jlink'ed JRE's JPEG encoder (the console's previews, StreamBench --viewers) links libjpeg.so.62, which the GPU
 # machine lacks: it travels along (600 KB) and run-app.sh puts it on LD_LIBRARY_PATH.
