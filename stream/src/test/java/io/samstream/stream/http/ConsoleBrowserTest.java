@@ -47,14 +47,14 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * The web console in a real browser (headless Chromium through chromedriver) against a {@code samstream demo --ui}
  * engine (the bundled model, the embedded broker, the demo's live scene): the stream's live picture shows, a click on
  * a shape no prompt covers makes a new object whose id appears in the console's list and in the mask topic within 3 s,
- * its mask over the clicked point. Saves the screenshot to target/console.png (docs/console.png is a copy of one). Skips, saying why, where Chromium or
+ * its mask over the clicked point. Saves the screenshot docs/console.png. Skips, saying why, where Chromium or
  * chromedriver are not installed (CI installs them: .ci/run).
  */
 @Timeout(300)
 class ConsoleBrowserTest {
     static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
-    static final Path SCREENSHOT = Path.of("target/console.png");
+    static final Path SCREENSHOT = Path.of("../docs/console.png");
     /** The demo scene's generator, to know where its shapes are in the frame the console shows. */
     static final TestPatternSource SCENE = scene();
     static final Duration WITHIN = Duration.ofSeconds(3);
