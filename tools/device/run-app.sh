@@ -11,7 +11,11 @@
 #   engine   stream's CudaEngineGpuTest (the whole engine on CUDA against the CPU backend: same ids, mask IoU) and
 #            GpuFramesGpuTest (NVDEC's frames read in place on the GPU encode as the CPU decoder's RGB) and
 #            MultiGpuEngineGpuTest (samstream.gpus = all against [0]; NVDEC's frames on their stream's GPU)
-#   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track] [gputests]  (default: the first four)
+#   sam2     io.samstream.bench.Sam2VideoBench (hiera_tiny 1x1, 1x8) then Meta's SAM2VideoPredictorVOS, compiled
+#            (bench/sam2_torch.py --predictor vos; GEMM and conv autotuning on ATen to fit the run), then Meta's eager
+#            predictor: the three in one call, $OUT/sam2-{video,vos,eager}.tsv. Needs ".ref" (Meta's sam2 package) carried.
+#            SAM2_MODELS, SAM2_COMPILE_MODE override.
+#   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track] [gputests] [sam2]  (default: the first four)
 set -uo pipefail
 stage=.device/stage
 # Everything lands in a temporary folder and comes back as $OUT/app-results.tgz (the device tool returns 8 files at most).
@@ -101,6 +105,21 @@ PY
                 --select-class io.samstream.stream.engine.MultiGpuEngineGpuTest --details=tree --disable-banner) \
                 > "$out/engine-gpu-test.txt" 2>&1 || status=1
             grep -vE "DEBUG|INFO" "$out/engine-gpu-test.txt" | tail -30
+            ;;
+        sam2)
+            models=${SAM2_MODELS:-hiera_tiny}
+            timeout 240 java -Xmx48g -cp "$cp" io.samstream.bench.Sam2VideoBench "$out/sam2-video.tsv" \
+                --models "$models" --scenarios 1x1,1x8 --frames 40 --warmup 16 --repeats 3 \
+                > "$out/sam2-video-log.txt" 2>&1 || status=1
+            cat "$out/sam2-video.tsv"
+            for predictor in vos eager; do
+                TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN TORCHINDUCTOR_MAX_AUTOTUNE_CONV_BACKENDS=ATEN \
+                    PYTHONPATH="$PWD/.ref:$PWD/tools/sam2_fixtures" timeout 420 python3 bench/sam2_torch.py \
+                    "$out/sam2-$predictor.tsv" --models "$models" --frames 30 --predictor "$predictor" \
+                    --compile-mode "${SAM2_COMPILE_MODE:-max-autotune}" > "$out/sam2-$predictor-log.txt" 2>&1 || status=1
+                tail -4 "$out/sam2-$predictor-log.txt"
+                save
+            done
             ;;
         gputests)
             g=.device/gputests
