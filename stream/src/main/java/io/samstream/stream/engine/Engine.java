@@ -471,39 +471,49 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Stops every source, waits up to {@code grace} for what was decoded to be published, then stops the
-     * pipeline and the actor system.
+     * Stops every source and closes within {@code timeout} in all: up to 70 % of it for what was decoded to be
+     * published, then the pipeline (up to 80 %), then the actor system (the rest). A model step still running
+     * past it is left to finish on its own; what it decodes is not published.
+     *
+     * @return true when everything stopped in time: no model step may still be running
      */
-    public void close(Duration grace) {
+    public boolean close(Duration timeout) {
         List<StreamHandle> running;
         synchronized (this) {
             if (closed) {
-                return;
+                return true;
             }
             closed = true;
             running = streams();
         }
+        ShutdownBudget budget = ShutdownBudget.of(timeout);
         running.forEach(StreamHandle::remove);
+        boolean clean = true;
         try {
             CompletableFuture.allOf(running.stream().map(h -> h.result().toCompletableFuture())
-                    .toArray(CompletableFuture[]::new)).get(grace.toMillis(), TimeUnit.MILLISECONDS);
+                    .toArray(CompletableFuture[]::new)).get(budget.until(0.7).toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            log.warn("closing: streams still publishing after {} s, stopping anyway", grace.toSeconds());
+            log.warn("closing: streams still publishing after {} ms, stopping anyway", budget.elapsed().toMillis());
+            clean = false;
         }
         pipelineSwitch.shutdown();
         try {
-            pipelineDone.toCompletableFuture().get(5, TimeUnit.SECONDS);
+            pipelineDone.toCompletableFuture().get(budget.until(0.8).toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            // Stopping regardless.
+            // A step still running holds the pipeline: abort it, its frames are not published.
+            pipelineSwitch.abort(new IllegalStateException("the engine closed"));
+            clean = false;
         }
-        sinkLanes.close();
+        sinkLanes.close(budget.until(0.9));
         waveHost.shutdown();
         try {
             system.terminate();
-            system.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            system.getWhenTerminated().toCompletableFuture().get(budget.left().toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             log.warn("closing: the actor system did not stop in time");
+            clean = false;
         }
+        return clean;
     }
 
     @Override
