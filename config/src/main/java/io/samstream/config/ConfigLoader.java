@@ -108,10 +108,20 @@ public final class ConfigLoader {
                     cluster(config, origin, kafka, engine.streamsTopic()), gpus,
                     new CudaSettings(config.getBoolean(ROOT + ".cuda.graphs"),
                             config.getBoolean(ROOT + ".cuda.decoder-graphs"), precision(config, origin, sparsity)),
-                            limits, HttpSettingsLoader.load(config, origin));
+                            limits, HttpSettingsLoader.load(config, origin), shutdownTimeout(config, origin));
         } catch (com.typesafe.config.ConfigException e) { // WrongType, Missing, BadValue, NotResolved, ...
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }
+    }
+
+    /** samstream.shutdown-timeout: 1 s to 10 min. */
+    private static java.time.Duration shutdownTimeout(Config config, String origin) {
+        String key = ROOT + ".shutdown-timeout";
+        java.time.Duration d = config.getDuration(key);
+        if (d.compareTo(SamstreamConfig.MIN_SHUTDOWN_TIMEOUT) < 0 || d.compareTo(SamstreamConfig.MAX_SHUTDOWN_TIMEOUT) > 0) {
+            throw new ConfigException(origin + ": " + key + " must be 1 s to 10 min, got " + config.getString(key));
+        }
+        return d;
     }
 
     /** samstream.model.precision; FP8 with 2:4 sparsity is refused (no sparse e4m3 kernel yet). */

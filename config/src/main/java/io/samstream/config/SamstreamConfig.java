@@ -27,14 +27,26 @@ import java.util.Optional;
  * @param cuda           how the CUDA backend runs its kernels ({@code samstream.cuda})
  * @param limits         the control plane's bounds ({@code samstream.limits}), which {@code streams} fit
  * @param http           the HTTP server: API, previews, console, health, /metrics ({@code samstream.http})
+ * @param shutdownTimeout the whole shutdown's budget ({@code samstream.shutdown-timeout}): SIGTERM to exit
  */
 public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
         List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
         EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks, EngineSettings.Metrics metrics,
         Optional<String> streamsTopic, EngineSettings.Tracking tracking, EngineSettings.Discovery discovery,
         ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus, CudaSettings cuda, Limits limits,
-        HttpSettings http) {
+        HttpSettings http, java.time.Duration shutdownTimeout) {
+    /** {@code samstream.shutdown-timeout}'s default. */
+    public static final java.time.Duration DEFAULT_SHUTDOWN_TIMEOUT = java.time.Duration.ofSeconds(15);
+    /** The bounds of {@code samstream.shutdown-timeout}. */
+    public static final java.time.Duration MIN_SHUTDOWN_TIMEOUT = java.time.Duration.ofSeconds(1);
+    public static final java.time.Duration MAX_SHUTDOWN_TIMEOUT = java.time.Duration.ofMinutes(10);
+
     public SamstreamConfig {
+        java.util.Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+        if (shutdownTimeout.compareTo(MIN_SHUTDOWN_TIMEOUT) < 0 || shutdownTimeout.compareTo(MAX_SHUTDOWN_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("samstream.shutdown-timeout must be 1 s to 10 min, got "
+                    + shutdownTimeout.toMillis() + " ms");
+        }
         java.util.Objects.requireNonNull(cluster, "cluster");
         java.util.Objects.requireNonNull(limits, "limits");
         java.util.Objects.requireNonNull(http, "http");
@@ -44,6 +56,18 @@ public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuT
         if (sparsity == null) {
             throw new IllegalArgumentException("sparsity must not be null (ModelSparsity.NONE for the dense model)");
         }
+    }
+
+    /** With the default shutdown timeout ({@link #DEFAULT_SHUTDOWN_TIMEOUT}). */
+    public SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuThreads, KafkaSettings kafka,
+            List<StreamSpec> streams, StreamDefaults streamDefaults, EngineSettings.Batching batching,
+            EngineSettings.Pipeline pipeline, EngineSettings.Reconnect reconnect, EngineSettings.Sinks sinks,
+            EngineSettings.Metrics metrics, Optional<String> streamsTopic, EngineSettings.Tracking tracking,
+            EngineSettings.Discovery discovery, ModelSparsity sparsity, ClusterSettings cluster, GpuSelection gpus,
+            CudaSettings cuda, Limits limits, HttpSettings http) {
+        this(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline, reconnect, sinks,
+                metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, limits, http,
+                DEFAULT_SHUTDOWN_TIMEOUT);
     }
 
     /** With the default limits ({@link Limits#DEFAULTS}) and without an HTTP server ({@link HttpSettings#OFF}). */
@@ -62,7 +86,7 @@ public record SamstreamConfig(Optional<Path> checkpoint, Device device, int cpuT
     public SamstreamConfig withHttp(HttpSettings newHttp) {
         return new SamstreamConfig(checkpoint, device, cpuThreads, kafka, streams, streamDefaults, batching, pipeline,
                 reconnect, sinks, metrics, streamsTopic, tracking, discovery, sparsity, cluster, gpus, cuda, limits,
-                newHttp);
+                newHttp, shutdownTimeout);
     }
 
     /** On every GPU ({@link GpuSelection#ALL}), with the CUDA section's defaults ({@link CudaSettings#DEFAULTS}). */

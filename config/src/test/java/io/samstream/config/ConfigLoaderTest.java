@@ -10,6 +10,7 @@ import io.samstream.testkit.Fixtures;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -110,6 +111,22 @@ class ConfigLoaderTest {
         Path f = write("samstream.cpu.threads = many");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
         assertTrue(e.getMessage().contains("cpu.threads"), e.getMessage());
+    }
+
+    @Test
+    void shutdownTimeoutDefaultsTo15sAndIsBounded() throws IOException {
+        assertEquals(java.time.Duration.ofSeconds(15), ConfigLoader.load().shutdownTimeout());
+        assertEquals(java.time.Duration.ofSeconds(5),
+                ConfigLoader.load(write("samstream.shutdown-timeout = 5s")).shutdownTimeout());
+        for (String bad : List.of("0s", "500ms", "11m", "-3s")) {
+            Path f = write("samstream.shutdown-timeout = " + bad);
+            ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), bad);
+            assertTrue(e.getMessage().contains("samstream.shutdown-timeout must be 1 s to 10 min, got " + bad),
+                    e.getMessage());
+        }
+        Path word = write("samstream.shutdown-timeout = soon");
+        assertTrue(assertThrows(ConfigException.class, () -> ConfigLoader.load(word)).getMessage()
+                .contains("shutdown-timeout"));
     }
 
     @Test

@@ -21,6 +21,7 @@ import io.samstream.stream.engine.FrameSourceFactory;
 import io.samstream.stream.engine.GpuLane;
 import io.samstream.stream.engine.KafkaFrameSink;
 import io.samstream.stream.engine.Segmenter;
+import io.samstream.stream.engine.ShutdownBudget;
 import io.samstream.stream.engine.StreamHandle;
 import io.samstream.stream.engine.PromptsTopicWatcher;
 import io.samstream.stream.engine.StreamsTopicWatcher;
@@ -44,6 +45,16 @@ public final class SamstreamRuntime implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SamstreamRuntime.class);
 
     private final List<AutoCloseable> resources = new ArrayList<>();
+    /** The models: left to the process exit when the engine did not stop in time (a step may still run on one). */
+    private final java.util.Set<AutoCloseable> models = java.util.Collections.newSetFromMap(
+            new java.util.IdentityHashMap<>());
+    /** {@code samstream.shutdown-timeout}: the whole of {@link #close}. */
+    private Duration shutdownTimeout = SamstreamConfig.DEFAULT_SHUTDOWN_TIMEOUT;
+    /** Where each part of the shutdown must be done by, as fractions of {@link #shutdownTimeout}. */
+    static final double STREAMS_END = 0.6;
+    static final double ENGINE_END = 0.8;
+    static final double SINKS_END = 0.92;
+    static final double REST_END = 0.97;
     private final List<StreamHandle> configured = new ArrayList<>();
     private EmbeddedKafkaBroker broker;
     private String bootstrapServers;
@@ -83,6 +94,7 @@ public final class SamstreamRuntime implements AutoCloseable {
 
     private void startAll(SamstreamConfig config, FrameSourceFactory sources,
             Function<SamstreamConfig, Optional<FrameSink>> fileSinks) throws IOException {
+        shutdownTimeout = config.shutdownTimeout();
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         EngineMetrics metrics = new EngineMetrics(registry);
 
@@ -130,6 +142,7 @@ public final class SamstreamRuntime implements AutoCloseable {
             Sam2Tracking memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(),
                     gpu, config.batching().maxBatch());
             resources.add(memoryModel);
+            models.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
             log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());
             gpus = List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.memory(memoryModel, modelName),
@@ -139,6 +152,7 @@ public final class SamstreamRuntime implements AutoCloseable {
                     config.cpuThreads(), config.batching().maxBatch(), config.sparsity(),
                     config.pipeline().inFlight() + 2, config.cuda());
             backends.forEach(b -> resources.add(b.backend()));
+            backends.forEach(b -> models.add(b.backend()));
             backendName = backends.size() == 1 ? backends.get(0).backend().name() : String.join("; ", backends
                     .stream().map(b -> "GPU " + b.label() + ": " + b.backend().name()).toList());
             gpus = backends.stream().map(b -> new GpuLane(b.gpu(), new Segmenter(b.backend(), modelName),
@@ -280,8 +294,12 @@ public final class SamstreamRuntime implements AutoCloseable {
     }
 
     /**
-     * Closes everything, last started first. Idempotent and safe from several threads at once (Ctrl-C's
-     * shutdown hook while {@code run} closes): the second caller waits for the first and does nothing.
+     * Closes everything, last started first, within {@code samstream.shutdown-timeout} in all. Each part has until
+     * a share of it: what stops the streams (cluster membership, watchers, HTTP server) until 60 %, the engine
+     * (what was decoded published) until 80 %, the sinks (records produced flushed) until 92 %, the rest until
+     * 97 %; a part past its share is left behind ({@link BoundedClose}). Idempotent and safe from several threads
+     * at once (Ctrl-C's shutdown hook while {@code run} closes): the second caller waits for the first and does
+     * nothing.
      */
     @Override
     public synchronized void close() {
@@ -289,18 +307,33 @@ public final class SamstreamRuntime implements AutoCloseable {
             return;
         }
         closed = true;
+        ShutdownBudget budget = ShutdownBudget.of(shutdownTimeout);
+        boolean engineClosed = false;
+        boolean engineStopped = true;
         for (int i = resources.size() - 1; i >= 0; i--) {
             AutoCloseable r = resources.get(i);
-            try {
-                if (r instanceof Engine e) {
-                    e.close(Duration.ofSeconds(60));
-                } else {
-                    r.close();
-                }
-            } catch (Exception e) {
-                log.warn("closing {}: {}", r.getClass().getSimpleName(), e.toString());
+            if (r instanceof Engine e) {
+                Duration d = budget.until(ENGINE_END);
+                java.util.concurrent.atomic.AtomicBoolean clean = new java.util.concurrent.atomic.AtomicBoolean();
+                // A little less inside, so that an engine using all of its time still counts as stopped.
+                engineStopped = BoundedClose.run("the engine", () -> clean.set(e.close(d.multipliedBy(9).dividedBy(10))),
+                        d) && clean.get();
+                engineClosed = true;
+            } else if (r instanceof ClusterMember c) {
+                Duration d = budget.until(STREAMS_END);
+                BoundedClose.run("the cluster membership", () -> c.close(d), d);
+            } else if (r instanceof FrameSink s) {
+                Duration d = budget.until(SINKS_END);
+                BoundedClose.run("the sinks", () -> s.close(d), d);
+            } else if (!engineStopped && models.contains(r)) {
+                log.warn("closing: the model is left to the process exit (a step may still run on it)");
+            } else {
+                BoundedClose.run(r.getClass().getSimpleName(), r::close,
+                        budget.until(engineClosed ? REST_END : STREAMS_END));
             }
         }
         resources.clear();
+        log.info("closed in {} ms (samstream.shutdown-timeout: {} s)", budget.elapsed().toMillis(),
+                shutdownTimeout.toMillis() / 1000.0);
     }
 }

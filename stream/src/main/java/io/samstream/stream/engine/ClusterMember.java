@@ -92,6 +92,8 @@ public final class ClusterMember implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> stateReader;
     private final Thread thread;
     private volatile boolean closed;
+    /** Set by {@link #close(Duration)}: what the member thread's last steps may take. */
+    private volatile ShutdownBudget closing;
     private final Limits limits;
     private final ControlRejections rejections;
     /** Set when the member thread ends; completes with its failure (null when closed). */
@@ -317,18 +319,26 @@ public final class ClusterMember implements AutoCloseable {
                     + " `samstream run` exits for its supervisor to restart it", instanceId, Errors.describe(e), e);
         } finally {
             joined = false;
+            ShutdownBudget b = closing;
             try {
-                streams.close(KAFKA_WAIT); // revokes (writes the streams' states) without leaving: static member
+                // Revokes (writes the streams' states) without leaving: static member.
+                streams.close(b == null ? KAFKA_WAIT : b.until(0.75));
             } catch (RuntimeException e) {
                 log.warn("cluster: closing the group consumer: {}", Errors.describe(e));
             }
-            promptsConsumer.close(Duration.ofSeconds(5));
-            stateReader.close(Duration.ofSeconds(5));
-            state.close(Duration.ofSeconds(10));
+            Duration consumers = b == null ? Duration.ofSeconds(5) : min(Duration.ofSeconds(5), b.until(0.85));
+            promptsConsumer.close(consumers);
+            stateReader.close(consumers);
+            // Sends the states still buffered, as long as the budget allows.
+            state.close(b == null ? Duration.ofSeconds(10) : b.left());
             prompts.close();
             rejections.close();
             stopped.complete(failure);
         }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private void handlePrompts() {
@@ -618,12 +628,16 @@ public final class ClusterMember implements AutoCloseable {
             }
         }
         stopping.forEach(h -> engine.remove(h.id()));
-        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        ShutdownBudget b = closing;
+        long deadline = System.nanoTime() + (b == null ? STOP_WAIT : b.until(0.6)).toNanos();
+        int unwritten = 0;
         for (StreamHandle h : stopping) {
             try {
                 h.result().toCompletableFuture().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (Exception e) {
-                log.warn("cluster: stream {} still publishing after {} s", h.id(), STOP_WAIT.toSeconds());
+                log.warn("cluster: stream {} still publishing, its last state not written", h.id());
+                unwritten++;
+                continue; // the state topic keeps its last periodic state: at least once from there
             }
             String json = definitions.get(h.id());
             StreamHandle.Result r = h.result().toCompletableFuture().getNow(null);
@@ -632,8 +646,8 @@ public final class ClusterMember implements AutoCloseable {
                 writeState(h, json, false, h.tracker().stateAfter(h.lastPublished()));
             }
         }
-        if (keep) {
-            state.flush();
+        if (keep && b == null) {
+            state.flush(); // when closing, the producer's close sends them, within the budget
         }
         partitionOf.values().removeIf(ps::contains);
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
@@ -649,7 +663,8 @@ public final class ClusterMember implements AutoCloseable {
         }
         if (!stopping.isEmpty()) {
             log.info("cluster: engine {} handed over {} stream(s) of partitions {}{}", instanceId, stopping.size(),
-                    new TreeSet<>(ps), keep ? " (states written)" : "");
+                    new TreeSet<>(ps), !keep ? "" : unwritten == 0 ? " (states written)"
+                            : " (" + unwritten + " still publishing: their last periodic states stand)");
         }
     }
 
@@ -698,10 +713,21 @@ public final class ClusterMember implements AutoCloseable {
     /** Leaves: the streams stop and their states are written (static membership: the group waits for a restart). */
     @Override
     public void close() {
+        close(STOP_WAIT.plus(KAFKA_WAIT));
+    }
+
+    /**
+     * As {@link #close()}, within {@code timeout} in all: its streams get up to 60 % of it to publish what they
+     * decoded (their states written then), the group consumer up to 75 %, the other consumers up to 85 %, the
+     * state producer what is left to send the states. A state not written by then leaves the stream's last
+     * periodic one in the state topic: the next engine goes on from there (at least once).
+     */
+    public void close(Duration timeout) {
+        closing = ShutdownBudget.of(timeout);
         closed = true;
         streams.wakeup();
         try {
-            thread.join(STOP_WAIT.toMillis() + 30_000);
+            thread.join(Math.max(1, timeout.toMillis()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

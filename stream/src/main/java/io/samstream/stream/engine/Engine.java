@@ -70,10 +70,24 @@ public final class Engine implements AutoCloseable {
      * @param tracking  prompt tracking; off: every frame is decoded with its stream's prompts as they are
      * @param discovery automatic discovery of new objects (with tracking on); empty: none
      * @param limits    the control plane's bounds ({@code samstream.limits}) every stream and prompt is held to
+     * @param fairShare memory mode: each GPU's model time shared fairly among its streams ({@link FairShare}); on
+     *                  unless turned off to compare (tests, benchmarks)
      */
     public record Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
             EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
-            Optional<Discovery> discovery, Limits limits) {
+            Optional<Discovery> discovery, Limits limits, boolean fairShare) {
+        /** With fair sharing (memory mode). */
+        public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
+                EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
+                Optional<Discovery> discovery, Limits limits) {
+            this(batching, pipeline, reconnect, tracking, discovery, limits, true);
+        }
+
+        /** These settings with memory mode's fair sharing on or off. */
+        public Settings withFairShare(boolean on) {
+            return new Settings(batching, pipeline, reconnect, tracking, discovery, limits, on);
+        }
+
         /** With the default limits. */
         public Settings(EngineSettings.Batching batching, EngineSettings.Pipeline pipeline,
                 EngineSettings.Reconnect reconnect, EngineSettings.Tracking tracking,
@@ -110,7 +124,7 @@ public final class Engine implements AutoCloseable {
 
     /** One GPU's part: its backend, discovery and sources, its tracking, the head of its pipeline, its meters. */
     private record Lane(GpuLane gpu, Tracking tracking, FrameSourceFactory sources, Sink<Job, NotUsed> merge,
-            EngineMetrics.Gpu meters) {}
+            EngineMetrics.Gpu meters, Optional<FairShare> share) {}
 
     /** On one backend (one GPU, or the CPU), with {@code settings}' discovery. */
     public Engine(Settings settings, Segmenter segmenter, FrameSourceFactory sources, FrameSink sink,
@@ -217,7 +231,10 @@ public final class Engine implements AutoCloseable {
         // Hardware-decoded frames stay in this GPU's memory, and CPU-decoded ones come as YUV planes, when its
         // backend reads them so.
         boolean gpuFrames = segmenter.readsDeviceFrames();
-        return new Lane(gpu, tracking, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters);
+        // Memory mode: a stream's step costs what its objects cost, so the GPU's model time is shared fairly.
+        Optional<FairShare> share = tracking instanceof MemoryTracking && settings.fairShare()
+                ? Optional.of(new FairShare()) : Optional.empty();
+        return new Lane(gpu, tracking, gpuFrames ? sources.withGpuFrames(gpu.gpu()) : sources, merge, meters, share);
     }
 
     /** Hands a published frame to the tap; true when the tap kept it (and releases it itself). */
@@ -359,8 +376,16 @@ public final class Engine implements AutoCloseable {
                 log.warn("stream {}: freeing its tracker's buffers failed: {}", spec.id(), ex.toString());
             }
         });
-        Source<Job, UniqueKillSwitch> source = StreamSource.of(spec, handle, lane.sources(), settings.reconnect(),
-                        metrics.restarts(spec.id()), metrics.decodeErrors(spec.id()), BLOCKING_DISPATCHER)
+        Source<io.samstream.connectors.video.VideoFrame, NotUsed> frames = StreamSource.of(spec, handle,
+                lane.sources(), settings.reconnect(), metrics.restarts(spec.id()), metrics.decodeErrors(spec.id()),
+                BLOCKING_DISPATCHER);
+        if (lane.share().isPresent()) {
+            // After the live policy: a held-back live stream drops its own old frames, a file waits.
+            FairShare.Member member = lane.share().get().join(spec.id());
+            handle.setShare(member);
+            frames = frames.via(Flow.fromGraph(new FairGate<>(member)));
+        }
+        Source<Job, UniqueKillSwitch> source = frames
                 .viaMat(KillSwitches.single(), Keep.right())
                 .map(f -> {
                     handle.emitted();
@@ -446,39 +471,49 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Stops every source, waits up to {@code grace} for what was decoded to be published, then stops the
-     * pipeline and the actor system.
+     * Stops every source and closes within {@code timeout} in all: up to 70 % of it for what was decoded to be
+     * published, then the pipeline (up to 80 %), then the actor system (the rest). A model step still running
+     * past it is left to finish on its own; what it decodes is not published.
+     *
+     * @return true when everything stopped in time: no model step may still be running
      */
-    public void close(Duration grace) {
+    public boolean close(Duration timeout) {
         List<StreamHandle> running;
         synchronized (this) {
             if (closed) {
-                return;
+                return true;
             }
             closed = true;
             running = streams();
         }
+        ShutdownBudget budget = ShutdownBudget.of(timeout);
         running.forEach(StreamHandle::remove);
+        boolean clean = true;
         try {
             CompletableFuture.allOf(running.stream().map(h -> h.result().toCompletableFuture())
-                    .toArray(CompletableFuture[]::new)).get(grace.toMillis(), TimeUnit.MILLISECONDS);
+                    .toArray(CompletableFuture[]::new)).get(budget.until(0.7).toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            log.warn("closing: streams still publishing after {} s, stopping anyway", grace.toSeconds());
+            log.warn("closing: streams still publishing after {} ms, stopping anyway", budget.elapsed().toMillis());
+            clean = false;
         }
         pipelineSwitch.shutdown();
         try {
-            pipelineDone.toCompletableFuture().get(5, TimeUnit.SECONDS);
+            pipelineDone.toCompletableFuture().get(budget.until(0.8).toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            // Stopping regardless.
+            // A step still running holds the pipeline: abort it, its frames are not published.
+            pipelineSwitch.abort(new IllegalStateException("the engine closed"));
+            clean = false;
         }
-        sinkLanes.close();
+        sinkLanes.close(budget.until(0.9));
         waveHost.shutdown();
         try {
             system.terminate();
-            system.getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            system.getWhenTerminated().toCompletableFuture().get(budget.left().toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             log.warn("closing: the actor system did not stop in time");
+            clean = false;
         }
+        return clean;
     }
 
     @Override

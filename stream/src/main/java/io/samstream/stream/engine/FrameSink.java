@@ -21,6 +21,11 @@ public interface FrameSink extends AutoCloseable {
     @Override
     default void close() {}
 
+    /** As {@link #close()}, within {@code timeout} where it waits for anything (Kafka's acknowledgements). */
+    default void close(java.time.Duration timeout) {
+        close();
+    }
+
     /** All of {@code sinks}: done when every one is. */
     static FrameSink all(List<FrameSink> sinks) {
         List<FrameSink> copy = List.copyOf(sinks);
@@ -44,9 +49,15 @@ public interface FrameSink extends AutoCloseable {
 
             @Override
             public void close() {
+                close(java.time.Duration.ofSeconds(30));
+            }
+
+            @Override
+            public void close(java.time.Duration timeout) {
+                long deadline = System.nanoTime() + timeout.toNanos();
                 for (FrameSink s : copy) {
                     try {
-                        s.close();
+                        s.close(java.time.Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
                     } catch (Exception e) {
                         org.slf4j.LoggerFactory.getLogger(FrameSink.class).warn("closing a sink: {}", e.toString());
                     }

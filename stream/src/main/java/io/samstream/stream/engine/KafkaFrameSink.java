@@ -122,10 +122,16 @@ public final class KafkaFrameSink implements FrameSink {
 
     @Override
     public void close() {
+        close(java.time.Duration.ofSeconds(30));
+    }
+
+    /** Records already produced are sent and acknowledged within {@code timeout}; later ones fail. */
+    @Override
+    public void close(java.time.Duration timeout) {
         closed = true;
         retries.shutdownNow();
         failWaiting();
-        sink.close();
+        sink.close(timeout);
     }
 
     private void failWaiting() {

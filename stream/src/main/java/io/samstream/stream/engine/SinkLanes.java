@@ -73,13 +73,20 @@ final class SinkLanes implements AutoCloseable {
     /** Stops the lanes after what they were given, waiting at most {@code wait}. */
     @Override
     public void close() {
+        close(java.time.Duration.ofSeconds(10));
+    }
+
+    /** Lets the lanes finish what they were handed, waiting up to {@code timeout} in all. */
+    public void close(java.time.Duration timeout) {
         for (ExecutorService lane : lanes) {
             lane.shutdown();
         }
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             for (ExecutorService lane : lanes) {
-                if (!lane.awaitTermination(10, TimeUnit.SECONDS)) {
+                if (!lane.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                     log.warn("closing: a sink thread did not stop in time");
+                    break;
                 }
             }
         } catch (InterruptedException e) {

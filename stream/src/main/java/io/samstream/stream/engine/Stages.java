@@ -140,8 +140,21 @@ final class Stages {
      * outcome is the one stepping frame by frame gives. A model that does not batch (the CPU reference) takes the batch
      * wave by wave (the k-th frame of every stream), one frame at a time. A frame that fails fails its stream only;
      * when a call is refused, its streams go through one by one so that only the stream at fault fails.
+     * Each frame's model time is charged to its stream's {@link FairShare} when the batch is done.
      */
     private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
+        long[] cost = new long[jobs.size()];
+        try {
+            return memorySteps(jobs, metrics, cost);
+        } finally {
+            for (int i = 0; i < jobs.size(); i++) {
+                jobs.get(i).stream().share().done(cost[i]);
+            }
+        }
+    }
+
+    /** {@link #memoryBatch}'s steps; each frame's model time (nanoseconds) added to {@code cost}. */
+    private static List<Job.Decoded> memorySteps(List<Job> jobs, EngineMetrics.Gpu metrics, long[] cost) {
         Job.Decoded[] out = new Job.Decoded[jobs.size()];
         Map<Object, java.util.ArrayDeque<Integer>> queues = new java.util.LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
@@ -191,9 +204,11 @@ final class Stages {
                 continue;
             }
             long t0 = System.nanoTime();
-            List<List<ObjectResult>> results = trackCall(jobs, toModel, pending);
+            long[] callCost = new long[toModel.size()];
+            List<List<ObjectResult>> results = trackCall(jobs, toModel, pending, callCost);
             metrics.decoderTime.record((System.nanoTime() - t0) / toModel.size(), TimeUnit.NANOSECONDS);
             for (int w = 0; w < toModel.size(); w++) {
+                cost[toModel.get(w)] += callCost[w];
                 Job job = jobs.get(toModel.get(w));
                 out[toModel.get(w)] = new Job.Decoded(job, null);
                 if (results.get(w) == null || job.stream().failed()) {
@@ -213,10 +228,11 @@ final class Stages {
     /**
      * The model's results for a call's prepared frames, in order (a stream's frames consecutive in the list, in
      * frame order); null for a frame whose stream failed. A call the model refuses goes stream by stream: each
-     * stream's frames in one call when the model batches, else frame by frame.
+     * stream's frames in one call when the model batches, else frame by frame. Each frame's share of the time is
+     * put in {@code cost} ({@link #apportion}).
      */
     private static List<List<ObjectResult>> trackCall(List<Job> jobs, List<Integer> toModel,
-                                                      List<MemoryTracker.Pending> pending) {
+                                                      List<MemoryTracker.Pending> pending, long[] cost) {
         Sam2Tracking model = jobs.get(toModel.get(0)).stream().tracker(MemoryTracker.class).model();
         List<Sam2Tracking.StreamTracker> streams = new ArrayList<>();
         List<byte[]> frames = new ArrayList<>();
@@ -232,10 +248,10 @@ final class Stages {
         }
         if (streams.size() > 1 && model.batches()) {
             if (!severalStreams) {
-                return trackStream(jobs, toModel, pending, model, 0, streams.size());
+                return timed(() -> trackStream(jobs, toModel, pending, model, 0, streams.size()), pending, 0, cost);
             }
             try {
-                return model.track(streams, frames, prompts);
+                return timed(() -> model.track(streams, frames, prompts), pending, 0, cost);
             } catch (RuntimeException ex) {
                 log.warn("memory mode: a batch of {} frames failed ({}); stepping the streams one by one",
                         streams.size(), ex.toString());
@@ -248,10 +264,36 @@ final class Stages {
                     == jobs.get(toModel.get(from)).stream()) {
                 to++;
             }
-            out.addAll(trackStream(jobs, toModel, pending, model, from, to));
+            int f = from, t = to;
+            out.addAll(timed(() -> trackStream(jobs, toModel, pending, model, f, t), pending, from, cost));
             from = to;
         }
         return out;
+    }
+
+    /** Runs {@code call} (for the frames from {@code from} on) and apportions its time among them. */
+    private static List<List<ObjectResult>> timed(java.util.function.Supplier<List<List<ObjectResult>>> call,
+            List<MemoryTracker.Pending> pending, int from, long[] cost) {
+        long t0 = System.nanoTime();
+        List<List<ObjectResult>> r = call.get();
+        apportion(System.nanoTime() - t0, pending.subList(from, from + r.size()), cost, from);
+        return r;
+    }
+
+    /**
+     * A call's time among its frames, by weight 1 + the frame's objects: a step's cost is the image encoder's (about
+     * the same for every frame) plus each object's memory attention, heads and memory encoder. On the CPU each
+     * stream's step is a call of its own, so this is its measured time; in a batched GPU call the split is the
+     * model's cost shape, not a measurement of each stream.
+     */
+    static void apportion(long nanos, List<MemoryTracker.Pending> frames, long[] cost, int offset) {
+        long total = 0;
+        for (MemoryTracker.Pending p : frames) {
+            total += 1 + p.current().size();
+        }
+        for (int i = 0; i < frames.size(); i++) {
+            cost[offset + i] += nanos * (1 + frames.get(i).current().size()) / Math.max(1, total);
+        }
     }
 
     /**

@@ -63,6 +63,8 @@ public final class StreamHandle {
     /** The GPU it runs on, for its whole run: the index of the engine's GPU, and that GPU's meters. */
     private final int gpuIndex;
     private final EngineMetrics.Gpu gpuMeters;
+    /** Its place in its lane's fair share of model time (memory mode); never held back elsewhere. */
+    private volatile FairShare.Member share = FairShare.UNSHARED;
 
     /**
      * @param nextIndex the frame counter, shared with the earlier run of a redefined stream so that frames
@@ -228,6 +230,15 @@ public final class StreamHandle {
         return removed || discarding;
     }
 
+    void setShare(FairShare.Member member) {
+        this.share = member;
+    }
+
+    /** Its place in its lane's fair share ({@link FairShare#UNSHARED} where the lane does not share). */
+    FairShare.Member share() {
+        return share;
+    }
+
     void setKillSwitch(UniqueKillSwitch killSwitch) {
         this.killSwitch = killSwitch;
     }
@@ -316,6 +327,7 @@ public final class StreamHandle {
             error = cause;
             discarding = true;
         }
+        share.leave(); // its remaining frames are discarded: they hold no one's turn
         log.error("stream {} failed: {}", spec.id(), Errors.describe(cause));
         UniqueKillSwitch k = killSwitch;
         if (k != null) {
@@ -328,6 +340,7 @@ public final class StreamHandle {
         synchronized (this) {
             removed = true;
         }
+        share.leave(); // frees its share of model time at once
         UniqueKillSwitch k = killSwitch;
         if (k != null) {
             k.shutdown();
@@ -344,6 +357,7 @@ public final class StreamHandle {
             sourceEnded = true;
             emitted = done;
         }
+        share.leave();
         UniqueKillSwitch k = killSwitch;
         if (k != null) {
             k.abort(cause);
@@ -369,6 +383,7 @@ public final class StreamHandle {
                 failures.increment();
             }
         }
+        share.leave();
         try {
             onEnd.run();
         } finally {

@@ -38,6 +38,17 @@ final class EngineProcess implements AutoCloseable {
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
+    /**
+     * SIGTERM (what Ctrl-C and a supervisor's stop send), then waits up to {@code wait} for the exit.
+     *
+     * @return its exit status, or empty when it still runs
+     */
+    java.util.OptionalInt terminate(java.time.Duration wait) throws InterruptedException {
+        process.destroy();
+        return process.waitFor(wait.toMillis(), TimeUnit.MILLISECONDS) ? java.util.OptionalInt.of(process.exitValue())
+                : java.util.OptionalInt.empty();
+    }
+
     boolean alive() {
         return process.isAlive();
     }
