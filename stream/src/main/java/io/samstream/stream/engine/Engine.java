@@ -19,6 +19,7 @@ import io.samstream.config.StreamSpec;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.StreamTracker;
 import io.samstream.stream.track.Tracking;
+import io.samstream.stream.track.concept.ConceptTracking;
 import io.samstream.stream.track.memory.MemoryTracking;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -196,9 +197,10 @@ public final class Engine implements AutoCloseable {
         Flow<Job, List<Job>, NotUsed> batches = Flow.<Job>create()
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
                         () -> meters.batchesInFlight.get() == 0));
-        // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step (CPU or GPU).
+        // SAM 2.1 (memory mode) and SAM 3 (concepts) have no separate encoder stage: each frame is one tracker step.
         Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
                 ? batches.via(Stages.memory(encoderPool, meters))
+                : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool, meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
         Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
@@ -327,6 +329,11 @@ public final class Engine implements AutoCloseable {
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
             tracker = lane.tracking().open(spec.id(), metrics.tracking(spec.id()));
+            String misfit = ModelPrompts.misfit(spec, tracker);
+            if (misfit != null) {
+                tracker.close();
+                throw new IllegalArgumentException(misfit);
+            }
             start.tracking().ifPresent(tracker::takeUp);
             tracker.keepStateEvery(start.stateEvery());
         } catch (RuntimeException | Error e) {
