@@ -187,7 +187,9 @@ class ConceptEngineTest {
                     "{\"stream\":\"dock\",\"op\":\"concept\",\"text\":\"a very long noun phrase indeed\"}"));
             assertEquals(PromptRejected.UNKNOWN_STREAM, reason(engine,
                     "{\"stream\":\"yard\",\"op\":\"concept\",\"text\":\"cup\"}"));
-            engine.applyPrompt(PromptMessage.parse("dock", "{\"stream\":\"dock\",\"op\":\"concept\",\"text\":\"cup\"}"));
+            // A concept with exemplar boxes (an example and a counter-example) on the frame it first applies to.
+            engine.applyPrompt(PromptMessage.parse("dock", "{\"stream\":\"dock\",\"op\":\"concept\",\"text\":\"cup\","
+                    + "\"boxes\":[[10,10,40,30],[50,20,90,60,0]],\"frame\":2}"));
             assertEquals(PromptRejected.CONCEPT_LIMIT, reason(engine,
                     "{\"stream\":\"dock\",\"op\":\"concept\",\"text\":\"pallet\"}"));
             IllegalArgumentException grid = assertThrows(IllegalArgumentException.class, () -> engine.add(
@@ -199,6 +201,8 @@ class ConceptEngineTest {
             assertTrue(many.getMessage().contains("samstream.limits.max-concepts-per-stream = 3"), many.getMessage());
             assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
             assertEquals(FRAMES, sink.of("dock").size(), "the refused changes did not stop the stream");
+            assertTrue(sink.of("dock").stream().flatMap(r -> r.objects().stream()).anyMatch(o -> o.concept().equals("cup")),
+                    "the concept with exemplar boxes finds objects");
         }
     }
 
