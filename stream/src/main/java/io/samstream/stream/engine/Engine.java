@@ -309,6 +309,11 @@ public final class Engine implements AutoCloseable {
         if (tooBig != null) {
             throw new IllegalArgumentException(tooBig);
         }
+        // Every lane runs the one model: its kind of prompts, checked before a running stream of the id is replaced.
+        String misfit = ModelPrompts.misfit(spec, lanes.get(0).tracking().findsConcepts());
+        if (misfit != null) {
+            throw new IllegalArgumentException(misfit);
+        }
         if (pipelineDone.toCompletableFuture().isDone()) {
             throw new IllegalStateException("cannot add stream " + spec.id()
                     + ": the engine's pipeline has stopped (see the error logged when it did)");
@@ -329,11 +334,6 @@ public final class Engine implements AutoCloseable {
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
             tracker = lane.tracking().open(spec.id(), metrics.tracking(spec.id()));
-            String misfit = ModelPrompts.misfit(spec, tracker);
-            if (misfit != null) {
-                tracker.close();
-                throw new IllegalArgumentException(misfit);
-            }
             start.tracking().ifPresent(tracker::takeUp);
             tracker.keepStateEvery(start.stateEvery());
         } catch (RuntimeException | Error e) {

@@ -12,14 +12,17 @@ import io.samstream.stream.track.StreamTracker;
 final class ModelPrompts {
     private ModelPrompts() {}
 
-    /** Null when the definition's prompts fit the stream's tracker, else why not (naming the stream and the key). */
-    static String misfit(StreamSpec spec, StreamTracker tracker) {
+    /**
+     * Null when the definition's prompts fit a model that finds objects by {@code concepts} (SAM 3) or not, else why
+     * not (naming the stream and the key).
+     */
+    static String misfit(StreamSpec spec, boolean concepts) {
         PromptSpec p = spec.prompts();
-        if (tracker.findsConcepts() && (!p.objects().isEmpty() || p.grid() > 0)) {
+        if (concepts && (!p.objects().isEmpty() || p.grid() > 0)) {
             return "stream " + spec.id() + ": prompts." + (p.objects().isEmpty() ? "grid" : "objects")
                     + ": a SAM 3 checkpoint finds objects by prompts.concepts, not by points, boxes or a grid";
         }
-        if (!tracker.findsConcepts() && !p.concepts().isEmpty()) {
+        if (!concepts && !p.concepts().isEmpty()) {
             return "stream " + spec.id() + ": prompts.concepts needs a SAM 3 checkpoint (sam3.pt); this engine's"
                     + " model takes points, boxes or a grid";
         }

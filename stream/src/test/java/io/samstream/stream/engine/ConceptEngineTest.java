@@ -170,6 +170,31 @@ class ConceptEngineTest {
         }
     }
 
+    /** A reset ends every object (reported lost on its frame) and the configured concepts are detected afresh. */
+    @Test
+    void aResetEndsTheObjectsAndFindsTheConceptsAfresh() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = engine(sink, Limits.DEFAULTS)) {
+            StreamHandle h = addDock(engine);
+            engine.applyPrompt(PromptMessage.parse("dock", "{\"stream\":\"dock\",\"op\":\"reset\",\"frame\":3}"));
+            assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
+            List<MaskRecord> records = sink.of("dock");
+            Set<Integer> before = new TreeSet<>();
+            for (int i = 0; i < 3; i++) {
+                records.get(i).objects().forEach(o -> before.add(o.id()));
+                before.addAll(records.get(i).hidden());
+                before.removeAll(records.get(i).lost());
+            }
+            assertFalse(before.isEmpty(), "objects before the reset");
+            assertTrue(records.get(3).lost().containsAll(before), "frame 3 lost " + records.get(3).lost()
+                    + ", followed before " + before);
+            int last = before.stream().mapToInt(Integer::intValue).max().orElseThrow();
+            List<Integer> after = records.get(3).objects().stream().map(MaskRecord.ObjectMask::id).toList();
+            assertFalse(after.isEmpty(), "the concepts are found again on frame 3");
+            assertTrue(after.stream().allMatch(id -> id > last), "new ids after the reset: " + after + " > " + last);
+        }
+    }
+
     @Test
     void badOpsAndDefinitionsAreRefusedWithReasonsAndTheStreamGoesOn() throws Exception {
         CollectingSink sink = new CollectingSink();
@@ -192,15 +217,16 @@ class ConceptEngineTest {
                     + "\"boxes\":[[10,10,40,30],[50,20,90,60,0]],\"frame\":2}"));
             assertEquals(PromptRejected.CONCEPT_LIMIT, reason(engine,
                     "{\"stream\":\"dock\",\"op\":\"concept\",\"text\":\"pallet\"}"));
+            // A redefinition the model cannot run is refused before the running stream is replaced.
             IllegalArgumentException grid = assertThrows(IllegalArgumentException.class, () -> engine.add(
-                    TestSources.spec("yard", "testpattern:96x64@10?frames=10", false, new PromptSpec(List.of(), 2))));
-            assertTrue(grid.getMessage().contains("stream yard: prompts.grid"), grid.getMessage());
+                    TestSources.spec("dock", "testpattern:96x64@10?frames=10", false, new PromptSpec(List.of(), 2))));
+            assertTrue(grid.getMessage().contains("stream dock: prompts.grid"), grid.getMessage());
             IllegalArgumentException many = assertThrows(IllegalArgumentException.class, () -> engine.add(
                     TestSources.spec("yard", "testpattern:96x64@10?frames=10", false,
                             PromptSpec.ofConcepts(List.of("a", "b", "c", "d")))));
             assertTrue(many.getMessage().contains("samstream.limits.max-concepts-per-stream = 3"), many.getMessage());
             assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
-            assertEquals(FRAMES, sink.of("dock").size(), "the refused changes did not stop the stream");
+            assertEquals(FRAMES, sink.of("dock").size(), "the refused changes did not stop or restart the stream");
             assertTrue(sink.of("dock").stream().flatMap(r -> r.objects().stream()).anyMatch(o -> o.concept().equals("cup")),
                     "the concept with exemplar boxes finds objects");
         }

@@ -168,10 +168,10 @@ class ConceptPromptsTest {
 
         StreamSpec withConcepts = TestSources.spec("s", "testpattern:64x48@5", false, CONFIGURED);
         StreamSpec withGrid = TestSources.spec("g", "testpattern:64x48@5", false, new PromptSpec(List.of(), 2));
-        assertTrue(ModelPrompts.misfit(withConcepts, sam).contains("stream s: prompts.concepts needs a SAM 3"));
-        assertTrue(ModelPrompts.misfit(withGrid, sam3).contains("stream g: prompts.grid"));
-        assertNull(ModelPrompts.misfit(withConcepts, sam3));
-        assertNull(ModelPrompts.misfit(withGrid, sam));
+        assertTrue(ModelPrompts.misfit(withConcepts, false).contains("stream s: prompts.concepts needs a SAM 3"));
+        assertTrue(ModelPrompts.misfit(withGrid, true).contains("stream g: prompts.grid"));
+        assertNull(ModelPrompts.misfit(withConcepts, true));
+        assertNull(ModelPrompts.misfit(withGrid, false));
     }
 
     private static StreamTracker tracker(boolean concepts) {

@@ -30,7 +30,8 @@ public final class ConceptStreamTracker implements StreamTracker {
     private final Sam3VideoTracker tracker;
     private final TrackingMeters meters;
     private final ConceptFrames frames = new ConceptFrames();
-    private long generation;
+    /** The prompts generation of the last frame; -1 before the first (a stream taken over starts at its own). */
+    private long generation = -1;
 
     ConceptStreamTracker(String stream, Sam3VideoTracker tracker, TrackingMeters meters) {
         this.stream = stream;
@@ -45,7 +46,9 @@ public final class ConceptStreamTracker implements StreamTracker {
     public TrackedFrame step(int width, int height, byte[] rgb, TrackPrompts prompts) {
         RgbImage image = new RgbImage(width, height, rgb);
         List<Integer> ended = List.of();
-        if (prompts.generation() != generation) {
+        if (generation == -1) {
+            generation = prompts.generation();
+        } else if (prompts.generation() != generation) {
             generation = prompts.generation();
             // A step without concepts ends every object (no model work), reported with this frame's lost ids; the
             // step below finds the concepts afresh.

@@ -29,6 +29,11 @@ public final class ConceptTracking implements Tracking {
     }
 
     @Override
+    public boolean findsConcepts() {
+        return true;
+    }
+
+    @Override
     public ConceptStreamTracker open(String stream, TrackingMeters meters) {
         return new ConceptStreamTracker(stream, model.openStream(settings), meters);
     }
