@@ -382,7 +382,7 @@ final class StreamPrompts {
                     Collections.unmodifiableSet(new LinkedHashSet<>(removed)), Collections.unmodifiableSet(ids));
         }
 
-        /** The previous snapshot's objects with other concepts (its body shared: objects are worked out once). */
+        /** The previous snapshot's objects (its body shared, the change chain included) with other concepts. */
         private Snapshot(Snapshot previous, List<ConceptPrompt> concepts) {
             this.stream = previous.stream;
             this.configured = previous.configured;

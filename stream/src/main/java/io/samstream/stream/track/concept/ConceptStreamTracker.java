@@ -50,8 +50,9 @@ public final class ConceptStreamTracker implements StreamTracker {
             generation = prompts.generation();
         } else if (prompts.generation() != generation) {
             generation = prompts.generation();
-            // A step without concepts ends every object (no model work), reported with this frame's lost ids; the
-            // step below finds the concepts afresh.
+            // A step without concepts ends every object (no model work; the tracker's frame count moves on by one, so
+            // the detection cadence shifts by a frame), reported with this frame's lost ids; the step below finds
+            // the concepts afresh.
             log.info("stream {}: prompts reset: its concepts are detected afresh", stream);
             ended = frames.of(tracker.step(image, List.of())).lost();
         }
