@@ -142,7 +142,9 @@ final class EngineSectionsLoader {
                 TrackingMode.parse(config.getString(key + ".mode"), origin + ": " + key + ".mode"),
                 config.getBoolean(key + ".camera-motion"),
                 nonNegative(config, key + ".reid-search", origin, 100),
-                nonNegative(config, key + ".reid-search-speed", origin, 100), forgetAfter, foundAfter);
+                nonNegative(config, key + ".reid-search-speed", origin, 100), forgetAfter, foundAfter,
+                positive(config, key + ".concepts.every-frames", origin,
+                        EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES));
     }
 
     /** A number from 0 to {@code max}. */

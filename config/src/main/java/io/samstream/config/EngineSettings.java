@@ -74,13 +74,37 @@ public final class EngineSettings {
     public record Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
             double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
             double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch, double reidSearchSpeed,
-            int memoryForgetAfter, int memoryFoundAfter) {
+            int memoryForgetAfter, int memoryFoundAfter, int conceptsEveryFrames) {
+        /** The longest detection cadence of concept tracking ({@code concepts.every-frames}). */
+        public static final int MAX_CONCEPTS_EVERY_FRAMES = 10_000;
+
         public Tracking {
             java.util.Objects.requireNonNull(mode, "mode");
+            if (conceptsEveryFrames < 1 || conceptsEveryFrames > MAX_CONCEPTS_EVERY_FRAMES) {
+                throw new IllegalArgumentException("concepts.every-frames must be 1 to " + MAX_CONCEPTS_EVERY_FRAMES
+                        + ", got " + conceptsEveryFrames);
+            }
             if (memoryForgetAfter < 0 || memoryFoundAfter < 1) {
                 throw new IllegalArgumentException("memory-forget-after must be at least 0 and memory-found-after at"
                         + " least 1, got " + memoryForgetAfter + " and " + memoryFoundAfter);
             }
+        }
+
+        /** Concept tracking's detection on every frame. */
+        public Tracking(boolean enabled, int lostAfter, double minPredictedIou, double minStability,
+                double mergeIou, int hiddenLostAfter, double minAppearance, double sceneCutSimilarity, int reidWindow,
+                double reidAppearance, TrackingMode mode, boolean cameraMotion, double reidSearch,
+                double reidSearchSpeed, int memoryForgetAfter, int memoryFoundAfter) {
+            this(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter, minAppearance,
+                    sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reidSearch, reidSearchSpeed,
+                    memoryForgetAfter, memoryFoundAfter, 1);
+        }
+
+        /** These settings with concept tracking's detector run every {@code n}-th frame. */
+        public Tracking withConceptsEveryFrames(int n) {
+            return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
+                    minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reidSearch,
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter, n);
         }
 
         /** Memory mode's lost objects at their defaults. */
@@ -114,28 +138,28 @@ public final class EngineSettings {
         public Tracking withMode(TrackingMode m) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, m, cameraMotion, reidSearch,
-                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter, conceptsEveryFrames);
         }
 
         /** These settings with camera-motion compensation on or off. */
         public Tracking withCameraMotion(boolean on) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, on, reidSearch,
-                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter, conceptsEveryFrames);
         }
 
         /** These settings with the appearance search's reach ({@code reid-search}; 0: off). */
         public Tracking withReidSearch(double reach) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reach,
-                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter);
+                    reidSearchSpeed, memoryForgetAfter, memoryFoundAfter, conceptsEveryFrames);
         }
 
         /** These settings with memory mode's lost objects kept {@code forgetAfter} frames, found after {@code foundAfter}. */
         public Tracking withMemoryRefind(int forgetAfter, int foundAfter) {
             return new Tracking(enabled, lostAfter, minPredictedIou, minStability, mergeIou, hiddenLostAfter,
                     minAppearance, sceneCutSimilarity, reidWindow, reidAppearance, mode, cameraMotion, reidSearch,
-                    reidSearchSpeed, forgetAfter, foundAfter);
+                    reidSearchSpeed, forgetAfter, foundAfter, conceptsEveryFrames);
         }
 
         /** The appearance keys at their defaults. */

@@ -15,7 +15,8 @@ final class LimitsLoader {
                     integer(config, "max-pending-changes", origin),
                     config.getLong(KEY + ".max-prompt-frame-ahead"),
                     bytes(config, "max-state-bytes", origin), bytes(config, "max-prompt-bytes", origin),
-                    bytes(config, "max-definition-bytes", origin), config.getLong(KEY + ".max-stream-frames"));
+                    bytes(config, "max-definition-bytes", origin), config.getLong(KEY + ".max-stream-frames"),
+                    integer(config, "max-concepts-per-stream", origin), integer(config, "max-concept-chars", origin));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(origin + ": " + e.getMessage(), e);
         }

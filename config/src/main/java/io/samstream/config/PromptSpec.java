@@ -8,12 +8,18 @@ import java.util.Set;
 /**
  * The configured prompts of a stream: explicit objects (points and/or a box each, with an object id) and/or
  * an N x N grid of single foreground points. With tracking on they seed tracks on the stream's first frame;
- * with it off they are decoded as they are on every frame. Coordinates are pixels of the original frame.
+ * with it off they are decoded as they are on every frame. Coordinates are pixels of the original frame. With a
+ * SAM 3 checkpoint a stream has concepts instead: noun phrases whose every instance is found and tracked.
  *
- * @param objects explicit objects, ids unique
- * @param grid    N for an N x N point grid (objects {@code gridIdBase + 0 .. N*N-1}, row by row), 0 for none
+ * @param objects  explicit objects, ids unique
+ * @param grid     N for an N x N point grid (objects {@code gridIdBase + 0 .. N*N-1}, row by row), 0 for none
+ * @param concepts noun phrases to find ("person", "forklift"), stripped, distinct, in order; SAM 3 only
  */
-public record PromptSpec(List<ObjectPrompt> objects, int grid) {
+public record PromptSpec(List<ObjectPrompt> objects, int grid, List<String> concepts) {
+    /** Concepts one stream may have at all ({@code samstream.limits.max-concepts-per-stream} may lower it). */
+    public static final int MAX_CONCEPTS = 16;
+    /** The longest concept at all ({@code samstream.limits.max-concept-chars} may lower it). */
+    public static final int MAX_CONCEPT_CHARS = 1000;
     /** Grid objects are numbered from here, so they never collide with hand-given ids below it. */
     public static final int GRID_ID_BASE = 1000;
     public static final int MAX_GRID = 32;
@@ -25,6 +31,7 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
 
     public PromptSpec {
         objects = List.copyOf(objects);
+        concepts = concepts(concepts);
         if (grid < 0 || grid > MAX_GRID) {
             throw new IllegalArgumentException("grid must be 0 (none) to " + MAX_GRID + ", got " + grid);
         }
@@ -38,6 +45,58 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
                         + GRID_ID_BASE + ".." + (GRID_ID_BASE + grid * grid - 1));
             }
         }
+    }
+
+    /** Objects and/or a grid, no concepts. */
+    public PromptSpec(List<ObjectPrompt> objects, int grid) {
+        this(objects, grid, List.of());
+    }
+
+    /** Concepts alone. */
+    public static PromptSpec ofConcepts(List<String> concepts) {
+        return new PromptSpec(List.of(), 0, concepts);
+    }
+
+    /**
+     * A list of concepts checked: each a phrase of 1 to {@link #MAX_CONCEPT_CHARS} characters after stripping
+     * (printable: no control characters), no two equal, at most {@link #MAX_CONCEPTS}.
+     */
+    public static List<String> concepts(List<String> concepts) {
+        if (concepts == null) {
+            return List.of();
+        }
+        if (concepts.size() > MAX_CONCEPTS) {
+            throw new IllegalArgumentException(concepts.size() + " concepts, at most " + MAX_CONCEPTS);
+        }
+        List<String> out = new ArrayList<>(concepts.size());
+        for (String c : concepts) {
+            String phrase = concept(c);
+            if (out.contains(phrase)) {
+                throw new IllegalArgumentException("concept \"" + phrase + "\" is given twice");
+            }
+            out.add(phrase);
+        }
+        return List.copyOf(out);
+    }
+
+    /** One concept checked and stripped (see {@link #concepts(List)}). */
+    public static String concept(String phrase) {
+        if (phrase == null || phrase.isBlank()) {
+            throw new IllegalArgumentException("a concept is a noun phrase, got " + (phrase == null ? "null"
+                    : "a blank one"));
+        }
+        String p = phrase.strip();
+        if (p.length() > MAX_CONCEPT_CHARS) {
+            throw new IllegalArgumentException("a concept has " + p.length() + " characters, at most "
+                    + MAX_CONCEPT_CHARS);
+        }
+        for (int i = 0; i < p.length(); i++) {
+            if (Character.isISOControl(p.charAt(i))) {
+                throw new IllegalArgumentException("concept \"" + p.substring(0, Math.min(40, p.length()))
+                        + "...\" has a control character");
+            }
+        }
+        return p;
     }
 
     /** Every object of a {@code width} x {@code height} frame: the explicit ones, then the grid's. */
@@ -54,7 +113,7 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid) {
     }
 
     public boolean isEmpty() {
-        return objects.isEmpty() && grid == 0;
+        return objects.isEmpty() && grid == 0 && concepts.isEmpty();
     }
 
     /**

@@ -18,7 +18,7 @@ import java.util.Set;
  */
 public final class StreamSpecs {
     private static final Set<String> STREAM_KEYS = Set.of("id", "location", "live", "decoder", "prompts");
-    private static final Set<String> PROMPT_KEYS = Set.of("objects", "grid");
+    private static final Set<String> PROMPT_KEYS = Set.of("objects", "grid", "concepts");
     private static final Set<String> OBJECT_KEYS = Set.of("id", "points", "box");
 
     private StreamSpecs() {}
@@ -63,7 +63,10 @@ public final class StreamSpecs {
         }
     }
 
-    /** A prompts section: {@code objects = [{id, points = [[x, y, label?], ...], box = [x0, y0, x1, y1]}], grid = N}. */
+    /**
+     * A prompts section: {@code objects = [{id, points = [[x, y, label?], ...], box = [x0, y0, x1, y1]}], grid = N,
+     * concepts = ["person", ...]}.
+     */
     static PromptSpec prompts(Config c, String where) {
         unknownKeys(c, PROMPT_KEYS, where);
         int grid = c.hasPath("grid") ? integer(c, "grid", where) : 0;
@@ -82,8 +85,19 @@ public final class StreamSpecs {
                 objects.add(object(((com.typesafe.config.ConfigObject) list.get(i)).toConfig(), w));
             }
         }
+        List<String> concepts = new ArrayList<>();
+        if (c.hasPath("concepts")) {
+            List<?> raw = list(c, "concepts", where);
+            for (int i = 0; i < raw.size(); i++) {
+                if (!(raw.get(i) instanceof String phrase)) {
+                    throw new ConfigException(where + ".concepts[" + i + "]: expected a noun phrase (a string), got "
+                            + raw.get(i));
+                }
+                concepts.add(phrase);
+            }
+        }
         try {
-            return new PromptSpec(objects, grid);
+            return new PromptSpec(objects, grid, concepts);
         } catch (IllegalArgumentException e) {
             throw new ConfigException(where + ": " + e.getMessage(), e);
         }

@@ -75,8 +75,10 @@ class EngineSectionsTest {
         assertEquals(TrackingMode.AUTO, ConfigLoader.load(write("samstream {}")).tracking().mode());
         assertEquals(TrackingMode.MEMORY, ConfigLoader.load(write("samstream.tracking.mode = memory")).tracking().mode());
         assertEquals(TrackingMode.KALMAN, ConfigLoader.load(write("samstream.tracking.mode = KALMAN")).tracking().mode());
+        assertEquals(TrackingMode.CONCEPT, ConfigLoader.load(write("samstream.tracking.mode = concept")).tracking()
+                .mode());
         assertMessage("samstream.tracking.mode = sam2", "samstream.tracking.mode",
-                "unknown tracking mode 'sam2' (expected auto, memory or kalman)");
+                "unknown tracking mode 'sam2' (expected auto, memory, kalman or concept)");
         assertMessage("samstream.tracking.modes = memory", "unknown key samstream.tracking.modes");
     }
 

@@ -65,6 +65,51 @@ class LimitsTest {
         assertEquals(1, ConfigLoader.load(h).streams().size());
     }
 
+    @Test
+    void conceptsAreReadFromAStreamAndHeldToTheConceptLimits() throws IOException {
+        SamstreamConfig c = ConfigLoader.load(write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts {"
+                + " concepts = [\" person \", forklift] }}]"));
+        assertEquals(java.util.List.of("person", "forklift"), c.streams().get(0).prompts().concepts());
+        assertEquals(8, c.limits().maxConceptsPerStream());
+        assertEquals(200, c.limits().maxConceptChars());
+        assertEquals(1, c.tracking().conceptsEveryFrames());
+        assertEquals(3, ConfigLoader.load(write("samstream.tracking.concepts.every-frames = 3")).tracking()
+                .conceptsEveryFrames());
+        Path zero = write("samstream.tracking.concepts.every-frames = 0");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(zero));
+        assertTrue(e.getMessage().contains("samstream.tracking.concepts.every-frames"), e.getMessage());
+
+        Path many = write("samstream.limits.max-concepts-per-stream = 2\nsamstream.streams = [{id = dock, location ="
+                + " \"a.mp4\", prompts { concepts = [a, b, c] }}]");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(many));
+        assertTrue(e.getMessage().contains("stream dock: prompts.concepts has 3 concepts, more than"
+                + " samstream.limits.max-concepts-per-stream = 2"), e.getMessage());
+        Path longOne = write("samstream.limits.max-concept-chars = 5\nsamstream.streams = [{id = dock, location ="
+                + " \"a.mp4\", prompts { concepts = [forklift] }}]");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(longOne));
+        assertTrue(e.getMessage().contains("stream dock: prompts.concepts: concept \"forklift...\" has 8 characters,"
+                + " more than samstream.limits.max-concept-chars = 5"), e.getMessage());
+        Path twice = write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts { concepts = [a, \"a \"]"
+                + " }}]");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(twice));
+        assertTrue(e.getMessage().contains("dock") && e.getMessage().contains("concept \"a\" is given twice"),
+                e.getMessage());
+        Path notText = write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts { concepts = [[1]] }}]");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(notText));
+        assertTrue(e.getMessage().contains("prompts.concepts[0]: expected a noun phrase"), e.getMessage());
+        Path over = write("samstream.limits.max-concepts-per-stream = 17");
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(over));
+        assertTrue(e.getMessage().contains("samstream.limits.max-concepts-per-stream must be 1 to 16"), e.getMessage());
+        // The streams topic's JSON takes the same key.
+        StreamSpec topic = StreamSpecs.fromJson("dock", "{\"location\": \"a.mp4\", \"prompts\": {\"concepts\":"
+                + " [\"pallet\"]}}", c.streamDefaults());
+        assertEquals(java.util.List.of("pallet"), topic.prompts().concepts());
+        e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("dock", "{\"location\": \"a.mp4\","
+                + " \"prompts\": {\"concepts\": [\"  \"]}}", c.streamDefaults()));
+        assertTrue(e.getMessage().contains("stream definition 'dock'") && e.getMessage().contains("a blank one"),
+                e.getMessage());
+    }
+
     private Path write(String text) throws IOException {
         return Files.writeString(Files.createTempFile(dir, "app", ".conf"), text);
     }

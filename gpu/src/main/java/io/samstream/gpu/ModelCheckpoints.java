@@ -13,6 +13,8 @@ import io.samstream.gpu.sam2.Sam2Layouts;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
+import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -176,6 +178,21 @@ public final class ModelCheckpoints {
                     a.reason(), what, e.getMessage());
             return onCpu.get();
         }
+    }
+
+    /**
+     * Opens a SAM 3 state_dict ({@code sam3.pt}: the detector and the tracker) for tracking concepts on streams, on
+     * the CPU (fp32 reference) with {@code threads} threads, its tokenizer's vocabulary read from next to {@code
+     * checkpoint}. An image-only model (no tracker) is refused naming what is missing.
+     */
+    public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads) {
+        if (!Sam3Checkpoint.hasTracker(sd)) {
+            Sam3Checkpoint.tracker(sd); // throws, naming what is missing
+        }
+        Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
+        Sam3VideoModel model = new Sam3VideoModel(sd, tokenizer, threads);
+        log.info("model: SAM 3 video, {} from {}", model, checkpoint);
+        return model;
     }
 
     /** Loads and opens a SAM 2.1 checkpoint; a SAM checkpoint is refused, naming the file. */

@@ -35,6 +35,14 @@ public final class TestModels {
         return Fixtures.gpuFixture("sam2/tiny/checkpoint.pt");
     }
 
+    /**
+     * The BPE vocabulary the tiny SAM 3 tests use (gpu's fixtures; trained by tools/sam3_fixtures/train_test_vocab.py,
+     * 814 ids): what a tiny SAM 3 checkpoint's text encoder embeds.
+     */
+    public static Path tinySam3Vocabulary() {
+        return Fixtures.gpuFixture("sam3/tokenizer/test_bpe_vocab.txt.gz");
+    }
+
     /** The tiny SAM 2.1's folder: the checkpoint and Meta's predictor's outputs on its frames. */
     public static Path tinySam2Dir() {
         return Fixtures.gpuFixture("sam2/tiny");

@@ -91,10 +91,19 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
      * @param box       the mask's bounding box in pixels
      * @param area      the mask's pixel count
      * @param mask      the mask itself
+     * @param concept   the concept (noun phrase) that found the object, SAM 3's concept tracking; null for objects
+     *                  of prompts or discovery (the JSON field is then absent, so older readers see nothing new)
      */
-    public record ObjectMask(int id, float score, float stability, Box box, long area, Rle mask) {
+    public record ObjectMask(int id, float score, float stability, Box box, long area, Rle mask, String concept) {
+        /** The longest concept a record carries (the configuration's bound is lower). */
+        public static final int MAX_CONCEPT_CHARS = 1000;
+
         public ObjectMask {
             Objects.requireNonNull(box, "box");
+            if (concept != null && (concept.isEmpty() || concept.length() > MAX_CONCEPT_CHARS)) {
+                throw new IllegalArgumentException("object " + id + ": a concept is 1 to " + MAX_CONCEPT_CHARS
+                        + " characters, got " + concept.length());
+            }
             Objects.requireNonNull(mask, "mask");
             // JSON has no NaN or infinity.
             if (!Float.isFinite(score) || !Float.isFinite(stability)) {
@@ -104,6 +113,11 @@ public record MaskRecord(String stream, long frame, long ptsMs, Instant captured
             if (area < 0) {
                 throw new IllegalArgumentException("area must be >= 0, got " + area);
             }
+        }
+
+        /** An object no concept found (prompted or discovered). */
+        public ObjectMask(int id, float score, float stability, Box box, long area, Rle mask) {
+            this(id, score, stability, box, area, mask, null);
         }
     }
 

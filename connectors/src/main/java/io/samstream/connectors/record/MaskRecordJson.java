@@ -79,6 +79,10 @@ public final class MaskRecordJson {
         g.writeArray(new int[] {o.mask().height(), o.mask().width()}, 0, 2);
         g.writeStringField("counts", o.mask().counts());
         g.writeEndObject();
+        // Optional: only objects a concept found (SAM 3) carry it.
+        if (o.concept() != null) {
+            g.writeStringField("concept", o.concept());
+        }
         g.writeEndObject();
     }
 
@@ -156,7 +160,8 @@ public final class MaskRecordJson {
         try {
             return new MaskRecord.ObjectMask(toInt(node, "id", path), (float) number(node, "score", path),
                     (float) number(node, "stability", path), new MaskRecord.Box(box[0], box[1], box[2], box[3]),
-                    integer(node, "area", path), new MaskRecord.Rle(size[0], size[1], text(mask, "counts", path + "mask.")));
+                    integer(node, "area", path), new MaskRecord.Rle(size[0], size[1], text(mask, "counts", path + "mask.")),
+                    node.hasNonNull("concept") ? text(node, "concept", path) : null);
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalArgumentException("invalid mask record field '" + path.substring(0, path.length() - 1)
                     + "': " + e.getMessage(), e);

@@ -80,6 +80,31 @@ public class MaskRecordJsonTest {
     }
 
     @Test
+    void theConceptIsWrittenOnlyForObjectsAConceptFound() throws Exception {
+        MaskRecord.ObjectMask plain = sample().objects().get(0);
+        assertTrue(!new String(MaskRecordJson.write(sample()), StandardCharsets.UTF_8).contains("concept"));
+        MaskRecord.ObjectMask found = new MaskRecord.ObjectMask(1000004, 0.8f, 1f, plain.box(), plain.area(),
+                plain.mask(), "red forklift");
+        MaskRecord r = new MaskRecord("cam-1", 42, 1400, sample().capturedAt(), 1280, 720, "sam3", List.of(plain,
+                found));
+        byte[] bytes = MaskRecordJson.write(r);
+        JsonNode objects = JSON.readTree(bytes).get("objects");
+        assertTrue(!objects.get(0).has("concept"), objects.toString());
+        assertEquals("red forklift", objects.get(1).get("concept").textValue());
+        assertEquals(r, MaskRecordJson.read(bytes));
+        assertEquals(null, MaskRecordJson.read(MaskRecordJson.write(sample())).objects().get(0).concept());
+        // A reader that knows no concepts (one that reads fields by name, as ours did) skips the field.
+        String later = new String(bytes, StandardCharsets.UTF_8).replace("\"concept\"", "\"later\"");
+        assertEquals(null, MaskRecordJson.read(later.getBytes(StandardCharsets.UTF_8)).objects().get(1).concept());
+        String wrong = new String(bytes, StandardCharsets.UTF_8).replace("\"red forklift\"", "3");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MaskRecordJson.read(wrong.getBytes(StandardCharsets.UTF_8)));
+        assertTrue(e.getMessage().contains("objects[1].concept"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new MaskRecord.ObjectMask(1, 0, 0, plain.box(), 0,
+                plain.mask(), ""));
+    }
+
+    @Test
     void capturedAtIsUtc() {
         // Instants are points in time: whatever zone they were made in, they are written in UTC.
         Instant t = java.time.OffsetDateTime.parse("2026-06-01T12:00:00+02:00").toInstant();

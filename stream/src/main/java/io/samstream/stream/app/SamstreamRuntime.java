@@ -13,6 +13,8 @@ import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.SamModels;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.gpu.sam3.video.Sam3VideoModel;
+import io.samstream.gpu.sam3.video.Sam3VideoSettings;
 import io.samstream.stream.engine.ClusterMember;
 import io.samstream.stream.engine.Engine;
 import io.samstream.stream.engine.EngineMetrics;
@@ -134,7 +136,15 @@ public final class SamstreamRuntime implements AutoCloseable {
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
         // The lanes' models, by the mode resolved above (each lane's tracking follows from its model: GpuLane#tracking).
         List<GpuLane> gpus;
-        if (trackingMode == TrackingMode.MEMORY) {
+        if (trackingMode == TrackingMode.CONCEPT) {
+            Sam3VideoModel conceptModel = ModelCheckpoints.openSam3Video(weights, checkpoint, config.cpuThreads());
+            resources.add(conceptModel);
+            backendName = "SAM 3 concept tracking on the CPU (fp32 reference): " + conceptModel;
+            log.info("{}: {}; tracking concepts on the CPU, detection every {} frame(s)", checkpoint, conceptModel,
+                    config.tracking().conceptsEveryFrames());
+            gpus = List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.concepts(conceptModel,
+                    Sam3VideoSettings.defaults(), modelName), Optional.empty()));
+        } else if (trackingMode == TrackingMode.MEMORY) {
             // One model on the first GPU of samstream.gpus (the whole video step there, every stream's objects' memory
             // banks in its memory), or on the CPU.
             int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);

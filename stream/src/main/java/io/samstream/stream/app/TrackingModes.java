@@ -8,19 +8,23 @@ import java.nio.file.Path;
 
 /**
  * The tracking a checkpoint's model gets: {@code samstream.tracking.mode} against the model family, checked
- * before the model loads. A SAM 2.1 checkpoint runs in memory mode (tracking on, no discovery, no
- * 2:4 sparsity); SAM in kalman mode (or with tracking off, fixed prompts). A mode the model cannot run is a
+ * before the model loads. A SAM 3 checkpoint tracks concepts (tracking on, no discovery, no 2:4 sparsity, the CPU
+ * reference: its CUDA path is not there yet); a SAM 2.1 checkpoint runs in memory mode (tracking on, no discovery,
+ * no 2:4 sparsity); SAM in kalman mode (or with tracking off, fixed prompts). A mode the model cannot run is a
  * {@link ConfigException} naming the key and the checkpoint.
  */
 final class TrackingModes {
     private TrackingModes() {}
 
-    /** MEMORY or KALMAN: the mode the engine runs. */
+    /** MEMORY, KALMAN or CONCEPT: the mode the engine runs. */
     static TrackingMode resolve(SamstreamConfig config, ModelCheckpoints.Family family, Path checkpoint) {
         TrackingMode mode = config.tracking().mode();
         if (family == ModelCheckpoints.Family.SAM3) {
-            throw new ConfigException(checkpoint + " is a SAM 3 checkpoint: the engine does not run SAM 3 yet "
-                    + "(issue #33); samstream segment --text runs it on single images");
+            return sam3(config, mode, checkpoint);
+        }
+        if (mode == TrackingMode.CONCEPT) {
+            throw new ConfigException("samstream.tracking.mode = concept needs a SAM 3 checkpoint (sam3.pt); "
+                    + checkpoint + " is a " + family.label() + " checkpoint (use auto)");
         }
         if (family == ModelCheckpoints.Family.SAM) {
             if (mode == TrackingMode.MEMORY) {
@@ -46,5 +50,30 @@ final class TrackingModes {
                     + ": 2:4 sparsity applies to SAM's encoder only; " + sam2);
         }
         return TrackingMode.MEMORY;
+    }
+
+    private static TrackingMode sam3(SamstreamConfig config, TrackingMode mode, Path checkpoint) {
+        String sam3 = checkpoint + " is a SAM 3 checkpoint";
+        if (mode == TrackingMode.KALMAN || mode == TrackingMode.MEMORY) {
+            throw new ConfigException("samstream.tracking.mode = " + mode.configName() + ": " + sam3
+                    + ", which the engine runs in concept mode only (use concept or auto)");
+        }
+        if (!config.tracking().enabled()) {
+            throw new ConfigException("samstream.tracking.enabled = off: " + sam3
+                    + ", which the engine runs with concept tracking only (turn tracking on)");
+        }
+        if (config.discovery().enabled()) {
+            throw new ConfigException("samstream.discovery.enabled = on: automatic discovery needs SAM; " + sam3
+                    + " (its concepts find the objects)");
+        }
+        if (config.sparsity().twoFour()) {
+            throw new ConfigException("samstream.model.sparsity = " + config.sparsity().describe()
+                    + ": 2:4 sparsity applies to SAM's encoder only; " + sam3);
+        }
+        if (config.device() == io.samstream.config.Device.CUDA) {
+            throw new ConfigException("samstream.device = cuda: " + sam3 + ", which the engine runs on the CPU"
+                    + " reference only for now (its CUDA path is issue #33 part 4); use cpu or auto");
+        }
+        return TrackingMode.CONCEPT;
     }
 }

@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /**
- * {@code samstream prompts add|update|remove|reset}: one message on the prompts topic (key = stream id), checked
+ * {@code samstream prompts add|update|remove|reset|concept|remove-concept}: one message on the prompts topic (key = stream id), checked
  * by the engine's own {@link PromptMessage#parse} before it is sent and written in its JSON form
  * ({@link PromptMessage#toJson}). In a cluster the engine that owns the stream applies it, wherever the stream
  * runs. The stream must be defined (streams topic, or the {@code -c} file's streams) unless {@code --no-check}.
@@ -28,7 +28,7 @@ import picocli.CommandLine.ParameterException;
             "Change a running stream's objects through the prompts topic (samstream.kafka.prompts-topic): add an"
                     + " object, update its prompt, remove it, or reset the stream to its configured prompts.",
             "Coordinates are frame pixels. The engine running the stream applies it from --frame, else from its next"
-                    + " frame."
+                    + " frame. With a SAM 3 checkpoint: look for a concept (a noun phrase) or stop looking for one."
         })
 final class PromptsCommand {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -59,12 +59,32 @@ final class PromptsCommand {
         return send(kafka, topic, target, PromptMessage.Op.RESET, -1, null);
     }
 
+    @Command(name = "concept", mixinStandardHelpOptions = true,
+            description = "SAM 3: find and follow every instance of a noun phrase (exemplar boxes: the topic's JSON).")
+    int concept(@Mixin KafkaOptions kafka, @Mixin StreamsTopicOption topic, @Mixin PromptTarget target,
+            @Option(names = "--text", required = true, paramLabel = "PHRASE", description = "The noun phrase.")
+            String text) {
+        return send(kafka, topic, target, conceptJson(target, PromptMessage.Op.CONCEPT, text));
+    }
+
+    @Command(name = "remove-concept", mixinStandardHelpOptions = true,
+            description = "SAM 3: stop looking for a noun phrase (its objects end).")
+    int removeConcept(@Mixin KafkaOptions kafka, @Mixin StreamsTopicOption topic, @Mixin PromptTarget target,
+            @Option(names = "--text", required = true, paramLabel = "PHRASE", description = "The noun phrase.")
+            String text) {
+        return send(kafka, topic, target, conceptJson(target, PromptMessage.Op.REMOVE_CONCEPT, text));
+    }
+
     private static int send(KafkaOptions kafka, StreamsTopicOption topic, PromptTarget target, PromptMessage.Op op,
             int object, ObjectPromptOptions prompt) {
+        return send(kafka, topic, target, json(target, op, object, prompt));
+    }
+
+    private static int send(KafkaOptions kafka, StreamsTopicOption topic, PromptTarget target, String json) {
         var cmd = kafka.spec.commandLine();
         PromptMessage message;
         try {
-            message = PromptMessage.parse(target.stream, json(target, op, object, prompt));
+            message = PromptMessage.parse(target.stream, json);
         } catch (PromptRejected e) {
             throw new ParameterException(cmd, e.getMessage() + " (" + e.reason() + ")");
         }
@@ -77,12 +97,25 @@ final class PromptsCommand {
         ControlTopics.ensurePromptsTopic(clients, kafka.config());
         String promptsTopic = kafka.config().kafka().promptsTopic();
         var sent = Records.send(clients, promptsTopic, message.stream(), message.toJson(), kafka.timeout());
+        PromptMessage.Op op = message.op();
+        String what = op == PromptMessage.Op.RESET ? "" : message.concept() != null
+                ? " \"" + LogSafe.of(message.concept().text()) + "\"" : " of object " + message.object();
         cmd.getOut().printf("sent %s%s to stream %s (topic %s, partition %d, offset %d): applies from %s%n",
-                op.wireName(), op == PromptMessage.Op.RESET ? "" : " of object " + object, message.stream(),
+                op.wireName(), what, message.stream(),
                 promptsTopic, sent.partition(), sent.offset(),
                 message.frame().isPresent() ? "frame " + message.frame().getAsLong() : "the stream's next frame");
         cmd.getOut().flush();
         return 0;
+    }
+
+    /** A concept op's message; {@link PromptMessage#parse} judges it as the engine will. */
+    private static String conceptJson(PromptTarget target, PromptMessage.Op op, String text) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("stream", target.stream).put("op", op.wireName()).put("text", text);
+        if (target.frame != null) {
+            root.put("frame", target.frame);
+        }
+        return root.toString();
     }
 
     /** The message as the options give it; {@link PromptMessage#parse} judges it as the engine will. */

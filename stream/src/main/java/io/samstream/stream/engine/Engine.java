@@ -19,6 +19,7 @@ import io.samstream.config.StreamSpec;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.StreamTracker;
 import io.samstream.stream.track.Tracking;
+import io.samstream.stream.track.concept.ConceptTracking;
 import io.samstream.stream.track.memory.MemoryTracking;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -210,9 +211,10 @@ public final class Engine implements AutoCloseable {
         Flow<Job, List<Job>, NotUsed> batches = Flow.<Job>create()
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
                         () -> meters.batchesInFlight.get() == 0));
-        // SAM 2.1 (memory mode) has no separate encoder stage: each frame is one tracker step (CPU or GPU).
+        // SAM 2.1 (memory mode) and SAM 3 (concepts) have no separate encoder stage: each frame is one tracker step.
         Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
                 ? batches.via(Stages.memory(encoderPool, meters))
+                : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool, meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
         Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
@@ -323,6 +325,11 @@ public final class Engine implements AutoCloseable {
         String tooBig = settings.limits().check(spec);
         if (tooBig != null) {
             throw new IllegalArgumentException(tooBig);
+        }
+        // Every lane runs the one model: its kind of prompts, checked before a running stream of the id is replaced.
+        String misfit = ModelPrompts.misfit(spec, lanes.get(0).tracking().findsConcepts());
+        if (misfit != null) {
+            throw new IllegalArgumentException(misfit);
         }
         if (pipelineDone.toCompletableFuture().isDone()) {
             throw new IllegalStateException("cannot add stream " + spec.id()

@@ -5,6 +5,7 @@ import io.samstream.gpu.SamModels;
 import io.samstream.stream.track.Discovery;
 import io.samstream.stream.track.FixedPrompts;
 import io.samstream.stream.track.Tracking;
+import io.samstream.stream.track.concept.ConceptTracking;
 import io.samstream.stream.track.kalman.KalmanTracking;
 import io.samstream.stream.track.memory.MemoryTracking;
 import java.util.Optional;
@@ -26,10 +27,13 @@ public record GpuLane(int gpu, Segmenter segmenter, Optional<Discovery> discover
 
     /**
      * How this lane's streams are tracked: the one place the mode is chosen. A SAM 2.1 model tracks in memory mode
-     * (its family and {@code samstream.tracking.mode} were checked against each other before the model loaded); SAM
-     * in kalman mode, with this lane's discovery, when tracking is on, else with fixed prompts.
+     * (its family and {@code samstream.tracking.mode} were checked against each other before the model loaded); SAM 3
+     * by concepts; SAM in kalman mode, with this lane's discovery, when tracking is on, else with fixed prompts.
      */
     public Tracking tracking(EngineSettings.Tracking settings) {
+        if (segmenter.conceptModel() != null) {
+            return new ConceptTracking(segmenter.conceptModel(), segmenter.conceptSettings(), settings);
+        }
         if (segmenter.memoryModel() != null) {
             return new MemoryTracking(segmenter.memoryModel(), settings);
         }

@@ -7,22 +7,29 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.stream.track.ConceptPrompt;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.OptionalLong;
 
 /**
  * One message of the prompts topic: value = UTF-8 JSON
  * {@code {"stream","op":"add|update|remove|reset","object","points":[[x,y,label]],"box":[x0,y0,x1,y1],"frame"?}},
- * key = stream id (optional; when present it must name the same stream). Unknown fields are ignored.
+ * or for SAM 3's concepts {@code {"stream","op":"concept","text":"forklift","boxes"?:[[x0,y0,x1,y1,label?]],
+ * "frame"?}} and {@code {"stream","op":"remove-concept","text":"forklift"}}; key = stream id (optional; when present
+ * it must name the same stream). Unknown fields are ignored.
  *
- * @param stream the stream it changes
- * @param op     what it does
- * @param object the object id ({@code -1} for reset, which has none)
- * @param prompt the new prompt of add and update (null for remove and reset)
- * @param frame  the first frame it applies to; empty: from the next frame ("now")
+ * @param stream  the stream it changes
+ * @param op      what it does
+ * @param object  the object id ({@code -1} for reset and the concept ops, which have none)
+ * @param prompt  the new prompt of add and update (null for the others)
+ * @param frame   the first frame it applies to; empty: from the next frame ("now")
+ * @param concept the concept of concept and remove-concept (no boxes for the latter); null for the others
  */
-public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
+public record PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame,
+        ConceptPrompt concept) {
     private static final ObjectMapper JSON = new ObjectMapper();
     /**
      * The largest message value read by default (samstream.limits.max-prompt-bytes; a valid one is well under
@@ -39,11 +46,25 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         /** Drops an object. */
         REMOVE,
         /** Back to the stream's configured prompts. */
-        RESET;
+        RESET,
+        /** A new concept to look for (SAM 3): a noun phrase, optionally with exemplar boxes. */
+        CONCEPT,
+        /** Stops looking for a concept: its objects end. */
+        REMOVE_CONCEPT;
 
         public String wireName() {
-            return name().toLowerCase(Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
         }
+
+        /** Whether it is one of SAM 3's concept ops. */
+        public boolean isConcept() {
+            return this == CONCEPT || this == REMOVE_CONCEPT;
+        }
+    }
+
+    /** An object op or a reset. */
+    public PromptMessage(String stream, Op op, int object, ObjectPrompt prompt, OptionalLong frame) {
+        this(stream, op, object, prompt, frame, null);
     }
 
     /** Parses and validates a record's key and value; the exception says why it is rejected. */
@@ -99,7 +120,7 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         if (op == null) {
             throw new PromptRejected(PromptRejected.UNKNOWN_OP, "\"op\" is " + (o == null ? "missing" : LogSafe.of(o))
-                    + ", expected add, update, remove or reset");
+                    + ", expected add, update, remove, reset, concept or remove-concept");
         }
         OptionalLong frame = OptionalLong.empty();
         JsonNode f = root.get("frame");
@@ -111,6 +132,11 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         }
         if (op == Op.RESET) {
             return new PromptMessage(stream, op, -1, null, frame);
+        }
+        if (op.isConcept()) {
+            String text = conceptText(root.get("text"), op);
+            List<ConceptPrompt.Box> boxes = op == Op.CONCEPT ? exemplars(root.get("boxes")) : List.of();
+            return new PromptMessage(stream, op, -1, null, frame, new ConceptPrompt(text, boxes));
         }
         JsonNode id = root.get("object");
         if (id == null || id.isNull()) {
@@ -148,8 +174,22 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
         ObjectNode root = JSON.createObjectNode();
         root.put("stream", stream);
         root.put("op", op.wireName());
-        if (op != Op.RESET) {
+        if (op != Op.RESET && !op.isConcept()) {
             root.put("object", object);
+        }
+        if (concept != null) {
+            root.put("text", concept.text());
+            if (!concept.boxes().isEmpty()) {
+                ArrayNode boxes = root.putArray("boxes");
+                for (ConceptPrompt.Box b : concept.boxes()) {
+                    ArrayNode box = boxes.addArray();
+                    number(box, b.x0());
+                    number(box, b.y0());
+                    number(box, b.x1());
+                    number(box, b.y1());
+                    box.add(b.positive() ? 1 : 0);
+                }
+            }
         }
         if (prompt != null && prompt.points() != null) {
             ArrayNode points = root.putArray("points");
@@ -182,6 +222,60 @@ public record PromptMessage(String stream, Op op, int object, ObjectPrompt promp
     private static PromptRejected tooLarge(String size, int maxBytes) {
         return new PromptRejected(PromptRejected.TOO_LARGE, "the message has " + size + ", at most " + maxBytes
                 + " bytes are read (samstream.limits.max-prompt-bytes)");
+    }
+
+    /** A concept op's noun phrase: a string, not blank, printable, at most PromptSpec's longest concept. */
+    private static String conceptText(JsonNode t, Op op) throws PromptRejected {
+        if (t == null || !t.isTextual() || t.asText().isBlank()) {
+            throw new PromptRejected(PromptRejected.BAD_CONCEPT, op.wireName() + " needs \"text\", a noun phrase such"
+                    + " as \"person\", got " + (t == null ? "none" : LogSafe.of(t)));
+        }
+        try {
+            return PromptSpec.concept(t.asText());
+        } catch (IllegalArgumentException e) {
+            throw new PromptRejected(PromptRejected.BAD_CONCEPT, op.wireName() + ": " + LogSafe.of(e.getMessage()));
+        }
+    }
+
+    /** A concept's exemplar boxes: [x0, y0, x1, y1] or with a fifth number, 1 (an example) or 0 (a counter-example). */
+    private static List<ConceptPrompt.Box> exemplars(JsonNode n) throws PromptRejected {
+        if (n == null || n.isNull()) {
+            return List.of();
+        }
+        if (!n.isArray()) {
+            throw new PromptRejected(PromptRejected.BAD_BOX, "\"boxes\" must be a list of [x0, y0, x1, y1, label?]");
+        }
+        if (n.size() > ConceptPrompt.MAX_BOXES) {
+            throw new PromptRejected(PromptRejected.BAD_BOX, "a concept has " + n.size() + " exemplar boxes, at most "
+                    + ConceptPrompt.MAX_BOXES);
+        }
+        List<ConceptPrompt.Box> out = new ArrayList<>(n.size());
+        for (int i = 0; i < n.size(); i++) {
+            JsonNode b = n.get(i);
+            if (!b.isArray() || (b.size() != 4 && b.size() != 5)) {
+                throw new PromptRejected(PromptRejected.BAD_BOX, "exemplar box " + i + " is " + LogSafe.of(b)
+                        + ", expected [x0, y0, x1, y1] or [x0, y0, x1, y1, label]");
+            }
+            double[] c = new double[4];
+            for (int k = 0; k < 4; k++) {
+                c[k] = coordinate(b.get(k), "exemplar box " + i);
+            }
+            if (c[2] <= c[0] || c[3] <= c[1]) {
+                throw new PromptRejected(PromptRejected.BAD_BOX, "exemplar box " + i + " " + LogSafe.of(b)
+                        + ": corners swapped or empty, expected x1 > x0 and y1 > y0");
+            }
+            boolean positive = true;
+            if (b.size() == 5) {
+                JsonNode l = b.get(4);
+                if (!l.isNumber() || (l.asDouble() != 0 && l.asDouble() != 1)) {
+                    throw new PromptRejected(PromptRejected.BAD_LABEL, "exemplar box " + i + ": the label is "
+                            + LogSafe.of(l) + ", expected 1 (an example) or 0 (a counter-example)");
+                }
+                positive = l.asDouble() == 1;
+            }
+            out.add(new ConceptPrompt.Box(c[0], c[1], c[2], c[3], positive));
+        }
+        return out;
     }
 
     private static double[][] points(JsonNode n, Op op, int object) throws PromptRejected {

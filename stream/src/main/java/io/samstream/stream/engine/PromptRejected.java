@@ -33,6 +33,17 @@ public final class PromptRejected extends Exception {
     /** A change that would make its stream's state record larger than samstream.limits.max-state-bytes. */
     public static final String STATE_TOO_LARGE = "state_too_large";
 
+    /** A concept op without a usable noun phrase ("text"), or one too long. */
+    public static final String BAD_CONCEPT = "bad_concept";
+    /** A concept the stream looks for already. */
+    public static final String CONCEPT_EXISTS = "concept_exists";
+    /** A remove-concept of a concept the stream does not look for. */
+    public static final String UNKNOWN_CONCEPT = "unknown_concept";
+    /** A concept past samstream.limits.max-concepts-per-stream. */
+    public static final String CONCEPT_LIMIT = "concept_limit";
+    /** An op the stream's model cannot take: concepts without SAM 3, object prompts with it. */
+    public static final String WRONG_MODEL = "wrong_model";
+
     private final String reason;
 
     public PromptRejected(String reason, String message) {

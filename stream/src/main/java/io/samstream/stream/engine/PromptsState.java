@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.config.Limits;
+import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.stream.track.ConceptPrompt;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -42,11 +44,19 @@ public record PromptsState(long changes, List<Step> steps) {
      * @param generation the reset it descends from
      * @param changed    objects added or updated at run time, with the revision of the change that made each
      * @param removed    configured objects removed at run time, and removed discovered ones
+     * @param concepts   the concepts looked for (SAM 3), when not the configured ones; null: the configured ones
      */
-    public record Step(long fromFrame, long generation, Map<Integer, Changed> changed, Set<Integer> removed) {
+    public record Step(long fromFrame, long generation, Map<Integer, Changed> changed, Set<Integer> removed,
+            List<ConceptPrompt> concepts) {
         public Step {
             changed = Collections.unmodifiableMap(new LinkedHashMap<>(changed)); // in the order records list them
             removed = Set.copyOf(removed);
+            concepts = concepts == null ? null : List.copyOf(concepts);
+        }
+
+        /** The configured concepts. */
+        public Step(long fromFrame, long generation, Map<Integer, Changed> changed, Set<Integer> removed) {
+            this(fromFrame, generation, changed, removed, null);
         }
     }
 
@@ -78,6 +88,18 @@ public record PromptsState(long changes, List<Step> steps) {
                 base.removed().stream().filter(id -> !s.removed().contains(id)).forEach(unremoved::add);
             }
             s.removed().stream().filter(id -> base == null || !base.removed().contains(id)).forEach(removed::add);
+            if (s.concepts() != null) { // whole: a few phrases (an engine without concepts skips the field)
+                ArrayNode concepts = n.putArray("concepts");
+                for (ConceptPrompt c : s.concepts()) {
+                    ObjectNode cn = concepts.addObject().put("text", c.text());
+                    if (!c.boxes().isEmpty()) {
+                        ArrayNode boxes = cn.putArray("boxes");
+                        for (ConceptPrompt.Box b : c.boxes()) {
+                            boxes.addArray().add(b.x0()).add(b.y0()).add(b.x1()).add(b.y1()).add(b.positive() ? 1 : 0);
+                        }
+                    }
+                }
+            }
             if (base != null && !List.copyOf(s.changed().keySet()).equals(orderAfter(base, s))) {
                 ArrayNode order = n.putArray("order"); // an object removed and added again comes last
                 s.changed().keySet().forEach(order::add);
@@ -176,7 +198,7 @@ public record PromptsState(long changes, List<Step> steps) {
                         + LogSafe.of(n.get("from")) + ", outside [0, " + limits.maxStreamFrames()
                         + "] (samstream.limits.max-stream-frames)");
             }
-            Step s = new Step(from, whole(n, "generation", 0, changes), changed, removed);
+            Step s = new Step(from, whole(n, "generation", 0, changes), changed, removed, concepts(n, limits));
             if (before != null && s.fromFrame() <= before.fromFrame()) {
                 throw malformed("prompts: snapshots out of order (frame " + s.fromFrame() + " after "
                         + before.fromFrame() + ")");
@@ -185,6 +207,47 @@ public record PromptsState(long changes, List<Step> steps) {
             before = s;
         }
         return new PromptsState(changes, steps);
+    }
+
+    /** A step's concepts: null when it has none of its own (the configured ones). */
+    private static List<ConceptPrompt> concepts(JsonNode step, Limits limits) throws ControlRejected {
+        JsonNode a = step.get("concepts");
+        if (a == null || a.isNull()) {
+            return null;
+        }
+        if (!a.isArray() || a.size() > limits.maxConceptsPerStream()) {
+            throw new ControlRejected(ControlRejected.TOO_MANY_OBJECTS, "prompts: \"concepts\" is not a list of at"
+                    + " most " + limits.maxConceptsPerStream() + " concepts (samstream.limits.max-concepts-per-stream)");
+        }
+        List<ConceptPrompt> out = new ArrayList<>();
+        for (JsonNode c : a) {
+            JsonNode text = c.get("text");
+            if (!c.isObject() || text == null || !text.isTextual()
+                    || limits.checkConcept(text.asText()) != null) {
+                throw malformed("prompts: a concept is " + LogSafe.of(c) + ", expected {\"text\", \"boxes\"?} within"
+                        + " samstream.limits.max-concept-chars");
+            }
+            List<ConceptPrompt.Box> boxes = new ArrayList<>();
+            JsonNode bs = c.get("boxes");
+            if (bs != null && (!bs.isArray() || bs.size() > ConceptPrompt.MAX_BOXES)) {
+                throw malformed("prompts: concept boxes are not a list of at most " + ConceptPrompt.MAX_BOXES);
+            }
+            try {
+                if (bs != null) {
+                    for (JsonNode b : bs) {
+                        double[] v = doubles(b, 5);
+                        if (v.length != 5) {
+                            throw malformed("prompts: an exemplar box is [x0, y0, x1, y1, label]");
+                        }
+                        boxes.add(new ConceptPrompt.Box(v[0], v[1], v[2], v[3], v[4] == 1));
+                    }
+                }
+                out.add(new ConceptPrompt(PromptSpec.concept(text.asText()), boxes));
+            } catch (IllegalArgumentException e) {
+                throw malformed("prompts: " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     private static ControlRejected malformed(String what) {

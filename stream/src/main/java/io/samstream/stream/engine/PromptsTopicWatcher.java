@@ -114,7 +114,8 @@ public final class PromptsTopicWatcher implements AutoCloseable {
             engine.metrics().promptsAccepted(m.op().wireName()).increment();
             accepted++; // after the meter: whoever sees the count sees the meter too
             log.info("prompts: stream {}: {}{} from frame {}", LogSafe.of(m.stream()), m.op().wireName(),
-                    m.op() == PromptMessage.Op.RESET ? "" : " object " + m.object(), from);
+                    m.op() == PromptMessage.Op.RESET ? "" : m.concept() != null ? " \"" + LogSafe.of(m.concept().text())
+                            + "\"" : " object " + m.object(), from);
             tell(r, from, null);
             return m.stream();
         } catch (PromptRejected e) {

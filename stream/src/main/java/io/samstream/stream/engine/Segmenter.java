@@ -14,6 +14,8 @@ import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.gpu.model.SamBackend;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.gpu.sam3.video.Sam3VideoModel;
+import io.samstream.gpu.sam3.video.Sam3VideoSettings;
 import io.samstream.gpu.tensor.Tensor;
 import io.samstream.stream.track.FixedPrompts;
 import io.samstream.stream.track.FrameStep;
@@ -30,15 +32,20 @@ import java.util.List;
 public final class Segmenter {
     private final SamBackend backend;
     private final Sam2Tracking memoryModel;
+    private final Sam3VideoModel conceptModel;
+    private final Sam3VideoSettings conceptSettings;
     private final String modelName;
 
     public Segmenter(SamBackend backend, String modelName) {
-        this(backend, null, modelName);
+        this(backend, null, null, null, modelName);
     }
 
-    private Segmenter(SamBackend backend, Sam2Tracking memoryModel, String modelName) {
+    private Segmenter(SamBackend backend, Sam2Tracking memoryModel, Sam3VideoModel conceptModel,
+            Sam3VideoSettings conceptSettings, String modelName) {
         this.backend = backend;
         this.memoryModel = memoryModel;
+        this.conceptModel = conceptModel;
+        this.conceptSettings = conceptSettings;
         this.modelName = modelName;
     }
 
@@ -47,14 +54,34 @@ public final class Segmenter {
      * {@link io.samstream.stream.track.memory.MemoryTracker} on this model, one frame at a time.
      */
     public static Segmenter memory(Sam2Tracking model, String modelName) {
-        return new Segmenter(null, java.util.Objects.requireNonNull(model, "model"), modelName);
+        return new Segmenter(null, java.util.Objects.requireNonNull(model, "model"), null, null, modelName);
+    }
+
+    /**
+     * SAM 3's concept tracking (on the CPU): no SAM backend; each stream's frames go through its own
+     * {@link io.samstream.stream.track.concept.ConceptStreamTracker} on this model with these settings (the engine's
+     * {@code samstream.tracking} keys override the cadence and the lost-object rules), one frame at a time.
+     */
+    public static Segmenter concepts(Sam3VideoModel model, Sam3VideoSettings settings, String modelName) {
+        return new Segmenter(null, null, java.util.Objects.requireNonNull(model, "model"),
+                java.util.Objects.requireNonNull(settings, "settings"), modelName);
+    }
+
+    /** SAM 3's video model of concept tracking; null for the other modes. */
+    public Sam3VideoModel conceptModel() {
+        return conceptModel;
+    }
+
+    /** Its settings (thresholds, object limit); null for the other modes. */
+    public Sam3VideoSettings conceptSettings() {
+        return conceptSettings;
     }
 
     public String modelName() {
         return modelName;
     }
 
-    /** The SAM backend; null in memory mode ({@link #memoryModel}). */
+    /** The SAM backend; null in memory mode ({@link #memoryModel}) and concept tracking ({@link #conceptModel}). */
     public SamBackend backend() {
         return backend;
     }

@@ -121,7 +121,7 @@ final class Stages {
     }
 
     /** A batch left the batching queue for the model: its size, and each frame's wait since its capture. */
-    private static void batchLeaves(List<Job> jobs, EngineMetrics.Gpu metrics) {
+    static void batchLeaves(List<Job> jobs, EngineMetrics.Gpu metrics) {
         metrics.framesWaiting.addAndGet(-jobs.size());
         metrics.batchSize.record(jobs.size());
         metrics.batchesInFlight.incrementAndGet();
@@ -431,7 +431,7 @@ final class Stages {
         metrics.decoderTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     }
 
-    private static void failFrame(Job job, Throwable ex) {
+    static void failFrame(Job job, Throwable ex) {
         job.stream().fail(new IllegalArgumentException("frame " + job.frame().index() + ": " + Errors.describe(ex), ex));
     }
 

@@ -161,6 +161,7 @@ public final class StreamHandle {
      * @return the frame it applies from
      */
     public long applyPrompt(PromptMessage m) throws PromptRejected {
+        ModelPrompts.check(spec.id(), m, tracker);
         return prompts.applyNow(m, frameWidth, frameHeight, tracker::tracksDiscovered);
     }
 

@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import io.samstream.config.Limits;
 import io.samstream.config.PromptSpec;
 import io.samstream.config.PromptSpec.ObjectPrompt;
+import io.samstream.stream.track.ConceptPrompt;
 import io.samstream.stream.track.TrackPrompts;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * for their frame, a change merged into a pending snapshot (deferred behind it) counting like any other
  * ({@link PromptRejected#TOO_MANY_PENDING}); a {@code "frame"} at most {@code max-prompt-frame-ahead} past the next
  * frame ({@link PromptRejected#FRAME_TOO_FAR}); at most {@code max-objects-per-stream} objects
- * ({@link PromptRejected#OBJECT_LIMIT}).
+ * ({@link PromptRejected#OBJECT_LIMIT}); at most {@code max-concepts-per-stream} concepts, each at most {@code
+ * max-concept-chars} long ({@link PromptRejected#CONCEPT_LIMIT}, {@link PromptRejected#BAD_CONCEPT}).
  */
 final class StreamPrompts {
     private static final Logger log = LoggerFactory.getLogger(StreamPrompts.class);
@@ -141,6 +143,14 @@ final class StreamPrompts {
                     + from + " waits for those frames to be decoded");
         }
         Snapshot next = switch (m.op()) {
+            case CONCEPT -> withConcept(base, m.concept(), width, height);
+            case REMOVE_CONCEPT -> {
+                if (!base.hasConcept(m.concept().text())) {
+                    throw new PromptRejected(PromptRejected.UNKNOWN_CONCEPT, "stream " + stream + ": no concept \""
+                            + LogSafe.of(m.concept().text()) + "\" to remove (it looks for " + base.conceptTexts() + ")");
+                }
+                yield base.withoutConcept(m.concept().text());
+            }
             // A new generation: tracking starts over from the configured objects.
             case RESET -> new Snapshot(stream, configuredSpec, revision);
             case ADD -> {
@@ -179,12 +189,14 @@ final class StreamPrompts {
             }
         };
         changes = revision;
+        String what = m.concept() != null ? "concept \"" + LogSafe.of(m.concept().text()) + "\""
+                : "object " + m.object();
         if (asked < nextFrame) {
-            log.info("stream {}: {} of object {} was for frame {}, already past: applied from frame {} (now)",
-                    stream, m.op().wireName(), m.object(), asked, from);
+            log.info("stream {}: {} of {} was for frame {}, already past: applied from frame {} (now)",
+                    stream, m.op().wireName(), what, asked, from);
         } else if (asked < last) {
-            log.info("stream {}: {} of object {} applies from frame {}, after the change pending there", stream,
-                    m.op().wireName(), m.object(), last);
+            log.info("stream {}: {} of {} applies from frame {}, after the change pending there", stream,
+                    m.op().wireName(), what, last);
         }
         List<Entry> updated = new ArrayList<>(e);
         int merged = 1;
@@ -195,6 +207,31 @@ final class StreamPrompts {
         updated.add(new Entry(from, next, merged));
         entries = List.copyOf(updated);
         return from;
+    }
+
+    /** {@code base} with one more concept, checked against the stream's limits and frame. */
+    private Snapshot withConcept(Snapshot base, ConceptPrompt c, int width, int height) throws PromptRejected {
+        if (base.hasConcept(c.text())) {
+            throw new PromptRejected(PromptRejected.CONCEPT_EXISTS, "stream " + stream + ": concept \""
+                    + LogSafe.of(c.text()) + "\" is looked for already (remove-concept it first)");
+        }
+        String tooLong = limits.checkConcept(c.text());
+        if (tooLong != null) {
+            throw new PromptRejected(PromptRejected.BAD_CONCEPT, "stream " + stream + ": " + LogSafe.of(tooLong));
+        }
+        if (base.concepts().size() >= limits.maxConceptsPerStream()) {
+            throw new PromptRejected(PromptRejected.CONCEPT_LIMIT, "stream " + stream + " looks for "
+                    + base.concepts().size() + " concepts, samstream.limits.max-concepts-per-stream = "
+                    + limits.maxConceptsPerStream() + " (remove-concept one first)");
+        }
+        for (ConceptPrompt.Box b : c.boxes()) {
+            if (width > 0 && !b.inside(width, height)) {
+                throw new PromptRejected(PromptRejected.OUTSIDE_FRAME, "stream " + stream + ": concept \""
+                        + LogSafe.of(c.text()) + "\" has an exemplar box outside the " + width + "x" + height
+                        + " frame");
+            }
+        }
+        return base.withConcept(c);
     }
 
     /** The changes of snapshots that have not applied to a frame yet (from {@code nextFrame} on). */
@@ -243,7 +280,9 @@ final class StreamPrompts {
             Snapshot.State st = en.snapshot().state();
             Map<Integer, PromptsState.Changed> changed = new LinkedHashMap<>();
             st.changed().forEach((id, o) -> changed.put(id, new PromptsState.Changed(o, st.revisions().get(id))));
-            steps.add(new PromptsState.Step(en.fromFrame(), en.snapshot().generation(), changed, st.removed()));
+            List<ConceptPrompt> concepts = en.snapshot().concepts();
+            steps.add(new PromptsState.Step(en.fromFrame(), en.snapshot().generation(), changed, st.removed(),
+                    concepts.equals(ConceptPrompt.of(configuredSpec.concepts())) ? null : concepts));
         }
         return new PromptsState(changes, steps);
     }
@@ -261,7 +300,8 @@ final class StreamPrompts {
                 changed.put(id, c.prompt());
                 revisions.put(id, c.revision());
             });
-            Snapshot s = new Snapshot(stream, configuredSpec, step.generation(), changed, revisions, step.removed());
+            Snapshot s = new Snapshot(stream, configuredSpec, step.generation(), changed, revisions, step.removed(),
+                    step.concepts());
             restored.add(new Entry(restored.isEmpty() ? 0 : step.fromFrame(), s, restored.isEmpty() ? 0 : 1));
         }
         changes = Math.max(changes, state.changes());
@@ -288,6 +328,8 @@ final class StreamPrompts {
         /** A {@link State} once resolved, until then a {@link Delta}; replaced once, never modified. */
         private volatile Object body;
         private final AtomicBoolean warnedOutside = new AtomicBoolean();
+        /** The concepts (SAM 3) in the order asked for: few, so each snapshot holds its own list. */
+        private final List<ConceptPrompt> concepts;
 
         /** One change: {@code prompt} for an add or update, null for a removal. */
         private record Change(int id, ObjectPrompt prompt, long revision, boolean discovered) {}
@@ -317,12 +359,21 @@ final class StreamPrompts {
             this.configuredIds = Collections.unmodifiableSet(all);
             this.depth = 0;
             this.body = new State(Map.of(), Map.of(), Set.of(), configuredIds);
+            this.concepts = ConceptPrompt.of(configured.concepts());
         }
 
-        /** A snapshot taken up from another engine ({@link StreamPrompts#restore}), resolved. */
+        /**
+         * A snapshot taken up from another engine ({@link StreamPrompts#restore}), resolved; {@code concepts} null:
+         * the configured ones.
+         */
         Snapshot(String stream, PromptSpec configured, long generation, Map<Integer, ObjectPrompt> changed,
-                Map<Integer, Long> revisions, Set<Integer> removed) {
-            this(stream, configured, generation);
+                Map<Integer, Long> revisions, Set<Integer> removed, List<ConceptPrompt> concepts) {
+            this.stream = stream;
+            this.configured = configured;
+            this.generation = generation;
+            this.configuredIds = new Snapshot(stream, configured, generation).configuredIds;
+            this.depth = 0;
+            this.concepts = concepts == null ? ConceptPrompt.of(configured.concepts()) : List.copyOf(concepts);
             Set<Integer> ids = new LinkedHashSet<>(configuredIds);
             ids.removeAll(removed);
             ids.addAll(changed.keySet());
@@ -331,11 +382,24 @@ final class StreamPrompts {
                     Collections.unmodifiableSet(new LinkedHashSet<>(removed)), Collections.unmodifiableSet(ids));
         }
 
+        /** The previous snapshot's objects (its body shared, the change chain included) with other concepts. */
+        private Snapshot(Snapshot previous, List<ConceptPrompt> concepts) {
+            this.stream = previous.stream;
+            this.configured = previous.configured;
+            this.configuredIds = previous.configuredIds;
+            this.generation = previous.generation;
+            this.concepts = List.copyOf(concepts);
+            Object b = previous.body;
+            this.body = b;
+            this.depth = b instanceof State ? 0 : previous.depth;
+        }
+
         private Snapshot(Snapshot previous, Change change) {
             this.stream = previous.stream;
             this.configured = previous.configured;
             this.configuredIds = previous.configuredIds;
             this.generation = previous.generation;
+            this.concepts = previous.concepts;
             int d = previous.body instanceof State ? 1 : previous.depth + 1;
             this.body = new Delta(previous, change);
             if (d > MAX_DEPTH) {
@@ -400,6 +464,29 @@ final class StreamPrompts {
                 b = d.previous().body;
             }
             return ((State) b).ids().contains(id);
+        }
+
+        /** The concepts to look for (SAM 3), in the order asked for. */
+        List<ConceptPrompt> concepts() {
+            return concepts;
+        }
+
+        boolean hasConcept(String text) {
+            return concepts.stream().anyMatch(c -> c.text().equals(text));
+        }
+
+        List<String> conceptTexts() {
+            return concepts.stream().map(ConceptPrompt::text).toList();
+        }
+
+        Snapshot withConcept(ConceptPrompt c) {
+            List<ConceptPrompt> more = new ArrayList<>(concepts);
+            more.add(c);
+            return new Snapshot(this, more);
+        }
+
+        Snapshot withoutConcept(String text) {
+            return new Snapshot(this, concepts.stream().filter(c -> !c.text().equals(text)).toList());
         }
 
         /** Every object id of this snapshot. */
@@ -481,7 +568,7 @@ final class StreamPrompts {
                     dismissed.add(id);
                 }
             }
-            return new TrackPrompts(seeds, generation, dismissed);
+            return new TrackPrompts(seeds, generation, dismissed, concepts);
         }
 
         private void addIfInside(List<ObjectPrompt> out, ObjectPrompt o, int width, int height) {

@@ -45,7 +45,12 @@ final class PromptRelay {
             Map.entry(PromptRejected.BAD_COORDINATE, new Object[] {400, "points"}),
             Map.entry(PromptRejected.BAD_BOX, new Object[] {400, "box"}),
             Map.entry(PromptRejected.BAD_FRAME, new Object[] {400, "frame"}),
-            Map.entry(PromptRejected.OUTSIDE_FRAME, new Object[] {400, "points"}));
+            Map.entry(PromptRejected.OUTSIDE_FRAME, new Object[] {400, "points"}),
+            Map.entry(PromptRejected.BAD_CONCEPT, new Object[] {400, "text"}),
+            Map.entry(PromptRejected.CONCEPT_EXISTS, new Object[] {409, "text"}),
+            Map.entry(PromptRejected.UNKNOWN_CONCEPT, new Object[] {404, "text"}),
+            Map.entry(PromptRejected.CONCEPT_LIMIT, new Object[] {400, "text"}),
+            Map.entry(PromptRejected.WRONG_MODEL, new Object[] {400, "op"}));
 
     private final Engine engine;
     private final Optional<TopicWriter> writer;
@@ -131,7 +136,9 @@ final class PromptRelay {
     private static ObjectNode describe(PromptMessage m) {
         ObjectNode o = Json.object();
         o.put("stream", m.stream()).put("op", m.op().wireName());
-        if (m.op() != PromptMessage.Op.RESET) {
+        if (m.concept() != null) {
+            o.put("text", m.concept().text());
+        } else if (m.op() != PromptMessage.Op.RESET) {
             o.put("object", m.object());
         }
         return o;

@@ -34,12 +34,19 @@ public final class MaskReadout {
         private final float score;
         private final MaskSummary summary;
         private final double[] box;
+        private final String concept;
         private volatile ObjectMask object;
 
         public Readout(int id, float score, MaskSummary summary) {
+            this(id, score, summary, null);
+        }
+
+        /** An object a concept found (SAM 3): the record's object names it. */
+        public Readout(int id, float score, MaskSummary summary, String concept) {
             this.id = id;
             this.score = score;
             this.summary = summary;
+            this.concept = concept;
             int[] b = summary.box();
             this.box = summary.area() == 0 ? null : new double[] {b[0], b[1], b[2], b[3]};
         }
@@ -66,6 +73,11 @@ public final class MaskReadout {
             return box;
         }
 
+        /** The concept that found the object; null for prompted and discovered ones. */
+        public String concept() {
+            return concept;
+        }
+
         public boolean empty() {
             return box == null;
         }
@@ -76,7 +88,7 @@ public final class MaskReadout {
             if (o == null) {
                 int[] b = summary.box();
                 o = new ObjectMask(id, score, summary.stability(), new Box(b[0], b[1], b[2], b[3]), summary.area(),
-                        new Rle(summary.height(), summary.width(), summary.rle().countsString()));
+                        new Rle(summary.height(), summary.width(), summary.rle().countsString()), concept);
                 object = o;
             }
             return o;

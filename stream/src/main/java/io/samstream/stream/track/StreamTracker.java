@@ -30,6 +30,14 @@ public interface StreamTracker extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether it finds objects by concepts (SAM 3: {@code prompts.concepts} and the concept ops) rather than by
+     * point and box prompts of objects.
+     */
+    default boolean findsConcepts() {
+        return false;
+    }
+
     /** Frees what it holds (a copy of the last embedding, the objects' memory banks). */
     @Override
     void close();

@@ -12,11 +12,18 @@ import java.util.Set;
  * @param objects    the frame's prompted objects, ids unique, in the order records list them
  * @param generation the number of the reset the prompts descend from
  * @param dismissed  discovered objects removed through the prompts topic: their tracks end
+ * @param concepts   the concepts to look for (SAM 3), in the order they were asked for
  */
-public record TrackPrompts(List<Seed> objects, long generation, Set<Integer> dismissed) {
+public record TrackPrompts(List<Seed> objects, long generation, Set<Integer> dismissed,
+        List<ConceptPrompt> concepts) {
     public TrackPrompts {
         objects = List.copyOf(objects);
         dismissed = Set.copyOf(dismissed);
+        concepts = List.copyOf(concepts);
+    }
+
+    public TrackPrompts(List<Seed> objects, long generation, Set<Integer> dismissed) {
+        this(objects, generation, dismissed, List.of());
     }
 
     public TrackPrompts(List<Seed> objects, long generation) {

@@ -8,4 +8,9 @@ package io.samstream.stream.track;
 public interface Tracking {
     /** A fresh tracker for one run of {@code stream} (a redefined stream starts with fresh tracks). */
     StreamTracker open(String stream, TrackingMeters meters);
+
+    /** Whether its trackers find objects by concepts (SAM 3) rather than by prompts of objects. */
+    default boolean findsConcepts() {
+        return false;
+    }
 }

@@ -74,6 +74,14 @@ class PromptsCommandTest {
         assertEquals(0, CliRun.run("prompts", "reset", "-c", c, "--stream", "cam-1").code());
         assertEquals(0, CliRun.run("prompts", "add", "-c", c, "--stream", "from-file", "--object", "1", "--point",
                 "3,3").code(), "a stream of the configuration's samstream.streams needs no definition on the topic");
+        r = CliRun.run("prompts", "concept", "-c", c, "--stream", "cam-1", "--text", " forklift ", "--frame", "3");
+        assertEquals(0, r.code(), r.all());
+        assertTrue(r.out().startsWith("sent concept \"forklift\" to stream cam-1 "), r.all());
+        assertEquals(0, CliRun.run("prompts", "remove-concept", "-c", c, "--stream", "cam-3", "--text", "pallet")
+                .code());
+        r = CliRun.run("prompts", "concept", "-c", c, "--stream", "cam-1", "--text", " ");
+        assertEquals(2, r.code(), r.all());
+        assertTrue(r.all().contains("(bad_concept)"), r.all());
 
         KafkaClients clients = KafkaClients.plaintext(broker.bootstrapServers());
         List<ConsumerRecord<String, byte[]>> prompts = new ArrayList<>();
@@ -91,13 +99,15 @@ class PromptsCommandTest {
         }
         values.sort(null);
         assertEquals(List.of(
+                "{\"stream\":\"cam-1\",\"op\":\"concept\",\"text\":\"forklift\",\"frame\":3}",
                 "{\"stream\":\"cam-1\",\"op\":\"reset\"}",
                 "{\"stream\":\"cam-2\",\"op\":\"add\",\"object\":7,\"points\":[[40,30,1],[5.5,6,0]],\"box\":[10,10,80,70],"
                         + "\"frame\":12}",
                 "{\"stream\":\"cam-2\",\"op\":\"update\",\"object\":7,\"box\":[1,2,3,4]}",
                 "{\"stream\":\"cam-3\",\"op\":\"remove\",\"object\":1000004}",
+                "{\"stream\":\"cam-3\",\"op\":\"remove-concept\",\"text\":\"pallet\"}",
                 "{\"stream\":\"from-file\",\"op\":\"add\",\"object\":1,\"points\":[[3,3,1]]}"), values);
-        PromptMessage add = PromptMessage.parse("cam-2", values.get(1));
+        PromptMessage add = PromptMessage.parse("cam-2", values.get(2));
         assertEquals(OptionalLong.of(12), add.frame());
         assertArrayEquals(new double[] {5.5, 6, 0}, add.prompt().points()[1]);
     }
@@ -118,7 +128,7 @@ class PromptsCommandTest {
             {"update --stream cam --object 1 --box 9,9,2,2", "2",
                 "box [9.0,9.0,2.0,2.0]: corners swapped or empty, expected x1 > x0 and y1 > y0 (bad_box)"},
             {"remove --stream cam --object 1 --frame -1", "2", "\"frame\" must be a frame number (0 or more), got -1"},
-            {"move --stream cam", "2", "unknown command 'move' for 'samstream prompts' (one of: add, remove, reset, update)"},
+            {"move --stream cam", "2", "unknown command 'move' for 'samstream prompts' (one of: add, concept, remove, remove-concept, reset, update)"},
             {"add --stream nope --object 1 --point 1,1", "1", "stream 'nope' is not defined on topic bad-streams"
                 + " (defined: cam); --no-check sends it anyway"},
             {"reset --stream two words", "2", "Unmatched argument at index 4: 'words'"},

@@ -160,7 +160,11 @@ class RecordSchemasTest {
                 "{\"stream\":\"cam-1\",\"op\":\"add\",\"object\":3,\"points\":[[7,8]]}",
                 "{\"stream\":\"s\",\"op\":\"update\",\"object\":0,\"box\":[0,0,1,1]}",
                 "{\"stream\":\"s\",\"op\":\"remove\",\"object\":1000002}",
-                "{\"stream\":\"s\",\"op\":\"reset\"}");
+                "{\"stream\":\"s\",\"op\":\"reset\"}",
+                "{\"stream\":\"s\",\"op\":\"concept\",\"text\":\"red forklift\"}",
+                "{\"stream\":\"s\",\"op\":\"concept\",\"text\":\"pallet\",\"boxes\":[[1,2,30,40],[5,5,9,9,0]],"
+                        + "\"frame\":4}",
+                "{\"stream\":\"s\",\"op\":\"remove-concept\",\"text\":\"pallet\"}");
         for (String g : good) {
             PromptMessage m = PromptMessage.parse(null, g);
             assertEquals(List.of(), errors(schema, g), g);
@@ -177,7 +181,12 @@ class RecordSchemasTest {
                 "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"points\":[[-1,1]]}",
                 "{\"stream\":\"s\",\"op\":\"add\",\"object\":1,\"box\":[0,0,1]}",
                 "{\"stream\":\"s\",\"op\":\"remove\"}",
-                "{\"stream\":\"s\",\"op\":\"reset\",\"frame\":-3}");
+                "{\"stream\":\"s\",\"op\":\"reset\",\"frame\":-3}",
+                "{\"stream\":\"s\",\"op\":\"concept\"}",
+                "{\"stream\":\"s\",\"op\":\"concept\",\"text\":\"  \"}",
+                "{\"stream\":\"s\",\"op\":\"remove-concept\",\"text\":7}",
+                "{\"stream\":\"s\",\"op\":\"concept\",\"text\":\"a\",\"boxes\":[[1,2,3]]}",
+                "{\"stream\":\"s\",\"op\":\"concept\",\"text\":\"a\",\"boxes\":[[1,2,3,4,2]]}");
         for (String b : bad) {
             assertFalse(errors(schema, b).isEmpty(), b);
             try {

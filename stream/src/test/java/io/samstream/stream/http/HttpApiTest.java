@@ -137,6 +137,11 @@ class HttpApiTest {
                 "object", "unknown_object");
         assertRejected(api.send("POST", "/api/v1/streams/ghost/prompts", "{\"op\": \"reset\"}"), 404, "stream",
                 "unknown_stream");
+        // SAM 3's concept ops are the topic's too: a SAM engine refuses them, saying which model they need.
+        assertRejected(api.send("POST", "/api/v1/streams/cam/prompts", "{\"op\": \"concept\", \"text\": \"cup\"}"),
+                400, "op", "wrong_model");
+        assertRejected(api.send("POST", "/api/v1/streams/cam/prompts", "{\"op\": \"concept\"}"), 400, "text",
+                "bad_concept");
         HttpResponse<String> remove = api.send("POST", "/api/v1/streams/cam/prompts",
                 "{\"op\": \"remove\", \"object\": 5}");
         assertEquals(200, remove.statusCode(), remove.body());
