@@ -16,7 +16,7 @@ export class StreamCard {
     this.id = stream.id;
     this.say = say;
     this.frame = null;          // the latest preview's JSON: frame, width, height, objects, hidden, lost
-    this.objects = new Map();   // id -> {id, state, colour, box, score} from the API's list and the previews
+    this.objects = new Map();   // id -> {id, state, colour, box, score, concept} from the API's list and the previews
     this.given = new Map();     // id -> the prompt this console gave it (points / box), for shift-click
     this.pending = new Set();   // ids asked for, not yet seen
     this.selected = null;
@@ -174,8 +174,8 @@ export class StreamCard {
       li.dataset.state = o.state;
       li.classList.toggle('selected', o.id === this.selected);
       li.querySelector('.swatch').style.background = o.colour || '#888';
-      li.querySelector('.label').textContent = `object ${o.id} · ${o.state}` +
-          (o.score !== undefined ? ` · score ${o.score.toFixed(2)}` : '');
+      li.querySelector('.label').textContent = `object ${o.id}` + (o.concept ? ` (${o.concept})` : '') +
+          ` · ${o.state}` + (o.score !== undefined ? ` · score ${o.score.toFixed(2)}` : '');
       const next = previous ? previous.nextSibling : this.list.firstChild;
       if (next !== li) {
         this.list.insertBefore(li, next);

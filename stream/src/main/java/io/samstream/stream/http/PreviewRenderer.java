@@ -68,6 +68,9 @@ final class PreviewRenderer {
             ObjectNode j = objects.addObject();
             j.put("id", m.id()).put("score", m.score()).put("area", m.area()).put("colour", colour(m.id()));
             j.putArray("box").add(m.box().x0()).add(m.box().y0()).add(m.box().x1()).add(m.box().y1());
+            if (m.concept() != null) {
+                j.put("concept", m.concept()); // the phrase that found it (SAM 3's concept mode)
+            }
         }
         ArrayNode hidden = o.putArray("hidden");
         r.hidden().forEach(hidden::add);

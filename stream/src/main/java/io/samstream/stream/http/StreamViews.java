@@ -100,6 +100,9 @@ final class StreamViews {
             if (m != null) {
                 j.putArray("box").add(m.box().x0()).add(m.box().y0()).add(m.box().x1()).add(m.box().y1());
                 j.put("score", m.score()).put("area", m.area());
+                if (m.concept() != null) {
+                    j.put("concept", m.concept());
+                }
             }
         });
         return o;
