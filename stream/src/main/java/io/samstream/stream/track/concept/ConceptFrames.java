@@ -25,6 +25,10 @@ final class ConceptFrames {
 
     /** Ids reported lost whose tracking has not ended (they may come back): bounded by the tracked objects. */
     private final Set<Integer> reportedLost = new HashSet<>();
+    /** The highest tracker id seen: the tracker numbers objects in the order it finds them. */
+    private long highest = -1;
+    /** Objects the last step found (ids not seen before). */
+    private int found;
 
     /** The record id of a tracker's object id. */
     static int recordId(long id) {
@@ -38,7 +42,12 @@ final class ConceptFrames {
     TrackedFrame of(VideoStep step) {
         List<MaskReadout.Readout> masks = new ArrayList<>(step.objects().size());
         List<Integer> hidden = new ArrayList<>();
+        found = 0;
         for (TrackedObject o : step.objects()) {
+            if (o.id() > highest) {
+                highest = o.id();
+                found++;
+            }
             int id = recordId(o.id());
             MaskSummary m = MaskSummary.of(logits(o.mask()), o.height(), o.width());
             if (m.area() == 0) {
@@ -67,6 +76,11 @@ final class ConceptFrames {
         }
         hidden.removeAll(lost);
         return new TrackedFrame(masks, hidden, lost);
+    }
+
+    /** How many objects the last {@link #of} step found: new ids, whether shown or hidden on that frame. */
+    int found() {
+        return found;
     }
 
     private static float[] logits(boolean[] mask) {

@@ -67,6 +67,7 @@ public final class ConceptStreamTracker implements StreamTracker {
             lost.addAll(f.lost());
             f = new TrackedFrame(f.masks(), f.hidden(), lost);
         }
+        meters.discovered().increment(frames.found()); // found by a concept, as discovery finds objects
         meters.lost().increment(f.lost().size());
         meters.active().set(tracker.objectCount());
         return f;
