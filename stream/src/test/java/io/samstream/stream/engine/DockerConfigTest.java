@@ -52,6 +52,14 @@ class DockerConfigTest {
         assertTrue(compose.contains("KAFKA_AUTHORIZER_CLASS_NAME: org.apache.kafka.metadata.authorizer.StandardAuthorizer")
                 && compose.contains("--allow-principal $$E --operation Read --operation Write --operation Describe"
                         + " --topic samstream.state"), "ACLs in compose.yaml");
+        // docker stop's SIGKILL comes after stop_grace_period: each engine's must outlast its shutdown-timeout.
+        java.util.regex.Matcher grace = java.util.regex.Pattern.compile("stop_grace_period: (\\d+)s").matcher(compose);
+        int engines = 0;
+        while (grace.find()) {
+            engines++;
+            assertTrue(Integer.parseInt(grace.group(1)) > c.shutdownTimeout().toSeconds(), grace.group());
+        }
+        assertEquals(2, engines, "a stop_grace_period for each engine");
     }
 
     @Test
@@ -70,6 +78,10 @@ class DockerConfigTest {
                     "the probes are the health endpoints");
             assertTrue(manifest.contains("secretKeyRef: { name: samstream-http, key: token }"));
             assertTrue(manifest.contains("kind: StatefulSet") && manifest.contains("nvidia.com/gpu: 1"));
+            java.util.regex.Matcher grace = java.util.regex.Pattern.compile("terminationGracePeriodSeconds: (\\d+)")
+                    .matcher(manifest);
+            assertTrue(grace.find() && Integer.parseInt(grace.group(1)) > c.shutdownTimeout().toSeconds(),
+                    "k8s waits longer than the engine's shutdown-timeout before SIGKILL");
             assertEquals("SASL_SSL", c.kafka().client().get("security.protocol"));
             assertEquals("SCRAM-SHA-512", c.kafka().client().get("sasl.mechanism"));
         } finally {
