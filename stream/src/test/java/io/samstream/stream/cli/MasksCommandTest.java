@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.connectors.kafka.MaskRecordSerializer;
 import io.samstream.gpu.mask.CocoRle;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.awt.image.BufferedImage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,9 +26,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,24 +40,15 @@ import org.junit.jupiter.api.io.TempDir;
 class MasksCommandTest {
     private static final int W = 32;
     private static final int H = 24;
-    private static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension kafka = KafkaBrokerExtension.create();
 
     @TempDir
     Path dir;
 
-    @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.close();
-    }
-
     private Path config(String masksTopic) throws Exception {
         return Files.writeString(dir.resolve(masksTopic + ".conf"), "samstream.kafka { bootstrap-servers = \""
-                + broker.bootstrapServers() + "\", masks-topic = \"" + masksTopic + "\" }");
+                + kafka.bootstrapServers() + "\", masks-topic = \"" + masksTopic + "\" }");
     }
 
     /** A row-major mask: the rectangle [x0, x1) x [y0, y1), plus the pixel (px, py). */
@@ -89,7 +79,7 @@ class MasksCommandTest {
     /** Sends records (with the engine header when {@code engine} is not null) and raw values. */
     static void send(String topic, String engine, List<MaskRecord> records) throws Exception {
         try (KafkaProducer<String, MaskRecord> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers()), new StringSerializer(), new MaskRecordSerializer())) {
+                kafka.bootstrapServers()), new StringSerializer(), new MaskRecordSerializer())) {
             for (MaskRecord r : records) {
                 ProducerRecord<String, MaskRecord> pr = new ProducerRecord<>(topic, r.stream(), r);
                 if (engine != null) {
@@ -102,7 +92,7 @@ class MasksCommandTest {
 
     static void sendRaw(String topic, String key, String value) throws Exception {
         try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers()), new StringSerializer(), new ByteArraySerializer())) {
+                kafka.bootstrapServers()), new StringSerializer(), new ByteArraySerializer())) {
             p.send(new ProducerRecord<>(topic, key, value == null ? null : value.getBytes(StandardCharsets.UTF_8)))
                     .get(30, TimeUnit.SECONDS);
         }
@@ -130,7 +120,7 @@ class MasksCommandTest {
                 + " 'objects'"), r.all());
         assertTrue(r.err().contains("samstream: masks tail: 2 record(s)"), r.all());
 
-        r = CliRun.run("masks", "tail", "--bootstrap", broker.bootstrapServers(), "-c", c, "--from-beginning", "--json",
+        r = CliRun.run("masks", "tail", "--bootstrap", kafka.bootstrapServers(), "-c", c, "--from-beginning", "--json",
                 "--max", "2");
         assertEquals(0, r.code(), r.all());
         assertEquals(List.of(new String(MaskRecordJson.write(a0), StandardCharsets.UTF_8),
@@ -143,7 +133,7 @@ class MasksCommandTest {
     void tailFromTheEndWaitsForTheTopicAndPrintsOnlyNewRecords() throws Exception {
         send("tail2", null, List.of(record("old", 0, List.of(), List.of(), List.of())));
         try (CliRun.Running tail = new CliRun.Running("masks", "tail", "-c", config("tail2").toString(), "--max", "1")) {
-            tail.awaitOutput("samstream: following tail2 on " + broker.bootstrapServers() + " from its end",
+            tail.awaitOutput("samstream: following tail2 on " + kafka.bootstrapServers() + " from its end",
                     Duration.ofSeconds(60));
             send("tail2", null, List.of(record("new", 5, List.of(), List.of(), List.of())));
             assertEquals(0, tail.await(Duration.ofSeconds(60)), tail.err());
@@ -152,7 +142,7 @@ class MasksCommandTest {
         try (CliRun.Running tail = new CliRun.Running("masks", "tail", "-c", config("tail3").toString(), "--max", "1")) {
             tail.awaitOutput("samstream: topic tail3 does not exist yet: waiting for the first record",
                     Duration.ofSeconds(60));
-            broker.createTopic("tail3", 2, false);
+            kafka.broker().createTopic("tail3", 2, false);
             tail.awaitOutput("samstream: following tail3", Duration.ofSeconds(60));
             send("tail3", "e3", List.of(record("late", 0, List.of(), List.of(), List.of())));
             assertEquals(0, tail.await(Duration.ofSeconds(60)), tail.err());

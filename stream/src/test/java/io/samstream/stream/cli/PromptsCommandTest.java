@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaClients;
 import io.samstream.stream.engine.PromptMessage;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,9 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,20 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(180)
 class PromptsCommandTest {
-    private static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension kafka = KafkaBrokerExtension.create();
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.close();
-    }
 
     /** A cluster of 5 partitions with its own streams and prompts topics ({@code name}-streams, -prompts). */
     private Path config(String name) throws Exception {
@@ -52,7 +42,7 @@ class PromptsCommandTest {
                   streams = [{ id = from-file, location = "/v.mp4" }]
                   cluster { enabled = on, partitions = 5 }
                 }
-                """.formatted(broker.bootstrapServers(), name, name));
+                """.formatted(kafka.bootstrapServers(), name, name));
     }
 
     @Test
@@ -83,7 +73,7 @@ class PromptsCommandTest {
         assertEquals(2, r.code(), r.all());
         assertTrue(r.all().contains("(bad_concept)"), r.all());
 
-        KafkaClients clients = KafkaClients.plaintext(broker.bootstrapServers());
+        KafkaClients clients = KafkaClients.plaintext(kafka.bootstrapServers());
         List<ConsumerRecord<String, byte[]>> prompts = new ArrayList<>();
         TopicReads.readToEnd(clients, "ops-prompts", Duration.ofSeconds(30), prompts::add);
         List<ConsumerRecord<String, byte[]>> defs = new ArrayList<>();
@@ -142,14 +132,14 @@ class PromptsCommandTest {
             assertTrue(r.err().lines().findFirst().orElseThrow().contains(bad[2]), bad[0] + ": " + r.all());
         }
         List<String> sent = new ArrayList<>();
-        TopicReads.readToEnd(KafkaClients.plaintext(broker.bootstrapServers()), "bad-prompts", Duration.ofSeconds(30),
+        TopicReads.readToEnd(KafkaClients.plaintext(kafka.bootstrapServers()), "bad-prompts", Duration.ofSeconds(30),
                 r -> sent.add(r.key()));
         assertEquals(List.of(), sent, "nothing was sent");
 
         CliRun.Result r = CliRun.run("prompts", "add", "-c", c, "--stream", "nope", "--object", "1", "--point", "1,1",
                 "--no-check");
         assertEquals(0, r.code(), r.all());
-        TopicReads.readToEnd(KafkaClients.plaintext(broker.bootstrapServers()), "bad-prompts", Duration.ofSeconds(30),
+        TopicReads.readToEnd(KafkaClients.plaintext(kafka.bootstrapServers()), "bad-prompts", Duration.ofSeconds(30),
                 rec -> sent.add(rec.key()));
         assertEquals(List.of("nope"), sent, "--no-check sends it");
     }
@@ -157,7 +147,7 @@ class PromptsCommandTest {
     /** Without a streams topic nothing can be checked: sent, and stderr says it was not checked. */
     @Test
     void withoutAStreamsTopicTheStreamIsNotCheckedAndThatIsSaid() throws Exception {
-        CliRun.Result r = CliRun.run("prompts", "reset", "--bootstrap", broker.bootstrapServers(), "--stream", "any");
+        CliRun.Result r = CliRun.run("prompts", "reset", "--bootstrap", kafka.bootstrapServers(), "--stream", "any");
         assertEquals(0, r.code(), r.all());
         assertTrue(r.err().contains("samstream: note: stream any not checked: no streams topic"), r.all());
         assertTrue(r.out().startsWith("sent reset to stream any (topic samstream.prompts, partition 0,"), r.all());

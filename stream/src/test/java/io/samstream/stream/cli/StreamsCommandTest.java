@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.config.StreamDefaults;
 import io.samstream.config.StreamSpec;
 import io.samstream.config.StreamSpecs;
-import io.samstream.connectors.kafka.EmbeddedKafkaBroker;
 import io.samstream.connectors.kafka.KafkaClients;
+import io.samstream.testkit.connectors.KafkaBrokerExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,9 +22,8 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,20 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(180)
 class StreamsCommandTest {
-    private static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final KafkaBrokerExtension kafka = KafkaBrokerExtension.create();
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.close();
-    }
 
     /** A configuration of a cluster of 4 partitions whose streams topic is {@code topic}. */
     private Path config(String topic) throws Exception {
@@ -58,7 +48,7 @@ class StreamsCommandTest {
                   streams-topic = "%s"
                   cluster { enabled = on, partitions = 4 }
                 }
-                """.formatted(broker.bootstrapServers(), topic));
+                """.formatted(kafka.bootstrapServers(), topic));
     }
 
     @Test
@@ -81,7 +71,7 @@ class StreamsCommandTest {
         assertEquals(0, r.code(), r.all());
 
         // Made as the engines of this cluster make it: compacted, cluster.partitions partitions.
-        try (Admin admin = KafkaClients.plaintext(broker.bootstrapServers()).admin("test", Map.of())) {
+        try (Admin admin = KafkaClients.plaintext(kafka.bootstrapServers()).admin("test", Map.of())) {
             TopicDescription d = admin.describeTopics(List.of("defs")).allTopicNames().get(30, TimeUnit.SECONDS)
                     .get("defs");
             assertEquals(4, d.partitions().size());
@@ -91,7 +81,7 @@ class StreamsCommandTest {
         }
 
         // The values are definitions the engine's parser reads as they were given.
-        Map<String, String> defs = StreamDefinitions.read(KafkaClients.plaintext(broker.bootstrapServers()), "defs",
+        Map<String, String> defs = StreamDefinitions.read(KafkaClients.plaintext(kafka.bootstrapServers()), "defs",
                 Duration.ofSeconds(30)).byId;
         StreamDefaults defaults = io.samstream.config.ConfigLoader.load().streamDefaults();
         StreamSpec cam = StreamSpecs.fromJson("cam-1", defs.get("cam-1"), defaults);
@@ -170,7 +160,7 @@ class StreamsCommandTest {
 
         // Only the good definition is on the topic.
         List<String> keys = new ArrayList<>();
-        TopicReads.readToEnd(KafkaClients.plaintext(broker.bootstrapServers()), "bad", Duration.ofSeconds(30), rec -> {
+        TopicReads.readToEnd(KafkaClients.plaintext(kafka.bootstrapServers()), "bad", Duration.ofSeconds(30), rec -> {
             keys.add(rec.key());
             return true;
         });
@@ -181,7 +171,7 @@ class StreamsCommandTest {
     @Test
     void aDefinitionTheEngineSkipsIsListedWithItsReason() throws Exception {
         String c = config("mixed").toString();
-        KafkaClients clients = KafkaClients.plaintext(broker.bootstrapServers());
+        KafkaClients clients = KafkaClients.plaintext(kafka.bootstrapServers());
         Records.send(clients, "mixed", "good", "{\"location\":\"/a.mp4\"}", Duration.ofSeconds(30));
         Records.send(clients, "mixed", "broken", "{\"location\":\"/b.mp4\",\"colour\":\"red\"}", Duration.ofSeconds(30));
         Records.send(clients, "mixed", "gone", "{\"location\":\"/c.mp4\"}", Duration.ofSeconds(30));
@@ -198,19 +188,19 @@ class StreamsCommandTest {
     /** Without a streams topic in the configuration, --streams-topic names one; without either, an error says so. */
     @Test
     void theStreamsTopicComesFromTheOptionOrTheConfiguration() throws Exception {
-        CliRun.Result r = CliRun.run("streams", "list", "--bootstrap", broker.bootstrapServers());
+        CliRun.Result r = CliRun.run("streams", "list", "--bootstrap", kafka.bootstrapServers());
         assertEquals(2, r.code(), r.all());
         assertTrue(r.err().startsWith("samstream: no streams topic: give --streams-topic or set samstream.streams-topic"
                 + " in a file given with -c"), r.all());
-        r = CliRun.run("streams", "put", "s1", "--bootstrap", broker.bootstrapServers(), "--streams-topic", "by-option",
+        r = CliRun.run("streams", "put", "s1", "--bootstrap", kafka.bootstrapServers(), "--streams-topic", "by-option",
                 "--location", "/x.mp4");
         assertEquals(0, r.code(), r.all());
-        r = CliRun.run("streams", "list", "--bootstrap", broker.bootstrapServers(), "--streams-topic", "by-option");
+        r = CliRun.run("streams", "list", "--bootstrap", kafka.bootstrapServers(), "--streams-topic", "by-option");
         assertTrue(r.out().contains("s1 "), r.all());
-        r = CliRun.run("streams", "list", "--bootstrap", broker.bootstrapServers(), "--streams-topic", "no spaces");
+        r = CliRun.run("streams", "list", "--bootstrap", kafka.bootstrapServers(), "--streams-topic", "no spaces");
         assertEquals(2, r.code(), r.all());
         assertTrue(r.err().contains("samstream.streams-topic"), r.all());
-        try (Admin admin = KafkaClients.plaintext(broker.bootstrapServers()).admin("test", Map.of())) {
+        try (Admin admin = KafkaClients.plaintext(kafka.bootstrapServers()).admin("test", Map.of())) {
             assertEquals(1, admin.describeTopics(List.of("by-option")).allTopicNames().get(30, TimeUnit.SECONDS)
                     .get("by-option").partitions().size(), "without a cluster: one partition, as a lone engine makes it");
         }
