@@ -7,12 +7,10 @@ import io.samstream.config.PromptSpec;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.config.StreamSpec;
 import io.samstream.config.TrackingMode;
-import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.video.DecoderPreference;
 import io.samstream.connectors.video.FrameSources;
 import io.samstream.connectors.video.SourceSpec;
 import io.samstream.connectors.video.TestPatternSource;
-import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -28,7 +26,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -36,7 +33,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -142,7 +138,7 @@ public final class MemoryModeBench {
         long deviceAtEnd;
         long t0;
         long t1;
-        try (FrameSink sink = timing(latencies); Engine engine = new Engine(settings,
+        try (FrameSink sink = StreamBench.noSink(latencies); Engine engine = new Engine(settings,
                 Segmenter.memory(tracking, "bench"),
                 spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
                 sink, EngineMetrics.inMemory())) {
@@ -170,8 +166,8 @@ public final class MemoryModeBench {
             t1 = System.nanoTime();
         }
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-        return new Row(streams, objects, published, dropped, (t1 - t0) / 1e9, percentile(l, 0.5) / 1e6,
-                percentile(l, 0.99) / 1e6, deviceAtTenth, deviceAtEnd);
+        return new Row(streams, objects, published, dropped, (t1 - t0) / 1e9, StreamBench.pct(l, 0.5) / 1e6,
+                StreamBench.pct(l, 0.99) / 1e6, deviceAtTenth, deviceAtEnd);
     }
 
     /** Frame-0 boxes of {@code count} objects: the scene's shapes first, then cells of a 4 x 4 grid. */
@@ -204,24 +200,5 @@ public final class MemoryModeBench {
 
     private static long deviceMemory(Sam2Tracking tracking) {
         return tracking instanceof CudaSam2Tracker cuda ? cuda.context().deviceMemoryUsed() : 0;
-    }
-
-    /** A sink that takes each record at once and keeps its capture-to-publish time. */
-    private static FrameSink timing(ConcurrentLinkedQueue<Long> latencies) {
-        return new FrameSink() {
-            @Override
-            public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
-                latencies.add(Duration.between(frame.capturedAt(), Instant.now()).toNanos());
-                return CompletableFuture.completedFuture(null);
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-    }
-
-    private static double percentile(long[] sorted, double q) {
-        return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) Math.floor(q * sorted.length))];
     }
 }

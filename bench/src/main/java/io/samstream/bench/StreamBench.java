@@ -476,7 +476,7 @@ public final class StreamBench {
     private static boolean liveSinkNone;
 
     /** A sink that takes each record at once and keeps nothing: capture-to-accept times only. */
-    private static FrameSink noSink(ConcurrentLinkedQueue<Long> latencies) {
+    static FrameSink noSink(ConcurrentLinkedQueue<Long> latencies) {
         return new FrameSink() {
             @Override
             public CompletionStage<Void> accept(MaskRecord record, VideoFrame frame) {
@@ -673,7 +673,7 @@ public final class StreamBench {
         }
     }
 
-    private static double pct(long[] sorted, double q) {
+    static double pct(long[] sorted, double q) {
         return sorted.length == 0 ? Double.NaN : sorted[Math.min(sorted.length - 1, (int) Math.floor(q * sorted.length))];
     }
 

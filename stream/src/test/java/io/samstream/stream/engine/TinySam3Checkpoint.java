@@ -7,9 +7,9 @@ import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.tensor.Tensor;
+import io.samstream.testkit.FixtureWeights;
 import io.samstream.testkit.TestModels;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -18,8 +18,7 @@ import java.util.Map;
 /**
  * A tiny SAM 3 video checkpoint for the engine's tests: the official key layout of {@code sam3.pt} (detector and
  * tracker, "detector." and "tracker." prefixed, {@link Sam3Shapes}) at the tiny configuration of gpu's SAM 3 tests
- * and fixtures, with their deterministic random weights (FNV-1a of each key seeding a splitmix64 stream, scaled by
- * fan-in, as tools/sam2_fixtures/make_sam2_fixtures.py's weight_values), written as safetensors next to the test
+ * and fixtures, with their deterministic random weights ({@link FixtureWeights}), written as safetensors next to the test
  * BPE vocabulary of gpu's fixtures under the name {@link Sam3Tokenizer#VOCABULARY_FILE}; the tracker's object-score
  * head is biased towards "visible" so that the tracker shows what it follows. Random weights: it shows the engine's
  * mechanics (ids, concepts, records), never useful masks. About 4.9 MB of fp32 (the tracker's fixed-width mask
@@ -45,7 +44,7 @@ final class TinySam3Checkpoint {
         Map<String, int[]> shapes = Sam3Shapes.shapes(TINY);
         shapes.putAll(Sam3Shapes.trackerShapes(TINY, TINY_TRACKER));
         Map<String, Tensor> map = new LinkedHashMap<>();
-        shapes.forEach((name, shape) -> map.put(name, new Tensor(values(name, shape), shape)));
+        shapes.forEach((name, shape) -> map.put(name, new Tensor(FixtureWeights.values(name, shape), shape)));
         // Visible: the random tracker then shows the objects it follows (a logit of about 4: probability 0.98).
         java.util.Arrays.fill(map.get(OBJECT_SCORE_BIAS).data(), 4f);
         Path file = dir.resolve("sam3-tiny.safetensors");
@@ -53,43 +52,5 @@ final class TinySam3Checkpoint {
         Files.copy(TestModels.tinySam3Vocabulary(),
                 dir.resolve(Sam3Tokenizer.VOCABULARY_FILE));
         return file;
-    }
-
-    /**
-     * A tensor's values: top byte k - 128 of a splitmix64 stream seeded by the key; k/128 * 2^-e for matrices (2^-e
-     * the largest power of two with 3 * 4^e >= fan-in), 1 + k/1024 for norms' weights, k/1024 for other vectors.
-     */
-    static float[] values(String name, int[] shape) {
-        int n = 1;
-        for (int d : shape) {
-            n *= d;
-        }
-        long seed = 0xCBF29CE484222325L;
-        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
-            seed = (seed ^ (b & 0xFF)) * 0x100000001B3L;
-        }
-        double scale = 1.0 / 1024;
-        double offset = 0;
-        if (name.contains("gaussian")) {
-            scale = 1.0 / 128;
-        } else if (shape.length >= 2) {
-            int fanIn = n / shape[0];
-            int e = 0;
-            while (3L << (2 * e) < fanIn) {
-                e++;
-            }
-            scale = Math.scalb(1.0 / 128, -e);
-        } else if (name.endsWith(".weight")) {
-            offset = 1;
-        }
-        float[] out = new float[n];
-        for (int i = 0; i < n; i++) {
-            long z = (i + 1L) * 0x9E3779B97F4A7C15L + seed;
-            z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-            z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-            z = z ^ (z >>> 31);
-            out[i] = (float) (offset + ((int) (z >>> 56) - 128) * scale);
-        }
-        return out;
     }
 }
