@@ -1,7 +1,5 @@
 package io.samstream.stream.engine;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.samstream.config.ClusterSettings;
 import io.samstream.config.Limits;
 import io.samstream.config.StreamDefaults;
@@ -14,7 +12,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -27,7 +24,6 @@ import java.util.TreeSet;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,9 +35,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -72,7 +66,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ClusterMember implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration POLL = Duration.ofMillis(100);
     private static final Duration STOP_WAIT = Duration.ofSeconds(30);
     private static final Duration KAFKA_WAIT = Duration.ofSeconds(30);
@@ -87,7 +80,7 @@ public final class ClusterMember implements AutoCloseable {
     private final PromptsTopicWatcher prompts;
     private final KafkaConsumer<String, byte[]> streams;
     private final KafkaConsumer<String, byte[]> promptsConsumer;
-    private final KafkaProducer<String, byte[]> state;
+    private final StateWriter state;
     /** Reads the state topic's partitions as they are assigned (the member thread's). */
     private final KafkaConsumer<String, byte[]> stateReader;
     private final Thread thread;
@@ -100,7 +93,6 @@ public final class ClusterMember implements AutoCloseable {
     private final CompletableFuture<Throwable> stopped = new CompletableFuture<>();
     /** Work handed to the member thread by other threads (a stream's end), run between polls. */
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final StateBudget budget;
 
     // The member thread's own.
     private final Set<Integer> owned = new TreeSet<>();
@@ -116,14 +108,8 @@ public final class ClusterMember implements AutoCloseable {
     /** Assigned at least once since it last lost its partitions (a member of the group), and why it stopped. */
     private volatile boolean joined;
     private volatile String stoppedBy;
-    private final AtomicLong statesWritten = new AtomicLong();
     private final AtomicLong resumed = new AtomicLong();
     private final AtomicLong tracksTakenUp = new AtomicLong();
-    /** Each running stream's last state record written (engine and member threads), for prompt changes. */
-    private final Map<String, ObjectNode> lastStates = new ConcurrentHashMap<>();
-    /** Each stream's offset of the last prompts message applied to it (kept in its state), -1 for none. */
-    private final Map<String, Long> promptsApplied = new ConcurrentHashMap<>();
-    private final Map<String, Object> stateLocks = new ConcurrentHashMap<>();
 
     private ClusterMember(Engine engine, KafkaClients clients, ClusterSettings cluster, String streamsTopic,
             String promptsTopic, Optional<String> deadLetterTopic, StreamDefaults defaults) {
@@ -137,7 +123,6 @@ public final class ClusterMember implements AutoCloseable {
         this.prompts = PromptsTopicWatcher.withoutFollower(engine, clients, deadLetterTopic);
         this.limits = engine.limits();
         this.rejections = new ControlRejections(engine.metrics(), clients, deadLetterTopic);
-        this.budget = new StateBudget(limits);
         int session = (int) cluster.sessionTimeout().toMillis();
         this.streams = clients.consumer("samstream-cluster-" + instanceId, Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, cluster.group(),
@@ -151,9 +136,10 @@ public final class ClusterMember implements AutoCloseable {
                 ConsumerConfig.GROUP_ID_CONFIG, cluster.group() + ".prompts",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest"), new StringDeserializer(), new ByteArrayDeserializer());
-        this.state = clients.producer("samstream-cluster-state-" + instanceId, Map.of(
+        this.state = new StateWriter(clients.producer("samstream-cluster-state-" + instanceId, Map.of(
                 ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 5,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"), new StringSerializer(), new ByteArraySerializer());
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"), new StringSerializer(), new ByteArraySerializer()),
+                cluster.stateTopic(), instanceId, limits, engine.metrics());
         this.stateReader = clients.consumer("samstream-cluster-state-reader-" + instanceId,
                 Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(),
                 new ByteArrayDeserializer());
@@ -256,7 +242,7 @@ public final class ClusterMember implements AutoCloseable {
 
     /** State records written so far. */
     public long statesWritten() {
-        return statesWritten.get();
+        return state.written();
     }
 
     /** Streams started here from another engine's state. */
@@ -346,17 +332,17 @@ public final class ClusterMember implements AutoCloseable {
         Set<String> changed = new HashSet<>();
         for (ConsumerRecord<String, byte[]> r : promptsConsumer.poll(POLL)) {
             handled.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
-            if (r.key() != null && r.offset() <= promptsApplied.getOrDefault(r.key(), -1L)) {
+            if (r.key() != null && r.offset() <= state.promptsApplied(r.key())) {
                 // Applied by the engine before us (its state holds it), which stopped before committing it.
                 log.info("cluster: prompts: the message at {}-{}@{} is in stream {}'s state already: not applied again",
                         r.topic(), r.partition(), r.offset(), LogSafe.of(r.key()));
                 continue;
             }
             try {
-                String stream = prompts.handle(r, budget::check);
+                String stream = prompts.handle(r, state.budget()::check);
                 if (stream != null) {
-                    budget.accepted(stream);
-                    promptsApplied.put(stream, r.offset());
+                    state.budget().accepted(stream);
+                    state.applied(stream, r.offset());
                     changed.add(stream);
                 }
             } catch (RuntimeException e) {
@@ -366,7 +352,12 @@ public final class ClusterMember implements AutoCloseable {
         }
         if (!changed.isEmpty()) {
             // The changes in the streams' states before their offsets are committed: a next owner has them.
-            changed.forEach(id -> engine.stream(id).ifPresent(this::promptsChanged));
+            changed.forEach(id -> engine.stream(id).ifPresent(h -> {
+                String json = definitions.get(id);
+                if (json != null) {
+                    state.promptsChanged(h, json);
+                }
+            }));
             state.flush();
         }
         if (!handled.isEmpty()) {
@@ -417,14 +408,10 @@ public final class ClusterMember implements AutoCloseable {
         if (r.value() == null && id != null && StreamSpec.ID.matcher(id).matches()) {
             definitions.remove(id);
             states.remove(id);
-            lastStates.remove(id);
-            promptsApplied.remove(id);
-            stateLocks.remove(id);
-            budget.forget(id);
             if (engine.remove(id)) {
                 log.info("stream definitions: {} removed", id);
             }
-            send(id, null);
+            state.removed(id);
             return;
         }
         String json = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
@@ -462,13 +449,13 @@ public final class ClusterMember implements AutoCloseable {
                                 + ": the state's frame " + (start.skipFrames() - 1) + " lies past the file's end ("
                                 + h.skipped() + " frames): it starts again from its first frame");
                         if (json.equals(definitions.get(spec.id())) && engine.stream(spec.id()).isEmpty()) {
-                            promptsApplied.remove(spec.id());
+                            state.noPromptsApplied(spec.id());
                             start(spec, json, fresh(json), null);
                         }
                     });
                     return;
                 }
-                writeState(h, json, true, Optional.empty());
+                state.write(h, json, true, Optional.empty());
             });
         } catch (RuntimeException e) {
             log.error("stream definitions: {} not started: {}", spec.id(), Errors.describe(e));
@@ -478,7 +465,7 @@ public final class ClusterMember implements AutoCloseable {
     private StreamStart.Progress progress(String json) {
         return (h, frame, pts) -> {
             if (frame % cluster.stateEveryFrames() == 0) {
-                writeState(h, json, false, h.tracker().takeState(frame));
+                state.write(h, json, false, h.tracker().takeState(frame));
             }
         };
     }
@@ -501,8 +488,8 @@ public final class ClusterMember implements AutoCloseable {
                         + "; it starts from its first frame");
             }
         }
-        if (stored == null || !stored.definition().equals(hash(json))) {
-            promptsApplied.remove(spec.id());
+        if (stored == null || !stored.definition().equals(StateWriter.hash(json))) {
+            state.noPromptsApplied(spec.id());
             return fresh(json);
         }
         long frame = stored.frame();
@@ -511,7 +498,7 @@ public final class ClusterMember implements AutoCloseable {
                     LogSafe.of(stored.engine()), frame);
             return null;
         }
-        promptsApplied.put(spec.id(), stored.promptsOffset());
+        state.applied(spec.id(), stored.promptsOffset());
         Optional<PromptsState> inForce = stored.prompts();
         // The mode that wrote it named its part; the stream's tracker takes up its own mode's state only.
         Optional<MemoryTrackerState> memory = stored.memory();
@@ -524,97 +511,6 @@ public final class ClusterMember implements AutoCloseable {
                 LogSafe.of(ids), inForce.map(PromptsState::changes).orElse(0L));
         return new StreamStart(frame + 1, spec.isLive() ? 0 : frame + 1, tracking, inForce,
                 cluster.stateEveryFrames(), progress(json));
-    }
-
-    /** One lock per stream for its state writes (not the handle's own monitor, which the pipeline uses). */
-    private Object stateLock(StreamHandle h) {
-        return stateLocks.computeIfAbsent(h.id(), id -> new Object());
-    }
-
-    /**
-     * Writes a stream's state: its progress, its tracks (when given) and its prompts in force. One stream's
-     * writes (the engine's thread, and this one's for prompt changes) are made one at a time, so the last
-     * record of a key holds the newest prompts.
-     */
-    private void writeState(StreamHandle h, String json, boolean ended, Optional<? extends TrackingState> tracking) {
-        synchronized (stateLock(h)) {
-            long frame = h.lastPublished();
-            if (frame < 0 && !ended) {
-                return;
-            }
-            ObjectNode o = JSON.createObjectNode();
-            o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", frame)
-                    .put("pts_ms", h.lastPublishedPts()).put("ended", ended);
-            tracking.ifPresent(s -> o.set(s.key(), s.toJson()));
-            if (!ended) {
-                lastStates.put(h.id(), o);
-            }
-            send(h, o);
-        }
-    }
-
-    /**
-     * A prompt change was applied to the stream: its last state written again with the prompts now in force
-     * (or, before its first published frame, a state of prompts only, to go on from its first frame).
-     */
-    private void promptsChanged(StreamHandle h) {
-        String json = definitions.get(h.id());
-        if (json == null) {
-            return;
-        }
-        synchronized (stateLock(h)) {
-            ObjectNode last = lastStates.get(h.id());
-            ObjectNode o;
-            if (last != null) {
-                o = last.deepCopy();
-            } else {
-                o = JSON.createObjectNode();
-                o.put("stream", h.id()).put("engine", instanceId).put("definition", hash(json)).put("frame", -1L)
-                        .put("pts_ms", -1L).put("ended", false);
-            }
-            send(h, o);
-        }
-    }
-
-    /**
-     * Sends a stream's state with its prompts as of its frame and the offset of the last prompt applied, compressed
-     * ({@link StateRecord#encode}). Prompt changes that would make it larger than max-state-bytes are refused
-     * before they apply ({@link StateBudget}); should the tracks alone pass it, that is logged as an error and
-     * counted (it is still sent while Kafka takes it).
-     */
-    private void send(StreamHandle h, ObjectNode o) {
-        o.set("prompts", h.prompts().export(o.path("frame").asLong()).toJson());
-        o.put("prompts_offset", promptsApplied.getOrDefault(h.id(), -1L)).put("written_at", Instant.now().toString());
-        try {
-            byte[] value = StateRecord.encode(o);
-            budget.written(h.id(), value.length);
-            if (value.length > limits.maxStateBytes()) {
-                engine.metrics().controlRejected("state", ControlRejected.TOO_LARGE).increment();
-                log.error("cluster: stream {}: its state is {} bytes compressed, more than samstream.limits."
-                        + "max-state-bytes = {}", h.id(), value.length, limits.maxStateBytes());
-            }
-            send(h.id(), value);
-        } catch (IOException e) {
-            log.warn("cluster: stream {}: state not written: {}", h.id(), Errors.describe(e));
-        }
-    }
-
-    private void send(String id, byte[] value) {
-        try {
-            state.send(new ProducerRecord<>(cluster.stateTopic(), id, value), (meta, e) -> {
-                if (e != null) {
-                    log.warn("cluster: stream {}: state not written: {}", id, Errors.describe(e));
-                } else {
-                    statesWritten.incrementAndGet();
-                }
-            });
-        } catch (RuntimeException e) {
-            log.warn("cluster: stream {}: state not written: {}", id, Errors.describe(e));
-        }
-    }
-
-    private static String hash(String json) {
-        return Integer.toHexString(json.hashCode()) + "-" + json.length();
     }
 
     /** Streams of these partitions stop; with {@code keep}, each one's state is written once it stopped. */
@@ -643,7 +539,7 @@ public final class ClusterMember implements AutoCloseable {
             StreamHandle.Result r = h.result().toCompletableFuture().getNow(null);
             // A file that ended wrote its state already; a failed stream keeps its last periodic one.
             if (keep && json != null && h.lastPublished() >= 0 && r != null && r.state() == StreamHandle.State.REMOVED) {
-                writeState(h, json, false, h.tracker().stateAfter(h.lastPublished()));
+                state.write(h, json, false, h.tracker().stateAfter(h.lastPublished()));
             }
         }
         if (keep && b == null) {
@@ -651,10 +547,7 @@ public final class ClusterMember implements AutoCloseable {
         }
         partitionOf.values().removeIf(ps::contains);
         definitions.keySet().removeIf(id -> !partitionOf.containsKey(id));
-        lastStates.keySet().removeIf(id -> !partitionOf.containsKey(id));
-        stateLocks.keySet().removeIf(id -> !partitionOf.containsKey(id));
-        budget.retain(partitionOf::containsKey);
-        promptsApplied.keySet().removeIf(id -> !partitionOf.containsKey(id));
+        state.retain(partitionOf::containsKey);
         owned.removeAll(ps);
         ownedView = Set.copyOf(owned);
         ps.forEach(loading::remove);
