@@ -56,7 +56,7 @@ class CudaEngineGpuTest {
 
     /**
      * The CUDA encoder's embeddings (of frames read where the decoder left them) under the CPU's prompt side track
-     * as the CPU (on the H200: worst IoU 0.997): the encoder half of the engine on its own.
+     * as the CPU: the encoder half of the engine on its own.
      */
     @Test
     void cudaEncoderUnderTheCpuDecoderTracksAsTheCpu() throws Exception {
