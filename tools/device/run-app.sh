@@ -14,7 +14,9 @@
 #   sam2     io.samstream.bench.Sam2VideoBench (hiera_tiny 1x1, 1x8) then Meta's SAM2VideoPredictorVOS, compiled
 #            (bench/sam2_torch.py --predictor vos; GEMM and conv autotuning on ATen to fit the run), then Meta's eager
 #            predictor: the three in one call, $OUT/sam2-{video,vos,eager}.tsv. Needs ".ref" (Meta's sam2 package) carried.
-#            SAM2_MODELS, SAM2_COMPILE_MODE override.
+#            SAM2_MODELS, SAM2_COMPILE_MODE, SAM2_PREDICTORS ("vos eager") override.
+#   memory   io.samstream.bench.MemoryModeBench: memory mode, live 1080p30 cameras x K objects ($OUT/memory-mode.md;
+#            MEMORY_MODEL, MEMORY_LIVE, MEMORY_OBJECTS, MEMORY_SECONDS, MEMORY_TIMEOUT override)
 #   bash .device/stage-scripts/run-app.sh [demo] [nvdec] [stream] [track] [gputests] [sam2]  (default: the first four)
 set -uo pipefail
 stage=.device/stage
@@ -112,7 +114,7 @@ PY
                 --models "$models" --scenarios 1x1,1x8 --frames 40 --warmup 16 --repeats 3 \
                 > "$out/sam2-video-log.txt" 2>&1 || status=1
             cat "$out/sam2-video.tsv"
-            for predictor in vos eager; do
+            for predictor in ${SAM2_PREDICTORS:-vos eager}; do
                 TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN TORCHINDUCTOR_MAX_AUTOTUNE_CONV_BACKENDS=ATEN \
                     PYTHONPATH="$PWD/.ref:$PWD/tools/sam2_fixtures" timeout 420 python3 bench/sam2_torch.py \
                     "$out/sam2-$predictor.tsv" --models "$models" --frames 30 --predictor "$predictor" \
@@ -120,6 +122,14 @@ PY
                 tail -4 "$out/sam2-$predictor-log.txt"
                 save
             done
+            ;;
+        memory)
+            # Memory mode at engine level: live 1080p30 test-pattern cameras, K objects each (MemoryModeBench).
+            timeout "${MEMORY_TIMEOUT:-400}" java -Xmx48g -cp "$cp" io.samstream.bench.MemoryModeBench \
+                "$out/memory-mode.md" --model "${MEMORY_MODEL:-hiera_tiny}" --device cuda \
+                --live "${MEMORY_LIVE:-1,8,16}" --objects "${MEMORY_OBJECTS:-1,4}" --seconds "${MEMORY_SECONDS:-30}" \
+                > "$out/memory-mode-log.txt" 2>&1 || status=1
+            cat "$out/memory-mode.md" 2>/dev/null || tail -20 "$out/memory-mode-log.txt"
             ;;
         gputests)
             g=.device/gputests
