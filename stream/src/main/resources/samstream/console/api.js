@@ -11,10 +11,11 @@ export class ApiError extends Error {
     this.body = body;
   }
 
-  /** The error as the console shows it: the status, the API's words and the field at fault. */
+  /** The error as the console shows it: the status, the reason code (a refused prompt's), the API's words and the field. */
   describe() {
     const field = this.body && this.body.field ? ` (field: ${this.body.field})` : '';
-    return `${this.status}: ${this.message}${field}`;
+    const reason = this.body && this.body.reason ? ` ${this.body.reason}` : '';
+    return `${this.status}${reason}: ${this.message}${field}`;
   }
 }
 

@@ -3,6 +3,7 @@
 
 import { call, liveUrl, liveProtocols, ApiError } from './api.js';
 import * as prompts from './prompts.js';
+import { ConceptPanel, exemplar } from './concepts.js';
 
 const PREVIEW_WIDTH = 640;
 const DRAG_PIXELS = 6;
@@ -41,12 +42,22 @@ export class StreamCard {
         <div class="note">waiting for frames...</div></div>
       <div class="figures"><span class="fps"></span><span class="latency"></span><span class="dropped"></span>
         <span class="frame-index"></span></div>
+      <div class="concepts">
+        <div class="concepts-reason muted" hidden></div>
+        <ul class="concept-list"></ul>
+        <form class="add-concept">
+          <input name="text" size="24" maxlength="200" placeholder="a concept, e.g. person" aria-label="concept">
+          <button type="submit">find</button>
+          <span class="exemplars muted"></span> <button type="button" class="clear-exemplars">clear boxes</button>
+        </form>
+      </div>
       <ul class="objects"></ul>`;
     el.querySelector('.name').textContent = stream.id;
     this.canvas = el.querySelector('canvas');
     this.overlay = el.querySelector('canvas.overlay');
     this.note = el.querySelector('.note');
     this.list = el.querySelector('.objects');
+    this.concepts = new ConceptPanel(el.querySelector('.concepts'), m => this.send(m));
     el.querySelector('.remove-stream').addEventListener('click', () => this.removeStream());
     this.canvas.addEventListener('pointerdown', e => this.pointerDown(e));
     this.canvas.addEventListener('pointermove', e => this.pointerMove(e));
@@ -82,6 +93,7 @@ export class StreamCard {
     if (!stream.here) {
       this.note.textContent = stream.engine ? `runs on engine ${stream.engine}: its preview is there` : 'not running here';
     }
+    this.concepts.update(stream);
     this.renderObjects();
   }
 
@@ -148,6 +160,9 @@ export class StreamCard {
       this.pending.delete(id);
     }
     this.renderObjects();
+    if (!this.start) {
+      this.drawLabels();
+    }
   }
 
   /** The list, updated in place (an item stays the same element, so a click on it is never lost). */
@@ -181,6 +196,31 @@ export class StreamCard {
         this.list.insertBefore(li, next);
       }
       previous = li;
+    }
+  }
+
+  /** Each visible object's concept over its box on the picture (canvas text: never HTML). */
+  drawLabels() {
+    const g = this.overlay.getContext('2d');
+    g.clearRect(0, 0, this.overlay.width, this.overlay.height);
+    if (!this.frame || !this.frame.width) {
+      return;
+    }
+    const sx = this.overlay.width / this.frame.width;
+    const sy = this.overlay.height / this.frame.height;
+    g.font = '12px system-ui, sans-serif';
+    g.textBaseline = 'bottom';
+    for (const o of this.frame.objects) {
+      if (!o.concept || !o.box) {
+        continue;
+      }
+      const x = o.box[0] * sx;
+      const y = Math.max(14, o.box[1] * sy);
+      const w = g.measureText(o.concept).width + 6;
+      g.fillStyle = 'rgba(0, 0, 0, 0.6)';
+      g.fillRect(x, y - 14, w, 14);
+      g.fillStyle = o.colour || '#fff';
+      g.fillText(o.concept, x + 3, y);
     }
   }
 
@@ -232,6 +272,16 @@ export class StreamCard {
     this.overlay.getContext('2d').clearRect(0, 0, this.overlay.width, this.overlay.height);
     const moved = Math.hypot(e.clientX - start.client[0], e.clientY - start.client[1]);
     const end = this.toFrame(e);
+    if (this.concepts.enabled) {
+      if (moved >= DRAG_PIXELS) {
+        this.concepts.addBox(exemplar(start.frame, end, e.shiftKey ? 0 : 1));
+      } else {
+        this.say(`stream ${this.id}: its model finds objects by concepts: type a phrase and press find (drag boxes`
+            + ' first to give exemplars)', true);
+      }
+      this.drawLabels();
+      return;
+    }
     if (moved >= DRAG_PIXELS) {
       this.addObject(id => prompts.addBox(id, start.frame, end));
     } else if (e.shiftKey) {
@@ -275,9 +325,21 @@ export class StreamCard {
     }
   }
 
+  /** Posts a prompts message; resolves to whether the engine took it (a refusal is said with its reason). */
   async send(message) {
     try {
       const r = await call('POST', `/api/v1/streams/${encodeURIComponent(this.id)}/prompts`, message);
+      if (message.op === 'concept' || message.op === 'remove-concept') {
+        const concepts = (this.stream.concepts || []).filter(t => t !== message.text);
+        if (message.op === 'concept') {
+          concepts.push(message.text);
+        }
+        this.stream = { ...this.stream, concepts };
+        this.concepts.update(this.stream);
+        this.say(`stream ${this.id}: ${message.op === 'concept' ? 'looks for' : 'no longer looks for'} "${message.text}"`
+            + (r.body.applied ? ` from frame ${r.body.frame}` : ' (queued)'), false);
+        return true;
+      }
       if (message.op === 'remove') {
         this.objects.delete(message.object);
         this.given.delete(message.object);
@@ -288,8 +350,10 @@ export class StreamCard {
       this.renderObjects();
       this.say(`stream ${this.id}: ${message.op} of object ${message.object}` +
           (r.body.applied ? ` from frame ${r.body.frame}` : ' queued'), false);
+      return true;
     } catch (e) {
       this.say(`stream ${this.id}: the prompt was refused: ${e instanceof ApiError ? e.describe() : e.message}`, true);
+      return false;
     }
   }
 

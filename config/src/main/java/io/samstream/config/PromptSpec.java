@@ -14,8 +14,11 @@ import java.util.Set;
  * @param objects  explicit objects, ids unique
  * @param grid     N for an N x N point grid (objects {@code gridIdBase + 0 .. N*N-1}, row by row), 0 for none
  * @param concepts noun phrases to find ("person", "forklift"), stripped, distinct, in order; SAM 3 only
+ * @param conceptsEveryFrames this stream's detection cadence in concept tracking (the detector runs on every n-th
+ *                 frame), 1 to {@link EngineSettings.Tracking#MAX_CONCEPTS_EVERY_FRAMES}; 0: the engine's
+ *                 {@code samstream.tracking.concepts.every-frames}. SAM 3 only
  */
-public record PromptSpec(List<ObjectPrompt> objects, int grid, List<String> concepts) {
+public record PromptSpec(List<ObjectPrompt> objects, int grid, List<String> concepts, int conceptsEveryFrames) {
     /** Concepts one stream may have at all ({@code samstream.limits.max-concepts-per-stream} may lower it). */
     public static final int MAX_CONCEPTS = 16;
     /** The longest concept at all ({@code samstream.limits.max-concept-chars} may lower it). */
@@ -32,6 +35,11 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid, List<String> conc
     public PromptSpec {
         objects = List.copyOf(objects);
         concepts = concepts(concepts);
+        if (conceptsEveryFrames < 0 || conceptsEveryFrames > EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES) {
+            throw new IllegalArgumentException("concepts-every-frames must be 1 to "
+                    + EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES + " (or left out: the engine's"
+                    + " samstream.tracking.concepts.every-frames), got " + conceptsEveryFrames);
+        }
         if (grid < 0 || grid > MAX_GRID) {
             throw new IllegalArgumentException("grid must be 0 (none) to " + MAX_GRID + ", got " + grid);
         }
@@ -50,6 +58,16 @@ public record PromptSpec(List<ObjectPrompt> objects, int grid, List<String> conc
     /** Objects and/or a grid, no concepts. */
     public PromptSpec(List<ObjectPrompt> objects, int grid) {
         this(objects, grid, List.of());
+    }
+
+    /** With the engine's detection cadence. */
+    public PromptSpec(List<ObjectPrompt> objects, int grid, List<String> concepts) {
+        this(objects, grid, concepts, 0);
+    }
+
+    /** The same prompts, detecting concepts every {@code n}-th frame (0: the engine's cadence). */
+    public PromptSpec withConceptsEveryFrames(int n) {
+        return new PromptSpec(objects, grid, concepts, n);
     }
 
     /** Concepts alone. */

@@ -18,7 +18,8 @@ import java.util.Set;
  */
 public final class StreamSpecs {
     private static final Set<String> STREAM_KEYS = Set.of("id", "location", "live", "decoder", "prompts");
-    private static final Set<String> PROMPT_KEYS = Set.of("objects", "grid", "concepts");
+    private static final Set<String> PROMPT_KEYS = Set.of("objects", "grid", "concepts",
+            "concepts-every-frames");
     private static final Set<String> OBJECT_KEYS = Set.of("id", "points", "box");
 
     private StreamSpecs() {}
@@ -65,7 +66,7 @@ public final class StreamSpecs {
 
     /**
      * A prompts section: {@code objects = [{id, points = [[x, y, label?], ...], box = [x0, y0, x1, y1]}], grid = N,
-     * concepts = ["person", ...]}.
+     * concepts = ["person", ...], concepts-every-frames = N}.
      */
     static PromptSpec prompts(Config c, String where) {
         unknownKeys(c, PROMPT_KEYS, where);
@@ -96,8 +97,17 @@ public final class StreamSpecs {
                 concepts.add(phrase);
             }
         }
+        int every = 0;
+        if (c.hasPath("concepts-every-frames")) {
+            every = integer(c, "concepts-every-frames", where);
+            if (every < 1 || every > EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES) {
+                throw new ConfigException(where + ".concepts-every-frames: must be 1 to "
+                        + EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES + " (the detector runs on every n-th"
+                        + " frame), got " + every);
+            }
+        }
         try {
-            return new PromptSpec(objects, grid, concepts);
+            return new PromptSpec(objects, grid, concepts, every);
         } catch (IllegalArgumentException e) {
             throw new ConfigException(where + ": " + e.getMessage(), e);
         }

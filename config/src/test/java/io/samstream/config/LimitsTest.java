@@ -65,6 +65,33 @@ class LimitsTest {
         assertEquals(1, ConfigLoader.load(h).streams().size());
     }
 
+    /** prompts.concepts-every-frames: a stream's own cadence, 1 to the global key's bound, in the file and the topic. */
+    @Test
+    void aStreamsConceptCadenceIsReadAndBounded() throws IOException {
+        SamstreamConfig c = ConfigLoader.load(write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts {"
+                + " concepts = [person], concepts-every-frames = 7 }}, {id = yard, location = \"b.mp4\", prompts {"
+                + " concepts = [person] }}]"));
+        assertEquals(7, c.streams().get(0).prompts().conceptsEveryFrames());
+        assertEquals(0, c.streams().get(1).prompts().conceptsEveryFrames(), "left out: the engine's cadence");
+        for (String bad : new String[] {"0", "10001", "-1", "often"}) {
+            Path p = write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts { concepts = [person],"
+                    + " concepts-every-frames = " + bad + " }}]");
+            ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(p), bad);
+            assertTrue(e.getMessage().contains("(dock).prompts.concepts-every-frames"), e.getMessage());
+            if (!bad.equals("often")) {
+                assertTrue(e.getMessage().contains("must be 1 to " + EngineSettings.Tracking.MAX_CONCEPTS_EVERY_FRAMES
+                        + " (the detector runs on every n-th frame), got " + bad), e.getMessage());
+            }
+        }
+        StreamSpec topic = StreamSpecs.fromJson("dock", "{\"location\": \"a.mp4\", \"prompts\": {\"concepts\":"
+                + " [\"pallet\"], \"concepts-every-frames\": 4}}", c.streamDefaults());
+        assertEquals(4, topic.prompts().conceptsEveryFrames());
+        ConfigException e = assertThrows(ConfigException.class, () -> StreamSpecs.fromJson("dock", "{\"location\":"
+                + " \"a.mp4\", \"prompts\": {\"concepts-every-frames\": 20000}}", c.streamDefaults()));
+        assertTrue(e.getMessage().contains("stream definition 'dock'.prompts.concepts-every-frames: must be 1 to"),
+                e.getMessage());
+    }
+
     @Test
     void conceptsAreReadFromAStreamAndHeldToTheConceptLimits() throws IOException {
         SamstreamConfig c = ConfigLoader.load(write("samstream.streams = [{id = dock, location = \"a.mp4\", prompts {"

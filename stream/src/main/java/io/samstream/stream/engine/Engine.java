@@ -350,7 +350,7 @@ public final class Engine implements AutoCloseable {
         StreamTracker tracker;
         try {
             // A fresh tracker per run: a redefined stream starts with fresh tracks, and no stream sees another's.
-            tracker = lane.tracking().open(spec.id(), metrics.tracking(spec.id()));
+            tracker = lane.tracking().open(spec, metrics.tracking(spec.id()));
             start.tracking().ifPresent(tracker::takeUp);
             tracker.keepStateEvery(start.stateEvery());
         } catch (RuntimeException | Error e) {

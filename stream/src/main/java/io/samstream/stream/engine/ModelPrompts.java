@@ -22,6 +22,10 @@ final class ModelPrompts {
             return "stream " + spec.id() + ": prompts." + (p.objects().isEmpty() ? "grid" : "objects")
                     + ": a SAM 3 checkpoint finds objects by prompts.concepts, not by points, boxes or a grid";
         }
+        if (!concepts && p.conceptsEveryFrames() > 0) {
+            return "stream " + spec.id() + ": prompts.concepts-every-frames needs a SAM 3 checkpoint (sam3.pt); this"
+                    + " engine's model takes points, boxes or a grid";
+        }
         if (!concepts && !p.concepts().isEmpty()) {
             return "stream " + spec.id() + ": prompts.concepts needs a SAM 3 checkpoint (sam3.pt); this engine's"
                     + " model takes points, boxes or a grid";

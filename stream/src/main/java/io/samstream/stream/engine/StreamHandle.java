@@ -149,6 +149,19 @@ public final class StreamHandle {
         return prompts.latest().ids();
     }
 
+    /** Whether its model finds objects by concepts (SAM 3) rather than by points and boxes. */
+    public boolean findsConcepts() {
+        return tracker.findsConcepts();
+    }
+
+    /**
+     * The concepts its newest prompts look for (SAM 3) with their exemplar boxes, in the order asked for, pending
+     * changes included.
+     */
+    public java.util.List<io.samstream.stream.track.ConceptPrompt> concepts() {
+        return prompts.latest().concepts();
+    }
+
     /** This run's prompts (a redefined stream starts again from its configured prompts). */
     StreamPrompts prompts() {
         return prompts;

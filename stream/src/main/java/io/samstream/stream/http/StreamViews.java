@@ -90,6 +90,9 @@ final class StreamViews {
         }
         ArrayNode prompted = o.putArray("prompted");
         new java.util.TreeSet<>(h.promptedIds()).forEach(prompted::add);
+        o.put("finds_concepts", h.findsConcepts());
+        ArrayNode concepts = o.putArray("concepts");
+        h.concepts().forEach(c -> concepts.add(c.text()));
         ArrayNode objects = o.putArray("objects");
         Map<Integer, MaskRecord.ObjectMask> masks = new TreeMap<>();
         f.last().ifPresent(r -> r.objects().forEach(m -> masks.put(m.id(), m)));

@@ -207,7 +207,8 @@ class RecordSchemasTest {
                 "{\"location\":\"testpattern:160x120@5?live=true\",\"live\":\"true\",\"decoder\":\"cpu\","
                         + "\"prompts\":{\"grid\":2}}",
                 "{\"id\":\"k\",\"location\":\"/v.mp4\",\"live\":false,\"prompts\":{\"objects\":[{\"id\":3,"
-                        + "\"points\":[[60,120,1],[5,5,0]],\"box\":[10,20,110,220]}]}}");
+                        + "\"points\":[[60,120,1],[5,5,0]],\"box\":[10,20,110,220]}]}}",
+                "{\"location\":\"/v.mp4\",\"prompts\":{\"concepts\":[\"person\"],\"concepts-every-frames\":5}}");
         for (String g : good) {
             StreamSpecs.fromJson("k", g, defaults);
             assertEquals(List.of(), errors(schema, g), g);
@@ -221,7 +222,10 @@ class RecordSchemasTest {
                 "{\"location\":\"/v.mp4\",\"prompts\":{\"grid\":40}}",
                 "{\"location\":\"/v.mp4\",\"prompts\":{\"gird\":2}}",
                 "{\"location\":\"/v.mp4\",\"prompts\":{\"objects\":[{\"id\":1}]}}",
-                "{\"location\":\"/v.mp4\",\"prompts\":{\"objects\":[{\"id\":1,\"box\":[1,2]}]}}");
+                "{\"location\":\"/v.mp4\",\"prompts\":{\"objects\":[{\"id\":1,\"box\":[1,2]}]}}",
+                "{\"location\":\"/v.mp4\",\"prompts\":{\"concepts\":[\"person\"],\"concepts-every-frames\":0}}",
+                "{\"location\":\"/v.mp4\",\"prompts\":{\"concepts-every-frames\":10001}}",
+                "{\"location\":\"/v.mp4\",\"prompts\":{\"concepts-every-frames\":\"often\"}}");
         for (String b : bad) {
             assertFalse(errors(schema, b).isEmpty(), b);
             try {

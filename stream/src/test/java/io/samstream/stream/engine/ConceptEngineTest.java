@@ -170,6 +170,32 @@ class ConceptEngineTest {
         }
     }
 
+    /**
+     * prompts.concepts-every-frames: each stream's detector runs on its own cadence (frames 0, n, 2n, ...); a stream
+     * without one keeps the engine's (1000 here: its first frame only). Counted by the trackers' detection frames.
+     */
+    @Test
+    void eachStreamDetectsOnItsOwnCadence() throws Exception {
+        CollectingSink sink = new CollectingSink();
+        try (Engine engine = engine(sink, Limits.DEFAULTS)) {
+            PromptSpec concepts = PromptSpec.ofConcepts(List.of("square"));
+            StreamHandle every = engine.add(TestSources.spec("every", "testpattern:96x64@10?frames=10", false,
+                    concepts.withConceptsEveryFrames(1)));
+            StreamHandle fifth = engine.add(TestSources.spec("fifth", "testpattern:96x64@10?frames=10", false,
+                    concepts.withConceptsEveryFrames(5)));
+            StreamHandle global = engine.add(TestSources.spec("global", "testpattern:96x64@10?frames=10", false,
+                    concepts));
+            for (StreamHandle h : List.of(every, fifth, global)) {
+                assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS)
+                        .state(), h.id());
+                assertEquals(FRAMES, sink.of(h.id()).size(), h.id() + ": one record per frame");
+            }
+            assertEquals(10, every.tracker(ConceptStreamTracker.class).detectionFrames(), "every frame");
+            assertEquals(2, fifth.tracker(ConceptStreamTracker.class).detectionFrames(), "frames 0 and 5");
+            assertEquals(1, global.tracker(ConceptStreamTracker.class).detectionFrames(), "the engine's 1000: frame 0");
+        }
+    }
+
     /** A reset ends every object (reported lost on its frame) and the configured concepts are detected afresh. */
     @Test
     void aResetEndsTheObjectsAndFindsTheConceptsAfresh() throws Exception {

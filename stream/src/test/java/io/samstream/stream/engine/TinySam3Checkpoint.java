@@ -24,7 +24,7 @@ import java.util.Map;
  * mechanics (ids, concepts, records), never useful masks. About 4.9 MB of fp32 (the tracker's fixed-width mask
  * decoder MLP and mask downsampler are most of it), written at test time and never committed.
  */
-final class TinySam3Checkpoint {
+public final class TinySam3Checkpoint {
     /** gpu's tiny SAM 3 (Sam3Weights.TINY): ViT 48 x 4 at 112 pixels, text 64 x 2, detector 32 wide, 20 queries. */
     static final Sam3Config TINY = new Sam3Config(
             new Sam3Config.Vision(112, 14, 48, 4, 2, 222, 4, new int[] {1, 3}, 4, 4),
@@ -40,7 +40,7 @@ final class TinySam3Checkpoint {
     private TinySam3Checkpoint() {}
 
     /** Writes {@code sam3-tiny.safetensors} and its vocabulary into {@code dir}; returns the checkpoint. */
-    static Path write(Path dir) throws IOException {
+    public static Path write(Path dir) throws IOException {
         Map<String, int[]> shapes = Sam3Shapes.shapes(TINY);
         shapes.putAll(Sam3Shapes.trackerShapes(TINY, TINY_TRACKER));
         Map<String, Tensor> map = new LinkedHashMap<>();

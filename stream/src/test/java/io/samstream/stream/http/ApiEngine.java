@@ -39,6 +39,11 @@ final class ApiEngine implements AutoCloseable {
     }
 
     static ApiEngine start(Path dir, String settings, HttpClient client) throws IOException {
+        return start(dir, Path.of(TINY), settings, client);
+    }
+
+    /** An engine of that checkpoint (e.g. a tiny SAM 3's) and {@code samstream { ... }} settings. */
+    static ApiEngine start(Path dir, Path checkpoint, String settings, HttpClient client) throws IOException {
         Path conf = Files.writeString(Files.createTempFile(dir, "api", ".conf"), """
                 samstream {
                   model.checkpoint = "%s"
@@ -48,7 +53,7 @@ final class ApiEngine implements AutoCloseable {
                   http.port = 0
                   %s
                 }
-                """.formatted(TINY, settings));
+                """.formatted(checkpoint.toAbsolutePath(), settings));
         SamstreamConfig config = ConfigLoader.load(conf);
         return new ApiEngine(SamstreamRuntime.start(config, VideoConnectors.sources(), c -> Optional.empty()), client);
     }

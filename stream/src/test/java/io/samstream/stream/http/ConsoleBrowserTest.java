@@ -13,7 +13,6 @@ import io.samstream.gpu.mask.CocoRle;
 import io.samstream.stream.app.Demo;
 import io.samstream.stream.app.DemoUi;
 import io.samstream.stream.app.SamstreamRuntime;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +27,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,8 +36,6 @@ import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -52,8 +48,6 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  */
 @Timeout(300)
 class ConsoleBrowserTest {
-    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
     static final Path SCREENSHOT = Path.of("../docs/console.png");
     /** The demo scene's generator, to know where its shapes are in the frame the console shows. */
     static final TestPatternSource SCENE = scene();
@@ -63,14 +57,12 @@ class ConsoleBrowserTest {
 
     @Test
     void aClickOnAShapeFollowsItAsANewObject() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "no " + CHROMIUM + " or " + CHROMEDRIVER + " here: install Debian's chromium and chromium-driver"
-                        + " (.ci/run does) to run the console's browser test");
+        ConsoleBrowser.assumeInstalled();
         SamstreamConfig base = ConfigLoader.validate(ConfigFactory.parseString("samstream { device = cpu }")
                 .withFallback(ConfigFactory.defaultReference()).resolve(), "test");
         try (SamstreamRuntime rt = DemoUi.start(base, Optional.of(Demo.Model.SAM), dir.resolve("demo"), OptionalInt.of(0));
              KafkaConsumer<String, byte[]> masks = masksFromNow(rt)) {
-            ChromeDriver browser = chromium();
+            ChromeDriver browser = ConsoleBrowser.start();
             try {
                 browser.get(rt.httpServer().orElseThrow().url());
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(90));
@@ -80,6 +72,12 @@ class ConsoleBrowserTest {
                 System.out.printf("console: the live picture after %.1f s%n", (System.nanoTime() - started) / 1e9);
                 WebElement canvas = browser.findElement(picture);
                 assertTrue(painted(browser, canvas), "the live picture shows the stream");
+                // The bundled SAM takes no concepts: the card shows no concept controls and says why.
+                WebElement concepts = browser.findElement(By.cssSelector("article[data-stream='demo'] .concepts"));
+                assertTrue(concepts.findElement(By.className("concepts-reason")).getText().contains("SAM 3"),
+                        "the card says concepts need SAM 3");
+                assertFalse(concepts.findElement(By.cssSelector("form.add-concept")).isDisplayed(),
+                        "no concept form on a SAM stream");
 
                 // A shape no object covers (ids 1-2 were prompted on shapes 0 and 1; tracking may have moved them), where
                 // the shown frame has it clear of the other shapes.
@@ -173,18 +171,6 @@ class ConsoleBrowserTest {
             }
         }
         return null;
-    }
-
-    private static ChromeDriver chromium() throws Exception {
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--user-data-dir=" + Files.createTempDirectory("samstream-chromium"), "--window-size=1200,1000");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort().withLogFile(new File(System.getProperty("java.io.tmpdir"), "samstream-chromedriver.log"))
-                .build();
-        return new ChromeDriver(service, options);
     }
 
     /** Whether the canvas holds a picture (not one colour). */

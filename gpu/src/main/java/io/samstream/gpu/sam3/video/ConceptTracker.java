@@ -81,6 +81,11 @@ final class ConceptTracker {
      * Frame {@code t}: {@code detect} whether the detector runs (the concept's first frame always), {@code capacity}
      * how many new objects the stream may still take, {@code ids} the stream's id source.
      */
+    /** Whether it has had its first frame (the detector runs on a concept's first frame whatever the cadence). */
+    boolean started() {
+        return started;
+    }
+
     Result step(int t, VisionFeatures vision, FrameFeatures f, int width, int height, boolean detect, int capacity,
             LongSupplier ids) {
         Sam3TrackerConfig c = model.config();

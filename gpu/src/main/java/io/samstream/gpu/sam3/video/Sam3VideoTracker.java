@@ -39,6 +39,8 @@ public final class Sam3VideoTracker implements AutoCloseable {
     private final Map<Concept, ConceptTracker> concepts = new LinkedHashMap<>();
     private int frame;
     private long nextId;
+    /** Frames on which the detector ran for at least one concept. */
+    private volatile long detectionFrames; // written by its steps (one at a time), read by anyone
 
     Sam3VideoTracker(Sam3VideoModel model, ConceptDetector detector, TrackerPasses passes,
             Sam3VideoSettings settings) {
@@ -105,7 +107,9 @@ public final class Sam3VideoTracker implements AutoCloseable {
                 FrameFeatures features = model.tracker().features(model.detector().pool(),
                         model.detector().trackerLevels(vision));
                 boolean detect = t % settings.everyFrames() == 0;
+                boolean detected = false;
                 for (ConceptTracker ct : concepts.values()) {
+                    detected |= detect || !ct.started();
                     int capacity = settings.maxObjects() - objectCount();
                     ConceptTracker.Result r = ct.step(t, vision, features, width, height, detect, capacity,
                             () -> nextId++);
@@ -114,10 +118,18 @@ public final class Sam3VideoTracker implements AutoCloseable {
                     lost.addAll(r.lost());
                     dropped.addAll(r.dropped());
                 }
+                if (detected) {
+                    detectionFrames++;
+                }
             }
             objects.sort(Comparator.comparingLong(TrackedObject::id));
             return new VideoStep(t, objects, hidden, lost, dropped);
         }
+    }
+
+    /** Frames so far on which the detector ran for at least one concept (the cadence, and concepts' first frames). */
+    public long detectionFrames() {
+        return detectionFrames;
     }
 
     /** Objects tracked now, all concepts. */

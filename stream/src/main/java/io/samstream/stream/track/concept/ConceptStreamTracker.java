@@ -73,6 +73,11 @@ public final class ConceptStreamTracker implements StreamTracker {
         return f;
     }
 
+    /** Frames so far on which its detector ran (its cadence, and each concept's first frame). */
+    public long detectionFrames() {
+        return tracker.detectionFrames();
+    }
+
     /** The objects it tracks now, all concepts. */
     public int objectCount() {
         return tracker.objectCount();

@@ -1,6 +1,7 @@
 package io.samstream.stream.track.concept;
 
 import io.samstream.config.EngineSettings;
+import io.samstream.config.StreamSpec;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import io.samstream.gpu.sam3.video.Sam3VideoSettings;
 import io.samstream.stream.track.Tracking;
@@ -9,7 +10,7 @@ import io.samstream.stream.track.TrackingMeters;
 /**
  * SAM 3's concept tracking on one model: a {@link ConceptStreamTracker} per run of a stream, with the model's
  * settings and what {@code samstream.tracking} says of the cadence and of lost objects: {@code concepts.every-frames}
- * (detection), {@code hidden-lost-after} (frames without a mask before an object is lost) and {@code
+ * (detection; a stream's {@code prompts.concepts-every-frames} overrides it), {@code hidden-lost-after} (frames without a mask before an object is lost) and {@code
  * memory-forget-after} (further frames it is still followed, found again when its mask comes back).
  */
 public final class ConceptTracking implements Tracking {
@@ -36,5 +37,13 @@ public final class ConceptTracking implements Tracking {
     @Override
     public ConceptStreamTracker open(String stream, TrackingMeters meters) {
         return new ConceptStreamTracker(stream, model.openStream(settings), meters);
+    }
+
+    /** The stream's own detection cadence ({@code prompts.concepts-every-frames}) when it has one, else the engine's. */
+    @Override
+    public ConceptStreamTracker open(StreamSpec spec, TrackingMeters meters) {
+        int every = spec.prompts().conceptsEveryFrames();
+        return new ConceptStreamTracker(spec.id(), model.openStream(every > 0 ? settings.withEveryFrames(every)
+                : settings), meters);
     }
 }
