@@ -102,7 +102,7 @@ namespace gemm_sm90_tma {
 // v = (acc (+ bias)) (-> GELU), then per row and 128-column block h: amax, the scale to out_scale[row, block_n / 128 +
 // h] (out_scale [M, N / 128]) and the e4m3 bytes staged in `out` (one 64 x 128-byte box, 128-byte swizzled as map_c
 // reads it: row r's 16-byte chunk c at r * 128 + (c ^ r % 8) * 16) and stored by one TMA store (map_c: u8 [M, N], box
-// 128 x 64). Columns past N do not occur (N % 128); rows past M are computed but neither stored nor given a scale.
+// 128 x 64). Blocks past N are skipped (N % 128 == 0); rows past M are computed but neither stored nor given a scale.
 template <int BN>
 __device__ __forceinline__ void stage_and_store_tile_e4m3(float (&acc)[BN / 2], const bf16* __restrict__ bias,
                                                           float* __restrict__ out_scale, const CUtensorMap& map_c,
@@ -113,6 +113,9 @@ __device__ __forceinline__ void stage_and_store_tile_e4m3(float (&acc)[BN / 2], 
     const int nb = N / gemm_sm90::SCALE_BLOCK;
 #pragma unroll
     for (int h = 0; h < BN / 128; ++h) {
+        // a 256-wide tile's second block past N (N % 256 == 128): nothing to write (uniform over the warpgroup, so
+        // the warpgroup barriers below stay matched)
+        if (block_n + h * 128 >= N) continue;
         float amax[2] = {0.f, 0.f};
 #pragma unroll
         for (int jl = 0; jl < 16; ++jl) {
