@@ -51,8 +51,9 @@ import io.samstream.gpu.tensor.Tensor;
  * <p><b>FP8</b> ({@link ModelPrecision#FP8}, Hopper only): the blocks' four Linears run on the e4m3 tensor cores
  * ({@link Fp8GemmKernels}) with weights quantized at load (one scale per output channel). Their inputs are quantized per
  * token into {@code q8} + {@code q8Scales}: by the LayerNorm itself before qkv and lin1 (norm1 / norm2 then write no
- * bf16 {@code h}), by a row kernel from the attention output (before proj) and the GELU output (before lin2). The
- * residual stream, attention, the patch embedding and the neck stay bf16.
+ * bf16 {@code h}) and by a row kernel from the attention output (before proj); lin1's GELU epilogue writes e4m3 with
+ * one scale per (token, 128 columns) into {@code wideBuf} + {@code q8BlockScales}, which lin2 applies per k block
+ * (unless {@value #LEGACY_FP8_MLP}: then lin1 writes bf16 and a row kernel quantizes it, as before). The residual stream, attention, the patch embedding and the neck stay bf16.
  *
  * <p><b>Memory.</b> The weights and the activations of the largest batch come from the pool it is given (sized with
  * {@link #weightBytes} + {@link #activationBytes}); a forward pass allocates nothing and never waits on the host.
