@@ -102,7 +102,7 @@ case "$mode" in
         for c in ${CLASSES:-cuda.kernels.SparseGemmGpuTest cuda.kernels.SparseGemmSm90GpuTest}; do runs+=("plain:$c"); done ;;
     fp8)
         runs+=("method:cuda.kernels.Fp8GemmGpuTest#pipelineNeverHangs")
-        for c in ${CLASSES:-cuda.kernels.Fp8GemmGpuTest parity.Fp8EncoderGpuTest}; do runs+=("plain:$c"); done ;;
+        for c in ${CLASSES:-cuda.kernels.Fp8GemmGpuTest cuda.kernels.Fp8BlockScaleGpuTest parity.Fp8EncoderGpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
@@ -224,11 +224,14 @@ if [ "$mode" = fp8 ]; then
     else
         echo "=== CudaKernelBench (GEMMs: default bf16 tiles and every e4m3 row, the quantize kernels)"
         timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/fp8-kernels.tsv" 20 \
-            "re:^(gemm (.*\(default\)|.*e4m3)|quantize )" 2>&1 | tee "$work/fp8-kernels.log" || status=1
+            "re:^(gemm (.*\(default\)|.*e4m3|.*mlp pair)|quantize )" 2>&1 | tee "$work/fp8-kernels.log" || status=1
         for i in $(seq 1 "${FP8_RUNS:-3}"); do
-            for p in bf16 fp8; do
-                echo "=== EncoderBench --precision $p (vit_b, batch ${ENCODER_BATCHES:-32}), run $i"
-                timeout 240 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --precision "$p" \
+            # fp8legacy: fp8 with the per-row lin1 -> quantize -> lin2 path (-Dsamstream.fp8.legacyMlp=true)
+            for p in bf16 fp8 fp8legacy; do
+                legacy=false; [ "$p" = fp8legacy ] && legacy=true
+                echo "=== EncoderBench --precision ${p%legacy} (legacy mlp $legacy) (vit_b, batch ${ENCODER_BATCHES:-32}), run $i"
+                timeout 240 java -Xmx24g -Dsamstream.fp8.legacyMlp=$legacy -cp "$cp" io.samstream.bench.EncoderBench \
+                    --precision "${p%legacy}" \
                     "$out/encoder-$p-$i.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p-$i.log" || status=1
             done
         done
@@ -238,7 +241,7 @@ if [ "$mode" = fp8 ]; then
             echo
             echo "| precision | batch | img/s (median) | runs (img/s) |"
             echo "|---|---|---|---|"
-            for p in bf16 fp8; do
+            for p in bf16 fp8 fp8legacy; do
                 cat "$out"/encoder-$p-*.tsv 2>/dev/null | awk -F'\t' -v p=$p '$1 == "encoder" { r[$2] = r[$2] " " 1000 * $2 / $3 }
                     END { for (b in r) { n = split(r[b], v, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
                         if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }

@@ -32,6 +32,7 @@
 
 #include <cuda.h>   // CUtensorMap
 
+#include "gemm_fp8_sm90_blockscale.cuh"
 #include "gemm_fp8_sm90_epilogue.cuh"
 #include "gemm_fp8_sm90_mainloop.cuh"
 #include "gemm_sm90.cuh"
@@ -102,17 +103,27 @@ struct Config {
 // w_scale[N] (fp32); their maps are u8 with boxes of 128 elements (128 bytes, the same swizzle atom), a k tile is 128
 // elements (gemm_fp8_sm90_mainloop.cuh), and the accumulators are dequantized before the epilogue
 // (gemm_fp8_sm90_epilogue.cuh). Everything else - ring, barriers, tile walk, epilogue - is the bf16 kernel's.
-template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false, bool E4M3 = false>
+//
+// FP8 (E4M3 only; gemm_fp8_sm90_blockscale.cuh): FP8_ROW_IN the above; FP8_E4M3_OUT the same mainloop, and the epilogue
+// writes e4m3 through map_c (u8 [M, N], box 128 x 64) with one scale per (row, 128 columns) in out_scale [M, N / 128]
+// instead of bf16 (mlp.lin1, N % 128 == 0, no residual); FP8_BLOCK_IN: a_scale is [M, K / 128], one scale per row and
+// k tile, applied per k tile in the mainloop (mlp.lin2 reading lin1's output; BN = 128), w_scale in the epilogue.
+constexpr int FP8_ROW_IN = 0, FP8_E4M3_OUT = 1, FP8_BLOCK_IN = 2;
+template <int BN, int STAGES, bool TMA_STORE = false, bool PINGPONG = false, bool E4M3 = false, int FP8 = FP8_ROW_IN>
 __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, const CUtensorMap& map_w,
                                                    const CUtensorMap* map_c, const bf16* __restrict__ bias,
                                                    const bf16* residual, bf16* C, int M, int N, int K, int epilogue,
-                                                   const float* a_scale = nullptr, const float* w_scale = nullptr) {
+                                                   const float* a_scale = nullptr, const float* w_scale = nullptr,
+                                                   float* out_scale = nullptr) {
 #ifdef SAMSTREAM_SM90A
     using namespace gemm_sm90;
     using Cfg = Config<BN, STAGES, TMA_STORE, PINGPONG>;
     constexpr int ACC = Cfg::ACC, MI = Cfg::MI;
     constexpr int KT = E4M3 ? BK_E4M3 : BK;   // elements of k per k tile (128 bytes a row either way)
     static_assert(!E4M3 || TMA_STORE, "the e4m3 GEMM stores by TMA");
+    static_assert(FP8 == FP8_ROW_IN || E4M3, "block scales are for the e4m3 GEMM");
+    static_assert(FP8 != FP8_BLOCK_IN || BN == 128, "block-scaled mainloop: 128-wide tiles (the temporary fragment)");
+    constexpr bool BLOCK_IN = FP8 == FP8_BLOCK_IN;
 
     extern __shared__ unsigned char smem_raw[];
     const Ring<STAGES, Cfg::A_BYTES, Cfg::B_BYTES> ring(smem_addr(smem_raw));   // A, W slots and the barriers
@@ -173,6 +184,8 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
                has_res = (epilogue & gemm::RESIDUAL) != 0;
     auto release = [&](int s) { mbar_arrive(ring.empty(s)); };   // a consumed slot, free for the producer
     float acc[MI][ACC];
+    [[maybe_unused]] float tmp[BLOCK_IN ? ACC : 1];   // FP8_BLOCK_IN: one k tile of one 64-row slice
+    const int kb = (K + KT - 1) / KT;                  // FP8_BLOCK_IN: a_scale's columns (k tiles)
     // This warpgroup's tiles, as indices i into the CTA's sequence first, + step, ...: all of them (cooperative: rows
     // cw * 64 .. of each), or every other one from i = cw (ping-pong: whole tiles).
     constexpr int PER = PINGPONG ? 2 : 1;
@@ -189,6 +202,15 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         int g = i * k_tiles;   // the CTA's running k-tile counter at this tile's first k tile
         for (int kt = 0; kt < k_tiles; ++kt, ++g) {
             const int s = g % STAGES;
+            if constexpr (BLOCK_IN) {
+                // scales first (their loads overlap the barrier wait), then the k tile, waited for: release it now
+                float sc[MI][2];
+                load_block_scales<MI>(sc, a_scale, M, kb, kt, block_m + (PINGPONG ? 0 : cw * 64), 64, warp, lane);
+                mbar_wait(ring.full(s), (g / STAGES) & 1);
+                mma_k_tile_e4m3_blockscaled<BN>(acc, tmp, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s), sc);
+                if (lane == 0) release(s);
+                continue;
+            }
             mbar_wait(ring.full(s), (g / STAGES) & 1);
             if constexpr (E4M3) {
                 mma_k_tile_e4m3<BN>(acc, ring.a(s) + (PINGPONG ? 0 : cw * 64 * 128), ring.b(s));
@@ -203,18 +225,26 @@ __device__ __forceinline__ void gemm_bf16_sm90_tma(const CUtensorMap& map_a, con
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_acc(acc[mi]);
-        if (lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer
+        if (!BLOCK_IN && lane == 0) release((g - 1) % STAGES);   // the tile's last slot: free for the producer
 
         if constexpr (TMA_STORE) {
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) {
-                if constexpr (E4M3) {
+                if constexpr (FP8 == FP8_BLOCK_IN) {
+                    scale_columns<BN>(acc[mi], w_scale, N, block_n, lane);
+                } else if constexpr (E4M3) {
                     dequantize_accumulators<BN>(acc[mi], a_scale, w_scale, M, N, block_m + (PINGPONG ? mi : cw) * 64,
                                                 block_n, warp, lane);
                 }
-                stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc[mi], bias, residual, *map_c, out, M, N,
-                                                              block_m + (PINGPONG ? mi : cw) * 64, block_n, 1 + cw,
-                                                              warp, lane, has_bias, has_gelu, has_res);
+                if constexpr (FP8 == FP8_E4M3_OUT) {
+                    stage_and_store_tile_e4m3<BN>(acc[mi], bias, out_scale, *map_c, out, M, N,
+                                                  block_m + (PINGPONG ? mi : cw) * 64, block_n, 1 + cw, warp, lane,
+                                                  has_bias, has_gelu);
+                } else {
+                    stage_and_store_tile<BN, Cfg::EPILOGUE_GROUP>(acc[mi], bias, residual, *map_c, out, M, N,
+                                                                  block_m + (PINGPONG ? mi : cw) * 64, block_n, 1 + cw,
+                                                                  warp, lane, has_bias, has_gelu, has_res);
+                }
             }
         } else {
             store_tile<BM, BN, Cfg::EPILOGUE_GROUP>(acc, bias, residual, C, M, N, block_m, cw * 64, block_n, warp,

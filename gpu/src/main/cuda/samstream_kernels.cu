@@ -89,6 +89,35 @@ SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmas_128x256, 256, 4, false
 SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmas_128x128, 128, 6, false)
 SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmap_128x128, 128, 6, true)
 
+// ---- Block-scaled FP8 for mlp.lin1 -> lin2 (gemm_fp8_sm90_blockscale.cuh), sm_90a only:
+//   e4m3o: lin1, C = GELU((qa . qw^T) a_scale[row] w_scale[col] + bias) written as e4m3 through map_c (u8 [M, N], box
+//          128 x 64) with out_scale [M, N / 128] (one scale per row and 128 columns); N % 128 == 0, no residual.
+//   e4m3b: lin2, a_scale [M, K / 128] (lin1's out_scale) applied per k tile in the mainloop, w_scale, bias and residual
+//          in the bf16 epilogue; 128-wide tiles.
+#define SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(NAME, BN, STAGES, PINGPONG)                                               \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
+        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
+        const __grid_constant__ CUtensorMap map_c, const float* a_scale, const float* w_scale, const bf16* bias,   \
+        float* out_scale, int M, int N, int K, int epilogue) {                                                     \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, true, PINGPONG, true, gemm_sm90_tma::FP8_E4M3_OUT>(          \
+            map_a, map_w, &map_c, bias, nullptr, nullptr, M, N, K, epilogue, a_scale, w_scale, out_scale);       \
+    }                                                                                                              \
+    SAMSTREAM_SMEM(NAME, (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES))
+SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(samstream_gemm_e4m3o_sm90tmas_128x256, 256, 4, false)
+SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(samstream_gemm_e4m3o_sm90tmas_128x128, 128, 6, false)
+SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(samstream_gemm_e4m3o_sm90tmap_128x128, 128, 6, true)
+#define SAMSTREAM_GEMM_E4M3_BLOCK_SM90_TMA(NAME, BN, STAGES, PINGPONG)                                             \
+    extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
+        const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
+        const __grid_constant__ CUtensorMap map_c, const float* a_scale, const float* w_scale, const bf16* bias,   \
+        const bf16* residual, int M, int N, int K, int epilogue) {                                                 \
+        gemm_sm90_tma::gemm_bf16_sm90_tma<BN, STAGES, true, PINGPONG, true, gemm_sm90_tma::FP8_BLOCK_IN>(          \
+            map_a, map_w, &map_c, bias, residual, nullptr, M, N, K, epilogue, a_scale, w_scale);                 \
+    }                                                                                                              \
+    SAMSTREAM_SMEM(NAME, (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES))
+SAMSTREAM_GEMM_E4M3_BLOCK_SM90_TMA(samstream_gemm_e4m3b_sm90tmas_128x128, 128, 6, false)
+SAMSTREAM_GEMM_E4M3_BLOCK_SM90_TMA(samstream_gemm_e4m3b_sm90tmap_128x128, 128, 6, true)
+
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tile: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.
 // Shared memory: 128x128: 87 KB (two CTAs per SM). The 2:4 GEMM of every GPU but sm_90.

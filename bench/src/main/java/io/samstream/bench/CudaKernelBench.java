@@ -235,7 +235,7 @@ public final class CudaKernelBench {
      * counted as bf16 read + e4m3 written). Filter: "e4m3".
      */
     private void fp8Gemms() {
-        if (!wanted("gemm", "e4m3") && !wanted("quantize", "e4m3")) {
+        if (!wanted("gemm", "e4m3") && !wanted("quantize", "e4m3") && !wanted("gemm", "mlp pair")) {
             return;
         }
         String why = fp8Gemm.gemmUnavailable();
@@ -291,6 +291,9 @@ public final class CudaKernelBench {
                 }
                 pool.release(mark);
             }
+            for (int m : new int[] {batch32, TOKENS}) {
+                mlpPair(m, a, c, staging, rnd);
+            }
             if (wanted("gemm", "square e4m3")) {
                 long mark = pool.mark();
                 int sq = 8192;
@@ -307,6 +310,53 @@ public final class CudaKernelBench {
             }
         }
         pool.release(outer);
+    }
+
+    /**
+     * mlp.lin1 -> lin2 in FP8, the two paths side by side (filter "mlp pair"): per-row ("rowscale": lin1 bf16 out on its
+     * default tile, quantize per row, lin2 on its default tile) and block-scaled ("blockscale": lin1 writes e4m3 + one
+     * scale per 128 columns, lin2 promotes per 128 of k, on HTS128x128 and HTP128x128); each piece and the sum.
+     */
+    private void mlpPair(int m, DeviceBuffer a, DeviceBuffer c, PinnedBuffer staging, Random rnd) {
+        if (!wanted("gemm", "mlp pair")) {
+            return;
+        }
+        long mark = pool.mark();
+        int d = 768, mlp = 3072;
+        DeviceBuffer q1 = pool.allocate((long) m * d, "lin1 qa"), s1 = pool.allocate(m * 4L, "lin1 qa scales");
+        fp8Gemm.quantize(stream, a, q1, s1, m, d);
+        Fp8Weight w1 = Fp8WeightUpload.upload(gaussian(rnd, mlp * d, 1 / Math.sqrt(d)), mlp, d, pool, stream, staging,
+                "lin1");
+        Fp8Weight w2 = Fp8WeightUpload.upload(gaussian(rnd, d * mlp, 1 / Math.sqrt(mlp)), d, mlp, pool, stream, staging,
+                "lin2");
+        DeviceBuffer b1 = random(mlp, 0.5, "lin1 bias"), b2 = random(d, 0.5, "lin2 bias");
+        DeviceBuffer wide = pool.allocate((long) m * mlp * 2, "lin1 out");
+        DeviceBuffer q2 = pool.allocate((long) m * mlp, "lin2 qa"), s2 = pool.allocate(m * 4L, "lin2 qa scales");
+        DeviceBuffer bs = pool.allocate((long) m * (mlp / Fp8GemmKernels.SCALE_BLOCK) * 4, "lin2 block scales");
+        DeviceBuffer x = c.slice(0, (long) m * d * 2, "x");
+        String shape = String.format(Locale.ROOT, "M=%d N=%d/%d K=%d/%d", m, mlp, d, d, mlp);
+        double flop = 2.0 * 2 * m * mlp * d;
+        Fp8Tile t1 = fp8Gemm.defaultTile(m, mlp, d, true), t2 = fp8Gemm.defaultTile(m, d, mlp, false);
+        String tag = m == TOKENS ? "b1 " : "";
+        float r1 = time(() -> fp8Gemm.run(stream, q1, s1, w1, b1, null, wide, m, true, t1));
+        float rq = time(() -> fp8Gemm.quantize(stream, wide, q2, s2, m, mlp));
+        float r2 = time(() -> fp8Gemm.run(stream, q2, s2, w2, b2, x, x, m, false, t2));
+        report("gemm", tag + "mlp pair rowscale lin1 " + t1, shape, r1, 2.0 * m * mlp * d / r1 / 1e9, "TFLOP/s");
+        report("gemm", tag + "mlp pair rowscale quantize", shape, rq, 3.0 * m * mlp / rq / 1e6, "GB/s");
+        report("gemm", tag + "mlp pair rowscale lin2 " + t2, shape, r2, 2.0 * m * mlp * d / r2 / 1e9, "TFLOP/s");
+        report("gemm", tag + "mlp pair rowscale total", shape, r1 + rq + r2, flop / (r1 + rq + r2) / 1e9, "TFLOP/s");
+        float n1 = time(() -> fp8Gemm.runE4m3Out(stream, q1, s1, w1, b1, q2, bs, m, true, t1));
+        report("gemm", tag + "mlp pair blockscale lin1 e4m3 out " + t1, shape, n1, 2.0 * m * mlp * d / n1 / 1e9,
+                "TFLOP/s");
+        for (Fp8Tile t : new Fp8Tile[] {Fp8Tile.HTS128x128, Fp8Tile.HTP128x128}) {
+            float n2 = time(() -> fp8Gemm.runBlockScaled(stream, q2, bs, w2, b2, x, x, m, false, t));
+            String dflt = t == Fp8GemmKernels.blockScaledTile() ? " (default)" : "";
+            report("gemm", tag + "mlp pair blockscale lin2 " + t + dflt, shape, n2, 2.0 * m * mlp * d / n2 / 1e9,
+                    "TFLOP/s");
+            report("gemm", tag + "mlp pair blockscale total " + t + dflt, shape, n1 + n2, flop / (n1 + n2) / 1e9,
+                    "TFLOP/s");
+        }
+        pool.release(mark);
     }
 
     private static float[] gaussian(Random rnd, int count, double std) {

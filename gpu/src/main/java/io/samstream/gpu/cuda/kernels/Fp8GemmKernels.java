@@ -33,12 +33,16 @@ public final class Fp8GemmKernels {
         HTP128x128("tmap", 128, 6);
 
         final String symbol;
+        /** The block-scaled variants (gemm_fp8_sm90_blockscale.cuh): e4m3 out (lin1), block-scaled A in (lin2). */
+        final String e4m3OutSymbol, blockInSymbol;
         final int bm = 128, bn, smem;
         static final int THREADS = 384;
 
         /** gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES, as for the bf16 tiles. */
         Fp8Tile(String pipeline, int bn, int stages) {
             this.symbol = "samstream_gemm_e4m3_sm90" + pipeline + "_128x" + bn;
+            this.e4m3OutSymbol = "samstream_gemm_e4m3o_sm90" + pipeline + "_128x" + bn;
+            this.blockInSymbol = bn == 128 ? "samstream_gemm_e4m3b_sm90" + pipeline + "_128x" + bn : null;
             this.bn = bn;
             this.smem = stages * (bm + bn) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2 + 1024;
         }
@@ -55,6 +59,8 @@ public final class Fp8GemmKernels {
     private static final int[] QUANTIZE_VECS = {1, 2, 3, 4, 5, 8, 12, 16, 20};
     private static final int LAYERNORM_VECS = 5;
     private static final int ROWS_PER_CTA = 8;
+    /** Columns of an e4m3 output (= k of its consumer) per block scale: gemm_sm90::SCALE_BLOCK. */
+    public static final int SCALE_BLOCK = 128;
 
     private final CudaKernels kernels;
 
@@ -67,6 +73,10 @@ public final class Fp8GemmKernels {
         this.kernels = kernels;
         for (Fp8Tile t : Fp8Tile.values()) {
             kernels.add(t.symbol, t.smem);
+            kernels.add(t.e4m3OutSymbol, t.smem);
+            if (t.blockInSymbol != null) {
+                kernels.add(t.blockInSymbol, t.smem);
+            }
         }
         for (int vec : QUANTIZE_VECS) {
             kernels.add(QUANTIZE + vec, 0);
@@ -173,11 +183,112 @@ public final class Fp8GemmKernels {
     }
 
     /**
+     * mlp.lin1 writing e4m3 straight from its epilogue: {@code v = (qa · w.valuesᵀ) · aScales[m] · w.scales[n] + bias[n]
+     * (→ GELU)}, then per row and block of {@value #SCALE_BLOCK} columns {@code qScales[m, b] = max|v| / 448} and
+     * {@code q = e4m3(v / qScales)}: the input of {@link #runBlockScaled}, with no quantize pass between.
+     *
+     * @param q       e4m3 {@code [m, n]}, out
+     * @param qScales fp32 {@code [m, n / 128]}, out
+     */
+    public void runE4m3Out(CudaStream stream, DeviceBuffer qa, DeviceBuffer aScales, Fp8Weight w, DeviceBuffer bias,
+                           DeviceBuffer q, DeviceBuffer qScales, int m, boolean gelu, Fp8Tile tile) {
+        int n = w.n(), k = w.k();
+        String op = String.format(Locale.ROOT, "gemmE4m3Out m=%d n=%d k=%d", m, n, k);
+        requireGemm(op, m, n, k, qa, aScales, w);
+        require(n % SCALE_BLOCK == 0, op + ": n must be a multiple of " + SCALE_BLOCK + " (one scale per block)");
+        requireBytes(q, (long) m * n, op, "q");
+        requireBytes(qScales, (long) m * (n / SCALE_BLOCK) * 4, op, "qScales");
+        if (bias != null) {
+            requireBf16(bias, n, op, "bias");
+        }
+        require(CudaKernels.tmaCanMap(qa, w.values(), q), op + ": a tensor map cannot describe qa, w or q (" + qa
+                + ", " + w.values() + ", " + q + "): they must be pool buffers at 16-byte aligned addresses");
+        TensorMaps maps = kernels.tensorMaps();
+        Pointer params = Pointer.to(Pointer.to(maps.u8RowMajor(qa, m, k, tile.bm, op + " qa")),
+                Pointer.to(maps.u8RowMajor(w.values(), n, k, tile.bn, op + " w")),
+                Pointer.to(maps.u8RowMajor(q, m, n, 64, op + " q")), ptr(aScales), ptr(w.scales()), ptr(bias),
+                ptr(qScales), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
+                Pointer.to(new int[] {GemmKernels.epilogue(bias, gelu, null)}));
+        kernels.launch(tile.e4m3OutSymbol, grid(tile, m, n), 1, 1, Fp8Tile.THREADS, tile.smem, stream, params, op);
+    }
+
+    /**
+     * mlp.lin2 on {@link #runE4m3Out}'s output: {@code c[m,n] = Σ_b (qa[m, b] · w.values[n, b]ᵀ) · aBlockScales[m, b]
+     * · w.scales[n] (+ bias[n]) (→ GELU) (+ residual[m,n])} over the {@value #SCALE_BLOCK}-wide k blocks b, each
+     * block's partial sum promoted into fp32 registers in the mainloop, on {@link #blockScaledTile()}.
+     *
+     * @param aBlockScales fp32 {@code [m, k / 128]}
+     */
+    public void runBlockScaled(CudaStream stream, DeviceBuffer qa, DeviceBuffer aBlockScales, Fp8Weight w,
+                               DeviceBuffer bias, DeviceBuffer residual, DeviceBuffer c, int m, boolean gelu) {
+        runBlockScaled(stream, qa, aBlockScales, w, bias, residual, c, m, gelu, blockScaledTile());
+    }
+
+    /** As the method above, on the tile named (a 128-wide one: tests and benchmarks). */
+    public void runBlockScaled(CudaStream stream, DeviceBuffer qa, DeviceBuffer aBlockScales, Fp8Weight w,
+                               DeviceBuffer bias, DeviceBuffer residual, DeviceBuffer c, int m, boolean gelu,
+                               Fp8Tile tile) {
+        int n = w.n(), k = w.k();
+        String op = String.format(Locale.ROOT, "gemmE4m3BlockScaled m=%d n=%d k=%d", m, n, k);
+        require(tile.blockInSymbol != null, op + ": the block-scaled GEMM has 128-wide tiles only, not " + tile);
+        requireGemm(op, m, n, k, qa, aBlockScales, w);
+        require(k % SCALE_BLOCK == 0, op + ": k must be a multiple of " + SCALE_BLOCK + " (one scale per block)");
+        requireBytes(aBlockScales, (long) m * (k / SCALE_BLOCK) * 4, op, "aBlockScales");
+        requireBf16(c, (long) m * n, op, "c");
+        if (bias != null) {
+            requireBf16(bias, n, op, "bias");
+        }
+        if (residual != null) {
+            requireBf16(residual, (long) m * n, op, "residual");
+        }
+        require(CudaKernels.tmaCanMap(qa, w.values(), c), op + ": a tensor map cannot describe qa, w or c (" + qa + ", "
+                + w.values() + ", " + c + "): they must be pool buffers at 16-byte aligned addresses");
+        TensorMaps maps = kernels.tensorMaps();
+        Pointer params = Pointer.to(Pointer.to(maps.u8RowMajor(qa, m, k, tile.bm, op + " qa")),
+                Pointer.to(maps.u8RowMajor(w.values(), n, k, tile.bn, op + " w")),
+                Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c")), ptr(aBlockScales), ptr(w.scales()), ptr(bias),
+                ptr(residual), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
+                Pointer.to(new int[] {GemmKernels.epilogue(bias, gelu, residual)}));
+        kernels.launch(tile.blockInSymbol, grid(tile, m, n), 1, 1, Fp8Tile.THREADS, tile.smem, stream, params, op);
+    }
+
+    /**
+     * The block-scaled GEMM's tile: cooperative 128 x 128. Its 64-row temporary fragment fits beside the accumulators
+     * without spills (ptxas: 167 registers), and the two consumer warpgroups' MMAs overlap each other's promotion;
+     * the ping-pong 128 x 128 spills 8 bytes and ptxas serializes its wgmma (C7520), so it is only a bench candidate.
+     */
+    public static Fp8Tile blockScaledTile() {
+        return Fp8Tile.HTS128x128;
+    }
+
+    private void requireGemm(String op, int m, int n, int k, DeviceBuffer qa, DeviceBuffer aScales, Fp8Weight w) {
+        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
+        String why = gemmUnavailable();
+        require(why == null, op + ": " + why);
+        require(k % 16 == 0, op + ": k must be a multiple of 16 (16-byte e4m3 rows)");
+        require(n % 8 == 0, op + ": n must be a multiple of 8");
+        requireBytes(qa, (long) m * k, op, "qa");
+        requireBytes(aScales, (long) m * 4, op, "aScales");
+        requireBytes(w.values(), (long) n * k, op, "w.values");
+        requireBytes(w.scales(), (long) n * 4, op, "w.scales");
+    }
+
+    private int grid(Fp8Tile tile, int m, int n) {
+        long tiles = (long) ((m + tile.bm - 1) / tile.bm) * ((n + tile.bn - 1) / tile.bn);
+        return (int) Math.min(tiles, kernels.context().info().multiprocessors());   // persistent CTAs
+    }
+
+    /**
      * The tile for a product of depth {@code k} with or without GELU: {@link TileChoice} asked about a bf16 product
      * of depth k / 2, whose mainloop has as many k tiles (128 e4m3 of k per tile, 64 bf16) and, at twice the bf16
      * rate, about the same time, so the epilogue weighs as much against it.
      */
     public Fp8Tile defaultTile(int m, int n, int k, boolean gelu) {
+        if (k >= 2048 && !gelu) {
+            // deep products (mlp.lin2, K 3072): ping-pong 128 x 128 measured fastest (0.684 against 0.763 ms for the
+            // tile TileChoice gives, bench/results/2026-12-04-h200-fp8.md)
+            return Fp8Tile.HTP128x128;
+        }
         TileChoice.Choice choice = TileChoice.choose(m, n, k / 2, gelu, kernels.context().info().multiprocessors());
         return choice.pingPong() ? Fp8Tile.HTP128x128 : choice.narrow() ? Fp8Tile.HTS128x128 : Fp8Tile.HTS128x256;
     }

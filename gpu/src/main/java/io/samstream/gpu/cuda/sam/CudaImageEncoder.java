@@ -51,8 +51,9 @@ import io.samstream.gpu.tensor.Tensor;
  * <p><b>FP8</b> ({@link ModelPrecision#FP8}, Hopper only): the blocks' four Linears run on the e4m3 tensor cores
  * ({@link Fp8GemmKernels}) with weights quantized at load (one scale per output channel). Their inputs are quantized per
  * token into {@code q8} + {@code q8Scales}: by the LayerNorm itself before qkv and lin1 (norm1 / norm2 then write no
- * bf16 {@code h}), by a row kernel from the attention output (before proj) and the GELU output (before lin2). The
- * residual stream, attention, the patch embedding and the neck stay bf16.
+ * bf16 {@code h}) and by a row kernel from the attention output (before proj); lin1's GELU epilogue writes e4m3 with
+ * one scale per (token, 128 columns) into {@code wideBuf} + {@code q8BlockScales}, which lin2 applies per k block
+ * (unless {@value #LEGACY_FP8_MLP}: then lin1 writes bf16 and a row kernel quantizes it, as before). The residual stream, attention, the patch embedding and the neck stay bf16.
  *
  * <p><b>Memory.</b> The weights and the activations of the largest batch come from the pool it is given (sized with
  * {@link #weightBytes} + {@link #activationBytes}); a forward pass allocates nothing and never waits on the host.
@@ -94,6 +95,14 @@ final class CudaImageEncoder {
     private final DeviceBuffer image, x, h, wideBuf, neckA, neckB, out;
     /** FP8 only (else null): the next Linear's e4m3 input {@code [m, max(d, mlp)]} and its per-row scales {@code [m]}. */
     private final DeviceBuffer q8, q8Scales;
+    /**
+     * FP8 mlp.lin1 writes e4m3 with one scale per (row, 128 columns) into wideBuf + q8BlockScales, read by the
+     * block-scaled lin2 (no quantize pass between). {@value #LEGACY_FP8_MLP} = true selects the old path (lin1 bf16,
+     * quantize per row, lin2) for the benchmark comparison; null without FP8.
+     */
+    private final DeviceBuffer q8BlockScales;
+    private final boolean fp8BlockScaledMlp;
+    static final String LEGACY_FP8_MLP = "samstream.fp8.legacyMlp";
 
     /**
      * Uploads the encoder's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
@@ -163,6 +172,8 @@ final class CudaImageEncoder {
         out = pool.allocate(outputBytes(config, maxBatch), "embeddings (fp32)");
         q8 = fp8 ? pool.allocate(m * Math.max(d, mlp), "e4m3 activations") : null;
         q8Scales = fp8 ? pool.allocate(m * 4, "e4m3 activation scales") : null;
+        q8BlockScales = fp8 ? pool.allocate(m * (mlp / Fp8GemmKernels.SCALE_BLOCK) * 4, "e4m3 block scales") : null;
+        fp8BlockScaledMlp = fp8 && mlp % Fp8GemmKernels.SCALE_BLOCK == 0 && !Boolean.getBoolean(LEGACY_FP8_MLP);
     }
 
     /** The fp32 input images {@code [B, 3, S, S]} a pass reads. */
@@ -239,6 +250,15 @@ final class CudaImageEncoder {
 
     /** Meta's {@code MLPBlock} with the residual: lin1 + GELU of h → lin2 added to x in place. */
     private void mlp(Block b, int m, StepMarks marks) {
+        if (fp8BlockScaledMlp) {
+            // lin1's epilogue quantizes (wideBuf holds e4m3 bytes here), lin2 applies the block scales per k block
+            fp8Gemm.runE4m3Out(stream, q8, q8Scales, b.lin1.fp8, b.lin1.b, wideBuf, q8BlockScales, m, true,
+                    fp8Gemm.defaultTile(m, mlp, d, true));
+            mark(marks, "mlp.lin1");
+            fp8Gemm.runBlockScaled(stream, wideBuf, q8BlockScales, b.lin2.fp8, b.lin2.b, x, x, m, false);
+            mark(marks, "mlp.lin2");
+            return;
+        }
         linear(h, true, b.lin1, null, wideBuf, m, mlp, d, true);
         mark(marks, "mlp.lin1");
         linear(wideBuf, false, b.lin2, x, x, m, d, mlp, false);
@@ -334,7 +354,8 @@ final class CudaImageEncoder {
     static long activationBytes(SamConfig c, int maxBatch, ModelPrecision precision) {
         long m = (long) maxBatch * c.embeddingSize() * c.embeddingSize();
         int d = c.encoderDim(), n = c.promptDim();
-        long fp8 = precision == ModelPrecision.FP8 ? align(m * Math.max(d, c.encoderMlpDim())) + align(m * 4) : 0;
+        long fp8 = precision == ModelPrecision.FP8 ? align(m * Math.max(d, c.encoderMlpDim())) + align(m * 4)
+                + align(m * (c.encoderMlpDim() / Fp8GemmKernels.SCALE_BLOCK) * 4) : 0;
         return align(inputBytes(c, maxBatch)) + 2 * align(m * d * 2) + align(m * wideColumns(c) * 2)
                 + 2 * align(m * n * 2) + align(outputBytes(c, maxBatch)) + fp8;
     }

@@ -71,6 +71,21 @@ class KernelTableTest {
         assertEquals("samstream_gemm_e4m3_sm90tmap_128x128", Fp8GemmKernels.Fp8Tile.HTP128x128.symbol);
     }
 
+    /** The block-scaled pair (lin1 e4m3 out, lin2 block-scaled in): entry points with the tile's shared memory. */
+    @Test
+    void fp8BlockScaledKernelsAreEntryPoints() {
+        KernelTable table = KernelTable.bundled();
+        for (Fp8GemmKernels.Fp8Tile t : Fp8GemmKernels.Fp8Tile.values()) {
+            assertEquals(table.smem(t.e4m3OutSymbol), t.smem, t + " against " + t.e4m3OutSymbol + "'s shared memory");
+            if (t.bn == 128) {
+                assertEquals(table.smem(t.blockInSymbol), t.smem, t + " against " + t.blockInSymbol);
+            } else {
+                assertEquals(null, t.blockInSymbol, t + ": no block-scaled kernel for 256-wide tiles");
+            }
+        }
+        assertEquals(128, Fp8GemmKernels.Fp8Tile.valueOf(Fp8GemmKernels.blockScaledTile().name()).bn);
+    }
+
     /** The quantize kernels: the smallest row width that holds c, an entry point for every width the encoders have. */
     @Test
     void fp8QuantizeKernelsAreEntryPoints() {
