@@ -25,6 +25,7 @@ public final class Sam3Model implements AutoCloseable {
     /** The second neck, for the tracker (null when the checkpoint is an image model's). */
     private final DualNeck trackerNeck;
     private final CpuThreadPool pool;
+    private final int threads;
 
     /** The model of a checkpoint, its configuration read from the shapes. */
     public Sam3Model(StateDict checkpoint, int threads) {
@@ -41,6 +42,7 @@ public final class Sam3Model implements AutoCloseable {
         this.config = config;
         Sam3Config.Detector c = config.detector();
         this.pool = new CpuThreadPool(threads);
+        this.threads = threads;
         this.trunk = trunk.open(sd, config.vision(), pool);
         this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
         this.text = new TextEncoder(sd, config.text(), c.dModel());
@@ -55,6 +57,13 @@ public final class Sam3Model implements AutoCloseable {
 
     public Sam3Config config() {
         return config;
+    }
+
+    /** Where the model runs: "CPU (fp32, N threads)", or the trunk's device and the rest on the CPU. */
+    public String describe() {
+        String cpu = "CPU (fp32, " + threads + " threads)";
+        String t = trunk.describe();
+        return t == null ? cpu : "ViT trunk on " + t + ", the rest on the " + cpu;
     }
 
     /** The image features of a model input: [3, size, size] channel-first (Meta's tensor), normalized. */

@@ -12,6 +12,11 @@ public interface Sam3Trunk extends AutoCloseable {
     /** The trunk's map {@code [grid * grid, embed]} (channels-last) of a normalized model input {@code [3, size, size]}. */
     float[] forward(float[] chw);
 
+    /** Where and how the trunk runs, for logs and masks.json (null: the CPU reference). */
+    default String describe() {
+        return null;
+    }
+
     @Override
     void close();
 
