@@ -7,12 +7,15 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.sam2.CudaSam2Offload;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
+import io.samstream.gpu.cuda.sam3.CudaSam3Trunk;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Layouts;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
+import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import java.io.IOException;
@@ -129,6 +132,17 @@ public final class ModelCheckpoints {
         }, () -> openSam2(sd, threads));
     }
 
+    /**
+     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk on GPU {@code gpu}
+     * ({@link CudaSam3Trunk}; the necks, text encoder, detector and mask head stay on the CPU reference), failing with
+     * the reason when CUDA cannot be used; {@code auto} there when it starts, else on the CPU; {@code cpu} all on the
+     * CPU. The one place the SAM 3 image path picks its trunk's device.
+     */
+    public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
+        return onGpu(device, gpu, "SAM 3's ViT trunk", () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
+                CudaSam3Trunk.factory(gpu)), () -> new Sam3Model(sd, threads));
+    }
+
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
     public static final int ENGINE_OBJECTS_PER_PASS = 16, ENGINE_OBJECTS = 256;
 
@@ -162,7 +176,7 @@ public final class ModelCheckpoints {
             if (device == Device.CUDA) {
                 throw new IllegalStateException("device cuda: " + a.reason() + " (use --device cpu or auto)");
             }
-            log.info("device auto: SAM 2.1 on the CPU because {}", a.reason());
+            log.info("device auto: {} on the CPU because {}", what, a.reason());
             return onCpu.get();
         }
         try {

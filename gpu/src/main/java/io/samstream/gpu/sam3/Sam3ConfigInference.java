@@ -30,7 +30,7 @@ public final class Sam3ConfigInference {
     static final int TEXT_HEAD_WIDTH = 64;
 
     /** Meta's release: {@code _create_vit_backbone}. */
-    static final Sam3Config.Vision RELEASE_VIT = new Sam3Config.Vision(1008, 14, 1024, 32, 16, 4736, 24,
+    public static final Sam3Config.Vision RELEASE_VIT = new Sam3Config.Vision(1008, 14, 1024, 32, 16, 4736, 24,
             new int[] {7, 15, 23, 31}, 24, 4);
 
     /** The configuration of a SAM 3 state_dict (with or without the "detector." prefix). */

@@ -13,7 +13,8 @@ import java.util.List;
  */
 public final class Sam3Model implements AutoCloseable {
     private final Sam3Config config;
-    private final Vit vit;
+    /** The ViT: the CPU reference unless a backend's trunk was given ({@link Sam3Trunk}). */
+    private final Sam3Trunk trunk;
     private final DualNeck neck;
     private final TextEncoder text;
     private final GeometryEncoder geometry;
@@ -24,6 +25,7 @@ public final class Sam3Model implements AutoCloseable {
     /** The second neck, for the tracker (null when the checkpoint is an image model's). */
     private final DualNeck trackerNeck;
     private final CpuThreadPool pool;
+    private final int threads;
 
     /** The model of a checkpoint, its configuration read from the shapes. */
     public Sam3Model(StateDict checkpoint, int threads) {
@@ -31,10 +33,17 @@ public final class Sam3Model implements AutoCloseable {
     }
 
     public Sam3Model(StateDict checkpoint, Sam3Config config, int threads) {
+        this(checkpoint, config, threads, Sam3Trunk.cpu());
+    }
+
+    /** With the trunk {@code trunk} makes (e.g. on the GPU); everything else on the CPU. */
+    public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Trunk.Factory trunk) {
         StateDict sd = Sam3Checkpoint.detector(checkpoint);
         this.config = config;
         Sam3Config.Detector c = config.detector();
-        this.vit = new Vit(sd, config.vision());
+        this.pool = new CpuThreadPool(threads);
+        this.threads = threads;
+        this.trunk = trunk.open(sd, config.vision(), pool);
         this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
         this.text = new TextEncoder(sd, config.text(), c.dModel());
         this.geometry = new GeometryEncoder(sd, c);
@@ -44,11 +53,17 @@ public final class Sam3Model implements AutoCloseable {
         this.maskHead = new MaskHead(sd, c);
         this.trackerNeck = sd.hasPrefix(DualNeck.TRACKER_PREFIX)
                 ? new DualNeck(sd, config.vision().embedDim(), c.dModel(), DualNeck.TRACKER_PREFIX) : null;
-        this.pool = new CpuThreadPool(threads);
     }
 
     public Sam3Config config() {
         return config;
+    }
+
+    /** Where the model runs: "CPU (fp32, N threads)", or the trunk's device and the rest on the CPU. */
+    public String describe() {
+        String cpu = "CPU (fp32, " + threads + " threads)";
+        String t = trunk.describe();
+        return t == null ? cpu : "ViT trunk on " + t + ", the rest on the " + cpu;
     }
 
     /** The image features of a model input: [3, size, size] channel-first (Meta's tensor), normalized. */
@@ -58,14 +73,7 @@ public final class Sam3Model implements AutoCloseable {
             throw new IllegalArgumentException("model input of " + chw.length + " values; " + s + " x " + s
                     + " x 3 expected");
         }
-        float[] hwc = new float[chw.length];
-        for (int c = 0; c < 3; c++) {
-            for (int i = 0; i < s * s; i++) {
-                hwc[i * 3 + c] = chw[c * s * s + i];
-            }
-        }
-        float[] trunk = vit.forward(pool, hwc);
-        return neck.forward(pool, trunk, config.vision().grid());
+        return neck.forward(pool, trunk.forward(chw), config.vision().grid());
     }
 
     /** Whether the checkpoint has the tracker's neck (a video model's {@code sam3.pt} has; an image model's not). */
@@ -120,6 +128,7 @@ public final class Sam3Model implements AutoCloseable {
 
     @Override
     public void close() {
+        trunk.close();
         pool.close();
     }
 }

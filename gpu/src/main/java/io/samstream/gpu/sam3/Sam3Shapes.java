@@ -21,21 +21,7 @@ public final class Sam3Shapes {
         Sam3Config.Detector d = c.detector();
         int e = v.embedDim();
         int m = d.dModel();
-        String trunk = "detector.backbone.vision_backbone.trunk.";
-        s.put(trunk + "pos_embed", new int[] {1, 1 + v.pretrainGrid() * v.pretrainGrid(), e});
-        s.put(trunk + "patch_embed.proj.weight", new int[] {e, 3, v.patchSize(), v.patchSize()});
-        for (int i = 0; i < v.depth(); i++) {
-            String b = trunk + "blocks." + i + ".";
-            norm(s, b + "norm1", e);
-            linear(s, b + "attn.qkv", e, 3 * e);
-            linear(s, b + "attn.proj", e, e);
-            int side = v.isGlobal(i) ? v.grid() : v.windowSize();
-            s.put(b + "attn.freqs_cis", new int[] {side * side, v.headDim() / 2, 2});
-            norm(s, b + "norm2", e);
-            linear(s, b + "mlp.fc1", e, v.mlpHidden());
-            linear(s, b + "mlp.fc2", v.mlpHidden(), e);
-        }
-        norm(s, trunk + "ln_pre", e);
+        trunk(s, v, "detector." + VitPositionEmbedding.TRUNK_PREFIX);
         String neck = "detector.backbone.vision_backbone.convs.";
         convT(s, neck + "0.dconv_2x2_0", e, e / 2);
         convT(s, neck + "0.dconv_2x2_1", e / 2, e / 4);
@@ -120,6 +106,31 @@ public final class Sam3Shapes {
         linear(s, score + "prompt_proj", m, m);
         linear(s, score + "hs_proj", m, m);
         return s;
+    }
+
+    /** The ViT trunk's tensors under {@code backbone.vision_backbone.trunk.} (no "detector." prefix). */
+    public static Map<String, int[]> trunkShapes(Sam3Config.Vision v) {
+        Map<String, int[]> s = new LinkedHashMap<>();
+        trunk(s, v, VitPositionEmbedding.TRUNK_PREFIX);
+        return s;
+    }
+
+    private static void trunk(Map<String, int[]> s, Sam3Config.Vision v, String trunk) {
+        int e = v.embedDim();
+        s.put(trunk + "pos_embed", new int[] {1, 1 + v.pretrainGrid() * v.pretrainGrid(), e});
+        s.put(trunk + "patch_embed.proj.weight", new int[] {e, 3, v.patchSize(), v.patchSize()});
+        for (int i = 0; i < v.depth(); i++) {
+            String b = trunk + "blocks." + i + ".";
+            norm(s, b + "norm1", e);
+            linear(s, b + "attn.qkv", e, 3 * e);
+            linear(s, b + "attn.proj", e, e);
+            int side = v.isGlobal(i) ? v.grid() : v.windowSize();
+            s.put(b + "attn.freqs_cis", new int[] {side * side, v.headDim() / 2, 2});
+            norm(s, b + "norm2", e);
+            linear(s, b + "mlp.fc1", e, v.mlpHidden());
+            linear(s, b + "mlp.fc2", v.mlpHidden(), e);
+        }
+        norm(s, trunk + "ln_pre", e);
     }
 
     private static void encoderLayer(Map<String, int[]> s, String p, int m, int ffn) {

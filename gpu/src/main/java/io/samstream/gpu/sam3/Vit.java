@@ -11,7 +11,7 @@ import io.samstream.gpu.cpu.LayerNorm;
  * {@code ln_pre}, then the blocks; the last block's map is the output (no {@code ln_post}).
  */
 final class Vit {
-    static final String PREFIX = "backbone.vision_backbone.trunk.";
+    static final String PREFIX = VitPositionEmbedding.TRUNK_PREFIX;
 
     private final Conv2d patchEmbed;
     private final float[] posEmbed;
@@ -24,16 +24,7 @@ final class Vit {
         int e = v.embedDim();
         this.patchEmbed = Conv2d.load(sd, PREFIX + "patch_embed.proj", 3, e, v.patchSize(), v.patchSize(), 0,
                 false);
-        int g0 = v.pretrainGrid();
-        float[] pretrained = sd.get(PREFIX + "pos_embed", 1, 1 + g0 * g0, e).data();
-        int grid = v.grid();
-        this.posEmbed = new float[grid * grid * e];
-        for (int y = 0; y < grid; y++) {
-            for (int x = 0; x < grid; x++) {
-                int src = 1 + (y % g0) * g0 + x % g0;
-                System.arraycopy(pretrained, src * e, posEmbed, (y * grid + x) * e, e);
-            }
-        }
+        this.posEmbed = VitPositionEmbedding.tiled(sd, v);
         this.lnPre = LayerNorm.load(sd, PREFIX + "ln_pre", e, Sam3Config.NORM_EPS);
         this.blocks = new VitBlock[v.depth()];
         for (int i = 0; i < blocks.length; i++) {

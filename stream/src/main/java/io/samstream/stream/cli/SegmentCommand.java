@@ -22,7 +22,6 @@ import io.samstream.gpu.sam2.Sam2ImagePredictor;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam3.ExemplarBox;
 import io.samstream.gpu.sam3.Sam3Image;
-import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Result;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import java.nio.file.Files;
@@ -279,10 +278,6 @@ final class SegmentCommand implements Callable<Integer> {
         if (!(textThreshold >= 0f && textThreshold <= 1f)) {
             throw new ParameterException(spec.commandLine(), "--text-threshold must be in [0, 1], got " + textThreshold);
         }
-        if (dev == Device.CUDA) {
-            throw new ParameterException(spec.commandLine(), what + "it runs on the CPU reference so far (use --device"
-                    + " cpu or auto)");
-        }
         List<ExemplarBox> exemplars = new ArrayList<>();
         List<float[]> boxes = new ArrayList<>();
         if (box != null) {
@@ -296,14 +291,14 @@ final class SegmentCommand implements Callable<Integer> {
             boxes.add(new float[] {(float) c[0], (float) c[1], (float) c[2], (float) c[3]});
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(ckpt);
-        try (Sam3Image sam3 = new Sam3Image(new Sam3Model(weights, nThreads), tokenizer)) {
+        try (Sam3Image sam3 = new Sam3Image(ModelCheckpoints.openSam3(weights, nThreads, dev, 0), tokenizer)) {
             long t0 = System.nanoTime();
             Sam3Image.Encoded encoded = sam3.encode(rgb);
             log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),
                     (System.nanoTime() - t0) / 1_000_000);
             Sam3Result result = sam3.find(encoded, text, exemplars, textThreshold);
             new SegmentOutput(out).writeConceptMasksJson(image, ckpt, sam3.model().config().toString(),
-                    "CPU (fp32, " + nThreads + " threads)", rgb.width(), rgb.height(), text, boxes, textThreshold,
+                    sam3.model().describe(), rgb.width(), rgb.height(), text, boxes, textThreshold,
                     result);
             spec.commandLine().getOut().printf("\"%s\": %d instance(s), presence %.3f -> %s%n", text,
                     result.instances().size(), result.presence(), out.resolve("masks.json"));

@@ -1,0 +1,248 @@
+package io.samstream.gpu.cuda.sam3;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.CudaKernels;
+import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
+import io.samstream.gpu.cuda.DeviceWeights.Bf16;
+import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
+import io.samstream.gpu.cuda.kernels.NormKernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels;
+import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
+import io.samstream.gpu.sam2.RotaryEncoding;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Trunk;
+import io.samstream.gpu.sam3.VitPositionEmbedding;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * SAM 3's image trunk ({@code vitdet.ViT}) on the GPU in bf16 with fp32 accumulation, read the way the CPU reference
+ * ({@code sam3.Vit}, {@code sam3.VitBlock}) reads, on kernels proven by SAM and SAM 2. Tokens are channels-last rows:
+ * <ol>
+ *   <li>patch embedding: the fp32 planar image unfolded into 14x14 stride-14 rows (SAM 2's unfold), one GEMM without
+ *       bias, + the tiled position embedding ({@link VitPositionEmbedding}), then {@code ln_pre} in place;</li>
+ *   <li>each block: norm1 → windows (zero-padded; a global block is one window of the whole map) → qkv GEMM →
+ *       2-D RoPE on q and k in place (SAM 2's memory-attention RoPE kernel; windowed blocks' angles per window
+ *       position, global blocks' scaled to the window size, tables from the CPU's {@code RotaryEncoding}) → SDPA →
+ *       proj GEMM → unpartition added to x; then {@code x = x + fc2(GELU(fc1(norm2(x))))}, the residual fused.</li>
+ * </ol>
+ * An MLP width that is not a multiple of 8 (the tiny test model's 222) is zero-padded: fc1's extra rows and bias are
+ * 0, GELU(0) = 0, and fc2's extra columns are 0, so the result is unchanged. The weights and the activations of
+ * {@code maxBatch} images come from the pool; a pass allocates nothing. Not thread-safe.
+ */
+public final class CudaSam3Vit implements Sam3Trunk {
+    private static final float EPS = (float) Sam3Config.NORM_EPS;
+
+    private record Block(Bf16 norm1, Bf16 qkv, Bf16 proj, Bf16 norm2, Bf16 fc1, Bf16 fc2, boolean global) {}
+
+    private final Sam3Config.Vision v;
+    private final CudaStream stream;
+    private final PinnedBuffer staging;
+    private final GemmKernels gemm;
+    private final NormKernels norm;
+    private final Sam2Kernels ops;
+    private final EncoderOpsKernels encoderOps;
+    private final int grid, e, heads, hd, ws, mlpCols, patchCols;
+
+    private final DeviceBuffer patchW, posEmbed;
+    private final Bf16 lnPre;
+    private final Block[] blocks;
+    /** RoPE angles (fp32 [side², hd/2]) of the windowed blocks (side = window) and of the global ones (the map). */
+    private final DeviceBuffer windowCos, windowSin, globalCos, globalSin;
+    // activations (largest batch)
+    private final DeviceBuffer image, x, xn, windows, qkv, attn, wide;
+
+    /**
+     * Uploads the trunk's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
+     * {@code maxBatch} images, all from {@code pool}.
+     *
+     * @param sd the detector's weights under Meta's key names ({@code backbone.vision_backbone.trunk.*})
+     * @throws IllegalArgumentException when the kernels cannot run these shapes ({@link #checkSupported})
+     */
+    public CudaSam3Vit(StateDict sd, Sam3Config.Vision vision, int maxBatch, CudaKernels kernels, CudaStream stream,
+                       DeviceMemoryPool pool, PinnedBuffer staging) {
+        checkSupported(vision, maxBatch);
+        this.v = vision;
+        this.stream = stream;
+        this.staging = staging;
+        this.gemm = GemmKernels.of(kernels);
+        this.norm = NormKernels.of(kernels);
+        this.ops = Sam2Kernels.of(kernels);
+        this.encoderOps = EncoderOpsKernels.of(kernels);
+        this.grid = vision.grid();
+        this.e = vision.embedDim();
+        this.heads = vision.heads();
+        this.hd = vision.headDim();
+        this.ws = vision.windowSize();
+        this.mlpCols = roundUp8(vision.mlpHidden());
+        int p = vision.patchSize();
+        this.patchCols = roundUp8(3 * p * p);
+
+        DeviceWeights up = new DeviceWeights(pool, stream, staging);
+        String pre = VitPositionEmbedding.TRUNK_PREFIX;
+        patchW = up.bf16(padColumns(sd.get(pre + "patch_embed.proj.weight", e, 3, p, p).data(), e, 3 * p * p,
+                patchCols), pre + "patch_embed.proj.weight");
+        posEmbed = up.bf16(VitPositionEmbedding.tiled(sd, vision), pre + "pos_embed (tiled)");
+        lnPre = up.normBf16(sd, pre + "ln_pre", e);
+        blocks = new Block[vision.depth()];
+        for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = load(up, sd, pre + "blocks." + i + ".", vision.isGlobal(i));
+        }
+        RotaryEncoding windowRope = new RotaryEncoding(hd, ws, Sam3Config.ROPE_THETA, 1.0);
+        RotaryEncoding globalRope = new RotaryEncoding(hd, grid, Sam3Config.ROPE_THETA, (double) ws / grid);
+        windowCos = up.f32(windowRope.cosTable(), "rope cos (window)");
+        windowSin = up.f32(windowRope.sinTable(), "rope sin (window)");
+        globalCos = up.f32(globalRope.cosTable(), "rope cos (global)");
+        globalSin = up.f32(globalRope.sinTable(), "rope sin (global)");
+
+        int s = vision.imageSize();
+        long m = (long) maxBatch * grid * grid;
+        long padded = (long) maxBatch * paddedTokens(vision);
+        image = pool.allocate((long) maxBatch * 3 * s * s * 4, "sam3 vit input (fp32)");
+        x = pool.allocateBf16(m * e, "sam3 vit tokens x");
+        xn = pool.allocateBf16(m * e, "sam3 vit normalized tokens");
+        windows = pool.allocateBf16(padded * e, "sam3 vit windows / projection");
+        qkv = pool.allocateBf16(padded * 3 * e, "sam3 vit qkv");
+        attn = pool.allocateBf16(padded * e, "sam3 vit attention output");
+        wide = pool.allocateBf16(m * Math.max(mlpCols, patchCols), "sam3 vit wide (patch rows, mlp hidden)");
+    }
+
+    /** The fp32 planar images {@code [B, 3, S, S]} a pass reads (normalized as the model expects). */
+    public DeviceBuffer input() {
+        return image;
+    }
+
+    /** The bf16 channels-last map {@code [B, grid * grid, embed]} a pass leaves. */
+    public DeviceBuffer output() {
+        return x;
+    }
+
+    /** One image (normalized, planar {@code [3, S, S]}) through the trunk, its map brought back as fp32. Synchronous. */
+    @Override
+    public float[] forward(float[] chw) {
+        int s = v.imageSize();
+        if (chw.length != 3 * s * s) {
+            throw new IllegalArgumentException("model input of " + chw.length + " values; 3 x " + s + " x " + s
+                    + " expected");
+        }
+        StagedCopy.uploadF32(stream, staging, chw, image);
+        forward(1);
+        return StagedCopy.downloadBf16(stream, staging, x, (long) grid * grid * e);
+    }
+
+    /** Queues one pass of {@code batch} images from {@link #input} to {@link #output}. */
+    public void forward(int batch) {
+        int s = v.imageSize();
+        int m = batch * grid * grid;
+        ops.unfold(stream, image, wide, batch, 3, s, s, v.patchSize(), v.patchSize(), 0, patchCols);
+        gemm.run(stream, wide, patchW, null, null, x, m, e, patchCols, false);
+        encoderOps.addPeriodic(stream, x, posEmbed, (long) m * e, (long) grid * grid * e);
+        norm.layerNorm(stream, x, lnPre.w(), lnPre.b(), x, m, e, EPS);
+        for (Block b : blocks) {
+            block(b, batch, m);
+        }
+    }
+
+    /** {@code x = x + attn(norm1(x))} (windowed or global), then {@code x = x + mlp(norm2(x))}. */
+    private void block(Block b, int batch, int m) {
+        norm.layerNorm(stream, x, b.norm1.w(), b.norm1.b(), xn, m, e, EPS);
+        int side = b.global ? grid : ws;
+        int per = Sam2Kernels.ceilDiv(grid, side);
+        int nWin = batch * per * per;
+        int tokens = side * side;
+        int rows = nWin * tokens;
+        ops.windowPartition(stream, xn, windows, batch, grid, grid, e, side);
+        gemm.run(stream, windows, b.qkv.w(), b.qkv.b(), null, qkv, rows, 3 * e, e, false);
+        int ld = 3 * e;
+        long batchStride = (long) tokens * ld;
+        DeviceBuffer k = qkv.slice((long) e * 2, qkv.bytes() - (long) e * 2, "sam3 vit k");
+        DeviceBuffer val = qkv.slice((long) e * 4, qkv.bytes() - (long) e * 4, "sam3 vit v");
+        DeviceBuffer cos = b.global ? globalCos : windowCos, sin = b.global ? globalSin : windowSin;
+        ops.rope(stream, qkv, ld, rows, heads, hd, cos, sin, tokens);
+        ops.rope(stream, k, ld, rows, heads, hd, cos, sin, tokens);
+        ops.sdpa(stream, new Rows(qkv, ld, batchStride), new Rows(k, ld, batchStride), new Rows(val, ld, batchStride),
+                new Rows(attn, e, (long) tokens * e), nWin, tokens, tokens, heads, hd, (float) (1.0 / Math.sqrt(hd)));
+        // the windows are consumed: their buffer takes the projection
+        gemm.run(stream, attn, b.proj.w(), b.proj.b(), null, windows, rows, e, e, false);
+        ops.windowUnpartitionAdd(stream, windows, x, batch, grid, grid, e, side, per, per);
+        norm.layerNorm(stream, x, b.norm2.w(), b.norm2.b(), xn, m, e, EPS);
+        gemm.run(stream, xn, b.fc1.w(), b.fc1.b(), null, wide, m, mlpCols, e, true);
+        gemm.run(stream, wide, b.fc2.w(), b.fc2.b(), x, x, m, e, mlpCols, false);
+    }
+
+    /** The pool owns the device memory; nothing to free here. */
+    @Override
+    public void close() {}
+
+    // ------------------------------------------------------------------------------------------------
+    // Sizes, checks and weights
+    // ------------------------------------------------------------------------------------------------
+
+    /** Why the kernels cannot run this trunk at this batch, as an exception; nothing when they can. */
+    public static void checkSupported(Sam3Config.Vision v, int maxBatch) {
+        List<String> problems = new ArrayList<>();
+        if (maxBatch < 1) {
+            problems.add("max batch must be at least 1, got " + maxBatch);
+        }
+        if (v.imageSize() % v.patchSize() != 0) {
+            problems.add("patch " + v.patchSize() + " does not divide the input " + v.imageSize());
+        }
+        if (v.embedDim() % 8 != 0 || v.embedDim() > 2048) {
+            problems.add("width " + v.embedDim() + " (a multiple of 8 up to 2048)");
+        }
+        int hd = v.embedDim() / Math.max(1, v.heads());
+        if (v.embedDim() % v.heads() != 0 || hd % 8 != 0 || Sam2Kernels.sdpaCeiling(hd) < 0) {
+            problems.add("head width " + v.embedDim() + "/" + v.heads() + " (a multiple of 8 up to 256)");
+        }
+        if (v.windowSize() < 1) {
+            problems.add("window " + v.windowSize());
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("the CUDA SAM 3 trunk cannot run " + v + ": "
+                    + String.join("; ", problems));
+        }
+    }
+
+    /** Tokens of one image's windows, padding included (the most any block's attention sees). */
+    private static long paddedTokens(Sam3Config.Vision v) {
+        int per = Sam2Kernels.ceilDiv(v.grid(), v.windowSize());
+        return Math.max((long) v.grid() * v.grid(), (long) per * per * v.windowSize() * v.windowSize());
+    }
+
+    private Block load(DeviceWeights up, StateDict sd, String p, boolean global) {
+        int hidden = v.mlpHidden();
+        Bf16 fc1 = new Bf16(up.bf16(padRows(sd.get(p + "mlp.fc1.weight", hidden, e).data(), hidden, e, mlpCols),
+                p + "mlp.fc1.weight"), up.bf16(padRows(sd.get(p + "mlp.fc1.bias", hidden).data(), hidden, 1, mlpCols),
+                p + "mlp.fc1.bias"));
+        Bf16 fc2 = new Bf16(up.bf16(padColumns(sd.get(p + "mlp.fc2.weight", e, hidden).data(), e, hidden, mlpCols),
+                p + "mlp.fc2.weight"), up.bf16(sd.get(p + "mlp.fc2.bias", e).data(), p + "mlp.fc2.bias"));
+        return new Block(up.normBf16(sd, p + "norm1", e), up.linearBf16(sd, p + "attn.qkv", e, 3 * e),
+                up.linearBf16(sd, p + "attn.proj", e, e), up.normBf16(sd, p + "norm2", e), fc1, fc2, global);
+    }
+
+    static int roundUp8(int n) {
+        return (n + 7) / 8 * 8;
+    }
+
+    /** A {@code [rows, cols]} matrix with its rows zero-padded to {@code width} columns. */
+    static float[] padColumns(float[] w, int rows, int cols, int width) {
+        float[] out = new float[rows * width];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(w, r * cols, out, r * width, cols);
+        }
+        return out;
+    }
+
+    /** A {@code [rows, cols]} matrix with zero rows appended up to {@code toRows}. */
+    static float[] padRows(float[] w, int rows, int cols, int toRows) {
+        float[] out = new float[toRows * cols];
+        System.arraycopy(w, 0, out, 0, rows * cols);
+        return out;
+    }
+}

@@ -1,0 +1,8 @@
+/**
+ * SAM 3 on the GPU, one part per class as in the CPU model of {@code io.samstream.gpu.sam3}: so far the image trunk
+ * ({@link io.samstream.gpu.cuda.sam3.CudaSam3Vit}, the ViT), which the CPU model runs through its
+ * {@link io.samstream.gpu.sam3.Sam3Trunk} seam.
+ *
+ * <p>Builds on {@code cuda} and {@code cuda.kernels}; never imports SAM's or SAM 2's GPU parts.
+ */
+package io.samstream.gpu.cuda.sam3;
