@@ -53,7 +53,7 @@ import io.samstream.gpu.tensor.Tensor;
  * token into {@code q8} + {@code q8Scales}: by the LayerNorm itself before qkv and lin1 (norm1 / norm2 then write no
  * bf16 {@code h}) and by a row kernel from the attention output (before proj); lin1's GELU epilogue writes e4m3 with
  * one scale per (token, 128 columns) into {@code wideBuf} + {@code q8BlockScales}, which lin2 applies per k block
- * (unless {@value #LEGACY_FP8_MLP}: then lin1 writes bf16 and a row kernel quantizes it, as before). The residual stream, attention, the patch embedding and the neck stay bf16.
+ * (only with {@value #BLOCK_SCALED_FP8_MLP}; by default lin1 writes bf16 and a row kernel quantizes it, as before). The residual stream, attention, the patch embedding and the neck stay bf16.
  *
  * <p><b>Memory.</b> The weights and the activations of the largest batch come from the pool it is given (sized with
  * {@link #weightBytes} + {@link #activationBytes}); a forward pass allocates nothing and never waits on the host.
@@ -97,12 +97,12 @@ final class CudaImageEncoder {
     private final DeviceBuffer q8, q8Scales;
     /**
      * FP8 mlp.lin1 writes e4m3 with one scale per (row, 128 columns) into wideBuf + q8BlockScales, read by the
-     * block-scaled lin2 (no quantize pass between). {@value #LEGACY_FP8_MLP} = true selects the old path (lin1 bf16,
-     * quantize per row, lin2) for the benchmark comparison; null without FP8.
+     * block-scaled lin2 (no quantize pass between), only when {@value #BLOCK_SCALED_FP8_MLP} = true (the benchmark's
+     * comparison; not yet run on a GPU); by default the measured path (lin1 bf16, quantize per row, lin2). Null unless used.
      */
     private final DeviceBuffer q8BlockScales;
     private final boolean fp8BlockScaledMlp;
-    static final String LEGACY_FP8_MLP = "samstream.fp8.legacyMlp";
+    static final String BLOCK_SCALED_FP8_MLP = "samstream.fp8.blockScaledMlp";
 
     /**
      * Uploads the encoder's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
@@ -173,7 +173,7 @@ final class CudaImageEncoder {
         q8 = fp8 ? pool.allocate(m * Math.max(d, mlp), "e4m3 activations") : null;
         q8Scales = fp8 ? pool.allocate(m * 4, "e4m3 activation scales") : null;
         q8BlockScales = fp8 ? pool.allocate(m * (mlp / Fp8GemmKernels.SCALE_BLOCK) * 4, "e4m3 block scales") : null;
-        fp8BlockScaledMlp = fp8 && mlp % Fp8GemmKernels.SCALE_BLOCK == 0 && !Boolean.getBoolean(LEGACY_FP8_MLP);
+        fp8BlockScaledMlp = fp8 && mlp % Fp8GemmKernels.SCALE_BLOCK == 0 && Boolean.getBoolean(BLOCK_SCALED_FP8_MLP);
     }
 
     /** The fp32 input images {@code [B, 3, S, S]} a pass reads. */
