@@ -1,11 +1,11 @@
 package io.samstream.gpu.cuda.sam2;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.cuda.GraphCache;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
@@ -40,10 +40,8 @@ public final class CudaSam2Offload implements Sam2Offload {
     static final int MAX_GRAPHS = 32;
 
     private final Sam2Config config;
-    private final CudaContext context;
-    private final CudaKernels kernels;
+    private final GpuWorkspace gpu;
     private final CudaStream stream;
-    private final DeviceMemoryPool pool;
     private final PinnedBuffer staging;
     private final CudaSam2ImageEncoder imageEncoder;
     private final CudaMemoryAttention memoryAttention;
@@ -63,57 +61,47 @@ public final class CudaSam2Offload implements Sam2Offload {
             throw new IllegalArgumentException("the CUDA SAM 2.1 parts cannot run " + config + ": "
                     + String.join("; ", problems));
         }
-        CudaContext context = CudaContext.open(ordinal);
+        int maxMemory = maxMemory(config);
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, maxMemory), "SAM 2");
         try {
-            return new CudaSam2Offload(sd, config, context);
+            return new CudaSam2Offload(sd, config, maxMemory, gpu);
         } catch (RuntimeException e) {
-            context.close();
+            gpu.close();
             throw e;
         }
     }
 
-    private CudaSam2Offload(StateDict sd, Sam2Config config, CudaContext context) {
-        this.config = config;
-        this.context = context;
-        int f = config.featureSize();
-        int tokens = f * f;
+    /**
+     * Memory tokens the attention is sized for: {@link Sam2VideoTracker#DEFAULT_MAX_CONDITIONING} conditioning frames
+     * plus the last {@code numMaskmem - 1} frames, and their object pointers.
+     */
+    private static int maxMemory(Sam2Config config) {
+        int tokens = config.featureSize() * config.featureSize();
         int split = config.hidden() / config.memDim();
         int conditioning = Sam2VideoTracker.DEFAULT_MAX_CONDITIONING;
-        this.maxMemory = (conditioning + config.numMaskmem() - 1) * tokens
+        return (conditioning + config.numMaskmem() - 1) * tokens
                 + (conditioning + Sam2Config.MAX_OBJECT_POINTERS - 1) * split;
-        this.kernels = new CudaKernels(context);
-        CudaStream s = null;
-        DeviceMemoryPool p = null;
-        PinnedBuffer b = null;
-        try {
-            s = new CudaStream(context);
-            b = new PinnedBuffer(context, STAGING_BYTES, "SAM 2 staging");
-            // the parts' weights and activations, with room to spare (bump allocation; nothing is freed)
-            p = new DeviceMemoryPool(context, poolBytes(config, maxMemory));
-            this.stream = s;
-            this.staging = b;
-            this.pool = p;
-            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, 1, kernels, s, p, b);
-            this.memoryAttention = new CudaMemoryAttention(sd, config, 1, maxMemory, kernels, s, p, b);
-            this.memoryEncoder = new CudaMemoryEncoder(sd, config, 1, kernels, s, p, b);
-            this.top = p.allocateBf16((long) tokens * config.hidden(), "SAM 2 features in");
-            this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory in");
-            this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory position in");
-            this.logits = p.allocate((long) config.lowResSize() * config.lowResSize() * 4, "SAM 2 logits in");
-            this.score = p.allocate(4, "SAM 2 object score in");
-        } catch (RuntimeException e) {
-            if (p != null) {
-                p.close();
-            }
-            if (b != null) {
-                b.close();
-            }
-            if (s != null) {
-                s.close();
-            }
-            kernels.close();
-            throw e;
-        }
+    }
+
+    /** The parts and their input buffers in {@code gpu}'s pool (bump allocation; nothing is freed). */
+    private CudaSam2Offload(StateDict sd, Sam2Config config, int maxMemory, GpuWorkspace gpu) {
+        this.config = config;
+        this.gpu = gpu;
+        this.maxMemory = maxMemory;
+        this.stream = gpu.stream();
+        this.staging = gpu.staging();
+        CudaKernels kernels = gpu.kernels();
+        DeviceMemoryPool p = gpu.pool();
+        int f = config.featureSize();
+        int tokens = f * f;
+        this.imageEncoder = new CudaSam2ImageEncoder(sd, config, 1, kernels, stream, p, staging);
+        this.memoryAttention = new CudaMemoryAttention(sd, config, 1, maxMemory, kernels, stream, p, staging);
+        this.memoryEncoder = new CudaMemoryEncoder(sd, config, 1, kernels, stream, p, staging);
+        this.top = p.allocateBf16((long) tokens * config.hidden(), "SAM 2 features in");
+        this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory in");
+        this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 2 memory position in");
+        this.logits = p.allocate((long) config.lowResSize() * config.lowResSize() * 4, "SAM 2 logits in");
+        this.score = p.allocate(4, "SAM 2 object score in");
     }
 
     /**
@@ -205,7 +193,7 @@ public final class CudaSam2Offload implements Sam2Offload {
 
     @Override
     public String describe() {
-        return "CUDA " + context.info().describe() + " (bf16: image encoder, memory attention, memory encoder; mask "
+        return "CUDA " + gpu.context().info().describe() + " (bf16: image encoder, memory attention, memory encoder; mask "
                 + "decoder on the CPU)";
     }
 
@@ -231,12 +219,8 @@ public final class CudaSam2Offload implements Sam2Offload {
         closed = true;
         try {
             graphs.close();
-            pool.close();
-            staging.close();
-            stream.close();
-            kernels.close();
         } finally {
-            context.close();
+            gpu.close();
         }
     }
 }

@@ -2,11 +2,7 @@ package io.samstream.gpu.cuda.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.BumpAllocator;
-import io.samstream.gpu.cuda.CudaContext;
-import io.samstream.gpu.cuda.CudaKernels;
-import io.samstream.gpu.cuda.CudaStream;
-import io.samstream.gpu.cuda.DeviceMemoryPool;
-import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Trunk;
 
@@ -18,11 +14,7 @@ import io.samstream.gpu.sam3.Sam3Trunk;
 public final class CudaSam3Trunk implements Sam3Trunk {
     private static final long STAGING_BYTES = 32L << 20;
 
-    private final CudaContext context;
-    private final CudaKernels kernels;
-    private final CudaStream stream;
-    private final PinnedBuffer staging;
-    private final DeviceMemoryPool pool;
+    private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
     private boolean closed;
 
@@ -34,42 +26,19 @@ public final class CudaSam3Trunk implements Sam3Trunk {
     /** Opens GPU {@code ordinal} and uploads the trunk; shapes the kernels cannot run fail before any GPU work. */
     public static CudaSam3Trunk open(StateDict sd, Sam3Config.Vision vision, int ordinal) {
         CudaSam3Vit.checkSupported(vision, 1);
-        CudaContext context = CudaContext.open(ordinal);
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(vision), "SAM 3 trunk");
         try {
-            return new CudaSam3Trunk(sd, vision, context);
+            return new CudaSam3Trunk(gpu,
+                    new CudaSam3Vit(sd, vision, 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging()));
         } catch (RuntimeException e) {
-            context.close();
+            gpu.close();
             throw e;
         }
     }
 
-    private CudaSam3Trunk(StateDict sd, Sam3Config.Vision vision, CudaContext context) {
-        this.context = context;
-        this.kernels = new CudaKernels(context);
-        CudaStream s = null;
-        PinnedBuffer b = null;
-        DeviceMemoryPool p = null;
-        try {
-            s = new CudaStream(context);
-            b = new PinnedBuffer(context, STAGING_BYTES, "SAM 3 trunk staging");
-            p = new DeviceMemoryPool(context, poolBytes(vision));
-            this.vit = new CudaSam3Vit(sd, vision, 1, kernels, s, p, b);
-            this.stream = s;
-            this.staging = b;
-            this.pool = p;
-        } catch (RuntimeException e) {
-            if (p != null) {
-                p.close();
-            }
-            if (b != null) {
-                b.close();
-            }
-            if (s != null) {
-                s.close();
-            }
-            kernels.close();
-            throw e;
-        }
+    private CudaSam3Trunk(GpuWorkspace gpu, CudaSam3Vit vit) {
+        this.gpu = gpu;
+        this.vit = vit;
     }
 
     @Override
@@ -83,7 +52,7 @@ public final class CudaSam3Trunk implements Sam3Trunk {
     /** "GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return context.info().describe() + " (bf16)";
+        return gpu.context().info().describe() + " (bf16)";
     }
 
     @Override
@@ -92,11 +61,7 @@ public final class CudaSam3Trunk implements Sam3Trunk {
             return;
         }
         closed = true;
-        pool.close();
-        staging.close();
-        stream.close();
-        kernels.close();
-        context.close();
+        gpu.close();
     }
 
     /**
