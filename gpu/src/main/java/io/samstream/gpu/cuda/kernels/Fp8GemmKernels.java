@@ -154,32 +154,8 @@ public final class Fp8GemmKernels {
                     DeviceBuffer residual, DeviceBuffer c, int m, boolean gelu, Fp8Tile tile) {
         int n = w.n(), k = w.k();
         String op = String.format(Locale.ROOT, "gemmE4m3 m=%d n=%d k=%d", m, n, k);
-        require(m > 0 && n > 0 && k > 0, op + ": dimensions must be positive");
-        String why = gemmUnavailable();
-        require(why == null, op + ": " + why);
-        require(k % 16 == 0, op + ": k must be a multiple of 16 (16-byte e4m3 rows)");
-        require(n % 8 == 0, op + ": n must be a multiple of 8");
-        requireRows(op, m, k, qa, aScales);
-        requireBytes(w.values(), (long) n * k, op, "w.values");
-        requireBytes(w.scales(), (long) n * 4, op, "w.scales");
-        requireBf16(c, (long) m * n, op, "c");
-        if (bias != null) {
-            requireBf16(bias, n, op, "bias");
-        }
-        if (residual != null) {
-            requireBf16(residual, (long) m * n, op, "residual");
-        }
-        require(CudaKernels.tmaCanMap(qa, w.values(), c), op + ": a tensor map cannot describe qa, w or c (" + qa + ", "
-                + w.values() + ", " + c + "): they must be pool buffers at 16-byte aligned addresses");
-        long tiles = (long) ((m + tile.bm - 1) / tile.bm) * ((n + tile.bn - 1) / tile.bn);
-        int grid = (int) Math.min(tiles, kernels.context().info().multiprocessors());   // persistent CTAs
-        TensorMaps maps = kernels.tensorMaps();
-        Pointer params = Pointer.to(Pointer.to(maps.u8RowMajor(qa, m, k, tile.bm, op + " qa")),
-                Pointer.to(maps.u8RowMajor(w.values(), n, k, tile.bn, op + " w")),
-                Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c")), ptr(aScales), ptr(w.scales()), ptr(bias),
-                ptr(residual), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
-                Pointer.to(new int[] {GemmKernels.epilogue(bias, gelu, residual)}));
-        kernels.launch(tile.symbol, grid, 1, 1, Fp8Tile.THREADS, tile.smem, stream, params, op);
+        requireGemm(op, m, n, k, qa, aScales, w);
+        launchBf16Out(stream, tile.symbol, tile, qa, aScales, w, bias, residual, c, m, gelu, op);
     }
 
     /**
@@ -234,6 +210,18 @@ public final class Fp8GemmKernels {
         requireGemm(op, m, n, k, qa, aBlockScales, w);
         require(k % SCALE_BLOCK == 0, op + ": k must be a multiple of " + SCALE_BLOCK + " (one scale per block)");
         requireBytes(aBlockScales, (long) m * (k / SCALE_BLOCK) * 4, op, "aBlockScales");
+        launchBf16Out(stream, tile.blockInSymbol, tile, qa, aBlockScales, w, bias, residual, c, m, gelu, op);
+    }
+
+    /**
+     * The launch shared by {@link #run} and {@link #runBlockScaled}: both read e4m3 {@code qa} and {@code w} through
+     * tensor maps, take one fp32 scale buffer for {@code qa} (per row or per row and k block, as {@code symbol}
+     * reads it) and write bf16 {@code c} through the same epilogue.
+     */
+    private void launchBf16Out(CudaStream stream, String symbol, Fp8Tile tile, DeviceBuffer qa, DeviceBuffer aScales,
+                               Fp8Weight w, DeviceBuffer bias, DeviceBuffer residual, DeviceBuffer c, int m,
+                               boolean gelu, String op) {
+        int n = w.n(), k = w.k();
         requireBf16(c, (long) m * n, op, "c");
         if (bias != null) {
             requireBf16(bias, n, op, "bias");
@@ -246,10 +234,10 @@ public final class Fp8GemmKernels {
         TensorMaps maps = kernels.tensorMaps();
         Pointer params = Pointer.to(Pointer.to(maps.u8RowMajor(qa, m, k, tile.bm, op + " qa")),
                 Pointer.to(maps.u8RowMajor(w.values(), n, k, tile.bn, op + " w")),
-                Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c")), ptr(aBlockScales), ptr(w.scales()), ptr(bias),
+                Pointer.to(maps.bf16RowMajor(c, m, n, 64, op + " c")), ptr(aScales), ptr(w.scales()), ptr(bias),
                 ptr(residual), Pointer.to(new int[] {m}), Pointer.to(new int[] {n}), Pointer.to(new int[] {k}),
                 Pointer.to(new int[] {GemmKernels.epilogue(bias, gelu, residual)}));
-        kernels.launch(tile.blockInSymbol, grid(tile, m, n), 1, 1, Fp8Tile.THREADS, tile.smem, stream, params, op);
+        kernels.launch(symbol, grid(tile, m, n), 1, 1, Fp8Tile.THREADS, tile.smem, stream, params, op);
     }
 
     /**
