@@ -82,6 +82,50 @@ public final class GpuTestSupport implements AutoCloseable {
         return b;
     }
 
+    /** NaN elements after a GEMM's output C: a kernel that writes past the end of C changes one. */
+    public static final int GUARD = 4096;
+
+    /**
+     * A GEMM's bf16 output {@code c} of {@code count} values inside {@code all} = c + {@link #GUARD} NaNs, and the
+     * residual to pass: none, a buffer of its own, or (in place) {@code c} itself holding it.
+     */
+    public record GuardedOutput(DeviceBuffer all, DeviceBuffer c, DeviceBuffer residual, int count) {
+        /** Everything in {@link #all}, guard included (waits for the stream). */
+        public float[] download(GpuTestSupport gpu) {
+            return gpu.download(all, count + GUARD);
+        }
+    }
+
+    /**
+     * C poisoned with NaNs and followed by the guard; {@code residual} (may be null) uploaded on its own, or, when
+     * {@code inPlace}, written into C, which is then the residual too.
+     */
+    public GuardedOutput guardedOutput(int count, float[] residual, boolean inPlace) {
+        DeviceBuffer all;
+        DeviceBuffer res = null;
+        if (inPlace) {
+            float[] withGuard = java.util.Arrays.copyOf(residual, count + GUARD);
+            java.util.Arrays.fill(withGuard, count, withGuard.length, Float.NaN);
+            all = upload(withGuard, "c (= residual) + guard");
+        } else {
+            all = poisoned((long) count + GUARD, "c + guard");
+            res = residual != null ? upload(residual, "residual") : null;
+        }
+        DeviceBuffer c = all.slice(0, (long) count * 2, "c");
+        return new GuardedOutput(all, c, inPlace ? c : res, count);
+    }
+
+    /** {@code got} (C + guard) has every element of C written (not NaN) and none of the guard. */
+    public static void assertWrittenExactly(String what, float[] got, int count) {
+        for (int i = 0; i < got.length; i++) {
+            if (i < count) {
+                assertTrue(!Float.isNaN(got[i]), what + ": element " + i + " of C was never written");
+            } else {
+                assertTrue(Float.isNaN(got[i]), what + ": write past the end of C at element " + i);
+            }
+        }
+    }
+
     /** Waits for the stream, then reads {@code count} bf16 values from {@code b} (from element {@code from}). */
     public float[] download(DeviceBuffer b, long from, int count) {
         stream.synchronize();

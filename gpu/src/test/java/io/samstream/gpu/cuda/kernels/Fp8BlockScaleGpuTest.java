@@ -126,13 +126,12 @@ class Fp8BlockScaleGpuTest extends GpuTestBase {
         Fp8Rows qw = Fp8Rows.quantizeWeight(GpuTestSupport.randomBf16(rnd, n * k, 1.0 / Math.sqrt(k)), n, k, "w");
         float[] bias = GpuTestSupport.randomBf16(rnd, n, 0.5);
         float[] res = residual ? GpuTestSupport.randomBf16(rnd, m * n, 1.0) : null;
-        int guard = 4096;
-        DeviceBuffer dcAll = gpu.poisoned((long) m * n + guard, "c + guard");
-        DeviceBuffer dc = dcAll.slice(0, (long) m * n * 2, "c");
+        GpuTestSupport.GuardedOutput guarded = gpu.guardedOutput(m * n, res, false);
+        DeviceBuffer dc = guarded.c();
         Fp8Weight w = new Fp8Weight(gpu.uploadBytes(qw.values(), "w"), gpu.uploadF32(qw.scales(), "w scales"), n, k);
         fp8().runBlockScaled(gpu.stream, gpu.uploadBytes(qa.values(), "qa"), gpu.uploadF32(qa.scales(), "block scales"),
-                w, gpu.upload(bias, "bias"), residual ? gpu.upload(res, "residual") : null, dc, m, false, tile);
-        float[] got = gpu.download(dcAll, m * n + guard);
+                w, gpu.upload(bias, "bias"), guarded.residual(), dc, m, false, tile);
+        float[] got = guarded.download(gpu);
 
         int[] rows = m > 300 ? GpuTestSupport.sampleRows(rnd, 96, m) : ReferenceOps.allRows(m);
         float[] ref = ReferenceOps.gemmRows(qa.dequantize(), qw.dequantize(), bias, res, rows, n, k, false);
@@ -145,13 +144,7 @@ class Fp8BlockScaleGpuTest extends GpuTestBase {
             den += (double) ref[i] * ref[i];
         }
         assertTrue(Math.sqrt(num / den) < 3e-3, what + ": relative L2 " + Math.sqrt(num / den));
-        for (int i = 0; i < got.length; i++) {
-            if (i < m * n) {
-                assertTrue(!Float.isNaN(got[i]), what + ": element " + i + " of C was never written");
-            } else {
-                assertTrue(Float.isNaN(got[i]), what + ": write past the end of C at element " + i);
-            }
-        }
+        GpuTestSupport.assertWrittenExactly(what, got, m * n);
         gpu.pool.release(mark);
     }
 

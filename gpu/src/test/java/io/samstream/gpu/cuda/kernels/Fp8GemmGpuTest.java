@@ -128,24 +128,12 @@ class Fp8GemmGpuTest extends GpuTestBase {
         float[] bias = hasBias ? GpuTestSupport.randomBf16(rnd, n, 0.5) : null;
         float[] res = hasRes ? GpuTestSupport.randomBf16(rnd, m * n, 1.0) : null;
 
-        int guard = 4096;
-        DeviceBuffer dcAll, dres = null;
-        if (epi == Epi.IN_PLACE_RESIDUAL) {
-            float[] withGuard = Arrays.copyOf(res, m * n + guard);
-            Arrays.fill(withGuard, m * n, withGuard.length, Float.NaN);
-            dcAll = gpu.upload(withGuard, "c (= residual) + guard");
-        } else {
-            dcAll = gpu.poisoned((long) m * n + guard, "c + guard");
-            dres = hasRes ? gpu.upload(res, "residual") : null;
-        }
-        DeviceBuffer dc = dcAll.slice(0, (long) m * n * 2, "c");
-        if (epi == Epi.IN_PLACE_RESIDUAL) {
-            dres = dc;
-        }
+        GpuTestSupport.GuardedOutput guarded = gpu.guardedOutput(m * n, res, epi == Epi.IN_PLACE_RESIDUAL);
+        DeviceBuffer dc = guarded.c(), dres = guarded.residual();
         Fp8Weight w = new Fp8Weight(gpu.uploadBytes(qw.values(), "w"), gpu.uploadF32(qw.scales(), "w scales"), n, k);
         fp8().run(gpu.stream, gpu.uploadBytes(qa.values(), "qa"), gpu.uploadF32(qa.scales(), "qa scales"), w,
                 hasBias ? gpu.upload(bias, "bias") : null, dres, dc, m, gelu, tile);
-        float[] got = gpu.download(dcAll, m * n + guard);
+        float[] got = guarded.download(gpu);
 
         int[] rows = sampled > 0 ? GpuTestSupport.sampleRows(rnd, sampled, m) : ReferenceOps.allRows(m);
         float[] ref = ReferenceOps.gemmRows(qa.dequantize(), qw.dequantize(), bias, res, rows, n, k, gelu);
@@ -155,13 +143,7 @@ class Fp8GemmGpuTest extends GpuTestBase {
         // H200, 1 of 16384 values 0.48 % off at k = 336; bench/results/2026-12-04-h200-fp8.md).
         GpuTestSupport.assertClose(what, ref, GpuTestSupport.gatherRows(got, rows, n), 0x1p-7,
                 1e-3 * GpuTestSupport.rms(ref));
-        for (int i = 0; i < got.length; i++) {
-            if (i < m * n) {
-                assertTrue(!Float.isNaN(got[i]), what + ": element " + i + " of C was never written");
-            } else {
-                assertTrue(Float.isNaN(got[i]), what + ": write past the end of C at element " + i);
-            }
-        }
+        GpuTestSupport.assertWrittenExactly(what, got, m * n);
         gpu.pool.release(mark);
     }
 

@@ -231,33 +231,18 @@ class GemmGpuTest extends GpuTestBase {
 
         DeviceBuffer da = gpu.upload(a, "a"), dw = gpu.upload(w, "w");
         DeviceBuffer db = hasBias ? gpu.upload(bias, "bias") : null;
-        int guard = 4096;
-        DeviceBuffer dcAll;
-        DeviceBuffer dres = null;
-        if (epi == Epi.IN_PLACE_RESIDUAL) {
-            float[] withGuard = new float[m * n + guard];
-            System.arraycopy(res, 0, withGuard, 0, m * n);
-            java.util.Arrays.fill(withGuard, m * n, withGuard.length, Float.NaN);
-            dcAll = gpu.upload(withGuard, "c (= residual) + guard");
-        } else {
-            dcAll = gpu.poisoned((long) m * n + guard, "c + guard");
-            dres = hasRes ? gpu.upload(res, "residual") : null;
-        }
-        DeviceBuffer dc = dcAll.slice(0, (long) m * n * 2, "c");
-        if (epi == Epi.IN_PLACE_RESIDUAL) {
-            dres = dc;
-        }
+        GpuTestSupport.GuardedOutput guarded = gpu.guardedOutput(m * n, res, epi == Epi.IN_PLACE_RESIDUAL);
+        DeviceBuffer dc = guarded.c(), dres = guarded.residual();
 
         GemmKernels.of(gpu.kernels).run(gpu.stream, da, dw, db, dres, dc, m, n, k, gelu, tile);
-        float[] got = gpu.download(dcAll, m * n + guard);
+        float[] got = guarded.download(gpu);
 
         float[] ref = ReferenceOps.gemmRows(a, w, bias, res, ReferenceOps.allRows(m), n, k, gelu);
         float[] out = java.util.Arrays.copyOf(got, m * n);
         GpuTestSupport.assertClose(String.format("gemm %s m=%d n=%d k=%d %s", tile, m, n, k, epi), ref, out, 0x1p-8,
                 1e-3 * GpuTestSupport.rms(ref));
-        for (int i = m * n; i < got.length; i++) {
-            assertTrue(Float.isNaN(got[i]), "write past the end of C at element " + i);
-        }
+        GpuTestSupport.assertWrittenExactly(String.format("gemm %s m=%d n=%d k=%d %s", tile, m, n, k, epi),
+                got, m * n);
         gpu.pool.release(mark);
     }
 

@@ -1,7 +1,6 @@
 package io.samstream.gpu.cuda.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.samstream.gpu.cuda.DeviceBuffer;
@@ -108,24 +107,11 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
         float[] res = hasRes ? GpuTestSupport.randomBf16(rnd, m * n, 1.0) : null;
         SparseWeight sw = SparseWeightUpload.upload(TwoFourWeights.compress(w, n, k, "w"), gpu.pool, gpu.stream,
                 gpu.staging, "w");
-        int guard = 4096;
-        DeviceBuffer dcAll;
-        DeviceBuffer dres = null;
-        if (inPlace) {
-            float[] withGuard = Arrays.copyOf(res, m * n + guard);
-            Arrays.fill(withGuard, m * n, withGuard.length, Float.NaN);
-            dcAll = gpu.upload(withGuard, "c (= residual) + guard");
-        } else {
-            dcAll = gpu.poisoned((long) m * n + guard, "c + guard");
-            dres = hasRes ? gpu.upload(res, "residual") : null;
-        }
-        DeviceBuffer dc = dcAll.slice(0, (long) m * n * 2, "c");
-        if (inPlace) {
-            dres = dc;
-        }
+        GpuTestSupport.GuardedOutput guarded = gpu.guardedOutput(m * n, res, inPlace);
+        DeviceBuffer dc = guarded.c(), dres = guarded.residual();
         SparseGemmKernels.of(gpu.kernels).run(gpu.stream, gpu.upload(a, "a"), sw, hasBias ? gpu.upload(bias, "bias") : null, dres, dc,
                 m, gelu, tile);
-        float[] got = gpu.download(dcAll, m * n + guard);
+        float[] got = guarded.download(gpu);
         String what = String.format("gemmSparse %s m=%d n=%d k=%d %s", tile, m, n, k, epi);
         if (sampled) {
             int[] rows = GpuTestSupport.sampleRows(rnd, 8, m);
@@ -137,9 +123,7 @@ class SparseGemmSm90GpuTest extends GpuTestBase {
             System.out.println(what + ": " + whereWrong(ref, got, m, n));
             GpuTestSupport.assertClose(what, ref, Arrays.copyOf(got, m * n), 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
         }
-        for (int i = m * n; i < got.length; i++) {
-            assertTrue(Float.isNaN(got[i]), "write past the end of C at element " + i);
-        }
+        GpuTestSupport.assertWrittenExactly(what, got, m * n);
         gpu.pool.release(mark);
     }
 
