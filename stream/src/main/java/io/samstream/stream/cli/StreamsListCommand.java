@@ -75,6 +75,11 @@ final class StreamsListCommand implements Callable<Integer> {
         if (s.prompts().grid() > 0) {
             parts.add("grid " + s.prompts().grid() + "x" + s.prompts().grid());
         }
+        int concepts = s.prompts().concepts().size();
+        if (concepts > 0) {
+            int every = s.prompts().conceptsEveryFrames();
+            parts.add(concepts + (concepts == 1 ? " concept" : " concepts") + (every > 0 ? " every " + every : ""));
+        }
         return parts.isEmpty() ? "none" : String.join(", ", parts);
     }
 

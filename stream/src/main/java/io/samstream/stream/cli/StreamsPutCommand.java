@@ -35,8 +35,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Define a stream on the streams topic (add it, or redefine it: the engine running it restarts it).",
             "Prompts: --prompts with a prompts section as JSON ({\"objects\":[{\"id\":1,\"box\":[x0,y0,x1,y1]}],"
-                    + " \"grid\":0}), or one object from --object/--point/--box and a --grid; none: the"
-                    + " engines' samstream.stream-defaults.prompts."
+                    + " \"grid\":0}), or one object from --object/--point/--box and a --grid, or (SAM 3) the phrases"
+                    + " of --concept with --concepts-every-frames; none: the engines' samstream.stream-defaults.prompts."
         })
 final class StreamsPutCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -84,6 +84,14 @@ final class StreamsPutCommand implements Callable<Integer> {
     @Option(names = "--grid", paramLabel = "N", description = "An N x N grid of point prompts (ids 1000 up).")
     Integer grid;
 
+    @Option(names = "--concept", paramLabel = "TEXT", description = "A noun phrase whose every instance is found"
+            + " and tracked (a SAM 3 checkpoint's engines only), e.g. --concept person --concept forklift. Repeatable.")
+    List<String> concepts = new ArrayList<>();
+
+    @Option(names = "--concepts-every-frames", paramLabel = "N", description = "Run the concept detector on every"
+            + " N-th frame of this stream (1 to 10000; default: the engines' samstream.tracking.concepts.every-frames).")
+    Integer conceptsEveryFrames;
+
     @Override
     public Integer call() throws Exception {
         String topic = streamsTopic.resolve(kafka);
@@ -115,10 +123,15 @@ final class StreamsPutCommand implements Callable<Integer> {
         if (decoder != null) {
             root.put("decoder", decoder);
         }
-        boolean flags = object != null || !points.isEmpty() || box != null || grid != null;
+        boolean flags = object != null || !points.isEmpty() || box != null || grid != null || !concepts.isEmpty()
+                || conceptsEveryFrames != null;
         if (prompts != null && flags) {
-            throw new ParameterException(spec.commandLine(), "--prompts and --object/--point/--box/--grid both give"
-                    + " prompts: use one");
+            throw new ParameterException(spec.commandLine(), "--prompts and --object/--point/--box/--grid/--concept"
+                    + " both give prompts: use one");
+        }
+        if (conceptsEveryFrames != null && concepts.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--concepts-every-frames " + conceptsEveryFrames
+                    + " needs --concept");
         }
         if (prompts != null) {
             JsonNode p;
@@ -149,6 +162,13 @@ final class StreamsPutCommand implements Callable<Integer> {
             }
             if (grid != null) {
                 p.put("grid", grid);
+            }
+            if (!concepts.isEmpty()) {
+                ArrayNode c = p.putArray("concepts");
+                concepts.forEach(c::add);
+            }
+            if (conceptsEveryFrames != null) {
+                p.put("concepts-every-frames", conceptsEveryFrames);
             }
         }
         return root.toString();

@@ -69,6 +69,9 @@ class StreamsCommandTest {
         r = CliRun.run("streams", "put", "clip", "-c", c, "--location", "/data/clip.mp4", "--live", "false",
                 "--prompts", "{\"objects\":[{\"id\":1,\"box\":[0,0,10,10]},{\"id\":2,\"points\":[[4,4]]}]}");
         assertEquals(0, r.code(), r.all());
+        r = CliRun.run("streams", "put", "dock", "-c", c, "--location", "rtsp://10.0.0.7/live", "--concept", "person",
+                "--concept", " red forklift ", "--concepts-every-frames", "5");
+        assertEquals(0, r.code(), r.all());
 
         // Made as the engines of this cluster make it: compacted, cluster.partitions partitions.
         try (Admin admin = KafkaClients.plaintext(kafka.bootstrapServers()).admin("test", Map.of())) {
@@ -98,14 +101,19 @@ class StreamsCommandTest {
         StreamSpec clip = StreamSpecs.fromJson("clip", defs.get("clip"), defaults);
         assertEquals(StreamSpec.Live.FALSE, clip.live());
         assertEquals(2, clip.prompts().objects().size());
+        StreamSpec dock = StreamSpecs.fromJson("dock", defs.get("dock"), defaults);
+        assertEquals(List.of("person", "red forklift"), dock.prompts().concepts());
+        assertEquals(5, dock.prompts().conceptsEveryFrames());
+        assertEquals(0, dock.prompts().objects().size());
 
         r = CliRun.run("streams", "list", "-c", c);
         assertEquals(0, r.code(), r.all());
         assertEquals("""
-                ID       LIVE  DECODER  PROMPTS    LOCATION
-                cam-1    live  auto     1 object   rtsp://admin:***@10.0.0.5:554/live
-                clip     file  auto     2 objects  /data/clip.mp4
-                pattern  live  cpu      grid 2x2   testpattern:160x120@5?live=true
+                ID       LIVE  DECODER  PROMPTS             LOCATION
+                cam-1    live  auto     1 object            rtsp://admin:***@10.0.0.5:554/live
+                clip     file  auto     2 objects           /data/clip.mp4
+                dock     live  auto     2 concepts every 5  rtsp://10.0.0.7/live
+                pattern  live  cpu      grid 2x2            testpattern:160x120@5?live=true
                 """, r.out());
         assertFalse(r.all().contains("s3cretPW"), "the password is never shown");
 
@@ -113,7 +121,7 @@ class StreamsCommandTest {
         assertEquals(0, r.code(), r.all());
         assertTrue(r.out().startsWith("deleted clip from defs (a tombstone at partition "), r.all());
         r = CliRun.run("streams", "list", "-c", c);
-        assertEquals(List.of("cam-1", "pattern"), r.out().lines().skip(1).map(l -> l.split(" ")[0]).toList(), r.all());
+        assertEquals(List.of("cam-1", "dock", "pattern"), r.out().lines().skip(1).map(l -> l.split(" ")[0]).toList(), r.all());
 
         // Redefining replaces: the latest value is the definition.
         r = CliRun.run("streams", "put", "pattern", "-c", c, "--location", "testpattern:320x240@5?live=true");
@@ -138,7 +146,11 @@ class StreamsCommandTest {
             {"--point 1,2,5", "point '1,2,5' has label 5 (1 = foreground, 0 = background)"},
             {"--box 1,2,3", "box '1,2,3' must be X0,Y0,X1,Y1"},
             {"--object 4", "--object 4 needs --point or --box"},
-            {"--box 1,2,3,4 --prompts {}", "--prompts and --object/--point/--box/--grid both give prompts: use one"},
+            {"--box 1,2,3,4 --prompts {}", "--prompts and --object/--point/--box/--grid/--concept both give prompts: use one"},
+            {"--concept person --prompts {}", "--prompts and --object/--point/--box/--grid/--concept both give prompts"},
+            {"--concepts-every-frames 3", "--concepts-every-frames 3 needs --concept"},
+            {"--concept person --concepts-every-frames 0",
+                "stream definition 'x'.prompts.concepts-every-frames: must be 1 to 10000"},
         };
         for (String[] bad : cases) {
             List<String> args = new ArrayList<>(List.of("streams", "put", "x", "-c", c, "--location", "/v.mp4"));
