@@ -17,7 +17,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * A running engine with its HTTP server, made from a configuration as {@code samstream run} makes it (the tiny test
- * model on the CPU, a free port), and a real HTTP client (java.net.http) for it.
+ * model on the CPU, a free port, an embedded broker's data under the test's folder), and a real HTTP client
+ * (java.net.http) for it.
  */
 final class ApiEngine implements AutoCloseable {
     static final String TINY = Path.of("../gpu/src/test/resources/fixtures/tiny256/model.pth").toAbsolutePath()
@@ -51,9 +52,10 @@ final class ApiEngine implements AutoCloseable {
                   cpu.threads = 2
                   batching.max-latency = 5ms
                   http.port = 0
+                  kafka.embedded-broker-dir = "%s"
                   %s
                 }
-                """.formatted(checkpoint.toAbsolutePath(), settings));
+                """.formatted(checkpoint.toAbsolutePath(), dir.resolve("kafka-data").toAbsolutePath(), settings));
         SamstreamConfig config = ConfigLoader.load(conf);
         return new ApiEngine(SamstreamRuntime.start(config, VideoConnectors.sources(), c -> Optional.empty()), client);
     }
