@@ -28,11 +28,11 @@ import io.samstream.gpu.fp8.Fp8Rows;
  *       scale within 2^-7 of max|v| / 448 (the GEMM's own error, 2^-8-ish, moves the amax), and each value the bytes
  *       stand for within half an e4m3 step of v (2^-4 relative; 2^-10 scale below e4m3's normals) plus 2^-8 of the
  *       block's amax for the GEMM error;</li>
- *   <li>the block-scaled lin2 against the double reference on the same block-quantized A and weight: 2^-8 relative
- *       per element + 1e-3 rms, and relative L2 below 3e-3. Tighter than the per-row GEMM's 2^-7 because the partial
- *       sums are promoted to fp32 registers every 128 of k: the e4m3 wgmma's short accumulator only ever sums 128
- *       exact products, so what remains is bf16's output rounding (2^-9 relative, relative L2 about 1.7e-3 as
- *       measured for the per-row GEMM).</li>
+ *   <li>the block-scaled lin2 against the double reference on the same block-quantized A and weight: 2^-7 relative
+ *       per element + 1e-3 rms, and relative L2 below 3e-3. The partial sums are promoted to fp32 registers every 128
+ *       of k, so the e4m3 wgmma's short accumulator only ever sums 128 exact products and the error does not grow
+ *       with k as the per-row GEMM's does; within one block it is still there (H100, 2026-12-05: 0.46 % at a value
+ *       of 8.8 made by 40x outliers, 1 of 25344 values), besides bf16's output rounding (relative L2 1.66e-3).</li>
  * </ul>
  * Compute capability 9.0 only; the tests skip elsewhere, saying why.
  */
@@ -137,7 +137,7 @@ class Fp8BlockScaleGpuTest extends GpuTestBase {
         float[] ref = ReferenceOps.gemmRows(qa.dequantize(), qw.dequantize(), bias, res, rows, n, k, false);
         float[] out = GpuTestSupport.gatherRows(got, rows, n);
         String what = String.format("gemmE4m3BlockScaled %s m=%d n=%d k=%d", tile, m, n, k);
-        GpuTestSupport.assertClose(what, ref, out, 0x1p-8, 1e-3 * GpuTestSupport.rms(ref));
+        GpuTestSupport.assertClose(what, ref, out, 0x1p-7, 1e-3 * GpuTestSupport.rms(ref));
         double num = 0, den = 0;
         for (int i = 0; i < ref.length; i++) {
             num += (out[i] - (double) ref[i]) * (out[i] - (double) ref[i]);

@@ -139,10 +139,14 @@ class Fp8GemmGpuTest extends GpuTestBase {
         float[] ref = ReferenceOps.gemmRows(qa.dequantize(), qw.dequantize(), bias, res, rows, n, k, gelu);
         String what = String.format("gemmE4m3 %s m=%d n=%d k=%d %s%s", tile, m, n, k, epi,
                 sampled > 0 ? " (" + sampled + " rows)" : "");
-        // 2^-7 relative, not bf16's 2^-8: Hopper's e4m3 wgmma keeps fewer bits than fp32 in its accumulator (on the
-        // H200, 1 of 16384 values 0.48 % off at k = 336; bench/results/2026-12-04-h200-fp8.md).
-        GpuTestSupport.assertClose(what, ref, GpuTestSupport.gatherRows(got, rows, n), 0x1p-7,
-                1e-3 * GpuTestSupport.rms(ref));
+        // Hopper's e4m3 wgmma keeps fewer bits than fp32 in its accumulator, and this GEMM sums all of k in it: the
+        // error of an element grows with k (H100, 2026-12-05: worst 0.24 % of the rms at k = 768, 1.1 % at 4096, in
+        // a few hundred of 10^5 values), hence 2^-7 relative + (1e-3 + k 2^-17) rms per element. The whole product
+        // stays at bf16's output rounding (relative L2 1.66e-3 to 1.94e-3), which a layout or scale error would not.
+        double rms = GpuTestSupport.rms(ref);
+        double relL2 = GpuTestSupport.assertClose(what, ref, GpuTestSupport.gatherRows(got, rows, n), 0x1p-7,
+                (1e-3 + k * 0x1p-17) * rms);
+        assertTrue(relL2 < 2.5e-3, what + ": relative L2 " + relL2);
         GpuTestSupport.assertWrittenExactly(what, got, m * n);
         gpu.pool.release(mark);
     }
@@ -159,7 +163,7 @@ class Fp8GemmGpuTest extends GpuTestBase {
         float[] x = GpuTestSupport.randomBf16(rnd, rows * c, 2.0);
         Arrays.fill(x, 0, c, 0f);                                   // row 0: zeros
         if (rows > 2) {
-            x[2 * c + c / 2] = 3.0e4f;                              // row 2: one outlier (bf16-exact)
+            x[2 * c + c / 2] = 30720f;                              // row 2: one outlier (bf16-exact)
             x[2 * c + 1] = 1e-30f;                                  // and a value far below its smallest step
         }
         DeviceBuffer q = gpu.pool.allocate((long) rows * c, "q"), s = gpu.pool.allocate(rows * 4L, "scales");
