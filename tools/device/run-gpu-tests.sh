@@ -226,12 +226,9 @@ if [ "$mode" = fp8 ]; then
         timeout 240 java -Xmx8g -cp "$cp" io.samstream.bench.CudaKernelBench "$out/fp8-kernels.tsv" 20 \
             "re:^(gemm (.*\(default\)|.*e4m3|.*mlp pair)|quantize )" 2>&1 | tee "$work/fp8-kernels.log" || status=1
         for i in $(seq 1 "${FP8_RUNS:-3}"); do
-            # fp8block: fp8 with lin1 writing e4m3 + block scales for the block-scaled lin2 (-Dsamstream.fp8.blockScaledMlp=true)
-            for p in bf16 fp8 fp8block; do
-                block=false; [ "$p" = fp8block ] && block=true
-                echo "=== EncoderBench --precision ${p%block} (block-scaled mlp $block) (vit_b, batch ${ENCODER_BATCHES:-32}), run $i"
-                timeout 240 java -Xmx24g -Dsamstream.fp8.blockScaledMlp=$block -cp "$cp" io.samstream.bench.EncoderBench \
-                    --precision "${p%block}" \
+            for p in bf16 fp8; do
+                echo "=== EncoderBench --precision $p (vit_b, batch ${ENCODER_BATCHES:-32}), run $i"
+                timeout 240 java -Xmx24g -cp "$cp" io.samstream.bench.EncoderBench --precision "$p" \
                     "$out/encoder-$p-$i.tsv" ${ENCODER_BATCHES:-32} 2>&1 | tee "$work/encoder-$p-$i.log" || status=1
             done
         done
@@ -241,7 +238,7 @@ if [ "$mode" = fp8 ]; then
             echo
             echo "| precision | batch | img/s (median) | runs (img/s) |"
             echo "|---|---|---|---|"
-            for p in bf16 fp8 fp8block; do
+            for p in bf16 fp8; do
                 cat "$out"/encoder-$p-*.tsv 2>/dev/null | awk -F'\t' -v p=$p '$1 == "encoder" { r[$2] = r[$2] " " 1000 * $2 / $3 }
                     END { for (b in r) { n = split(r[b], v, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
                         if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }

@@ -52,8 +52,9 @@ import io.samstream.gpu.tensor.Tensor;
  * ({@link Fp8GemmKernels}) with weights quantized at load (one scale per output channel). Their inputs are quantized per
  * token into {@code q8} + {@code q8Scales}: by the LayerNorm itself before qkv and lin1 (norm1 / norm2 then write no
  * bf16 {@code h}) and by a row kernel from the attention output (before proj); lin1's GELU epilogue writes e4m3 with
- * one scale per (token, 128 columns) into {@code wideBuf} + {@code q8BlockScales}, which lin2 applies per k block
- * (only with {@value #BLOCK_SCALED_FP8_MLP}; by default lin1 writes bf16 and a row kernel quantizes it, as before). The residual stream, attention, the patch embedding and the neck stay bf16.
+ * one scale per (token, 128 columns) into {@code wideBuf} + {@code q8BlockScales}, which lin2 applies per k block,
+ * promoting its partial sums to fp32 every 128 of k (an mlp width that is no multiple of 128: lin1 writes bf16 and a
+ * row kernel quantizes it). The residual stream, attention, the patch embedding and the neck stay bf16.
  *
  * <p><b>Memory.</b> The weights and the activations of the largest batch come from the pool it is given (sized with
  * {@link #weightBytes} + {@link #activationBytes}); a forward pass allocates nothing and never waits on the host.
@@ -96,13 +97,13 @@ final class CudaImageEncoder {
     /** FP8 only (else null): the next Linear's e4m3 input {@code [m, max(d, mlp)]} and its per-row scales {@code [m]}. */
     private final DeviceBuffer q8, q8Scales;
     /**
-     * FP8 mlp.lin1 writes e4m3 with one scale per (row, 128 columns) into wideBuf + q8BlockScales, read by the
-     * block-scaled lin2 (no quantize pass between), only when {@value #BLOCK_SCALED_FP8_MLP} = true (the benchmark's
-     * comparison; not yet run on a GPU); by default the measured path (lin1 bf16, quantize per row, lin2). Null unless used.
+     * FP8 with an mlp width that is a multiple of 128 (every release): mlp.lin1 writes e4m3 with one scale per (row,
+     * 128 columns) into wideBuf + q8BlockScales, read by the block-scaled lin2 with no quantize pass between; it
+     * measured faster and closer to the exact product than lin1 bf16 -> quantize per row -> lin2
+     * (bench/results/2026-12-05-h100-fp8-blockscale.md). Other widths take that per-row path. Null unless used.
      */
     private final DeviceBuffer q8BlockScales;
     private final boolean fp8BlockScaledMlp;
-    static final String BLOCK_SCALED_FP8_MLP = "samstream.fp8.blockScaledMlp";
 
     /**
      * Uploads the encoder's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
@@ -172,8 +173,9 @@ final class CudaImageEncoder {
         out = pool.allocate(outputBytes(config, maxBatch), "embeddings (fp32)");
         q8 = fp8 ? pool.allocate(m * Math.max(d, mlp), "e4m3 activations") : null;
         q8Scales = fp8 ? pool.allocate(m * 4, "e4m3 activation scales") : null;
-        q8BlockScales = fp8 ? pool.allocate(m * (mlp / Fp8GemmKernels.SCALE_BLOCK) * 4, "e4m3 block scales") : null;
-        fp8BlockScaledMlp = fp8 && mlp % Fp8GemmKernels.SCALE_BLOCK == 0 && Boolean.getBoolean(BLOCK_SCALED_FP8_MLP);
+        fp8BlockScaledMlp = fp8 && mlp % Fp8GemmKernels.SCALE_BLOCK == 0;
+        q8BlockScales = fp8BlockScaledMlp
+                ? pool.allocate(m * (mlp / Fp8GemmKernels.SCALE_BLOCK) * 4, "e4m3 block scales") : null;
     }
 
     /** The fp32 input images {@code [B, 3, S, S]} a pass reads. */
