@@ -135,14 +135,10 @@ public final class ModelCheckpoints {
     /**
      * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk on GPU {@code gpu}
      * ({@link CudaSam3Trunk}; the necks, text encoder, detector and mask head stay on the CPU reference), failing with
-     * the reason when CUDA cannot be used; {@code auto} and {@code cpu} all on the CPU (the GPU trunk has not yet run on
-     * a GPU). The one place the SAM 3 image path picks its trunk's device.
+     * the reason when CUDA cannot be used; {@code auto} there when it can, else on the CPU; {@code cpu} all on the CPU.
+     * The one place the SAM 3 image path picks its trunk's device.
      */
     public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
-        // auto stays on the CPU until CudaSam3VitGpuTest has passed on a GPU; cuda asks for the GPU trunk outright.
-        if (device == Device.AUTO) {
-            return new Sam3Model(sd, threads);
-        }
         return onGpu(device, gpu, "SAM 3's ViT trunk", () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
                 CudaSam3Trunk.factory(gpu)), () -> new Sam3Model(sd, threads));
     }
