@@ -13,8 +13,10 @@ import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Layouts;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
+import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Fusion;
 import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
@@ -144,7 +146,7 @@ public final class ModelCheckpoints {
             return new Sam3Model(sd, threads);
         }
         return onGpu(device, gpu, "SAM 3's ViT trunk", () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
-                CudaSam3Trunk.factory(gpu)), () -> new Sam3Model(sd, threads));
+                Sam3Backend.of(CudaSam3Trunk.factory(gpu), Sam3Fusion.cpu())), () -> new Sam3Model(sd, threads));
     }
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
