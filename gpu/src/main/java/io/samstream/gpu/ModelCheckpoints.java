@@ -7,16 +7,14 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.sam2.CudaSam2Offload;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
-import io.samstream.gpu.cuda.sam3.CudaSam3Trunk;
+import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Layouts;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2Tracking;
-import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
-import io.samstream.gpu.sam3.Sam3Fusion;
 import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
@@ -135,18 +133,19 @@ public final class ModelCheckpoints {
     }
 
     /**
-     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk on GPU {@code gpu}
-     * ({@link CudaSam3Trunk}; the necks, text encoder, detector and mask head stay on the CPU reference), failing with
-     * the reason when CUDA cannot be used; {@code auto} and {@code cpu} all on the CPU (the GPU trunk has not yet run on
-     * a GPU). The one place the SAM 3 image path picks its trunk's device.
+     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk and fusion encoder on GPU {@code gpu}
+     * ({@link CudaSam3}, one context for both; the necks, text encoder, geometry encoder, decoder and mask head stay on
+     * the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} and {@code cpu} all on the
+     * CPU (the GPU parts have not yet run on a GPU). The one place the SAM 3 image path picks its parts' device.
      */
     public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
-        // auto stays on the CPU until CudaSam3VitGpuTest has passed on a GPU; cuda asks for the GPU trunk outright.
+        // auto stays on the CPU until CudaSam3VitGpuTest and CudaSam3FusionEncoderGpuTest have passed on a GPU; cuda
+        // asks for the GPU parts outright.
         if (device == Device.AUTO) {
             return new Sam3Model(sd, threads);
         }
-        return onGpu(device, gpu, "SAM 3's ViT trunk", () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
-                Sam3Backend.of(CudaSam3Trunk.factory(gpu), Sam3Fusion.cpu())), () -> new Sam3Model(sd, threads));
+        return onGpu(device, gpu, "SAM 3's ViT trunk and fusion encoder", () -> new Sam3Model(sd,
+                Sam3ConfigInference.infer(sd), threads, CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
     }
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
