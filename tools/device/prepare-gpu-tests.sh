@@ -96,6 +96,12 @@ done
 mkdir -p "$out/fixtures/sam2"
 cp -r "$fx/sam2/tiny" "$fx/sam2/tiny_absent" "$out/fixtures/sam2/"
 
+# SAM 3's tiny fixture, what its GPU tests read (~1.7 MB): the checkpoint, the model input, Meta's trunk map, and each
+# prompt's token ids and fusion-encoder memory (cuda.sam3.CudaSam3VitGpuTest, cuda.sam3.CudaSam3FusionEncoderGpuTest).
+mkdir -p "$out/fixtures/sam3/tiny"
+cp "$fx"/sam3/tiny/{sam3_tiny.pt,meta.json,model_input.npy,trunk.npy} "$fx"/sam3/tiny/p*_tokens.npy \
+    "$fx"/sam3/tiny/p*_memory.npy "$out/fixtures/sam3/tiny/"
+
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- gpu bench tools pom.xml || commit="$commit+dirty"

@@ -79,14 +79,14 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 # CLASSES="A B ..." replaces the list of modes tests / all / decoder / sanitize / encoder (e.g. to run the classes a change touches first).
 # A class is named from io.samstream.gpu (cuda.kernels.GemmGpuTest, parity.CudaParityGpuTest); one without a dot is
 # in the CUDA runtime's package, io.samstream.gpu.cuda (CudaRuntimeGpuTest). The packages: cuda (the runtime),
-# cuda.kernels (the launchers), cuda.sam and cuda.sam2 (the models' GPU parts), parity and sam2 (against the CPU).
+# cuda.kernels (the launchers), cuda.sam, cuda.sam2 and cuda.sam3 (the models' GPU parts), parity and sam2 (against the CPU).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTest cuda.kernels.LayerNormGpuTest
     cuda.kernels.GemmGpuTest cuda.kernels.SparseGemmGpuTest cuda.kernels.Fp8GemmGpuTest cuda.kernels.AttentionGpuTest
     cuda.kernels.EncoderOpsGpuTest parity.Fp8EncoderGpuTest
     cuda.kernels.Sam2SdpaGpuTest cuda.sam.ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest
     parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
-    sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest"}
+    sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3FusionEncoderGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

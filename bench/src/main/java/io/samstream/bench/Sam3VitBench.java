@@ -6,6 +6,9 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.PinnedBuffer;
+import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.sam3.CudaSam3;
+import io.samstream.gpu.cuda.sam3.CudaSam3FusionEncoder;
 import io.samstream.gpu.cuda.sam3.CudaSam3Vit;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -13,28 +16,37 @@ import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Random;
+import java.util.function.IntConsumer;
 
 /**
- * SAM 3's ViT trunk on the GPU at the release's shapes (random weights, input 1008, 32 blocks): GPU ms per image
- * between CUDA events over back-to-back passes of one image, the median of repeats. Kernel by kernel from Java (no
- * graph).
+ * SAM 3's GPU parts at the release's shapes (random weights): the ViT trunk (input 1008, 32 blocks) and the fusion
+ * encoder (6 layers at width 256 over 72x72 tokens, attending to {@code --prompt} valid prompt tokens, 33 by default:
+ * a phrase of 32 and the geometry's class token). GPU ms per image between CUDA events over back-to-back passes of
+ * one image, the median of repeats. Kernel by kernel from Java (no graph).
  *
- * <pre>java -cp ... io.samstream.bench.Sam3VitBench [--repeats 7] [--passes 5]</pre>
+ * <pre>java -cp ... io.samstream.bench.Sam3VitBench [--repeats 7] [--passes 5] [--prompt 33]</pre>
  */
 public final class Sam3VitBench {
     private Sam3VitBench() {}
 
     public static void main(String[] args) {
-        int repeats = 7, passes = 5;
+        int repeats = 7, passes = 5, prompt = 33;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--repeats" -> repeats = Integer.parseInt(args[i + 1]);
                 case "--passes" -> passes = Integer.parseInt(args[i + 1]);
+                case "--prompt" -> prompt = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (usage: Sam3VitBench [--repeats 7] [--passes 5])");
+                        + " (usage: Sam3VitBench [--repeats 7] [--passes 5] [--prompt 33])");
             }
         }
         Sam3Config.Vision vision = Sam3ConfigInference.RELEASE_VIT;
+        Sam3Config.Detector detector = Sam3ConfigInference.RELEASE_DETECTOR;
+        int tokens = vision.grid() * vision.grid(), maxPrompt = 32 + CudaSam3.MAX_EXEMPLAR_BOXES + 1;
+        if (prompt < 1 || prompt > maxPrompt) {
+            throw new IllegalArgumentException("--prompt " + prompt + ": 1 to " + maxPrompt + " valid prompt tokens");
+        }
         try (CudaContext ctx = CudaContext.open(0);
              DeviceMemoryPool pool = new DeviceMemoryPool(ctx, 8L << 30);
              CudaStream stream = new CudaStream(ctx);
@@ -43,25 +55,58 @@ public final class Sam3VitBench {
             CudaSam3Vit vit = new CudaSam3Vit(Sam2Shapes.random(Sam3Shapes.trunkShapes(vision), 1), vision, 1, kernels,
                     stream, pool, staging);
             stream.fill16(vit.input(), (short) 0x3f00);
-            vit.forward(1);
-            stream.synchronize();
-            double[] ms = new double[repeats];
-            try (CudaEvent start = new CudaEvent(ctx, true); CudaEvent end = new CudaEvent(ctx, true)) {
-                for (int r = 0; r < repeats; r++) {
-                    stream.record(start);
-                    for (int i = 0; i < passes; i++) {
-                        vit.forward(1);
-                    }
-                    stream.record(end);
-                    end.synchronize();
-                    ms[r] = CudaEvent.elapsedMillis(start, end) / passes;
-                }
-            }
-            Arrays.sort(ms);
-            System.out.printf(Locale.ROOT, "gpu\t%s%nsam3 vit %s%nms_per_image_median\t%.2f\tmin\t%.2f\tmax\t%.2f%n"
-                    + "device pool peak\t%.1f MB%n", ctx.info().describe(), vision, ms[ms.length / 2], ms[0],
-                    ms[ms.length - 1], pool.peak() / 1e6);
+            double[] vitMs = time(ctx, stream, repeats, passes, b -> vit.forward(1));
+
+            CudaSam3FusionEncoder fusion = new CudaSam3FusionEncoder(Sam2Shapes.random(
+                    Sam3Shapes.fusionShapes(detector), 2), detector, tokens, maxPrompt, kernels, stream, pool, staging);
+            Random rnd = new Random(3);
+            StagedCopy.uploadBf16(stream, staging, gaussian(rnd, (long) tokens * detector.dModel()), fusion.input());
+            StagedCopy.uploadBf16(stream, staging, gaussian(rnd, (long) tokens * detector.dModel()),
+                    fusion.position());
+            StagedCopy.uploadBf16(stream, staging, gaussian(rnd, (long) maxPrompt * detector.dModel()),
+                    fusion.promptRows());
+            int valid = prompt;
+            double[] fusionMs = time(ctx, stream, repeats, passes, b -> fusion.forward(valid));
+
+            System.out.printf(Locale.ROOT, "gpu\t%s%n", ctx.info().describe());
+            print("sam3 vit " + vision, vitMs);
+            print("sam3 fusion encoder " + detector.encoderLayers() + " layers, " + tokens + " tokens, " + prompt
+                    + " prompt tokens", fusionMs);
+            System.out.printf(Locale.ROOT, "device pool peak\t%.1f MB%n", pool.peak() / 1e6);
             kernels.close();
         }
+    }
+
+    /** GPU ms per pass of {@code pass} over {@code repeats} runs of {@code passes} passes, after one warm-up, sorted. */
+    private static double[] time(CudaContext ctx, CudaStream stream, int repeats, int passes, IntConsumer pass) {
+        pass.accept(0);
+        stream.synchronize();
+        double[] ms = new double[repeats];
+        try (CudaEvent start = new CudaEvent(ctx, true); CudaEvent end = new CudaEvent(ctx, true)) {
+            for (int r = 0; r < repeats; r++) {
+                stream.record(start);
+                for (int i = 0; i < passes; i++) {
+                    pass.accept(i);
+                }
+                stream.record(end);
+                end.synchronize();
+                ms[r] = CudaEvent.elapsedMillis(start, end) / passes;
+            }
+        }
+        Arrays.sort(ms);
+        return ms;
+    }
+
+    private static void print(String what, double[] ms) {
+        System.out.printf(Locale.ROOT, "%s%nms_per_image_median\t%.2f\tmin\t%.2f\tmax\t%.2f%n", what, ms[ms.length / 2],
+                ms[0], ms[ms.length - 1]);
+    }
+
+    private static float[] gaussian(Random rnd, long n) {
+        float[] v = new float[Math.toIntExact(n)];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (float) rnd.nextGaussian();
+        }
+        return v;
     }
 }

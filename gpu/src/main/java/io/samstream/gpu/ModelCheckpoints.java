@@ -7,7 +7,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.sam2.CudaSam2Offload;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
-import io.samstream.gpu.cuda.sam3.CudaSam3Trunk;
+import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Layouts;
@@ -133,14 +133,19 @@ public final class ModelCheckpoints {
     }
 
     /**
-     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk on GPU {@code gpu}
-     * ({@link CudaSam3Trunk}; the necks, text encoder, detector and mask head stay on the CPU reference), failing with
-     * the reason when CUDA cannot be used; {@code auto} there when it can, else on the CPU; {@code cpu} all on the CPU.
-     * The one place the SAM 3 image path picks its trunk's device.
+     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk and fusion encoder on GPU {@code gpu}
+     * ({@link CudaSam3}, one context for both; the necks, text encoder, geometry encoder, decoder and mask head stay on
+     * the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} and {@code cpu} all on the
+     * CPU (the GPU parts have not yet run on a GPU). The one place the SAM 3 image path picks its parts' device.
      */
     public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
-        return onGpu(device, gpu, "SAM 3's ViT trunk", () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
-                CudaSam3Trunk.factory(gpu)), () -> new Sam3Model(sd, threads));
+        // auto stays on the CPU until CudaSam3VitGpuTest and CudaSam3FusionEncoderGpuTest have passed on a GPU; cuda
+        // asks for the GPU parts outright.
+        if (device == Device.AUTO) {
+            return new Sam3Model(sd, threads);
+        }
+        return onGpu(device, gpu, "SAM 3's ViT trunk and fusion encoder", () -> new Sam3Model(sd,
+                Sam3ConfigInference.infer(sd), threads, CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
     }
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */

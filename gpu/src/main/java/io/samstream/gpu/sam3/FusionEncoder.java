@@ -16,13 +16,14 @@ final class FusionEncoder {
         this.d = c.dModel();
         this.layers = new EncoderLayer[c.encoderLayers()];
         for (int i = 0; i < layers.length; i++) {
-            layers[i] = new EncoderLayer(sd, "transformer.encoder.layers." + i + ".", d, c.heads(), c.encoderFfn(),
+            layers[i] = new EncoderLayer(sd, Sam3Fusion.LAYERS_PREFIX + i + ".", d, c.heads(), c.encoderFfn(),
                     true, false);
         }
     }
 
     /** The memory [tokens, d] of image tokens [tokens, d] fused with the prompt [promptLength, d]. */
     float[] forward(CpuThreadPool pool, float[] image, float[] pos, int tokens, Prompt prompt) {
+        Sam3Fusion.checkInputs(image, pos, tokens, prompt, d);
         float[] x = image.clone();
         for (EncoderLayer layer : layers) {
             layer.forward(pool, x, tokens, pos, null, prompt.rows(), prompt.length(), null, prompt.padding());

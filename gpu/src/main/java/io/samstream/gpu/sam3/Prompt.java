@@ -12,6 +12,15 @@ public record Prompt(float[] rows, boolean[] padding) {
         return padding.length;
     }
 
+    /** The tokens that are not padding. */
+    public int validTokens() {
+        int n = 0;
+        for (boolean p : padding) {
+            n += p ? 0 : 1;
+        }
+        return n;
+    }
+
     static Prompt concat(TextFeatures text, float[] geometry, int geometryTokens, int d) {
         int n = text.length() + geometryTokens;
         float[] rows = new float[n * d];

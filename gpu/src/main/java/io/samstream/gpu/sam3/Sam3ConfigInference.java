@@ -33,6 +33,14 @@ public final class Sam3ConfigInference {
     public static final Sam3Config.Vision RELEASE_VIT = new Sam3Config.Vision(1008, 14, 1024, 32, 16, 4736, 24,
             new int[] {7, 15, 23, 31}, 24, 4);
 
+    /**
+     * Meta's release detector (tools/sam3_fixtures/make_sam3_fixtures.py's "release": width 256, 8 heads, a fusion
+     * encoder of 6 layers with a 2048 feed-forward, 6 decoder layers, 200 queries, 3 geometry layers, scoring hidden
+     * 2048; ROI 7 and 3 pixel-decoder convolutions), for tests and benchmarks at the release's shapes.
+     */
+    public static final Sam3Config.Detector RELEASE_DETECTOR = new Sam3Config.Detector(256, 8, 6, 2048, 6, 2048, 200,
+            3, 2048, 7, 3, 2048);
+
     /** The configuration of a SAM 3 state_dict (with or without the "detector." prefix). */
     public static Sam3Config infer(StateDict checkpoint) {
         StateDict sd = Sam3Checkpoint.detector(checkpoint);

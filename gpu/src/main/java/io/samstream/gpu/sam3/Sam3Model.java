@@ -8,17 +8,17 @@ import java.util.List;
  * SAM 3's image model in fp32 on the CPU (Meta's {@code Sam3Image} at inference): weights from a state_dict
  * ({@code sam3.pt} or an image model's) and the forward passes, one part per file: {@link Vit} and {@link DualNeck}
  * (image), {@link TextEncoder}, {@link GeometryEncoder} (exemplar boxes), {@link FusionEncoder}, {@link DetrDecoder},
- * {@link DotProductScoring} and {@link MaskHead}. The image and the phrase are encoded once each and combined per
- * prompt, as Meta's processor caches them.
+ * {@link DotProductScoring} and {@link MaskHead}. The ViT and the fusion encoder, the per-frame heavy parts, run
+ * through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
+ * each and combined per prompt, as Meta's processor caches them.
  */
 public final class Sam3Model implements AutoCloseable {
     private final Sam3Config config;
-    /** The ViT: the CPU reference unless a backend's trunk was given ({@link Sam3Trunk}). */
-    private final Sam3Trunk trunk;
+    /** The ViT trunk and the fusion encoder: the CPU reference unless another backend was given. */
+    private final Sam3Backend backend;
     private final DualNeck neck;
     private final TextEncoder text;
     private final GeometryEncoder geometry;
-    private final FusionEncoder encoder;
     private final DetrDecoder decoder;
     private final DotProductScoring scoring;
     private final MaskHead maskHead;
@@ -33,37 +33,52 @@ public final class Sam3Model implements AutoCloseable {
     }
 
     public Sam3Model(StateDict checkpoint, Sam3Config config, int threads) {
-        this(checkpoint, config, threads, Sam3Trunk.cpu());
+        this(checkpoint, config, threads, Sam3Backend.cpu());
     }
 
-    /** With the trunk {@code trunk} makes (e.g. on the GPU); everything else on the CPU. */
-    public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Trunk.Factory trunk) {
+    /**
+     * With the trunk and fusion encoder {@code backend} makes (e.g. on the GPU); everything else on the CPU. When a
+     * part fails to load, the backend and the thread pool are closed again.
+     */
+    public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Backend.Factory backend) {
         StateDict sd = Sam3Checkpoint.detector(checkpoint);
         this.config = config;
         Sam3Config.Detector c = config.detector();
         this.pool = new CpuThreadPool(threads);
         this.threads = threads;
-        this.trunk = trunk.open(sd, config.vision(), pool);
-        this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
-        this.text = new TextEncoder(sd, config.text(), c.dModel());
-        this.geometry = new GeometryEncoder(sd, c);
-        this.encoder = new FusionEncoder(sd, c);
-        this.decoder = new DetrDecoder(sd, c);
-        this.scoring = new DotProductScoring(sd, c);
-        this.maskHead = new MaskHead(sd, c);
-        this.trackerNeck = sd.hasPrefix(DualNeck.TRACKER_PREFIX)
-                ? new DualNeck(sd, config.vision().embedDim(), c.dModel(), DualNeck.TRACKER_PREFIX) : null;
+        Sam3Backend opened = null;
+        try {
+            opened = backend.open(sd, config, pool);
+            this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
+            this.text = new TextEncoder(sd, config.text(), c.dModel());
+            this.geometry = new GeometryEncoder(sd, c);
+            this.decoder = new DetrDecoder(sd, c);
+            this.scoring = new DotProductScoring(sd, c);
+            this.maskHead = new MaskHead(sd, c);
+            this.trackerNeck = sd.hasPrefix(DualNeck.TRACKER_PREFIX)
+                    ? new DualNeck(sd, config.vision().embedDim(), c.dModel(), DualNeck.TRACKER_PREFIX) : null;
+        } catch (RuntimeException e) {
+            try {
+                if (opened != null) {
+                    opened.close();
+                }
+            } finally {
+                pool.close();
+            }
+            throw e;
+        }
+        this.backend = opened;
     }
 
     public Sam3Config config() {
         return config;
     }
 
-    /** Where the model runs: "CPU (fp32, N threads)", or the trunk's device and the rest on the CPU. */
+    /** Where the model runs: "CPU (fp32, N threads)", or the backend's parts' device and the rest on the CPU. */
     public String describe() {
         String cpu = "CPU (fp32, " + threads + " threads)";
-        String t = trunk.describe();
-        return t == null ? cpu : "ViT trunk on " + t + ", the rest on the " + cpu;
+        String b = backend.describe();
+        return b == null ? cpu : b + ", the rest on the " + cpu;
     }
 
     /** The image features of a model input: [3, size, size] channel-first (Meta's tensor), normalized. */
@@ -73,7 +88,7 @@ public final class Sam3Model implements AutoCloseable {
             throw new IllegalArgumentException("model input of " + chw.length + " values; " + s + " x " + s
                     + " x 3 expected");
         }
-        return neck.forward(pool, trunk.forward(chw), config.vision().grid());
+        return neck.forward(pool, backend.trunk().forward(chw), config.vision().grid());
     }
 
     /** Whether the checkpoint has the tracker's neck (a video model's {@code sam3.pt} has; an image model's not). */
@@ -109,7 +124,7 @@ public final class Sam3Model implements AutoCloseable {
         int g = image.grid();
         float[] geo = geometry.encode(pool, boxes, image);
         Prompt prompt = Prompt.concat(phrase, geo, boxes.size() + 1, d);
-        float[] memory = encoder.forward(pool, image.tokens(), image.pos(), g * g, prompt);
+        float[] memory = backend.fusion().forward(image.tokens(), image.pos(), g * g, prompt);
         DetrDecoder.Output out = decoder.forward(pool, memory, image.pos(), g, prompt);
         float[] logits = scoring.score(pool, out.queries(), config.detector().queries(), prompt);
         return new Detections(logits, out.boxes(), out.presence(), out.queries(), memory, image, prompt);
@@ -128,7 +143,10 @@ public final class Sam3Model implements AutoCloseable {
 
     @Override
     public void close() {
-        trunk.close();
-        pool.close();
+        try {
+            backend.close();
+        } finally {
+            pool.close();
+        }
     }
 }

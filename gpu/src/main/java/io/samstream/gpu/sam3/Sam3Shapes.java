@@ -49,7 +49,7 @@ public final class Sam3Shapes {
         norm(s, text + "encoder.ln_final", t.width());
         linear(s, text + "resizer", t.width(), m);
         for (int i = 0; i < d.encoderLayers(); i++) {
-            encoderLayer(s, "detector.transformer.encoder.layers." + i + ".", m, d.encoderFfn());
+            encoderLayer(s, "detector." + Sam3Fusion.LAYERS_PREFIX + i + ".", m, d.encoderFfn());
         }
         String dec = "detector.transformer.decoder.";
         for (int i = 0; i < d.decoderLayers(); i++) {
@@ -112,6 +112,15 @@ public final class Sam3Shapes {
     public static Map<String, int[]> trunkShapes(Sam3Config.Vision v) {
         Map<String, int[]> s = new LinkedHashMap<>();
         trunk(s, v, VitPositionEmbedding.TRUNK_PREFIX);
+        return s;
+    }
+
+    /** The fusion encoder's tensors under {@code transformer.encoder.layers.} (no "detector." prefix). */
+    public static Map<String, int[]> fusionShapes(Sam3Config.Detector d) {
+        Map<String, int[]> s = new LinkedHashMap<>();
+        for (int i = 0; i < d.encoderLayers(); i++) {
+            encoderLayer(s, Sam3Fusion.LAYERS_PREFIX + i + ".", d.dModel(), d.encoderFfn());
+        }
         return s;
     }
 

@@ -82,6 +82,7 @@ class Sam3ReferenceParityTest {
         Sam3Config config = Sam3ConfigInference.infer(sd);
         assertEquals(1008, config.vision().imageSize());
         assertArrayEquals(new int[] {7, 15, 23, 31}, config.vision().globalBlocks());
+        assertEquals(Sam3ConfigInference.RELEASE_DETECTOR, config.detector(), "the release detector the GPU tests use");
         try (Sam3Model model = new Sam3Model(sd, config, THREADS)) {
             Sam3FixtureRun run = new Sam3FixtureRun(dir, model);
             try {

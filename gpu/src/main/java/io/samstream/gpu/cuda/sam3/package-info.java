@@ -1,7 +1,9 @@
 /**
  * SAM 3 on the GPU, one part per class as in the CPU model of {@code io.samstream.gpu.sam3}: so far the image trunk
- * ({@link io.samstream.gpu.cuda.sam3.CudaSam3Vit}, the ViT), which the CPU model runs through its
- * {@link io.samstream.gpu.sam3.Sam3Trunk} seam.
+ * ({@link io.samstream.gpu.cuda.sam3.CudaSam3Vit}, the ViT) and the fusion encoder
+ * ({@link io.samstream.gpu.cuda.sam3.CudaSam3FusionEncoder}), both owned by
+ * {@link io.samstream.gpu.cuda.sam3.CudaSam3} (one context, stream, staging and pool), which the CPU model runs
+ * through its {@link io.samstream.gpu.sam3.Sam3Backend} seam.
  *
  * <p>Builds on {@code cuda} and {@code cuda.kernels}; never imports SAM's or SAM 2's GPU parts.
  */

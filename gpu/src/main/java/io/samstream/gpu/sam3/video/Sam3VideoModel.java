@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -22,10 +23,18 @@ public final class Sam3VideoModel implements AutoCloseable {
 
     /** The video model of a state_dict with both halves (Meta's sam3.pt); the tokenizer's vocabulary must match. */
     public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads) {
+        this(checkpoint, tokenizer, threads, Sam3Backend.cpu());
+    }
+
+    /**
+     * As above with the detector's ViT trunk and fusion encoder on {@code backend} (e.g. the GPU's); the rest of the
+     * detector and the tracker on the CPU.
+     */
+    public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads, Sam3Backend.Factory backend) {
         Sam3Config config = Sam3ConfigInference.infer(checkpoint);
         Sam3TrackerConfig trackerConfig = Sam3ConfigInference.inferTracker(checkpoint, config);
         this.tracker = new Sam3TrackerModel(checkpoint, trackerConfig);
-        this.detector = new Sam3Model(checkpoint, config, threads);
+        this.detector = new Sam3Model(checkpoint, config, threads, backend);
         this.tokenizer = tokenizer;
         if (tokenizer.vocabularySize() != config.text().vocabSize()) {
             detector.close();

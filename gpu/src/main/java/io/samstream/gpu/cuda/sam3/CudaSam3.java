@@ -1,0 +1,175 @@
+package io.samstream.gpu.cuda.sam3;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.GpuWorkspace;
+import io.samstream.gpu.sam3.Prompt;
+import io.samstream.gpu.sam3.Sam3Backend;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Fusion;
+import io.samstream.gpu.sam3.Sam3Trunk;
+
+/**
+ * SAM 3's GPU parts on a GPU of their own, sharing one context: opens the context, stream, staging and one pool sized
+ * for the ViT trunk ({@link CudaSam3Vit}) and the fusion encoder ({@link CudaSam3FusionEncoder}), their weights and
+ * one image's activations, and runs both behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing
+ * it frees the GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
+ */
+public final class CudaSam3 implements Sam3Backend {
+    private static final long STAGING_BYTES = 32L << 20;
+    /** Pool bytes beyond what the parts take. */
+    static final long SPARE_BYTES = 64L << 20;
+    /**
+     * Exemplar boxes one prompt may have on the GPU: the prompt buffers hold the phrase's tokens, this many boxes and
+     * the geometry encoder's class token (a video concept has at most 16).
+     */
+    public static final int MAX_EXEMPLAR_BOXES = 64;
+
+    private final GpuWorkspace gpu;
+    private final CudaSam3Vit vit;
+    private final CudaSam3FusionEncoder encoder;
+    private final Sam3Trunk trunk = new Trunk();
+    private final Sam3Fusion fusion = new Fusion();
+    private boolean closed;
+
+    /** The factory a {@code Sam3Model} takes: the trunk and the fusion encoder on GPU {@code ordinal}. */
+    public static Sam3Backend.Factory factory(int ordinal) {
+        return (sd, config, cpuPool) -> open(sd, config, ordinal);
+    }
+
+    /** Opens GPU {@code ordinal} and uploads both parts; shapes the kernels cannot run fail before any GPU work. */
+    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
+        CudaSam3Vit.checkSupported(config.vision(), 1);
+        CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config), "SAM 3");
+        try {
+            CudaSam3Vit vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(),
+                    gpu.staging());
+            CudaSam3FusionEncoder encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config),
+                    maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+            return new CudaSam3(gpu, vit, encoder);
+        } catch (RuntimeException e) {
+            gpu.close();
+            throw e;
+        }
+    }
+
+    private CudaSam3(GpuWorkspace gpu, CudaSam3Vit vit, CudaSam3FusionEncoder encoder) {
+        this.gpu = gpu;
+        this.vit = vit;
+        this.encoder = encoder;
+    }
+
+    @Override
+    public Sam3Trunk trunk() {
+        return trunk;
+    }
+
+    @Override
+    public Sam3Fusion fusion() {
+        return fusion;
+    }
+
+    /** "ViT trunk and fusion encoder on GPU name (bf16)" for logs and masks.json. */
+    @Override
+    public String describe() {
+        return "ViT trunk and fusion encoder on " + device();
+    }
+
+    private String device() {
+        return gpu.context().info().describe() + " (bf16)";
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        gpu.close();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the CUDA SAM 3 backend is closed");
+        }
+    }
+
+    /** The trunk as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
+    private final class Trunk implements Sam3Trunk {
+        @Override
+        public float[] forward(float[] chw) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                return vit.forward(chw);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return device();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /** The fusion encoder as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
+    private final class Fusion implements Sam3Fusion {
+        @Override
+        public float[] forward(float[] image, float[] pos, int tokens, Prompt prompt) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                return encoder.forward(image, pos, tokens, prompt);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return device();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /** The image tokens the fusion encoder reads: the ViT's grid, squared. */
+    static int tokens(Sam3Config config) {
+        return config.vision().grid() * config.vision().grid();
+    }
+
+    /** The most valid prompt tokens: the text context, {@link #MAX_EXEMPLAR_BOXES} and the geometry's class token. */
+    static int maxPromptTokens(Sam3Config config) {
+        return config.text().contextLength() + MAX_EXEMPLAR_BOXES + 1;
+    }
+
+    /** The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, and {@link #SPARE_BYTES}. */
+    static long poolBytes(Sam3Config config) {
+        return trunkBytes(config.vision())
+                + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
+                + SPARE_BYTES;
+    }
+
+    /**
+     * The trunk's share: its weights in bf16 (upper bound: every trunk tensor, each 256-byte aligned, padding of the
+     * MLP and the patch rows included) plus one image's activations.
+     */
+    static long trunkBytes(Sam3Config.Vision v) {
+        long e = v.embedDim(), grid = v.grid(), mlp = CudaSam3Vit.roundUp8(v.mlpHidden());
+        long patchCols = CudaSam3Vit.roundUp8(3 * v.patchSize() * v.patchSize());
+        long perBlock = 4 * align(e * 2) + align(3 * e * e * 2) + align(3 * e * 2) + align(e * e * 2) + align(e * 2)
+                + align(mlp * e * 2) + align(mlp * 2) + align(e * mlp * 2) + align(e * 2);
+        long weights = v.depth() * perBlock + align(e * patchCols * 2) + align(grid * grid * e * 2) + 2 * align(e * 2)
+                + 4 * align(grid * grid * v.headDim() / 2 * 4);
+        int per = (v.grid() + v.windowSize() - 1) / v.windowSize();
+        long padded = Math.max(grid * grid, (long) per * per * v.windowSize() * v.windowSize());
+        long activations = align(3L * v.imageSize() * v.imageSize() * 4) + 2 * align(grid * grid * e * 2)
+                + 2 * align(padded * e * 2) + align(padded * 3 * e * 2)
+                + align(grid * grid * Math.max(mlp, patchCols) * 2);
+        return weights + activations;
+    }
+
+    private static long align(long bytes) {
+        return BumpAllocator.alignUp(Math.max(bytes, 1));
+    }
+}
