@@ -8,16 +8,17 @@
 #   train_log.txt           the run's log (versions, losses every 25 steps, evaluation)
 #   summary.json            configuration, steps, losses, the held-out evaluation
 # The checkpoint is written before the evaluation, so it comes back even if the evaluation overruns; `timeout`
-# stops the script 25 s before the device tool's 600 s so whatever is in $OUT still returns.
+# stops the script at 530 s (the call must stay under 9 minutes) so whatever is in $OUT still returns.
 set -euo pipefail
 final=${OUT:-/tmp/sam3-demo-out}
 mkdir -p "$final"
 export PYTHONPATH=$PWD/.ref/sam3_src
 python3 -c "import torch, torchvision, timm, scipy; print('torch', torch.__version__, 'torchvision', \
-torchvision.__version__, 'timm', timm.__version__, 'scipy', scipy.__version__, 'cuda', torch.cuda.is_available())" || true
+torchvision.__version__, 'timm', timm.__version__, 'scipy', scipy.__version__, \
+'cuda', torch.cuda.is_available())" || true
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 status=0
-timeout 575 python3 tools/sam3_demo_model/train_sam3_demo_model.py --sam3 .ref/sam3_src --minutes 6.3 \
+timeout 530 python3 tools/sam3_demo_model/train_sam3_demo_model.py --sam3 .ref/sam3_src --minutes 6.3 \
     --out "$final" "$@" > "$final/stdout.txt" 2>&1 || status=$?
 # train_log.txt has what the script logged; keep stdout only when it says more (a traceback)
 if [ "$status" -ne 0 ]; then tail -40 "$final/stdout.txt"; else rm -f "$final/stdout.txt"; fi

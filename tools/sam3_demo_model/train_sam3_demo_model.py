@@ -274,7 +274,7 @@ def match(logits, boxes, tboxes, tvalid):
     pos = 0.25 * (1 - p) ** 2 * -(p + 1e-8).log()
     cost = 2 * (pos - neg).unsqueeze(-1) + 5 * (boxes.float().unsqueeze(2) - tboxes.unsqueeze(1)).abs().sum(-1)
     g, _ = giou_pairs(xyxy(boxes.float()).unsqueeze(2), xyxy(tboxes).unsqueeze(1))
-    cost = (cost - 2 * g).cpu().numpy()
+    cost = torch.nan_to_num(cost - 2 * g, nan=1e6, posinf=1e6, neginf=-1e6).cpu().numpy()
     counts = tvalid.sum(1).tolist()
     bi, qi, ti = [], [], []
     for b, n in enumerate(counts):
@@ -622,6 +622,9 @@ def main():
     if "--smoke" in sys.argv[1:]:  # CPU-sized defaults; flags given still win
         ap.set_defaults(images=2, chunk=2, clips=2, frames=3, track_from=0.0, warmup=2, minutes=1.0, max_steps=3)
     a = ap.parse_args()
+    if a.frames < 2 or a.images < 1 or a.chunk < 1 or a.clips < 0 or a.per_clip < 1 or a.minutes <= 0:
+        ap.error("--frames must be at least 2 (frame 0 starts a track), --images, --chunk and --per-clip at least 1, "
+                 "--clips at least 0 and --minutes positive; got %s" % vars(a))
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     amp = device.type == "cuda" or a.amp
     torch.manual_seed(TRAIN_SEED)
@@ -639,7 +642,8 @@ def main():
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     n_det = sum(p.numel() for p in model.detector.parameters())
-    log(f"torch {torch.__version__}, {tv}, device {torch.cuda.get_device_name() if device.type == 'cuda' else 'cpu'}, config "
+    gpu = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
+    log(f"torch {torch.__version__}, {tv}, device {gpu}, config "
         f"{ {k: v for k, v in CONFIG.items() if k != 'prompts'} }, tracker {TRACKER}, {n_params} parameters "
         f"({n_det} detector), built in {time.time() - t_build:.1f} s, args {vars(a)}")
     opt = torch.optim.AdamW(param_groups(model, a.wd), lr=a.lr, betas=(0.9, 0.999))
@@ -650,68 +654,82 @@ def main():
                  True: PaletteClips(TRAIN_SEED + 2, device, a.frames, sam2_demo.EVENTS)}
     budget = a.minutes * 60
     start = time.time()
-    step, hist, tracking_steps = 0, [], 0
-    while True:
-        elapsed = time.time() - start
-        if elapsed >= budget or (a.max_steps and step >= a.max_steps):
-            break
-        lr = a.lr * min(1.0, (step + 1) / a.warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, elapsed / budget)))
-        for g in opt.param_groups:
-            g["lr"] = lr
-        sc = render_scenes(det_gen, a.images, a.chunk, S)
-        phrases, img_ids, targets = sample_phrases(det_gen.py, sc["kind"], sc["colour"], sc["valid"])
-        # targets of each phrase, valid ones first: masks at the mask head's size (soft), [N, T, s, s]
-        tvalid = targets.to(torch.uint8).sort(dim=1, descending=True, stable=True)
-        order = tvalid.indices.to(device)
-        tvalid = tvalid.values.bool().to(device)
-        tm = masks_at(sc["masks"], mask_size)[img_ids.to(device)]
-        tm = torch.gather(tm, 1, order.view(*order.shape, 1, 1).expand(-1, -1, mask_size, mask_size))
-        images = sc["images"]
-        with_track = elapsed >= a.track_from * budget and a.clips > 0
-        if with_track:
-            events = det_gen.py.random() < a.events
-            cgen = clip_gens[events]
-            clip = make_clips(cgen, a.clips, min(a.chunk, a.clips), S)
-            obj_clip, obj_slot = sam2_demo.pick_objects(cgen, clip["gt"], clip["focus"], a.frames, a.per_clip)
-            with_track = obj_clip.numel() > 0
-        if with_track:
-            rows = (obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device)).flatten()
-            images = torch.cat([images, clip["images"][rows]])
-            gt = clip["gt"][obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device), obj_slot[:, None]]
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-            backbone = model.detector.backbone.forward_image(images)
-            out = ground(model, FindStage, backbone, phrases, img_ids, device)
-            det_loss, parts = detection_loss(out, tm, tvalid)
-            loss = det_loss
-            trk = None
+    step, hist, tracking_steps, skipped = 0, [], 0, 0
+    # A failure mid-run (on the GPU, where this script gets one call) still saves what was trained and evaluates it.
+    error = None
+    try:
+        while True:
+            elapsed = time.time() - start
+            if elapsed >= budget or (a.max_steps and step >= a.max_steps):
+                break
+            cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, elapsed / budget)))
+            lr = a.lr * min(1.0, (step + 1) / a.warmup) * cosine
+            for g in opt.param_groups:
+                g["lr"] = lr
+            sc = render_scenes(det_gen, a.images, a.chunk, S)
+            phrases, img_ids, targets = sample_phrases(det_gen.py, sc["kind"], sc["colour"], sc["valid"])
+            # targets of each phrase, valid ones first: masks at the mask head's size (soft), [N, T, s, s]
+            tvalid = targets.to(torch.uint8).sort(dim=1, descending=True, stable=True)
+            order = tvalid.indices.to(device)
+            tvalid = tvalid.values.bool().to(device)
+            tm = masks_at(sc["masks"], mask_size)[img_ids.to(device)]
+            tm = torch.gather(tm, 1, order.view(*order.shape, 1, 1).expand(-1, -1, mask_size, mask_size))
+            images = sc["images"]
+            with_track = elapsed >= a.track_from * budget and a.clips > 0
             if with_track:
-                B = sc["images"].shape[0]
-                feats, pos, sizes = tracker_features(model.tracker, backbone,
-                                                     torch.arange(B, B + rows.numel(), device=device))
-                _, _, trk = track(model.tracker, feats, pos, sizes, gt[:, 0:1].float(), gt, a.frames, train=True)
-                n_of = obj_clip.numel() * (a.frames - 1)
-                loss = loss + a.track_weight * (trk["mask"] + trk["iou"] + trk["cls"]) / n_of
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        step += 1
-        row = [det_loss.item()] + [parts[k] for k in ("ce", "presence", "l1", "giou", "mask", "dice")]
-        if trk is not None:
-            tracking_steps += 1
-            row += [scalar(trk["mask"]) / n_of, scalar(trk["iou"]) / n_of, scalar(trk["cls"]) / n_of,
-                    trk["best_iou"] / max(trk["present"], 1)]
-        hist.append(row)
-        if step % 25 == 0 or a.smoke:
-            recent = hist[-25:]
-            m = torch.tensor([r[:7] for r in recent]).mean(0).tolist()
-            msg = (f"step {step} t {time.time() - start:.0f}s lr {lr:.2e} det {m[0]:.3f} (ce {m[1]:.4f} presence "
-                   f"{m[2]:.4f} l1 {m[3]:.3f} giou {m[4]:.3f} mask {m[5]:.4f} dice {m[6]:.3f})")
-            tr = [r[7:] for r in recent if len(r) > 7]
-            if tr:
-                t = torch.tensor(tr).mean(0).tolist()
-                msg += f" track mask {t[0]:.3f} iou {t[1]:.4f} cls {t[2]:.4f} train IoU {t[3]:.3f}"
-            log(msg + f" grad {float(gnorm):.2f}")
+                events = det_gen.py.random() < a.events
+                cgen = clip_gens[events]
+                clip = make_clips(cgen, a.clips, min(a.chunk, a.clips), S)
+                obj_clip, obj_slot = sam2_demo.pick_objects(cgen, clip["gt"], clip["focus"], a.frames, a.per_clip)
+                with_track = obj_clip.numel() > 0
+            if with_track:
+                rows = (obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device)).flatten()
+                images = torch.cat([images, clip["images"][rows]])
+                gt = clip["gt"][obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device), obj_slot[:, None]]
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+                backbone = model.detector.backbone.forward_image(images)
+                out = ground(model, FindStage, backbone, phrases, img_ids, device)
+                det_loss, parts = detection_loss(out, tm, tvalid)
+                loss = det_loss
+                trk = None
+                if with_track:
+                    B = sc["images"].shape[0]
+                    feats, pos, sizes = tracker_features(model.tracker, backbone,
+                                                         torch.arange(B, B + rows.numel(), device=device))
+                    _, _, trk = track(model.tracker, feats, pos, sizes, gt[:, 0:1].float(), gt, a.frames, train=True)
+                    n_of = obj_clip.numel() * (a.frames - 1)
+                    loss = loss + a.track_weight * (trk["mask"] + trk["iou"] + trk["cls"]) / n_of
+            opt.zero_grad(set_to_none=True)
+            if not torch.isfinite(loss):  # skip the step rather than spoil the weights; give up after 20
+                skipped += 1
+                log(f"step {step + 1}: loss {float(loss)} (detection {float(det_loss)}), step skipped")
+                if skipped >= 20:
+                    raise RuntimeError("20 steps with a non-finite loss")
+                continue
+            loss.backward()
+            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            row = [det_loss.item()] + [parts[k] for k in ("ce", "presence", "l1", "giou", "mask", "dice")]
+            if trk is not None:
+                tracking_steps += 1
+                row += [scalar(trk["mask"]) / n_of, scalar(trk["iou"]) / n_of, scalar(trk["cls"]) / n_of,
+                        trk["best_iou"] / max(trk["present"], 1)]
+            hist.append(row)
+            if step % 25 == 0 or step in (1, 5) or a.smoke:
+                recent = hist[-25:]
+                m = torch.tensor([r[:7] for r in recent]).mean(0).tolist()
+                msg = (f"step {step} t {time.time() - start:.0f}s lr {lr:.2e} det {m[0]:.3f} (ce {m[1]:.4f} presence "
+                       f"{m[2]:.4f} l1 {m[3]:.3f} giou {m[4]:.3f} mask {m[5]:.4f} dice {m[6]:.3f})")
+                tr = [r[7:] for r in recent if len(r) > 7]
+                if tr:
+                    t = torch.tensor(tr).mean(0).tolist()
+                    msg += f" track mask {t[0]:.3f} iou {t[1]:.4f} cls {t[2]:.4f} train IoU {t[3]:.3f}"
+                log(msg + f" grad {float(gnorm):.2f}")
+    except Exception as e:  # noqa: BLE001
+        import traceback
+        error = f"{type(e).__name__}: {e}"
+        log(f"training stopped at step {step} by {error}\n{traceback.format_exc()}")
     train_s = time.time() - start
     log(f"trained {step} steps ({tracking_steps} with tracking clips) in {train_s:.0f} s"
         + (f", peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB" if device.type == "cuda" else ""))
@@ -727,10 +745,16 @@ def main():
     model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in sd.items()})
     model.float()
     t_eval = time.time()
-    results = evaluate(model, FindStage, device, a.smoke, log)
+    try:
+        results = evaluate(model, FindStage, device, a.smoke, log)
+    except Exception as e:  # noqa: BLE001 (the checkpoint is written; say what failed)
+        import traceback
+        results = dict(error=f"{type(e).__name__}: {e}")
+        log(f"evaluation failed: {traceback.format_exc()}")
     summary = dict(config={k: v for k, v in CONFIG.items() if k != "prompts"}, tracker=TRACKER,
                    parameters=n_params, detector_parameters=n_det, checkpoint_bytes=size, steps=step,
-                   tracking_steps=tracking_steps, train_seconds=round(train_s),
+                   tracking_steps=tracking_steps, skipped_steps=skipped, training_error=error,
+                   train_seconds=round(train_s),
                    eval_seconds=round(time.time() - t_eval), torch=torch.__version__,
                    device=torch.cuda.get_device_name() if device.type == "cuda" else "cpu", args=vars(a), eval=results,
                    last_losses=torch.tensor([r[:7] for r in hist[-50:]]).mean(0).tolist() if hist else None,
@@ -738,6 +762,8 @@ def main():
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     log(f"summary: {json.dumps(results)}")
+    if error:
+        sys.exit(f"training stopped early ({error}); the checkpoint holds the weights of step {step}")
 
 
 if __name__ == "__main__":
