@@ -195,6 +195,28 @@ public final class GpuTestSupport implements AutoCloseable {
 
     // ---- data and error measures --------------------------------------------------------------------
 
+    /**
+     * A whole output against its reference as the model-level GPU tests judge it: every value finite, cosine at
+     * least {@code minCosine} and relative L2 error at most {@code maxRelL2} (both printed).
+     */
+    public static void assertCosineAndRelL2(String what, float[] ref, float[] out, double minCosine, double maxRelL2) {
+        org.junit.jupiter.api.Assertions.assertEquals(ref.length, out.length, what + " size");
+        double num = 0, den = 0, dot = 0, outSq = 0;
+        for (int i = 0; i < ref.length; i++) {
+            assertTrue(Float.isFinite(out[i]), what + ": non-finite value at " + i);
+            double d = out[i] - ref[i];
+            num += d * d;
+            den += (double) ref[i] * ref[i];
+            dot += (double) ref[i] * out[i];
+            outSq += (double) out[i] * out[i];
+        }
+        double rel = Math.sqrt(num / Math.max(den, 1e-30));
+        double cosine = dot / Math.sqrt(Math.max(den * outSq, 1e-30));
+        System.out.printf("%s: relative L2 %.3e, cosine %.6f%n", what, rel, cosine);
+        assertTrue(cosine >= minCosine, what + ": cosine " + cosine + " < " + minCosine);
+        assertTrue(rel <= maxRelL2, what + ": relative L2 error " + rel + " > " + maxRelL2);
+    }
+
     /** Gaussian values of standard deviation {@code std}, already rounded to bf16 (what the GPU sees). */
     public static float[] randomBf16(Random rnd, int n, double std) {
         float[] v = new float[n];

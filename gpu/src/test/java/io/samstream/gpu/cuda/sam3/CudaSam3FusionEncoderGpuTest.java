@@ -1,6 +1,5 @@
 package io.samstream.gpu.cuda.sam3;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,6 +8,7 @@ import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Detections;
@@ -184,20 +184,6 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
     }
 
     private static void check(String what, float[] ref, float[] out, double minCosine, double maxRelL2) {
-        assertEquals(ref.length, out.length, what + " size");
-        double num = 0, den = 0, dot = 0, outSq = 0;
-        for (int i = 0; i < ref.length; i++) {
-            assertTrue(Float.isFinite(out[i]), what + ": non-finite value at " + i);
-            double diff = out[i] - ref[i];
-            num += diff * diff;
-            den += (double) ref[i] * ref[i];
-            dot += (double) ref[i] * out[i];
-            outSq += (double) out[i] * out[i];
-        }
-        double rel = Math.sqrt(num / Math.max(den, 1e-30));
-        double cosine = dot / Math.sqrt(Math.max(den * outSq, 1e-30));
-        System.out.printf("%s: relative L2 %.3e, cosine %.6f%n", what, rel, cosine);
-        assertTrue(cosine >= minCosine, what + ": cosine " + cosine + " < " + minCosine);
-        assertTrue(rel <= maxRelL2, what + ": relative L2 error " + rel + " > " + maxRelL2);
+        GpuTestSupport.assertCosineAndRelL2(what, ref, out, minCosine, maxRelL2);
     }
 }

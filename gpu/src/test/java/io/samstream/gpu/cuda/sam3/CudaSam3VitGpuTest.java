@@ -1,12 +1,11 @@
 package io.samstream.gpu.cuda.sam3;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.GpuTestBase;
+import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
@@ -73,21 +72,7 @@ class CudaSam3VitGpuTest extends GpuTestBase {
     }
 
     private static void check(String what, float[] ref, float[] out) {
-        assertEquals(ref.length, out.length, what + " size");
-        double num = 0, den = 0, dot = 0, outSq = 0;
-        for (int i = 0; i < ref.length; i++) {
-            assertTrue(Float.isFinite(out[i]), what + ": non-finite value at " + i);
-            double d = out[i] - ref[i];
-            num += d * d;
-            den += (double) ref[i] * ref[i];
-            dot += (double) ref[i] * out[i];
-            outSq += (double) out[i] * out[i];
-        }
-        double rel = Math.sqrt(num / Math.max(den, 1e-30));
-        double cosine = dot / Math.sqrt(Math.max(den * outSq, 1e-30));
-        System.out.printf("%s: relative L2 %.3e, cosine %.6f%n", what, rel, cosine);
-        assertTrue(cosine >= MIN_COSINE, what + ": cosine " + cosine + " < " + MIN_COSINE);
-        assertTrue(rel <= MAX_REL_L2, what + ": relative L2 error " + rel + " > " + MAX_REL_L2);
+        GpuTestSupport.assertCosineAndRelL2(what, ref, out, MIN_COSINE, MAX_REL_L2);
     }
 
     /** A smooth pattern plus noise in the range of a normalized image, planar [3, s, s]. */
