@@ -135,18 +135,15 @@ public final class ModelCheckpoints {
     /**
      * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk and fusion encoder on GPU {@code gpu}
      * ({@link CudaSam3}, one context for both; the necks, text encoder, geometry encoder, decoder and mask head stay on
-     * the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} and {@code cpu} all on the
-     * CPU (the GPU parts have not yet run on a GPU). The one place the SAM 3 image path picks its parts' device.
+     * the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} there when it can, else on
+     * the CPU; {@code cpu} all on the CPU. The one place the SAM 3 image path picks its parts' device.
      */
     public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
-        // auto stays on the CPU until CudaSam3VitGpuTest and CudaSam3FusionEncoderGpuTest have passed on a GPU; cuda
-        // asks for the GPU parts outright.
-        if (device == Device.AUTO) {
-            return new Sam3Model(sd, threads);
-        }
-        return onGpu(device, gpu, "SAM 3's ViT trunk and fusion encoder", () -> new Sam3Model(sd,
-                Sam3ConfigInference.infer(sd), threads, CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
+        return onGpu(device, gpu, SAM3_GPU_PARTS, () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
+                CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
     }
+
+    private static final String SAM3_GPU_PARTS = "SAM 3's ViT trunk and fusion encoder";
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
     public static final int ENGINE_OBJECTS_PER_PASS = 16, ENGINE_OBJECTS = 256;
@@ -200,17 +197,20 @@ public final class ModelCheckpoints {
     }
 
     /**
-     * Opens a SAM 3 state_dict ({@code sam3.pt}: the detector and the tracker) for tracking concepts on streams, on
-     * the CPU (fp32 reference) with {@code threads} threads, its tokenizer's vocabulary read from next to {@code
-     * checkpoint}. An image-only model (no tracker) is refused naming what is missing.
+     * Opens a SAM 3 state_dict ({@code sam3.pt}: the detector and the tracker) for tracking concepts on streams, its
+     * tokenizer's vocabulary read from next to {@code checkpoint}: the detector's ViT trunk and fusion encoder on GPU
+     * {@code gpu} as {@link #openSam3} puts them for {@code device}, the rest on the CPU (fp32 reference) with {@code
+     * threads} threads. An image-only model (no tracker) is refused naming what is missing.
      */
-    public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads) {
+    public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads, Device device, int gpu) {
         if (!Sam3Checkpoint.hasTracker(sd)) {
             Sam3Checkpoint.tracker(sd); // throws, naming what is missing
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
-        Sam3VideoModel model = new Sam3VideoModel(sd, tokenizer, threads);
-        log.info("model: SAM 3 video, {} from {}", model, checkpoint);
+        Sam3VideoModel model = onGpu(device, gpu, SAM3_GPU_PARTS,
+                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu)),
+                () -> new Sam3VideoModel(sd, tokenizer, threads));
+        log.info("model: SAM 3 video, {} from {}, {}", model, checkpoint, model.detector().describe());
         return model;
     }
 

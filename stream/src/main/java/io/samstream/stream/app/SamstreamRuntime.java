@@ -136,21 +136,24 @@ public final class SamstreamRuntime implements AutoCloseable {
                 + (config.sparsity().twoFour() ? " [" + config.sparsity().describe() + "]" : "");
         // The lanes' models, by the mode resolved above (each lane's tracking follows from its model: GpuLane#tracking).
         List<GpuLane> gpus;
+        // SAM 3 and SAM 2.1 run one model on the first GPU of samstream.gpus (SAM 3: its detector's trunk and fusion
+        // encoder there, the rest on the CPU), or on the CPU.
+        int firstGpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
         if (trackingMode == TrackingMode.CONCEPT) {
-            Sam3VideoModel conceptModel = ModelCheckpoints.openSam3Video(weights, checkpoint, config.cpuThreads());
+            Sam3VideoModel conceptModel = ModelCheckpoints.openSam3Video(weights, checkpoint, config.cpuThreads(),
+                    config.device(), firstGpu);
             resources.add(conceptModel);
-            backendName = "SAM 3 concept tracking on the CPU (fp32 reference): " + conceptModel;
-            log.info("{}: {}; tracking concepts on the CPU, detection every {} frame(s)", checkpoint, conceptModel,
+            String where = conceptModel.detector().describe();
+            backendName = "SAM 3 concept tracking, " + where + ": " + conceptModel;
+            log.info("{}: {}; tracking concepts ({}), detection every {} frame(s)", checkpoint, conceptModel, where,
                     config.tracking().conceptsEveryFrames());
             gpus = List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.concepts(conceptModel,
                     Sam3VideoSettings.defaults(), modelName), Optional.empty()));
         } else if (trackingMode == TrackingMode.MEMORY) {
-            // One model on the first GPU of samstream.gpus (the whole video step there, every stream's objects' memory
-            // banks in its memory), or on the CPU.
-            int gpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
+            // The whole video step on the first GPU (every stream's objects' memory banks in its memory), or on the CPU.
             // A micro-batch's frames of different streams go through the GPU tracker's passes together.
             Sam2Tracking memoryModel = ModelCheckpoints.openSam2Tracking(weights, config.cpuThreads(), config.device(),
-                    gpu, config.batching().maxBatch());
+                    firstGpu, config.batching().maxBatch());
             resources.add(memoryModel);
             models.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();

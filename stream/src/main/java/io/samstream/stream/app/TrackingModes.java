@@ -8,9 +8,8 @@ import java.nio.file.Path;
 
 /**
  * The tracking a checkpoint's model gets: {@code samstream.tracking.mode} against the model family, checked
- * before the model loads. A SAM 3 checkpoint tracks concepts (tracking on, no discovery, no 2:4 sparsity, the CPU
- * reference: its CUDA path is not there yet); a SAM 2.1 checkpoint runs in memory mode (tracking on, no discovery,
- * no 2:4 sparsity); SAM in kalman mode (or with tracking off, fixed prompts). A mode the model cannot run is a
+ * before the model loads. A SAM 3 checkpoint tracks concepts (tracking on, no discovery, no 2:4 sparsity); a SAM 2.1
+ * checkpoint runs in memory mode (tracking on, no discovery, no 2:4 sparsity); SAM in kalman mode (or with tracking off, fixed prompts). A mode the model cannot run is a
  * {@link ConfigException} naming the key and the checkpoint.
  */
 final class TrackingModes {
@@ -69,10 +68,6 @@ final class TrackingModes {
         if (config.sparsity().twoFour()) {
             throw new ConfigException("samstream.model.sparsity = " + config.sparsity().describe()
                     + ": 2:4 sparsity applies to SAM's encoder only; " + sam3);
-        }
-        if (config.device() == io.samstream.config.Device.CUDA) {
-            throw new ConfigException("samstream.device = cuda: " + sam3 + ", which the engine runs on the CPU"
-                    + " reference only for now (its CUDA path is issue #33 part 4); use cpu or auto");
         }
         return TrackingMode.CONCEPT;
     }

@@ -33,7 +33,7 @@ class TrackingModesTest {
         assertRefused("samstream.tracking.mode = kalman", Family.SAM3, "samstream.tracking.mode = kalman: sam3.pt is"
                 + " a SAM 3 checkpoint");
         assertRefused("samstream.tracking.enabled = off", Family.SAM3, "samstream.tracking.enabled = off");
-        assertRefused("samstream.device = cuda", Family.SAM3, "CPU reference only");
+        assertEquals(TrackingMode.CONCEPT, TrackingModes.resolve(config("samstream.device = cuda"), Family.SAM3, SAM3));
         assertRefused("samstream.tracking.mode = concept", Family.SAM2, "mode = concept needs a SAM 3 checkpoint");
         assertRefused("samstream.tracking.mode = concept", Family.SAM, "is a SAM checkpoint");
         assertEquals(TrackingMode.KALMAN, TrackingModes.resolve(config(""), Family.SAM, Path.of("sam.pth")));
