@@ -39,6 +39,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "sam3_fixtures"))
@@ -295,9 +296,11 @@ def focal(logits, target, alpha=0.25, gamma=2.0):
     return (alpha * target + (1 - alpha) * (1 - target)) * ce * (1 - p_t) ** gamma
 
 
-def detection_loss(out, tmasks, tvalid):
+def detection_loss(out, tmasks, tvalid, iou_aware=False):
     """SAM 3's find loss over the final and the auxiliary decoder layers; tmasks [N,T,s,s] (soft, at the mask
-    head's size), tvalid [N,T]. Returns (total, parts dict of floats)."""
+    head's size), tvalid [N,T]. A matched query's score target is 1, or with iou_aware Meta's p^0.25 x IoU^0.75
+    (which holds every score under 0.5 while the boxes are still poor: the first 6-minute run on the H100 ended with
+    no detection at all). Returns (total, parts dict of floats)."""
     tboxes = mask_boxes(tmasks > 0.5)
     has = tvalid.any(1).float()  # phrases with at least one instance
     num = max(float(tvalid.sum()), 1.0)
@@ -313,7 +316,8 @@ def detection_loss(out, tmasks, tvalid):
         g, iou = giou_pairs(xyxy(boxes[b, q]), xyxy(tboxes[b, t]))
         with torch.no_grad():  # IABCEMdetr: the positive's target is p^0.25 * IoU^0.75
             soft = target.clone()
-            soft[b, q] = (prob[b, q] ** 0.25 * iou.clamp(min=0) ** 0.75).clamp(min=0.01)
+            if iou_aware:
+                soft[b, q] = (prob[b, q] ** 0.25 * iou.clamp(min=0) ** 0.75).clamp(min=0.01)
         ce = 10.0 * F.binary_cross_entropy_with_logits(logits, soft, reduction="none") * target
         ce = ce + F.binary_cross_entropy_with_logits(logits, target, reduction="none") * (1 - target) * prob ** 2
         ce = (ce * has.view(-1, 1)).mean()  # no score loss for a phrase with no instance (presence decides)
@@ -618,6 +622,9 @@ def main():
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps too (0: the budget only)")
     ap.add_argument("--smoke", action="store_true", help="CPU-sized defaults (3 steps of 2 images and 2 clips of 3 "
                     "frames, tracking from the start, at most 1 minute) and a small evaluation")
+    ap.add_argument("--iou-aware", action="store_true", help="Meta's IoU-aware score targets (default: 1 per match)")
+    ap.add_argument("--init", help="start from this checkpoint's weights (one this script wrote), e.g. to go on "
+                    "training across device calls")
     ap.add_argument("--amp", action="store_true", help="bf16 autocast on the CPU too (it is always on with CUDA)")
     if "--smoke" in sys.argv[1:]:  # CPU-sized defaults; flags given still win
         ap.set_defaults(images=2, chunk=2, clips=2, frames=3, track_from=0.0, warmup=2, minutes=1.0, max_steps=3)
@@ -637,8 +644,15 @@ def main():
     if not torch.cuda.is_available():  # (the CPU smoke) Meta's geometry encoder pins a small tensor and the
         torch.Tensor.pin_memory = lambda self, *args, **kwargs: self  # tracker moves memories with .cuda()
         torch.Tensor.cuda = lambda self, *args, **kwargs: self
+    # Meta's modules checkpoint activations when training (the decoder asserts it is on); their recomputation in
+    # backward does not repeat the forward here (cached masks and shapes differ: torch's CheckpointError). The demo
+    # model needs ~1.3 GiB, so run the checkpointed calls straight through.
+    torch.utils.checkpoint.checkpoint = lambda fn, *args, use_reentrant=None, **kwargs: fn(*args, **kwargs)
     t_build = time.time()
     model, FindStage = build(a.sam3, device, log)
+    if a.init:
+        init = torch.load(a.init, map_location=device)["model"]
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init.items()})
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     n_det = sum(p.numel() for p in model.detector.parameters())
@@ -689,7 +703,7 @@ def main():
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 backbone = model.detector.backbone.forward_image(images)
                 out = ground(model, FindStage, backbone, phrases, img_ids, device)
-                det_loss, parts = detection_loss(out, tm, tvalid)
+                det_loss, parts = detection_loss(out, tm, tvalid, a.iou_aware)
                 loss = det_loss
                 trk = None
                 if with_track:
