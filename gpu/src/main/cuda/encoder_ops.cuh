@@ -76,6 +76,27 @@ __device__ __forceinline__ void im2col3x3_bf16(const bf16* __restrict__ x, bf16*
     }
 }
 
+// ---- 2x2 stride-2 transposed convolution, the scatter after its GEMM ------------------------------------------
+// The GEMM gives, per input pixel, the four taps' outputs side by side: y [B * H * W, 4 * C], columns (dy, dx, c)
+// (the host lays the ConvTranspose2d weight [I, C, 2, 2] out as tap-major rows [4 * C, I], bias and activation in the
+// GEMM's epilogue). Each tap's C-run goes to its pixel of out [B, 2H, 2W, C]. Constraints: C % 8 == 0, 16-byte aligned.
+__device__ __forceinline__ void convt2x2_scatter_bf16(const bf16* __restrict__ y, bf16* __restrict__ out, int B,
+                                                      int H, int W, int C) {
+    const int chunks = C / 8;
+    const long long total = (long long)B * H * W * 4 * chunks;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long pix = i / (4 * chunks);
+        const int rem = (int)(i - pix * 4 * chunks);
+        const int tap = rem / chunks, ch = rem - tap * chunks;
+        const int b = (int)(pix / ((long long)H * W));
+        const int t = (int)(pix - (long long)b * H * W);
+        const int oy = 2 * (t / W) + (tap >> 1), ox = 2 * (t % W) + (tap & 1);
+        *reinterpret_cast<uint4*>(out + (((size_t)b * 2 * H + oy) * 2 * W + ox) * C + ch * 8) =
+            *reinterpret_cast<const uint4*>(y + (size_t)pix * 4 * C + (size_t)tap * C + ch * 8);
+    }
+}
+
 // ---- tokens bf16 [B, T, C] -> fp32 [B, C, T] (the channels-first image embedding) ---------------------
 // 32 x 32 tiles through shared memory so both the reads and the writes are coalesced.
 // Block (32, 8); grid (ceil(T/32), ceil(C/32), B).

@@ -262,6 +262,11 @@ extern "C" __global__ void __launch_bounds__(256) samstream_im2col3x3_bf16(const
     encoder_ops::im2col3x3_bf16(x, rows, B, H, W, C, stride);
 }
 
+extern "C" __global__ void __launch_bounds__(256) samstream_convt2x2_scatter_bf16(const bf16* y, bf16* out, int B,
+                                                                                 int H, int W, int C) {
+    encoder_ops::convt2x2_scatter_bf16(y, out, B, H, W, C);
+}
+
 // Block (32, 8), grid (ceil(T/32), ceil(C/32), B).
 extern "C" __global__ void __launch_bounds__(256) samstream_tokens_to_chw_f32(const bf16* y, float* out, int T,
                                                                               int C) {

@@ -14,11 +14,12 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 
 /**
  * The image encoder's data movement (encoder_ops.cuh): patch rows, the position embedding, the neck's 3x3 im2col and
- * the bf16 tokens to fp32 channels-first embeddings. Grid-stride kernels of 256 threads.
+ * 2x2 transposed-convolution scatter, and the bf16 tokens to fp32 channels-first embeddings. Grid-stride kernels of 256 threads.
  */
 public final class EncoderOpsKernels {
     private static final String PATCHIFY = "samstream_patchify_f32", ADD_PERIODIC = "samstream_add_periodic_bf16",
-            IM2COL3X3 = "samstream_im2col3x3_bf16", TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
+            IM2COL3X3 = "samstream_im2col3x3_bf16", CONVT_SCATTER = "samstream_convt2x2_scatter_bf16",
+            TOKENS_TO_CHW = "samstream_tokens_to_chw_f32";
     /** Threads per CTA of the grid-stride kernels. */
     private static final int ELEMENTWISE_THREADS = 256;
 
@@ -31,7 +32,7 @@ public final class EncoderOpsKernels {
 
     private EncoderOpsKernels(CudaKernels kernels) {
         this.kernels = kernels;
-        for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, TOKENS_TO_CHW}) {
+        for (String name : new String[] {PATCHIFY, ADD_PERIODIC, IM2COL3X3, CONVT_SCATTER, TOKENS_TO_CHW}) {
             kernels.add(name, 0);
         }
     }
@@ -86,6 +87,25 @@ public final class EncoderOpsKernels {
         Pointer params = Pointer.to(ptr(x), ptr(rows), Pointer.to(new int[] {batch}), Pointer.to(new int[] {h}),
                 Pointer.to(new int[] {w}), Pointer.to(new int[] {c}), Pointer.to(new int[] {stride}));
         kernels.launch(IM2COL3X3, gridFor(pixels * 9 * c / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * The scatter of a 2x2, stride-2 transposed convolution computed as a GEMM: {@code y [batch * h * w, 4 * c]}, the
+     * four taps' outputs of each input pixel side by side (columns (dy, dx, channel): the weight laid out by {@link
+     * WeightLayouts#convTransposeRows}, bias and activation in the GEMM's epilogue), to channels-last
+     * {@code out [batch, 2h, 2w, c]}.
+     */
+    public void convTranspose2x2Scatter(CudaStream stream, DeviceBuffer y, DeviceBuffer out, int batch, int h, int w,
+                                        int c) {
+        String op = String.format(Locale.ROOT, "convTranspose2x2Scatter batch=%d grid=%dx%d c=%d", batch, h, w, c);
+        require(batch > 0 && h > 0 && w > 0 && c > 0, op + ": dimensions must be positive");
+        require(c % 8 == 0, op + ": c must be a multiple of 8");
+        long values = (long) batch * h * w * 4 * c;
+        requireBf16(y, values, op, "y");
+        requireBf16(out, values, op, "out");
+        Pointer params = Pointer.to(ptr(y), ptr(out), Pointer.to(new int[] {batch}), Pointer.to(new int[] {h}),
+                Pointer.to(new int[] {w}), Pointer.to(new int[] {c}));
+        kernels.launch(CONVT_SCATTER, gridFor(values / 8), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
     }
 
     /** bf16 tokens {@code [batch, t, c]} to fp32 channels-first {@code [batch, c, t]}. */
