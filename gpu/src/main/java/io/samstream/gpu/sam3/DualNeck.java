@@ -5,34 +5,23 @@ import io.samstream.gpu.cpu.Conv2d;
 import io.samstream.gpu.cpu.ConvTranspose2x2;
 import io.samstream.gpu.cpu.CpuOps;
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.PositionEncodings;
 
 /**
  * SAM 3's neck ({@code Sam3DualViTDetNeck}, simple feature pyramid) for the levels the detector keeps: 4x (two
  * 2x2 transposed convolutions with a GELU between), 2x (one), 1x (none), each then a 1x1 convolution to the
  * detector's width and a 3x3 one. The 0.5x level (max pooling) is dropped by the backbone ({@code scalp=1}) and not
  * computed. The video model's checkpoint has a second neck of the same shape ({@code sam2_convs}, {@link
- * #TRACKER_PREFIX}) whose levels feed the tracker.
+ * Sam3Neck#TRACKER}) whose levels feed the tracker. The CPU reference behind {@link Sam3Neck}.
  */
 final class DualNeck {
-    static final String PREFIX = "backbone.vision_backbone.convs.";
-    /** The second neck, the tracker's ({@code add_sam2_neck}). */
-    static final String TRACKER_PREFIX = "backbone.vision_backbone.sam2_convs.";
-
     private final ConvTranspose2x2 up4a;
     private final ConvTranspose2x2 up4b;
     private final ConvTranspose2x2 up2;
     private final Conv2d[] conv1x1 = new Conv2d[3];
     private final Conv2d[] conv3x3 = new Conv2d[3];
-    private final int d;
 
-    DualNeck(StateDict sd, int embed, int d) {
-        this(sd, embed, d, PREFIX);
-    }
-
-    /** The neck whose weights are under {@code prefix} ({@link #PREFIX} or {@link #TRACKER_PREFIX}). */
+    /** The neck whose weights are under {@code prefix} ({@link Sam3Neck#DETECTOR} or {@link Sam3Neck#TRACKER}). */
     DualNeck(StateDict sd, int embed, int d, String prefix) {
-        this.d = d;
         up4a = ConvTranspose2x2.load(sd, prefix + "0.dconv_2x2_0", embed, embed / 2);
         up4b = ConvTranspose2x2.load(sd, prefix + "0.dconv_2x2_1", embed / 2, embed / 4);
         up2 = ConvTranspose2x2.load(sd, prefix + "1.dconv_2x2", embed, embed / 2);
@@ -43,7 +32,8 @@ final class DualNeck {
         }
     }
 
-    VisionFeatures forward(CpuThreadPool pool, float[] trunk, int grid) {
+    /** The levels [(4 grid)², d], [(2 grid)², d], [grid², d] of the trunk's map [grid², embed]. */
+    float[][] forward(CpuThreadPool pool, float[] trunk, int grid) {
         float[] a = up4a.forward(pool, trunk, grid, grid);
         CpuOps.gelu(pool, a, a.length);
         float[] level0 = up4b.forward(pool, a, 2 * grid, 2 * grid);
@@ -54,6 +44,6 @@ final class DualNeck {
             int side = grid << (2 - i);
             fpn[i] = conv3x3[i].forward(pool, conv1x1[i].forward(pool, inputs[i], side, side), side, side);
         }
-        return new VisionFeatures(grid, trunk, fpn, PositionEncodings.sine2d(grid, grid, d));
+        return fpn;
     }
 }

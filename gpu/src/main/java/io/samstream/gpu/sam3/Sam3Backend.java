@@ -2,19 +2,30 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * What runs the per-frame heavy parts of SAM 3's image path for a {@link Sam3Model}: the ViT trunk ({@link Sam3Trunk})
- * and the fusion encoder ({@link Sam3Fusion}); the necks, text encoder, geometry encoder, decoder, scoring and mask
- * head stay on the CPU reference. One object so that parts on one GPU share one context: closing the backend closes
- * both parts and whatever they share.
+ * What runs the per-frame heavy parts of SAM 3's image path for a {@link Sam3Model}: the ViT trunk ({@link Sam3Trunk}),
+ * its necks ({@link Sam3Neck}: the detector's and, in the video model's checkpoint, the tracker's) and the fusion
+ * encoder ({@link Sam3Fusion}); the text encoder, geometry encoder, decoder, scoring and mask head stay on the CPU
+ * reference. One object so that parts on one GPU share one context: closing the backend closes every part and
+ * whatever they share.
  */
 public interface Sam3Backend extends AutoCloseable {
     Sam3Trunk trunk();
 
+    /** The detector's neck. */
+    Sam3Neck neck();
+
+    /** The tracker's neck, or null when the checkpoint has none (an image model's). */
+    Sam3Neck trackerNeck();
+
     Sam3Fusion fusion();
 
-    /** Where the parts run, for logs and masks.json, e.g. "ViT trunk and fusion encoder on GPU (bf16)"; null: CPU. */
+    /** Where the parts run, for logs and masks.json, e.g. "ViT trunk, necks and fusion encoder on GPU (bf16)"; null: CPU. */
     default String describe() {
         return null;
     }
@@ -30,56 +41,96 @@ public interface Sam3Backend extends AutoCloseable {
 
     /** Everything on the fp32 CPU reference. */
     static Factory cpu() {
-        return of(Sam3Trunk.cpu(), Sam3Fusion.cpu());
+        return of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu());
+    }
+
+    /** As {@link #of(Sam3Trunk.Factory, Sam3Neck.Factory, Sam3Fusion.Factory)} with the necks on the CPU reference. */
+    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Fusion.Factory fusionFactory) {
+        return of(trunkFactory, Sam3Neck.cpu(), fusionFactory);
     }
 
     /**
-     * Parts that share nothing, each from its own factory (the trunk opened first; if the fusion encoder then fails,
-     * the trunk is closed again). Describes itself by the parts that say where they run.
+     * Parts that share nothing, each from its own factory, opened in order (trunk, necks, fusion encoder; the
+     * tracker's neck only when the weights have it); when one fails, those already open are closed again. Describes
+     * itself by the parts that say where they run.
      */
-    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Fusion.Factory fusionFactory) {
+    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Neck.Factory neckFactory, Sam3Fusion.Factory fusionFactory) {
         return (sd, config, pool) -> {
-            Sam3Trunk trunk = trunkFactory.open(sd, config.vision(), pool);
-            Sam3Fusion fusion;
+            List<AutoCloseable> opened = new ArrayList<>();
             try {
-                fusion = fusionFactory.open(sd, config.detector(), pool);
+                Sam3Trunk trunk = add(opened, trunkFactory.open(sd, config.vision(), pool));
+                Sam3Neck neck = add(opened, neckFactory.open(sd, Sam3Neck.DETECTOR, config, pool));
+                Sam3Neck trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER)
+                        ? add(opened, neckFactory.open(sd, Sam3Neck.TRACKER, config, pool)) : null;
+                Sam3Fusion fusion = add(opened, fusionFactory.open(sd, config.detector(), pool));
+                return new Parts(trunk, neck, trackerNeck, fusion);
             } catch (RuntimeException e) {
-                trunk.close();
+                Parts.closeAll(opened, e);
                 throw e;
             }
-            return new Sam3Backend() {
-                @Override
-                public Sam3Trunk trunk() {
-                    return trunk;
-                }
-
-                @Override
-                public Sam3Fusion fusion() {
-                    return fusion;
-                }
-
-                @Override
-                public String describe() {
-                    String t = trunk.describe(), f = fusion.describe();
-                    if (t == null && f == null) {
-                        return null;
-                    }
-                    if (t != null && t.equals(f)) {
-                        return "ViT trunk and fusion encoder on " + t;
-                    }
-                    return t == null ? "fusion encoder on " + f
-                            : f == null ? "ViT trunk on " + t : "ViT trunk on " + t + ", fusion encoder on " + f;
-                }
-
-                @Override
-                public void close() {
-                    try {
-                        fusion.close();
-                    } finally {
-                        trunk.close();
-                    }
-                }
-            };
         };
+    }
+
+    private static <T extends AutoCloseable> T add(List<AutoCloseable> opened, T part) {
+        opened.add(part);
+        return part;
+    }
+
+    /** The parts of {@link #of}: closed in reverse order of opening. */
+    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion) implements Sam3Backend {
+        @Override
+        public String describe() {
+            return Sam3Backend.describe(trunk.describe(), neck.describe(), fusion.describe());
+        }
+
+        @Override
+        public void close() {
+            List<AutoCloseable> parts = new ArrayList<>(List.of(trunk, neck));
+            if (trackerNeck != null) {
+                parts.add(trackerNeck);
+            }
+            parts.add(fusion);
+            closeAll(parts, null);
+        }
+
+        /** Closes {@code parts} last to first; the first failure is thrown (or added to {@code pending}'s). */
+        static void closeAll(List<AutoCloseable> parts, RuntimeException pending) {
+            RuntimeException failure = pending;
+            for (int i = parts.size() - 1; i >= 0; i--) {
+                try {
+                    parts.get(i).close();
+                } catch (Exception e) {
+                    if (failure == null) {
+                        failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            if (failure != null && failure != pending) {
+                throw failure;
+            }
+        }
+    }
+
+    /**
+     * The parts' places in one line: null when every part is on the CPU reference (null), "ViT trunk, necks and
+     * fusion encoder on X" when all are on X, else each part that is elsewhere, e.g. "fusion encoder on X".
+     */
+    static String describe(String trunk, String necks, String fusion) {
+        Map<String, String> where = new LinkedHashMap<>();
+        where.put("ViT trunk", trunk);
+        where.put("necks", necks);
+        where.put("fusion encoder", fusion);
+        if (trunk != null && trunk.equals(necks) && trunk.equals(fusion)) {
+            return "ViT trunk, necks and fusion encoder on " + trunk;
+        }
+        List<String> placed = new ArrayList<>();
+        where.forEach((part, device) -> {
+            if (device != null) {
+                placed.add(part + " on " + device);
+            }
+        });
+        return placed.isEmpty() ? null : String.join(", ", placed);
     }
 }

@@ -57,8 +57,8 @@ public final class Sam3ConfigInference {
     public static Sam3TrackerConfig inferTracker(StateDict checkpoint, Sam3Config detector) {
         StateDict sd = Sam3Checkpoint.tracker(checkpoint);
         StateDict det = Sam3Checkpoint.detector(checkpoint);
-        if (!det.hasPrefix(DualNeck.TRACKER_PREFIX)) {
-            throw bad(checkpoint, "has a tracker but no tracker neck (detector." + DualNeck.TRACKER_PREFIX + "*)");
+        if (!det.hasPrefix(Sam3Neck.TRACKER)) {
+            throw bad(checkpoint, "has a tracker but no tracker neck (detector." + Sam3Neck.TRACKER + "*)");
         }
         int hidden = sd.get("no_mem_embed").dim(-1);
         if (hidden != detector.detector().dModel()) {

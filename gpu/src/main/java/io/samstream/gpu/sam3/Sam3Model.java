@@ -2,28 +2,28 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
+import io.samstream.gpu.sam2.PositionEncodings;
 import java.util.List;
 
 /**
  * SAM 3's image model in fp32 on the CPU (Meta's {@code Sam3Image} at inference): weights from a state_dict
  * ({@code sam3.pt} or an image model's) and the forward passes, one part per file: {@link Vit} and {@link DualNeck}
  * (image), {@link TextEncoder}, {@link GeometryEncoder} (exemplar boxes), {@link FusionEncoder}, {@link DetrDecoder},
- * {@link DotProductScoring} and {@link MaskHead}. The ViT and the fusion encoder, the per-frame heavy parts, run
- * through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
+ * {@link DotProductScoring} and {@link MaskHead}. The ViT, its necks and the fusion encoder, the per-frame heavy parts,
+ * run through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
  * each and combined per prompt, as Meta's processor caches them.
  */
 public final class Sam3Model implements AutoCloseable {
     private final Sam3Config config;
-    /** The ViT trunk and the fusion encoder: the CPU reference unless another backend was given. */
+    /** The ViT trunk, necks and fusion encoder: the CPU reference unless another backend was given. */
     private final Sam3Backend backend;
-    private final DualNeck neck;
     private final TextEncoder text;
     private final GeometryEncoder geometry;
     private final DetrDecoder decoder;
     private final DotProductScoring scoring;
     private final MaskHead maskHead;
-    /** The second neck, for the tracker (null when the checkpoint is an image model's). */
-    private final DualNeck trackerNeck;
+    /** The sine position encoding of the 1x level (the same for every image). */
+    private final float[] pos;
     private final CpuThreadPool pool;
     private final int threads;
 
@@ -37,8 +37,8 @@ public final class Sam3Model implements AutoCloseable {
     }
 
     /**
-     * With the trunk and fusion encoder {@code backend} makes (e.g. on the GPU); everything else on the CPU. When a
-     * part fails to load, the backend and the thread pool are closed again.
+     * With the trunk, necks and fusion encoder {@code backend} makes (e.g. on the GPU); everything else on the CPU.
+     * When a part fails to load, the backend and the thread pool are closed again.
      */
     public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Backend.Factory backend) {
         StateDict sd = Sam3Checkpoint.detector(checkpoint);
@@ -49,14 +49,11 @@ public final class Sam3Model implements AutoCloseable {
         Sam3Backend opened = null;
         try {
             opened = backend.open(sd, config, pool);
-            this.neck = new DualNeck(sd, config.vision().embedDim(), c.dModel());
             this.text = new TextEncoder(sd, config.text(), c.dModel());
             this.geometry = new GeometryEncoder(sd, c);
             this.decoder = new DetrDecoder(sd, c);
             this.scoring = new DotProductScoring(sd, c);
             this.maskHead = new MaskHead(sd, c);
-            this.trackerNeck = sd.hasPrefix(DualNeck.TRACKER_PREFIX)
-                    ? new DualNeck(sd, config.vision().embedDim(), c.dModel(), DualNeck.TRACKER_PREFIX) : null;
         } catch (RuntimeException e) {
             try {
                 if (opened != null) {
@@ -68,6 +65,8 @@ public final class Sam3Model implements AutoCloseable {
             throw e;
         }
         this.backend = opened;
+        int g = config.vision().grid();
+        this.pos = PositionEncodings.sine2d(g, g, c.dModel());
     }
 
     public Sam3Config config() {
@@ -88,12 +87,13 @@ public final class Sam3Model implements AutoCloseable {
             throw new IllegalArgumentException("model input of " + chw.length + " values; " + s + " x " + s
                     + " x 3 expected");
         }
-        return neck.forward(pool, backend.trunk().forward(chw), config.vision().grid());
+        float[] trunk = backend.trunk().forward(chw);
+        return new VisionFeatures(config.vision().grid(), trunk, backend.neck().forward(trunk), pos);
     }
 
     /** Whether the checkpoint has the tracker's neck (a video model's {@code sam3.pt} has; an image model's not). */
     public boolean hasTrackerNeck() {
-        return trackerNeck != null;
+        return backend.trackerNeck() != null;
     }
 
     /**
@@ -101,11 +101,12 @@ public final class Sam3Model implements AutoCloseable {
      * 2x and 1x the grid, channels-last [(4g)², d], [(2g)², d], [g², d] ({@code sam2_backbone_out}'s backbone_fpn).
      */
     public float[][] trackerLevels(VisionFeatures image) {
+        Sam3Neck trackerNeck = backend.trackerNeck();
         if (trackerNeck == null) {
-            throw new IllegalStateException("this SAM 3 checkpoint has no tracker neck (" + DualNeck.TRACKER_PREFIX
+            throw new IllegalStateException("this SAM 3 checkpoint has no tracker neck (" + Sam3Neck.TRACKER
                     + "*): it is an image model's, not the video model's sam3.pt");
         }
-        return trackerNeck.forward(pool, image.trunk(), image.grid()).fpn();
+        return trackerNeck.forward(image.trunk());
     }
 
     /** The pool the model's passes run on (the tracker shares it). */

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The seam of SAM 3's per-frame heavy parts ({@link Sam3Backend}: the ViT trunk and the fusion encoder) on the tiny
- * configuration: the model and the video model's detector run both parts through the backend they are given, the
+ * The seam of SAM 3's per-frame heavy parts ({@link Sam3Backend}: the ViT trunk, its necks and the fusion encoder) on
+ * the tiny configuration: the model and the video model's detector run the parts through the backend they are given, the
  * fusion seam's CPU reference is the detector's memory, and attending to a prompt's valid rows alone gives what the
  * key-padding mask gives (what the CUDA fusion encoder relies on: its attention kernel has no mask).
  */
@@ -45,15 +45,17 @@ class Sam3BackendTest {
     }
 
     @Test
-    void theModelRunsItsTrunkAndFusionEncoderThroughTheBackend() {
+    void theModelRunsItsTrunkNeckAndFusionEncoderThroughTheBackend() {
         Counting counting = new Counting();
         try (Sam3Model seamed = new Sam3Model(sd, Sam3Weights.TINY, 2, counting.factory())) {
             VisionFeatures features = seamed.encodeImage(Sam3Preprocessor.modelInput(Sam3ModelTest.scene(160, 120),
                     112));
             Detections det = seamed.detect(features, seamed.encodeText(tokenizer.tokenize("square", 32)), List.of());
             assertEquals(1, counting.trunkCalls.get());
+            assertEquals(List.of(Sam3Neck.DETECTOR), counting.neckCalls);
             assertEquals(1, counting.fusionCalls.get());
             assertArrayEquals(detect("square").memory(), det.memory(), "the CPU parts behind the seam");
+            assertArrayEquals(image.fpn()[0], features.fpn()[0], "the neck's CPU reference behind the seam");
             assertEquals("fusion encoder on test device, the rest on the CPU (fp32, 2 threads)", seamed.describe());
         }
         assertEquals(1, counting.closed.get(), "closing the model closes its backend once");
@@ -67,10 +69,13 @@ class Sam3BackendTest {
             Sam3Model detector = vm.detector();
             VisionFeatures f = detector.encodeImage(Sam3Preprocessor.modelInput(Sam3ModelTest.scene(160, 120), 112));
             detector.detect(f, detector.encodeText(tokenizer.tokenize("red circle", 32)), List.of());
+            detector.trackerLevels(f);
             assertEquals(1, counting.trunkCalls.get());
+            assertEquals(List.of(Sam3Neck.DETECTOR, Sam3Neck.TRACKER), counting.neckCalls, "both necks, in order");
             assertEquals(1, counting.fusionCalls.get());
         }
         assertEquals(1, counting.closed.get());
+        assertEquals(1, counting.trunkClosed.get());
     }
 
     @Test
@@ -147,28 +152,46 @@ class Sam3BackendTest {
         assertThrows(IllegalArgumentException.class, () -> new Sam3Model(sd, Sam3Weights.TINY, 1, failing));
         assertEquals(1, trunkClosed.get(), "the trunk closed when the fusion encoder failed");
 
-        // a part of the model after the backend failing to load (the neck's weights gone) closes the backend
+        // a part of the backend failing (the neck's weights gone) closes the parts opened before it
+        Counting counting = new Counting();
+        assertThrows(RuntimeException.class, () -> new Sam3Model(without("vision_backbone.convs."), Sam3Weights.TINY,
+                1, counting.factory()));
+        assertEquals(1, counting.trunkClosed.get(), "the trunk closed when the neck failed to load");
+        assertEquals(0, counting.closed.get(), "the fusion encoder, after the neck, was never opened");
+
+        // a part of the model after the backend failing to load (the decoder's weights gone) closes the backend
+        Counting after = new Counting();
+        assertThrows(RuntimeException.class, () -> new Sam3Model(without("transformer.decoder."), Sam3Weights.TINY,
+                1, after.factory()));
+        assertEquals(1, after.closed.get(), "the backend closed when the decoder failed to load");
+        assertEquals(1, after.trunkClosed.get());
+    }
+
+    /** The tiny model's weights without those whose key contains {@code part}. */
+    private static StateDict without(String part) {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         for (String k : sd.keys()) {
-            if (!k.contains("vision_backbone.convs.")) {
+            if (!k.contains(part)) {
                 tensors.put(k, sd.get(k));
             }
         }
-        Counting counting = new Counting();
-        assertThrows(RuntimeException.class, () -> new Sam3Model(new StateDict(null, tensors), Sam3Weights.TINY, 1,
-                counting.factory()));
-        assertEquals(1, counting.closed.get(), "the backend closed when the neck failed to load");
+        return new StateDict(null, tensors);
     }
 
     private static Detections detect(String phrase) {
         return model.detect(image, model.encodeText(tokenizer.tokenize(phrase, 32)), List.of());
     }
 
-    /** The CPU parts behind a backend that counts the passes and the closes, its fusion encoder on "test device". */
+    /**
+     * The CPU parts behind a backend that counts the passes (the necks by prefix) and the closes, its fusion encoder
+     * on "test device".
+     */
     private static final class Counting {
         final AtomicInteger trunkCalls = new AtomicInteger();
+        final List<String> neckCalls = new java.util.concurrent.CopyOnWriteArrayList<>();
         final AtomicInteger fusionCalls = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
+        final AtomicInteger trunkClosed = new AtomicInteger();
 
         Sam3Backend.Factory factory() {
             Sam3Backend.Factory parts = Sam3Backend.of((w, v, pool) -> {
@@ -178,6 +201,21 @@ class Sam3BackendTest {
                     public float[] forward(float[] chw) {
                         trunkCalls.incrementAndGet();
                         return cpu.forward(chw);
+                    }
+
+                    @Override
+                    public void close() {
+                        trunkClosed.incrementAndGet();
+                        cpu.close();
+                    }
+                };
+            }, (w, prefix, c, pool) -> {
+                Sam3Neck cpu = Sam3Neck.cpu().open(w, prefix, c, pool);
+                return new Sam3Neck() {
+                    @Override
+                    public float[][] forward(float[] trunk) {
+                        neckCalls.add(prefix);
+                        return cpu.forward(trunk);
                     }
 
                     @Override

@@ -2,18 +2,27 @@ package io.samstream.gpu.cuda.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.DeviceBuffer;
+import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
+import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Fusion;
+import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.Sam3Trunk;
 
 /**
  * SAM 3's GPU parts on a GPU of their own, sharing one context: opens the context, stream, staging and one pool sized
- * for the ViT trunk ({@link CudaSam3Vit}) and the fusion encoder ({@link CudaSam3FusionEncoder}), their weights and
- * one image's activations, and runs both behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing
- * it frees the GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
+ * for the ViT trunk ({@link CudaSam3Vit}), its necks ({@link CudaSam3Neck}: the detector's and, in a video model's
+ * checkpoint, the tracker's) and the fusion encoder ({@link CudaSam3FusionEncoder}), their weights and one image's
+ * activations, and runs them behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
+ * GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
+ *
+ * <p>The trunk's map stays on the device for the necks: a neck given the very array the last trunk pass returned
+ * reads the trunk's output buffer instead of uploading it again (the seam's arrays are never written by their
+ * readers); any other array is uploaded first.
  */
 public final class CudaSam3 implements Sam3Backend {
     private static final long STAGING_BYTES = 32L << 20;
@@ -27,37 +36,59 @@ public final class CudaSam3 implements Sam3Backend {
 
     private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
+    private final CudaSam3Neck detectorNeck;
+    /** Null when the checkpoint has no tracker neck. */
+    private final CudaSam3Neck trackerNeckPart;
     private final CudaSam3FusionEncoder encoder;
+    /** A trunk map the necks are given that the trunk did not just compute is uploaded here. */
+    private final DeviceBuffer trunkIn;
+    private final long trunkValues;
     private final Sam3Trunk trunk = new Trunk();
+    private final Sam3Neck neck;
+    private final Sam3Neck trackerNeck;
     private final Sam3Fusion fusion = new Fusion();
+    /** The array the last trunk pass returned, whose values are still in the trunk's output buffer. */
+    private float[] lastTrunk;
     private boolean closed;
 
-    /** The factory a {@code Sam3Model} takes: the trunk and the fusion encoder on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3Model} takes: the trunk, necks and fusion encoder on GPU {@code ordinal}. */
     public static Sam3Backend.Factory factory(int ordinal) {
         return (sd, config, cpuPool) -> open(sd, config, ordinal);
     }
 
-    /** Opens GPU {@code ordinal} and uploads both parts; shapes the kernels cannot run fail before any GPU work. */
+    /**
+     * Opens GPU {@code ordinal} and uploads the parts (the tracker's neck when the detector weights have it); shapes
+     * the kernels cannot run fail before any GPU work.
+     */
     public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
         CudaSam3Vit.checkSupported(config.vision(), 1);
+        CudaSam3Neck.checkSupported(config);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
-        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config), "SAM 3");
+        boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck), "SAM 3");
         try {
-            CudaSam3Vit vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(),
-                    gpu.staging());
-            CudaSam3FusionEncoder encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config),
-                    maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
-            return new CudaSam3(gpu, vit, encoder);
+            return new CudaSam3(sd, config, trackerNeck, gpu);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
         }
     }
 
-    private CudaSam3(GpuWorkspace gpu, CudaSam3Vit vit, CudaSam3FusionEncoder encoder) {
+    private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, GpuWorkspace gpu) {
         this.gpu = gpu;
-        this.vit = vit;
-        this.encoder = encoder;
+        this.vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
+        CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
+        this.detectorNeck = new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
+                necks);
+        this.trackerNeckPart = withTrackerNeck ? new CudaSam3Neck(sd, Sam3Neck.TRACKER, config, gpu.kernels(),
+                gpu.stream(), weights, necks) : null;
+        this.encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config), maxPromptTokens(config),
+                gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        this.trunkValues = (long) tokens(config) * config.vision().embedDim();
+        this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
+        this.neck = new Neck(detectorNeck);
+        this.trackerNeck = trackerNeckPart == null ? null : new Neck(trackerNeckPart);
     }
 
     @Override
@@ -66,14 +97,24 @@ public final class CudaSam3 implements Sam3Backend {
     }
 
     @Override
+    public Sam3Neck neck() {
+        return neck;
+    }
+
+    @Override
+    public Sam3Neck trackerNeck() {
+        return trackerNeck;
+    }
+
+    @Override
     public Sam3Fusion fusion() {
         return fusion;
     }
 
-    /** "ViT trunk and fusion encoder on GPU name (bf16)" for logs and masks.json. */
+    /** "ViT trunk, necks and fusion encoder on GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return "ViT trunk and fusion encoder on " + device();
+        return Sam3Backend.describe(device(), device(), device());
     }
 
     private String device() {
@@ -101,7 +142,53 @@ public final class CudaSam3 implements Sam3Backend {
         public float[] forward(float[] chw) {
             synchronized (CudaSam3.this) {
                 requireOpen();
-                return vit.forward(chw);
+                lastTrunk = null;
+                lastTrunk = vit.forward(chw);
+                return lastTrunk;
+            }
+        }
+
+        @Override
+        public String describe() {
+            return device();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /**
+     * A neck as the model sees it: the trunk's map on the device (the trunk's output, or {@code trunkIn} after an
+     * upload), one pass, the three levels brought back as fp32; one pass at a time on the shared stream; closing is
+     * the owner's.
+     */
+    private final class Neck implements Sam3Neck {
+        private final CudaSam3Neck part;
+
+        Neck(CudaSam3Neck part) {
+            this.part = part;
+        }
+
+        @Override
+        public float[][] forward(float[] trunkMap) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                if (trunkMap.length != trunkValues) {
+                    throw new IllegalArgumentException("neck: a trunk map of " + trunkMap.length + " values; "
+                            + trunkValues + " expected");
+                }
+                DeviceBuffer input = vit.output();
+                if (trunkMap != lastTrunk) {
+                    StagedCopy.uploadBf16(gpu.stream(), gpu.staging(), trunkMap, trunkIn);
+                    input = trunkIn;
+                }
+                part.forward(input);
+                DeviceBuffer[] levels = part.workspace().levels();
+                float[][] out = new float[levels.length][];
+                for (int i = 0; i < levels.length; i++) {
+                    out[i] = StagedCopy.downloadBf16(gpu.stream(), gpu.staging(), levels[i], part.levelValues(i));
+                }
+                return out;
             }
         }
 
@@ -143,9 +230,14 @@ public final class CudaSam3 implements Sam3Backend {
         return config.text().contextLength() + MAX_EXEMPLAR_BOXES + 1;
     }
 
-    /** The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, and {@link #SPARE_BYTES}. */
-    static long poolBytes(Sam3Config config) {
-        return trunkBytes(config.vision())
+    /**
+     * The pool: the trunk's ({@link #trunkBytes}), the necks' (one or two necks' weights, their shared workspace and
+     * the input of a given map), the fusion encoder's, and {@link #SPARE_BYTES}.
+     */
+    static long poolBytes(Sam3Config config, boolean trackerNeck) {
+        long necks = (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
+                + align((long) tokens(config) * config.vision().embedDim() * 2);
+        return trunkBytes(config.vision()) + necks
                 + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
                 + SPARE_BYTES;
     }

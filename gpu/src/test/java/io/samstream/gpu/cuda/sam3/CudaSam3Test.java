@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the CUDA SAM 3 backend decides before touching a GPU: the pool it asks for at the release's shapes, the shapes
- * its fusion encoder refuses, and the prompt rows it uploads. The kernels' results are CudaSam3FusionEncoderGpuTest's
- * and CudaSam3VitGpuTest's.
+ * its neck and fusion encoder refuse, and the prompt rows it uploads. The kernels' results are
+ * CudaSam3FusionEncoderGpuTest's, CudaSam3NeckGpuTest's and CudaSam3VitGpuTest's.
  */
 class CudaSam3Test {
     /** The release: ViT 1024 x 32 on 72 x 72 tokens, detector 256; of the text encoder only its context (32) counts. */
@@ -44,12 +44,56 @@ class CudaSam3Test {
     }
 
     @Test
-    void thePoolIsTheTrunksAndTheFusionEncodersAndTheSpare() {
-        long total = CudaSam3.poolBytes(RELEASE);
-        assertEquals(CudaSam3.trunkBytes(RELEASE.vision()) + CudaSam3FusionEncoder.poolBytes(RELEASE.detector(),
-                CudaSam3.tokens(RELEASE), CudaSam3.maxPromptTokens(RELEASE)) + CudaSam3.SPARE_BYTES, total);
-        // the trunk's 0.45 G weights (0.9 GB in bf16) dominate
-        assertTrue(total > 1_000_000_000L && total < 2_000_000_000L, "pool " + total);
+    void thePoolIsTheTrunksTheNecksTheFusionEncodersAndTheSpare() {
+        long fusion = CudaSam3FusionEncoder.poolBytes(RELEASE.detector(), CudaSam3.tokens(RELEASE),
+                CudaSam3.maxPromptTokens(RELEASE));
+        long neck = CudaSam3Neck.weightBytes(RELEASE), workspace = CudaSam3Neck.workspaceBytes(RELEASE);
+        long trunkMap = 72L * 72 * 1024 * 2;
+        long image = CudaSam3.poolBytes(RELEASE, false), video = CudaSam3.poolBytes(RELEASE, true);
+        assertEquals(CudaSam3.trunkBytes(RELEASE.vision()) + neck + workspace + trunkMap + fusion + CudaSam3.SPARE_BYTES,
+                image);
+        assertEquals(image + neck, video, "the video checkpoint's second neck: its weights only, the workspace is shared");
+        // the trunk's 0.45 G weights (0.9 GB in bf16) dominate, then the necks' 3x3 rows at 288² (382 MB)
+        assertTrue(video > 1_500_000_000L && video < 2_500_000_000L, "pool " + video);
+    }
+
+    @Test
+    void theNecksWeightsAndWorkspaceAtTheReleaseShapes() {
+        // the weights counted from the checkpoint's shapes, independently of the formula: bf16, 2 bytes a value; the
+        // 0.5x level (convs.3) is in the checkpoint but dropped (scalp=1), so not uploaded
+        long values = Sam3Shapes.shapes(RELEASE).entrySet().stream()
+                .filter(e -> e.getKey().startsWith("detector.backbone.vision_backbone.convs.")
+                        && !e.getKey().startsWith("detector.backbone.vision_backbone.convs.3."))
+                .mapToLong(e -> java.util.Arrays.stream(e.getValue()).asLongStream().reduce(1, (a, b) -> a * b)).sum();
+        assertEquals(4L * 1024 * 512 + 512 + 4L * 512 * 256 + 256 + 4L * 1024 * 512 + 512
+                + 256L * (256 + 512 + 1024) + 3 * 256 + 3 * (9L * 256 * 256 + 256), values);
+        // the transposed convolutions' biases go up once per tap (x4)
+        long uploaded = (values + 3 * (512 + 256 + 512)) * 2;
+        long bytes = CudaSam3Neck.weightBytes(RELEASE);
+        assertTrue(bytes >= uploaded && bytes <= uploaded + 18 * 256L, bytes + " for " + uploaded + " bytes");
+        // taps (2 x 144² x 4 x 256 values), the 1x1 output, the 3x3 rows (9x), the three levels (288², 144², 72²) at 256
+        long g = 72, taps = 4 * g * g * 4 * 256, level0 = 16 * g * g * 256;
+        long exact = (2 * taps + level0 + 9 * level0 + level0 + level0 / 4 + level0 / 16) * 2;
+        long ws = CudaSam3Neck.workspaceBytes(RELEASE);
+        assertTrue(ws >= exact && ws <= exact + 7 * 256L, ws + " for " + exact);
+    }
+
+    @Test
+    void neckShapesTheKernelsCannotRunAreRefusedNamingWhy() {
+        assertDoesNotThrow(() -> CudaSam3Neck.checkSupported(RELEASE));
+        Sam3Config.Vision r = RELEASE.vision();
+        Sam3Config narrow = new Sam3Config(new Sam3Config.Vision(r.imageSize(), r.patchSize(), 1020, r.depth(),
+                r.heads(), r.mlpHidden(), r.windowSize(), r.globalBlocks(), r.pretrainGrid(), r.levels()),
+                RELEASE.text(), RELEASE.detector());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CudaSam3Neck.checkSupported(narrow));
+        assertTrue(e.getMessage().contains("ViT width 1020"), e.getMessage());
+        Sam3Config.Detector d = RELEASE.detector();
+        Sam3Config odd = new Sam3Config(r, RELEASE.text(), new Sam3Config.Detector(252, 6, d.encoderLayers(),
+                d.encoderFfn(), d.decoderLayers(), d.decoderFfn(), d.queries(), d.geometryLayers(), d.geometryFfn(),
+                d.roiSize(), d.pixelDecoderConvs(), d.scoringHidden()));
+        e = assertThrows(IllegalArgumentException.class, () -> CudaSam3Neck.checkSupported(odd));
+        assertTrue(e.getMessage().contains("detector width 252"), e.getMessage());
     }
 
     @Test

@@ -90,8 +90,8 @@ class CudaSam3VitGpuTest extends GpuTestBase {
         return image;
     }
 
-    /** [c, n] to [n, c]. */
-    private static float[] channelsLast(float[] chw, int c, int n) {
+    /** [c, n] to [n, c] (Meta's channels-first fixtures to the channels-last maps). */
+    static float[] channelsLast(float[] chw, int c, int n) {
         float[] out = new float[chw.length];
         for (int ch = 0; ch < c; ch++) {
             for (int i = 0; i < n; i++) {
