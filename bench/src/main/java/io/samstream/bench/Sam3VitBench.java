@@ -5,24 +5,30 @@ import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.cuda.sam3.CudaSam3FusionEncoder;
+import io.samstream.gpu.cuda.sam3.CudaSam3Neck;
 import io.samstream.gpu.cuda.sam3.CudaSam3Vit;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.IntConsumer;
 
 /**
- * SAM 3's GPU parts at the release's shapes (random weights): the ViT trunk (input 1008, 32 blocks) and the fusion
- * encoder (6 layers at width 256 over 72x72 tokens, attending to {@code --prompt} valid prompt tokens, 33 by default:
- * a phrase of 32 and the geometry's class token). GPU ms per image between CUDA events over back-to-back passes of
+ * SAM 3's GPU parts at the release's shapes (random weights): the ViT trunk (input 1008, 32 blocks), one neck (the
+ * trunk's 72x72 map to levels of 288², 144² and 72² at width 256; a video frame runs two, the detector's and the
+ * tracker's) and the fusion encoder (6 layers at width 256 over 72x72 tokens, attending to {@code --prompt} valid
+ * prompt tokens, 33 by default: a phrase of 32 and the geometry's class token). GPU ms per image between CUDA events over back-to-back passes of
  * one image, the median of repeats. Kernel by kernel from Java (no graph).
  *
  * <pre>java -cp ... io.samstream.bench.Sam3VitBench [--repeats 7] [--passes 5] [--prompt 33]</pre>
@@ -57,6 +63,18 @@ public final class Sam3VitBench {
             stream.fill16(vit.input(), (short) 0x3f00);
             double[] vitMs = time(ctx, stream, repeats, passes, b -> vit.forward(1));
 
+            Sam3Config release = new Sam3Config(vision, new Sam3Config.Text(49408, 32, 1024, 24, 16, 4096, 512),
+                    detector);
+            Map<String, int[]> neckShapes = new LinkedHashMap<>();
+            Sam3Shapes.shapes(release).forEach((k, v) -> {
+                if (k.startsWith("detector." + Sam3Neck.DETECTOR)) {
+                    neckShapes.put(k.substring("detector.".length()), v);
+                }
+            });
+            CudaSam3Neck neck = new CudaSam3Neck(Sam2Shapes.random(neckShapes, 4), Sam3Neck.DETECTOR, release, kernels,
+                    stream, new DeviceWeights(pool, stream, staging), CudaSam3Neck.Workspace.allocate(pool, release));
+            double[] neckMs = time(ctx, stream, repeats, passes, b -> neck.forward(vit.output()));
+
             CudaSam3FusionEncoder fusion = new CudaSam3FusionEncoder(Sam2Shapes.random(
                     Sam3Shapes.fusionShapes(detector), 2), detector, tokens, maxPrompt, kernels, stream, pool, staging);
             Random rnd = new Random(3);
@@ -70,6 +88,7 @@ public final class Sam3VitBench {
 
             System.out.printf(Locale.ROOT, "gpu\t%s%n", ctx.info().describe());
             print("sam3 vit " + vision, vitMs);
+            print("sam3 neck (one of the two a video frame runs)", neckMs);
             print("sam3 fusion encoder " + detector.encoderLayers() + " layers, " + tokens + " tokens, " + prompt
                     + " prompt tokens", fusionMs);
             System.out.printf(Locale.ROOT, "device pool peak\t%.1f MB%n", pool.peak() / 1e6);
