@@ -86,7 +86,8 @@ all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTe
     cuda.kernels.Sam2SdpaGpuTest cuda.sam.ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest
     parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
-    sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3FusionEncoderGpuTest"}
+    sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest
+    cuda.sam3.CudaSam3FusionEncoderGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

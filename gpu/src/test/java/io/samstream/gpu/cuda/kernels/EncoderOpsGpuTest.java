@@ -15,8 +15,8 @@ import io.samstream.gpu.cuda.GpuTestSupport;
 
 /**
  * The image encoder's data-movement kernels (encoder_ops.cuh) against plain Java: patch rows, the
- * periodic add (position embedding), 3x3 im2col and the token -> channels-first fp32 transpose. All but
- * the add only move (and round) values, so they must match exactly.
+ * periodic add (position embedding), 3x3 im2col, the transposed convolution's scatter and the token ->
+ * channels-first fp32 transpose. All but the add only move (and round) values, so they must match exactly.
  */
 class EncoderOpsGpuTest extends GpuTestBase {
 
@@ -115,6 +115,36 @@ class EncoderOpsGpuTest extends GpuTestBase {
         gpu.pool.release(mark);
     }
 
+    @ParameterizedTest(name = "batch={0} grid={1}x{2} c={3}")
+    @CsvSource({"1, 72, 72, 512", "2, 5, 7, 16", "3, 3, 2, 8"})
+    void convTranspose2x2ScatterPutsEachTapOnItsPixel(int batch, int h, int w, int c) {
+        long mark = gpu.pool.mark();
+        Random rnd = new Random(h * 5L + w + c);
+        int n = batch * h * w * 4 * c;
+        float[] y = GpuTestSupport.randomBf16(rnd, n, 1.0);
+        DeviceBuffer out = gpu.poisoned(n, "out");
+        EncoderOpsKernels.of(gpu.kernels).convTranspose2x2Scatter(gpu.stream, gpu.upload(y, "y"), out, batch, h, w, c);
+        float[] got = gpu.download(out, n);
+        for (int b = 0; b < batch; b++) {
+            for (int py = 0; py < h; py++) {
+                for (int px = 0; px < w; px++) {
+                    for (int tap = 0; tap < 4; tap++) {
+                        int oy = 2 * py + tap / 2, ox = 2 * px + tap % 2;
+                        for (int ch = 0; ch < c; ch++) {
+                            float want = y[((b * h + py) * w + px) * 4 * c + tap * c + ch];
+                            float have = got[((b * 2 * h + oy) * 2 * w + ox) * c + ch];
+                            if (want != have) {
+                                throw new AssertionError("convTranspose2x2Scatter at " + b + "," + py + "," + px
+                                        + " tap " + tap + " ch " + ch + ": " + have + " != " + want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        gpu.pool.release(mark);
+    }
+
     @ParameterizedTest(name = "batch={0} t={1} c={2}")
     @CsvSource({"2, 4096, 256", "1, 37, 40", "3, 100, 8"})
     void tokensToChwTransposes(int batch, int t, int c) {
@@ -146,6 +176,8 @@ class EncoderOpsGpuTest extends GpuTestBase {
         assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).im2col3x3(gpu.stream, small, small, 1, 4, 4, 12));
         assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).addPeriodic(gpu.stream, small, small, 4096, 8));
         assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).tokensToChw(gpu.stream, small, small, 1, 64, 8));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).convTranspose2x2Scatter(gpu.stream, small, small, 1, 4, 4, 12));
+        assertThrows(IllegalArgumentException.class, () -> EncoderOpsKernels.of(gpu.kernels).convTranspose2x2Scatter(gpu.stream, small, small, 1, 4, 4, 16));
         gpu.pool.release(mark);
     }
 }
