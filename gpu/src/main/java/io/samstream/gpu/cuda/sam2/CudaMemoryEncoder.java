@@ -156,22 +156,34 @@ public final class CudaMemoryEncoder {
      * Queues one pass for {@code batch} objects: frame features {@code pixFeat [batch, side², hidden]} (bf16), the
      * decoder's low-resolution logits {@code [batch, l, l]} (fp32); per object whether its mask came from prompts
      * (binarized); the decoder's object scores {@code [batch]} (fp32, on the device): an object whose score is not
-     * above 0 was judged absent and gets the no-object embedding.
+     * above 0 was judged absent and gets the no-object embedding. Step 1 here, the rest {@link #forwardScaled}'s.
      */
     public void forward(int batch, DeviceBuffer pixFeat, DeviceBuffer logits, boolean[] fromPrompt,
                         DeviceBuffer scores) {
-        if (batch < 1 || batch > maxBatch || fromPrompt.length < batch) {
-            throw new IllegalArgumentException("memory encoder pass of " + batch + " object(s), at most " + maxBatch
-                    + ", a flag of each");
+        checkBatch(batch);
+        if (fromPrompt.length < batch) {
+            throw new IllegalArgumentException("memory encoder pass of " + batch + " object(s) with "
+                    + fromPrompt.length + " prompt flags: one for each");
         }
         for (int b = 0; b < batch; b++) {
             long lo = (long) b * l * l * 4, hi = (long) b * s * s * 4;
             ops.scaledMask(stream, logits.slice(lo, (long) l * l * 4, "logits of object " + b), fromPrompt[b],
                     maskA.slice(hi, (long) s * s * 4, "mask of object " + b), 1, l, s);
         }
+        forwardScaled(batch, pixFeat, maskA, scores);
+    }
+
+    /**
+     * Queues one pass for {@code batch} objects whose masks are already scaled at the encoder's square ({@code
+     * masks} fp32 {@code [batch, s, s]}, values x20 - 10 as step 1 leaves them: SAM 3's tracker makes them on its
+     * own, {@code MemoryMasks}): steps 2 to 4 on the frame features {@code pixFeat} and object scores {@code scores}
+     * as {@link #forward} reads them. {@code masks} is only read.
+     */
+    public void forwardScaled(int batch, DeviceBuffer pixFeat, DeviceBuffer masks, DeviceBuffer scores) {
+        checkBatch(batch);
         // Direct stages read and write fp32 (src / dst); a GEMM stage reads the bf16 copy its predecessor left in
         // `bf16In` and writes bf16. The last stage's output goes to downBf16.
-        DeviceBuffer src = maskA, dst = maskB, bf16In = null;
+        DeviceBuffer src = masks, dst = maskB, bf16In = null;
         int h = s;
         for (int i = 0; i < down.length; i++) {
             Conv cv = down[i];
@@ -190,9 +202,9 @@ public final class CudaMemoryEncoder {
                 DeviceBuffer copy = last ? downBf16 : nextGemm ? actA : null;
                 ops.layerNormGelu(stream, dst, false, cv.normG, cv.normB, copy, pixels, cv.out, LN2D_EPS);
                 bf16In = copy;
-                DeviceBuffer t = src;
+                // ping-pong between the encoder's own buffers, never writing the caller's masks
                 src = dst;
-                dst = t;
+                dst = src == maskB ? maskA : maskB;
             }
             h = oh;
         }
@@ -211,5 +223,11 @@ public final class CudaMemoryEncoder {
         }
         gemm.run(stream, x, outProj.w(), outProj.b(), null, out, rows, memDim, c, false);
         ops.noObjectWhereAbsent(stream, out, noObject, scores, batch, (long) side * side * memDim, memDim);
+    }
+
+    private void checkBatch(int batch) {
+        if (batch < 1 || batch > maxBatch) {
+            throw new IllegalArgumentException("memory encoder pass of " + batch + " object(s), at most " + maxBatch);
+        }
     }
 }
