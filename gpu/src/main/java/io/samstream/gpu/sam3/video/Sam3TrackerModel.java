@@ -49,10 +49,20 @@ public final class Sam3TrackerModel implements TrackerPasses {
     private final float[][] spatialPositions;
 
     /** A spatial memory the frame attends: the features [grid², memDim] and their temporal slot (0..numMaskmem-1). */
-    record Spatial(float[] features, int slot) {}
+    public record Spatial(float[] features, int slot) {}
 
-    /** An object pointer the frame attends and its temporal position (frames back, or rank for memory selection). */
-    record Pointer(float[] pointer, int distance) {}
+    /**
+     * An object pointer [hidden] the frame attends and its temporal position (frames back, or a rank under memory
+     * selection).
+     */
+    public record Pointer(float[] pointer, int distance) {}
+
+    /**
+     * What the memory attention reads for one object on one frame: {@code memory} and its position {@code pos}, both
+     * [tokens, memDim], the spatial memories first (grid² rows each), then the last {@code pointerTokens} rows, the
+     * pointers split into hidden / memDim tokens each.
+     */
+    public record MemoryInputs(float[] memory, float[] pos, int tokens, int pointerTokens) {}
 
     /** The tracker of a checkpoint (Meta's sam3.pt) with its configuration ({@code Sam3ConfigInference}). */
     public Sam3TrackerModel(StateDict checkpoint, Sam3TrackerConfig config) {
@@ -107,7 +117,32 @@ public final class Sam3TrackerModel implements TrackerPasses {
     @Override
     public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Spatial> spatial, List<Pointer> pointers,
             int pointerWindow) {
-        int n = f.side() * f.side();
+        MemoryInputs in = memoryInputs(pool, spatial, pointers, pointerWindow);
+        float[] image = memoryAttention.forward(pool, f.top(), f.topPos(), f.side() * f.side(), in.memory(), in.pos(),
+                in.tokens(), in.pointerTokens());
+        Sam2MaskDecoder.Output out = maskDecoder.decode(pool, image, paddingPoint(), 2, promptEncoder.densePe(),
+                promptEncoder.noMaskEmbedding(), f, true);
+        int best = Sam2MaskDecoder.argmax(out.ious());
+        float[] lowRes = out.masks()[best].clone();
+        float[] pointer;
+        if (out.objectScore() > 0) {
+            pointer = objPtrProj.forward(pool, out.tokens()[best], 1);
+        } else {
+            java.util.Arrays.fill(lowRes, NO_OBJECT_SCORE);
+            pointer = noObjPtr.clone();
+        }
+        return new Propagation(lowRes, out.objectScore(), pointer, out.ious()[best]);
+    }
+
+    /**
+     * The memory attention's inputs for one object on a tracked frame ({@code _prepare_memory_conditioned_features}):
+     * each spatial memory with its slot's position ({@link MemoryReadout#spatialPosition}), then each pointer split
+     * into hidden / memDim tokens, all with the encoding of its distance as a fraction of {@code pointerWindow - 1}.
+     * The CPU and GPU passes both read these.
+     */
+    public MemoryInputs memoryInputs(CpuThreadPool pool, List<Spatial> spatial, List<Pointer> pointers,
+            int pointerWindow) {
+        int n = config.grid() * config.grid();
         int m = config.memDim();
         int split = config.hidden() / m;
         int spatialTokens = spatial.size() * n;
@@ -131,19 +166,7 @@ public final class Sam3TrackerModel implements TrackerPasses {
                 System.arraycopy(enc, 0, pos, row * m, m);
             }
         }
-        float[] image = memoryAttention.forward(pool, f.top(), f.topPos(), n, memory, pos, total, pointerTokens);
-        Sam2MaskDecoder.Output out = maskDecoder.decode(pool, image, paddingPoint(), 2, promptEncoder.densePe(),
-                promptEncoder.noMaskEmbedding(), f, true);
-        int best = Sam2MaskDecoder.argmax(out.ious());
-        float[] lowRes = out.masks()[best].clone();
-        float[] pointer;
-        if (out.objectScore() > 0) {
-            pointer = objPtrProj.forward(pool, out.tokens()[best], 1);
-        } else {
-            java.util.Arrays.fill(lowRes, NO_OBJECT_SCORE);
-            pointer = noObjPtr.clone();
-        }
-        return new Propagation(lowRes, out.objectScore(), pointer, out.ious()[best]);
+        return new MemoryInputs(memory, pos, total, pointerTokens);
     }
 
     /**

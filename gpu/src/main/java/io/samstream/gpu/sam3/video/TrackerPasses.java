@@ -1,15 +1,17 @@
 package io.samstream.gpu.sam3.video;
 
+import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
 
 /**
- * The tracker's passes a concept's step calls ({@link Sam3TrackerModel}; the GPU tracker will implement them too,
- * and tests script them to drive the rules with known masks).
+ * The tracker's passes a concept's step calls: the fp32 CPU reference ({@link Sam3TrackerModel}), a GPU's (opened by
+ * a {@link Factory} given to {@link Sam3VideoModel}), or a test's script that drives the rules with known masks. Every
+ * stream of a model shares its passes; the model's streams step one at a time.
  */
-interface TrackerPasses {
+public interface TrackerPasses extends AutoCloseable {
     Sam3TrackerConfig config();
 
     /** See {@link Sam3TrackerModel#propagate}. */
@@ -21,4 +23,24 @@ interface TrackerPasses {
 
     /** See {@link Sam3TrackerModel#encodeMemory}. */
     float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
+
+    /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
+    default String describe() {
+        return null;
+    }
+
+    /** Frees what the passes hold beyond the CPU model (a GPU's memory); the CPU reference holds nothing. */
+    @Override
+    default void close() {}
+
+    /** Makes a video model's tracker passes from its checkpoint (sam3.pt), the tracker's shape and its CPU model. */
+    @FunctionalInterface
+    interface Factory {
+        TrackerPasses open(StateDict checkpoint, Sam3TrackerConfig config, Sam3TrackerModel cpu);
+
+        /** The CPU reference itself. */
+        static Factory cpu() {
+            return (checkpoint, config, cpu) -> cpu;
+        }
+    }
 }
