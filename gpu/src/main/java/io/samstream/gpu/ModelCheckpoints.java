@@ -8,6 +8,7 @@ import io.samstream.gpu.cuda.CudaAvailability;
 import io.samstream.gpu.cuda.sam2.CudaSam2Offload;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.cuda.sam3.CudaSam3;
+import io.samstream.gpu.cuda.sam3.CudaSam3Tracker;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2ConfigInference;
 import io.samstream.gpu.sam2.Sam2Layouts;
@@ -144,6 +145,7 @@ public final class ModelCheckpoints {
     }
 
     private static final String SAM3_GPU_PARTS = "SAM 3's ViT trunk and fusion encoder";
+    private static final String SAM3_VIDEO_GPU_PARTS = SAM3_GPU_PARTS + " and its tracker";
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
     public static final int ENGINE_OBJECTS_PER_PASS = 16, ENGINE_OBJECTS = 256;
@@ -199,18 +201,19 @@ public final class ModelCheckpoints {
     /**
      * Opens a SAM 3 state_dict ({@code sam3.pt}: the detector and the tracker) for tracking concepts on streams, its
      * tokenizer's vocabulary read from next to {@code checkpoint}: the detector's ViT trunk and fusion encoder on GPU
-     * {@code gpu} as {@link #openSam3} puts them for {@code device}, the rest on the CPU (fp32 reference) with {@code
-     * threads} threads. An image-only model (no tracker) is refused naming what is missing.
+     * {@code gpu} as {@link #openSam3} puts them for {@code device}, and there too the tracker's memory attention, mask
+     * decoder and memory encoder ({@link CudaSam3Tracker}; both or neither); the rest on the CPU (fp32 reference) with
+     * {@code threads} threads. An image-only model (no tracker) is refused naming what is missing.
      */
     public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads, Device device, int gpu) {
         if (!Sam3Checkpoint.hasTracker(sd)) {
             Sam3Checkpoint.tracker(sd); // throws, naming what is missing
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
-        Sam3VideoModel model = onGpu(device, gpu, SAM3_GPU_PARTS,
-                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu)),
+        Sam3VideoModel model = onGpu(device, gpu, SAM3_VIDEO_GPU_PARTS,
+                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu), CudaSam3Tracker.factory(gpu)),
                 () -> new Sam3VideoModel(sd, tokenizer, threads));
-        log.info("model: SAM 3 video, {} from {}, {}", model, checkpoint, model.detector().describe());
+        log.info("model: SAM 3 video, {} from {}, {}", model, checkpoint, model.describe());
         return model;
     }
 

@@ -137,13 +137,13 @@ public final class SamstreamRuntime implements AutoCloseable {
         // The lanes' models, by the mode resolved above (each lane's tracking follows from its model: GpuLane#tracking).
         List<GpuLane> gpus;
         // SAM 3 and SAM 2.1 run one model on the first GPU of samstream.gpus (SAM 3: its detector's trunk and fusion
-        // encoder there, the rest on the CPU), or on the CPU.
+        // encoder and its tracker's passes there, the rest on the CPU), or on the CPU.
         int firstGpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
         if (trackingMode == TrackingMode.CONCEPT) {
             Sam3VideoModel conceptModel = ModelCheckpoints.openSam3Video(weights, checkpoint, config.cpuThreads(),
                     config.device(), firstGpu);
             resources.add(conceptModel);
-            String where = conceptModel.detector().describe();
+            String where = conceptModel.describe();
             backendName = "SAM 3 concept tracking, " + where + ": " + conceptModel;
             log.info("{}: {}; tracking concepts ({}), detection every {} frame(s)", checkpoint, conceptModel, where,
                     config.tracking().conceptsEveryFrames());
