@@ -16,6 +16,7 @@
 #include "gemm_sm90_tma.cuh"
 #include "gemm_sparse_sm90.cuh"
 #include "gemm_sparse_sm90_tma.cuh"
+#include "group_norm.cuh"
 #include "layernorm.cuh"
 
 // Bumped whenever a signature below changes or a kernel is removed; CudaKernels refuses a fatbin of another version.
@@ -156,6 +157,19 @@ SAMSTREAM_SMEM(samstream_gemm_sparse_sm90_128x128, gemm_sparse_sm90::Config<4>::
     SAMSTREAM_SMEM(NAME, (gemm_sparse_sm90_tma::Config<PINGPONG>::SMEM_BYTES))
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
+
+// ---- GroupNorm (+ ReLU) of one channels-last image: partial sums on a (64, G) grid, then the apply --------------
+extern "C" __global__ void __launch_bounds__(256) samstream_group_norm_partials_bf16(const bf16* x, double* partials,
+                                                                                    long long pixels, int C, int G) {
+    group_norm::partials_bf16(x, partials, pixels, C, G);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_group_norm_apply_bf16(bf16* x, const double* partials,
+                                                                                 const float* gamma,
+                                                                                 const float* beta, long long pixels,
+                                                                                 int C, int G, float eps, int relu) {
+    group_norm::apply_bf16(x, partials, gamma, beta, pixels, C, G, eps, relu);
+}
 
 // ---- LayerNorm (optionally fused with a residual add), 8 rows per 256-thread CTA ----------------
 // samstream_layernorm_bf16: C <= 2048; samstream_layernorm_bf16_vN: C <= 256 N, with only that much of the row in
