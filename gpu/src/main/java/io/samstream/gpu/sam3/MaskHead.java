@@ -5,7 +5,6 @@ import io.samstream.gpu.cpu.Conv2d;
 import io.samstream.gpu.cpu.CpuOps;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cpu.LayerNorm;
-import io.samstream.gpu.cpu.Mlp;
 import io.samstream.gpu.sam2.Resampling;
 
 /**
@@ -13,11 +12,13 @@ import io.samstream.gpu.sam2.Resampling;
  * to the prompt (residual, pre-norm); taking the place of the neck's 1x level it is upsampled (nearest, 2x) onto the
  * 2x level and then the 4x one, each sum followed by a 3x3 convolution, GroupNorm(8) and ReLU; a 1x1 convolution
  * gives per-pixel embeddings at 4x the ViT's grid, and each query's mask logits are the dot products of its
- * embedding (a 3-layer MLP of the query) with them.
+ * embedding (a 3-layer MLP of the query, {@link Sam3Model}'s) with them. The CPU reference behind {@link Sam3MaskHead}.
  */
 final class MaskHead {
-    static final String PREFIX = "segmentation_head.";
-    private static final int GROUPS = 8;
+    static final String PREFIX = Sam3MaskHead.PREFIX;
+    private static final int GROUPS = Sam3MaskHead.GROUPS;
+    /** The query MLP making mask embeddings (the model's, not this seam's). */
+    static final String MASK_EMBED = PREFIX + "mask_predictor.mask_embed";
 
     private final LayerNorm crossNorm;
     private final Attention crossAttend;
@@ -25,7 +26,6 @@ final class MaskHead {
     private final float[][] normWeight = new float[2][];
     private final float[][] normBias = new float[2][];
     private final Conv2d instanceHead;
-    private final Mlp maskEmbed;
     private final int d;
 
     MaskHead(StateDict sd, Sam3Config.Detector c) {
@@ -41,7 +41,6 @@ final class MaskHead {
             throw new IllegalArgumentException("mask head width " + d + " is not a multiple of " + GROUPS + " groups");
         }
         this.instanceHead = Conv2d.load(sd, PREFIX + "instance_seg_head", d, d, 1, 1, 0, true);
-        this.maskEmbed = Mlp.load(sd, PREFIX + "mask_predictor.mask_embed", d, d, d, 3);
     }
 
     /** Per-pixel embeddings [(4 grid)², d] of an image and prompt. */
@@ -64,9 +63,8 @@ final class MaskHead {
         return instanceHead.forward(pool, x, side, side);
     }
 
-    /** Mask logits [n, pixels] of queries [n, d] over pixel embeddings [pixels, d]. */
-    float[] masks(CpuThreadPool pool, float[] queries, int n, float[] pixels) {
-        float[] e = maskEmbed.forward(pool, queries, n);
+    /** Mask logits [n, pixels] of mask embeddings e [n, d] over pixel embeddings [pixels, d]. */
+    float[] masks(CpuThreadPool pool, float[] e, int n, float[] pixels) {
         int count = pixels.length / d;
         float[] out = new float[n * count];
         pool.forRange(count, 256, (p0, p1) -> {

@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What runs the per-frame heavy parts of SAM 3's image path for a {@link Sam3Model}: the ViT trunk ({@link Sam3Trunk}),
- * its necks ({@link Sam3Neck}: the detector's and, in the video model's checkpoint, the tracker's) and the fusion
- * encoder ({@link Sam3Fusion}); the text encoder, geometry encoder, decoder, scoring and mask head stay on the CPU
- * reference. One object so that parts on one GPU share one context: closing the backend closes every part and
+ * What runs the heavy parts of SAM 3's image path for a {@link Sam3Model}: the ViT trunk ({@link Sam3Trunk}), its
+ * necks ({@link Sam3Neck}: the detector's and, in the video model's checkpoint, the tracker's), the fusion encoder
+ * ({@link Sam3Fusion}) and the mask head ({@link Sam3MaskHead}); the text encoder, geometry encoder, decoder and
+ * scoring stay on the CPU reference. One object so that parts on one GPU share one context: closing the backend closes every part and
  * whatever they share.
  */
 public interface Sam3Backend extends AutoCloseable {
@@ -25,7 +25,9 @@ public interface Sam3Backend extends AutoCloseable {
 
     Sam3Fusion fusion();
 
-    /** Where the parts run, for logs and masks.json, e.g. "ViT trunk, necks and fusion encoder on GPU (bf16)"; null: CPU. */
+    Sam3MaskHead maskHead();
+
+    /** Where the parts run, for logs and masks.json, e.g. "ViT trunk, necks, ... on GPU (bf16)"; null: the CPU. */
     default String describe() {
         return null;
     }
@@ -41,20 +43,24 @@ public interface Sam3Backend extends AutoCloseable {
 
     /** Everything on the fp32 CPU reference. */
     static Factory cpu() {
-        return of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu());
-    }
-
-    /** As {@link #of(Sam3Trunk.Factory, Sam3Neck.Factory, Sam3Fusion.Factory)} with the necks on the CPU reference. */
-    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Fusion.Factory fusionFactory) {
-        return of(trunkFactory, Sam3Neck.cpu(), fusionFactory);
+        return of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu(), Sam3MaskHead.cpu());
     }
 
     /**
-     * Parts that share nothing, each from its own factory, opened in order (trunk, necks, fusion encoder; the
-     * tracker's neck only when the weights have it); when one fails, those already open are closed again. Describes
-     * itself by the parts that say where they run.
+     * {@link #of(Sam3Trunk.Factory, Sam3Neck.Factory, Sam3Fusion.Factory, Sam3MaskHead.Factory)} with the necks and the
+     * mask head on the CPU reference.
      */
-    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Neck.Factory neckFactory, Sam3Fusion.Factory fusionFactory) {
+    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Fusion.Factory fusionFactory) {
+        return of(trunkFactory, Sam3Neck.cpu(), fusionFactory, Sam3MaskHead.cpu());
+    }
+
+    /**
+     * Parts that share nothing, each from its own factory, opened in order (trunk, necks, fusion encoder, mask head;
+     * the tracker's neck only when the weights have it); when one fails, those already open are closed again.
+     * Describes itself by the parts that say where they run.
+     */
+    static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Neck.Factory neckFactory, Sam3Fusion.Factory fusionFactory,
+                      Sam3MaskHead.Factory maskHeadFactory) {
         return (sd, config, pool) -> {
             List<AutoCloseable> opened = new ArrayList<>();
             try {
@@ -63,7 +69,8 @@ public interface Sam3Backend extends AutoCloseable {
                 Sam3Neck trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER)
                         ? add(opened, neckFactory.open(sd, Sam3Neck.TRACKER, config, pool)) : null;
                 Sam3Fusion fusion = add(opened, fusionFactory.open(sd, config.detector(), pool));
-                return new Parts(trunk, neck, trackerNeck, fusion);
+                Sam3MaskHead maskHead = add(opened, maskHeadFactory.open(sd, config.detector(), pool));
+                return new Parts(trunk, neck, trackerNeck, fusion, maskHead);
             } catch (RuntimeException e) {
                 Parts.closeAll(opened, e);
                 throw e;
@@ -77,10 +84,11 @@ public interface Sam3Backend extends AutoCloseable {
     }
 
     /** The parts of {@link #of}: closed in reverse order of opening. */
-    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion) implements Sam3Backend {
+    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion, Sam3MaskHead maskHead)
+            implements Sam3Backend {
         @Override
         public String describe() {
-            return Sam3Backend.describe(trunk.describe(), neck.describe(), fusion.describe());
+            return Sam3Backend.describe(trunk.describe(), neck.describe(), fusion.describe(), maskHead.describe());
         }
 
         @Override
@@ -90,6 +98,7 @@ public interface Sam3Backend extends AutoCloseable {
                 parts.add(trackerNeck);
             }
             parts.add(fusion);
+            parts.add(maskHead);
             closeAll(parts, null);
         }
 
@@ -114,16 +123,17 @@ public interface Sam3Backend extends AutoCloseable {
     }
 
     /**
-     * The parts' places in one line: null when every part is on the CPU reference (null), "ViT trunk, necks and
-     * fusion encoder on X" when all are on X, else each part that is elsewhere, e.g. "fusion encoder on X".
+     * The parts' places in one line: null when every part is on the CPU reference (null), "ViT trunk, necks, fusion
+     * encoder and mask head on X" when all are on X, else each part that is elsewhere, e.g. "fusion encoder on X".
      */
-    static String describe(String trunk, String necks, String fusion) {
+    static String describe(String trunk, String necks, String fusion, String maskHead) {
         Map<String, String> where = new LinkedHashMap<>();
         where.put("ViT trunk", trunk);
         where.put("necks", necks);
         where.put("fusion encoder", fusion);
-        if (trunk != null && trunk.equals(necks) && trunk.equals(fusion)) {
-            return "ViT trunk, necks and fusion encoder on " + trunk;
+        where.put("mask head", maskHead);
+        if (trunk != null && trunk.equals(necks) && trunk.equals(fusion) && trunk.equals(maskHead)) {
+            return "ViT trunk, necks, fusion encoder and mask head on " + trunk;
         }
         List<String> placed = new ArrayList<>();
         where.forEach((part, device) -> {

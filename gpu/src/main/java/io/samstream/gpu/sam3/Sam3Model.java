@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
+import io.samstream.gpu.cpu.Mlp;
 import io.samstream.gpu.sam2.PositionEncodings;
 import java.util.List;
 
@@ -9,19 +10,20 @@ import java.util.List;
  * SAM 3's image model in fp32 on the CPU (Meta's {@code Sam3Image} at inference): weights from a state_dict
  * ({@code sam3.pt} or an image model's) and the forward passes, one part per file: {@link Vit} and {@link DualNeck}
  * (image), {@link TextEncoder}, {@link GeometryEncoder} (exemplar boxes), {@link FusionEncoder}, {@link DetrDecoder},
- * {@link DotProductScoring} and {@link MaskHead}. The ViT, its necks and the fusion encoder, the per-frame heavy parts,
- * run through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
+ * {@link DotProductScoring} and {@link MaskHead}. The ViT, its necks, the fusion encoder and the mask head, the heavy
+ * parts, run through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
  * each and combined per prompt, as Meta's processor caches them.
  */
 public final class Sam3Model implements AutoCloseable {
     private final Sam3Config config;
-    /** The ViT trunk, necks and fusion encoder: the CPU reference unless another backend was given. */
+    /** The ViT trunk, necks, fusion encoder and mask head: the CPU reference unless another backend was given. */
     private final Sam3Backend backend;
     private final TextEncoder text;
     private final GeometryEncoder geometry;
     private final DetrDecoder decoder;
     private final DotProductScoring scoring;
-    private final MaskHead maskHead;
+    /** The queries' mask embeddings (a 3-layer MLP), whose dot products with the pixels are the mask logits. */
+    private final Mlp maskEmbed;
     /** The sine position encoding of the 1x level (the same for every image). */
     private final float[] pos;
     private final CpuThreadPool pool;
@@ -37,7 +39,7 @@ public final class Sam3Model implements AutoCloseable {
     }
 
     /**
-     * With the trunk, necks and fusion encoder {@code backend} makes (e.g. on the GPU); everything else on the CPU.
+     * With the trunk, necks, fusion encoder and mask head {@code backend} makes (e.g. on the GPU); the rest on the CPU.
      * When a part fails to load, the backend and the thread pool are closed again.
      */
     public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Backend.Factory backend) {
@@ -53,7 +55,7 @@ public final class Sam3Model implements AutoCloseable {
             this.geometry = new GeometryEncoder(sd, c);
             this.decoder = new DetrDecoder(sd, c);
             this.scoring = new DotProductScoring(sd, c);
-            this.maskHead = new MaskHead(sd, c);
+            this.maskEmbed = Mlp.load(sd, MaskHead.MASK_EMBED, c.dModel(), c.dModel(), c.dModel(), 3);
         } catch (RuntimeException e) {
             try {
                 if (opened != null) {
@@ -138,8 +140,12 @@ public final class Sam3Model implements AutoCloseable {
         for (int i = 0; i < which.length; i++) {
             System.arraycopy(detections.queries(), which[i] * d, selected, i * d, d);
         }
-        float[] pixels = maskHead.pixelEmbeddings(pool, detections.memory(), detections.image(), detections.prompt());
-        return maskHead.masks(pool, selected, which.length, pixels);
+        if (which.length == 0) {
+            return new float[0];
+        }
+        float[] embeddings = maskEmbed.forward(pool, selected, which.length);
+        return backend.maskHead().masks(detections.memory(), detections.image(), detections.prompt(), embeddings,
+                which.length);
     }
 
     @Override

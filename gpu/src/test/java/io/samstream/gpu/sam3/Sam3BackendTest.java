@@ -20,8 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The seam of SAM 3's per-frame heavy parts ({@link Sam3Backend}: the ViT trunk, its necks and the fusion encoder) on
- * the tiny configuration: the model and the video model's detector run the parts through the backend they are given, the
+ * The seam of SAM 3's heavy parts ({@link Sam3Backend}: the ViT trunk, its necks, the fusion encoder and the mask
+ * head) on the tiny configuration: the model and the video model's detector run the parts through the backend they are given, the
  * fusion seam's CPU reference is the detector's memory, and attending to a prompt's valid rows alone gives what the
  * key-padding mask gives (what the CUDA fusion encoder relies on: its attention kernel has no mask).
  */
@@ -56,6 +56,12 @@ class Sam3BackendTest {
             assertEquals(1, counting.fusionCalls.get());
             assertArrayEquals(detect("square").memory(), det.memory(), "the CPU parts behind the seam");
             assertArrayEquals(image.fpn()[0], features.fpn()[0], "the neck's CPU reference behind the seam");
+            int[] which = {0, 3};
+            assertArrayEquals(model.masks(detect("square"), which), seamed.masks(det, which),
+                    "the mask head's CPU reference behind the seam");
+            assertEquals(1, counting.maskHeadCalls.get());
+            assertEquals(0, seamed.masks(det, new int[0]).length, "no query, no mask head pass");
+            assertEquals(1, counting.maskHeadCalls.get());
             assertEquals("fusion encoder on test device, the rest on the CPU (fp32, 2 threads)", seamed.describe());
         }
         assertEquals(1, counting.closed.get(), "closing the model closes its backend once");
@@ -190,6 +196,7 @@ class Sam3BackendTest {
         final AtomicInteger trunkCalls = new AtomicInteger();
         final List<String> neckCalls = new java.util.concurrent.CopyOnWriteArrayList<>();
         final AtomicInteger fusionCalls = new AtomicInteger();
+        final AtomicInteger maskHeadCalls = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
         final AtomicInteger trunkClosed = new AtomicInteger();
 
@@ -240,6 +247,20 @@ class Sam3BackendTest {
                     @Override
                     public void close() {
                         closed.incrementAndGet();
+                        cpu.close();
+                    }
+                };
+            }, (w, c, pool) -> {
+                Sam3MaskHead cpu = Sam3MaskHead.cpu().open(w, c, pool);
+                return new Sam3MaskHead() {
+                    @Override
+                    public float[] masks(float[] memory, VisionFeatures img, Prompt prompt, float[] e, int n) {
+                        maskHeadCalls.incrementAndGet();
+                        return cpu.masks(memory, img, prompt, e, n);
+                    }
+
+                    @Override
+                    public void close() {
                         cpu.close();
                     }
                 };

@@ -10,14 +10,17 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Fusion;
+import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.Sam3Trunk;
+import io.samstream.gpu.sam3.VisionFeatures;
 
 /**
  * SAM 3's GPU parts on a GPU of their own, sharing one context: opens the context, stream, staging and one pool sized
  * for the ViT trunk ({@link CudaSam3Vit}), its necks ({@link CudaSam3Neck}: the detector's and, in a video model's
- * checkpoint, the tracker's) and the fusion encoder ({@link CudaSam3FusionEncoder}), their weights and one image's
- * activations, and runs them behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
+ * checkpoint, the tracker's), the fusion encoder ({@link CudaSam3FusionEncoder}) and the mask head ({@link
+ * CudaSam3MaskHead}, which borrows the necks' im2col rows), their weights and one image's activations, and runs them
+ * behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
  * GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
  *
  * <p>The trunk's map stays on the device for the necks: a neck given the very array the last trunk pass returned
@@ -40,6 +43,7 @@ public final class CudaSam3 implements Sam3Backend {
     /** Null when the checkpoint has no tracker neck. */
     private final CudaSam3Neck trackerNeckPart;
     private final CudaSam3FusionEncoder encoder;
+    private final CudaSam3MaskHead head;
     /** A trunk map the necks are given that the trunk did not just compute is uploaded here. */
     private final DeviceBuffer trunkIn;
     private final long trunkValues;
@@ -47,11 +51,12 @@ public final class CudaSam3 implements Sam3Backend {
     private final Sam3Neck neck;
     private final Sam3Neck trackerNeck;
     private final Sam3Fusion fusion = new Fusion();
+    private final Sam3MaskHead maskHead = new MaskHead();
     /** The array the last trunk pass returned, whose values are still in the trunk's output buffer. */
     private float[] lastTrunk;
     private boolean closed;
 
-    /** The factory a {@code Sam3Model} takes: the trunk, necks and fusion encoder on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3Model} takes: the trunk, necks, fusion encoder and mask head on GPU {@code ordinal}. */
     public static Sam3Backend.Factory factory(int ordinal) {
         return (sd, config, cpuPool) -> open(sd, config, ordinal);
     }
@@ -64,6 +69,7 @@ public final class CudaSam3 implements Sam3Backend {
         CudaSam3Vit.checkSupported(config.vision(), 1);
         CudaSam3Neck.checkSupported(config);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
+        CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
         boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
         GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck), "SAM 3");
         try {
@@ -85,6 +91,8 @@ public final class CudaSam3 implements Sam3Backend {
                 gpu.stream(), weights, necks) : null;
         this.encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config), maxPromptTokens(config),
                 gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        this.head = new CudaSam3MaskHead(sd, config, maxPromptTokens(config), config.detector().queries(),
+                gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows());
         this.trunkValues = (long) tokens(config) * config.vision().embedDim();
         this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
         this.neck = new Neck(detectorNeck);
@@ -111,10 +119,15 @@ public final class CudaSam3 implements Sam3Backend {
         return fusion;
     }
 
-    /** "ViT trunk, necks and fusion encoder on GPU name (bf16)" for logs and masks.json. */
+    @Override
+    public Sam3MaskHead maskHead() {
+        return maskHead;
+    }
+
+    /** "ViT trunk, necks, fusion encoder and mask head on GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return Sam3Backend.describe(device(), device(), device());
+        return Sam3Backend.describe(device(), device(), device(), device());
     }
 
     private String device() {
@@ -220,6 +233,25 @@ public final class CudaSam3 implements Sam3Backend {
         public void close() {}
     }
 
+    /** The mask head as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
+    private final class MaskHead implements Sam3MaskHead {
+        @Override
+        public float[] masks(float[] memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                return head.masks(memory, image, prompt, embeddings, n);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return device();
+        }
+
+        @Override
+        public void close() {}
+    }
+
     /** The image tokens the fusion encoder reads: the ViT's grid, squared. */
     static int tokens(Sam3Config config) {
         return config.vision().grid() * config.vision().grid();
@@ -232,13 +264,15 @@ public final class CudaSam3 implements Sam3Backend {
 
     /**
      * The pool: the trunk's ({@link #trunkBytes}), the necks' (one or two necks' weights, their shared workspace and
-     * the input of a given map), the fusion encoder's, and {@link #SPARE_BYTES}.
+     * the input of a given map), the fusion encoder's, the mask head's (its rows are the necks'), and {@link
+     * #SPARE_BYTES}.
      */
     static long poolBytes(Sam3Config config, boolean trackerNeck) {
         long necks = (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
                 + align((long) tokens(config) * config.vision().embedDim() * 2);
         return trunkBytes(config.vision()) + necks
                 + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
+                + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
                 + SPARE_BYTES;
     }
 

@@ -18,7 +18,6 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Fusion;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -276,7 +275,6 @@ public final class CudaSam3FusionEncoder implements Sam3Fusion {
 
     /** Blocks {@code from..to} (of d rows each: query, key, value) of a packed in_proj weight and its bias, bf16. */
     private Bf16 rows(DeviceWeights up, float[] w, float[] b, int from, int to, String what) {
-        return new Bf16(up.bf16(Arrays.copyOfRange(w, from * d * d, to * d * d), what + " weight"),
-                up.bf16(Arrays.copyOfRange(b, from * d, to * d), what + " bias"));
+        return InProjection.rows(up, w, b, d, from, to, what);
     }
 }

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * its prompts (the phrase's padded rows, and one prompt with an exemplar box), also against Meta's own memory
  * ({@code p<i>_memory.npy}); random weights at the release's shapes (width 256, 8 heads of 32, 6 layers, feed-forward
  * 2048, 72x72 tokens, 35 prompt tokens of which 26 are padding holding large values); and the whole tiny model on
- * {@link CudaSam3} (trunk, necks and fusion encoder on one context) against the CPU model. bf16 through the residual
+ * {@link CudaSam3} (all its parts on one context) against the CPU model. bf16 through the residual
  * stream keeps the relative L2 error near 1e-2; attending to padding, a wrong in_proj split or a missing position puts
  * it near 1 and the cosine far below 0.999.
  */
@@ -144,7 +144,8 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
             ref = cpu.detect(cpu.encodeImage(input), cpu.encodeText(ids), List.of());
         }
         try (Sam3Model onGpu = new Sam3Model(checkpoint, config, THREADS, CudaSam3.factory(0))) {
-            assertTrue(onGpu.describe().startsWith("ViT trunk, necks and fusion encoder on "), onGpu.describe());
+            assertTrue(onGpu.describe().startsWith("ViT trunk, necks, fusion encoder and mask head on "),
+                    onGpu.describe());
             Detections det = onGpu.detect(onGpu.encodeImage(input), onGpu.encodeText(ids), List.of());
             check("tiny model on CudaSam3: memory", ref.memory(), det.memory(), MODEL_MIN_COSINE, MODEL_MAX_REL_L2);
             check("tiny model on CudaSam3: decoder queries", ref.queries(), det.queries(), MODEL_MIN_COSINE,

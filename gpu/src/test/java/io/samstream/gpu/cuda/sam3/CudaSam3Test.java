@@ -48,10 +48,11 @@ class CudaSam3Test {
         long fusion = CudaSam3FusionEncoder.poolBytes(RELEASE.detector(), CudaSam3.tokens(RELEASE),
                 CudaSam3.maxPromptTokens(RELEASE));
         long neck = CudaSam3Neck.weightBytes(RELEASE), workspace = CudaSam3Neck.workspaceBytes(RELEASE);
+        long head = CudaSam3MaskHead.poolBytes(RELEASE, CudaSam3.maxPromptTokens(RELEASE), 200);
         long trunkMap = 72L * 72 * 1024 * 2;
         long image = CudaSam3.poolBytes(RELEASE, false), video = CudaSam3.poolBytes(RELEASE, true);
-        assertEquals(CudaSam3.trunkBytes(RELEASE.vision()) + neck + workspace + trunkMap + fusion + CudaSam3.SPARE_BYTES,
-                image);
+        assertEquals(CudaSam3.trunkBytes(RELEASE.vision()) + neck + workspace + trunkMap + fusion + head
+                + CudaSam3.SPARE_BYTES, image);
         assertEquals(image + neck, video, "the video checkpoint's second neck: its weights only, the workspace is shared");
         // the trunk's 0.45 G weights (0.9 GB in bf16) dominate, then the necks' 3x3 rows at 288² (382 MB)
         assertTrue(video > 1_500_000_000L && video < 2_500_000_000L, "pool " + video);
@@ -76,6 +77,42 @@ class CudaSam3Test {
         long exact = (2 * taps + level0 + 9 * level0 + level0 + level0 / 4 + level0 / 16) * 2;
         long ws = CudaSam3Neck.workspaceBytes(RELEASE);
         assertTrue(ws >= exact && ws <= exact + 7 * 256L, ws + " for " + exact);
+    }
+
+    @Test
+    void theMaskHeadsPoolHoldsItsWeightsAndActivationsAtTheReleaseShapes() {
+        // the weights counted from the checkpoint's shapes, bf16 but the GroupNorms; not uploaded: the query MLP (on
+        // the CPU), the semantic head and the third convolution (two upsampling steps from three levels use two)
+        long values = Sam3Shapes.shapes(RELEASE).entrySet().stream()
+                .filter(e -> e.getKey().startsWith("detector.segmentation_head.")
+                        && !e.getKey().contains("mask_predictor") && !e.getKey().contains("semantic_seg")
+                        && !e.getKey().contains("conv_layers.2") && !e.getKey().contains("norms.2"))
+                .mapToLong(e -> java.util.Arrays.stream(e.getValue()).asLongStream().reduce(1, (a, b) -> a * b)).sum();
+        long d = 256, t = 72 * 72, n = 200, m = CudaSam3.maxPromptTokens(RELEASE);
+        assertEquals(2 * d + 4 * d * d + 4 * d + 2 * (9 * d * d + d + 2 * d) + d * d + d, values);
+        long groupNorms = 2 * 2 * d;
+        // memory, its norm, q, attention, x; the prompt and its k + v; the 2x level; the 4x level, convolution, pixels;
+        // the embeddings and the logits; the group norm's partials (8 groups x 64 x 2 doubles)
+        long activations = (5 * t * d + m * d + 2 * m * d + 4 * t * d + 3 * 16 * t * d + n * d + 16 * t * n) * 2
+                + 8 * 64 * 16;
+        long exact = (values - groupNorms) * 2 + groupNorms * 4 + activations;
+        long bytes = CudaSam3MaskHead.poolBytes(RELEASE, (int) m, (int) n);
+        assertTrue(bytes >= exact && bytes <= exact + 28 * 256L, bytes + " for " + exact);
+        assertEquals(72L * 4 * 72 * 4 * 9 * 256, CudaSam3MaskHead.rowsValues(RELEASE), "the necks' rows fit");
+    }
+
+    @Test
+    void maskHeadShapesTheKernelsCannotRunAreRefusedNamingWhy() {
+        assertDoesNotThrow(() -> CudaSam3MaskHead.checkSupported(RELEASE, 97, 200));
+        Sam3Config.Detector d = RELEASE.detector();
+        Sam3Config odd = new Sam3Config(RELEASE.vision(), RELEASE.text(), new Sam3Config.Detector(260, 4,
+                d.encoderLayers(), d.encoderFfn(), d.decoderLayers(), d.decoderFfn(), d.queries(), d.geometryLayers(),
+                d.geometryFfn(), d.roiSize(), d.pixelDecoderConvs(), d.scoringHidden()));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CudaSam3MaskHead.checkSupported(odd, 97, 200));
+        assertTrue(e.getMessage().contains("width 260"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CudaSam3MaskHead.checkSupported(RELEASE, 97, 0));
+        assertTrue(e.getMessage().contains("0 queries"), e.getMessage());
     }
 
     @Test
