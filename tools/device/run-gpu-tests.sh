@@ -87,7 +87,7 @@ all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTe
     parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
     sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest
-    cuda.sam3.CudaSam3FusionEncoderGpuTest cuda.sam3.CudaSam3TrackerGpuTest"}
+    cuda.sam3.CudaSam3FusionEncoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest cuda.sam3.CudaSam3TrackerGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
