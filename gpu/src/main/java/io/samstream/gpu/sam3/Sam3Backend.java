@@ -123,24 +123,28 @@ public interface Sam3Backend extends AutoCloseable {
     }
 
     /**
-     * The parts' places in one line: null when every part is on the CPU reference (null), "ViT trunk, necks, fusion
-     * encoder and mask head on X" when all are on X, else each part that is elsewhere, e.g. "fusion encoder on X".
+     * The parts' places in one line: null when every part is on the CPU reference (null); else the parts elsewhere
+     * grouped by where they run, e.g. "ViT trunk, necks, fusion encoder and mask head on X", "ViT trunk and fusion
+     * encoder on X".
      */
     static String describe(String trunk, String necks, String fusion, String maskHead) {
-        Map<String, String> where = new LinkedHashMap<>();
-        where.put("ViT trunk", trunk);
-        where.put("necks", necks);
-        where.put("fusion encoder", fusion);
-        where.put("mask head", maskHead);
-        if (trunk != null && trunk.equals(necks) && trunk.equals(fusion) && trunk.equals(maskHead)) {
-            return "ViT trunk, necks, fusion encoder and mask head on " + trunk;
+        Map<String, List<String>> byDevice = new LinkedHashMap<>();
+        String[][] parts = {{"ViT trunk", trunk}, {"necks", necks}, {"fusion encoder", fusion}, {"mask head", maskHead}};
+        for (String[] p : parts) {
+            if (p[1] != null) {
+                byDevice.computeIfAbsent(p[1], k -> new ArrayList<>()).add(p[0]);
+            }
+        }
+        if (byDevice.isEmpty()) {
+            return null;
         }
         List<String> placed = new ArrayList<>();
-        where.forEach((part, device) -> {
-            if (device != null) {
-                placed.add(part + " on " + device);
-            }
+        byDevice.forEach((device, names) -> {
+            int last = names.size() - 1;
+            String joined = last == 0 ? names.get(0)
+                    : String.join(", ", names.subList(0, last)) + " and " + names.get(last);
+            placed.add(joined + " on " + device);
         });
-        return placed.isEmpty() ? null : String.join(", ", placed);
+        return String.join(", ", placed);
     }
 }

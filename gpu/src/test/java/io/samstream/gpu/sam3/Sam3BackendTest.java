@@ -85,6 +85,14 @@ class Sam3BackendTest {
     }
 
     @Test
+    void aBackendDescribesItsPartsGroupedByWhereTheyRun() {
+        assertNull(Sam3Backend.describe(null, null, null, null));
+        assertEquals("ViT trunk, necks, fusion encoder and mask head on G", Sam3Backend.describe("G", "G", "G", "G"));
+        assertEquals("ViT trunk and fusion encoder on G", Sam3Backend.describe("G", null, "G", null));
+        assertEquals("ViT trunk on G, necks on H", Sam3Backend.describe("G", "H", null, null));
+    }
+
+    @Test
     void theFusionSeamsCpuReferenceIsTheDetectorsMemory() {
         Detections det = detect("red circle");
         int g = image.grid();

@@ -1,6 +1,7 @@
 package io.samstream.gpu.cuda.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
@@ -37,66 +38,89 @@ public final class CudaSam3 implements Sam3Backend {
      */
     public static final int MAX_EXEMPLAR_BOXES = 64;
 
+    /** Which of SAM 3's image parts run on the GPU; the others on the CPU reference. */
+    public enum Parts {
+        /** The ViT trunk and the fusion encoder (verified on a GPU); the necks and the mask head on the CPU. */
+        TRUNK_AND_FUSION,
+        /** Also the necks and the mask head (their GPU tests have not run on a GPU yet). */
+        ALL
+    }
+
     private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
-    private final CudaSam3Neck detectorNeck;
-    /** Null when the checkpoint has no tracker neck. */
-    private final CudaSam3Neck trackerNeckPart;
     private final CudaSam3FusionEncoder encoder;
-    private final CudaSam3MaskHead head;
-    /** A trunk map the necks are given that the trunk did not just compute is uploaded here. */
+    /** With {@link Parts#ALL}: a trunk map the necks are given that the trunk did not just compute goes up here. */
     private final DeviceBuffer trunkIn;
     private final long trunkValues;
     private final Sam3Trunk trunk = new Trunk();
     private final Sam3Neck neck;
+    /** Null when the checkpoint has no tracker neck. */
     private final Sam3Neck trackerNeck;
     private final Sam3Fusion fusion = new Fusion();
-    private final Sam3MaskHead maskHead = new MaskHead();
+    private final Sam3MaskHead maskHead;
     /** The array the last trunk pass returned, whose values are still in the trunk's output buffer. */
     private float[] lastTrunk;
     private boolean closed;
 
-    /** The factory a {@code Sam3Model} takes: the trunk, necks, fusion encoder and mask head on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3Model} takes: all the parts on GPU {@code ordinal}. */
     public static Sam3Backend.Factory factory(int ordinal) {
-        return (sd, config, cpuPool) -> open(sd, config, ordinal);
+        return factory(ordinal, Parts.ALL);
+    }
+
+    /** The factory a {@code Sam3Model} takes: {@code parts} on GPU {@code ordinal}, the others on the model's CPU. */
+    public static Sam3Backend.Factory factory(int ordinal, Parts parts) {
+        return (sd, config, cpuPool) -> open(sd, config, ordinal, parts, cpuPool);
+    }
+
+    /** Every part on GPU {@code ordinal} ({@link #open(StateDict, Sam3Config, int, Parts, CpuThreadPool)}). */
+    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
+        return open(sd, config, ordinal, Parts.ALL, null);
     }
 
     /**
-     * Opens GPU {@code ordinal} and uploads the parts (the tracker's neck when the detector weights have it); shapes
-     * the kernels cannot run fail before any GPU work.
+     * Opens GPU {@code ordinal} and uploads {@code parts} (the tracker's neck when the detector weights have it); the
+     * others run on the CPU reference on {@code cpu}. Shapes the kernels cannot run fail before any GPU work.
      */
-    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
+    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal, Parts parts, CpuThreadPool cpu) {
         CudaSam3Vit.checkSupported(config.vision(), 1);
-        CudaSam3Neck.checkSupported(config);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
-        CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
+        if (parts == Parts.ALL) {
+            CudaSam3Neck.checkSupported(config);
+            CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
+        }
         boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
-        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck), "SAM 3");
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, parts, trackerNeck), "SAM 3");
         try {
-            return new CudaSam3(sd, config, trackerNeck, gpu);
+            return new CudaSam3(sd, config, parts, trackerNeck, gpu, cpu);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
         }
     }
 
-    private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, GpuWorkspace gpu) {
+    private CudaSam3(StateDict sd, Sam3Config config, Parts parts, boolean withTrackerNeck, GpuWorkspace gpu,
+                     CpuThreadPool cpu) {
         this.gpu = gpu;
         this.vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
-        DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
-        CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
-        this.detectorNeck = new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
-                necks);
-        this.trackerNeckPart = withTrackerNeck ? new CudaSam3Neck(sd, Sam3Neck.TRACKER, config, gpu.kernels(),
-                gpu.stream(), weights, necks) : null;
         this.encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config), maxPromptTokens(config),
                 gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
-        this.head = new CudaSam3MaskHead(sd, config, maxPromptTokens(config), config.detector().queries(),
-                gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows());
         this.trunkValues = (long) tokens(config) * config.vision().embedDim();
-        this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
-        this.neck = new Neck(detectorNeck);
-        this.trackerNeck = trackerNeckPart == null ? null : new Neck(trackerNeckPart);
+        if (parts == Parts.ALL) {
+            DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
+            CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
+            this.neck = new Neck(new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
+                    necks));
+            this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
+                    gpu.kernels(), gpu.stream(), weights, necks)) : null;
+            this.maskHead = new MaskHead(new CudaSam3MaskHead(sd, config, maxPromptTokens(config),
+                    config.detector().queries(), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows()));
+            this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
+        } else {
+            this.neck = Sam3Neck.cpu().open(sd, Sam3Neck.DETECTOR, config, cpu);
+            this.trackerNeck = withTrackerNeck ? Sam3Neck.cpu().open(sd, Sam3Neck.TRACKER, config, cpu) : null;
+            this.maskHead = Sam3MaskHead.cpu().open(sd, config.detector(), cpu);
+            this.trunkIn = null;
+        }
     }
 
     @Override
@@ -124,10 +148,10 @@ public final class CudaSam3 implements Sam3Backend {
         return maskHead;
     }
 
-    /** "ViT trunk, necks, fusion encoder and mask head on GPU name (bf16)" for logs and masks.json. */
+    /** E.g. "ViT trunk, necks, fusion encoder and mask head on GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return Sam3Backend.describe(device(), device(), device(), device());
+        return Sam3Backend.describe(device(), neck.describe(), device(), maskHead.describe());
     }
 
     private String device() {
@@ -235,6 +259,12 @@ public final class CudaSam3 implements Sam3Backend {
 
     /** The mask head as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
     private final class MaskHead implements Sam3MaskHead {
+        private final CudaSam3MaskHead head;
+
+        MaskHead(CudaSam3MaskHead head) {
+            this.head = head;
+        }
+
         @Override
         public float[] masks(float[] memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
             synchronized (CudaSam3.this) {
@@ -263,17 +293,20 @@ public final class CudaSam3 implements Sam3Backend {
     }
 
     /**
-     * The pool: the trunk's ({@link #trunkBytes}), the necks' (one or two necks' weights, their shared workspace and
-     * the input of a given map), the fusion encoder's, the mask head's (its rows are the necks'), and {@link
-     * #SPARE_BYTES}.
+     * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's and {@link #SPARE_BYTES}; with {@link
+     * Parts#ALL} also the necks' (one or two necks' weights, their shared workspace and the input of a given map) and
+     * the mask head's (its rows are the necks').
      */
-    static long poolBytes(Sam3Config config, boolean trackerNeck) {
-        long necks = (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
-                + align((long) tokens(config) * config.vision().embedDim() * 2);
-        return trunkBytes(config.vision()) + necks
+    static long poolBytes(Sam3Config config, Parts parts, boolean trackerNeck) {
+        long bytes = trunkBytes(config.vision())
                 + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
-                + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
                 + SPARE_BYTES;
+        if (parts == Parts.ALL) {
+            bytes += (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
+                    + align((long) tokens(config) * config.vision().embedDim() * 2)
+                    + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries());
+        }
+        return bytes;
     }
 
     /**
