@@ -30,8 +30,8 @@ public final class Sam3VideoModel implements AutoCloseable {
     }
 
     /**
-     * As above with the detector's ViT trunk and fusion encoder on {@code backend} (e.g. the GPU's); the rest of the
-     * detector and the tracker on the CPU.
+     * As above with the detector's heavy parts on {@code backend} (e.g. the GPU's, {@link Sam3Backend}); the rest of
+     * the detector and the tracker on the CPU.
      */
     public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads, Sam3Backend.Factory backend) {
         this(checkpoint, tokenizer, threads, backend, TrackerPasses.Factory.cpu());
