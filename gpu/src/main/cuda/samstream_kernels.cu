@@ -8,6 +8,7 @@
 #include "attention.cuh"
 #include "attention_sm90.cuh"
 #include "decoder_ops.cuh"
+#include "detr_ops.cuh"
 #include "encoder_ops.cuh"
 #include "fp8_quant.cuh"
 #include "gemm.cuh"
@@ -157,6 +158,36 @@ SAMSTREAM_SMEM(samstream_gemm_sparse_sm90_128x128, gemm_sparse_sm90::Config<4>::
     SAMSTREAM_SMEM(NAME, (gemm_sparse_sm90_tma::Config<PINGPONG>::SMEM_BYTES))
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmas_128x128, false)
 SAMSTREAM_GEMM_SPARSE_SM90_TMA(samstream_gemm_sparse_sm90tmap_128x128, true)
+
+// ---- SAM 3's DETR decoder around its GEMMs (detr_ops.cuh) -------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(256) samstream_detr_box_deltas(const float* boxes, bf16* dy, bf16* dx,
+                                                                           int n, int H, int W) {
+    detr_ops::box_deltas(boxes, dy, dx, n, H, W);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_detr_box_sine(const float* boxes, bf16* out, int n,
+                                                                         int d) {
+    detr_ops::box_sine(boxes, out, n, d);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_detr_small_linear(const bf16* x, const float* w,
+                                                                             const float* b, float* y, int rows,
+                                                                             int k, int o) {
+    detr_ops::small_linear(x, w, b, y, rows, k, o);
+}
+
+extern "C" __global__ void __launch_bounds__(256) samstream_detr_box_update(float* boxes, const float* delta, int n) {
+    detr_ops::box_update(boxes, delta, n);
+}
+
+// Grid (rows, heads), block 128.
+extern "C" __global__ void __launch_bounds__(128) samstream_detr_rpb_attention(const bf16* q, const bf16* k,
+                                                                              const bf16* v, const bf16* ey,
+                                                                              const bf16* ex, int ld, bf16* out,
+                                                                              int d, int hd, int H, int W,
+                                                                              float scale) {
+    detr_ops::rpb_attention(q, k, v, ey, ex, ld, out, d, hd, H, W, scale);
+}
 
 // ---- GroupNorm (+ ReLU) of one channels-last image: partial sums on a (64, G) grid, then the apply --------------
 extern "C" __global__ void __launch_bounds__(256) samstream_group_norm_partials_bf16(const bf16* x, double* partials,

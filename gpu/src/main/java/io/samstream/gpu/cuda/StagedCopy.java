@@ -32,6 +32,19 @@ public final class StagedCopy {
         }
     }
 
+    /** The first {@code count} fp32 values of {@code src}. */
+    public static float[] downloadF32(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, long count) {
+        float[] out = new float[Math.toIntExact(count)];
+        int chunk = (int) Math.min(staging.bytes() / 4, 1 << 23);
+        for (int start = 0; start < out.length; start += chunk) {
+            int n = Math.min(chunk, out.length - start);
+            stream.download(src, (long) start * 4, staging, 0, (long) n * 4);
+            stream.synchronize();
+            staging.buffer().asFloatBuffer().get(out, start, n);
+        }
+        return out;
+    }
+
     /** The first {@code count} bf16 values of {@code src}, as floats. */
     public static float[] downloadBf16(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, long count) {
         float[] out = new float[Math.toIntExact(count)];
