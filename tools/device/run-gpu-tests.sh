@@ -82,12 +82,13 @@ console=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
 # cuda.kernels (the launchers), cuda.sam, cuda.sam2 and cuda.sam3 (the models' GPU parts), parity and sam2 (against the CPU).
 all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTest cuda.kernels.LayerNormGpuTest
     cuda.kernels.GemmGpuTest cuda.kernels.SparseGemmGpuTest cuda.kernels.Fp8GemmGpuTest cuda.kernels.AttentionGpuTest
-    cuda.kernels.EncoderOpsGpuTest parity.Fp8EncoderGpuTest
+    cuda.kernels.EncoderOpsGpuTest cuda.kernels.DetrKernelsGpuTest parity.Fp8EncoderGpuTest
     cuda.kernels.Sam2SdpaGpuTest cuda.sam.ImageOpsGpuTest parity.CudaParityGpuTest parity.CudaDecoderParityGpuTest
     parity.EmbeddingPathGpuTest parity.AppearanceSearchGpuTest cuda.sam2.CudaSam2ImageEncoderGpuTest
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
     sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest
-    cuda.sam3.CudaSam3FusionEncoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest cuda.sam3.CudaSam3TrackerGpuTest"}
+    cuda.sam3.CudaSam3FusionEncoderGpuTest cuda.sam3.CudaSam3DecoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest
+    cuda.sam3.CudaSam3TrackerGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).

@@ -135,9 +135,9 @@ public final class ModelCheckpoints {
     }
 
     /**
-     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk, necks, fusion encoder and mask
-     * head on GPU {@code gpu} ({@link CudaSam3}, one context; the text encoder, geometry encoder, decoder and scoring
-     * stay on the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} with the trunk and
+     * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk, necks, fusion encoder, decoder and
+     * mask head on GPU {@code gpu} ({@link CudaSam3}, one context; the text encoder, geometry encoder and scoring stay
+     * on the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} with the trunk and
      * fusion encoder there when it can ({@link #sam3Parts}), else on the CPU; {@code cpu} all on the CPU. The one place
      * the SAM 3 image path picks its parts' device.
      */
@@ -149,8 +149,8 @@ public final class ModelCheckpoints {
 
     /**
      * SAM 3's parts on a GPU for {@code device}: {@code cuda} asks for all of them outright; {@code auto} only for those
-     * whose GPU tests have passed on a GPU, the ViT trunk and the fusion encoder (the necks, mask head and tracker
-     * run on the CPU reference under auto until theirs have).
+     * whose GPU tests have passed on a GPU, the ViT trunk and the fusion encoder (the necks, decoder, mask head and
+     * tracker run on the CPU reference under auto until theirs have).
      */
     static CudaSam3.Parts sam3Parts(Device device) {
         return device == Device.CUDA ? CudaSam3.Parts.ALL : CudaSam3.Parts.TRUNK_AND_FUSION;
@@ -158,7 +158,7 @@ public final class ModelCheckpoints {
 
     /** What goes on the GPU, for the log lines. */
     private static String sam3GpuParts(CudaSam3.Parts parts, boolean video) {
-        return parts == CudaSam3.Parts.ALL ? "SAM 3's ViT trunk, necks, fusion encoder and mask head"
+        return parts == CudaSam3.Parts.ALL ? "SAM 3's ViT trunk, necks, fusion encoder, decoder and mask head"
                 + (video ? " and its tracker" : "") : "SAM 3's ViT trunk and fusion encoder";
     }
 

@@ -11,10 +11,10 @@ import io.samstream.gpu.cpu.Mlp;
  * each layer takes its query positions from the sine encoding of the current boxes through {@code ref_point_head},
  * its attention bias from them ({@link BoxRelativeBias}), and after it the boxes are refined:
  * sigmoid(bbox_embed(norm(queries)) + inverse_sigmoid(boxes)). The presence logit is the presence token through
- * its norm and head after the last layer.
+ * its norm and head after the last layer. The CPU reference behind {@link Sam3Decoder}.
  */
 final class DetrDecoder {
-    static final String PREFIX = "transformer.decoder.";
+    static final String PREFIX = Sam3Decoder.PREFIX;
 
     private final float[] queryEmbed;
     private final float[] referencePoints;
@@ -28,13 +28,6 @@ final class DetrDecoder {
     private final BoxRelativeBias boxBias;
     private final int d;
     private final int queries;
-
-    /**
-     * @param queries the last layer's normalized queries [n, d] ({@code hs[-1]})
-     * @param boxes   the refined boxes [n, 4], (cx, cy, w, h) in 0..1
-     * @param presence the presence logit
-     */
-    record Output(float[] queries, float[] boxes, float presence) {}
 
     DetrDecoder(StateDict sd, Sam3Config.Detector c) {
         this.d = c.dModel();
@@ -54,7 +47,7 @@ final class DetrDecoder {
         this.boxBias = new BoxRelativeBias(sd, PREFIX, d, c.heads());
     }
 
-    Output forward(CpuThreadPool pool, float[] memory, float[] memoryPos, int grid, Prompt prompt) {
+    Sam3Decoder.Output forward(CpuThreadPool pool, float[] memory, float[] memoryPos, int grid, Prompt prompt) {
         int n = queries;
         int tokens = grid * grid;
         float[] x = new float[(n + 1) * d];
@@ -82,7 +75,7 @@ final class DetrDecoder {
         float[] presence = new float[d];
         System.arraycopy(x, 0, presence, 0, d);
         float logit = presenceHead.forward(pool, presenceNorm.apply(pool, presence, 1), 1)[0];
-        return new Output(normed, boxes, logit);
+        return new Sam3Decoder.Output(normed, boxes, logit);
     }
 
     static float sigmoid(float v) {

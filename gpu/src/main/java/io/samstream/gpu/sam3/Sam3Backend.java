@@ -10,8 +10,8 @@ import java.util.Map;
 /**
  * What runs the heavy parts of SAM 3's image path for a {@link Sam3Model}: the ViT trunk ({@link Sam3Trunk}), its
  * necks ({@link Sam3Neck}: the detector's and, in the video model's checkpoint, the tracker's), the fusion encoder
- * ({@link Sam3Fusion}) and the mask head ({@link Sam3MaskHead}); the text encoder, geometry encoder, decoder and
- * scoring stay on the CPU reference. One object so that parts on one GPU share one context: closing the backend closes every part and
+ * ({@link Sam3Fusion}), the DETR decoder ({@link Sam3Decoder}) and the mask head ({@link Sam3MaskHead}); the text
+ * encoder, geometry encoder and scoring stay on the CPU reference. One object so that parts on one GPU share one context: closing the backend closes every part and
  * whatever they share.
  */
 public interface Sam3Backend extends AutoCloseable {
@@ -24,6 +24,8 @@ public interface Sam3Backend extends AutoCloseable {
     Sam3Neck trackerNeck();
 
     Sam3Fusion fusion();
+
+    Sam3Decoder decoder();
 
     Sam3MaskHead maskHead();
 
@@ -43,24 +45,24 @@ public interface Sam3Backend extends AutoCloseable {
 
     /** Everything on the fp32 CPU reference. */
     static Factory cpu() {
-        return of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu(), Sam3MaskHead.cpu());
+        return of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu(), Sam3Decoder.cpu(), Sam3MaskHead.cpu());
     }
 
     /**
-     * {@link #of(Sam3Trunk.Factory, Sam3Neck.Factory, Sam3Fusion.Factory, Sam3MaskHead.Factory)} with the necks and the
-     * mask head on the CPU reference.
+     * {@link #of(Sam3Trunk.Factory, Sam3Neck.Factory, Sam3Fusion.Factory, Sam3Decoder.Factory, Sam3MaskHead.Factory)}
+     * with the necks, the decoder and the mask head on the CPU reference.
      */
     static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Fusion.Factory fusionFactory) {
-        return of(trunkFactory, Sam3Neck.cpu(), fusionFactory, Sam3MaskHead.cpu());
+        return of(trunkFactory, Sam3Neck.cpu(), fusionFactory, Sam3Decoder.cpu(), Sam3MaskHead.cpu());
     }
 
     /**
-     * Parts that share nothing, each from its own factory, opened in order (trunk, necks, fusion encoder, mask head;
-     * the tracker's neck only when the weights have it); when one fails, those already open are closed again.
-     * Describes itself by the parts that say where they run.
+     * Parts that share nothing, each from its own factory, opened in order (trunk, necks, fusion encoder, decoder,
+     * mask head; the tracker's neck only when the weights have it); when one fails, those already open are closed
+     * again. Describes itself by the parts that say where they run.
      */
     static Factory of(Sam3Trunk.Factory trunkFactory, Sam3Neck.Factory neckFactory, Sam3Fusion.Factory fusionFactory,
-                      Sam3MaskHead.Factory maskHeadFactory) {
+                      Sam3Decoder.Factory decoderFactory, Sam3MaskHead.Factory maskHeadFactory) {
         return (sd, config, pool) -> {
             List<AutoCloseable> opened = new ArrayList<>();
             try {
@@ -69,8 +71,9 @@ public interface Sam3Backend extends AutoCloseable {
                 Sam3Neck trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER)
                         ? add(opened, neckFactory.open(sd, Sam3Neck.TRACKER, config, pool)) : null;
                 Sam3Fusion fusion = add(opened, fusionFactory.open(sd, config.detector(), pool));
+                Sam3Decoder decoder = add(opened, decoderFactory.open(sd, config.detector(), pool));
                 Sam3MaskHead maskHead = add(opened, maskHeadFactory.open(sd, config.detector(), pool));
-                return new Parts(trunk, neck, trackerNeck, fusion, maskHead);
+                return new Parts(trunk, neck, trackerNeck, fusion, decoder, maskHead);
             } catch (RuntimeException e) {
                 Parts.closeAll(opened, e);
                 throw e;
@@ -84,11 +87,12 @@ public interface Sam3Backend extends AutoCloseable {
     }
 
     /** The parts of {@link #of}: closed in reverse order of opening. */
-    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion, Sam3MaskHead maskHead)
-            implements Sam3Backend {
+    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion, Sam3Decoder decoder,
+                 Sam3MaskHead maskHead) implements Sam3Backend {
         @Override
         public String describe() {
-            return Sam3Backend.describe(trunk.describe(), neck.describe(), fusion.describe(), maskHead.describe());
+            return Sam3Backend.describe(trunk.describe(), neck.describe(), fusion.describe(), decoder.describe(),
+                    maskHead.describe());
         }
 
         @Override
@@ -98,6 +102,7 @@ public interface Sam3Backend extends AutoCloseable {
                 parts.add(trackerNeck);
             }
             parts.add(fusion);
+            parts.add(decoder);
             parts.add(maskHead);
             closeAll(parts, null);
         }
@@ -124,12 +129,13 @@ public interface Sam3Backend extends AutoCloseable {
 
     /**
      * The parts' places in one line: null when every part is on the CPU reference (null); else the parts elsewhere
-     * grouped by where they run, e.g. "ViT trunk, necks, fusion encoder and mask head on X", "ViT trunk and fusion
-     * encoder on X".
+     * grouped by where they run, e.g. "ViT trunk, necks, fusion encoder, decoder and mask head on X", "ViT trunk and
+     * fusion encoder on X".
      */
-    static String describe(String trunk, String necks, String fusion, String maskHead) {
+    static String describe(String trunk, String necks, String fusion, String decoder, String maskHead) {
         Map<String, List<String>> byDevice = new LinkedHashMap<>();
-        String[][] parts = {{"ViT trunk", trunk}, {"necks", necks}, {"fusion encoder", fusion}, {"mask head", maskHead}};
+        String[][] parts = {{"ViT trunk", trunk}, {"necks", necks}, {"fusion encoder", fusion}, {"decoder", decoder},
+                {"mask head", maskHead}};
         for (String[] p : parts) {
             if (p[1] != null) {
                 byDevice.computeIfAbsent(p[1], k -> new ArrayList<>()).add(p[0]);

@@ -10,17 +10,16 @@ import java.util.List;
  * SAM 3's image model in fp32 on the CPU (Meta's {@code Sam3Image} at inference): weights from a state_dict
  * ({@code sam3.pt} or an image model's) and the forward passes, one part per file: {@link Vit} and {@link DualNeck}
  * (image), {@link TextEncoder}, {@link GeometryEncoder} (exemplar boxes), {@link FusionEncoder}, {@link DetrDecoder},
- * {@link DotProductScoring} and {@link MaskHead}. The ViT, its necks, the fusion encoder and the mask head, the heavy
- * parts, run through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
+ * {@link DotProductScoring} and {@link MaskHead}. The ViT, its necks, the fusion encoder, the decoder and the mask
+ * head, the heavy parts, run through a {@link Sam3Backend} (the CPU reference by default, or a GPU's). The image and the phrase are encoded once
  * each and combined per prompt, as Meta's processor caches them.
  */
 public final class Sam3Model implements AutoCloseable {
     private final Sam3Config config;
-    /** The ViT trunk, necks, fusion encoder and mask head: the CPU reference unless another backend was given. */
+    /** The heavy parts (trunk, necks, fusion encoder, decoder, mask head): the CPU reference unless another backend. */
     private final Sam3Backend backend;
     private final TextEncoder text;
     private final GeometryEncoder geometry;
-    private final DetrDecoder decoder;
     private final DotProductScoring scoring;
     /** The queries' mask embeddings (a 3-layer MLP), whose dot products with the pixels are the mask logits. */
     private final Mlp maskEmbed;
@@ -39,7 +38,7 @@ public final class Sam3Model implements AutoCloseable {
     }
 
     /**
-     * With the trunk, necks, fusion encoder and mask head {@code backend} makes (e.g. on the GPU); the rest on the CPU.
+     * With the heavy parts {@code backend} makes (e.g. on the GPU, {@link Sam3Backend}); the rest on the CPU.
      * When a part fails to load, the backend and the thread pool are closed again.
      */
     public Sam3Model(StateDict checkpoint, Sam3Config config, int threads, Sam3Backend.Factory backend) {
@@ -53,7 +52,6 @@ public final class Sam3Model implements AutoCloseable {
             opened = backend.open(sd, config, pool);
             this.text = new TextEncoder(sd, config.text(), c.dModel());
             this.geometry = new GeometryEncoder(sd, c);
-            this.decoder = new DetrDecoder(sd, c);
             this.scoring = new DotProductScoring(sd, c);
             this.maskEmbed = Mlp.load(sd, MaskHead.MASK_EMBED, c.dModel(), c.dModel(), c.dModel(), 3);
         } catch (RuntimeException e) {
@@ -128,7 +126,7 @@ public final class Sam3Model implements AutoCloseable {
         float[] geo = geometry.encode(pool, boxes, image);
         Prompt prompt = Prompt.concat(phrase, geo, boxes.size() + 1, d);
         float[] memory = backend.fusion().forward(image.tokens(), image.pos(), g * g, prompt);
-        DetrDecoder.Output out = decoder.forward(pool, memory, image.pos(), g, prompt);
+        Sam3Decoder.Output out = backend.decoder().forward(memory, image.pos(), g, prompt);
         float[] logits = scoring.score(pool, out.queries(), config.detector().queries(), prompt);
         return new Detections(logits, out.boxes(), out.presence(), out.queries(), memory, image, prompt);
     }

@@ -280,6 +280,15 @@ public final class GpuTestSupport implements AutoCloseable {
         return out;
     }
 
+    /** Token ids read as int64 from a fixture, as ints. */
+    public static int[] ints(long[] v) {
+        int[] out = new int[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = (int) v[i];
+        }
+        return out;
+    }
+
     public static double rms(float[] v) {
         double s = 0;
         for (float x : v) {

@@ -86,10 +86,11 @@ class Sam3BackendTest {
 
     @Test
     void aBackendDescribesItsPartsGroupedByWhereTheyRun() {
-        assertNull(Sam3Backend.describe(null, null, null, null));
-        assertEquals("ViT trunk, necks, fusion encoder and mask head on G", Sam3Backend.describe("G", "G", "G", "G"));
-        assertEquals("ViT trunk and fusion encoder on G", Sam3Backend.describe("G", null, "G", null));
-        assertEquals("ViT trunk on G, necks on H", Sam3Backend.describe("G", "H", null, null));
+        assertNull(Sam3Backend.describe(null, null, null, null, null));
+        assertEquals("ViT trunk, necks, fusion encoder, decoder and mask head on G",
+                Sam3Backend.describe("G", "G", "G", "G", "G"));
+        assertEquals("ViT trunk and fusion encoder on G", Sam3Backend.describe("G", null, "G", null, null));
+        assertEquals("ViT trunk on G, necks on H", Sam3Backend.describe("G", "H", null, null, null));
     }
 
     @Test
@@ -258,7 +259,7 @@ class Sam3BackendTest {
                         cpu.close();
                     }
                 };
-            }, (w, c, pool) -> {
+            }, Sam3Decoder.cpu(), (w, c, pool) -> {
                 Sam3MaskHead cpu = Sam3MaskHead.cpu().open(w, c, pool);
                 return new Sam3MaskHead() {
                     @Override

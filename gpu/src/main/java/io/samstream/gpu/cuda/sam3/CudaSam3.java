@@ -10,6 +10,7 @@ import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Decoder;
 import io.samstream.gpu.sam3.Sam3Fusion;
 import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.Sam3Neck;
@@ -19,9 +20,9 @@ import io.samstream.gpu.sam3.VisionFeatures;
 /**
  * SAM 3's GPU parts on a GPU of their own, sharing one context: opens the context, stream, staging and one pool sized
  * for the ViT trunk ({@link CudaSam3Vit}), its necks ({@link CudaSam3Neck}: the detector's and, in a video model's
- * checkpoint, the tracker's), the fusion encoder ({@link CudaSam3FusionEncoder}) and the mask head ({@link
- * CudaSam3MaskHead}, which borrows the necks' im2col rows), their weights and one image's activations, and runs them
- * behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
+ * checkpoint, the tracker's), the fusion encoder ({@link CudaSam3FusionEncoder}), the DETR decoder ({@link
+ * CudaSam3Decoder}) and the mask head ({@link CudaSam3MaskHead}, which borrows the necks' im2col rows), their weights
+ * and one image's activations, and runs them behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
  * GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
  *
  * <p>The trunk's map stays on the device for the necks: a neck given the very array the last trunk pass returned
@@ -40,9 +41,9 @@ public final class CudaSam3 implements Sam3Backend {
 
     /** Which of SAM 3's image parts run on the GPU; the others on the CPU reference. */
     public enum Parts {
-        /** The ViT trunk and the fusion encoder (verified on a GPU); the necks and the mask head on the CPU. */
+        /** The ViT trunk and the fusion encoder (verified on a GPU); the necks, decoder and mask head on the CPU. */
         TRUNK_AND_FUSION,
-        /** Also the necks and the mask head (their GPU tests have not run on a GPU yet). */
+        /** Also the necks, the decoder and the mask head (their GPU tests have not run on a GPU yet). */
         ALL
     }
 
@@ -57,6 +58,7 @@ public final class CudaSam3 implements Sam3Backend {
     /** Null when the checkpoint has no tracker neck. */
     private final Sam3Neck trackerNeck;
     private final Sam3Fusion fusion = new Fusion();
+    private final Sam3Decoder decoder;
     private final Sam3MaskHead maskHead;
     /** The array the last trunk pass returned, whose values are still in the trunk's output buffer. */
     private float[] lastTrunk;
@@ -86,6 +88,7 @@ public final class CudaSam3 implements Sam3Backend {
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
         if (parts == Parts.ALL) {
             CudaSam3Neck.checkSupported(config);
+            CudaSam3Decoder.checkSupported(config.detector(), config.vision().grid(), maxPromptTokens(config));
             CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
         }
         boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
@@ -112,12 +115,15 @@ public final class CudaSam3 implements Sam3Backend {
                     necks));
             this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
                     gpu.kernels(), gpu.stream(), weights, necks)) : null;
+            this.decoder = new Decoder(new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
+                    maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging()));
             this.maskHead = new MaskHead(new CudaSam3MaskHead(sd, config, maxPromptTokens(config),
                     config.detector().queries(), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows()));
             this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
         } else {
             this.neck = Sam3Neck.cpu().open(sd, Sam3Neck.DETECTOR, config, cpu);
             this.trackerNeck = withTrackerNeck ? Sam3Neck.cpu().open(sd, Sam3Neck.TRACKER, config, cpu) : null;
+            this.decoder = Sam3Decoder.cpu().open(sd, config.detector(), cpu);
             this.maskHead = Sam3MaskHead.cpu().open(sd, config.detector(), cpu);
             this.trunkIn = null;
         }
@@ -144,14 +150,19 @@ public final class CudaSam3 implements Sam3Backend {
     }
 
     @Override
+    public Sam3Decoder decoder() {
+        return decoder;
+    }
+
+    @Override
     public Sam3MaskHead maskHead() {
         return maskHead;
     }
 
-    /** E.g. "ViT trunk, necks, fusion encoder and mask head on GPU name (bf16)" for logs and masks.json. */
+    /** E.g. "ViT trunk, necks, fusion encoder, decoder and mask head on GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return Sam3Backend.describe(device(), neck.describe(), device(), maskHead.describe());
+        return Sam3Backend.describe(device(), neck.describe(), device(), decoder.describe(), maskHead.describe());
     }
 
     private String device() {
@@ -257,6 +268,31 @@ public final class CudaSam3 implements Sam3Backend {
         public void close() {}
     }
 
+    /** The decoder as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
+    private final class Decoder implements Sam3Decoder {
+        private final CudaSam3Decoder part;
+
+        Decoder(CudaSam3Decoder part) {
+            this.part = part;
+        }
+
+        @Override
+        public Output forward(float[] memory, float[] memoryPos, int grid, Prompt prompt) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                return part.forward(memory, memoryPos, grid, prompt);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return device();
+        }
+
+        @Override
+        public void close() {}
+    }
+
     /** The mask head as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
     private final class MaskHead implements Sam3MaskHead {
         private final CudaSam3MaskHead head;
@@ -294,8 +330,8 @@ public final class CudaSam3 implements Sam3Backend {
 
     /**
      * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's and {@link #SPARE_BYTES}; with {@link
-     * Parts#ALL} also the necks' (one or two necks' weights, their shared workspace and the input of a given map) and
-     * the mask head's (its rows are the necks').
+     * Parts#ALL} also the necks' (one or two necks' weights, their shared workspace and the input of a given map), the
+     * decoder's and the mask head's (its rows are the necks').
      */
     static long poolBytes(Sam3Config config, Parts parts, boolean trackerNeck) {
         long bytes = trunkBytes(config.vision())
@@ -304,6 +340,7 @@ public final class CudaSam3 implements Sam3Backend {
         if (parts == Parts.ALL) {
             bytes += (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
                     + align((long) tokens(config) * config.vision().embedDim() * 2)
+                    + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
                     + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries());
         }
         return bytes;

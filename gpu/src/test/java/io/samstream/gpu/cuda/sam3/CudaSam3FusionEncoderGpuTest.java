@@ -65,8 +65,8 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
                 for (int i = 0; i < prompts.size(); i++) {
                     JsonNode p = prompts.get(i);
                     String label = "tiny prompt " + i + " '" + p.get("text").asText() + "'";
-                    TextFeatures text = model.encodeText(ints(Npy.read(tiny.resolve("p" + i + "_tokens.npy"))
-                            .toLongs()));
+                    TextFeatures text = model.encodeText(GpuTestSupport.ints(Npy.read(tiny.resolve("p" + i
+                            + "_tokens.npy")).toLongs()));
                     Detections det = model.detect(image, text, boxes(p));
                     assertTrue(det.prompt().validTokens() < det.prompt().length(), label + ": padding to skip");
                     float[] out = encoder.forward(image.tokens(), image.pos(), tokens, det.prompt());
@@ -138,13 +138,13 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
         StateDict checkpoint = CheckpointLoader.load(tiny.resolve("sam3_tiny.pt"));
         Sam3Config config = Sam3ConfigInference.infer(checkpoint);
         float[] input = Npy.read(tiny.resolve("model_input.npy")).toFloats();
-        int[] ids = ints(Npy.read(tiny.resolve("p0_tokens.npy")).toLongs());
+        int[] ids = GpuTestSupport.ints(Npy.read(tiny.resolve("p0_tokens.npy")).toLongs());
         Detections ref;
         try (Sam3Model cpu = new Sam3Model(checkpoint, config, THREADS)) {
             ref = cpu.detect(cpu.encodeImage(input), cpu.encodeText(ids), List.of());
         }
         try (Sam3Model onGpu = new Sam3Model(checkpoint, config, THREADS, CudaSam3.factory(0))) {
-            assertTrue(onGpu.describe().startsWith("ViT trunk, necks, fusion encoder and mask head on "),
+            assertTrue(onGpu.describe().startsWith("ViT trunk, necks, fusion encoder, decoder and mask head on "),
                     onGpu.describe());
             Detections det = onGpu.detect(onGpu.encodeImage(input), onGpu.encodeText(ids), List.of());
             check("tiny model on CudaSam3: memory", ref.memory(), det.memory(), MODEL_MIN_COSINE, MODEL_MAX_REL_L2);
@@ -170,14 +170,6 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
             }
         }
         return boxes;
-    }
-
-    private static int[] ints(long[] v) {
-        int[] out = new int[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = Math.toIntExact(v[i]);
-        }
-        return out;
     }
 
     private static void check(String what, float[] ref, float[] out) {

@@ -14,6 +14,7 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Decoder;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Fusion;
 import io.samstream.gpu.sam3.Sam3MaskHead;
@@ -56,16 +57,17 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
         try {
             DeviceBuffer rows = gpu.pool.allocateBf16(CudaSam3MaskHead.rowsValues(config), "im2col rows");
             Sam3Backend.Factory headOnGpu = Sam3Backend.of(Sam3Trunk.cpu(), Sam3Neck.cpu(), Sam3Fusion.cpu(),
-                    (sd, detector, pool) -> new CudaSam3MaskHead(sd, config, CudaSam3.maxPromptTokens(config),
-                            detector.queries(), gpu.kernels, gpu.stream, gpu.pool, gpu.staging, rows));
+                    Sam3Decoder.cpu(), (sd, detector, pool) -> new CudaSam3MaskHead(sd, config,
+                            CudaSam3.maxPromptTokens(config), detector.queries(), gpu.kernels, gpu.stream, gpu.pool,
+                            gpu.staging, rows));
             try (Sam3Model cpu = new Sam3Model(checkpoint, config, THREADS);
                  Sam3Model onGpu = new Sam3Model(checkpoint, config, THREADS, headOnGpu)) {
                 VisionFeatures image = cpu.encodeImage(input);
                 int side = 4 * image.grid();
                 for (int i = 0; Files.isRegularFile(tiny.resolve("p" + i + "_top.npy")); i++) {
-                    int[] ids = ints(Npy.read(tiny.resolve("p" + i + "_tokens.npy")).toLongs());
+                    int[] ids = GpuTestSupport.ints(Npy.read(tiny.resolve("p" + i + "_tokens.npy")).toLongs());
                     Detections det = cpu.detect(image, cpu.encodeText(ids), List.of());
-                    int[] top = ints(Npy.read(tiny.resolve("p" + i + "_top.npy")).toLongs());
+                    int[] top = GpuTestSupport.ints(Npy.read(tiny.resolve("p" + i + "_top.npy")).toLongs());
                     float[] ref = cpu.masks(det, top), out = onGpu.masks(det, top);
                     float[] meta = Npy.read(tiny.resolve("p" + i + "_masks.npy")).toFloats();
                     String label = "tiny prompt " + i;
@@ -149,13 +151,5 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
             v[i] = (float) (rnd.nextGaussian() * std);
         }
         return v;
-    }
-
-    private static int[] ints(long[] v) {
-        int[] out = new int[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = (int) v[i];
-        }
-        return out;
     }
 }

@@ -48,7 +48,8 @@ class CudaSam3Test {
         long fusion = CudaSam3FusionEncoder.poolBytes(RELEASE.detector(), CudaSam3.tokens(RELEASE),
                 CudaSam3.maxPromptTokens(RELEASE));
         long neck = CudaSam3Neck.weightBytes(RELEASE), workspace = CudaSam3Neck.workspaceBytes(RELEASE);
-        long head = CudaSam3MaskHead.poolBytes(RELEASE, CudaSam3.maxPromptTokens(RELEASE), 200);
+        long head = CudaSam3MaskHead.poolBytes(RELEASE, CudaSam3.maxPromptTokens(RELEASE), 200)
+                + CudaSam3Decoder.poolBytes(RELEASE.detector(), 72, CudaSam3.maxPromptTokens(RELEASE));
         long trunkMap = 72L * 72 * 1024 * 2;
         long image = CudaSam3.poolBytes(RELEASE, CudaSam3.Parts.ALL, false);
         long video = CudaSam3.poolBytes(RELEASE, CudaSam3.Parts.ALL, true);
