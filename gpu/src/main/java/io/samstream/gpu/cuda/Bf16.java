@@ -1,5 +1,8 @@
 package io.samstream.gpu.cuda;
 
+import java.nio.ShortBuffer;
+import java.util.stream.IntStream;
+
 /**
  * bfloat16 conversions on the host: the top 16 bits of an IEEE float, rounded to nearest even (what
  * PyTorch's {@code .to(torch.bfloat16)} and CUDA's {@code __float2bfloat16_rn} do). NaN stays NaN.
@@ -42,5 +45,44 @@ public final class Bf16 {
             out[i] = toFloat(src[i]);
         }
         return out;
+    }
+
+    /** Values below which a bulk conversion stays on the calling thread (a fork costs more than it saves). */
+    static final int PARALLEL_FROM = 1 << 18;
+    private static final int CHUNK = 1 << 16;
+
+    /**
+     * Writes {@code src[from, from + count)} as bf16 into {@code dst} from element {@code at} (absolute: the buffer's
+     * position is untouched). Staging a large feature map is millions of values; runs of at least {@value
+     * #PARALLEL_FROM} are converted on the common pool's threads, chunk by chunk.
+     */
+    public static void put(ShortBuffer dst, int at, float[] src, int from, int count) {
+        chunks(count, (lo, hi) -> {
+            for (int i = lo; i < hi; i++) {
+                dst.put(at + i, fromFloat(src[from + i]));
+            }
+        });
+    }
+
+    /** Reads {@code count} bf16 values of {@code src} from element {@code at} into {@code dst[from, from + count)}. */
+    public static void get(ShortBuffer src, int at, float[] dst, int from, int count) {
+        chunks(count, (lo, hi) -> {
+            for (int i = lo; i < hi; i++) {
+                dst[from + i] = toFloat(src.get(at + i));
+            }
+        });
+    }
+
+    private interface Range {
+        void run(int lo, int hi);
+    }
+
+    private static void chunks(int count, Range range) {
+        if (count < PARALLEL_FROM) {
+            range.run(0, count);
+            return;
+        }
+        int n = (count + CHUNK - 1) / CHUNK;
+        IntStream.range(0, n).parallel().forEach(c -> range.run(c * CHUNK, Math.min(count, (c + 1) * CHUNK)));
     }
 }

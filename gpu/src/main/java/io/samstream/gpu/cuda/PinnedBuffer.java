@@ -51,22 +51,24 @@ public final class PinnedBuffer implements AutoCloseable {
 
     /** Writes {@code values} as bf16 starting at element {@code index}. */
     public void putBf16(long index, float[] values) {
-        ByteBuffer b = buffer();
-        b.position(Math.toIntExact(index * 2));
-        for (float v : values) {
-            b.putShort(Bf16.fromFloat(v));
-        }
+        putBf16(index, values, 0, values.length);
+    }
+
+    /** Writes {@code values[from, from + count)} as bf16 starting at element {@code index} ({@link Bf16#put}). */
+    public void putBf16(long index, float[] values, int from, int count) {
+        Bf16.put(buffer().asShortBuffer(), Math.toIntExact(index), values, from, count);
     }
 
     /** Reads {@code count} bf16 values starting at element {@code index}, as floats. */
     public float[] getBf16(long index, int count) {
-        ByteBuffer b = buffer();
-        b.position(Math.toIntExact(index * 2));
         float[] out = new float[count];
-        for (int i = 0; i < count; i++) {
-            out[i] = Bf16.toFloat(b.getShort());
-        }
+        getBf16(index, out, 0, count);
         return out;
+    }
+
+    /** Reads {@code count} bf16 values from element {@code index} into {@code out[from, from + count)}. */
+    public void getBf16(long index, float[] out, int from, int count) {
+        Bf16.get(buffer().asShortBuffer(), Math.toIntExact(index), out, from, count);
     }
 
     private void ensureOpen() {

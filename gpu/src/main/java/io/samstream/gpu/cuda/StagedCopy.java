@@ -1,7 +1,5 @@
 package io.samstream.gpu.cuda;
 
-import java.util.Arrays;
-
 /**
  * Synchronous copies of float arrays between the host and the device through a pinned staging buffer, in the chunks
  * it holds: stored on the device as bf16 or as fp32. For weights at load time and the per-call inputs and outputs of
@@ -15,7 +13,7 @@ public final class StagedCopy {
         int chunk = (int) Math.min(staging.bytes() / 2, 1 << 24);
         for (int start = 0; start < values.length; start += chunk) {
             int n = Math.min(chunk, values.length - start);
-            staging.putBf16(0, n == values.length ? values : Arrays.copyOfRange(values, start, start + n));
+            staging.putBf16(0, values, start, n);
             stream.upload(staging, 0, dst, (long) start * 2, (long) n * 2);
             stream.synchronize();
         }
@@ -53,7 +51,7 @@ public final class StagedCopy {
             int n = Math.min(chunk, out.length - start);
             stream.download(src, (long) start * 2, staging, 0, (long) n * 2);
             stream.synchronize();
-            System.arraycopy(staging.getBf16(0, n), 0, out, start, n);
+            staging.getBf16(0, out, start, n);
         }
         return out;
     }

@@ -3,6 +3,10 @@ package io.samstream.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.ShortBuffer;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class Bf16Test {
@@ -38,6 +42,29 @@ class Bf16Test {
         for (int i = 0; i < 10000; i++) {
             float f = (float) (rnd.nextGaussian() * Math.exp(rnd.nextGaussian() * 5));
             assertTrue(Math.abs(Bf16.round(f) - f) <= Math.abs(f) * 0x1p-8, "value " + f);
+        }
+    }
+
+    /** Bulk conversions (the staging buffers'), below and above the size that spreads them over threads. */
+    @Test
+    void bulkConversionsMatchTheScalarOnesAtAnOffset() {
+        for (int count : new int[] {1000, Bf16.PARALLEL_FROM + 12345}) {
+            Random rnd = new Random(count);
+            float[] src = new float[count + 7];
+            for (int i = 0; i < src.length; i++) {
+                src[i] = (float) (rnd.nextGaussian() * 100);
+            }
+            ShortBuffer buffer = ByteBuffer.allocateDirect((count + 10) * 2).order(ByteOrder.LITTLE_ENDIAN)
+                    .asShortBuffer();
+            Bf16.put(buffer, 3, src, 7, count);
+            assertEquals(0, buffer.get(2), "nothing written before the offset");
+            float[] back = new float[count + 5];
+            Bf16.get(buffer, 3, back, 5, count);
+            for (int i = 0; i < count; i++) {
+                assertEquals(Bf16.fromFloat(src[7 + i]), buffer.get(3 + i), "bf16 of value " + i);
+                assertEquals(Bf16.round(src[7 + i]), back[5 + i], "value " + i + " back");
+            }
+            assertEquals(0f, back[4], "nothing read before the offset");
         }
     }
 }
