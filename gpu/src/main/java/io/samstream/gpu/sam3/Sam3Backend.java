@@ -73,9 +73,9 @@ public interface Sam3Backend extends AutoCloseable {
                 Sam3Fusion fusion = add(opened, fusionFactory.open(sd, config.detector(), pool));
                 Sam3Decoder decoder = add(opened, decoderFactory.open(sd, config.detector(), pool));
                 Sam3MaskHead maskHead = add(opened, maskHeadFactory.open(sd, config.detector(), pool));
-                return new Parts(trunk, neck, trackerNeck, fusion, decoder, maskHead);
+                return new Composite(trunk, neck, trackerNeck, fusion, decoder, maskHead);
             } catch (RuntimeException e) {
-                Parts.closeAll(opened, e);
+                Composite.closeAll(opened, e);
                 throw e;
             }
         };
@@ -86,8 +86,8 @@ public interface Sam3Backend extends AutoCloseable {
         return part;
     }
 
-    /** The parts of {@link #of}: closed in reverse order of opening. */
-    record Parts(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion, Sam3Decoder decoder,
+    /** The parts of {@link #of}, each from its own factory: closed in reverse order of opening. */
+    record Composite(Sam3Trunk trunk, Sam3Neck neck, Sam3Neck trackerNeck, Sam3Fusion fusion, Sam3Decoder decoder,
                  Sam3MaskHead maskHead) implements Sam3Backend {
         @Override
         public String describe() {
