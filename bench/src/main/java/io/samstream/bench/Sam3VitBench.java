@@ -9,13 +9,19 @@ import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.cuda.sam3.CudaSam3;
+import io.samstream.gpu.cuda.sam3.CudaSam3Decoder;
 import io.samstream.gpu.cuda.sam3.CudaSam3FusionEncoder;
+import io.samstream.gpu.cuda.sam3.CudaSam3MaskHead;
 import io.samstream.gpu.cuda.sam3.CudaSam3Neck;
 import io.samstream.gpu.cuda.sam3.CudaSam3Vit;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3Decoder;
+import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.Sam3Neck;
+import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -27,9 +33,12 @@ import java.util.function.IntConsumer;
 /**
  * SAM 3's GPU parts at the release's shapes (random weights): the ViT trunk (input 1008, 32 blocks), one neck (the
  * trunk's 72x72 map to levels of 288², 144² and 72² at width 256; a video frame runs two, the detector's and the
- * tracker's) and the fusion encoder (6 layers at width 256 over 72x72 tokens, attending to {@code --prompt} valid
- * prompt tokens, 33 by default: a phrase of 32 and the geometry's class token). GPU ms per image between CUDA events over back-to-back passes of
- * one image, the median of repeats. Kernel by kernel from Java (no graph).
+ * tracker's), the fusion encoder (6 layers at width 256 over 72x72 tokens, attending to {@code --prompt} valid
+ * prompt tokens, 33 by default: a phrase of 32 and the geometry's class token), the DETR decoder (6 layers, 200
+ * queries) and the mask head (5 queries' masks at 288²). GPU ms per image between CUDA events over back-to-back
+ * passes of one image, the median of repeats; for the decoder and the mask head also the wall time of a whole call
+ * through the host seam (the inputs staged as bf16, the outputs brought back), what a frame pays today. Kernel by
+ * kernel from Java (no graph).
  *
  * <pre>java -cp ... io.samstream.bench.Sam3VitBench [--repeats 7] [--passes 5] [--prompt 33]</pre>
  */
@@ -65,13 +74,8 @@ public final class Sam3VitBench {
 
             Sam3Config release = new Sam3Config(vision, new Sam3Config.Text(49408, 32, 1024, 24, 16, 4096, 512),
                     detector);
-            Map<String, int[]> neckShapes = new LinkedHashMap<>();
-            Sam3Shapes.shapes(release).forEach((k, v) -> {
-                if (k.startsWith("detector." + Sam3Neck.DETECTOR)) {
-                    neckShapes.put(k.substring("detector.".length()), v);
-                }
-            });
-            CudaSam3Neck neck = new CudaSam3Neck(Sam2Shapes.random(neckShapes, 4), Sam3Neck.DETECTOR, release, kernels,
+            CudaSam3Neck neck = new CudaSam3Neck(Sam2Shapes.random(partShapes(release, Sam3Neck.DETECTOR), 4),
+                    Sam3Neck.DETECTOR, release, kernels,
                     stream, new DeviceWeights(pool, stream, staging), CudaSam3Neck.Workspace.allocate(pool, release));
             double[] neckMs = time(ctx, stream, repeats, passes, b -> neck.forward(vit.output()));
 
@@ -86,14 +90,59 @@ public final class Sam3VitBench {
             int valid = prompt;
             double[] fusionMs = time(ctx, stream, repeats, passes, b -> fusion.forward(valid));
 
+            int d = detector.dModel(), g = vision.grid(), n = 5;
+            float[] memory = gaussian(rnd, (long) tokens * d), pos = gaussian(rnd, (long) tokens * d);
+            Prompt phrase = new Prompt(gaussian(rnd, (long) prompt * d), new boolean[prompt]);
+            CudaSam3Decoder decoder = new CudaSam3Decoder(Sam2Shapes.random(partShapes(release, Sam3Decoder.PREFIX),
+                    5), detector, g, maxPrompt, kernels, stream, pool, staging);
+            double[] decoderCallMs = wall(repeats, () -> decoder.forward(memory, pos, g, phrase));
+            double[] decoderMs = time(ctx, stream, repeats, passes, b -> decoder.forward(valid));
+
+            CudaSam3MaskHead head = new CudaSam3MaskHead(Sam2Shapes.random(partShapes(release, Sam3MaskHead.PREFIX),
+                    6), release, maxPrompt, detector.queries(), kernels, stream, pool, staging,
+                    pool.allocateBf16(CudaSam3MaskHead.rowsValues(release), "sam3 mask head rows"));
+            VisionFeatures image = new VisionFeatures(g, new float[0], new float[][] {gaussian(rnd, 16L * tokens * d),
+                    gaussian(rnd, 4L * tokens * d), gaussian(rnd, (long) tokens * d)}, pos);
+            float[] embeddings = gaussian(rnd, (long) n * d);
+            double[] headCallMs = wall(repeats, () -> head.masks(memory, image, phrase, embeddings, n));
+            double[] headMs = time(ctx, stream, repeats, passes, b -> head.forward(valid, 8));
+
             System.out.printf(Locale.ROOT, "gpu\t%s%n", ctx.info().describe());
             print("sam3 vit " + vision, vitMs);
             print("sam3 neck (one of the two a video frame runs)", neckMs);
             print("sam3 fusion encoder " + detector.encoderLayers() + " layers, " + tokens + " tokens, " + prompt
                     + " prompt tokens", fusionMs);
+            print("sam3 decoder " + detector.decoderLayers() + " layers, " + detector.queries() + " queries", decoderMs);
+            print("sam3 decoder, the whole call (wall)", decoderCallMs);
+            print("sam3 mask head, " + n + " queries", headMs);
+            print("sam3 mask head, the whole call (wall)", headCallMs);
             System.out.printf(Locale.ROOT, "device pool peak\t%.1f MB%n", pool.peak() / 1e6);
             kernels.close();
         }
+    }
+
+    /** The shapes of the detector's tensors under {@code prefix}, without the "detector." of sam3.pt's keys. */
+    private static Map<String, int[]> partShapes(Sam3Config config, String prefix) {
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        Sam3Shapes.shapes(config).forEach((k, v) -> {
+            if (k.startsWith("detector." + prefix)) {
+                shapes.put(k.substring("detector.".length()), v);
+            }
+        });
+        return shapes;
+    }
+
+    /** Wall ms of {@code call} (synchronous) over {@code repeats} runs after one warm-up, sorted. */
+    private static double[] wall(int repeats, Runnable call) {
+        call.run();
+        double[] ms = new double[repeats];
+        for (int r = 0; r < repeats; r++) {
+            long t0 = System.nanoTime();
+            call.run();
+            ms[r] = (System.nanoTime() - t0) / 1e6;
+        }
+        Arrays.sort(ms);
+        return ms;
     }
 
     /** GPU ms per pass of {@code pass} over {@code repeats} runs of {@code passes} passes, after one warm-up, sorted. */
