@@ -1,9 +1,11 @@
 package io.samstream.bench;
 
+import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
+import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
@@ -24,9 +26,7 @@ import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Random;
 import java.util.function.IntConsumer;
 
@@ -74,8 +74,8 @@ public final class Sam3VitBench {
 
             Sam3Config release = new Sam3Config(vision, new Sam3Config.Text(49408, 32, 1024, 24, 16, 4096, 512),
                     detector);
-            CudaSam3Neck neck = new CudaSam3Neck(Sam2Shapes.random(partShapes(release, Sam3Neck.DETECTOR), 4),
-                    Sam3Neck.DETECTOR, release, kernels,
+            StateDict neckWeights = Sam2Shapes.random(Sam3Shapes.detectorPart(release, Sam3Neck.DETECTOR), 4);
+            CudaSam3Neck neck = new CudaSam3Neck(neckWeights, Sam3Neck.DETECTOR, release, kernels,
                     stream, new DeviceWeights(pool, stream, staging), CudaSam3Neck.Workspace.allocate(pool, release));
             double[] neckMs = time(ctx, stream, repeats, passes, b -> neck.forward(vit.output()));
 
@@ -93,14 +93,16 @@ public final class Sam3VitBench {
             int d = detector.dModel(), g = vision.grid(), n = 5;
             float[] memory = gaussian(rnd, (long) tokens * d), pos = gaussian(rnd, (long) tokens * d);
             Prompt phrase = new Prompt(gaussian(rnd, (long) prompt * d), new boolean[prompt]);
-            CudaSam3Decoder decoder = new CudaSam3Decoder(Sam2Shapes.random(partShapes(release, Sam3Decoder.PREFIX),
-                    5), detector, g, maxPrompt, kernels, stream, pool, staging);
+            StateDict decoderWeights = Sam2Shapes.random(Sam3Shapes.detectorPart(release, Sam3Decoder.PREFIX), 5);
+            CudaSam3Decoder decoder = new CudaSam3Decoder(decoderWeights, detector, g, maxPrompt, kernels, stream, pool,
+                    staging);
             double[] decoderCallMs = wall(repeats, () -> decoder.forward(memory, pos, g, phrase));
             double[] decoderMs = time(ctx, stream, repeats, passes, b -> decoder.forward(valid));
 
-            CudaSam3MaskHead head = new CudaSam3MaskHead(Sam2Shapes.random(partShapes(release, Sam3MaskHead.PREFIX),
-                    6), release, maxPrompt, detector.queries(), kernels, stream, pool, staging,
-                    pool.allocateBf16(CudaSam3MaskHead.rowsValues(release), "sam3 mask head rows"));
+            StateDict headWeights = Sam2Shapes.random(Sam3Shapes.detectorPart(release, Sam3MaskHead.PREFIX), 6);
+            DeviceBuffer rows = pool.allocateBf16(CudaSam3MaskHead.rowsValues(release), "sam3 mask head rows");
+            CudaSam3MaskHead head = new CudaSam3MaskHead(headWeights, release, maxPrompt, detector.queries(), kernels,
+                    stream, pool, staging, rows);
             VisionFeatures image = new VisionFeatures(g, new float[0], new float[][] {gaussian(rnd, 16L * tokens * d),
                     gaussian(rnd, 4L * tokens * d), gaussian(rnd, (long) tokens * d)}, pos);
             float[] embeddings = gaussian(rnd, (long) n * d);
@@ -112,24 +114,14 @@ public final class Sam3VitBench {
             print("sam3 neck (one of the two a video frame runs)", neckMs);
             print("sam3 fusion encoder " + detector.encoderLayers() + " layers, " + tokens + " tokens, " + prompt
                     + " prompt tokens", fusionMs);
-            print("sam3 decoder " + detector.decoderLayers() + " layers, " + detector.queries() + " queries", decoderMs);
+            print("sam3 decoder " + detector.decoderLayers() + " layers, " + detector.queries() + " queries",
+                    decoderMs);
             print("sam3 decoder, the whole call (wall)", decoderCallMs);
             print("sam3 mask head, " + n + " queries", headMs);
             print("sam3 mask head, the whole call (wall)", headCallMs);
             System.out.printf(Locale.ROOT, "device pool peak\t%.1f MB%n", pool.peak() / 1e6);
             kernels.close();
         }
-    }
-
-    /** The shapes of the detector's tensors under {@code prefix}, without the "detector." of sam3.pt's keys. */
-    private static Map<String, int[]> partShapes(Sam3Config config, String prefix) {
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        Sam3Shapes.shapes(config).forEach((k, v) -> {
-            if (k.startsWith("detector." + prefix)) {
-                shapes.put(k.substring("detector.".length()), v);
-            }
-        });
-        return shapes;
     }
 
     /** Wall ms of {@code call} (synchronous) over {@code repeats} runs after one warm-up, sorted. */

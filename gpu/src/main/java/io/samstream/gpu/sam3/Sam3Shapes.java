@@ -108,6 +108,20 @@ public final class Sam3Shapes {
         return s;
     }
 
+    /**
+     * The detector's tensors whose keys start with {@code prefix} (e.g. {@link Sam3Decoder#PREFIX}), keyed without
+     * sam3.pt's "detector." (as the detector's state_dict holds them): one part's shapes, for random weights.
+     */
+    public static Map<String, int[]> detectorPart(Sam3Config c, String prefix) {
+        Map<String, int[]> part = new LinkedHashMap<>();
+        shapes(c).forEach((k, v) -> {
+            if (k.startsWith("detector." + prefix)) {
+                part.put(k.substring("detector.".length()), v);
+            }
+        });
+        return part;
+    }
+
     /** The ViT trunk's tensors under {@code backbone.vision_backbone.trunk.} (no "detector." prefix). */
     public static Map<String, int[]> trunkShapes(Sam3Config.Vision v) {
         Map<String, int[]> s = new LinkedHashMap<>();

@@ -23,7 +23,6 @@ import io.samstream.gpu.tensor.Npy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -71,12 +70,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
     void releaseShapesMatchTheCpuReference() {
         Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
                 Sam3ConfigInference.RELEASE_DETECTOR);
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        Sam3Shapes.shapes(release).forEach((k, v) -> {
-            if (k.startsWith("detector." + Sam3Decoder.PREFIX)) {
-                shapes.put(k.substring("detector.".length()), v);
-            }
-        });
+        Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3Decoder.PREFIX);
         StateDict sd = Sam2Shapes.random(shapes, 71);
         Sam3Config.Detector c = release.detector();
         int d = c.dModel(), g = release.vision().grid(), maxPrompt = CudaSam3.maxPromptTokens(release);
@@ -86,16 +80,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
             memory[i] = (float) rnd.nextGaussian();
             pos[i] = (float) Math.sin(i * 0.37);
         }
-        int rows = 35;
-        float[] promptRows = new float[rows * d];
-        boolean[] padding = new boolean[rows];
-        for (int t = 0; t < rows; t++) {
-            padding[t] = t >= 6 && t < 32;
-            for (int ch = 0; ch < d; ch++) {
-                promptRows[t * d + ch] = (float) (rnd.nextGaussian() * (padding[t] ? 8 : 1));
-            }
-        }
-        Prompt prompt = new Prompt(promptRows, padding);
+        Prompt prompt = ReleaseInputs.paddedPrompt(rnd, d);
         Sam3Decoder.Output ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);
              Sam3Decoder cpu = Sam3Decoder.cpu().open(sd, c, threads)) {

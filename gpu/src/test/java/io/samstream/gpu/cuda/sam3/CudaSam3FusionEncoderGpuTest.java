@@ -100,17 +100,7 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
                 pos[t * d + ch] = (float) (ch % 2 == 0 ? Math.sin(f) : Math.cos(f));
             }
         }
-        // 32 phrase rows (the first 6 valid, the rest padding holding large values), 3 geometry rows (valid)
-        int n = 35;
-        float[] rows = new float[n * d];
-        boolean[] padding = new boolean[n];
-        for (int t = 0; t < n; t++) {
-            padding[t] = t >= 6 && t < 32;
-            for (int ch = 0; ch < d; ch++) {
-                rows[t * d + ch] = (float) (rnd.nextGaussian() * (padding[t] ? 8 : 1));
-            }
-        }
-        Prompt prompt = new Prompt(rows, padding);
+        Prompt prompt = ReleaseInputs.paddedPrompt(rnd, d);
         float[] ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);
              Sam3Fusion cpu = Sam3Fusion.cpu().open(sd, c, threads)) {

@@ -29,7 +29,6 @@ import io.samstream.testkit.CocoMasks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -87,29 +86,14 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
     void releaseShapesMatchTheCpuReference() {
         Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
                 Sam3ConfigInference.RELEASE_DETECTOR);
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        Sam3Shapes.shapes(release).forEach((k, v) -> {
-            if (k.startsWith("detector." + Sam3MaskHead.PREFIX)) {
-                shapes.put(k.substring("detector.".length()), v);
-            }
-        });
+        Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3MaskHead.PREFIX);
         StateDict sd = Sam2Shapes.random(shapes, 61);
         int d = release.detector().dModel(), g = release.vision().grid(), n = 5;
         Random rnd = new Random(62);
         float[] memory = gaussian(rnd, g * g * d, 1);
         float[][] fpn = {gaussian(rnd, 16 * g * g * d, 1), gaussian(rnd, 4 * g * g * d, 1), gaussian(rnd, g * g * d, 1)};
         VisionFeatures image = new VisionFeatures(g, new float[0], fpn, new float[g * g * d]);
-        // 32 phrase rows (the first 6 valid, the rest padding holding large values), 3 geometry rows (valid)
-        int rowsCount = 35;
-        float[] rows = new float[rowsCount * d];
-        boolean[] padding = new boolean[rowsCount];
-        for (int t = 0; t < rowsCount; t++) {
-            padding[t] = t >= 6 && t < 32;
-            for (int ch = 0; ch < d; ch++) {
-                rows[t * d + ch] = (float) (rnd.nextGaussian() * (padding[t] ? 8 : 1));
-            }
-        }
-        Prompt prompt = new Prompt(rows, padding);
+        Prompt prompt = ReleaseInputs.paddedPrompt(rnd, d);
         float[] embeddings = gaussian(rnd, n * d, 0.1);
         float[] ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);

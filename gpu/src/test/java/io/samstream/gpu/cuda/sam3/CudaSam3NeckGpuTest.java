@@ -21,7 +21,6 @@ import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.tensor.Npy;
 import java.io.IOException;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -56,13 +55,7 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
     void releaseShapesMatchTheCpuReference() {
         Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
                 Sam3ConfigInference.RELEASE_DETECTOR);
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        String prefix = "detector." + Sam3Neck.DETECTOR;
-        Sam3Shapes.shapes(release).forEach((k, v) -> {
-            if (k.startsWith(prefix)) {
-                shapes.put(k.substring("detector.".length()), v);
-            }
-        });
+        Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3Neck.DETECTOR);
         StateDict sd = Sam2Shapes.random(shapes, 43);
         int g = release.vision().grid();
         compare("release shapes", sd, Sam3Neck.DETECTOR, release, map(g * g * release.vision().embedDim(), 44));
