@@ -1,0 +1,546 @@
+package io.samstream.bench;
+
+import io.samstream.gpu.checkpoint.StateDict;
+import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.sam3.CudaSam3;
+import io.samstream.gpu.cuda.sam3.CudaSam3Tracker;
+import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Model;
+import io.samstream.gpu.sam3.Sam3Preprocessor;
+import io.samstream.gpu.sam3.Sam3Shapes;
+import io.samstream.gpu.sam3.Sam3TrackerConfig;
+import io.samstream.gpu.sam3.VisionFeatures;
+import io.samstream.gpu.sam3.text.Sam3Tokenizer;
+import io.samstream.gpu.sam3.video.Concept;
+import io.samstream.gpu.sam3.video.ConceptDetector;
+import io.samstream.gpu.sam3.video.Detection;
+import io.samstream.gpu.sam3.video.Sam3ConceptDetector;
+import io.samstream.gpu.sam3.video.Sam3VideoModel;
+import io.samstream.gpu.sam3.video.Sam3VideoSettings;
+import io.samstream.gpu.sam3.video.Sam3VideoTracker;
+import io.samstream.gpu.sam3.video.TrackerPasses;
+import io.samstream.gpu.sam3.video.VideoStep;
+import io.samstream.gpu.tensor.Tensor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+/**
+ * SAM 3 concept tracking end to end through the public API, {@link Sam3VideoTracker#step} with an RGB frame (the call
+ * the engine makes for every frame of a stream: pre-processing, the ViT and both necks, the detector on every frame,
+ * the tracker's passes for every object, matching, memory, masks at the frame's size), at the release's shapes with
+ * random weights: frames/s for {@code streams x phrases} scenarios over a generated clip ({@link #clip}: five shapes
+ * moving over a gradient, 640 x 480 by default; bench/sam3_torch.py draws the same pixels).
+ *
+ * <p><b>The model.</b> {@code --config release}: {@link Sam3ConfigInference#RELEASE_VIT}, a text encoder of 1024 x 24
+ * (16 heads, context 32), {@link Sam3ConfigInference#RELEASE_DETECTOR} and the release tracker (grid 72, width 256,
+ * memory 64 x 7, 4 attention layers); {@code --config tiny} the unit tests' tiny shapes (input 112), for a smoke run
+ * on the CPU. The weights are {@link Sam2Shapes#random} over {@link Sam3Shapes#shapes} and {@link
+ * Sam3Shapes#trackerShapes}, tensor by tensor ({@link #random}). The text encoder's vocabulary is the tokenizer's ({@code --vocab}, by default the tests'
+ * BPE vocabulary, 814 ids, shipped in the repository; the official one is not): the vocabulary's size only sizes the
+ * embedding table a phrase's 32 ids are looked up in, so it does not change the speed. {@code --device cuda} opens
+ * the model as {@code ModelCheckpoints.openSam3Video} does for a GPU, with {@code --parts} choosing {@link
+ * CudaSam3.Parts} ({@code all}, the default: also the necks, mask head and the tracker's passes ({@link
+ * CudaSam3Tracker}); {@code trunk_and_fusion}: what device auto puts there, the rest on the CPU reference); {@code
+ * --device cpu} runs the fp32 CPU reference throughout.
+ *
+ * <p><b>About 5 instances a stream</b> ({@code --instances N}). Random weights score arbitrarily, so the thresholds
+ * are chosen on the clip's first frame, per phrase, by one rule that bench/sam3_torch.py repeats on Meta's model:
+ * frame 0's detection probabilities (the video detector's joint score with the presence token) sorted, the threshold
+ * is the best probability below the k-th best, for the smallest k >= N that leaves N detections after Meta's mask
+ * NMS (IoU 0.1); when no k does, NMS is turned off and k = N (random masks overlap: on the tiny configuration no
+ * threshold leaves 5 after NMS). Each phrase is detected at its own threshold (the model's {@link
+ * Sam3ConceptDetector} per phrase), the new-object threshold is the lowest of a stream's phrases', and a stream holds
+ * at most N objects per phrase ({@code maxObjects} = N x phrases; Meta: {@code max_num_objects} = N a session, one
+ * phrase a session). The tracker's object-score head is
+ * shifted to +10 ({@code tracker.sam_mask_decoder.pred_obj_score_head.layers.2.bias}, as the SAM 3 video fixture
+ * shifts it) so that every tracked object is judged present and really propagated, as a trained model's objects in
+ * view are, not present or absent by the toss of a random head. {@code --heuristics off} (the default) runs Meta's
+ * variant without temporal disambiguation ({@link Sam3VideoSettings#withoutTemporalDisambiguation}: no hot-start,
+ * re-conditioning or memory selection; Meta's {@code apply_temporal_disambiguation=False}) on both sides: with random
+ * masks every two objects overlap, and the hot-start rules remove them as duplicates (tiny, CPU: 1.9 tracks a frame
+ * with them, 5.0 without); {@code on} keeps {@link Sam3VideoSettings#defaults}. Detection runs on every frame either
+ * way. The TSV's {@code objects_per_frame} (objects shown), {@code tracks_per_frame} and {@code detections_per_frame}
+ * (per phrase, after threshold and NMS) show what the timed frames carried.
+ *
+ * <p><b>Timing.</b> A scenario opens {@code streams} streams on the one model, each asking for {@code phrases}
+ * phrases; frame t of every stream is stepped before frame t + 1 (one thread: a model's streams step one at a time).
+ * {@code --warmup} frames a stream first (16 by default: the memory bank and the 16 object pointers full), then
+ * {@code --repeats} windows of {@code --frames} frames a stream, wall time each; the TSV gives the median window's
+ * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
+ * includes SAM 3's pre-processing of the 640 x 480 frame on the CPU; Meta's session pre-processes its whole video
+ * when it starts, outside its timing, so {@code preprocess_ms} (that step alone, median) tells how much of a frame's
+ * time it is.
+ *
+ * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
+ * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
+ * object_memory_mb_per_object}: the object memories the streams hold (host floats), per object tracked. {@code
+ * --long-frames N} adds one stream with one phrase stepped N frames, a {@code #long} row every 10 %: tracked
+ * objects, device memory, object memory and ms per frame (18,000 frames = 10 minutes of a 30 frames/s camera).
+ *
+ * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
+ *      [--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
+ *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--seed 7] [--long-frames 0]
+ *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
+ * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
+ * On the GPU machine tools/device/run-sam3-video-bench.sh runs it after Meta's {@code Sam3VideoPredictor}
+ * (bench/sam3_torch.py) in one device call.
+ */
+public final class Sam3VideoBench {
+    /** The phrases a stream asks for, in order; a scenario with P phrases takes the first P. */
+    static final List<String> PHRASES = List.of("red circle", "blue square", "green triangle", "yellow disc");
+    /** The tracker's object-score bias that makes every tracked object present (see the class comment). */
+    static final String OBJECT_SCORE_BIAS = "tracker.sam_mask_decoder.pred_obj_score_head.layers.2.bias";
+    static final float PRESENT_LOGIT = 10f;
+    /** Meta's mask NMS IoU ({@code det_nms_thresh}). */
+    static final float META_NMS_IOU = 0.1f;
+
+    private Sam3VideoBench() {}
+
+    public static void main(String[] args) throws IOException {
+        if (args.length < 1 || args[0].startsWith("--")) {
+            System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
+                    + "[--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
+                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--seed 7] "
+                    + "[--long-frames 0] [--vocab FILE]");
+            System.exit(2);
+        }
+        Path out = Path.of(args[0]);
+        String configName = "release", device = "cuda", parts = "all";
+        List<String> scenarios = List.of("1x1", "4x1", "16x1");
+        int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0;
+        int threads = Runtime.getRuntime().availableProcessors();
+        long seed = 7;
+        boolean heuristics = false;
+        Path vocab = Path.of("gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz");
+        for (int i = 1; i < args.length; i += 2) {
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + args[i] + " needs a value");
+            }
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--config" -> configName = v;
+                case "--device" -> device = v;
+                case "--parts" -> parts = v;
+                case "--scenarios" -> scenarios = List.of(v.split(","));
+                case "--frames" -> frames = Integer.parseInt(v);
+                case "--warmup" -> warmup = Integer.parseInt(v);
+                case "--repeats" -> repeats = Integer.parseInt(v);
+                case "--instances" -> instances = Integer.parseInt(v);
+                case "--size" -> {
+                    String[] wh = v.split("x");
+                    width = Integer.parseInt(wh[0]);
+                    height = Integer.parseInt(wh[1]);
+                }
+                case "--threads" -> threads = Integer.parseInt(v);
+                case "--seed" -> seed = Long.parseLong(v);
+                case "--long-frames" -> longFrames = Integer.parseInt(v);
+                case "--heuristics" -> heuristics = switch (v) {
+                    case "on" -> true;
+                    case "off" -> false;
+                    default -> throw new IllegalArgumentException("--heuristics " + v + ": on or off");
+                };
+                case "--vocab" -> vocab = Path.of(v);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        if (frames < 1 || warmup < 1 || repeats < 1 || instances < 1) {
+            throw new IllegalArgumentException("--frames, --warmup, --repeats and --instances must be at least 1");
+        }
+        int maxPhrases = 0;
+        for (String sc : scenarios) {
+            maxPhrases = Math.max(maxPhrases, scenario(sc)[1]);
+        }
+        if (maxPhrases > PHRASES.size()) {
+            throw new IllegalArgumentException("at most " + PHRASES.size() + " phrases a stream");
+        }
+
+        Sam3Tokenizer tokenizer = Sam3Tokenizer.load(vocab);
+        Sam3Config config = config(configName, tokenizer.vocabularySize());
+        Sam3TrackerConfig tracker = trackerConfig(configName);
+        long t0 = System.nanoTime();
+        Map<String, int[]> shapes = new LinkedHashMap<>(Sam3Shapes.shapes(config));
+        shapes.putAll(Sam3Shapes.trackerShapes(config, tracker));
+        StateDict sd = random(shapes, seed);
+        sd.get(OBJECT_SCORE_BIAS, 1).data()[0] = PRESENT_LOGIT;
+        System.out.printf(Locale.ROOT, "random weights: %d tensors in %.1f s%n", shapes.size(),
+                (System.nanoTime() - t0) / 1e9);
+
+        RgbImage[] clip = clip(width, height, warmup + repeats * frames + 1);
+        List<String> rows = new ArrayList<>();
+        rows.add("impl\tconfig\tdevice\tstreams\tphrases\tframes_timed\tms_per_frame_per_stream\tframes_per_s_total\t"
+                + "frames_per_s_total_all\tobjects_per_frame\ttracks_per_frame\tdetections_per_frame\t"
+                + "device_memory_mb\tdevice_memory_growth_mb\tobject_memory_mb_per_object\tpreprocess_ms\tsettings");
+        t0 = System.nanoTime();
+        try (Sam3VideoModel model = open(sd, tokenizer, threads, device, parts);
+             CudaContext gpu = device.equals("cuda") ? CudaContext.open(0) : null) {
+            String where = model.describe() + (gpu == null ? "" : "; " + gpu.info().describe());
+            rows.add("#samstream\t" + configName + "\t" + where + "\tmodel opened in "
+                    + String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9) + ", " + threads
+                    + " CPU threads, clip " + width + "x" + height);
+            System.out.println(rows.get(rows.size() - 1));
+            int s = config.vision().imageSize();
+            VisionFeatures first = model.detector().encodeImage(Sam3Preprocessor.modelInput(clip[0], s));
+            Map<Concept, Calibration> calibrations = new LinkedHashMap<>();
+            for (String phrase : PHRASES.subList(0, maxPhrases)) {
+                Concept concept = Concept.of(phrase);
+                calibrations.put(concept, calibrate(model.detector(), tokenizer, first, concept, instances));
+                rows.add("#calibration\t" + phrase + "\t" + calibrations.get(concept));
+                System.out.println(rows.get(rows.size() - 1));
+            }
+            double preprocess = preprocessMs(clip[0], s);
+            for (String sc : scenarios) {
+                int[] sp = scenario(sc);
+                List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
+                rows.add(measure(model, tokenizer, gpu, heuristics, calibrations, concepts, instances, clip, sp[0],
+                        frames, warmup, repeats, configName + "\t" + (gpu == null ? device : device + ":" + parts),
+                        preprocess));
+                System.out.println(rows.get(rows.size() - 1));
+                Files.write(out, rows);
+            }
+            if (longFrames > 0) {
+                List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
+                rows.addAll(longRun(new PhraseDetector(model, tokenizer, calibrations), concepts,
+                        settings(heuristics, calibrations, concepts, instances), model, gpu, clip, longFrames));
+            }
+        }
+        Files.write(out, rows);
+        System.out.println(String.join("\n", rows));
+    }
+
+    /**
+     * {@link Sam2Shapes#random} tensor by tensor in parallel, each seeded from {@code seed} and its name (the same
+     * weights for the same seed): the release's 0.8 G values in seconds instead of a minute on one thread.
+     */
+    static StateDict random(Map<String, int[]> shapes, long seed) {
+        List<String> names = new ArrayList<>(shapes.keySet());
+        Tensor[] tensors = new Tensor[names.size()];
+        IntStream.range(0, names.size()).parallel().forEach(i -> {
+            String name = names.get(i);
+            tensors[i] = Sam2Shapes.random(Map.of(name, shapes.get(name)), seed * 31 + name.hashCode()).get(name);
+        });
+        Map<String, Tensor> map = new LinkedHashMap<>();
+        for (int i = 0; i < tensors.length; i++) {
+            map.put(names.get(i), tensors[i]);
+        }
+        return new StateDict(null, map);
+    }
+
+    /** "SxP": streams and phrases a stream. */
+    private static int[] scenario(String sc) {
+        String[] p = sc.trim().split("x");
+        if (p.length != 2) {
+            throw new IllegalArgumentException("scenario " + sc + ": streams x phrases, e.g. 4x1");
+        }
+        int[] v = {Integer.parseInt(p[0]), Integer.parseInt(p[1])};
+        if (v[0] < 1 || v[1] < 1) {
+            throw new IllegalArgumentException("scenario " + sc + ": at least one stream and one phrase");
+        }
+        return v;
+    }
+
+    /** The detector's shapes of {@code name}, its text encoder embedding {@code vocab} ids. */
+    static Sam3Config config(String name, int vocab) {
+        return switch (name) {
+            case "release" -> new Sam3Config(Sam3ConfigInference.RELEASE_VIT,
+                    new Sam3Config.Text(vocab, 32, 1024, 24, 16, 4096, 512), Sam3ConfigInference.RELEASE_DETECTOR);
+            // Sam3Weights.TINY of the gpu module's tests (input 112, ViT 48 x 4, detector 32 wide, 20 queries)
+            case "tiny" -> new Sam3Config(new Sam3Config.Vision(112, 14, 48, 4, 2, 222, 4, new int[] {1, 3}, 4, 4),
+                    new Sam3Config.Text(vocab, 32, 64, 2, 1, 256, 512),
+                    new Sam3Config.Detector(32, 4, 2, 64, 2, 64, 20, 1, 64, 7, 3, 64));
+            default -> throw new IllegalArgumentException("--config " + name + ": release or tiny");
+        };
+    }
+
+    /** The tracker of {@code name}: Meta's build_tracker (release), or the tests' Sam3Weights.TINY_TRACKER. */
+    static Sam3TrackerConfig trackerConfig(String name) {
+        return name.equals("release")
+                ? new Sam3TrackerConfig(1008, 72, 256, 64, 7, 4, 2048, 2048, 256, 4, 3, 2, 7, 16)
+                : new Sam3TrackerConfig(112, 8, 32, 8, 7, 2, 64, 2048, 256, 4, 3, 2, 7, 16);
+    }
+
+    /** The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there, with {@code parts}. */
+    private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
+            String parts) {
+        return switch (device) {
+            case "cpu" -> new Sam3VideoModel(sd, tokenizer, threads);
+            case "cuda" -> {
+                CudaSam3.Parts p = CudaSam3.Parts.valueOf(parts.toUpperCase(Locale.ROOT));
+                yield new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0, p),
+                        p == CudaSam3.Parts.ALL ? CudaSam3Tracker.factory(0) : TrackerPasses.Factory.cpu());
+            }
+            default -> throw new IllegalArgumentException("--device " + device + ": cuda or cpu");
+        };
+    }
+
+    /**
+     * Meta's settings ({@code heuristics}: its default; else its variant without them) for {@code concepts}: detection
+     * and new-object thresholds the lowest of the phrases' (each phrase's own is applied by its {@link
+     * PhraseDetector}; the stream's only has to let those detections through), at most {@code instances} objects a
+     * phrase.
+     */
+    static Sam3VideoSettings settings(boolean heuristics, Map<Concept, Calibration> calibrations,
+            List<Concept> concepts, int instances) {
+        Sam3VideoSettings d = heuristics ? Sam3VideoSettings.defaults()
+                : Sam3VideoSettings.withoutTemporalDisambiguation();
+        float threshold = 1f, nms = META_NMS_IOU;
+        for (Concept c : concepts) {
+            threshold = Math.min(threshold, calibrations.get(c).threshold());
+            nms = Math.min(nms, calibrations.get(c).nmsIou());
+        }
+        return new Sam3VideoSettings(d.everyFrames(), threshold, nms, d.assocIou(), d.trackAssocIou(), threshold,
+                d.hotstartDelay(), d.hotstartUnmatched(), d.hotstartDuplicates(), d.occlusionIou(), d.fillHoleArea(),
+                d.reconditionEvery(), d.memorySelection(), d.memorySelectionThreshold(), d.pointerWindow(),
+                instances * concepts.size(), d.lostAfter(), d.forgetAfter());
+    }
+
+    /**
+     * A threshold and NMS IoU and what they gave on frame 0: {@code detections} after NMS, out of the best
+     * probabilities {@code best}; {@code note} says when NMS had to go or ties let more through.
+     */
+    record Calibration(float threshold, float nmsIou, int detections, float[] best, String note) {
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < Math.min(best.length, 8); i++) {
+                b.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "%.5f", best[i]));
+            }
+            return String.format(Locale.ROOT, "threshold %.6f, nms %.2f, %d detections on frame 0 (best %s)%s",
+                    threshold, nmsIou, detections, b, note.isEmpty() ? "" : "; " + note);
+        }
+    }
+
+    /**
+     * The class comment's rule on frame 0's features: the threshold just below the k-th best probability for the
+     * smallest k >= target whose detections keep {@code target} after Meta's NMS (one more candidate below
+     * the others adds at most one survivor, so the count grows with k and a binary search finds k), else NMS off.
+     */
+    static Calibration calibrate(Sam3Model detector, Sam3Tokenizer tokenizer, VisionFeatures frame0, Concept concept,
+            int target) {
+        List<Detection> all = new Sam3ConceptDetector(detector, tokenizer, 0f, 0f).detect(frame0, concept, true);
+        float[] p = new float[all.size()];
+        for (int i = 0; i < p.length; i++) {
+            p[i] = -all.get(i).score();
+        }
+        Arrays.sort(p);
+        for (int i = 0; i < p.length; i++) {
+            p[i] = -p[i];
+        }
+        if (p.length < target) {
+            throw new IllegalStateException(concept + ": only " + p.length + " queries, " + target + " instances asked");
+        }
+        int lo = target, hi = p.length;
+        if (count(detector, tokenizer, frame0, concept, thresholdAt(p, hi), META_NMS_IOU) >= target) {
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (count(detector, tokenizer, frame0, concept, thresholdAt(p, mid), META_NMS_IOU) >= target) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            float t = thresholdAt(p, lo);
+            return new Calibration(t, META_NMS_IOU, count(detector, tokenizer, frame0, concept, t, META_NMS_IOU), p,
+                    "");
+        }
+        float t = thresholdAt(p, target);
+        int n = count(detector, tokenizer, frame0, concept, t, 0f);
+        return new Calibration(t, 0f, n, p, "NMS off: no threshold leaves " + target + " detections after NMS at "
+                + META_NMS_IOU + (n > target ? "; ties let " + n + " through" : ""));
+    }
+
+    /**
+     * The best probability below the k-th best of {@code p} (sorted, best first), or 0: exactly k pass {@code >
+     * threshold} unless the k-th ties with the next (then all the tied ones), whatever precision the scores have.
+     */
+    static float thresholdAt(float[] p, int k) {
+        for (int j = k; j < p.length; j++) {
+            if (p[j] < p[k - 1]) {
+                return p[j];
+            }
+        }
+        return 0f;
+    }
+
+    private static int count(Sam3Model detector, Sam3Tokenizer tokenizer, VisionFeatures frame0, Concept concept,
+            float threshold, float nmsIou) {
+        return new Sam3ConceptDetector(detector, tokenizer, threshold, nmsIou).detect(frame0, concept, true).size();
+    }
+
+    /**
+     * A stream's detector: for each phrase the model's detector ({@link Sam3ConceptDetector}, as {@link
+     * Sam3VideoModel#openStream(Sam3VideoSettings)} makes it) at that phrase's threshold and NMS IoU, counting the
+     * detections it hands over.
+     */
+    private static final class PhraseDetector implements ConceptDetector {
+        private final Map<Concept, ConceptDetector> byConcept = new LinkedHashMap<>();
+        long calls;
+        long detections;
+
+        PhraseDetector(Sam3VideoModel model, Sam3Tokenizer tokenizer, Map<Concept, Calibration> calibrations) {
+            calibrations.forEach((concept, c) -> byConcept.put(concept, new Sam3ConceptDetector(model.detector(),
+                    tokenizer, c.threshold(), c.nmsIou())));
+        }
+
+        @Override
+        public List<Detection> detect(VisionFeatures image, Concept concept, boolean firstFrame) {
+            List<Detection> d = byConcept.get(concept).detect(image, concept, firstFrame);
+            calls++;
+            detections += d.size();
+            return d;
+        }
+    }
+
+    /** One scenario: {@code streams} streams asking for {@code concepts}; the TSV row (see the class comment). */
+    private static String measure(Sam3VideoModel model, Sam3Tokenizer tokenizer, CudaContext gpu, boolean heuristics,
+            Map<Concept, Calibration> calibrations, List<Concept> concepts, int instances, RgbImage[] clip,
+            int streams, int frames, int warmup, int repeats, String label, double preprocess) {
+        Sam3VideoSettings settings = settings(heuristics, calibrations, concepts, instances);
+        List<Sam3VideoTracker> st = new ArrayList<>();
+        List<PhraseDetector> detectors = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+            PhraseDetector d = new PhraseDetector(model, tokenizer, calibrations);
+            detectors.add(d);
+            st.add(model.openStream(settings, d));
+        }
+        int f = 0;
+        for (; f < warmup; f++) {
+            for (Sam3VideoTracker s : st) {
+                s.step(clip[f % clip.length], concepts);
+            }
+        }
+        long memoryWarm = gpu == null ? 0 : gpu.deviceMemoryUsed();
+        long calls0 = detectors.stream().mapToLong(d -> d.calls).sum();
+        long dets0 = detectors.stream().mapToLong(d -> d.detections).sum();
+        double[] fps = new double[repeats];
+        long shown = 0, tracked = 0, steps = 0;
+        for (int r = 0; r < repeats; r++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < frames; i++, f++) {
+                for (Sam3VideoTracker s : st) {
+                    VideoStep v = s.step(clip[f % clip.length], concepts);
+                    shown += v.objects().size();
+                    tracked += s.objectCount();
+                    steps++;
+                }
+            }
+            fps[r] = (double) streams * frames / ((System.nanoTime() - t0) / 1e9);
+        }
+        long memoryEnd = gpu == null ? 0 : gpu.deviceMemoryUsed();
+        long held = st.stream().mapToLong(Sam3VideoTracker::heldFloats).sum();
+        int objects = st.stream().mapToInt(Sam3VideoTracker::objectCount).sum();
+        long calls = detectors.stream().mapToLong(d -> d.calls).sum() - calls0;
+        long dets = detectors.stream().mapToLong(d -> d.detections).sum() - dets0;
+        st.forEach(Sam3VideoTracker::close);
+        double[] sorted = fps.clone();
+        Arrays.sort(sorted);
+        double median = sorted[sorted.length / 2];
+        StringBuilder all = new StringBuilder();
+        for (double v : fps) {
+            all.append(all.length() == 0 ? "" : ",").append(String.format(Locale.ROOT, "%.2f", v));
+        }
+        return String.format(Locale.ROOT,
+                "samstream\t%s\t%d\t%d\t%d\t%.1f\t%.2f\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.2f\t%.1f\t%s", label, streams,
+                concepts.size(), repeats * frames, 1000.0 * streams / median, median, all, (double) shown / steps,
+                (double) tracked / steps, calls == 0 ? 0 : (double) dets / calls,
+                gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", memoryEnd / 1e6),
+                gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", (memoryEnd - memoryWarm) / 1e6),
+                objects == 0 ? 0 : held * 4 / 1e6 / objects, preprocess, settingsText(settings, calibrations, concepts));
+    }
+
+    private static String settingsText(Sam3VideoSettings s, Map<Concept, Calibration> calibrations,
+            List<Concept> concepts) {
+        StringBuilder b = new StringBuilder();
+        for (Concept c : concepts) {
+            Calibration k = calibrations.get(c);
+            b.append(b.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%s > %.6f nms %.2f", c,
+                    k.threshold(), k.nmsIou()));
+        }
+        return String.format(Locale.ROOT, "heuristics %s, %s, max objects %d, object score +%.0f",
+                s.hotstartDelay() > 0 ? "on" : "off", b, s.maxObjects(), PRESENT_LOGIT);
+    }
+
+    /** One stream, {@code concepts}, {@code frames} frames: a row every 10 % (see the class comment). */
+    private static List<String> longRun(PhraseDetector detector, List<Concept> concepts, Sam3VideoSettings settings,
+            Sam3VideoModel model, CudaContext gpu, RgbImage[] clip, int frames) {
+        List<String> rows = new ArrayList<>();
+        rows.add("#long\tframe\ttracks\tdevice_memory_mb\tobject_memory_mb\tms_per_frame_since_last");
+        try (Sam3VideoTracker st = model.openStream(settings, detector)) {
+            int every = Math.max(1, frames / 10);
+            long last = System.nanoTime();
+            for (int f = 1; f <= frames; f++) {
+                st.step(clip[(f - 1) % clip.length], concepts);
+                if (f % every == 0 || f == 1) {
+                    long now = System.nanoTime();
+                    rows.add(String.format(Locale.ROOT, "#long\t%d\t%d\t%s\t%.2f\t%.1f", f, st.objectCount(),
+                            gpu == null ? "-" : String.format(Locale.ROOT, "%.1f", gpu.deviceMemoryUsed() / 1e6),
+                            st.heldFloats() * 4 / 1e6, (now - last) / 1e6 / (f == 1 ? 1 : every)));
+                    System.out.println(rows.get(rows.size() - 1));
+                    last = System.nanoTime();
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** SAM 3's pre-processing of one frame (resize to the model's square, normalize), median of 5, ms. */
+    private static double preprocessMs(RgbImage frame, int size) {
+        double[] ms = new double[5];
+        for (int i = 0; i < ms.length; i++) {
+            long t0 = System.nanoTime();
+            Sam3Preprocessor.modelInput(frame, size);
+            ms[i] = (System.nanoTime() - t0) / 1e6;
+        }
+        Arrays.sort(ms);
+        return ms[ms.length / 2];
+    }
+
+    /**
+     * {@code n} frames of the benchmark's clip, bench/sam3_torch.py's {@code clip} pixel for pixel (integer formulas
+     * only): a gradient, and five shapes (discs and squares in five colours) moving on straight lines, each
+     * {@code width / 320} pixels a frame across and {@code height / 480} down or up.
+     */
+    static RgbImage[] clip(int width, int height, int n) {
+        int[][] colours = {{220, 40, 40}, {40, 60, 220}, {40, 190, 70}, {230, 200, 40}, {200, 60, 200}};
+        int side = Math.min(width, height);
+        RgbImage[] out = new RgbImage[n];
+        for (int t = 0; t < n; t++) {
+            byte[] rgb = new byte[3 * width * height];
+            for (int y = 0; y < height; y++) {
+                for (int x = 0; x < width; x++) {
+                    int o = 3 * (y * width + x);
+                    rgb[o] = (byte) (60 + x * 80 / width);
+                    rgb[o + 1] = (byte) (70 + y * 60 / height);
+                    rgb[o + 2] = (byte) (90 + (x + y) * 50 / (width + height));
+                }
+            }
+            for (int i = 0; i < 5; i++) {
+                int r = side * (8 + i) / 100;
+                int cx = width * (15 + 17 * i) / 100 + (i % 2 == 0 ? 1 : -1) * (width * t / 320);
+                int cy = height * (25 + 12 * i) / 100 + (i % 3 - 1) * (height * t / 480);
+                for (int y = Math.max(0, cy - r); y <= Math.min(height - 1, cy + r); y++) {
+                    for (int x = Math.max(0, cx - r); x <= Math.min(width - 1, cx + r); x++) {
+                        if (i % 2 != 0 || (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) {
+                            int o = 3 * (y * width + x);
+                            rgb[o] = (byte) colours[i][0];
+                            rgb[o + 1] = (byte) colours[i][1];
+                            rgb[o + 2] = (byte) colours[i][2];
+                        }
+                    }
+                }
+            }
+            out[t] = new RgbImage(width, height, rgb);
+        }
+        return out;
+    }
+}
