@@ -21,7 +21,8 @@
 # samstream what is left. With the defaults (FRAMES=10 a window, WARMUP=16, REPEATS=3) a session or stream steps
 # 47 frames, 752 at 16 streams; both programs write their TSV after every scenario, so a cut run keeps its rows.
 # Overrides: SCENARIOS, FRAMES, WARMUP, REPEATS, INSTANCES, HEURISTICS (off|on), META_ARGS, JAVA_ARGS (e.g.
-# "--parts trunk_and_fusion" or "--long-frames 3000"), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
+# "--long-frames 3000", or "--parts trunk_and_fusion": necks, mask head and tracker on the CPU, seconds a frame, so
+# with SCENARIOS=1x1 FRAMES=3), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
 # compiled (its own torch.compile path, GEMM and convolution autotuning on ATen so that it fits a call; an untimed
 # pass compiles first): try it with JAVA=0 in a call of its own, and keep it beside samstream when both fit.
 #
