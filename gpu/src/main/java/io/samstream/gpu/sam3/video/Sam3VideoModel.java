@@ -15,8 +15,8 @@ import java.nio.file.Path;
  * SAM 3's video model: the detector ({@link Sam3Model}, the image path) and the tracker ({@link Sam3TrackerModel},
  * whose passes may run elsewhere: {@link TrackerPasses}) of one {@code sam3.pt}, their weights read once and shared by
  * every stream opened on it ({@link #openStream}). By default everything runs on the fp32 CPU reference; a backend
- * factory puts the detector's heavy parts on a GPU, a tracker-passes factory the tracker's. Streams are independent;
- * their steps run one at a time on the model's thread pool.
+ * factory puts the detector's heavy parts on a GPU, a tracker-passes factory the tracker's. Streams are independent
+ * and may step side by side on the model's thread pool (a stream's own steps one at a time).
  */
 public final class Sam3VideoModel implements AutoCloseable {
     private final Sam3Model detector;

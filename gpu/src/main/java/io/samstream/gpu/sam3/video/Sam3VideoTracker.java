@@ -21,7 +21,9 @@ import java.util.Map;
  * new objects, removals, memory, outputs. Concepts are independent of one another, as separate sessions of Meta's
  * predictor are (one text prompt each); ids are unique across the stream's concepts. A concept no longer passed
  * ends its objects. Memory per object is bounded ({@link ObjectMemory}), objects per stream too ({@code maxObjects},
- * lost objects forgotten), so a stream's state stays flat however long it runs.
+ * lost objects forgotten), so a stream's state stays flat however long it runs. A stream's steps run one at a time;
+ * streams of one model may step side by side: the model's CPU parts keep no state between calls and its GPU parts
+ * serialize their own passes, so one stream's CPU work can overlap another's GPU work.
  *
  * <p>How this differs from Meta's {@code Sam3VideoPredictor}, which processes a finite video in a session: frames are
  * processed once, forward, without the session's re-run of the prompted frame; nothing waits for the hot-start
@@ -84,7 +86,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
             throw new IllegalArgumentException(asked.size() + " concepts on one stream, at most "
                     + MAX_CONCEPTS);
         }
-        synchronized (model) {
+        synchronized (this) {
             int t = frame++;
             List<Long> dropped = new ArrayList<>();
             for (Map.Entry<Concept, ConceptTracker> e : new ArrayList<>(concepts.entrySet())) {

@@ -113,4 +113,60 @@ class Sam3VideoModelTest {
         }
         assertTrue(a.objectCount() >= 1);
     }
+
+    /**
+     * Streams of one model step side by side (the engine runs a batch's streams in parallel) as they do alone: the
+     * same objects under the same ids, the same masks.
+     */
+    @Test
+    void streamsSteppingSideBySideGiveWhatEachGivesAlone() throws Exception {
+        Sam3VideoSettings s = Sam3VideoSettings.withoutTemporalDisambiguation();
+        int frames = 12;
+        List<List<VideoStep>> alone = new java.util.ArrayList<>();
+        for (int k = 0; k < 3; k++) {
+            ScriptedDetector d = detector(k);
+            alone.add(run(model.openStream(s, d), d, frames));
+        }
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try {
+            List<java.util.concurrent.Future<List<VideoStep>>> together = new java.util.ArrayList<>();
+            for (int k = 0; k < 3; k++) {
+                ScriptedDetector d = detector(k);
+                Sam3VideoTracker stream = model.openStream(s, d);
+                together.add(threads.submit(() -> run(stream, d, frames)));
+            }
+            for (int k = 0; k < 3; k++) {
+                List<VideoStep> a = alone.get(k), b = together.get(k).get();
+                assertTrue(a.stream().anyMatch(v -> !v.objects().isEmpty()), "stream " + k + " shows its object");
+                for (int t = 0; t < frames; t++) {
+                    List<TrackedObject> oa = a.get(t).objects(), ob = b.get(t).objects();
+                    assertEquals(oa.size(), ob.size(), "stream " + k + " frame " + t);
+                    for (int i = 0; i < oa.size(); i++) {
+                        assertEquals(oa.get(i).id(), ob.get(i).id(), "stream " + k + " frame " + t);
+                        // a pixel at logit 0 is no evidence either way; another stream's state mixed in would move
+                        // whole masks
+                        double iou = io.samstream.testkit.CocoMasks.iou(oa.get(i).mask(), ob.get(i).mask());
+                        assertTrue(iou >= 0.99, "stream " + k + " frame " + t + ": mask IoU " + iou);
+                    }
+                }
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /** Stream k's detections: a box of its own place moving right, inside the frame throughout. */
+    private static ScriptedDetector detector(int k) {
+        return ScriptedDetector.moving(32, Map.of("red circle", new ScriptedDetector.Box(2 + 3 * k, 4 + 4 * k, 10 + 3 * k,
+                12 + 4 * k, 0.9f)), 1, 0);
+    }
+
+    private static List<VideoStep> run(Sam3VideoTracker stream, ScriptedDetector d, int frames) {
+        List<VideoStep> steps = new java.util.ArrayList<>();
+        for (int t = 0; t < frames; t++) {
+            d.frame = t;
+            steps.add(stream.step(input, 40, 30, List.of(Concept.of("red circle"))));
+        }
+        return steps;
+    }
 }
