@@ -6,33 +6,63 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.concept.ConceptStreamTracker;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The model stage of SAM 3's concept tracking (CPU): each frame of a micro-batch, in order, is one step of its
- * stream's {@link ConceptStreamTracker} with the concepts of the frame's prompts, one batch at a time on {@code
- * executor}. A frame that fails fails its stream only.
+ * The model stage of SAM 3's concept tracking: each frame of a micro-batch is one step of its stream's {@link
+ * ConceptStreamTracker} with the concepts of the frame's prompts, one batch at a time on {@code executor}. Within a
+ * batch a stream's frames step in order and different streams side by side (the first on the batch's thread, the
+ * others on {@code streams}), so that one stream's CPU work overlaps another's GPU passes; the batch ends when all
+ * have. A frame that fails fails its stream only.
  */
 final class ConceptStage {
     private ConceptStage() {}
 
-    static Flow<List<Job>, Job.Decoded, NotUsed> flow(Executor executor, EngineMetrics.Gpu metrics) {
+    /** @param streams runs a batch's further streams (blocking work: the engine's blocking dispatcher) */
+    static Flow<List<Job>, Job.Decoded, NotUsed> flow(Executor executor, Executor streams, EngineMetrics.Gpu metrics) {
         return Flow.<List<Job>>create().mapAsync(1, jobs -> {
             Stages.batchLeaves(jobs, metrics);
-            return CompletableFuture.supplyAsync(() -> batch(jobs, metrics), executor)
+            return CompletableFuture.supplyAsync(() -> batch(jobs, streams, metrics), executor)
                     .whenComplete((r, e) -> metrics.batchesInFlight.decrementAndGet());
         }).mapConcat(list -> list);
     }
 
-    private static List<Job.Decoded> batch(List<Job> jobs, EngineMetrics.Gpu metrics) {
+    /** The batch's frames stepped, a stream's in order, streams side by side; the outputs in the batch's order. */
+    static List<Job.Decoded> batch(List<Job> jobs, Executor streams, EngineMetrics.Gpu metrics) {
+        Map<Object, List<Integer>> byStream = new IdentityHashMap<>();
+        List<List<Integer>> groups = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            byStream.computeIfAbsent(jobs.get(i).stream(), s -> {
+                List<Integer> g = new ArrayList<>();
+                groups.add(g);
+                return g;
+            }).add(i);
+        }
+        TrackedFrame[] frames = new TrackedFrame[jobs.size()];
+        List<CompletableFuture<Void>> others = new ArrayList<>();
+        for (List<Integer> g : groups.subList(Math.min(1, groups.size()), groups.size())) {
+            others.add(CompletableFuture.runAsync(() -> steps(jobs, g, frames, metrics), streams));
+        }
+        if (!groups.isEmpty()) {
+            steps(jobs, groups.get(0), frames, metrics);
+        }
+        others.forEach(CompletableFuture::join);
         List<Job.Decoded> out = new ArrayList<>(jobs.size());
-        for (Job job : jobs) {
-            out.add(new Job.Decoded(job, step(job, metrics)));
+        for (int i = 0; i < jobs.size(); i++) {
+            out.add(new Job.Decoded(jobs.get(i), frames[i]));
         }
         return out;
+    }
+
+    private static void steps(List<Job> jobs, List<Integer> group, TrackedFrame[] frames, EngineMetrics.Gpu metrics) {
+        for (int i : group) {
+            frames[i] = step(jobs.get(i), metrics);
+        }
     }
 
     /** One frame's objects, or null when its stream failed (now or before). */

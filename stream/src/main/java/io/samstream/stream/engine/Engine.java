@@ -214,7 +214,8 @@ public final class Engine implements AutoCloseable {
         // SAM 2.1 (memory mode) and SAM 3 (concepts) have no separate encoder stage: each frame is one tracker step.
         Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
                 ? batches.via(Stages.memory(encoderPool, meters))
-                : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool, meters))
+                : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool,
+                        system.dispatchers().lookup(BLOCKING_DISPATCHER), meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
         Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
