@@ -33,6 +33,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 
 /**
@@ -74,7 +78,8 @@ import java.util.stream.IntStream;
  * (per phrase, after threshold and NMS) show what the timed frames carried.
  *
  * <p><b>Timing.</b> A scenario opens {@code streams} streams on the one model, each asking for {@code phrases}
- * phrases; frame t of every stream is stepped before frame t + 1 (one thread: a model's streams step one at a time).
+ * phrases; frame t of every stream is stepped before frame t + 1, the streams side by side on threads of their own
+ * as the engine steps a micro-batch's streams ({@code ConceptStage}; the GPU parts serialize their own passes).
  * {@code --warmup} frames a stream first (16 by default: the memory bank and the 16 object pointers full), then
  * {@code --repeats} windows of {@code --frames} frames a stream, wall time each; the TSV gives the median window's
  * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
@@ -413,11 +418,11 @@ public final class Sam3VideoBench {
             detectors.add(d);
             st.add(model.openStream(settings, d));
         }
+        ExecutorService side = Executors.newFixedThreadPool(
+                Math.max(1, streams - 1));
         int f = 0;
         for (; f < warmup; f++) {
-            for (Sam3VideoTracker s : st) {
-                s.step(clip[f % clip.length], concepts);
-            }
+            stepAll(st, clip[f % clip.length], concepts, side);
         }
         long memoryWarm = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long calls0 = detectors.stream().mapToLong(d -> d.calls).sum();
@@ -427,15 +432,16 @@ public final class Sam3VideoBench {
         for (int r = 0; r < repeats; r++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < frames; i++, f++) {
-                for (Sam3VideoTracker s : st) {
-                    VideoStep v = s.step(clip[f % clip.length], concepts);
-                    shown += v.objects().size();
-                    tracked += s.objectCount();
+                List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, side);
+                for (int k = 0; k < st.size(); k++) {
+                    shown += done.get(k).objects().size();
+                    tracked += st.get(k).objectCount();
                     steps++;
                 }
             }
             fps[r] = (double) streams * frames / ((System.nanoTime() - t0) / 1e9);
         }
+        side.shutdownNow();
         long memoryEnd = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long held = st.stream().mapToLong(Sam3VideoTracker::heldFloats).sum();
         int objects = st.stream().mapToInt(Sam3VideoTracker::objectCount).sum();
@@ -456,6 +462,28 @@ public final class Sam3VideoBench {
                 gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", memoryEnd / 1e6),
                 gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", (memoryEnd - memoryWarm) / 1e6),
                 objects == 0 ? 0 : held * 4 / 1e6 / objects, preprocess, settingsText(settings, calibrations, concepts));
+    }
+
+    /** One frame of every stream: the first on this thread, the others side by side on {@code side}. */
+    private static List<VideoStep> stepAll(List<Sam3VideoTracker> streams, RgbImage frame, List<Concept> concepts,
+            ExecutorService side) {
+        List<Future<VideoStep>> others = new ArrayList<>();
+        for (Sam3VideoTracker s : streams.subList(1, streams.size())) {
+            others.add(side.submit(() -> s.step(frame, concepts)));
+        }
+        List<VideoStep> steps = new ArrayList<>();
+        steps.add(streams.get(0).step(frame, concepts));
+        try {
+            for (Future<VideoStep> o : others) {
+                steps.add(o.get());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a stream's step failed", e.getCause());
+        }
+        return steps;
     }
 
     private static String settingsText(Sam3VideoSettings s, Map<Concept, Calibration> calibrations,
