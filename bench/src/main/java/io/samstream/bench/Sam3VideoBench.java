@@ -78,8 +78,9 @@ import java.util.stream.IntStream;
  * (per phrase, after threshold and NMS) show what the timed frames carried.
  *
  * <p><b>Timing.</b> A scenario opens {@code streams} streams on the one model, each asking for {@code phrases}
- * phrases; frame t of every stream is stepped before frame t + 1, the streams side by side on threads of their own
- * as the engine steps a micro-batch's streams ({@code ConceptStage}; the GPU parts serialize their own passes).
+ * phrases; frame t of every stream is stepped before frame t + 1, the streams side by side in {@code --lanes} lanes
+ * (4, as the engine steps a micro-batch's streams: {@code ConceptStage.SIDE_BY_SIDE}; stream i in lane i mod 4, a
+ * lane's streams one after another; the GPU parts serialize their own passes).
  * {@code --warmup} frames a stream first (16 by default: the memory bank and the 16 object pointers full), then
  * {@code --repeats} windows of {@code --frames} frames a stream, wall time each; the TSV gives the median window's
  * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
@@ -95,7 +96,7 @@ import java.util.stream.IntStream;
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
  *      [--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
- *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--seed 7] [--long-frames 0]
+ *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--seed 7] [--long-frames 0]
  *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
  * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
  * On the GPU machine tools/device/run-sam3-video-bench.sh runs it after Meta's {@code Sam3VideoPredictor}
@@ -116,14 +117,14 @@ public final class Sam3VideoBench {
         if (args.length < 1 || args[0].startsWith("--")) {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
                     + "[--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
-                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--seed 7] "
-                    + "[--long-frames 0] [--vocab FILE]");
+                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
+                    + "[--seed 7] [--long-frames 0] [--vocab FILE]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
         String configName = "release", device = "cuda", parts = "all";
         List<String> scenarios = List.of("1x1", "4x1", "16x1");
-        int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0;
+        int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0, lanes = 4;
         int threads = Runtime.getRuntime().availableProcessors();
         long seed = 7;
         boolean heuristics = false;
@@ -148,6 +149,12 @@ public final class Sam3VideoBench {
                     height = Integer.parseInt(wh[1]);
                 }
                 case "--threads" -> threads = Integer.parseInt(v);
+                case "--lanes" -> {
+                    lanes = Integer.parseInt(v);
+                    if (lanes < 1) {
+                        throw new IllegalArgumentException("--lanes " + v + ": at least 1");
+                    }
+                }
                 case "--seed" -> seed = Long.parseLong(v);
                 case "--long-frames" -> longFrames = Integer.parseInt(v);
                 case "--heuristics" -> heuristics = switch (v) {
@@ -208,7 +215,7 @@ public final class Sam3VideoBench {
                 int[] sp = scenario(sc);
                 List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
                 rows.add(measure(model, tokenizer, gpu, heuristics, calibrations, concepts, instances, clip, sp[0],
-                        frames, warmup, repeats, configName + "\t" + (gpu == null ? device : device + ":" + parts),
+                        lanes, frames, warmup, repeats, configName + "\t" + (gpu == null ? device : device + ":" + parts),
                         preprocess));
                 System.out.println(rows.get(rows.size() - 1));
                 Files.write(out, rows);
@@ -409,7 +416,7 @@ public final class Sam3VideoBench {
     /** One scenario: {@code streams} streams asking for {@code concepts}; the TSV row (see the class comment). */
     private static String measure(Sam3VideoModel model, Sam3Tokenizer tokenizer, CudaContext gpu, boolean heuristics,
             Map<Concept, Calibration> calibrations, List<Concept> concepts, int instances, RgbImage[] clip,
-            int streams, int frames, int warmup, int repeats, String label, double preprocess) {
+            int streams, int lanes, int frames, int warmup, int repeats, String label, double preprocess) {
         Sam3VideoSettings settings = settings(heuristics, calibrations, concepts, instances);
         List<Sam3VideoTracker> st = new ArrayList<>();
         List<PhraseDetector> detectors = new ArrayList<>();
@@ -418,11 +425,10 @@ public final class Sam3VideoBench {
             detectors.add(d);
             st.add(model.openStream(settings, d));
         }
-        ExecutorService side = Executors.newFixedThreadPool(
-                Math.max(1, streams - 1));
+        ExecutorService side = Executors.newFixedThreadPool(Math.max(1, Math.min(streams, lanes) - 1));
         int f = 0;
         for (; f < warmup; f++) {
-            stepAll(st, clip[f % clip.length], concepts, side);
+            stepAll(st, clip[f % clip.length], concepts, lanes, side);
         }
         long memoryWarm = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long calls0 = detectors.stream().mapToLong(d -> d.calls).sum();
@@ -432,7 +438,7 @@ public final class Sam3VideoBench {
         for (int r = 0; r < repeats; r++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < frames; i++, f++) {
-                List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, side);
+                List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, lanes, side);
                 for (int k = 0; k < st.size(); k++) {
                     shown += done.get(k).objects().size();
                     tracked += st.get(k).objectCount();
@@ -464,18 +470,23 @@ public final class Sam3VideoBench {
                 objects == 0 ? 0 : held * 4 / 1e6 / objects, preprocess, settingsText(settings, calibrations, concepts));
     }
 
-    /** One frame of every stream: the first on this thread, the others side by side on {@code side}. */
+    /**
+     * One frame of every stream, in {@code lanes} lanes (stream i in lane i mod lanes, a lane's streams in order): lane
+     * 0 on this thread, the others on {@code side}. The steps come back in the streams' order.
+     */
     private static List<VideoStep> stepAll(List<Sam3VideoTracker> streams, RgbImage frame, List<Concept> concepts,
-            ExecutorService side) {
-        List<Future<VideoStep>> others = new ArrayList<>();
-        for (Sam3VideoTracker s : streams.subList(1, streams.size())) {
-            others.add(side.submit(() -> s.step(frame, concepts)));
+            int lanes, ExecutorService side) {
+        VideoStep[] steps = new VideoStep[streams.size()];
+        int n = Math.min(lanes, streams.size());
+        List<Future<?>> others = new ArrayList<>();
+        for (int lane = 1; lane < n; lane++) {
+            int l = lane;
+            others.add(side.submit(() -> stepLane(streams, l, n, frame, concepts, steps)));
         }
-        List<VideoStep> steps = new ArrayList<>();
-        steps.add(streams.get(0).step(frame, concepts));
+        stepLane(streams, 0, n, frame, concepts, steps);
         try {
-            for (Future<VideoStep> o : others) {
-                steps.add(o.get());
+            for (Future<?> o : others) {
+                o.get();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -483,7 +494,14 @@ public final class Sam3VideoBench {
         } catch (ExecutionException e) {
             throw new IllegalStateException("a stream's step failed", e.getCause());
         }
-        return steps;
+        return Arrays.asList(steps);
+    }
+
+    private static void stepLane(List<Sam3VideoTracker> streams, int lane, int lanes, RgbImage frame,
+            List<Concept> concepts, VideoStep[] steps) {
+        for (int i = lane; i < streams.size(); i += lanes) {
+            steps[i] = streams.get(i).step(frame, concepts);
+        }
     }
 
     private static String settingsText(Sam3VideoSettings s, Map<Concept, Calibration> calibrations,

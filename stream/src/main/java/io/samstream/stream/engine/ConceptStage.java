@@ -16,11 +16,18 @@ import java.util.concurrent.TimeUnit;
 /**
  * The model stage of SAM 3's concept tracking: each frame of a micro-batch is one step of its stream's {@link
  * ConceptStreamTracker} with the concepts of the frame's prompts, one batch at a time on {@code executor}. Within a
- * batch a stream's frames step in order and different streams side by side (the first on the batch's thread, the
- * others on {@code streams}), so that one stream's CPU work overlaps another's GPU passes; the batch ends when all
- * have. A frame that fails fails its stream only.
+ * batch a stream's frames step in order and different streams side by side, in up to {@link #SIDE_BY_SIDE} lanes
+ * (the first on the batch's thread, the others on {@code streams}), so that one stream's CPU work overlaps another's
+ * GPU passes; the batch ends when every lane has. A frame that fails fails its stream only.
  */
 final class ConceptStage {
+    /**
+     * Lanes of streams stepping at once. The GPU parts take one pass at a time, so a few lanes already keep the GPU busy
+     * while the others do their CPU work; each lane holds a frame's host features (hundreds of MB at the release
+     * shapes), so more would only cost memory.
+     */
+    static final int SIDE_BY_SIDE = 4;
+
     private ConceptStage() {}
 
     /** @param streams runs a batch's further streams (blocking work: the engine's blocking dispatcher) */
@@ -32,24 +39,27 @@ final class ConceptStage {
         }).mapConcat(list -> list);
     }
 
-    /** The batch's frames stepped, a stream's in order, streams side by side; the outputs in the batch's order. */
+    /**
+     * The batch's frames stepped, a stream's in order, streams side by side in up to {@link #SIDE_BY_SIDE} lanes (a
+     * stream's frames all in one lane); the outputs in the batch's order.
+     */
     static List<Job.Decoded> batch(List<Job> jobs, Executor streams, EngineMetrics.Gpu metrics) {
-        Map<Object, List<Integer>> byStream = new IdentityHashMap<>();
-        List<List<Integer>> groups = new ArrayList<>();
+        Map<Object, Integer> laneOf = new IdentityHashMap<>();
+        List<List<Integer>> lanes = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
-            byStream.computeIfAbsent(jobs.get(i).stream(), s -> {
-                List<Integer> g = new ArrayList<>();
-                groups.add(g);
-                return g;
-            }).add(i);
+            int lane = laneOf.computeIfAbsent(jobs.get(i).stream(), s -> laneOf.size() % SIDE_BY_SIDE);
+            while (lanes.size() <= lane) {
+                lanes.add(new ArrayList<>());
+            }
+            lanes.get(lane).add(i);
         }
         TrackedFrame[] frames = new TrackedFrame[jobs.size()];
         List<CompletableFuture<Void>> others = new ArrayList<>();
-        for (List<Integer> g : groups.subList(Math.min(1, groups.size()), groups.size())) {
-            others.add(CompletableFuture.runAsync(() -> steps(jobs, g, frames, metrics), streams));
+        for (List<Integer> lane : lanes.subList(Math.min(1, lanes.size()), lanes.size())) {
+            others.add(CompletableFuture.runAsync(() -> steps(jobs, lane, frames, metrics), streams));
         }
-        if (!groups.isEmpty()) {
-            steps(jobs, groups.get(0), frames, metrics);
+        if (!lanes.isEmpty()) {
+            steps(jobs, lanes.get(0), frames, metrics);
         }
         others.forEach(CompletableFuture::join);
         List<Job.Decoded> out = new ArrayList<>(jobs.size());
@@ -59,8 +69,8 @@ final class ConceptStage {
         return out;
     }
 
-    private static void steps(List<Job> jobs, List<Integer> group, TrackedFrame[] frames, EngineMetrics.Gpu metrics) {
-        for (int i : group) {
+    private static void steps(List<Job> jobs, List<Integer> lane, TrackedFrame[] frames, EngineMetrics.Gpu metrics) {
+        for (int i : lane) {
             frames[i] = step(jobs.get(i), metrics);
         }
     }
