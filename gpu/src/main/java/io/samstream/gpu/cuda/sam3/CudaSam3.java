@@ -84,6 +84,9 @@ public final class CudaSam3 implements Sam3Backend {
      * others run on the CPU reference on {@code cpu}. Shapes the kernels cannot run fail before any GPU work.
      */
     public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal, Parts parts, CpuThreadPool cpu) {
+        if (parts != Parts.ALL && cpu == null) {
+            throw new IllegalArgumentException("SAM 3's parts " + parts + ": the ones on the CPU need its thread pool");
+        }
         CudaSam3Vit.checkSupported(config.vision(), 1);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
         if (parts == Parts.ALL) {
