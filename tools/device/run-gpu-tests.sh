@@ -5,7 +5,7 @@
 # tree the device tool sent:
 #
 #   tar xJf .device/jre.tar.xz -C /tmp && export PATH=/tmp/jre/bin:$PATH && set -o pipefail &&
-#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|sparse|fp8] 2>&1 | tee $OUT/log.txt
+#   bash .device/cuda/run-gpu-tests.sh [tests|bench|all|sanitize|encoder|decoder|imageops|track-eval|sparse|fp8|sam3] 2>&1 | tee $OUT/log.txt
 #
 # Each GPU test class runs in its own JVM (a kernel fault poisons its CUDA context; the next class still
 # gets a clean one), under a time limit. Results, in $OUT (default .device/cuda/out):
@@ -32,6 +32,9 @@
 #   CudaKernelBench (fp8-kernels.tsv), and EncoderBench at batch ${ENCODER_BATCHES:-32} alternating bf16 / fp8,
 #   $FP8_RUNS times each (default 3; encoder-bf16-N.tsv, encoder-fp8-N.tsv), summarised as the median GPU img/s of
 #   each in fp8-speed.md.
+# Mode "sam3" (issue 33): SAM 3's GPU test classes and the kernels' own they rely on (or $CLASSES; CLASS_TIMEOUT each),
+#   then io.samstream.bench.Sam3VitBench (every SAM 3 image part at the release shapes, GPU ms and the decoder's and
+#   mask head's whole host calls) -> sam3-parts.txt.
 # Mode "hopper" (every Hopper GEMM pipeline and attention variant side by side) went with the variants that lost
 #   their benchmarks (bench/results/README.md); the hang checks run in "sparse" and in the test classes.
 # Mode "encoder": the encoder's test classes (attention, encoder ops, CUDA parity) and that benchmark.
@@ -91,6 +94,10 @@ all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTe
     cuda.sam3.CudaSam3TrackerGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
+# SAM 3's GPU parts and the kernels only they use (mode "sam3": its tests, then Sam3VitBench).
+sam3_classes="cuda.kernels.EncoderOpsGpuTest cuda.kernels.LayerNormGpuTest cuda.kernels.DetrKernelsGpuTest
+    cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest cuda.sam3.CudaSam3FusionEncoderGpuTest
+    cuda.sam3.CudaSam3DecoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest cuda.sam3.CudaSam3TrackerGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
 imageops_classes="cuda.sam.ImageOpsGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -106,6 +113,7 @@ case "$mode" in
         runs+=("method:cuda.kernels.Fp8GemmGpuTest#pipelineNeverHangs")
         for c in ${CLASSES:-cuda.kernels.Fp8GemmGpuTest cuda.kernels.Fp8BlockScaleGpuTest parity.Fp8EncoderGpuTest}; do runs+=("plain:$c"); done ;;
     imageops) for c in $imageops_classes; do runs+=("plain:$c"); done ;;
+    sam3) for c in ${CLASSES:-$sam3_classes}; do runs+=("plain:$c"); done ;;
     sanitize)
         for c in $all_classes; do runs+=("memcheck:$c"); done
         for c in ${RACECHECK_CLASSES:-cuda.kernels.AttentionGpuTest cuda.kernels.GemmGpuTest}; do runs+=("racecheck:$c"); done ;;
@@ -165,6 +173,11 @@ for run in "${runs[@]}"; do
             status=1
         fi
 done
+
+if [ "$mode" = sam3 ]; then
+    echo "=== Sam3VitBench (SAM 3's GPU parts at the release shapes)"
+    timeout 240 java -Xmx24g -cp "$cp" io.samstream.bench.Sam3VitBench 2>&1 | tee "$out/sam3-parts.txt" || status=1
+fi
 
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
     echo "=== CudaKernelBench"
