@@ -44,15 +44,11 @@ final class ConceptStage {
      * stream's frames all in one lane); the outputs in the batch's order.
      */
     static List<Job.Decoded> batch(List<Job> jobs, Executor streams, EngineMetrics.Gpu metrics) {
-        Map<Object, Integer> laneOf = new IdentityHashMap<>();
-        List<List<Integer>> lanes = new ArrayList<>();
-        for (int i = 0; i < jobs.size(); i++) {
-            int lane = laneOf.computeIfAbsent(jobs.get(i).stream(), s -> laneOf.size() % SIDE_BY_SIDE);
-            while (lanes.size() <= lane) {
-                lanes.add(new ArrayList<>());
-            }
-            lanes.get(lane).add(i);
+        List<Object> owners = new ArrayList<>(jobs.size());
+        for (Job job : jobs) {
+            owners.add(job.stream());
         }
+        List<List<Integer>> lanes = lanes(owners, SIDE_BY_SIDE);
         TrackedFrame[] frames = new TrackedFrame[jobs.size()];
         List<CompletableFuture<Void>> others = new ArrayList<>();
         for (List<Integer> lane : lanes.subList(Math.min(1, lanes.size()), lanes.size())) {
@@ -67,6 +63,23 @@ final class ConceptStage {
             out.add(new Job.Decoded(jobs.get(i), frames[i]));
         }
         return out;
+    }
+
+    /**
+     * The indexes of {@code owners} (a batch's jobs' streams, by identity) in lanes: the k-th distinct owner's in lane
+     * k mod {@code max}, each lane in the batch's order.
+     */
+    static List<List<Integer>> lanes(List<?> owners, int max) {
+        Map<Object, Integer> laneOf = new IdentityHashMap<>();
+        List<List<Integer>> lanes = new ArrayList<>();
+        for (int i = 0; i < owners.size(); i++) {
+            int lane = laneOf.computeIfAbsent(owners.get(i), s -> laneOf.size() % max);
+            while (lanes.size() <= lane) {
+                lanes.add(new ArrayList<>());
+            }
+            lanes.get(lane).add(i);
+        }
+        return lanes;
     }
 
     private static void steps(List<Job> jobs, List<Integer> lane, TrackedFrame[] frames, EngineMetrics.Gpu metrics) {
