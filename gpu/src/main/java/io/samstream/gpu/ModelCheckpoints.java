@@ -20,7 +20,6 @@ import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import io.samstream.gpu.sam3.video.TrackerPasses;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Supplier;

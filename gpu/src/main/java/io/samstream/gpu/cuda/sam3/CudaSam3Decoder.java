@@ -19,6 +19,7 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Decoder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -95,7 +96,7 @@ public final class CudaSam3Decoder implements Sam3Decoder {
         this.grid = grid;
         this.tokens = grid * grid;
         this.maxPrompt = maxPrompt;
-        this.biasColumns = roundUp8(heads);
+        this.biasColumns = CudaSam3Vit.roundUp8(heads);
 
         DeviceWeights up = new DeviceWeights(pool, stream, staging);
         String p = PREFIX;
@@ -303,13 +304,10 @@ public final class CudaSam3Decoder implements Sam3Decoder {
 
     /** A Linear {@code [out, in]} zero-padded to {@code [outPad, inPad]} (its bias to outPad), bf16. */
     private static Bf16 padded(DeviceWeights up, StateDict sd, String name, int in, int inPad, int out, int outPad) {
-        float[] w = sd.get(name + ".weight", out, in).data(), b = sd.get(name + ".bias", out).data();
-        float[] wp = new float[outPad * inPad], bp = new float[outPad];
-        for (int o = 0; o < out; o++) {
-            System.arraycopy(w, o * in, wp, o * inPad, in);
-            bp[o] = b[o];
-        }
-        return new Bf16(up.bf16(wp, name + ".weight (padded)"), up.bf16(bp, name + ".bias (padded)"));
+        float[] w = CudaSam3Vit.padRows(CudaSam3Vit.padColumns(sd.get(name + ".weight", out, in).data(), out, in,
+                inPad), out, inPad, outPad);
+        float[] bias = Arrays.copyOf(sd.get(name + ".bias", out).data(), outPad);
+        return new Bf16(up.bf16(w, name + ".weight (padded)"), up.bf16(bias, name + ".bias (padded)"));
     }
 
     /** Why the kernels cannot run this decoder, as an exception naming what; nothing when they can. */
@@ -346,7 +344,7 @@ public final class CudaSam3Decoder implements Sam3Decoder {
      */
     public static long poolBytes(Sam3Config.Detector c, int grid, int maxPrompt) {
         long d = c.dModel(), ffn = c.decoderFfn(), n = c.queries(), r = n + 1, t = (long) grid * grid;
-        long m = maxPrompt, hp = roundUp8(c.heads()), ng = n * grid, w = WIDE;
+        long m = maxPrompt, hp = CudaSam3Vit.roundUp8(c.heads()), ng = n * grid, w = WIDE;
         long perLayer = 0;
         long[] bf16Tensors = {
                 2 * d * d, 2 * d, d * d, d, d * d, d, d, d,              // self: q+k, v, out_proj; norm2
@@ -376,10 +374,6 @@ public final class CudaSam3Decoder implements Sam3Decoder {
         }
         act += 2 * align(n * 16) + align(4);                                     // delta, boxes, presence logit
         return c.decoderLayers() * perLayer + shared + act;
-    }
-
-    private static int roundUp8(int v) {
-        return (v + 7) / 8 * 8;
     }
 
     private static long align(long bytes) {

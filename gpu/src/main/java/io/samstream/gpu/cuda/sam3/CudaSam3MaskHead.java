@@ -82,7 +82,7 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         this.heads = c.heads();
         this.grid = config.vision().grid();
         this.maxPrompt = maxPrompt;
-        this.maxQueries = padded(maxQueries);
+        this.maxQueries = CudaSam3Vit.roundUp8(maxQueries);
         this.rows = rows;
 
         DeviceWeights up = new DeviceWeights(pool, stream, staging);
@@ -140,7 +140,7 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         if (m < 1 || m > maxPrompt) {
             throw new IllegalArgumentException("mask head: a prompt of " + m + " valid tokens (1 to " + maxPrompt + ")");
         }
-        int nPad = padded(n);
+        int nPad = CudaSam3Vit.roundUp8(n);
         float[] e = new float[nPad * d];
         System.arraycopy(queryEmbeddings, 0, e, 0, n * d);
         StagedCopy.uploadBf16(stream, staging, memoryRows, memory);
@@ -231,7 +231,7 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
      */
     public static long poolBytes(Sam3Config config, int maxPrompt, int maxQueries) {
         long d = config.detector().dModel(), t = (long) config.vision().grid() * config.vision().grid();
-        long n = padded(maxQueries), m = maxPrompt;
+        long n = CudaSam3Vit.roundUp8(maxQueries), m = maxPrompt;
         long weights = 2 * align(d * 2) + align(d * d * 2) + align(d * 2) + align(2 * d * d * 2) + align(2 * d * 2)
                 + align(d * d * 2) + align(d * 2) + 2 * (align(9 * d * d * 2) + align(d * 2) + 2 * align(d * 4))
                 + align(d * d * 2) + align(d * 2);
@@ -239,10 +239,6 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
                 + 3 * align(16 * t * d * 2) + align(n * d * 2) + align(16 * t * n * 2)
                 + align(NormKernels.groupNormScratchBytes(GROUPS));
         return weights + activations;
-    }
-
-    private static int padded(int n) {
-        return (n + 7) / 8 * 8;
     }
 
     private static long align(long bytes) {

@@ -54,8 +54,8 @@ public final class CudaSam3Neck {
     /** The widths of a configuration: embed, the padded intermediate widths, the detector's width d, the grid. */
     private record Shapes(int grid, int embed, int half, int quarter, int d) {
         Shapes(Sam3Config c) {
-            this(c.vision().grid(), c.vision().embedDim(), roundUp8(c.vision().embedDim() / 2),
-                    roundUp8(c.vision().embedDim() / 4), c.detector().dModel());
+            this(c.vision().grid(), c.vision().embedDim(), CudaSam3Vit.roundUp8(c.vision().embedDim() / 2),
+                    CudaSam3Vit.roundUp8(c.vision().embedDim() / 4), c.detector().dModel());
         }
 
         /** Values of level i (0: 4x) at the detector's width. */
@@ -105,7 +105,7 @@ public final class CudaSam3Neck {
         this.levelIn = new int[] {s.quarter, s.half, e};
         for (int i = 0; i < 3; i++) {
             String c1 = prefix + i + ".conv_1x1", c3 = prefix + i + ".conv_3x3";
-            conv1x1[i] = new Bf16(weights.bf16(padColumns(sd.get(c1 + ".weight", s.d, in[i], 1, 1).data(), s.d, in[i],
+            conv1x1[i] = new Bf16(weights.bf16(CudaSam3Vit.padColumns(sd.get(c1 + ".weight", s.d, in[i], 1, 1).data(), s.d, in[i],
                     levelIn[i]), c1 + ".weight"), weights.bf16(sd.get(c1 + ".bias", s.d).data(), c1 + ".bias"));
             conv3x3[i] = new Bf16(weights.bf16(WeightLayouts.conv3x3ChannelsLast(
                     sd.get(c3 + ".weight", s.d, s.d, 3, 3).data(), s.d, s.d), c3 + ".weight"),
@@ -178,18 +178,6 @@ public final class CudaSam3Neck {
         return new Bf16(weights.bf16(rows, name + ".weight (taps)"), weights.bf16(bias, name + ".bias (taps)"));
     }
 
-    /** A {@code [rows, cols]} matrix with its columns zero-padded to {@code colsPad}. */
-    private static float[] padColumns(float[] w, int rows, int cols, int colsPad) {
-        if (cols == colsPad) {
-            return w;
-        }
-        float[] out = new float[rows * colsPad];
-        for (int r = 0; r < rows; r++) {
-            System.arraycopy(w, r * cols, out, r * colsPad, cols);
-        }
-        return out;
-    }
-
     /** Why the kernels cannot run this neck, as an exception naming the width at fault; nothing when they can. */
     public static void checkSupported(Sam3Config config) {
         List<String> problems = new ArrayList<>();
@@ -236,9 +224,5 @@ public final class CudaSam3Neck {
 
     private static long align(long bytes) {
         return BumpAllocator.alignUp(Math.max(bytes, 1));
-    }
-
-    private static int roundUp8(int v) {
-        return (v + 7) / 8 * 8;
     }
 }

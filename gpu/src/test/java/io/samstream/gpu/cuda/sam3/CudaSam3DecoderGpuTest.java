@@ -17,7 +17,6 @@ import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Decoder;
 import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Shapes;
-import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.tensor.Npy;
 import java.io.IOException;
@@ -68,8 +67,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
 
     @Test
     void releaseShapesMatchTheCpuReference() {
-        Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
-                Sam3ConfigInference.RELEASE_DETECTOR);
+        Sam3Config release = CudaSam3Test.RELEASE;
         Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3Decoder.PREFIX);
         StateDict sd = Sam2Shapes.random(shapes, 71);
         Sam3Config.Detector c = release.detector();

@@ -12,7 +12,6 @@ import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Detections;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
-import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Decoder;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -22,7 +21,6 @@ import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3Trunk;
-import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.tensor.Npy;
 import io.samstream.testkit.CocoMasks;
@@ -84,8 +82,7 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
 
     @Test
     void releaseShapesMatchTheCpuReference() {
-        Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
-                Sam3ConfigInference.RELEASE_DETECTOR);
+        Sam3Config release = CudaSam3Test.RELEASE;
         Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3MaskHead.PREFIX);
         StateDict sd = Sam2Shapes.random(shapes, 61);
         int d = release.detector().dModel(), g = release.vision().grid(), n = 5;

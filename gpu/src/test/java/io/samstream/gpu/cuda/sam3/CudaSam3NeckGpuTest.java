@@ -53,8 +53,7 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
 
     @Test
     void releaseShapesMatchTheCpuReference() {
-        Sam3Config release = new Sam3Config(Sam3ConfigInference.RELEASE_VIT, Sam3Weights.TINY.text(),
-                Sam3ConfigInference.RELEASE_DETECTOR);
+        Sam3Config release = CudaSam3Test.RELEASE;
         Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3Neck.DETECTOR);
         StateDict sd = Sam2Shapes.random(shapes, 43);
         int g = release.vision().grid();
