@@ -123,7 +123,7 @@ class ClusterWalkthroughTest {
             String prompt = shell("prompt", code.get("prompt"));
             assertTrue(prompt.contains("sent add of object 7 to stream cam-1 (topic samstream.prompts, partition "),
                     prompt);
-            await(() -> lines(tail).subList(before, lines(tail).size()).stream()
+            await(() -> since(tail, before).stream()
                     .anyMatch(l -> l.startsWith("stream=cam-1 ") && ids(l).contains(7)), "object 7 in cam-1", tail);
 
             // 7. An engine that runs a stream stops (Ctrl-C): its streams go on on the others, with their ids.
@@ -144,12 +144,12 @@ class ClusterWalkthroughTest {
             engines.get(victim).awaitEnd();
             assertTrue(engines.get(victim).all().contains("stopping: publishing what was decoded, then closing"),
                     engines.get(victim).all());
-            await(() -> moved.stream().allMatch(s -> lines(tail).subList(stoppedAt, lines(tail).size()).stream()
+            await(() -> moved.stream().allMatch(s -> since(tail, stoppedAt).stream()
                     .anyMatch(l -> l.startsWith("stream=" + s + " ") && !victim.equals(engine(l)))),
                     "the streams of " + victim + " " + moved + " on another engine", tail);
             System.out.printf("walk-through: %s stopped, its streams %s published by another engine after %d s%n",
                     victim, moved, seconds(stopped));
-            Map<String, Set<Integer>> idsAfter = idsByStream(lines(tail).subList(stoppedAt, lines(tail).size()));
+            Map<String, Set<Integer>> idsAfter = idsByStream(since(tail, stoppedAt));
             for (String s : moved) {
                 assertTrue(idsBefore.get(s).containsAll(idsAfter.getOrDefault(s, Set.of())),
                         s + ": ids before " + idsBefore.get(s) + ", after the move " + idsAfter.get(s));
@@ -333,6 +333,12 @@ class ClusterWalkthroughTest {
     /** The tail's record lines so far. */
     private static List<String> lines(Background tail) {
         return tail.out().lines().filter(l -> l.startsWith("stream=")).toList();
+    }
+
+    /** The tail's record lines from index {@code from} on, read once (the tail grows while we look). */
+    private static List<String> since(Background tail, int from) {
+        List<String> all = lines(tail);
+        return all.subList(from, all.size());
     }
 
     /** Stream to the number of records the tail showed of it. */
