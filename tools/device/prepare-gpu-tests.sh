@@ -79,7 +79,7 @@ mvn -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-
 # The GPU test classes and what they use: the cuda package, the CUDA parity test with the reference
 # fixtures it reads (models and cases of tiny256 / small1024, ~6 MB), the random-weights helper.
 (cd gpu/target/test-classes && find io/samstream/gpu/cuda io/samstream/gpu/parity io/samstream/gpu/model io/samstream/gpu/sam2 \
-    -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
+    io/samstream/gpu/sam3 -name '*.class' -exec cp --parents {} "$out/test-classes/" \;)
 fx=gpu/src/test/resources/fixtures
 mkdir -p "$out/fixtures"
 cp "$fx/manifest.json" "$out/fixtures/"
@@ -96,11 +96,10 @@ done
 mkdir -p "$out/fixtures/sam2"
 cp -r "$fx/sam2/tiny" "$fx/sam2/tiny_absent" "$out/fixtures/sam2/"
 
-# SAM 3's tiny fixture, what its GPU tests read (~1.7 MB): the checkpoint, the model input, Meta's trunk map, and each
-# prompt's token ids and fusion-encoder memory (cuda.sam3.CudaSam3VitGpuTest, cuda.sam3.CudaSam3FusionEncoderGpuTest).
-mkdir -p "$out/fixtures/sam3/tiny"
-cp "$fx"/sam3/tiny/{sam3_tiny.pt,meta.json,model_input.npy,trunk.npy} "$fx"/sam3/tiny/p*_tokens.npy \
-    "$fx"/sam3/tiny/p*_memory.npy "$out/fixtures/sam3/tiny/"
+# SAM 3's tiny fixture, all of it (~2 MB): the checkpoint, the model input and Meta's outputs of every image part
+# (trunk, necks, fusion memory, decoder queries / boxes / presence, masks) that the cuda.sam3 GPU tests compare with.
+mkdir -p "$out/fixtures/sam3"
+cp -r "$fx/sam3/tiny" "$out/fixtures/sam3/"
 
 cp tools/device/run-gpu-tests.sh bench/torch_kernels.py bench/encoder_torch.py bench/decoder_torch.py bench/sparse_table.py bench/bench_tsv.py "$out/"
 commit=$(git rev-parse --short=12 HEAD)
