@@ -19,10 +19,11 @@ import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.tensor.Npy;
+import io.samstream.gpu.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
             VisionFeatures image = cpu.encodeImage(Npy.read(tiny.resolve("model_input.npy")).toFloats());
             for (int i = 0; Files.isRegularFile(tiny.resolve("p" + i + "_tokens.npy")); i++) {
                 int[] ids = GpuTestSupport.ints(Npy.read(tiny.resolve("p" + i + "_tokens.npy")).toLongs());
-                Detections det = cpu.detect(image, cpu.encodeText(ids), List.of());
+                Detections det = cpu.detect(image, cpu.encodeText(ids), TinyPrompts.boxes(tiny, i));
                 Sam3Decoder.Output out = decoder.forward(det.memory(), image.pos(), image.grid(), det.prompt());
                 String label = "tiny prompt " + i;
                 check(label + " against the CPU", det.queries(), det.boxes(), det.presence(), out);
@@ -69,7 +70,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
     void releaseShapesMatchTheCpuReference() {
         Sam3Config release = CudaSam3Test.RELEASE;
         Map<String, int[]> shapes = Sam3Shapes.detectorPart(release, Sam3Decoder.PREFIX);
-        StateDict sd = Sam2Shapes.random(shapes, 71);
+        StateDict sd = smallBoxSteps(Sam2Shapes.random(shapes, 71));
         Sam3Config.Detector c = release.detector();
         int d = c.dModel(), g = release.vision().grid(), maxPrompt = CudaSam3.maxPromptTokens(release);
         Random rnd = new Random(72);
@@ -94,6 +95,29 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
         } finally {
             gpu.pool.release(mark);
         }
+    }
+
+    /**
+     * The weights with the box head's last layer scaled by 0.1, as DETR-style decoders start it near zero, so that
+     * each layer refines a box by a step, as a trained model's does. With that layer at full random size each layer
+     * moves the boxes by several widths, and the six steps through the box bias amplify any difference: on the CPU,
+     * rounding only the inputs and weights to bf16 put the worst query's box at IoU 0.67 (mean 0.95); with the
+     * scaled layer at 0.9925 (mean 0.997). The queries' check is unaffected by it.
+     */
+    private static StateDict smallBoxSteps(StateDict sd) {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (String key : sd.keys()) {
+            Tensor t = sd.get(key);
+            if (key.startsWith(Sam3Decoder.PREFIX + "bbox_embed.layers.2.")) {
+                float[] v = t.data().clone();
+                for (int i = 0; i < v.length; i++) {
+                    v[i] *= 0.1f;
+                }
+                t = new Tensor(v, t.shape());
+            }
+            tensors.put(key, t);
+        }
+        return new StateDict(Path.of("release-decoder-small-box-steps.pt"), tensors);
     }
 
     private static void check(String what, float[] queries, float[] boxes, float presence, Sam3Decoder.Output out) {

@@ -3,7 +3,6 @@ package io.samstream.gpu.cuda.sam3;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
@@ -12,7 +11,6 @@ import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Detections;
-import io.samstream.gpu.sam3.ExemplarBox;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
@@ -26,7 +24,6 @@ import io.samstream.gpu.tensor.Npy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -52,7 +49,7 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
         Path tiny = CudaSam3VitGpuTest.TINY;
         StateDict checkpoint = CheckpointLoader.load(tiny.resolve("sam3_tiny.pt"));
         Sam3Config config = Sam3ConfigInference.infer(checkpoint);
-        JsonNode prompts = new ObjectMapper().readTree(tiny.resolve("meta.json").toFile()).get("prompts");
+        JsonNode prompts = TinyPrompts.all(tiny);
         try (Sam3Model model = new Sam3Model(checkpoint, config, THREADS)) {
             VisionFeatures image = model.encodeImage(Npy.read(tiny.resolve("model_input.npy")).toFloats());
             int tokens = image.grid() * image.grid();
@@ -67,7 +64,7 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
                     String label = "tiny prompt " + i + " '" + p.get("text").asText() + "'";
                     TextFeatures text = model.encodeText(GpuTestSupport.ints(Npy.read(tiny.resolve("p" + i
                             + "_tokens.npy")).toLongs()));
-                    Detections det = model.detect(image, text, boxes(p));
+                    Detections det = model.detect(image, text, TinyPrompts.boxes(p));
                     assertTrue(det.prompt().validTokens() < det.prompt().length(), label + ": padding to skip");
                     float[] out = encoder.forward(image.tokens(), image.pos(), tokens, det.prompt());
                     check(label + " against the CPU", det.memory(), out);
@@ -147,19 +144,6 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
     private static void checkPoolBytes(Sam3Config.Detector c, int tokens, int maxPrompt, long mark) {
         long taken = gpu.pool.mark() - mark, sized = CudaSam3FusionEncoder.poolBytes(c, tokens, maxPrompt);
         assertTrue(taken <= sized, "the encoder took " + taken + " bytes, poolBytes says " + sized);
-    }
-
-    private static List<ExemplarBox> boxes(JsonNode prompt) {
-        List<ExemplarBox> boxes = new ArrayList<>();
-        if (prompt.has("boxes")) {
-            for (int b = 0; b < prompt.get("boxes").size(); b++) {
-                JsonNode box = prompt.get("boxes").get(b);
-                boxes.add(new ExemplarBox((float) box.get(0).asDouble(), (float) box.get(1).asDouble(),
-                        (float) box.get(2).asDouble(), (float) box.get(3).asDouble(),
-                        prompt.get("labels").get(b).asBoolean()));
-            }
-        }
-        return boxes;
     }
 
     private static void check(String what, float[] ref, float[] out) {

@@ -80,7 +80,8 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
                 check("detector neck level " + i, ref[i], fromDevice[i]);
                 check("tracker neck level " + i, refTracker[i], tracker[i]);
             }
-            assertEquals("ViT trunk, necks and fusion encoder on " + backend.neck().describe(), backend.describe());
+            assertEquals("ViT trunk, necks, fusion encoder, decoder and mask head on " + backend.neck().describe(),
+                    backend.describe());
         }
     }
 
