@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SAM 3 video tracking at the release shapes (random weights) on the GPU machine, in one device call (issue #33's
 # measurement): Meta's Sam3VideoPredictor first (bench/sam3_torch.py, bf16, eager unless META_COMPILE=1), then
-# samstream's (io.samstream.bench.Sam3VideoBench, --device cuda --parts all), the same scenarios (streams x phrases,
+# samstream's (io.samstream.bench.Sam3VideoBench, --device cuda), the same scenarios (streams x phrases,
 # default 1x1,4x1,16x1), clip (640 x 480, five moving shapes), thresholds rule (about 5 objects a stream) and TSV
 # columns; the class comment of Sam3VideoBench and the header of bench/sam3_torch.py say what is measured and how.
 #
@@ -21,8 +21,7 @@
 # samstream what is left. With the defaults (FRAMES=10 a window, WARMUP=16, REPEATS=3) a session or stream steps
 # 47 frames, 752 at 16 streams; both programs write their TSV after every scenario, so a cut run keeps its rows.
 # Overrides: SCENARIOS, FRAMES, WARMUP, REPEATS, INSTANCES, HEURISTICS (off|on), META_ARGS, JAVA_ARGS (e.g.
-# "--long-frames 3000", or "--parts trunk_and_fusion": necks, mask head and tracker on the CPU, seconds a frame, so
-# with SCENARIOS=1x1 FRAMES=3), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
+# "--long-frames 3000"), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
 # compiled (its own torch.compile path, GEMM and convolution autotuning on ATen so that it fits a call; an untimed
 # pass compiles first): try it with JAVA=0 in a call of its own, and keep it beside samstream when both fit.
 #
@@ -93,7 +92,7 @@ if [ "${JAVA:-1}" != 0 ]; then
     left=$(( ${BUDGET:-560} - ($(date +%s) - start) ))
     [ "$left" -gt 30 ] || left=30
     timeout "$left" /tmp/sam3-jre/jre/bin/java -Xmx48g -cp "$cp" io.samstream.bench.Sam3VideoBench "$final/sam3-samstream.tsv" \
-        --config release --device cuda --parts all "${common[@]}" ${JAVA_ARGS:-} > "$work/sam3-samstream-log.txt" 2>&1 \
+        --config release --device cuda "${common[@]}" ${JAVA_ARGS:-} > "$work/sam3-samstream-log.txt" 2>&1 \
         || { status=1; echo "samstream's run failed or ran out of time ($left s):"; tail -25 "$work/sam3-samstream-log.txt"; }
     keep_log sam3-samstream-log.txt
     cat "$final/sam3-samstream.tsv" 2>/dev/null

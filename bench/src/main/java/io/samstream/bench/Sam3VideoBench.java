@@ -21,7 +21,6 @@ import io.samstream.gpu.sam3.video.Sam3ConceptDetector;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import io.samstream.gpu.sam3.video.Sam3VideoSettings;
 import io.samstream.gpu.sam3.video.Sam3VideoTracker;
-import io.samstream.gpu.sam3.video.TrackerPasses;
 import io.samstream.gpu.sam3.video.VideoStep;
 import io.samstream.gpu.tensor.Tensor;
 import java.io.IOException;
@@ -53,10 +52,8 @@ import java.util.stream.IntStream;
  * Sam3Shapes#trackerShapes}, tensor by tensor ({@link #random}). The text encoder's vocabulary is the tokenizer's ({@code --vocab}, by default the tests'
  * BPE vocabulary, 814 ids, shipped in the repository; the official one is not): the vocabulary's size only sizes the
  * embedding table a phrase's 32 ids are looked up in, so it does not change the speed. {@code --device cuda} opens
- * the model as {@code ModelCheckpoints.openSam3Video} does for a GPU, with {@code --parts} choosing {@link
- * CudaSam3.Parts} ({@code all}, the default: also the necks, mask head and the tracker's passes ({@link
- * CudaSam3Tracker}); {@code trunk_and_fusion}: what device auto puts there, the rest on the CPU reference); {@code
- * --device cpu} runs the fp32 CPU reference throughout.
+ * the model as {@code ModelCheckpoints.openSam3Video} does for a GPU (every image part on {@link CudaSam3}, the
+ * tracker's passes on {@link CudaSam3Tracker}); {@code --device cpu} runs the fp32 CPU reference throughout.
  *
  * <p><b>About 5 instances a stream</b> ({@code --instances N}). Random weights score arbitrarily, so the thresholds
  * are chosen on the clip's first frame, per phrase, by one rule that bench/sam3_torch.py repeats on Meta's model:
@@ -95,7 +92,7 @@ import java.util.stream.IntStream;
  * objects, device memory, object memory and ms per frame (18,000 frames = 10 minutes of a 30 frames/s camera).
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
- *      [--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
+ *      [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
  *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--seed 7] [--long-frames 0]
  *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
  * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
@@ -116,13 +113,13 @@ public final class Sam3VideoBench {
     public static void main(String[] args) throws IOException {
         if (args.length < 1 || args[0].startsWith("--")) {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
-                    + "[--parts all|trunk_and_fusion] [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
+                    + "[--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
                     + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
                     + "[--seed 7] [--long-frames 0] [--vocab FILE]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
-        String configName = "release", device = "cuda", parts = "all";
+        String configName = "release", device = "cuda";
         List<String> scenarios = List.of("1x1", "4x1", "16x1");
         int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0, lanes = 4;
         int threads = Runtime.getRuntime().availableProcessors();
@@ -137,7 +134,6 @@ public final class Sam3VideoBench {
             switch (args[i]) {
                 case "--config" -> configName = v;
                 case "--device" -> device = v;
-                case "--parts" -> parts = v;
                 case "--scenarios" -> scenarios = List.of(v.split(","));
                 case "--frames" -> frames = Integer.parseInt(v);
                 case "--warmup" -> warmup = Integer.parseInt(v);
@@ -194,7 +190,7 @@ public final class Sam3VideoBench {
                 + "frames_per_s_total_all\tobjects_per_frame\ttracks_per_frame\tdetections_per_frame\t"
                 + "device_memory_mb\tdevice_memory_growth_mb\tobject_memory_mb_per_object\tpreprocess_ms\tsettings");
         t0 = System.nanoTime();
-        try (Sam3VideoModel model = open(sd, tokenizer, threads, device, parts);
+        try (Sam3VideoModel model = open(sd, tokenizer, threads, device);
              CudaContext gpu = device.equals("cuda") ? CudaContext.open(0) : null) {
             String where = model.describe() + (gpu == null ? "" : "; " + gpu.info().describe());
             rows.add("#samstream\t" + configName + "\t" + where + "\tmodel opened in "
@@ -215,7 +211,7 @@ public final class Sam3VideoBench {
                 int[] sp = scenario(sc);
                 List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
                 rows.add(measure(model, tokenizer, gpu, heuristics, calibrations, concepts, instances, clip, sp[0],
-                        lanes, frames, warmup, repeats, configName + "\t" + (gpu == null ? device : device + ":" + parts),
+                        lanes, frames, warmup, repeats, configName + "\t" + device,
                         preprocess));
                 System.out.println(rows.get(rows.size() - 1));
                 Files.write(out, rows);
@@ -281,16 +277,11 @@ public final class Sam3VideoBench {
                 : new Sam3TrackerConfig(112, 8, 32, 8, 7, 2, 64, 2048, 256, 4, 3, 2, 7, 16);
     }
 
-    /** The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there, with {@code parts}. */
-    private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
-            String parts) {
+    /** The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there. */
+    private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device) {
         return switch (device) {
             case "cpu" -> new Sam3VideoModel(sd, tokenizer, threads);
-            case "cuda" -> {
-                CudaSam3.Parts p = CudaSam3.Parts.valueOf(parts.toUpperCase(Locale.ROOT));
-                yield new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0, p),
-                        p == CudaSam3.Parts.ALL ? CudaSam3Tracker.factory(0) : TrackerPasses.Factory.cpu());
-            }
+            case "cuda" -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0), CudaSam3Tracker.factory(0));
             default -> throw new IllegalArgumentException("--device " + device + ": cuda or cpu");
         };
     }

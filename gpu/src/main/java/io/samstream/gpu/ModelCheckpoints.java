@@ -136,30 +136,16 @@ public final class ModelCheckpoints {
     /**
      * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk, necks, fusion encoder, decoder and
      * mask head on GPU {@code gpu} ({@link CudaSam3}, one context; the text encoder, geometry encoder and scoring stay
-     * on the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} with the trunk and
-     * fusion encoder there when it can ({@link #sam3Parts}), else on the CPU; {@code cpu} all on the CPU. The one place
-     * the SAM 3 image path picks its parts' device.
+     * on the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} there when it can, else on
+     * the CPU; {@code cpu} all on the CPU. The one place the SAM 3 image path picks its parts' device.
      */
     public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
-        CudaSam3.Parts parts = sam3Parts(device);
-        return onGpu(device, gpu, sam3GpuParts(parts, false), () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd),
-                threads, CudaSam3.factory(gpu, parts)), () -> new Sam3Model(sd, threads));
+        return onGpu(device, gpu, SAM3_GPU_PARTS, () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
+                CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
     }
 
-    /**
-     * SAM 3's parts on a GPU for {@code device}: {@code cuda} asks for all of them outright; {@code auto} only for those
-     * whose GPU tests have passed on a GPU, the ViT trunk and the fusion encoder (the necks, decoder, mask head and
-     * tracker run on the CPU reference under auto until theirs have).
-     */
-    static CudaSam3.Parts sam3Parts(Device device) {
-        return device == Device.CUDA ? CudaSam3.Parts.ALL : CudaSam3.Parts.TRUNK_AND_FUSION;
-    }
-
-    /** What goes on the GPU, for the log lines. */
-    private static String sam3GpuParts(CudaSam3.Parts parts, boolean video) {
-        return parts == CudaSam3.Parts.ALL ? "SAM 3's ViT trunk, necks, fusion encoder, decoder and mask head"
-                + (video ? " and its tracker" : "") : "SAM 3's ViT trunk and fusion encoder";
-    }
+    /** What SAM 3 puts on the GPU, for the log lines. */
+    private static final String SAM3_GPU_PARTS = "SAM 3's ViT trunk, necks, fusion encoder, decoder and mask head";
 
     /** Objects the GPU tracker of the engine's memory mode steps in one pass, and tracks in all. */
     public static final int ENGINE_OBJECTS_PER_PASS = 16, ENGINE_OBJECTS = 256;
@@ -216,8 +202,8 @@ public final class ModelCheckpoints {
      * Opens a SAM 3 state_dict ({@code sam3.pt}: the detector and the tracker) for tracking concepts on streams, its
      * tokenizer's vocabulary read from next to {@code checkpoint}: the detector's parts on GPU {@code gpu} as {@link
      * #openSam3} puts them for {@code device}, and with {@code cuda} there too the tracker's memory attention, mask
-     * decoder and memory encoder ({@link CudaSam3Tracker}; both or neither; under {@code auto} the tracker stays on
-     * the CPU until its GPU test has passed); the rest on the CPU (fp32 reference) with {@code threads} threads. An
+     * decoder and memory encoder ({@link CudaSam3Tracker}; both or neither); the rest on the CPU (fp32 reference)
+     * with {@code threads} threads. An
      * image-only model (no tracker) is refused naming what is missing.
      */
     public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads, Device device, int gpu) {
@@ -225,11 +211,8 @@ public final class ModelCheckpoints {
             Sam3Checkpoint.tracker(sd); // throws, naming what is missing
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
-        CudaSam3.Parts parts = sam3Parts(device);
-        TrackerPasses.Factory tracker = parts == CudaSam3.Parts.ALL ? CudaSam3Tracker.factory(gpu)
-                : TrackerPasses.Factory.cpu();
-        Sam3VideoModel model = onGpu(device, gpu, sam3GpuParts(parts, true),
-                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu, parts), tracker),
+        Sam3VideoModel model = onGpu(device, gpu, SAM3_GPU_PARTS + " and its tracker",
+                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu), CudaSam3Tracker.factory(gpu)),
                 () -> new Sam3VideoModel(sd, tokenizer, threads));
         log.info("model: SAM 3 video, {} from {}, {}", model, checkpoint, model.describe());
         return model;

@@ -51,13 +51,6 @@ class ModelCheckpointsTest {
         }
     }
 
-    /** Under auto only the SAM 3 parts that passed on a GPU go there; cuda asks for all of them. */
-    @Test
-    void autoPutsOnlySam3sVerifiedPartsOnTheGpu() {
-        assertEquals(io.samstream.gpu.cuda.sam3.CudaSam3.Parts.TRUNK_AND_FUSION, ModelCheckpoints.sam3Parts(Device.AUTO));
-        assertEquals(io.samstream.gpu.cuda.sam3.CudaSam3.Parts.ALL, ModelCheckpoints.sam3Parts(Device.CUDA));
-    }
-
     @Test
     void familiesAreToldByKeys() {
         assertEquals(ModelCheckpoints.Family.SAM2, ModelCheckpoints.family(CheckpointLoader.load(SAM2_TINY)));

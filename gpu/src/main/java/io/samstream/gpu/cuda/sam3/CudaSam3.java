@@ -1,7 +1,6 @@
 package io.samstream.gpu.cuda.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
-import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
@@ -39,18 +38,10 @@ public final class CudaSam3 implements Sam3Backend {
      */
     public static final int MAX_EXEMPLAR_BOXES = 64;
 
-    /** Which of SAM 3's image parts run on the GPU; the others on the CPU reference. */
-    public enum Parts {
-        /** The ViT trunk and the fusion encoder (verified on a GPU); the necks, decoder and mask head on the CPU. */
-        TRUNK_AND_FUSION,
-        /** Also the necks, the decoder and the mask head (their GPU tests have not run on a GPU yet). */
-        ALL
-    }
-
     private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
     private final CudaSam3FusionEncoder encoder;
-    /** With {@link Parts#ALL}: a trunk map the necks are given that the trunk did not just compute goes up here. */
+    /** A trunk map the necks are given that the trunk did not just compute goes up here. */
     private final DeviceBuffer trunkIn;
     private final long trunkValues;
     private final Sam3Trunk trunk = new Trunk();
@@ -64,72 +55,48 @@ public final class CudaSam3 implements Sam3Backend {
     private float[] lastTrunk;
     private boolean closed;
 
-    /** The factory a {@code Sam3Model} takes: all the parts on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3Model} takes: its image parts on GPU {@code ordinal}. */
     public static Sam3Backend.Factory factory(int ordinal) {
-        return factory(ordinal, Parts.ALL);
-    }
-
-    /** The factory a {@code Sam3Model} takes: {@code parts} on GPU {@code ordinal}, the others on the model's CPU. */
-    public static Sam3Backend.Factory factory(int ordinal, Parts parts) {
-        return (sd, config, cpuPool) -> open(sd, config, ordinal, parts, cpuPool);
-    }
-
-    /** Every part on GPU {@code ordinal} ({@link #open(StateDict, Sam3Config, int, Parts, CpuThreadPool)}). */
-    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
-        return open(sd, config, ordinal, Parts.ALL, null);
+        return (sd, config, cpuPool) -> open(sd, config, ordinal);
     }
 
     /**
-     * Opens GPU {@code ordinal} and uploads {@code parts} (the tracker's neck when the detector weights have it); the
-     * others run on the CPU reference on {@code cpu}. Shapes the kernels cannot run fail before any GPU work.
+     * Opens GPU {@code ordinal} and uploads every image part (the tracker's neck when the detector weights have it).
+     * Shapes the kernels cannot run fail before any GPU work.
      */
-    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal, Parts parts, CpuThreadPool cpu) {
-        if (parts != Parts.ALL && cpu == null) {
-            throw new IllegalArgumentException("SAM 3's parts " + parts + ": the ones on the CPU need its thread pool");
-        }
+    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
         CudaSam3Vit.checkSupported(config.vision(), 1);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
-        if (parts == Parts.ALL) {
-            CudaSam3Neck.checkSupported(config);
-            CudaSam3Decoder.checkSupported(config.detector(), config.vision().grid(), maxPromptTokens(config));
-            CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
-        }
+        CudaSam3Neck.checkSupported(config);
+        CudaSam3Decoder.checkSupported(config.detector(), config.vision().grid(), maxPromptTokens(config));
+        CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
         boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
-        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, parts, trackerNeck), "SAM 3");
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck), "SAM 3");
         try {
-            return new CudaSam3(sd, config, parts, trackerNeck, gpu, cpu);
+            return new CudaSam3(sd, config, trackerNeck, gpu);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
         }
     }
 
-    private CudaSam3(StateDict sd, Sam3Config config, Parts parts, boolean withTrackerNeck, GpuWorkspace gpu,
-                     CpuThreadPool cpu) {
+    private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, GpuWorkspace gpu) {
         this.gpu = gpu;
         this.vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
         this.encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config), maxPromptTokens(config),
                 gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
         this.trunkValues = (long) tokens(config) * config.vision().embedDim();
-        if (parts == Parts.ALL) {
-            DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
-            CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
-            this.neck = new Neck(new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
-                    necks));
-            this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
-                    gpu.kernels(), gpu.stream(), weights, necks)) : null;
-            this.decoder = new Decoder(new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
-                    maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging()));
-            this.maskHead = new MaskHead(new CudaSam3MaskHead(sd, config, maxPromptTokens(config),
-                    config.detector().queries(), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows()));
-            this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
-        } else {
-            this.neck = Sam3Neck.cpu().open(sd, Sam3Neck.DETECTOR, config, cpu);
-            this.trackerNeck = withTrackerNeck ? Sam3Neck.cpu().open(sd, Sam3Neck.TRACKER, config, cpu) : null;
-            this.decoder = Sam3Decoder.cpu().open(sd, config.detector(), cpu);
-            this.maskHead = Sam3MaskHead.cpu().open(sd, config.detector(), cpu);
-            this.trunkIn = null;
-        }
+        DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
+        CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
+        this.neck = new Neck(new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
+                necks));
+        this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
+                gpu.kernels(), gpu.stream(), weights, necks)) : null;
+        this.decoder = new Decoder(new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
+                maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging()));
+        this.maskHead = new MaskHead(new CudaSam3MaskHead(sd, config, maxPromptTokens(config),
+                config.detector().queries(), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows()));
+        this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
     }
 
     @Override
@@ -332,21 +299,18 @@ public final class CudaSam3 implements Sam3Backend {
     }
 
     /**
-     * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's and {@link #SPARE_BYTES}; with {@link
-     * Parts#ALL} also the necks' (one or two necks' weights, their shared workspace and the input of a given map), the
-     * decoder's and the mask head's (its rows are the necks').
+     * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, the necks' (one or two necks' weights, their
+     * shared workspace and the input of a given map), the decoder's, the mask head's (its rows are the necks') and
+     * {@link #SPARE_BYTES}.
      */
-    static long poolBytes(Sam3Config config, Parts parts, boolean trackerNeck) {
-        long bytes = trunkBytes(config.vision())
+    static long poolBytes(Sam3Config config, boolean trackerNeck) {
+        return trunkBytes(config.vision())
                 + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
+                + (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
+                + align((long) tokens(config) * config.vision().embedDim() * 2)
+                + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
+                + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
                 + SPARE_BYTES;
-        if (parts == Parts.ALL) {
-            bytes += (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
-                    + align((long) tokens(config) * config.vision().embedDim() * 2)
-                    + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
-                    + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries());
-        }
-        return bytes;
     }
 
     /**
