@@ -1,6 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
-import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * {@code fill_holes_in_mask_scores} (SAM 3's video post-processing, {@code fill_hole_area} 16): in a map of mask
@@ -44,45 +44,89 @@ final class HoleFilling {
         return out;
     }
 
-    /** Per pixel of {@code on}, the size of its 8-connected component; 0 elsewhere. */
+    /**
+     * Per pixel of {@code on}, the size of its 8-connected component; 0 elsewhere. Labels runs, not pixels: each
+     * row's runs of set pixels join the runs of the row above that touch them (diagonals included) in a union-find,
+     * so each pixel is read once and written once.
+     */
     static int[] componentAreas(boolean[] on, int h, int w) {
-        int[] label = new int[on.length];
-        int[] area = new int[on.length];
-        int next = 0;
-        ArrayDeque<Integer> queue = new ArrayDeque<>();
-        java.util.List<Integer> members = new java.util.ArrayList<>();
-        for (int start = 0; start < on.length; start++) {
-            if (!on[start] || label[start] != 0) {
-                continue;
-            }
-            next++;
-            label[start] = next;
-            queue.add(start);
-            members.clear();
-            while (!queue.isEmpty()) {
-                int p = queue.poll();
-                members.add(p);
-                int y = p / w;
-                int x = p % w;
-                for (int dy = -1; dy <= 1; dy++) {
-                    for (int dx = -1; dx <= 1; dx++) {
-                        int ny = y + dy;
-                        int nx = x + dx;
-                        if (ny < 0 || ny >= h || nx < 0 || nx >= w) {
-                            continue;
-                        }
-                        int q = ny * w + nx;
-                        if (on[q] && label[q] == 0) {
-                            label[q] = next;
-                            queue.add(q);
-                        }
-                    }
+        Runs runs = new Runs(h * ((w + 1) / 2));
+        int above = 0;
+        for (int y = 0; y < h; y++) {
+            int first = runs.count;
+            int j = above;
+            for (int x = 0; x < w; ) {
+                if (!on[y * w + x]) {
+                    x++;
+                    continue;
+                }
+                int s = x;
+                while (x < w && on[y * w + x]) {
+                    x++;
+                }
+                int r = runs.add(y, s, x);
+                while (j < first && runs.end[j] < s) {
+                    j++;
+                }
+                for (int k = j; k < first && runs.start[k] <= x; k++) {
+                    runs.union(r, k);
                 }
             }
-            for (int p : members) {
-                area[p] = members.size();
+            above = first;
+        }
+        return runs.areas(on.length, w);
+    }
+
+    /** Runs of set pixels [start, end) on a row, in scan order, with a union-find over them. */
+    private static final class Runs {
+        final int[] row;
+        final int[] start;
+        final int[] end;
+        final int[] parent;
+        int count;
+
+        Runs(int capacity) {
+            row = new int[capacity];
+            start = new int[capacity];
+            end = new int[capacity];
+            parent = new int[capacity];
+        }
+
+        int add(int y, int s, int e) {
+            row[count] = y;
+            start[count] = s;
+            end[count] = e;
+            parent[count] = count;
+            return count++;
+        }
+
+        int find(int r) {
+            while (parent[r] != r) {
+                parent[r] = parent[parent[r]];
+                r = parent[r];
+            }
+            return r;
+        }
+
+        void union(int a, int b) {
+            int ra = find(a);
+            int rb = find(b);
+            if (ra != rb) {
+                parent[Math.max(ra, rb)] = Math.min(ra, rb);
             }
         }
-        return area;
+
+        /** Every run's pixels set to the total length of the runs of its component. */
+        int[] areas(int pixels, int w) {
+            int[] size = new int[count];
+            for (int r = 0; r < count; r++) {
+                size[find(r)] += end[r] - start[r];
+            }
+            int[] area = new int[pixels];
+            for (int r = 0; r < count; r++) {
+                Arrays.fill(area, row[r] * w + start[r], row[r] * w + end[r], size[find(r)]);
+            }
+            return area;
+        }
     }
 }
