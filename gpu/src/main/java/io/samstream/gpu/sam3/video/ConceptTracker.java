@@ -104,8 +104,8 @@ final class ConceptTracker {
             trackScores[i] = tr.score;
             MemoryPicker.Picked p = picker.pick(tr.memory, t);
             props[i] = model.propagate(pool, f, p.spatial(), p.pointers(), picker.window());
-            masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea());
         }
+        pool.forEach(n, i -> masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea()));
 
         List<Detection> fresh = new ArrayList<>();
         List<Long> freshIds = new ArrayList<>();
@@ -168,8 +168,8 @@ final class ConceptTracker {
                 dropped.add(0, trackIds.get(i));
             }
         }
-        FrameOutputs.Frame out = FrameOutputs.build(concept, trackIds, trackScores, props, masks, removed, fresh, freshIds, low,
-                width, height, settings.fillHoleArea());
+        FrameOutputs.Frame out = FrameOutputs.build(pool, concept, trackIds, trackScores, props, masks, removed, fresh,
+                freshIds, low, width, height, settings.fillHoleArea());
         return visibility(t, out, dropped);
     }
 
@@ -183,19 +183,18 @@ final class ConceptTracker {
         Sam3TrackerConfig c = model.config();
         int low = c.lowResSize();
         int side = c.maskSize();
-        float[][] high = new float[n][];
+        boolean[] kept = new boolean[n];
         for (int i = 0; i < n; i++) {
-            high[i] = MaskResize.bilinear(masks[i], low, low, side, side);
+            kept[i] = !removed.contains(tracks.get(i).id);
         }
-        high = MaskOverlaps.suppressShrunk(high);
+        MemoryMasks.Tracked inputs = MemoryMasks.fromTracked(pool, masks, low, side, kept);
         Set<Cohort> cohorts = new java.util.LinkedHashSet<>();
         for (int i = 0; i < n; i++) {
-            Track tr = tracks.get(i);
-            if (removed.contains(tr.id)) {
+            if (!kept[i]) {
                 continue;
             }
-            boolean present = MaskOverlaps.area(MaskOverlaps.binary(high[i])) > 0;
-            float[] features = model.encodeMemory(pool, f, MemoryMasks.fromLogits(high[i]), present);
+            Track tr = tracks.get(i);
+            float[] features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
             tr.memory.addTracked(t, features, props[i].pointer(), props[i].memoryScore());
             cohorts.add(tr.cohort);
         }
