@@ -25,7 +25,7 @@
 # compiled (its own torch.compile path, GEMM and convolution autotuning on ATen so that it fits a call; an untimed
 # pass compiles first): try it with JAVA=0 in a call of its own, and keep it beside samstream when both fit.
 #
-# Back in $OUT (the device tool returns at most 8 files): sam3-meta.tsv, sam3-samstream.tsv, their logs (the last
+# Back in $OUT (the device tool returns at most 8 files; TESTS=1 adds tests-log.txt): sam3-meta.tsv, sam3-samstream.tsv, their logs (the last
 # 4 MB of each) and nvidia-smi.txt. Exit status: non-zero when either side failed or ran out of time.
 set -uo pipefail
 if [ "${1:-run}" = stage ]; then
@@ -45,9 +45,16 @@ if [ "${1:-run}" = stage ]; then
         --no-man-pages --no-header-files --output "$jre/jre"
     tar cf - -C "$jre" jre | xz -6 -T0 > "$d/jre.tar.xz"
     rm -rf "$jre"
+    # The SAM 3 GPU tests (TESTS=1 runs them before the bench): test classes, SAM 2 / SAM 3 tiny fixtures, the
+    # testkit and the JUnit console, packed (~4 MB); the engine jars come from run/ on the device.
+    t=$(mktemp -d) && mkdir -p "$t/sam3t/lib"
+    cp -r "$d/test-classes" "$d/fixtures" "$d/run-gpu-tests.sh" "$d/COMMIT" "$t/sam3t/"
+    cp "$d"/lib/junit-platform-console-standalone-*.jar "$d"/lib/samstream-testkit-*.jar "$t/sam3t/lib/"
+    tar cf - -C "$t" sam3t | xz -9e -T0 > "$d/tests.tar.xz"
+    rm -rf "$t"
     tools/sam3_fixtures/stage_meta_sam3.sh "${2:-/work/.mirror/facebookresearch+sam3/repo}"
     tar cJf .ref/sam3_src.tar.xz -C .ref sam3_src
-    du -ch "$d/run" "$d/jre.tar.xz" .ref/sam3_src.tar.xz | tail -1
+    du -ch "$d/run" "$d/jre.tar.xz" "$d/tests.tar.xz" .ref/sam3_src.tar.xz | tail -1
     echo 'carry [".device/sam3video/run", ".device/sam3video/jre.tar.xz", ".ref/sam3_src.tar.xz"], command:'
     echo '  bash tools/device/run-sam3-video-bench.sh'
     exit 0
@@ -69,6 +76,20 @@ echo "commit $(cat .device/sam3video/run/COMMIT 2>/dev/null)"
 keep_log() {
     tail -c 4000000 "$work/$1" > "$final/$1" 2>/dev/null
 }
+
+# TESTS=1: the SAM 3 GPU tests first (run-gpu-tests.sh sam3, each class at most CLASS_TIMEOUT s, all of them at
+# most TESTS_TIMEOUT s; the log comes back as tests-log.txt), on the full JRE .device/jre.tar.xz when it travels.
+if [ "${TESTS:-0}" = 1 ]; then
+    echo "=== SAM 3 GPU tests ($(date -u +%T))"
+    rm -rf /tmp/sam3t-jre /tmp/sam3t && mkdir -p /tmp/sam3t-jre && tar xJf .device/sam3video/tests.tar.xz -C /tmp
+    jre=.device/jre.tar.xz; [ -s "$jre" ] || jre=.device/sam3video/jre.tar.xz
+    tar xJf "$jre" -C /tmp/sam3t-jre && cp .device/sam3video/run/*.jar /tmp/sam3t/lib/
+    PATH=/tmp/sam3t-jre/jre/bin:$PATH SAM3_BENCH=0 CLASS_TIMEOUT=${CLASS_TIMEOUT:-100} OUT=$final/tests \
+        timeout "${TESTS_TIMEOUT:-220}" bash /tmp/sam3t/run-gpu-tests.sh sam3 > "$work/tests-log.txt" 2>&1 \
+        || { status=1; echo "the GPU tests failed or ran out of time"; }
+    grep -E '^(===|!!!)|tests (successful|failed)|IoU|cosine' "$work/tests-log.txt" | tail -60
+    keep_log tests-log.txt
+fi
 
 if [ "${META:-1}" != 0 ]; then
     echo "=== Meta's Sam3VideoPredictor ($(date -u +%T))"
