@@ -13,7 +13,7 @@ package io.samstream.gpu.sam3;
  * @param queries  the decoder's last normalized queries [queries, d]
  * @param memory   the fusion encoder's output [grid², d]
  */
-public record Detections(float[] logits, float[] boxes, float presence, float[] queries, float[] memory,
+public record Detections(float[] logits, float[] boxes, float presence, float[] queries, FeatureMap memory,
         VisionFeatures image, Prompt prompt) {
     public int count() {
         return logits.length;

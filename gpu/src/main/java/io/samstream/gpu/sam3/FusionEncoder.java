@@ -23,7 +23,7 @@ final class FusionEncoder {
 
     /** The memory [tokens, d] of image tokens [tokens, d] fused with the prompt [promptLength, d]. */
     float[] forward(CpuThreadPool pool, float[] image, float[] pos, int tokens, Prompt prompt) {
-        Sam3Fusion.checkInputs(image, pos, tokens, prompt, d);
+        Sam3Fusion.checkInputs(FeatureMap.of(image), pos, tokens, prompt, d);
         float[] x = image.clone();
         for (EncoderLayer layer : layers) {
             layer.forward(pool, x, tokens, pos, null, prompt.rows(), prompt.length(), null, prompt.padding());

@@ -66,7 +66,7 @@ final class GeometryEncoder {
                 coords[4 * i + 3] = b.h();
             }
             float[] directed = direct.forward(threads, coords, n);
-            float[] normed = imgPreNorm.apply(threads, image.tokens(), g * g);
+            float[] normed = imgPreNorm.apply(threads, image.tokens().values(), g * g);
             float[] sines = new float[n * (d + 2)];
             for (int i = 0; i < n; i++) {
                 ExemplarBox b = boxes.get(i);
@@ -95,7 +95,7 @@ final class GeometryEncoder {
         System.arraycopy(cls, 0, tokens, n * d, d);
         float[] x = norm.apply(threads, finalProj.forward(threads, tokens, n + 1), n + 1);
         for (EncoderLayer layer : layers) {
-            layer.forward(threads, x, n + 1, null, null, image.tokens(), g * g, image.pos(), null);
+            layer.forward(threads, x, n + 1, null, null, image.tokens().values(), g * g, image.pos(), null);
         }
         encodeNorm.apply(threads, x, n + 1, x);
         return x;

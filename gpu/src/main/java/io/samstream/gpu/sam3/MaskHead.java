@@ -55,7 +55,7 @@ final class MaskHead {
         for (int i = 0; i < 2; i++) {
             float[] up = Resampling.nearest2x(x, side, side, d);
             side *= 2;
-            CpuOps.addInPlace(pool, up, image.fpn()[1 - i], side * side * d);
+            CpuOps.addInPlace(pool, up, image.level(1 - i).values(), side * side * d);
             x = convs[i].forward(pool, up, side, side);
             groupNorm(x, side * side, normWeight[i], normBias[i]);
             CpuOps.relu(x, x.length);

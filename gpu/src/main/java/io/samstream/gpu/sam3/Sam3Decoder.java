@@ -25,7 +25,7 @@ public interface Sam3Decoder extends AutoCloseable {
      * The decoder over the encoder's {@code memory [grid², d]} with its sine position {@code memoryPos [grid², d]},
      * its queries attending to {@code prompt} (its padded rows ignored).
      */
-    Output forward(float[] memory, float[] memoryPos, int grid, Prompt prompt);
+    Output forward(FeatureMap memory, float[] memoryPos, int grid, Prompt prompt);
 
     /** Where and how it runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {
@@ -47,8 +47,8 @@ public interface Sam3Decoder extends AutoCloseable {
             DetrDecoder decoder = new DetrDecoder(sd, detector);
             return new Sam3Decoder() {
                 @Override
-                public Output forward(float[] memory, float[] memoryPos, int grid, Prompt prompt) {
-                    return decoder.forward(pool, memory, memoryPos, grid, prompt);
+                public Output forward(FeatureMap memory, float[] memoryPos, int grid, Prompt prompt) {
+                    return decoder.forward(pool, memory.values(), memoryPos, grid, prompt);
                 }
 
                 @Override

@@ -15,9 +15,10 @@ public interface Sam3Fusion extends AutoCloseable {
 
     /**
      * The memory {@code [tokens, d]} of the image tokens {@code [tokens, d]} (the neck's 1x level, channels-last)
-     * with their sine position {@code pos [tokens, d]}, fused with the prompt (its padded rows ignored).
+     * with their sine position {@code pos [tokens, d]}, fused with the prompt (its padded rows ignored); a device
+     * backend's stays on its device for the decoder and the mask head.
      */
-    float[] forward(float[] image, float[] pos, int tokens, Prompt prompt);
+    FeatureMap forward(FeatureMap image, float[] pos, int tokens, Prompt prompt);
 
     /** Where and how it runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {
@@ -39,10 +40,10 @@ public interface Sam3Fusion extends AutoCloseable {
      * (attention over keys that are all masked is undefined: torch gives NaN); the detector's always has one, the
      * geometry encoder's class token.
      */
-    static void checkInputs(float[] image, float[] pos, int tokens, Prompt prompt, int d) {
-        if (tokens <= 0 || image.length != (long) tokens * d || pos.length != (long) tokens * d) {
+    static void checkInputs(FeatureMap image, float[] pos, int tokens, Prompt prompt, int d) {
+        if (tokens <= 0 || image.length() != (long) tokens * d || pos.length != (long) tokens * d) {
             throw new IllegalArgumentException("fusion encoder: " + tokens + " image tokens of width " + d + " need "
-                    + (long) tokens * d + " values for the tokens and for their position, got " + image.length
+                    + (long) tokens * d + " values for the tokens and for their position, got " + image.length()
                     + " and " + pos.length);
         }
         if (prompt.rows().length != (long) prompt.length() * d) {
@@ -61,8 +62,8 @@ public interface Sam3Fusion extends AutoCloseable {
             FusionEncoder encoder = new FusionEncoder(sd, detector);
             return new Sam3Fusion() {
                 @Override
-                public float[] forward(float[] image, float[] pos, int tokens, Prompt prompt) {
-                    return encoder.forward(pool, image, pos, tokens, prompt);
+                public FeatureMap forward(FeatureMap image, float[] pos, int tokens, Prompt prompt) {
+                    return FeatureMap.of(encoder.forward(pool, image.values(), pos, tokens, prompt));
                 }
 
                 @Override

@@ -20,7 +20,7 @@ public interface Sam3MaskHead extends AutoCloseable {
      * Mask logits {@code [n, (4 grid)²]} at 4x the ViT's grid of {@code n} queries' mask embeddings
      * {@code [n, d]}, for the encoder's {@code memory [grid², d]} of {@code image} and {@code prompt}.
      */
-    float[] masks(float[] memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n);
+    float[] masks(FeatureMap memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n);
 
     /** Where and how it runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {
@@ -42,8 +42,8 @@ public interface Sam3MaskHead extends AutoCloseable {
             MaskHead head = new MaskHead(sd, detector);
             return new Sam3MaskHead() {
                 @Override
-                public float[] masks(float[] memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
-                    return head.masks(pool, embeddings, n, head.pixelEmbeddings(pool, memory, image, prompt));
+                public float[] masks(FeatureMap memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
+                    return head.masks(pool, embeddings, n, head.pixelEmbeddings(pool, memory.values(), image, prompt));
                 }
 
                 @Override

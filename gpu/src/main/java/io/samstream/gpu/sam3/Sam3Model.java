@@ -87,7 +87,7 @@ public final class Sam3Model implements AutoCloseable {
             throw new IllegalArgumentException("model input of " + chw.length + " values; " + s + " x " + s
                     + " x 3 expected");
         }
-        float[] trunk = backend.trunk().forward(chw);
+        FeatureMap trunk = backend.trunk().forward(chw);
         return new VisionFeatures(config.vision().grid(), trunk, backend.neck().forward(trunk), pos);
     }
 
@@ -106,7 +106,7 @@ public final class Sam3Model implements AutoCloseable {
             throw new IllegalStateException("this SAM 3 checkpoint has no tracker neck (" + Sam3Neck.TRACKER
                     + "*): it is an image model's, not the video model's sam3.pt");
         }
-        return trackerNeck.forward(image.trunk());
+        return FeatureMap.values(trackerNeck.forward(image.trunk()));
     }
 
     /** The pool the model's passes run on (the tracker shares it). */
@@ -125,7 +125,8 @@ public final class Sam3Model implements AutoCloseable {
         int g = image.grid();
         float[] geo = geometry.encode(pool, boxes, image);
         Prompt prompt = Prompt.concat(phrase, geo, boxes.size() + 1, d);
-        float[] memory = backend.fusion().forward(image.tokens(), image.pos(), g * g, prompt);
+        FeatureMap memory = backend.fusion().forward(image.tokens(), image.pos(), g * g, prompt);
+        image.keep(memory);
         Sam3Decoder.Output out = backend.decoder().forward(memory, image.pos(), g, prompt);
         float[] logits = scoring.score(pool, out.queries(), config.detector().queries(), prompt);
         return new Detections(logits, out.boxes(), out.presence(), out.queries(), memory, image, prompt);

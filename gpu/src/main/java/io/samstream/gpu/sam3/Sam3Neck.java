@@ -17,9 +17,9 @@ public interface Sam3Neck extends AutoCloseable {
 
     /**
      * The levels at 4x, 2x and 1x the grid, channels-last {@code [(4 grid)², d]}, {@code [(2 grid)², d]},
-     * {@code [grid², d]}, of the trunk's map {@code [grid², embed]}.
+     * {@code [grid², d]}, of the trunk's map {@code [grid², embed]}; a device backend's stay on its device.
      */
-    float[][] forward(float[] trunk);
+    FeatureMap[] forward(FeatureMap trunk);
 
     /** Where and how it runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {
@@ -42,8 +42,8 @@ public interface Sam3Neck extends AutoCloseable {
             int grid = config.vision().grid();
             return new Sam3Neck() {
                 @Override
-                public float[][] forward(float[] trunk) {
-                    return neck.forward(pool, trunk, grid);
+                public FeatureMap[] forward(FeatureMap trunk) {
+                    return FeatureMap.of(neck.forward(pool, trunk.values(), grid));
                 }
 
                 @Override

@@ -9,8 +9,11 @@ import io.samstream.gpu.cpu.CpuThreadPool;
  * {@code io.samstream.gpu.cuda.sam3.CudaSam3Vit}); the necks, text encoder, detector and mask head stay on the CPU.
  */
 public interface Sam3Trunk extends AutoCloseable {
-    /** The trunk's map {@code [grid * grid, embed]} (channels-last) of a normalized model input {@code [3, size, size]}. */
-    float[] forward(float[] chw);
+    /**
+     * The trunk's map {@code [grid * grid, embed]} (channels-last) of a normalized model input {@code [3, size, size]};
+     * a device backend's stays on its device for the necks.
+     */
+    FeatureMap forward(float[] chw);
 
     /** Where and how the trunk runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {
@@ -33,8 +36,8 @@ public interface Sam3Trunk extends AutoCloseable {
             int s = vision.imageSize();
             return new Sam3Trunk() {
                 @Override
-                public float[] forward(float[] chw) {
-                    return vit.forward(pool, channelsLast(chw, s));
+                public FeatureMap forward(float[] chw) {
+                    return FeatureMap.of(vit.forward(pool, channelsLast(chw, s)));
                 }
 
                 @Override

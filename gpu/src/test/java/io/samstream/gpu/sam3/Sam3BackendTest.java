@@ -54,7 +54,7 @@ class Sam3BackendTest {
             assertEquals(1, counting.trunkCalls.get());
             assertEquals(List.of(Sam3Neck.DETECTOR), counting.neckCalls);
             assertEquals(1, counting.fusionCalls.get());
-            assertArrayEquals(detect("square").memory(), det.memory(), "the CPU parts behind the seam");
+            assertArrayEquals(detect("square").memory().values(), det.memory().values(), "the CPU parts behind the seam");
             assertArrayEquals(image.fpn()[0], features.fpn()[0], "the neck's CPU reference behind the seam");
             int[] which = {0, 3};
             assertArrayEquals(model.masks(detect("square"), which), seamed.masks(det, which),
@@ -101,7 +101,7 @@ class Sam3BackendTest {
              Sam3Fusion fusion = Sam3Fusion.cpu().open(Sam3Checkpoint.detector(sd), Sam3Weights.TINY.detector(),
                      pool)) {
             assertNull(fusion.describe());
-            assertArrayEquals(det.memory(), fusion.forward(image.tokens(), image.pos(), g * g, det.prompt()));
+            assertArrayEquals(det.memory().values(), fusion.forward(image.tokens(), image.pos(), g * g, det.prompt()).values());
         }
     }
 
@@ -123,7 +123,8 @@ class Sam3BackendTest {
         try (CpuThreadPool pool = new CpuThreadPool(2);
              Sam3Fusion fusion = Sam3Fusion.cpu().open(Sam3Checkpoint.detector(sd), Sam3Weights.TINY.detector(),
                      pool)) {
-            assertArrayEquals(det.memory(), fusion.forward(image.tokens(), image.pos(), g * g, valid), 1e-5f);
+            assertArrayEquals(det.memory().values(), fusion.forward(image.tokens(), image.pos(), g * g, valid).values(),
+                    1e-5f);
         }
     }
 
@@ -135,7 +136,7 @@ class Sam3BackendTest {
              Sam3Fusion fusion = Sam3Fusion.cpu().open(Sam3Checkpoint.detector(sd), Sam3Weights.TINY.detector(),
                      pool)) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> fusion.forward(new float[10], image.pos(), g * g, prompt));
+                    () -> fusion.forward(FeatureMap.of(new float[10]), image.pos(), g * g, prompt));
             assertTrue(e.getMessage().contains("image tokens"), e.getMessage());
             boolean[] allPadding = new boolean[prompt.length()];
             java.util.Arrays.fill(allPadding, true);
@@ -153,7 +154,7 @@ class Sam3BackendTest {
         AtomicInteger trunkClosed = new AtomicInteger();
         Sam3Backend.Factory failing = Sam3Backend.of((w, v, pool) -> new Sam3Trunk() {
             @Override
-            public float[] forward(float[] chw) {
+            public FeatureMap forward(float[] chw) {
                 throw new AssertionError("not run");
             }
 
@@ -214,7 +215,7 @@ class Sam3BackendTest {
                 Sam3Trunk cpu = Sam3Trunk.cpu().open(w, v, pool);
                 return new Sam3Trunk() {
                     @Override
-                    public float[] forward(float[] chw) {
+                    public FeatureMap forward(float[] chw) {
                         trunkCalls.incrementAndGet();
                         return cpu.forward(chw);
                     }
@@ -229,7 +230,7 @@ class Sam3BackendTest {
                 Sam3Neck cpu = Sam3Neck.cpu().open(w, prefix, c, pool);
                 return new Sam3Neck() {
                     @Override
-                    public float[][] forward(float[] trunk) {
+                    public FeatureMap[] forward(FeatureMap trunk) {
                         neckCalls.add(prefix);
                         return cpu.forward(trunk);
                     }
@@ -243,7 +244,7 @@ class Sam3BackendTest {
                 Sam3Fusion cpu = Sam3Fusion.cpu().open(w, c, pool);
                 return new Sam3Fusion() {
                     @Override
-                    public float[] forward(float[] img, float[] pos, int tokens, Prompt prompt) {
+                    public FeatureMap forward(FeatureMap img, float[] pos, int tokens, Prompt prompt) {
                         fusionCalls.incrementAndGet();
                         return cpu.forward(img, pos, tokens, prompt);
                     }
@@ -263,7 +264,7 @@ class Sam3BackendTest {
                 Sam3MaskHead cpu = Sam3MaskHead.cpu().open(w, c, pool);
                 return new Sam3MaskHead() {
                     @Override
-                    public float[] masks(float[] memory, VisionFeatures img, Prompt prompt, float[] e, int n) {
+                    public float[] masks(FeatureMap memory, VisionFeatures img, Prompt prompt, float[] e, int n) {
                         maskHeadCalls.incrementAndGet();
                         return cpu.masks(memory, img, prompt, e, n);
                     }

@@ -48,7 +48,7 @@ class Sam3FixtureFormatTest {
         Npy.write(dir.resolve("model_input.npy"), NpyArray.ofFloat32(input, 3, 112, 112));
         VisionFeatures f = model.encodeImage(input);
         int g = f.grid();
-        Npy.write(dir.resolve("trunk.npy"), NpyArray.ofFloat32(channelsFirst(f.trunk(), g * g), 48, g, g));
+        Npy.write(dir.resolve("trunk.npy"), NpyArray.ofFloat32(channelsFirst(f.trunk().values(), g * g), 48, g, g));
         for (int i = 0; i < 3; i++) {
             int side = g << (2 - i);
             Npy.write(dir.resolve("fpn" + i + ".npy"), NpyArray.ofFloat32(channelsFirst(f.fpn()[i], side * side), 32,
@@ -66,7 +66,7 @@ class Sam3FixtureFormatTest {
             pad[i] = (byte) (text.padding()[i] ? 1 : 0);
         }
         Npy.write(dir.resolve(p + "text_mask.npy"), NpyArray.ofUint8(pad, 32));
-        Npy.write(dir.resolve(p + "memory.npy"), NpyArray.ofFloat32(det.memory(), g * g, 32));
+        Npy.write(dir.resolve(p + "memory.npy"), NpyArray.ofFloat32(det.memory().values(), g * g, 32));
         Npy.write(dir.resolve(p + "queries.npy"), NpyArray.ofFloat32(det.queries(), 20, 32));
         float[] logits = det.logits().clone();
         logits[3] += logitShift;

@@ -64,7 +64,7 @@ final class Sam3FixtureRun {
         VisionFeatures f = model.encodeImage(floats("model_input"));
         int g = f.grid();
         if (has("trunk")) {
-            compare("trunk", channelsLast(floats("trunk"), g * g), f.trunk(), tolerance);
+            compare("trunk", channelsLast(floats("trunk"), g * g), f.trunk().values(), tolerance);
         }
         for (int i = 0; i < 3; i++) {
             int side = g << (2 - i);
@@ -99,7 +99,7 @@ final class Sam3FixtureRun {
             }
             Detections det = model.detect(image, text, boxes);
             if (has(pre + "memory")) {
-                compare(label + " memory", floats(pre + "memory"), det.memory(), tolerance);
+                compare(label + " memory", floats(pre + "memory"), det.memory().values(), tolerance);
             }
             compare(label + " queries", floats(pre + "queries"), det.queries(), tolerance);
             float[] logits = floats(pre + "logits");

@@ -69,7 +69,7 @@ class Sam3ModelTest {
     @Test
     void imageFeaturesHaveTheNecksShapes() {
         assertEquals(8, image.grid());
-        assertEquals(64 * 48, image.trunk().length);
+        assertEquals(64 * 48, image.trunk().length());
         assertEquals(32 * 32 * 32, image.fpn()[0].length);
         assertEquals(16 * 16 * 32, image.fpn()[1].length);
         assertEquals(8 * 8 * 32, image.fpn()[2].length);

@@ -6,6 +6,7 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
@@ -24,9 +25,12 @@ import io.samstream.gpu.sam3.VisionFeatures;
  * and one image's activations, and runs them behind the CPU model's {@link Sam3Backend} seam ({@link #factory}). Closing it frees the
  * GPU. The parts share the stream and the staging buffer, so their passes are serialized on this object.
  *
- * <p>The trunk's map stays on the device for the necks: a neck given the very array the last trunk pass returned
- * reads the trunk's output buffer instead of uploading it again (the seam's arrays are never written by their
- * readers); any other array is uploaded first.
+ * <p>An image's features stay on the device between the parts: the trunk's map, the detector neck's levels and the
+ * fusion memory go into rings of device slots ({@link FeatureRing}, {@value #FRAMES} images' worth, more fusion
+ * memories as an image has one per phrase) and are handed on as {@link FeatureMap}s that the next part reads in
+ * place; the CPU gets their values only when it asks (the geometry encoder reads the 1x level, a test the trunk). A
+ * map of another backend, or one spilled from its slot, is uploaded. The constant position encoding goes up once.
+ * The tracker neck's levels are brought back at once: the tracker's 1x1 convolutions run on the CPU.
  */
 public final class CudaSam3 implements Sam3Backend {
     private static final long STAGING_BYTES = 32L << 20;
@@ -37,11 +41,15 @@ public final class CudaSam3 implements Sam3Backend {
      * the geometry encoder's class token (a video concept has at most 16).
      */
     public static final int MAX_EXEMPLAR_BOXES = 64;
+    /** Images whose trunk map and neck levels stay on the device at once: streams stepping side by side. */
+    static final int FRAMES = 4;
+    /** Fusion memories that stay on the device at once (one per image and phrase). */
+    static final int MEMORIES = 2 * FRAMES;
 
     private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
     private final CudaSam3FusionEncoder encoder;
-    /** A trunk map the necks are given that the trunk did not just compute goes up here. */
+    /** A trunk map the necks are given that is not on the device goes up here. */
     private final DeviceBuffer trunkIn;
     private final long trunkValues;
     private final Sam3Trunk trunk = new Trunk();
@@ -49,10 +57,13 @@ public final class CudaSam3 implements Sam3Backend {
     /** Null when the checkpoint has no tracker neck. */
     private final Sam3Neck trackerNeck;
     private final Sam3Fusion fusion = new Fusion();
-    private final Sam3Decoder decoder;
-    private final Sam3MaskHead maskHead;
-    /** The array the last trunk pass returned, whose values are still in the trunk's output buffer. */
-    private float[] lastTrunk;
+    private final CudaSam3Decoder decoderPart;
+    private final Sam3Decoder decoder = new Decoder();
+    private final CudaSam3MaskHead head;
+    private final Sam3MaskHead maskHead = new MaskHead();
+    /** The trunk's maps, the detector neck's levels (4x, 2x, 1x) and the fusion memories, each in its slots. */
+    private final Slots trunks, memories;
+    private final Slots[] levels = new Slots[3];
     private boolean closed;
 
     /** The factory a {@code Sam3Model} takes: its image parts on GPU {@code ordinal}. */
@@ -88,15 +99,68 @@ public final class CudaSam3 implements Sam3Backend {
         this.trunkValues = (long) tokens(config) * config.vision().embedDim();
         DeviceWeights weights = new DeviceWeights(gpu.pool(), gpu.stream(), gpu.staging());
         CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
-        this.neck = new Neck(new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(), weights,
-                necks));
-        this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
+        CudaSam3Neck detectorNeck = new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(),
+                weights, necks);
+        this.neck = new Neck(detectorNeck);
+        this.trackerNeck = withTrackerNeck ? new TrackerNeck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
                 gpu.kernels(), gpu.stream(), weights, necks)) : null;
-        this.decoder = new Decoder(new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
-                maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging()));
-        this.maskHead = new MaskHead(new CudaSam3MaskHead(sd, config, maxPromptTokens(config),
-                config.detector().queries(), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows()));
+        this.decoderPart = new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
+                maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        this.head = new CudaSam3MaskHead(sd, config, maxPromptTokens(config), config.detector().queries(),
+                gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging(), necks.rows());
         this.trunkIn = gpu.pool().allocateBf16(trunkValues, "sam3 neck input (a given trunk map)");
+        this.trunks = new Slots("sam3 trunk map", FRAMES, trunkValues);
+        for (int i = 0; i < 3; i++) {
+            levels[i] = new Slots("sam3 neck level " + (4 >> i) + "x", FRAMES, detectorNeck.levelValues(i));
+        }
+        this.memories = new Slots("sam3 fusion memory", MEMORIES,
+                (long) tokens(config) * config.detector().dModel());
+    }
+
+    /** One kind of feature map in its ring of device slots. */
+    private final class Slots {
+        final FeatureRing ring;
+        final DeviceBuffer[] buffers;
+        final long values;
+
+        Slots(String name, int count, long values) {
+            this.values = values;
+            this.buffers = new DeviceBuffer[count];
+            for (int i = 0; i < count; i++) {
+                buffers[i] = gpu.pool().allocateBf16(values, name + " (slot " + i + ")");
+            }
+            this.ring = new FeatureRing(name, count, values, CudaSam3.this,
+                    i -> StagedCopy.downloadBf16(gpu.stream(), gpu.staging(), buffers[i], values));
+        }
+
+        /** A new map whose slot the caller fills, and that slot's buffer. */
+        FeatureRing.Resident acquire() {
+            return ring.acquire();
+        }
+
+        /** The device buffer holding {@code map}'s values, or null when they are not in one of these slots. */
+        DeviceBuffer find(FeatureMap map) {
+            return map instanceof FeatureRing.Resident r && r.of(ring) && r.resident() ? buffers[r.slot()] : null;
+        }
+
+        /** {@code map}'s values on the device: its slot, or {@code staging} after an upload. */
+        DeviceBuffer onDevice(FeatureMap map, DeviceBuffer staging) {
+            DeviceBuffer found = find(map);
+            if (found != null) {
+                return found;
+            }
+            StagedCopy.uploadBf16(gpu.stream(), gpu.staging(), map.values(), staging);
+            return staging;
+        }
+    }
+
+    /** Maps spilled from full rings so far (trunk, levels, memories): a sign that {@link #FRAMES} is too small. */
+    synchronized long spills() {
+        long n = trunks.ring.spills() + memories.ring.spills();
+        for (Slots l : levels) {
+            n += l.ring.spills();
+        }
+        return n;
     }
 
     @Override
@@ -132,7 +196,7 @@ public final class CudaSam3 implements Sam3Backend {
     /** E.g. "ViT trunk, necks, fusion encoder, decoder and mask head on GPU name (bf16)" for logs and masks.json. */
     @Override
     public String describe() {
-        return Sam3Backend.describe(device(), neck.describe(), device(), decoder.describe(), maskHead.describe());
+        return Sam3Backend.describe(device(), device(), device(), device(), device());
     }
 
     private String device() {
@@ -154,19 +218,8 @@ public final class CudaSam3 implements Sam3Backend {
         }
     }
 
-    /** The trunk as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
-    private final class Trunk implements Sam3Trunk {
-        @Override
-        public float[] forward(float[] chw) {
-            synchronized (CudaSam3.this) {
-                requireOpen();
-                lastTrunk = null;
-                lastTrunk = vit.forward(chw);
-                return lastTrunk;
-            }
-        }
-
-        @Override
+    /** A part as the model sees it: its passes on the shared stream, one at a time; closing is the owner's. */
+    private abstract class Part implements AutoCloseable {
         public String describe() {
             return device();
         }
@@ -175,12 +228,22 @@ public final class CudaSam3 implements Sam3Backend {
         public void close() {}
     }
 
-    /**
-     * A neck as the model sees it: the trunk's map on the device (the trunk's output, or {@code trunkIn} after an
-     * upload), one pass, the three levels brought back as fp32; one pass at a time on the shared stream; closing is
-     * the owner's.
-     */
-    private final class Neck implements Sam3Neck {
+    /** The trunk: one pass, its map copied into a trunk slot. */
+    private final class Trunk extends Part implements Sam3Trunk {
+        @Override
+        public FeatureMap forward(float[] chw) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                vit.queue(chw);
+                FeatureRing.Resident map = trunks.acquire();
+                gpu.stream().copy(vit.output(), trunks.buffers[map.slot()], trunkValues * 2);
+                return map;
+            }
+        }
+    }
+
+    /** The detector's neck: its levels into level slots, read in place by the fusion encoder and the mask head. */
+    private final class Neck extends Part implements Sam3Neck {
         private final CudaSam3Neck part;
 
         Neck(CudaSam3Neck part) {
@@ -188,104 +251,101 @@ public final class CudaSam3 implements Sam3Backend {
         }
 
         @Override
-        public float[][] forward(float[] trunkMap) {
+        public FeatureMap[] forward(FeatureMap trunkMap) {
             synchronized (CudaSam3.this) {
-                requireOpen();
-                if (trunkMap.length != trunkValues) {
-                    throw new IllegalArgumentException("neck: a trunk map of " + trunkMap.length + " values; "
-                            + trunkValues + " expected");
+                DeviceBuffer input = trunkInput(trunkMap);
+                FeatureRing.Resident[] out = new FeatureRing.Resident[3];
+                DeviceBuffer[] buffers = new DeviceBuffer[3];
+                for (int i = 0; i < 3; i++) {
+                    out[i] = levels[i].acquire();
+                    buffers[i] = levels[i].buffers[out[i].slot()];
                 }
-                DeviceBuffer input = vit.output();
-                if (trunkMap != lastTrunk) {
-                    StagedCopy.uploadBf16(gpu.stream(), gpu.staging(), trunkMap, trunkIn);
-                    input = trunkIn;
-                }
-                part.forward(input);
-                DeviceBuffer[] levels = part.workspace().levels();
-                float[][] out = new float[levels.length][];
-                for (int i = 0; i < levels.length; i++) {
-                    out[i] = StagedCopy.downloadBf16(gpu.stream(), gpu.staging(), levels[i], part.levelValues(i));
-                }
+                part.forward(input, buffers);
                 return out;
             }
         }
-
-        @Override
-        public String describe() {
-            return device();
-        }
-
-        @Override
-        public void close() {}
     }
 
-    /** The fusion encoder as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
-    private final class Fusion implements Sam3Fusion {
-        @Override
-        public float[] forward(float[] image, float[] pos, int tokens, Prompt prompt) {
-            synchronized (CudaSam3.this) {
-                requireOpen();
-                return encoder.forward(image, pos, tokens, prompt);
-            }
-        }
+    /** The tracker's neck: its levels brought back at once (the tracker's convolutions read them on the CPU). */
+    private final class TrackerNeck extends Part implements Sam3Neck {
+        private final CudaSam3Neck part;
 
-        @Override
-        public String describe() {
-            return device();
-        }
-
-        @Override
-        public void close() {}
-    }
-
-    /** The decoder as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
-    private final class Decoder implements Sam3Decoder {
-        private final CudaSam3Decoder part;
-
-        Decoder(CudaSam3Decoder part) {
+        TrackerNeck(CudaSam3Neck part) {
             this.part = part;
         }
 
         @Override
-        public Output forward(float[] memory, float[] memoryPos, int grid, Prompt prompt) {
+        public FeatureMap[] forward(FeatureMap trunkMap) {
             synchronized (CudaSam3.this) {
-                requireOpen();
-                return part.forward(memory, memoryPos, grid, prompt);
+                part.forward(trunkInput(trunkMap));
+                DeviceBuffer[] buffers = part.workspace().levels();
+                FeatureMap[] out = new FeatureMap[buffers.length];
+                for (int i = 0; i < buffers.length; i++) {
+                    out[i] = FeatureMap.of(StagedCopy.downloadBf16(gpu.stream(), gpu.staging(), buffers[i],
+                            part.levelValues(i)));
+                }
+                return out;
             }
         }
-
-        @Override
-        public String describe() {
-            return device();
-        }
-
-        @Override
-        public void close() {}
     }
 
-    /** The mask head as the model sees it: one pass at a time on the shared stream; closing is the owner's. */
-    private final class MaskHead implements Sam3MaskHead {
-        private final CudaSam3MaskHead head;
-
-        MaskHead(CudaSam3MaskHead head) {
-            this.head = head;
+    /** A trunk map on the device: its slot, or {@code trunkIn} after an upload. The caller holds the lock. */
+    private DeviceBuffer trunkInput(FeatureMap trunkMap) {
+        requireOpen();
+        if (trunkMap.length() != trunkValues) {
+            throw new IllegalArgumentException("neck: a trunk map of " + trunkMap.length() + " values; "
+                    + trunkValues + " expected");
         }
+        return trunks.onDevice(trunkMap, trunkIn);
+    }
 
+    /** The fusion encoder: the 1x level read in place, the memory copied into a memory slot. */
+    private final class Fusion extends Part implements Sam3Fusion {
         @Override
-        public float[] masks(float[] memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
+        public FeatureMap forward(FeatureMap image, float[] pos, int tokens, Prompt prompt) {
             synchronized (CudaSam3.this) {
                 requireOpen();
-                return head.masks(memory, image, prompt, embeddings, n);
+                int m = encoder.stage(image, pos, tokens, prompt);
+                encoder.forward(levels[2].onDevice(image, encoder.input()), m);
+                FeatureRing.Resident memory = memories.acquire();
+                gpu.stream().copy(encoder.output(), memories.buffers[memory.slot()], memories.values * 2);
+                return memory;
             }
         }
+    }
 
+    /** The decoder: the fusion memory read in place. */
+    private final class Decoder extends Part implements Sam3Decoder {
         @Override
-        public String describe() {
-            return device();
+        public Output forward(FeatureMap memory, float[] memoryPos, int grid, Prompt prompt) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                int m = decoderPart.stage(memory, memoryPos, grid, prompt);
+                decoderPart.forward(memories.onDevice(memory, decoderPart.memoryInput()), m);
+                return decoderPart.output();
+            }
         }
+    }
 
+    /** The mask head: the fusion memory read in place, the 2x and 4x levels copied on the device. */
+    private final class MaskHead extends Part implements Sam3MaskHead {
         @Override
-        public void close() {}
+        public float[] masks(FeatureMap memory, VisionFeatures image, Prompt prompt, float[] embeddings, int n) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                int m = head.stage(memory, image, prompt, embeddings, n);
+                for (int i = 0; i < 2; i++) {
+                    DeviceBuffer into = head.levelInput(i), level = levels[i].find(image.level(i));
+                    if (level != null) {
+                        gpu.stream().copy(level, into, levels[i].values * 2);
+                    } else {
+                        StagedCopy.uploadBf16(gpu.stream(), gpu.staging(), image.level(i).values(), into);
+                    }
+                }
+                head.forward(memories.onDevice(memory, head.memoryInput()), m, CudaSam3Vit.roundUp8(n));
+                return head.logits(n);
+            }
+        }
     }
 
     /** The image tokens the fusion encoder reads: the ViT's grid, squared. */
@@ -300,8 +360,8 @@ public final class CudaSam3 implements Sam3Backend {
 
     /**
      * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, the necks' (one or two necks' weights, their
-     * shared workspace and the input of a given map), the decoder's, the mask head's (its rows are the necks') and
-     * {@link #SPARE_BYTES}.
+     * shared workspace and the input of a given map), the decoder's, the mask head's (its rows are the necks'), the
+     * feature slots ({@link #slotBytes}) and {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3Config config, boolean trackerNeck) {
         return trunkBytes(config.vision())
@@ -310,7 +370,15 @@ public final class CudaSam3 implements Sam3Backend {
                 + align((long) tokens(config) * config.vision().embedDim() * 2)
                 + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
                 + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
-                + SPARE_BYTES;
+                + slotBytes(config) + SPARE_BYTES;
+    }
+
+    /** {@link #FRAMES} trunk maps and neck levels, {@link #MEMORIES} fusion memories, bf16. */
+    static long slotBytes(Sam3Config config) {
+        long t = tokens(config), d = config.detector().dModel();
+        long frame = align(t * config.vision().embedDim() * 2) + align(16 * t * d * 2) + align(4 * t * d * 2)
+                + align(t * d * 2);
+        return FRAMES * frame + MEMORIES * align(t * d * 2);
     }
 
     /**

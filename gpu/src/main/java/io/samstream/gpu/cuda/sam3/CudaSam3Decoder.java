@@ -15,9 +15,12 @@ import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Decoder;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -70,7 +73,9 @@ public final class CudaSam3Decoder implements Sam3Decoder {
     // activations
     private final DeviceBuffer x, pos, tmp, q, qk, v, attn, memory, memoryPos, keys, k, val, prompt, kv, hidden, sine,
             refHidden, dy, dx, hy, hx, ey, ex, normed, bboxA, bboxB, delta, boxes, presenceIn, presenceA, presenceB,
-            presenceLogit;
+            presenceLogit, startX, startBox;
+    /** The position array whose values {@code memoryPos} holds (null: none, or an upload that did not finish). */
+    private float[] uploadedPos;
 
     /**
      * Uploads the decoder's weights (bf16; the narrow last layers fp32) and allocates its activations from
@@ -161,6 +166,10 @@ public final class CudaSam3Decoder implements Sam3Decoder {
         presenceA = pool.allocateBf16(d, "sam3 decoder presence hidden");
         presenceB = pool.allocateBf16(d, "sam3 decoder presence hidden 2");
         presenceLogit = pool.allocate(4, "sam3 decoder presence logit (fp32)");
+        startX = pool.allocateBf16(r * d, "sam3 decoder start rows");
+        startBox = pool.allocate((long) n * 16, "sam3 decoder start boxes (fp32)");
+        StagedCopy.uploadBf16(stream, staging, startRows, startX);
+        StagedCopy.uploadF32(stream, staging, startBoxes, startBox);
     }
 
     /**
@@ -168,9 +177,21 @@ public final class CudaSam3Decoder implements Sam3Decoder {
      * one pass, the normalized queries, boxes and presence logit brought back. Synchronous.
      */
     @Override
-    public Output forward(float[] memoryRows, float[] position, int mapGrid, Prompt p) {
-        if (mapGrid != grid || memoryRows.length != (long) tokens * d || position.length != (long) tokens * d) {
-            throw new IllegalArgumentException("decoder: a memory of " + memoryRows.length + " and a position of "
+    public Output forward(FeatureMap memoryRows, float[] position, int mapGrid, Prompt p) {
+        int m = stage(memoryRows, position, mapGrid, p);
+        StagedCopy.uploadBf16(stream, staging, memoryRows.values(), memory);
+        forward(m);
+        return output();
+    }
+
+    /**
+     * Checks a pass's inputs, uploads the position (unless it is the very array uploaded last: the seam's arrays are
+     * never written by their readers) and the prompt's valid rows, and sets the start rows and boxes; the memory is
+     * the caller's. Returns the valid prompt tokens, {@link #forward(DeviceBuffer, int)}'s second argument.
+     */
+    public int stage(FeatureMap memoryRows, float[] position, int mapGrid, Prompt p) {
+        if (mapGrid != grid || memoryRows.length() != (long) tokens * d || position.length != (long) tokens * d) {
+            throw new IllegalArgumentException("decoder: a memory of " + memoryRows.length() + " and a position of "
                     + position.length + " values on a " + mapGrid + " grid; " + (long) tokens * d + " each on a "
                     + grid + " grid expected");
         }
@@ -179,16 +200,34 @@ public final class CudaSam3Decoder implements Sam3Decoder {
         if (m < 1 || m > maxPrompt) {
             throw new IllegalArgumentException("decoder: a prompt of " + m + " valid tokens (1 to " + maxPrompt + ")");
         }
-        StagedCopy.uploadBf16(stream, staging, memoryRows, memory);
-        StagedCopy.uploadBf16(stream, staging, position, memoryPos);
+        if (position != uploadedPos) {
+            uploadedPos = null;
+            StagedCopy.uploadBf16(stream, staging, position, memoryPos);
+            uploadedPos = position;
+        }
         StagedCopy.uploadBf16(stream, staging, valid, prompt);
-        StagedCopy.uploadBf16(stream, staging, startRows, x);
-        StagedCopy.uploadF32(stream, staging, startBoxes, boxes);
-        forward(m);
-        float[] queries = StagedCopy.downloadBf16(stream, staging, normed, (long) n * d);
-        float[] out = StagedCopy.downloadF32(stream, staging, boxes, 4L * n);
-        float logit = StagedCopy.downloadF32(stream, staging, presenceLogit, 1)[0];
-        return new Output(queries, out, logit);
+        stream.copy(startX, x, (long) rows * d * 2);
+        stream.copy(startBox, boxes, (long) n * 16);
+        return m;
+    }
+
+    /** The bf16 memory {@code [grid², d]} {@link #forward(int)} reads (a caller's upload goes here). */
+    public DeviceBuffer memoryInput() {
+        return memory;
+    }
+
+    /** A pass's normalized queries, boxes and presence logit, brought back in one trip. Synchronous. */
+    public Output output() {
+        long q = (long) n * d * 2, b = (long) n * 16;
+        stream.download(normed, 0, staging, 0, q);
+        stream.download(boxes, 0, staging, q, b);
+        stream.download(presenceLogit, 0, staging, q + b, 4);
+        stream.synchronize();
+        float[] queries = staging.getBf16(0, n * d);
+        FloatBuffer f = staging.buffer().position((int) q).slice().order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        float[] out = new float[4 * n];
+        f.get(out);
+        return new Output(queries, out, f.get());
     }
 
     /**
@@ -196,6 +235,11 @@ public final class CudaSam3Decoder implements Sam3Decoder {
      * rows and boxes, to the normalized queries, the boxes and the presence logit.
      */
     public void forward(int promptTokens) {
+        forward(memory, promptTokens);
+    }
+
+    /** {@link #forward(int)} reading the memory {@code [grid², d]} (bf16) from {@code memory}, unchanged. */
+    public void forward(DeviceBuffer memory, int promptTokens) {
         long rd = (long) rows * d;
         ops.add(stream, memory, memoryPos, keys, (long) tokens * d);
         DeviceBuffer queryPos = pos.slice((long) d * 2, (long) n * d * 2, "sam3 decoder queries' position");
@@ -373,6 +417,7 @@ public final class CudaSam3Decoder implements Sam3Decoder {
             act += align(v * 2);
         }
         act += 2 * align(n * 16) + align(4);                                     // delta, boxes, presence logit
+        act += align(r * d * 2) + align(n * 16);                                 // the start rows and boxes
         return c.decoderLayers() * perLayer + shared + act;
     }
 

@@ -14,6 +14,7 @@ import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Fusion;
@@ -58,6 +59,8 @@ public final class CudaSam3FusionEncoder implements Sam3Fusion {
     private final Layer[] layers;
     // activations
     private final DeviceBuffer image, pos, prompt, x, xn, qk, v, attn, kv, wide;
+    /** The position array whose values {@code pos} holds (null: none, or an upload that did not finish). */
+    private float[] uploadedPos;
 
     /**
      * Uploads the encoder's weights (bf16, through {@code staging}, synchronously) and allocates the activations of
@@ -124,7 +127,19 @@ public final class CudaSam3FusionEncoder implements Sam3Fusion {
      * pass, the memory brought back as fp32. Synchronous.
      */
     @Override
-    public float[] forward(float[] imageTokens, float[] position, int tokenCount, Prompt p) {
+    public FeatureMap forward(FeatureMap imageTokens, float[] position, int tokenCount, Prompt p) {
+        int m = stage(imageTokens, position, tokenCount, p);
+        StagedCopy.uploadBf16(stream, staging, imageTokens.values(), image);
+        forward(m);
+        return FeatureMap.of(StagedCopy.downloadBf16(stream, staging, x, (long) tokens * d));
+    }
+
+    /**
+     * Checks a pass's inputs and uploads the position (unless it is the very array uploaded last: the seam's arrays
+     * are never written by their readers) and the prompt's valid rows; the image tokens are the caller's. Returns the
+     * valid prompt tokens, {@link #forward(DeviceBuffer, int)}'s second argument.
+     */
+    public int stage(FeatureMap imageTokens, float[] position, int tokenCount, Prompt p) {
         Sam3Fusion.checkInputs(imageTokens, position, tokenCount, p, d);
         if (tokenCount != tokens) {
             throw new IllegalArgumentException("the CUDA fusion encoder was sized for " + tokens + " image tokens, got "
@@ -137,11 +152,13 @@ public final class CudaSam3FusionEncoder implements Sam3Fusion {
                     + "most " + maxPrompt + " (the phrase's and up to " + CudaSam3.MAX_EXEMPLAR_BOXES
                     + " exemplar boxes + 1)");
         }
-        StagedCopy.uploadBf16(stream, staging, imageTokens, image);
-        StagedCopy.uploadBf16(stream, staging, position, pos);
+        if (position != uploadedPos) {
+            uploadedPos = null;
+            StagedCopy.uploadBf16(stream, staging, position, pos);
+            uploadedPos = position;
+        }
         StagedCopy.uploadBf16(stream, staging, valid, prompt);
-        forward(m);
-        return StagedCopy.downloadBf16(stream, staging, x, (long) tokens * d);
+        return m;
     }
 
     /**
@@ -149,11 +166,16 @@ public final class CudaSam3FusionEncoder implements Sam3Fusion {
      * {@link #promptRows} to {@link #output}.
      */
     public void forward(int promptTokens) {
+        forward(image, promptTokens);
+    }
+
+    /** {@link #forward(int)} reading the image tokens {@code [tokens, d]} (bf16) from {@code imageTokens}, unchanged. */
+    public void forward(DeviceBuffer imageTokens, int promptTokens) {
         if (promptTokens < 1 || promptTokens > maxPrompt) {
             throw new IllegalArgumentException("prompt tokens " + promptTokens + " (1 to " + maxPrompt + ")");
         }
         for (int i = 0; i < layers.length; i++) {
-            layer(layers[i], i == 0 ? image : x, promptTokens);
+            layer(layers[i], i == 0 ? imageTokens : x, promptTokens);
         }
     }
 

@@ -16,6 +16,7 @@ import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import io.samstream.gpu.cuda.kernels.WeightLayouts;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3MaskHead;
@@ -125,10 +126,23 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
      * {@code [n, (4 grid)²]}. Synchronous.
      */
     @Override
-    public float[] masks(float[] memoryRows, VisionFeatures image, Prompt p, float[] queryEmbeddings, int n) {
+    public float[] masks(FeatureMap memoryRows, VisionFeatures image, Prompt p, float[] queryEmbeddings, int n) {
+        int m = stage(memoryRows, image, p, queryEmbeddings, n);
+        StagedCopy.uploadBf16(stream, staging, memoryRows.values(), memory);
+        StagedCopy.uploadBf16(stream, staging, image.level(1).values(), level1);
+        StagedCopy.uploadBf16(stream, staging, image.level(0).values(), level0);
+        forward(memory, m, CudaSam3Vit.roundUp8(n));
+        return logits(n);
+    }
+
+    /**
+     * Checks a pass's inputs and uploads the prompt's valid rows and the embeddings (padded to a multiple of 8); the
+     * memory and the levels ({@link #levelInput}) are the caller's. Returns the valid prompt tokens.
+     */
+    public int stage(FeatureMap memoryRows, VisionFeatures image, Prompt p, float[] queryEmbeddings, int n) {
         long t = (long) grid * grid;
-        if (image.grid() != grid || memoryRows.length != t * d) {
-            throw new IllegalArgumentException("mask head: a memory of " + memoryRows.length + " values on a "
+        if (image.grid() != grid || memoryRows.length() != t * d) {
+            throw new IllegalArgumentException("mask head: a memory of " + memoryRows.length() + " values on a "
                     + image.grid() + " grid; " + t * d + " on a " + grid + " grid expected");
         }
         if (n < 1 || n > maxQueries || queryEmbeddings.length != (long) n * d) {
@@ -143,12 +157,27 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         int nPad = CudaSam3Vit.roundUp8(n);
         float[] e = new float[nPad * d];
         System.arraycopy(queryEmbeddings, 0, e, 0, n * d);
-        StagedCopy.uploadBf16(stream, staging, memoryRows, memory);
-        StagedCopy.uploadBf16(stream, staging, image.fpn()[1], level1);
-        StagedCopy.uploadBf16(stream, staging, image.fpn()[0], level0);
         StagedCopy.uploadBf16(stream, staging, valid, prompt);
         StagedCopy.uploadBf16(stream, staging, e, embeddings);
-        forward(m, nPad);
+        return m;
+    }
+
+    /**
+     * The buffer a pass reads neck level i (0: 4x, 1: 2x) from, {@code [(2^(2-i) grid)², d]} bf16; the pass adds to
+     * it, so it is a copy of the level.
+     */
+    public DeviceBuffer levelInput(int i) {
+        return i == 0 ? level0 : level1;
+    }
+
+    /** The bf16 memory {@code [grid², d]} {@link #forward(int, int)} reads (a caller's upload goes here). */
+    public DeviceBuffer memoryInput() {
+        return memory;
+    }
+
+    /** The logits of the last pass of {@code n} queries, brought back as {@code [n, (4 grid)²]}. Synchronous. */
+    public float[] logits(int n) {
+        int nPad = CudaSam3Vit.roundUp8(n);
         int count = 16 * grid * grid;
         float[] byPixel = StagedCopy.downloadBf16(stream, staging, logits, (long) count * nPad);
         float[] out = new float[n * count];
@@ -165,6 +194,11 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
      * embeddings (a multiple of 8) to the logits {@code [(4 grid)², nPad]}; the levels' buffers are overwritten.
      */
     public void forward(int promptTokens, int nPad) {
+        forward(memory, promptTokens, nPad);
+    }
+
+    /** {@link #forward(int, int)} reading the memory {@code [grid², d]} (bf16) from {@code memory}, unchanged. */
+    public void forward(DeviceBuffer memory, int promptTokens, int nPad) {
         int t = grid * grid, hd = d / heads;
         float scale = (float) (1.0 / Math.sqrt(hd));
         norm.layerNorm(stream, memory, crossNorm.w(), crossNorm.b(), xn, t, d, EPS);

@@ -118,16 +118,21 @@ public final class CudaSam3Neck {
      * {@code [(4 grid)², d]}, {@code [(2 grid)², d]}, {@code [grid², d]} (bf16).
      */
     public void forward(DeviceBuffer trunk) {
+        forward(trunk, ws.levels());
+    }
+
+    /** {@link #forward(DeviceBuffer)} into {@code levels} (4x, 2x, 1x: {@link #levelValues} each) instead. */
+    public void forward(DeviceBuffer trunk, DeviceBuffer[] levels) {
         Shapes s = shapes;
         int g = s.grid;
         // 4x: embed -> embed/2 (GELU) at 2 grid, -> embed/4 at 4 grid
         upsample(trunk, up4a, g, s.embed, s.half, true);
         upsample(ws.scattered, up4b, 2 * g, s.half, s.quarter, false);
-        level(0, ws.scattered);
+        level(0, ws.scattered, levels[0]);
         // 2x: embed -> embed/2 at 2 grid
         upsample(trunk, up2, g, s.embed, s.half, false);
-        level(1, ws.scattered);
-        level(2, trunk);
+        level(1, ws.scattered, levels[1]);
+        level(2, trunk, levels[2]);
     }
 
     /** The workspace whose levels a pass leaves. */
@@ -147,13 +152,13 @@ public final class CudaSam3Neck {
         ops.convTranspose2x2Scatter(stream, ws.gemmOut, ws.scattered, 1, side, side, out);
     }
 
-    /** Level i's 1x1 and 3x3 convolutions of {@code x [side², levelIn[i]]} into its workspace buffer. */
-    private void level(int i, DeviceBuffer x) {
+    /** Level i's 1x1 and 3x3 convolutions of {@code x [side², levelIn[i]]} into {@code out}. */
+    private void level(int i, DeviceBuffer x, DeviceBuffer out) {
         int side = shapes.grid << (2 - i);
         int pixels = side * side, d = shapes.d;
         gemm.run(stream, x, conv1x1[i].w(), conv1x1[i].b(), null, ws.conv1x1, pixels, d, levelIn[i], false);
         ops.im2col3x3(stream, ws.conv1x1, ws.rows, 1, side, side, d);
-        gemm.run(stream, ws.rows, conv3x3[i].w(), conv3x3[i].b(), null, ws.levels()[i], pixels, d, 9 * d, false);
+        gemm.run(stream, ws.rows, conv3x3[i].w(), conv3x3[i].b(), null, out, pixels, d, 9 * d, false);
     }
 
     /**

@@ -15,6 +15,7 @@ import io.samstream.gpu.cuda.kernels.NormKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels.Rows;
 import io.samstream.gpu.sam2.RotaryEncoding;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Trunk;
 import io.samstream.gpu.sam3.VitPositionEmbedding;
@@ -125,7 +126,13 @@ public final class CudaSam3Vit implements Sam3Trunk {
 
     /** One image (normalized, planar {@code [3, S, S]}) through the trunk, its map brought back as fp32. Synchronous. */
     @Override
-    public float[] forward(float[] chw) {
+    public FeatureMap forward(float[] chw) {
+        queue(chw);
+        return FeatureMap.of(StagedCopy.downloadBf16(stream, staging, x, (long) grid * grid * e));
+    }
+
+    /** Uploads one image (normalized, planar {@code [3, S, S]}) and queues its pass to {@link #output}. */
+    public void queue(float[] chw) {
         int s = v.imageSize();
         if (chw.length != 3 * s * s) {
             throw new IllegalArgumentException("model input of " + chw.length + " values; 3 x " + s + " x " + s
@@ -133,7 +140,6 @@ public final class CudaSam3Vit implements Sam3Trunk {
         }
         StagedCopy.uploadF32(stream, staging, chw, image);
         forward(1);
-        return StagedCopy.downloadBf16(stream, staging, x, (long) grid * grid * e);
     }
 
     /** Queues one pass of {@code batch} images from {@link #input} to {@link #output}. */

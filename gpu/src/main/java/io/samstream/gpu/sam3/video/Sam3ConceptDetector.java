@@ -62,10 +62,12 @@ public final class Sam3ConceptDetector implements ConceptDetector {
             }
         }
         if (candidates.isEmpty()) {
+            det.memory().release();
             return List.of();
         }
         int[] which = candidates.stream().mapToInt(Integer::intValue).toArray();
         float[] masks = model.masks(det, which);
+        det.memory().release(); // read by the decoder and the mask head, not again
         int pixels = masks.length / which.length;
         List<Detection> all = new ArrayList<>();
         for (int i = 0; i < which.length; i++) {

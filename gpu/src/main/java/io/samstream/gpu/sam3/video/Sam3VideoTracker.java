@@ -106,19 +106,23 @@ public final class Sam3VideoTracker implements AutoCloseable {
             List<Long> lost = new ArrayList<>();
             if (!concepts.isEmpty()) {
                 VisionFeatures vision = model.detector().encodeImage(modelInput);
-                FrameFeatures features = model.tracker().features(model.detector().pool(),
-                        model.detector().trackerLevels(vision));
                 boolean detect = t % settings.everyFrames() == 0;
                 boolean detected = false;
-                for (ConceptTracker ct : concepts.values()) {
-                    detected |= detect || !ct.started();
-                    int capacity = settings.maxObjects() - objectCount();
-                    ConceptTracker.Result r = ct.step(t, vision, features, width, height, detect, capacity,
-                            () -> nextId++);
-                    objects.addAll(r.objects());
-                    hidden.addAll(r.hidden());
-                    lost.addAll(r.lost());
-                    dropped.addAll(r.dropped());
+                try {
+                    FrameFeatures features = model.tracker().features(model.detector().pool(),
+                            model.detector().trackerLevels(vision));
+                    for (ConceptTracker ct : concepts.values()) {
+                        detected |= detect || !ct.started();
+                        int capacity = settings.maxObjects() - objectCount();
+                        ConceptTracker.Result r = ct.step(t, vision, features, width, height, detect, capacity,
+                                () -> nextId++);
+                        objects.addAll(r.objects());
+                        hidden.addAll(r.hidden());
+                        lost.addAll(r.lost());
+                        dropped.addAll(r.dropped());
+                    }
+                } finally {
+                    vision.release(); // the frame's features are not read again: a GPU backend reuses their slots
                 }
                 if (detected) {
                     detectionFrames++;

@@ -9,6 +9,7 @@ import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Detections;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
@@ -83,7 +84,7 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
         Sam3Decoder.Output ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);
              Sam3Decoder cpu = Sam3Decoder.cpu().open(sd, c, threads)) {
-            ref = cpu.forward(memory, pos, g, prompt);
+            ref = cpu.forward(FeatureMap.of(memory), pos, g, prompt);
         }
         long mark = gpu.pool.mark();
         try {
@@ -91,7 +92,8 @@ class CudaSam3DecoderGpuTest extends GpuTestBase {
                     gpu.staging);
             long taken = gpu.pool.mark() - mark, sized = CudaSam3Decoder.poolBytes(c, g, maxPrompt);
             assertTrue(taken <= sized, "the decoder took " + taken + " bytes, poolBytes says " + sized);
-            check("release shapes", ref.queries(), ref.boxes(), ref.presence(), decoder.forward(memory, pos, g, prompt));
+            check("release shapes", ref.queries(), ref.boxes(), ref.presence(), decoder.forward(FeatureMap.of(memory), pos, g,
+                    prompt));
         } finally {
             gpu.pool.release(mark);
         }

@@ -10,6 +10,7 @@ import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Detections;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
@@ -66,8 +67,8 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
                             + "_tokens.npy")).toLongs()));
                     Detections det = model.detect(image, text, TinyPrompts.boxes(p));
                     assertTrue(det.prompt().validTokens() < det.prompt().length(), label + ": padding to skip");
-                    float[] out = encoder.forward(image.tokens(), image.pos(), tokens, det.prompt());
-                    check(label + " against the CPU", det.memory(), out);
+                    float[] out = encoder.forward(image.tokens(), image.pos(), tokens, det.prompt()).values();
+                    check(label + " against the CPU", det.memory().values(), out);
                     Path meta = tiny.resolve("p" + i + "_memory.npy");
                     if (Files.isRegularFile(meta)) {
                         check(label + " against Meta's memory", Npy.read(meta).toFloats(), out);
@@ -101,14 +102,14 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
         float[] ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);
              Sam3Fusion cpu = Sam3Fusion.cpu().open(sd, c, threads)) {
-            ref = cpu.forward(image, pos, tokens, prompt);
+            ref = cpu.forward(FeatureMap.of(image), pos, tokens, prompt).values();
         }
         long mark = gpu.pool.mark();
         try {
             CudaSam3FusionEncoder encoder = new CudaSam3FusionEncoder(sd, c, tokens, maxPrompt, gpu.kernels,
                     gpu.stream, gpu.pool, gpu.staging);
             checkPoolBytes(c, tokens, maxPrompt, mark);
-            float[] out = encoder.forward(image, pos, tokens, prompt);
+            float[] out = encoder.forward(FeatureMap.of(image), pos, tokens, prompt).values();
             check("release shapes", ref, out);
             // a pass again on the inputs on the device: the first layer reads them, not the memory left in x
             encoder.forward(prompt.validTokens());
@@ -134,7 +135,7 @@ class CudaSam3FusionEncoderGpuTest extends GpuTestBase {
             assertTrue(onGpu.describe().startsWith("ViT trunk, necks, fusion encoder, decoder and mask head on "),
                     onGpu.describe());
             Detections det = onGpu.detect(onGpu.encodeImage(input), onGpu.encodeText(ids), List.of());
-            check("tiny model on CudaSam3: memory", ref.memory(), det.memory(), MODEL_MIN_COSINE, MODEL_MAX_REL_L2);
+            check("tiny model on CudaSam3: memory", ref.memory().values(), det.memory().values(), MODEL_MIN_COSINE, MODEL_MAX_REL_L2);
             check("tiny model on CudaSam3: decoder queries", ref.queries(), det.queries(), MODEL_MIN_COSINE,
                     MODEL_MAX_REL_L2);
         }

@@ -10,6 +10,7 @@ import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.Resampling;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Detections;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
@@ -96,7 +97,7 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
         float[] ref;
         try (CpuThreadPool threads = new CpuThreadPool(THREADS);
              Sam3MaskHead cpu = Sam3MaskHead.cpu().open(sd, release.detector(), threads)) {
-            ref = cpu.masks(memory, image, prompt, embeddings, n);
+            ref = cpu.masks(FeatureMap.of(memory), image, prompt, embeddings, n);
         }
         long mark = gpu.pool.mark();
         try {
@@ -107,7 +108,7 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
                     gpu.pool, gpu.staging, im2col);
             long taken = gpu.pool.mark() - before, sized = CudaSam3MaskHead.poolBytes(release, maxPrompt, queries);
             assertTrue(taken <= sized, "the head took " + taken + " bytes, poolBytes says " + sized);
-            float[] out = head.masks(memory, image, prompt, embeddings, n);
+            float[] out = head.masks(FeatureMap.of(memory), image, prompt, embeddings, n);
             GpuTestSupport.assertCosineAndRelL2("release shapes logits", ref, out, MIN_COSINE, MAX_REL_L2);
             for (int k = 0; k < n; k++) {
                 checkIou("release shapes query " + k, ref, out, k, 16 * g * g);

@@ -3,6 +3,8 @@ package io.samstream.gpu.cuda.sam3;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -13,6 +15,7 @@ import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -21,6 +24,8 @@ import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.tensor.Npy;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -70,16 +75,32 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
              Sam3Neck cpuNeck = Sam3Neck.cpu().open(sd, Sam3Neck.DETECTOR, config, threads);
              Sam3Neck cpuTracker = Sam3Neck.cpu().open(sd, Sam3Neck.TRACKER, config, threads)) {
             assertNotNull(backend.trackerNeck(), "the video checkpoint's second neck");
-            float[] trunk = backend.trunk().forward(image);
-            float[][] fromDevice = backend.neck().forward(trunk);       // the trunk's output, not uploaded
-            float[][] tracker = backend.trackerNeck().forward(trunk);
-            float[][] uploaded = backend.neck().forward(trunk.clone()); // another array: uploaded first
-            float[][] ref = cpuNeck.forward(trunk), refTracker = cpuTracker.forward(trunk);
+            FeatureMap trunk = backend.trunk().forward(image);
+            FeatureMap[] onDevice = backend.neck().forward(trunk);        // the trunk's slot, read in place
+            float[][] tracker = FeatureMap.values(backend.trackerNeck().forward(trunk));
+            FeatureMap host = FeatureMap.of(trunk.values());                 // on the CPU: uploaded first
+            float[][] uploaded = FeatureMap.values(backend.neck().forward(host));
+            float[][] ref = FeatureMap.values(cpuNeck.forward(host));
+            float[][] refTracker = FeatureMap.values(cpuTracker.forward(host));
+            float[][] fromDevice = FeatureMap.values(onDevice);
             for (int i = 0; i < 3; i++) {
-                assertArrayEquals(fromDevice[i], uploaded[i], "level " + i + ": the trunk's bf16 output and its upload");
+                assertArrayEquals(fromDevice[i], uploaded[i], "level " + i + ": the trunk's bf16 slot and its upload");
                 check("detector neck level " + i, ref[i], fromDevice[i]);
                 check("tracker neck level " + i, refTracker[i], tracker[i]);
             }
+            // more images than slots, none released: the oldest are spilled to the CPU, never overwritten
+            List<FeatureMap[]> held = new ArrayList<>();
+            for (int k = 0; k <= CudaSam3.FRAMES; k++) {
+                held.add(backend.neck().forward(backend.trunk().forward(CudaSam3VitGpuTest.image(
+                        config.vision().imageSize(), 46 + k))));
+            }
+            assertTrue(backend.spills() > 0, "a full ring spills");
+            float[] again = backend.neck().forward(backend.trunk().forward(CudaSam3VitGpuTest.image(
+                    config.vision().imageSize(), 46)))[0].values();
+            assertArrayEquals(again, held.get(0)[0].values(), "the first image's spilled 4x level");
+            FeatureMap released = held.get(CudaSam3.FRAMES)[2];
+            released.release();
+            assertThrows(IllegalStateException.class, released::values, "a released map that was never read");
             assertEquals("ViT trunk, necks, fusion encoder, decoder and mask head on " + backend.neck().describe(),
                     backend.describe());
         }
@@ -90,7 +111,7 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
         float[][] ref;
         try (CpuThreadPool threads = new CpuThreadPool(Runtime.getRuntime().availableProcessors());
              Sam3Neck cpu = Sam3Neck.cpu().open(sd, prefix, config, threads)) {
-            ref = cpu.forward(trunk);
+            ref = FeatureMap.values(cpu.forward(FeatureMap.of(trunk)));
         }
         long mark = gpu.pool.mark();
         try {

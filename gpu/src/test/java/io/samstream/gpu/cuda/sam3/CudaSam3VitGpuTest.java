@@ -7,6 +7,7 @@ import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -58,12 +59,12 @@ class CudaSam3VitGpuTest extends GpuTestBase {
         float[] ref;
         try (CpuThreadPool threads = new CpuThreadPool(Runtime.getRuntime().availableProcessors());
              Sam3Trunk cpu = Sam3Trunk.cpu().open(sd, vision, threads)) {
-            ref = cpu.forward(image);
+            ref = cpu.forward(image).values();
         }
         long mark = gpu.pool.mark();
         try {
             CudaSam3Vit vit = new CudaSam3Vit(sd, vision, 1, gpu.kernels, gpu.stream, gpu.pool, gpu.staging);
-            float[] out = vit.forward(image);
+            float[] out = vit.forward(image).values();
             check(what, ref, out);
             return out;
         } finally {
