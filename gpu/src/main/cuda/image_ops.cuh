@@ -95,8 +95,8 @@ __device__ __forceinline__ void pillow_pass_normalize_f32(const uint8_t* __restr
                               : pillow_pass_value(src, in_w, horizontal, first_row, bounds, weights, ksize, x, y, c);
             const float mean = c == 0 ? mean0 : (c == 1 ? mean1 : mean2);
             const float sd = c == 0 ? std0 : (c == 1 ? std1 : std2);
-            const float x = kScaleFirst ? __fdiv_rn((float)u, scale) : (float)u;
-            v = __fdiv_rn(__fsub_rn(x, mean), sd);
+            const float scaled = kScaleFirst ? __fdiv_rn((float)u, scale) : (float)u;
+            v = __fdiv_rn(__fsub_rn(scaled, mean), sd);
         }
         out[i] = v;
     }
