@@ -3,14 +3,16 @@
 // * frames: 8-bit RGB (HWC) of any size -> Pillow's antialiased bilinear resize (its fixed-point weights,
 //   computed on the host by PillowBilinearResize.passes and uploaded with the frame; 8-bit clipping after
 //   each separable pass) -> (x - mean) / std -> zero padding to S x S, written as the encoder's fp32
-//   [3, S, S] planes. The last pass is fused with the normalization.
+//   [3, S, S] planes. The last pass is fused with the normalization. SAM 3 (Sam3GpuPreprocessor): the same
+//   passes to S x S (no aspect kept, nothing padded), normalized as ((x / 255) - 0.5) / 0.5.
 // * masks: low-res logits [N, Lh, Lw] -> PyTorch's bilinear (align_corners=False) to S x S, crop to the
 //   resized frame, bilinear to the original H x W -> threshold at 0, bit-packed column-major (COCO RLE
 //   order), plus per-mask counts (above +1, above -1, above 0) and the bounding box. The S x S and cropped
 //   planes are never built: each output pixel computes the four intermediate values it reads.
 //
 // Exactness: the resize is integer arithmetic on the same weights as the Java code; the normalization is
-// one IEEE subtract and one IEEE divide per value (nvcc's default -prec-div=true); the bilinear steps use
+// one IEEE subtract and one IEEE divide per value (SAM 3: one more divide first; nvcc's default
+// -prec-div=true, and explicit __fdiv_rn / __fsub_rn regardless); the bilinear steps use
 // explicit __fmaf_rn / __fmul_rn in the order of MaskPostprocessor (the order of PyTorch's compiled
 // kernels), so nvcc's contraction cannot change a rounding.
 #pragma once
@@ -69,12 +71,16 @@ __device__ __forceinline__ void pillow_pass_u8(const uint8_t* __restrict__ src, 
 // The encoder input of one frame: fp32 planes [3, S, S] at `out`; pixel (x, y) < (w, h) is the last pass'
 // value (or, with horizontal < 0, no pass: the byte of `src` itself, src being w pixels wide), normalized;
 // the rest is 0. One value per thread, in the planes' order (coalesced writes), grid-stride.
+// kScaleFirst: the byte u is first divided by `scale` (one IEEE divide), then normalized: (u / scale - mean) / std,
+// SAM 3's ((u / 255) - 0.5) / 0.5 with the CPU's roundings (a single (u - 127.5) / 127.5 is 1 ulp off for half
+// the bytes). Without it, (u - mean) / std (SAM's mean and std are in 8-bit units); `scale` is not read.
+template <bool kScaleFirst>
 __device__ __forceinline__ void pillow_pass_normalize_f32(const uint8_t* __restrict__ src, float* __restrict__ out,
                                                           int in_w, int w, int h, int S, int horizontal,
                                                           int first_row, const int* __restrict__ bounds,
-                                                          const int* __restrict__ weights, int ksize, float mean0,
-                                                          float mean1, float mean2, float std0, float std1,
-                                                          float std2) {
+                                                          const int* __restrict__ weights, int ksize, float scale,
+                                                          float mean0, float mean1, float mean2, float std0,
+                                                          float std1, float std2) {
     const long long plane = (long long)S * S;
     const long long total = 3 * plane;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
@@ -89,7 +95,8 @@ __device__ __forceinline__ void pillow_pass_normalize_f32(const uint8_t* __restr
                               : pillow_pass_value(src, in_w, horizontal, first_row, bounds, weights, ksize, x, y, c);
             const float mean = c == 0 ? mean0 : (c == 1 ? mean1 : mean2);
             const float sd = c == 0 ? std0 : (c == 1 ? std1 : std2);
-            v = __fdiv_rn(__fsub_rn((float)u, mean), sd);
+            const float scaled = kScaleFirst ? __fdiv_rn((float)u, scale) : (float)u;
+            v = __fdiv_rn(__fsub_rn(scaled, mean), sd);
         }
         out[i] = v;
     }

@@ -451,8 +451,17 @@ extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_normaliz
     const uint8_t* src, float* out, int in_w, int w, int h, int S, int horizontal, int first_row,
     const int* bounds, const int* weights, int ksize, float mean0, float mean1, float mean2, float std0,
     float std1, float std2) {
-    image_ops::pillow_pass_normalize_f32(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights, ksize,
-                                         mean0, mean1, mean2, std0, std1, std2);
+    image_ops::pillow_pass_normalize_f32<false>(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights,
+                                                ksize, 1.f, mean0, mean1, mean2, std0, std1, std2);
+}
+
+// SAM 3's input: ((u / scale) - mean) / std, the CPU's three roundings (Sam3Preprocessor).
+extern "C" __global__ void __launch_bounds__(256) samstream_pillow_pass_scale_normalize_f32(
+    const uint8_t* src, float* out, int in_w, int w, int h, int S, int horizontal, int first_row,
+    const int* bounds, const int* weights, int ksize, float scale, float mean0, float mean1, float mean2,
+    float std0, float std1, float std2) {
+    image_ops::pillow_pass_normalize_f32<true>(src, out, in_w, w, h, S, horizontal, first_row, bounds, weights,
+                                               ksize, scale, mean0, mean1, mean2, std0, std1, std2);
 }
 
 extern "C" __global__ void __launch_bounds__(256) samstream_yuv_to_rgb8(

@@ -17,6 +17,7 @@ import jcuda.Pointer;
 public final class ImageOpsKernels {
     static final String PILLOW_PASS = "samstream_pillow_pass_u8";
     static final String PILLOW_PASS_NORMALIZE = "samstream_pillow_pass_normalize_f32";
+    static final String PILLOW_PASS_SCALE_NORMALIZE = "samstream_pillow_pass_scale_normalize_f32";
     static final String MASK_POSTPROCESS = "samstream_mask_postprocess";
     static final String YUV_TO_RGB = "samstream_yuv_to_rgb8";
     /** 32-bit words of statistics per mask (image_ops.cuh, MaskStat). */
@@ -34,6 +35,7 @@ public final class ImageOpsKernels {
         // Look the kernels up now: a fatbin without them fails here, not in the middle of a batch.
         kernels.function(PILLOW_PASS);
         kernels.function(PILLOW_PASS_NORMALIZE);
+        kernels.function(PILLOW_PASS_SCALE_NORMALIZE);
         kernels.function(MASK_POSTPROCESS);
         kernels.function(YUV_TO_RGB);
     }
@@ -124,7 +126,26 @@ public final class ImageOpsKernels {
      */
     public void pillowPassNormalize(CudaStream stream, DeviceBuffer src, DeviceBuffer out, int w, int h, int s,
             Pass last, DeviceBuffer bounds, DeviceBuffer weights, float[] mean, float[] std) {
-        String op = String.format(Locale.ROOT, "pillowPassNormalize %dx%d into %dx%d", w, h, s, s);
+        pillowPassNormalize(stream, src, out, w, h, s, last, bounds, weights, Float.NaN, mean, std);
+    }
+
+    /**
+     * {@link #pillowPassNormalize(CudaStream, DeviceBuffer, DeviceBuffer, int, int, int, Pass, DeviceBuffer,
+     * DeviceBuffer, float[], float[])} with the byte scaled first: {@code (v / scale - mean[c]) / std[c]}, three
+     * IEEE roundings, as Java computes {@code ((v / 255f) - 0.5f) / 0.5f} (SAM 3's input; {@code scale} 255).
+     */
+    public void pillowPassScaleNormalize(CudaStream stream, DeviceBuffer src, DeviceBuffer out, int w, int h, int s,
+            Pass last, DeviceBuffer bounds, DeviceBuffer weights, float scale, float[] mean, float[] std) {
+        require(scale > 0 && Float.isFinite(scale), "pillowPassScaleNormalize: scale must be positive, got " + scale);
+        pillowPassNormalize(stream, src, out, w, h, s, last, bounds, weights, scale, mean, std);
+    }
+
+    /** Both normalizations; {@code scale} NaN: none (the SAM kernel, which has no such parameter). */
+    private void pillowPassNormalize(CudaStream stream, DeviceBuffer src, DeviceBuffer out, int w, int h, int s,
+            Pass last, DeviceBuffer bounds, DeviceBuffer weights, float scale, float[] mean, float[] std) {
+        boolean scaled = !Float.isNaN(scale);
+        String op = String.format(Locale.ROOT, "%s %dx%d into %dx%d",
+                scaled ? "pillowPassScaleNormalize" : "pillowPassNormalize", w, h, s, s);
         require(w > 0 && h > 0 && w <= s && h <= s, op + ": the image must fit the input");
         require(mean.length == 3 && std.length == 3, op + ": mean and std need 3 values");
         requireBytes(out, 3L * s * s * 4, op, "out (fp32)");
@@ -140,12 +161,20 @@ public final class ImageOpsKernels {
         } else {
             requireBytes(src, 3L * w * h, op, "src");
         }
-        Pointer params = Pointer.to(ptr(src), ptr(out), ints(inW), ints(w), ints(h), ints(s),
+        Pointer[] common = {ptr(src), ptr(out), ints(inW), ints(w), ints(h), ints(s),
                 ints(last == null ? -1 : last.horizontal() ? 1 : 0), ints(last == null ? 0 : last.firstRow()),
                 ptr(last == null ? null : bounds), ptr(last == null ? null : weights),
-                ints(last == null ? 0 : last.kernelSize()), floats(mean[0]), floats(mean[1]), floats(mean[2]),
-                floats(std[0]), floats(std[1]), floats(std[2]));
-        launch(PILLOW_PASS_NORMALIZE, gridFor(3L * s * s), 1, stream, params, op);
+                ints(last == null ? 0 : last.kernelSize())};
+        Pointer[] norm = {floats(mean[0]), floats(mean[1]), floats(mean[2]), floats(std[0]), floats(std[1]),
+                floats(std[2])};
+        Pointer[] all = new Pointer[common.length + (scaled ? 1 : 0) + norm.length];
+        System.arraycopy(common, 0, all, 0, common.length);
+        if (scaled) {
+            all[common.length] = floats(scale);
+        }
+        System.arraycopy(norm, 0, all, all.length - norm.length, norm.length);
+        launch(scaled ? PILLOW_PASS_SCALE_NORMALIZE : PILLOW_PASS_NORMALIZE, gridFor(3L * s * s), 1, stream,
+                Pointer.to(all), op);
     }
 
     /** 32-bit words per mask of {@link #maskPostprocess}'s bit output: {@code ceil(h * w / 32)}, rounded up to even. */

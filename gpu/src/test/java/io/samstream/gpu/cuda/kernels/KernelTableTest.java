@@ -168,6 +168,16 @@ class KernelTableTest {
         }
     }
 
+    /** The pre- and post-processing kernels (SAM's and SAM 3's input, the masks, YUV frames) are entry points. */
+    @Test
+    void imageOpsKernelsAreEntryPoints() {
+        KernelTable table = KernelTable.bundled();
+        for (String name : new String[] {ImageOpsKernels.PILLOW_PASS, ImageOpsKernels.PILLOW_PASS_NORMALIZE,
+            ImageOpsKernels.PILLOW_PASS_SCALE_NORMALIZE, ImageOpsKernels.MASK_POSTPROCESS, ImageOpsKernels.YUV_TO_RGB}) {
+            assertTrue(table.hasEntry(name), name);
+        }
+    }
+
     @Test
     void trackerKernelsAreEntryPoints() {
         KernelTable table = KernelTable.bundled();
