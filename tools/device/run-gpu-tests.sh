@@ -91,14 +91,14 @@ all_classes=${CLASSES:-"CudaAvailabilityTest CudaRuntimeGpuTest LaunchTimerGpuTe
     cuda.sam2.CudaMemoryAttentionGpuTest cuda.sam2.CudaMemoryEncoderGpuTest sam2.Sam2CudaParityGpuTest
     sam2.Sam2MaskDecoderGpuTest cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest
     cuda.sam3.CudaSam3FusionEncoderGpuTest cuda.sam3.CudaSam3DecoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest
-    cuda.sam3.CudaSam3TrackerGpuTest cuda.sam3.Sam3GpuPreprocessorGpuTest"}
+    cuda.sam3.CudaSam3TrackerGpuTest cuda.sam3.Sam3GpuPreprocessorGpuTest cuda.sam3.CudaSam3ModelGpuTest"}
 # The encoder's classes only (mode "encoder": its tests, then the encoder benchmark against Meta's).
 encoder_classes="cuda.kernels.AttentionGpuTest cuda.kernels.EncoderOpsGpuTest parity.CudaParityGpuTest"
 # SAM 3's GPU parts and the kernels only they use (mode "sam3": its tests, then Sam3VitBench).
 sam3_classes="cuda.kernels.EncoderOpsGpuTest cuda.kernels.LayerNormGpuTest cuda.kernels.DetrKernelsGpuTest
     cuda.sam3.CudaSam3VitGpuTest cuda.sam3.CudaSam3NeckGpuTest cuda.sam3.CudaSam3FusionEncoderGpuTest
     cuda.sam3.CudaSam3DecoderGpuTest cuda.sam3.CudaSam3MaskHeadGpuTest cuda.sam3.CudaSam3TrackerGpuTest
-    cuda.sam3.Sam3GpuPreprocessorGpuTest"
+    cuda.sam3.Sam3GpuPreprocessorGpuTest cuda.sam3.CudaSam3ModelGpuTest"
 # Pre- and post-processing (mode "imageops": its test class, then ImageOpsBench).
 imageops_classes="cuda.sam.ImageOpsGpuTest"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)

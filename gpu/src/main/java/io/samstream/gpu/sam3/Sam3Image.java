@@ -45,9 +45,7 @@ public final class Sam3Image implements AutoCloseable {
     public record Encoded(VisionFeatures features, int width, int height) {}
 
     public Encoded encode(RgbImage image) {
-        int size = model.config().vision().imageSize();
-        return new Encoded(model.encodeImage(Sam3Preprocessor.modelInput(image, size)), image.width(),
-                image.height());
+        return new Encoded(model.encodeImage(image), image.width(), image.height());
     }
 
     /** The phrase's instances (exemplar boxes may be empty), threshold as Meta's processor applies it. */

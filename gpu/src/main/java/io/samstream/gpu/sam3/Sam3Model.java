@@ -3,6 +3,7 @@ package io.samstream.gpu.sam3;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cpu.Mlp;
+import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.sam2.PositionEncodings;
 import java.util.List;
 
@@ -88,6 +89,12 @@ public final class Sam3Model implements AutoCloseable {
                     + " x 3 expected");
         }
         FeatureMap trunk = backend.trunk().forward(chw);
+        return new VisionFeatures(config.vision().grid(), trunk, backend.neck().forward(trunk), pos);
+    }
+
+    /** The image features of an 8-bit image of any size, pre-processed as {@link Sam3Preprocessor} does. */
+    public VisionFeatures encodeImage(RgbImage image) {
+        FeatureMap trunk = backend.trunk().forward(image, config.vision().imageSize());
         return new VisionFeatures(config.vision().grid(), trunk, backend.neck().forward(trunk), pos);
     }
 

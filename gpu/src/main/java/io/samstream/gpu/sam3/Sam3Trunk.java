@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
+import io.samstream.gpu.image.RgbImage;
 
 /**
  * The seam between SAM 3's image trunk (the ViT) and the rest of the model: {@link Sam3Model} runs its trunk
@@ -14,6 +15,14 @@ public interface Sam3Trunk extends AutoCloseable {
      * a device backend's stays on its device for the necks.
      */
     FeatureMap forward(float[] chw);
+
+    /**
+     * {@link #forward(float[])} of an 8-bit image of any size, pre-processed for an input of {@code size} a side
+     * ({@link Sam3Preprocessor#modelInput}; a device backend does that on its device).
+     */
+    default FeatureMap forward(RgbImage image, int size) {
+        return forward(Sam3Preprocessor.modelInput(image, size));
+    }
 
     /** Where and how the trunk runs, for logs and masks.json (null: the CPU reference). */
     default String describe() {

@@ -6,6 +6,7 @@ import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Backend;
@@ -30,7 +31,8 @@ import io.samstream.gpu.sam3.VisionFeatures;
  * memories as an image has one per phrase) and are handed on as {@link FeatureMap}s that the next part reads in
  * place; the CPU gets their values only when it asks (the geometry encoder reads the 1x level, a test the trunk). A
  * map of another backend, or one spilled from its slot, is uploaded. The constant position encoding goes up once.
- * The tracker neck's levels are brought back at once: the tracker's 1x1 convolutions run on the CPU.
+ * The tracker neck's levels are brought back at once: the tracker's 1x1 convolutions run on the CPU. An 8-bit frame
+ * goes up as bytes and is resized and normalized on the device ({@link Sam3GpuPreprocessor}).
  */
 public final class CudaSam3 implements Sam3Backend {
     private static final long STAGING_BYTES = 32L << 20;
@@ -48,6 +50,8 @@ public final class CudaSam3 implements Sam3Backend {
 
     private final GpuWorkspace gpu;
     private final CudaSam3Vit vit;
+    /** An 8-bit image to the trunk's input, on the device. */
+    private final Sam3GpuPreprocessor preprocessor;
     private final CudaSam3FusionEncoder encoder;
     /** A trunk map the necks are given that is not on the device goes up here. */
     private final DeviceBuffer trunkIn;
@@ -94,6 +98,10 @@ public final class CudaSam3 implements Sam3Backend {
     private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, GpuWorkspace gpu) {
         this.gpu = gpu;
         this.vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        // one pinned slot: a pass waits for its trunk anyway
+        this.preprocessor = new Sam3GpuPreprocessor(gpu.kernels(), gpu.stream(), gpu.pool(),
+                config.vision().imageSize(), Sam3GpuPreprocessor.DEFAULT_MAX_SIDE,
+                Sam3GpuPreprocessor.DEFAULT_MAX_PIXELS, 1);
         this.encoder = new CudaSam3FusionEncoder(sd, config.detector(), tokens(config), maxPromptTokens(config),
                 gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
         this.trunkValues = (long) tokens(config) * config.vision().embedDim();
@@ -209,7 +217,11 @@ public final class CudaSam3 implements Sam3Backend {
             return;
         }
         closed = true;
-        gpu.close();
+        try {
+            preprocessor.close(); // its pinned slots need the context
+        } finally {
+            gpu.close();
+        }
     }
 
     private void requireOpen() {
@@ -228,17 +240,36 @@ public final class CudaSam3 implements Sam3Backend {
         public void close() {}
     }
 
-    /** The trunk: one pass, its map copied into a trunk slot. */
+    /** The trunk: one pass, its map copied into a trunk slot; an 8-bit image is pre-processed on the device. */
     private final class Trunk extends Part implements Sam3Trunk {
         @Override
         public FeatureMap forward(float[] chw) {
             synchronized (CudaSam3.this) {
                 requireOpen();
                 vit.queue(chw);
-                FeatureRing.Resident map = trunks.acquire();
-                gpu.stream().copy(vit.output(), trunks.buffers[map.slot()], trunkValues * 2);
-                return map;
+                return keep();
             }
+        }
+
+        @Override
+        public FeatureMap forward(RgbImage image, int size) {
+            synchronized (CudaSam3.this) {
+                requireOpen();
+                if (size != preprocessor.size()) {
+                    throw new IllegalArgumentException("model input side " + size + "; this trunk's is "
+                            + preprocessor.size());
+                }
+                preprocessor.enqueue(image, vit.input());
+                vit.forward(1);
+                return keep();
+            }
+        }
+
+        /** The trunk's output into a trunk slot. */
+        private FeatureMap keep() {
+            FeatureRing.Resident map = trunks.acquire();
+            gpu.stream().copy(vit.output(), trunks.buffers[map.slot()], trunkValues * 2);
+            return map;
         }
     }
 
@@ -361,7 +392,8 @@ public final class CudaSam3 implements Sam3Backend {
     /**
      * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, the necks' (one or two necks' weights, their
      * shared workspace and the input of a given map), the decoder's, the mask head's (its rows are the necks'), the
-     * feature slots ({@link #slotBytes}) and {@link #SPARE_BYTES}.
+     * feature slots ({@link #slotBytes}), the pre-processing's ({@link Sam3GpuPreprocessor#poolBytes}) and
+     * {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3Config config, boolean trackerNeck) {
         return trunkBytes(config.vision())
@@ -370,7 +402,7 @@ public final class CudaSam3 implements Sam3Backend {
                 + align((long) tokens(config) * config.vision().embedDim() * 2)
                 + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
                 + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
-                + slotBytes(config) + SPARE_BYTES;
+                + slotBytes(config) + Sam3GpuPreprocessor.poolBytes(config.vision().imageSize()) + SPARE_BYTES;
     }
 
     /** {@link #FRAMES} trunk maps and neck levels, {@link #MEMORIES} fusion memories, bf16. */

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * SAM 3's concept tracking on one stream, in streaming form: frames come one at a time and are never revisited;
@@ -63,8 +64,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
 
     /** The next frame (8-bit RGB of any size) with the concepts to look for (at most a few; none: tracking ends). */
     public VideoStep step(RgbImage image, List<Concept> concepts) {
-        int size = model.detector().config().vision().imageSize();
-        return step(Sam3Preprocessor.modelInput(image, size), image.width(), image.height(), concepts);
+        return step(() -> model.detector().encodeImage(image), image.width(), image.height(), concepts);
     }
 
     /**
@@ -78,6 +78,11 @@ public final class Sam3VideoTracker implements AutoCloseable {
             throw new IllegalArgumentException("model input of " + (modelInput == null ? 0 : modelInput.length)
                     + " values; 3 x " + s + " x " + s + " expected");
         }
+        return step(() -> model.detector().encodeImage(modelInput), width, height, wanted);
+    }
+
+    /** The next frame, encoded by {@code encode} once there is a concept to look for. */
+    private VideoStep step(Supplier<VisionFeatures> encode, int width, int height, List<Concept> wanted) {
         if (width <= 0 || height <= 0 || (long) width * height > (1L << 28)) {
             throw new IllegalArgumentException("frame size " + width + " x " + height);
         }
@@ -105,7 +110,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
             List<Long> hidden = new ArrayList<>();
             List<Long> lost = new ArrayList<>();
             if (!concepts.isEmpty()) {
-                VisionFeatures vision = model.detector().encodeImage(modelInput);
+                VisionFeatures vision = encode.get();
                 boolean detect = t % settings.everyFrames() == 0;
                 boolean detected = false;
                 try {

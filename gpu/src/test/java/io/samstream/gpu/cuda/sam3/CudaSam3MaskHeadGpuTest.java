@@ -125,7 +125,7 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
      * moves the mask's edge by a fraction of a pixel, which is the difference a user sees. The low-resolution IoU is
      * printed beside it.
      */
-    private static void checkImageIou(String what, float[] ref, float[] out, int k, int side, int[] hw) {
+    static void checkImageIou(String what, float[] ref, float[] out, int k, int side, int[] hw) {
         int pixels = side * side, h = hw[0], w = hw[1];
         float[] a = new float[pixels], b = new float[pixels];
         System.arraycopy(ref, k * pixels, a, 0, pixels);

@@ -58,7 +58,8 @@ class CudaSam3Test {
         long tokens = 72L * 72, levels = (16 + 4 + 1) * tokens * 256 * 2, memory = tokens * 256 * 2;
         long slots = CudaSam3.FRAMES * (trunkMap + levels) + CudaSam3.MEMORIES * memory;
         assertEquals(slots, CudaSam3.slotBytes(RELEASE));
-        assertEquals(trunkAndFusion + neck + workspace + trunkMap + head + slots, image);
+        long preprocess = Sam3GpuPreprocessor.poolBytes(1008);
+        assertEquals(trunkAndFusion + neck + workspace + trunkMap + head + slots + preprocess, image);
         assertEquals(image + neck, video, "the video checkpoint's second neck: its weights only, the workspace is shared");
         // the trunk's 0.45 G weights (0.9 GB in bf16) dominate, then the necks' 3x3 rows at 288² (382 MB) and the
         // feature slots (4 images, 266 MB)

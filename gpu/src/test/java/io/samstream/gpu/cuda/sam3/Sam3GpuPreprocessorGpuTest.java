@@ -166,7 +166,7 @@ class Sam3GpuPreprocessorGpuTest extends GpuTestBase {
         try (Sam3GpuPreprocessor pre = new Sam3GpuPreprocessor(gpu.kernels, gpu.stream, gpu.pool, s)) {
             CudaSam3Vit vit = new CudaSam3Vit(Sam3Checkpoint.detector(checkpoint), vision, 1, gpu.kernels, gpu.stream,
                     gpu.pool, gpu.staging);
-            float[] fromCpu = vit.forward(Sam3Preprocessor.modelInput(rgb, s));
+            float[] fromCpu = vit.forward(Sam3Preprocessor.modelInput(rgb, s)).values();
             gpu.stream.fill16(vit.input(), (short) -1);
             pre.enqueue(rgb, vit.input());
             assertEquals(0, compareOne(s, rgb, vit.input(), 0), "the trunk's input");
