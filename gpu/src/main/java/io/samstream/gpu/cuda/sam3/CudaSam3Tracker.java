@@ -22,6 +22,7 @@ import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
+import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import java.lang.ref.WeakReference;
 import java.nio.FloatBuffer;
@@ -286,7 +287,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * before that sum, the CPU's after it).
      */
     @Override
-    public synchronized float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
+    public synchronized SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
             boolean present) {
         ensureOpen();
         int s = config.maskSize(), g = config.grid();
@@ -298,7 +299,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
         StagedCopy.uploadF32(stream, staging, scaledMask, mask);
         StagedCopy.uploadF32(stream, staging, new float[] {present ? 1f : -1f}, presence);
         graphs.run(stream, List.of("memory encoder"), () -> encoder.forwardScaled(1, top, mask, presence));
-        return StagedCopy.downloadBf16(stream, staging, encoder.output(), (long) g * g * config.memDim());
+        return SpatialMemory.host(StagedCopy.downloadBf16(stream, staging, encoder.output(),
+                (long) g * g * config.memDim()));
     }
 
     /** The frame's features as bf16 on the device, unless they are the last uploaded. */

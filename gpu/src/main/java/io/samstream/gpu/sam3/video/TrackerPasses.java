@@ -21,8 +21,11 @@ public interface TrackerPasses extends AutoCloseable {
     /** See {@link Sam3TrackerModel#pointerFromMask}. */
     float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask);
 
-    /** See {@link Sam3TrackerModel#encodeMemory}. */
-    float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
+    /**
+     * See {@link Sam3TrackerModel#encodeMemory}: the memory where these passes keep it (the CPU reference: a host array;
+     * a GPU's: a device slot). The caller owns it and {@link SpatialMemory#release}s it when no frame reads it again.
+     */
+    SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
 
     /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
     default String describe() {

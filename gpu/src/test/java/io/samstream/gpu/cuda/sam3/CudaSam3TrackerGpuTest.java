@@ -116,10 +116,12 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             float[] maskA = scaledDisc(config.maskSize(), 0.4, 0.5, 0.25), maskB = scaledDisc(config.maskSize(), 0.6,
                     0.4, 0.2);
             GpuTestSupport.assertCosineAndRelL2(what + ", memory of frame A (present)",
-                    cpu.encodeMemory(pool, a, maskA, true), onGpu.encodeMemory(pool, a, maskA, true), MEMORY_COSINE,
+                    cpu.encodeMemory(pool, a, maskA, true).values(), onGpu.encodeMemory(pool, a, maskA, true).values(),
+                    MEMORY_COSINE,
                     MEMORY_REL_L2);
             GpuTestSupport.assertCosineAndRelL2(what + ", memory of frame B (absent, replayed)",
-                    cpu.encodeMemory(pool, b, maskB, false), onGpu.encodeMemory(pool, b, maskB, false), MEMORY_COSINE,
+                    cpu.encodeMemory(pool, b, maskB, false).values(), onGpu.encodeMemory(pool, b, maskB, false).values(),
+                    MEMORY_COSINE,
                     MEMORY_REL_L2);
         }
     }
