@@ -26,8 +26,6 @@ import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #encodeMemory}: the memory encoder on the caller's scaled mask ({@link
  *       CudaMemoryEncoder#forwardScaled}), the no-object embedding for an absent object, bf16 out, copied into a slot
  *       of the device bank (no download, no wait); the caller gets a {@link SpatialMemory} handle to it;</li>
- *   <li>{@link #propagate}: the memory attention and the decoder without prompts, several masks, the best by IoU.
+ *   <li>{@link #propagate} / {@link #propagateAll}: the memory attention and the decoder without prompts, several
+ *       masks, the best by IoU.
  *       The attention's memory input is assembled on the device by one copy-table launch ({@link
  *       Sam2Kernels#copySpans}) inside the pass's graph: each spatial memory from its bank slot, each one's position
  *       (the spatial sine position + its temporal slot's embedding, {@link Sam3TrackerModel#spatialPosition}) from a
@@ -75,9 +74,11 @@ import org.slf4j.LoggerFactory;
  * conditioning frames, {@code numMaskmem - 1} tracked ones and their pointers. Owns its GPU workspace; the passes are
  * serialized (synchronized), slot releases take only the bank's own lock.
  *
- * <p>Still per object and synchronous: each {@link #propagate} waits for its own results (one download). Running a
- * frame's objects as one batch (the parts take a batch; SAM 2's {@code CudaSam2Tracker} does it) needs a seam that
- * takes all of a frame's objects at once ({@code ConceptTracker.step} calls propagate per track) and waits once.
+ * <p>A frame's objects ({@link #propagateAll}, which a concept's step calls) are queued one after the other and the
+ * host waits once for all of them (while their inputs and results fit the staging buffer). Each still runs as its
+ * own batch-1 pass: batching them into one pass (the parts take a batch; SAM 2's {@code CudaSam2Tracker} groups
+ * objects by memory shape) would need the attention's buffers per object. {@link #encodeMemory} still uploads each
+ * object's scaled mask as fp32 and waits for that upload ([maskSize²]: 5.3 MB at the release shapes).
  */
 public final class CudaSam3Tracker implements TrackerPasses {
     private static final Logger log = LoggerFactory.getLogger(CudaSam3Tracker.class);
@@ -102,8 +103,15 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private final Sam2Kernels ops;
     private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
             copyTable;
-    private final int maxMemory, maxSpatial;
+    private final int maxMemory, maxSpatial, maxPointerTokens;
     private final long featureBytes;
+    /**
+     * The staging buffer during {@link #propagateAll}: per object of a run its inputs ({@code inputStride}: the copy
+     * table, then the pointer rows, then their positions, each at a fixed offset), then per object its results
+     * ({@code resultStride}); {@code runObjects} objects fit.
+     */
+    private final long tableStride, rowStride, inputStride, resultStride;
+    private final int runObjects;
     private final MemorySlots slots;
     /** Pointer positions by distance for {@link #cachedWindow}. */
     private final float[][] pointerPosCache = new float[CACHED_DISTANCES][];
@@ -172,6 +180,14 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.staging = gpu.staging();
         this.maxMemory = maxMemory(config);
         this.maxSpatial = maxSpatial(config);
+        int split = config.hidden() / config.memDim();
+        this.maxPointerTokens = (Sam3TrackerConfig.MAX_CONDITIONING_FRAMES + Sam3TrackerConfig.MAX_OBJECT_POINTERS - 1)
+                * split;
+        this.tableStride = align(2L * maxSpatial * Sam2Kernels.SPAN_BYTES);
+        this.rowStride = align((long) maxPointerTokens * config.memDim() * 2);
+        this.inputStride = tableStride + 2 * rowStride;
+        this.resultStride = align((long) config.lowResSize() * config.lowResSize() * 4 + 8 + config.hidden() * 2L);
+        this.runObjects = (int) Math.max(1, Math.min(1024, staging.bytes() / (inputStride + resultStride)));
         Sam2Config parts = config.sam2Parts();
         CudaKernels kernels = gpu.kernels();
         this.ops = Sam2Kernels.of(kernels);
@@ -328,64 +344,119 @@ public final class CudaSam3Tracker implements TrackerPasses {
     @Override
     public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
+        return propagateAll(pool, f, List.of(new Sam3TrackerModel.Reads(spatial, pointers)), pointerWindow).get(0);
+    }
+
+    /**
+     * {@link #propagate} for each object, queued one after the other without waiting between them: each object's
+     * small inputs (copy table, pointer rows) go up from their own place in the staging buffer and its results come
+     * back to their own place, so the host waits once for a run of objects (as many as the staging buffer holds), not
+     * once per object. An object that reads a memory from outside the bank starts a new run (its memories' upload
+     * waits, and uses the staging buffer). Every object is checked before any GPU work; the results in order.
+     */
+    @Override
+    public List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+            int pointerWindow) {
         // values of memories not in this bank, fetched before this tracker's lock (another GPU's take its own)
-        float[][] elsewhere = new float[spatial.size()][];
-        for (int i = 0; i < spatial.size(); i++) {
-            SpatialMemory mem = spatial.get(i).features();
-            if (!(mem instanceof DeviceMemory d && d.owner() == this)) {
-                elsewhere[i] = mem.values();
+        float[][][] elsewhere = new float[objects.size()][][];
+        for (int j = 0; j < objects.size(); j++) {
+            List<Sam3TrackerModel.Spatial> spatial = objects.get(j).spatial();
+            for (int i = 0; i < spatial.size(); i++) {
+                SpatialMemory mem = spatial.get(i).features();
+                if (!(mem instanceof DeviceMemory d && d.owner() == this)) {
+                    if (elsewhere[j] == null) {
+                        elsewhere[j] = new float[spatial.size()][];
+                    }
+                    elsewhere[j][i] = mem.values();
+                }
             }
         }
         synchronized (this) {
-            return propagateLocked(pool, f, spatial, elsewhere, pointers, pointerWindow);
+            ensureOpen();
+            for (Sam3TrackerModel.Reads r : objects) {
+                check(r);
+            }
+            List<Propagation> out = new ArrayList<>(objects.size());
+            if (objects.isEmpty()) {
+                return out;
+            }
+            upload(f);
+            int queued = 0;
+            for (int j = 0; j < objects.size(); j++) {
+                if (queued > 0 && (queued == runObjects || elsewhere[j] != null)) {
+                    collect(queued, out);
+                    queued = 0;
+                }
+                queue(pool, objects.get(j), elsewhere[j], queued, pointerWindow);
+                queued++;
+            }
+            collect(queued, out);
+            return out;
         }
     }
 
-    private Propagation propagateLocked(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
-            float[][] elsewhere, List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
-        ensureOpen();
+    /** What one object reads, checked against what the buffers hold; a released memory refused. */
+    private void check(Sam3TrackerModel.Reads r) {
         int n = config.grid() * config.grid(), md = config.memDim(), c = config.hidden(), split = c / md;
-        int spatialTokens = spatial.size() * n, pointerTokens = pointers.size() * split;
-        int m = spatialTokens + pointerTokens;
+        List<Sam3TrackerModel.Spatial> spatial = r.spatial();
+        int pointerTokens = r.pointers().size() * split;
+        int m = spatial.size() * n + pointerTokens;
         if (m == 0) {
             throw new IllegalStateException("a tracked frame with no memory: an object starts on a conditioning frame");
         }
-        if (m > maxMemory || spatial.size() > maxSpatial) {
+        if (m > maxMemory || spatial.size() > maxSpatial || pointerTokens > maxPointerTokens) {
             throw new IllegalArgumentException("memory of " + m + " tokens (" + spatial.size() + " memories, "
-                    + pointers.size() + " pointers); the GPU tracker holds " + maxMemory + " (" + maxSpatial
-                    + " memories)");
+                    + r.pointers().size() + " pointers); the GPU tracker holds " + maxMemory + " (" + maxSpatial
+                    + " memories, " + maxPointerTokens / split + " pointers)");
         }
         for (Sam3TrackerModel.Spatial sp : spatial) {
             if (sp.slot() < 0 || sp.slot() >= config.numMaskmem() || sp.features().length() != n * md) {
                 throw new IllegalArgumentException("a memory of " + sp.features().length() + " values in temporal slot "
                         + sp.slot() + "; " + n + " x " + md + " in 0.." + (config.numMaskmem() - 1) + " expected");
             }
+            if (sp.features() instanceof DeviceMemory d && d.owner() == this && !slots.holds(d.slot(), d)) {
+                throw new IllegalStateException("a released memory is read (" + d + ")");
+            }
         }
-        for (Sam3TrackerModel.Pointer p : pointers) {
+        for (Sam3TrackerModel.Pointer p : r.pointers()) {
             if (p.pointer().length != c) {
                 throw new IllegalArgumentException("a pointer of " + p.pointer().length + " values; " + c + " expected");
             }
         }
-        upload(f);
-        // memories not in the bank: uploaded where they go (synchronous; the staging is free again after)
-        for (int i = 0; i < spatial.size(); i++) {
-            if (elsewhere[i] != null) {
-                StagedCopy.uploadBf16(stream, staging, elsewhere[i], memory.slice(i * featureBytes, featureBytes,
-                        "memory " + i));
-                uploadedMemories++;
+    }
+
+    /**
+     * Queues one object's pass as the {@code place}-th of a run: its memories from outside the bank uploaded (waits;
+     * only as a run's first), its copy table and pointer rows staged at its place and uploaded, the graph, and its
+     * results' download to its place.
+     */
+    private void queue(CpuThreadPool pool, Sam3TrackerModel.Reads r, float[][] elsewhere, int place,
+            int pointerWindow) {
+        int n = config.grid() * config.grid(), md = config.memDim(), split = config.hidden() / md;
+        List<Sam3TrackerModel.Spatial> spatial = r.spatial();
+        List<Sam3TrackerModel.Pointer> pointers = r.pointers();
+        int spatialTokens = spatial.size() * n, pointerTokens = pointers.size() * split;
+        int m = spatialTokens + pointerTokens;
+        if (elsewhere != null) {
+            if (place != 0) {
+                throw new IllegalStateException("memories from outside the bank in the middle of a run");
+            }
+            for (int i = 0; i < spatial.size(); i++) {
+                if (elsewhere[i] != null) {
+                    StagedCopy.uploadBf16(stream, staging, elsewhere[i], memory.slice(i * featureBytes, featureBytes,
+                            "memory " + i));
+                    uploadedMemories++;
+                }
             }
         }
-        // the staging from here until the downloads: the copy table, then the pointer rows and their positions
-        ByteBuffer table = staging.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        table.clear();
+        long in = (long) place * inputStride;
+        ByteBuffer table = staging.buffer();
+        table.position(Math.toIntExact(in));
         int spans = 0;
         for (int i = 0; i < spatial.size(); i++) {
             Sam3TrackerModel.Spatial sp = spatial.get(i);
-            if (elsewhere[i] == null) {
+            if (elsewhere == null || elsewhere[i] == null) {
                 DeviceMemory d = (DeviceMemory) sp.features();
-                if (!slots.holds(d.slot(), d)) {
-                    throw new IllegalStateException("a released memory is read (" + d + ")");
-                }
                 Sam2Kernels.putSpan(table, bank.address() + d.slot() * featureBytes,
                         memory.address() + i * featureBytes, featureBytes);
                 spans++;
@@ -395,9 +466,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
             spans++;
         }
         long tableBytes = (long) spans * Sam2Kernels.SPAN_BYTES;
-        long rowsAt = BumpAllocator.alignUp(Math.max(tableBytes, 1));
+        long rowsAt = in + tableStride, posAt = rowsAt + rowStride;
         long rowBytes = (long) pointerTokens * md * 2;
-        long posAt = rowsAt + BumpAllocator.alignUp(Math.max(rowBytes, 1));
         for (int i = 0; i < pointers.size(); i++) {
             float[] ptr = pointers.get(i).pointer();
             float[] enc = pointerPosition(pool, pointers.get(i).distance(), pointerWindow);
@@ -408,7 +478,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             }
         }
         if (spans > 0) {
-            stream.upload(staging, 0, copyTable, 0, tableBytes);
+            stream.upload(staging, in, copyTable, 0, tableBytes);
         }
         if (rowBytes > 0) {
             long at = (long) spatialTokens * md * 2;
@@ -424,7 +494,35 @@ public final class CudaSam3Tracker implements TrackerPasses {
             attention.forward(1, top, memory, memoryPos, m, pointerTokens);
             decoder.forward(1, 2, true, attention.output(), s0, s1, frameOfSet);
         });
-        return downloadPropagation();
+        // the decoder's outputs of the object: low-res logits, object score, IoU (fp32), pointer (bf16)
+        int l = config.lowResSize();
+        long lowBytes = (long) l * l * 4, out = resultsAt() + (long) place * resultStride;
+        stream.download(decoder.lowRes(), 0, staging, out, lowBytes);
+        stream.download(decoder.objectScores(), 0, staging, out + lowBytes, 4);
+        stream.download(decoder.ious(), 0, staging, out + lowBytes + 4, 4);
+        stream.download(decoder.pointers(), 0, staging, out + lowBytes + 8, (long) config.hidden() * 2);
+    }
+
+    /** Where the results of a run go in the staging buffer: after the inputs of {@link #runObjects} objects. */
+    private long resultsAt() {
+        return (long) runObjects * inputStride;
+    }
+
+    /** Waits for the run of {@code count} objects queued and adds their results to {@code out}. */
+    private void collect(int count, List<Propagation> out) {
+        stream.synchronize();
+        int l = config.lowResSize(), c = config.hidden();
+        long lowBytes = (long) l * l * 4;
+        for (int place = 0; place < count; place++) {
+            long at = resultsAt() + (long) place * resultStride;
+            ByteBuffer b = staging.buffer();
+            b.position(Math.toIntExact(at));
+            float[] lowRes = new float[l * l];
+            b.asFloatBuffer().get(lowRes);
+            float score = b.getFloat(Math.toIntExact(at + lowBytes));
+            float iou = b.getFloat(Math.toIntExact(at + lowBytes + 4));
+            out.add(new Propagation(lowRes, score, staging.getBf16((at + lowBytes + 8) / 2, c), iou));
+        }
     }
 
     /** {@link Sam3TrackerModel#pointerPosition}, kept for the distances below {@value #CACHED_DISTANCES}. */
@@ -442,23 +540,6 @@ public final class CudaSam3Tracker implements TrackerPasses {
             pointerPosCache[distance] = enc;
         }
         return enc;
-    }
-
-    /** The decoder's outputs of one object, in one trip: low-res logits, object score, IoU (fp32), pointer (bf16). */
-    private Propagation downloadPropagation() {
-        int l = config.lowResSize(), c = config.hidden();
-        long lowBytes = (long) l * l * 4;
-        stream.download(decoder.lowRes(), 0, staging, 0, lowBytes);
-        stream.download(decoder.objectScores(), 0, staging, lowBytes, 4);
-        stream.download(decoder.ious(), 0, staging, lowBytes + 4, 4);
-        stream.download(decoder.pointers(), 0, staging, lowBytes + 8, (long) c * 2);
-        stream.synchronize();
-        FloatBuffer values = staging.buffer().asFloatBuffer();
-        float[] lowRes = new float[l * l];
-        values.get(lowRes);
-        float score = values.get();
-        float iou = values.get();
-        return new Propagation(lowRes, score, staging.getBf16((lowBytes + 8) / 2, c), iou);
     }
 
     /** The CPU reference's: the decoder with a mask prompt is not on the GPU, and it runs once per new object. */

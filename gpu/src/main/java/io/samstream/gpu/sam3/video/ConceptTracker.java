@@ -98,12 +98,19 @@ final class ConceptTracker {
         float[] trackScores = new float[n];
         Propagation[] props = new Propagation[n];
         float[][] masks = new float[n][];
+        List<Sam3TrackerModel.Reads> reads = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Track tr = tracks.get(i);
             trackIds.add(tr.id);
             trackScores[i] = tr.score;
             MemoryPicker.Picked p = picker.pick(tr.memory, t);
-            props[i] = model.propagate(pool, f, p.spatial(), p.pointers(), picker.window());
+            reads.add(new Sam3TrackerModel.Reads(p.spatial(), p.pointers()));
+        }
+        if (n > 0) {
+            List<Propagation> got = model.propagateAll(pool, f, reads, picker.window());
+            for (int i = 0; i < n; i++) {
+                props[i] = got.get(i);
+            }
         }
         pool.forEach(n, i -> masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea()));
 

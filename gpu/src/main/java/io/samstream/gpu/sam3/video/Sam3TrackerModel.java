@@ -62,6 +62,9 @@ public final class Sam3TrackerModel implements TrackerPasses {
      */
     public record Pointer(float[] pointer, int distance) {}
 
+    /** What one object reads on a tracked frame: its spatial memories and its pointers (as {@link #propagate} takes). */
+    public record Reads(List<Spatial> spatial, List<Pointer> pointers) {}
+
     /**
      * What the memory attention reads for one object on one frame: {@code memory} and its position {@code pos}, both
      * [tokens, memDim], the spatial memories first (grid² rows each), then the last {@code pointerTokens} rows, the

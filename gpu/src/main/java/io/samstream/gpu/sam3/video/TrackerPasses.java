@@ -18,6 +18,19 @@ public interface TrackerPasses extends AutoCloseable {
     Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow);
 
+    /**
+     * {@link #propagate} for each of a frame's objects, in order (what a concept's step needs at once). The passes
+     * may run them together and wait once; by default one after the other.
+     */
+    default List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+            int pointerWindow) {
+        List<Propagation> out = new java.util.ArrayList<>(objects.size());
+        for (Sam3TrackerModel.Reads r : objects) {
+            out.add(propagate(pool, f, r.spatial(), r.pointers(), pointerWindow));
+        }
+        return out;
+    }
+
     /** See {@link Sam3TrackerModel#pointerFromMask}. */
     float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask);
 

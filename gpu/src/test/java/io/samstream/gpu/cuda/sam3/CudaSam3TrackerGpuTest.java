@@ -153,11 +153,12 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
      * last numMaskmem - 1 tracked memories (slot = frames back - 1) and every pointer (at its distance), and stores
      * the frame's memory (a disc per object and frame, present or absent by turns) and pointer; a memory no later
      * frame reads is released. Three GPU trackers run it side by side, each on its own memories and pointers: the
-     * default bank, a bank of {@code objects + 1} slots (most memories spilled to the host from frame 1 on) and none;
-     * their propagations and memories must be bit for bit the same. The CPU reference reads the banked tracker's
-     * memories (downloaded) and pointers: its propagations within {@link #check}'s tolerances, its memories within
-     * the memory tolerances. The bank's slots taken are the memories held, 0 once all are released; a released
-     * memory cannot be read, nor a closed tracker's.
+     * default bank and a bank of {@code objects + 1} slots (most memories spilled to the host from frame 1 on) with
+     * a frame's objects in one {@link CudaSam3Tracker#propagateAll}, and none, object by object ({@link
+     * CudaSam3Tracker#propagate}); their propagations and memories must be bit for bit the same. The CPU reference
+     * reads the banked tracker's memories (downloaded) and pointers: its propagations within {@link #check}'s
+     * tolerances, its memories within the memory tolerances. The bank's slots taken are the memories held, 0 once
+     * all are released; a released memory cannot be read, nor a closed tracker's.
      */
     private static void overFrames(String what, StateDict sd, Sam3TrackerConfig config, int objects, int frames,
             long seed) {
@@ -184,12 +185,23 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             for (int t = 1; t < frames; t++) {
                 String at = what + ", frame " + t;
                 FrameFeatures ft = features(cpu, pool, config, rnd);
-                for (int o = 0; o < objects; o++) {
-                    Propagation[] got = new Propagation[3];
-                    for (int g = 0; g < 3; g++) {
-                        got[g] = gpus[g].propagate(pool, ft, spatial(mem[g][o], t, k), pointers(ptr[g][o], t, window),
-                                window);
+                // the frame's objects: all at once on the banks (one wait; the small bank's runs cut by host
+                // memories), one by one without a bank
+                Propagation[][] all = new Propagation[3][objects];
+                for (int g = 0; g < 2; g++) {
+                    List<Sam3TrackerModel.Reads> reads = new ArrayList<>();
+                    for (int o = 0; o < objects; o++) {
+                        reads.add(new Sam3TrackerModel.Reads(spatial(mem[g][o], t, k), pointers(ptr[g][o], t, window)));
                     }
+                    all[g] = gpus[g].propagateAll(pool, ft, reads, window).toArray(new Propagation[0]);
+                    assertEquals(objects, all[g].length);
+                }
+                for (int o = 0; o < objects; o++) {
+                    all[2][o] = none.propagate(pool, ft, spatial(mem[2][o], t, k), pointers(ptr[2][o], t, window),
+                            window);
+                }
+                for (int o = 0; o < objects; o++) {
+                    Propagation[] got = {all[0][o], all[1][o], all[2][o]};
                     assertSame(at + ", object " + o + ", a small bank", got[0], got[1]);
                     assertSame(at + ", object " + o + ", no bank", got[0], got[2]);
                     SpatialMemory[] downloaded = new SpatialMemory[t];
