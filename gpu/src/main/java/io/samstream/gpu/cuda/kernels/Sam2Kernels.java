@@ -404,6 +404,18 @@ public final class Sam2Kernels {
 
     /** Bytes of one entry of a copy table ({@link #copySpans}): source, destination, 16-byte chunks. */
     public static final int SPAN_BYTES = 24;
+    /**
+     * Appends one entry to a copy table for {@link #copySpans} (little-endian, as the kernel reads it): {@code bytes}
+     * from device address {@code src} to {@code dst}, all three multiples of 16.
+     */
+    public static void putSpan(java.nio.ByteBuffer table, long src, long dst, long bytes) {
+        if (src % 16 != 0 || dst % 16 != 0 || bytes % 16 != 0) {
+            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst
+                    + " not 16-byte aligned");
+        }
+        table.putLong(src).putLong(dst).putLong(bytes / 16);
+    }
+
     /** CTAs sharing one span of a copy table. */
     private static final int SPAN_SLICES = 16;
 

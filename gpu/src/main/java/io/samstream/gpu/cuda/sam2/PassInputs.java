@@ -51,11 +51,7 @@ final class PassInputs {
 
     /** Appends a copy-table entry; returns 1. */
     static int span(ByteBuffer table, long src, long dst, long bytes) {
-        if (src % 16 != 0 || dst % 16 != 0 || bytes % 16 != 0) {
-            throw new IllegalStateException("copy of " + bytes + " B from " + src + " to " + dst
-                    + " not 16-byte aligned");
-        }
-        table.putLong(src).putLong(dst).putLong(bytes / 16);
+        Sam2Kernels.putSpan(table, src, dst, bytes);
         return 1;
     }
 

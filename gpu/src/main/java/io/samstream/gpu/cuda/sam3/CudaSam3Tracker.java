@@ -22,37 +22,71 @@ import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
+import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import java.lang.ref.WeakReference;
-import java.nio.FloatBuffer;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * SAM 3's tracker passes on one GPU in bf16: SAM 2.1's memory attention, mask decoder and memory encoder ({@link
  * CudaMemoryAttention}, {@link CudaSam2MaskDecoder}, {@link CudaMemoryEncoder}), loaded from the tracker's keys under
  * SAM 2.1's names ({@link Sam3Checkpoint#tracker}) and sized by {@link Sam3TrackerConfig#sam2Parts()}, as the CPU
  * reference ({@link Sam3TrackerModel}) loads them. One object at a time, with the CPU reference's fp32 inputs and
- * outputs: each call uploads its inputs, replays its part and brings the result back (synchronous).
+ * outputs except the memories, which stay on the device:
  *
  * <ul>
- *   <li>{@link #propagate}: the memory attention and the decoder without prompts, several masks, the best by IoU;
- *       the memory and its positions are the CPU's ({@link Sam3TrackerModel#memoryInputs}), uploaded as bf16;</li>
  *   <li>{@link #encodeMemory}: the memory encoder on the caller's scaled mask ({@link
- *       CudaMemoryEncoder#forwardScaled}), the no-object embedding for an absent object, bf16 out;</li>
+ *       CudaMemoryEncoder#forwardScaled}), the no-object embedding for an absent object, bf16 out, copied into a slot
+ *       of the device bank (no download, no wait); the caller gets a {@link SpatialMemory} handle to it;</li>
+ *   <li>{@link #propagate} / {@link #propagateAll}: the memory attention and the decoder without prompts, several
+ *       masks, the best by IoU.
+ *       The attention's memory input is assembled on the device by one copy-table launch ({@link
+ *       Sam2Kernels#copySpans}) inside the pass's graph: each spatial memory from its bank slot, each one's position
+ *       (the spatial sine position + its temporal slot's embedding, {@link Sam3TrackerModel#spatialPosition}) from a
+ *       table uploaded once at open. Only the pointer rows and their positions ({@link
+ *       Sam3TrackerModel#pointerPosition}, a few hundred values) go up per call;</li>
  *   <li>{@link #pointerFromMask} stays on the CPU reference: a mask as the decoder's dense prompt is not in the GPU
  *       decoder, and it runs once per new (or re-conditioned) object.</li>
  * </ul>
- * A frame's features go up once (bf16) for all the calls on them: the last {@link FrameFeatures} uploaded is known
+ * The memory input is exactly what the previous design uploaded (the CPU's fp32 memory inputs rounded to bf16): the
+ * memories are bf16 already, and the same positions are rounded the same way once instead of every call; so results
+ * do not depend on where a memory was kept.
+ *
+ * <p><b>The bank.</b> A fixed number of slots of [grid², memDim] bf16 (at the release's shapes 648 KiB each), given at
+ * open (default {@link #defaultSlots}: {@value #DEFAULT_BANK_OBJECTS} objects of {@link #slotsPerObject} memories,
+ * all streams of the model together, as they share its passes). Who holds which slot is {@link MemorySlots}'s; a
+ * handle's {@link SpatialMemory#release} (its {@code ObjectMemory} pruning it, the object dropped) gives its slot
+ * back, and a handle collected without a release gives it back too. When every slot is taken, the memory is
+ * downloaded and handed out as a host memory ({@link SpatialMemory#host}), which {@link #propagate} uploads when it
+ * reads it: slower, never wrong, and the bank never grows (logged once; {@link #spilledMemories}). Memories of other
+ * passes (host arrays, another GPU's handles) are read through their values the same way. Device memory is constant
+ * over an endless stream: the pool is sized at open and nothing is allocated after.
+ *
+ * <p>A frame's features go up once (bf16) for all the calls on them: the last {@link FrameFeatures} uploaded is known
  * by identity, so a frame's objects and memories reuse it. Each part's launches are captured into a CUDA graph per
- * shape (the propagation by memory tokens and pointer tokens), at most {@value #MAX_GRAPHS}, through a {@link
+ * shape (the propagation by memory tokens, pointer tokens and copies), at most {@value #MAX_GRAPHS}, through a {@link
  * GraphCache}. The memory attention holds the most a frame reads: {@link Sam3TrackerConfig#MAX_CONDITIONING_FRAMES}
- * conditioning frames, {@code numMaskmem - 1} tracked ones and their pointers. Owns its GPU workspace; calls are
- * serialized.
+ * conditioning frames, {@code numMaskmem - 1} tracked ones and their pointers. Owns its GPU workspace; the passes are
+ * serialized (synchronized), slot releases take only the bank's own lock.
+ *
+ * <p>A frame's objects ({@link #propagateAll}, which a concept's step calls) are queued one after the other and the
+ * host waits once for all of them (while their inputs and results fit the staging buffer). Each still runs as its
+ * own batch-1 pass: batching them into one pass (the parts take a batch; SAM 2's {@code CudaSam2Tracker} groups
+ * objects by memory shape) would need the attention's buffers per object. {@link #encodeMemory} still uploads each
+ * object's scaled mask as fp32 and waits for that upload ([maskSize²]: 5.3 MB at the release shapes).
  */
 public final class CudaSam3Tracker implements TrackerPasses {
+    private static final Logger log = LoggerFactory.getLogger(CudaSam3Tracker.class);
     private static final long STAGING_BYTES = 32L << 20;
+    /** Objects the default bank holds memories for, all streams together ({@link #defaultSlots}). */
+    public static final int DEFAULT_BANK_OBJECTS = 64;
+    /** Pointer positions kept per distance (distances below this; a conditioning frame's may be any). */
+    private static final int CACHED_DISTANCES = 64;
     /** Graphs kept: an object's memory fills over its first frames, then its shapes repeat. */
     static final int MAX_GRAPHS = 32;
     /** Pool bytes beyond the estimate of the parts' weights and activations. */
@@ -66,30 +100,70 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private final CudaMemoryAttention attention;
     private final CudaMemoryEncoder encoder;
     private final CudaSam2MaskDecoder decoder;
-    private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence;
-    private final int maxMemory;
+    private final Sam2Kernels ops;
+    private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
+            copyTable;
+    private final int maxMemory, maxSpatial, maxPointerTokens;
+    private final long featureBytes;
+    /**
+     * The staging buffer during {@link #propagateAll}: per object of a run its inputs ({@code inputStride}: the copy
+     * table, then the pointer rows, then their positions, each at a fixed offset), then per object its results
+     * ({@code resultStride}); {@code runObjects} objects fit.
+     */
+    private final long tableStride, rowStride, inputStride, resultStride;
+    private final int runObjects;
+    private final MemorySlots slots;
+    /** Pointer positions by distance for {@link #cachedWindow}. */
+    private final float[][] pointerPosCache = new float[CACHED_DISTANCES][];
+    private int cachedWindow = -1;
+    private long spilled, uploadedMemories;
     private final GraphCache graphs = new GraphCache("SAM 3 tracker", MAX_GRAPHS);
     /** The frame whose features are on the device (none, when its upload did not finish). */
     private WeakReference<FrameFeatures> uploaded = new WeakReference<>(null);
     private boolean closed;
 
-    /** The factory a {@code Sam3VideoModel} takes: the tracker's passes on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3VideoModel} takes: the tracker's passes on GPU {@code ordinal}, the default bank. */
     public static TrackerPasses.Factory factory(int ordinal) {
         return (checkpoint, config, cpu) -> open(checkpoint, config, cpu, ordinal);
+    }
+
+    /** As above with a bank of {@code slots} memories (0: every memory kept on the host). */
+    public static TrackerPasses.Factory factory(int ordinal, int slots) {
+        return (checkpoint, config, cpu) -> open(checkpoint, config, cpu, ordinal, slots);
+    }
+
+    /** Memories one object holds at most between two frames: its conditioning ones, what a frame reads, the new one. */
+    public static int slotsPerObject(Sam3TrackerConfig c) {
+        return Sam3TrackerConfig.MAX_CONDITIONING_FRAMES + c.numMaskmem() + 1;
+    }
+
+    /** The default bank: {@value #DEFAULT_BANK_OBJECTS} objects of {@link #slotsPerObject} memories. */
+    public static int defaultSlots(Sam3TrackerConfig c) {
+        return DEFAULT_BANK_OBJECTS * slotsPerObject(c);
     }
 
     /**
      * Opens GPU {@code ordinal} and uploads the parts' weights from {@code checkpoint} (sam3.pt); {@code cpu} is the
      * same checkpoint's CPU tracker (the memory inputs, the mask-prompt pointers). A configuration the kernels cannot
-     * run is an {@link IllegalArgumentException} naming what ({@link #unsupported}), before any GPU work.
+     * run is an {@link IllegalArgumentException} naming what ({@link #unsupported}), before any GPU work. The bank
+     * holds {@link #defaultSlots} memories.
      */
     public static CudaSam3Tracker open(StateDict checkpoint, Sam3TrackerConfig config, Sam3TrackerModel cpu,
             int ordinal) {
+        return open(checkpoint, config, cpu, ordinal, defaultSlots(config));
+    }
+
+    /** As above with a bank of {@code slots} memories (0: every memory kept on the host, as a test wants it). */
+    public static CudaSam3Tracker open(StateDict checkpoint, Sam3TrackerConfig config, Sam3TrackerModel cpu,
+            int ordinal, int slots) {
         checkSupported(config);
+        if (slots < 0) {
+            throw new IllegalArgumentException("a bank of " + slots + " memories");
+        }
         StateDict sd = Sam3Checkpoint.tracker(checkpoint);
-        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config), "SAM 3 tracker");
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, slots), "SAM 3 tracker");
         try {
-            return new CudaSam3Tracker(sd, config, cpu, gpu);
+            return new CudaSam3Tracker(sd, config, cpu, gpu, slots);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
@@ -97,15 +171,26 @@ public final class CudaSam3Tracker implements TrackerPasses {
     }
 
     /** The parts and their input buffers in {@code gpu}'s pool; the decoder last, as it alone holds host resources. */
-    private CudaSam3Tracker(StateDict sd, Sam3TrackerConfig config, Sam3TrackerModel cpu, GpuWorkspace gpu) {
+    private CudaSam3Tracker(StateDict sd, Sam3TrackerConfig config, Sam3TrackerModel cpu, GpuWorkspace gpu,
+            int slotCount) {
         this.config = config;
         this.cpu = cpu;
         this.gpu = gpu;
         this.stream = gpu.stream();
         this.staging = gpu.staging();
         this.maxMemory = maxMemory(config);
+        this.maxSpatial = maxSpatial(config);
+        int split = config.hidden() / config.memDim();
+        this.maxPointerTokens = (Sam3TrackerConfig.MAX_CONDITIONING_FRAMES + Sam3TrackerConfig.MAX_OBJECT_POINTERS - 1)
+                * split;
+        this.tableStride = align(2L * maxSpatial * Sam2Kernels.SPAN_BYTES);
+        this.rowStride = align((long) maxPointerTokens * config.memDim() * 2);
+        this.inputStride = tableStride + 2 * rowStride;
+        this.resultStride = align((long) config.lowResSize() * config.lowResSize() * 4 + 8 + config.hidden() * 2L);
+        this.runObjects = (int) Math.max(1, Math.min(1024, staging.bytes() / (inputStride + resultStride)));
         Sam2Config parts = config.sam2Parts();
         CudaKernels kernels = gpu.kernels();
+        this.ops = Sam2Kernels.of(kernels);
         DeviceMemoryPool p = gpu.pool();
         int g = config.grid(), c = config.hidden(), s = config.maskSize();
         this.top = p.allocateBf16((long) g * g * c, "SAM 3 tracker features");
@@ -116,7 +201,16 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory position");
         this.mask = p.allocate((long) s * s * 4, "SAM 3 tracker scaled mask");
         this.presence = p.allocate(4, "SAM 3 tracker presence");
+        this.featureBytes = (long) g * g * config.memDim() * 2;
+        this.bank = p.allocate(Math.max(1, slotCount) * featureBytes, "SAM 3 tracker memory bank");
+        this.spatialPos = p.allocate(config.numMaskmem() * featureBytes, "SAM 3 tracker memory positions by slot");
+        this.copyTable = p.allocate(2L * maxSpatial * Sam2Kernels.SPAN_BYTES, "SAM 3 tracker memory copy table");
+        this.slots = new MemorySlots(slotCount);
         stream.fill16(frameOfSet, (short) 0);   // int 0: every pass reads the one frame's s0 / s1
+        for (int slot = 0; slot < config.numMaskmem(); slot++) {
+            StagedCopy.uploadBf16(stream, staging, cpu.spatialPosition(slot),
+                    spatialPos.slice(slot * featureBytes, featureBytes, "memory position of slot " + slot));
+        }
         this.attention = new CudaMemoryAttention(sd, parts, 1, maxMemory, kernels, stream, p, staging);
         this.encoder = new CudaMemoryEncoder(sd, parts, 1, kernels, stream, p, staging);
         this.decoder = new CudaSam2MaskDecoder(sd, parts, 1, kernels, stream, p, staging);
@@ -130,8 +224,13 @@ public final class CudaSam3Tracker implements TrackerPasses {
      */
     static int maxMemory(Sam3TrackerConfig c) {
         int conditioning = Sam3TrackerConfig.MAX_CONDITIONING_FRAMES;
-        return (conditioning + c.numMaskmem() - 1) * c.grid() * c.grid()
+        return maxSpatial(c) * c.grid() * c.grid()
                 + (conditioning + Sam3TrackerConfig.MAX_OBJECT_POINTERS - 1) * (c.hidden() / c.memDim());
+    }
+
+    /** Spatial memories a frame reads at most: the conditioning ones and {@code numMaskmem - 1} tracked ones. */
+    static int maxSpatial(Sam3TrackerConfig c) {
+        return Sam3TrackerConfig.MAX_CONDITIONING_FRAMES + c.numMaskmem() - 1;
     }
 
     /**
@@ -180,9 +279,10 @@ public final class CudaSam3Tracker implements TrackerPasses {
     /**
      * The pool: the decoder's ({@link CudaSam2MaskDecoder#poolBytes}); the memory attention's and encoder's weights
      * (bounded at 4 bytes a value, each tensor 256-byte aligned) and tables; their activations at batch 1 over
-     * {@link #maxMemory} tokens; this class's inputs; and {@link #SPARE_BYTES}.
+     * {@link #maxMemory} tokens; this class's inputs; the bank of {@code slots} memories, the positions by temporal
+     * slot and the copy table; and {@link #SPARE_BYTES}.
      */
-    static long poolBytes(Sam3TrackerConfig c) {
+    static long poolBytes(Sam3TrackerConfig c, int slots) {
         Sam2Config parts = c.sam2Parts();
         long tokens = (long) c.grid() * c.grid(), h = c.hidden(), md = c.memDim(), s = c.maskSize();
         long mem = maxMemory(c);
@@ -205,9 +305,11 @@ public final class CudaSam3Tracker implements TrackerPasses {
         long downChannels = 1L << (2 * c.downsampleLayers());
         long encoder = s * s * (4 + 4 + 2 + 2 + 5) + tokens * (downChannels + 6 * h + md) * 2;
         long inputs = tokens * h * (2 + 4 + 2) + 2 * mem * md * 2 + s * s * 4;   // top, s0, s1; memory, pos; mask
+        long feature = tokens * md * 2;
+        long bank = (Math.max(1, slots) + c.numMaskmem()) * feature + 2L * maxSpatial(c) * Sam2Kernels.SPAN_BYTES;
         long allocations = 64 * 256;
-        return CudaSam2MaskDecoder.poolBytes(parts, 1) + weights + tables + attention + encoder + inputs + allocations
-                + SPARE_BYTES;
+        return CudaSam2MaskDecoder.poolBytes(parts, 1) + weights + tables + attention + encoder + inputs + bank
+                + allocations + SPARE_BYTES;
     }
 
     private static long align(long bytes) {
@@ -222,9 +324,10 @@ public final class CudaSam3Tracker implements TrackerPasses {
     /**
      * As {@link Sam3TrackerModel#propagate}, step for step:
      * <ul>
-     *   <li>memory attention: the same memory and positions ({@link Sam3TrackerModel#memoryInputs}); the frame's
-     *       features plus 0.1 x their sine position, which {@link CudaMemoryAttention} makes from the same encoding
-     *       at the grid (its feature size, mask size / 16); the pointer tokens at the end, not rotated;</li>
+     *   <li>memory attention: the same memory and positions as {@link Sam3TrackerModel#memoryInputs} (bf16), put
+     *       together on the device (the class comment); the frame's features plus 0.1 x their sine position, which
+     *       {@link CudaMemoryAttention} makes from the same encoding at the grid (its feature size, mask size / 16);
+     *       the pointer tokens at the end, not rotated;</li>
      *   <li>decoder without prompts ({@link CudaSam2MaskDecoder#stageNoPrompts}: a point labelled -1 and the padding
      *       point, both {@code not_a_point_embed} whatever their place, as the CPU's padding point), the dense prompt
      *       {@code no_mask_embed}, the conv_s0 / conv_s1 features of the frame;</li>
@@ -234,44 +337,209 @@ public final class CudaSam3Tracker implements TrackerPasses {
      *       obj_ptr_proj} of the chosen mask's token.</li>
      * </ul>
      * What differs: the image side in bf16 (fp32 accumulation), and the pointer comes back rounded to bf16 (the CPU's
-     * is fp32; as memory it is rounded to bf16 on its way up anyway).
+     * is fp32; as memory it is rounded to bf16 on its way up anyway). A memory of this tracker's bank is read in place;
+     * any other (spilled to the host, the CPU's, another GPU's) is uploaded from its values. Reading a memory that
+     * was released is an {@link IllegalStateException}.
      */
     @Override
-    public synchronized Propagation propagate(CpuThreadPool pool, FrameFeatures f,
-            List<Sam3TrackerModel.Spatial> spatial, List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
-        ensureOpen();
-        Sam3TrackerModel.MemoryInputs in = cpu.memoryInputs(pool, spatial, pointers, pointerWindow);
-        if (in.tokens() > maxMemory) {
-            throw new IllegalArgumentException("memory of " + in.tokens() + " tokens (" + spatial.size()
-                    + " memories, " + pointers.size() + " pointers); the GPU tracker holds " + maxMemory);
+    public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
+            List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
+        return propagateAll(pool, f, List.of(new Sam3TrackerModel.Reads(spatial, pointers)), pointerWindow).get(0);
+    }
+
+    /**
+     * {@link #propagate} for each object, queued one after the other without waiting between them: each object's
+     * small inputs (copy table, pointer rows) go up from their own place in the staging buffer and its results come
+     * back to their own place, so the host waits once for a run of objects (as many as the staging buffer holds), not
+     * once per object. An object that reads a memory from outside the bank starts a new run (its memories' upload
+     * waits, and uses the staging buffer). Every object is checked before any GPU work; the results in order.
+     */
+    @Override
+    public List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+            int pointerWindow) {
+        // values of memories not in this bank, fetched before this tracker's lock (another GPU's take its own)
+        float[][][] elsewhere = new float[objects.size()][][];
+        for (int j = 0; j < objects.size(); j++) {
+            List<Sam3TrackerModel.Spatial> spatial = objects.get(j).spatial();
+            for (int i = 0; i < spatial.size(); i++) {
+                SpatialMemory mem = spatial.get(i).features();
+                if (!(mem instanceof DeviceMemory d && d.owner() == this)) {
+                    if (elsewhere[j] == null) {
+                        elsewhere[j] = new float[spatial.size()][];
+                    }
+                    elsewhere[j][i] = mem.values();
+                }
+            }
         }
-        upload(f);
-        StagedCopy.uploadBf16(stream, staging, in.memory(), memory);
-        StagedCopy.uploadBf16(stream, staging, in.pos(), memoryPos);
+        synchronized (this) {
+            ensureOpen();
+            for (Sam3TrackerModel.Reads r : objects) {
+                check(r);
+            }
+            List<Propagation> out = new ArrayList<>(objects.size());
+            if (objects.isEmpty()) {
+                return out;
+            }
+            upload(f);
+            int queued = 0;
+            for (int j = 0; j < objects.size(); j++) {
+                if (queued > 0 && (queued == runObjects || elsewhere[j] != null)) {
+                    collect(queued, out);
+                    queued = 0;
+                }
+                queue(pool, objects.get(j), elsewhere[j], queued, pointerWindow);
+                queued++;
+            }
+            collect(queued, out);
+            return out;
+        }
+    }
+
+    /** What one object reads, checked against what the buffers hold; a released memory refused. */
+    private void check(Sam3TrackerModel.Reads r) {
+        int n = config.grid() * config.grid(), md = config.memDim(), c = config.hidden(), split = c / md;
+        List<Sam3TrackerModel.Spatial> spatial = r.spatial();
+        int pointerTokens = r.pointers().size() * split;
+        int m = spatial.size() * n + pointerTokens;
+        if (m == 0) {
+            throw new IllegalStateException("a tracked frame with no memory: an object starts on a conditioning frame");
+        }
+        if (m > maxMemory || spatial.size() > maxSpatial || pointerTokens > maxPointerTokens) {
+            throw new IllegalArgumentException("memory of " + m + " tokens (" + spatial.size() + " memories, "
+                    + r.pointers().size() + " pointers); the GPU tracker holds " + maxMemory + " (" + maxSpatial
+                    + " memories, " + maxPointerTokens / split + " pointers)");
+        }
+        for (Sam3TrackerModel.Spatial sp : spatial) {
+            if (sp.slot() < 0 || sp.slot() >= config.numMaskmem() || sp.features().length() != n * md) {
+                throw new IllegalArgumentException("a memory of " + sp.features().length() + " values in temporal slot "
+                        + sp.slot() + "; " + n + " x " + md + " in 0.." + (config.numMaskmem() - 1) + " expected");
+            }
+            if (sp.features() instanceof DeviceMemory d && d.owner() == this && !slots.holds(d.slot(), d)) {
+                throw new IllegalStateException("a released memory is read (" + d + ")");
+            }
+        }
+        for (Sam3TrackerModel.Pointer p : r.pointers()) {
+            if (p.pointer().length != c) {
+                throw new IllegalArgumentException("a pointer of " + p.pointer().length + " values; " + c + " expected");
+            }
+        }
+    }
+
+    /**
+     * Queues one object's pass as the {@code place}-th of a run: its memories from outside the bank uploaded (waits;
+     * only as a run's first), its copy table and pointer rows staged at its place and uploaded, the graph, and its
+     * results' download to its place.
+     */
+    private void queue(CpuThreadPool pool, Sam3TrackerModel.Reads r, float[][] elsewhere, int place,
+            int pointerWindow) {
+        int n = config.grid() * config.grid(), md = config.memDim(), split = config.hidden() / md;
+        List<Sam3TrackerModel.Spatial> spatial = r.spatial();
+        List<Sam3TrackerModel.Pointer> pointers = r.pointers();
+        int spatialTokens = spatial.size() * n, pointerTokens = pointers.size() * split;
+        int m = spatialTokens + pointerTokens;
+        if (elsewhere != null) {
+            if (place != 0) {
+                throw new IllegalStateException("memories from outside the bank in the middle of a run");
+            }
+            for (int i = 0; i < spatial.size(); i++) {
+                if (elsewhere[i] != null) {
+                    StagedCopy.uploadBf16(stream, staging, elsewhere[i], memory.slice(i * featureBytes, featureBytes,
+                            "memory " + i));
+                    uploadedMemories++;
+                }
+            }
+        }
+        long in = (long) place * inputStride;
+        ByteBuffer table = staging.buffer();
+        table.position(Math.toIntExact(in));
+        int spans = 0;
+        for (int i = 0; i < spatial.size(); i++) {
+            Sam3TrackerModel.Spatial sp = spatial.get(i);
+            if (elsewhere == null || elsewhere[i] == null) {
+                DeviceMemory d = (DeviceMemory) sp.features();
+                Sam2Kernels.putSpan(table, bank.address() + d.slot() * featureBytes,
+                        memory.address() + i * featureBytes, featureBytes);
+                spans++;
+            }
+            Sam2Kernels.putSpan(table, spatialPos.address() + sp.slot() * featureBytes,
+                    memoryPos.address() + i * featureBytes, featureBytes);
+            spans++;
+        }
+        long tableBytes = (long) spans * Sam2Kernels.SPAN_BYTES;
+        long rowsAt = in + tableStride, posAt = rowsAt + rowStride;
+        long rowBytes = (long) pointerTokens * md * 2;
+        for (int i = 0; i < pointers.size(); i++) {
+            float[] ptr = pointers.get(i).pointer();
+            float[] enc = pointerPosition(pool, pointers.get(i).distance(), pointerWindow);
+            for (int k = 0; k < split; k++) {
+                long row = (long) i * split + k;
+                staging.putBf16(rowsAt / 2 + row * md, ptr, k * md, md);
+                staging.putBf16(posAt / 2 + row * md, enc, 0, md);
+            }
+        }
+        if (spans > 0) {
+            stream.upload(staging, in, copyTable, 0, tableBytes);
+        }
+        if (rowBytes > 0) {
+            long at = (long) spatialTokens * md * 2;
+            stream.upload(staging, rowsAt, memory, at, rowBytes);
+            stream.upload(staging, posAt, memoryPos, at, rowBytes);
+        }
         decoder.stageNoPrompts(1);
-        int m = in.tokens(), pointerTokens = in.pointerTokens();
-        graphs.run(stream, List.of("propagate", m, pointerTokens), () -> {
+        int copies = spans;
+        graphs.run(stream, List.of("propagate", m, pointerTokens, copies), () -> {
+            if (copies > 0) {
+                ops.copySpans(stream, copyTable, copies);
+            }
             attention.forward(1, top, memory, memoryPos, m, pointerTokens);
             decoder.forward(1, 2, true, attention.output(), s0, s1, frameOfSet);
         });
-        return downloadPropagation();
+        // the decoder's outputs of the object: low-res logits, object score, IoU (fp32), pointer (bf16)
+        int l = config.lowResSize();
+        long lowBytes = (long) l * l * 4, out = resultsAt() + (long) place * resultStride;
+        stream.download(decoder.lowRes(), 0, staging, out, lowBytes);
+        stream.download(decoder.objectScores(), 0, staging, out + lowBytes, 4);
+        stream.download(decoder.ious(), 0, staging, out + lowBytes + 4, 4);
+        stream.download(decoder.pointers(), 0, staging, out + lowBytes + 8, (long) config.hidden() * 2);
     }
 
-    /** The decoder's outputs of one object, in one trip: low-res logits, object score, IoU (fp32), pointer (bf16). */
-    private Propagation downloadPropagation() {
+    /** Where the results of a run go in the staging buffer: after the inputs of {@link #runObjects} objects. */
+    private long resultsAt() {
+        return (long) runObjects * inputStride;
+    }
+
+    /** Waits for the run of {@code count} objects queued and adds their results to {@code out}. */
+    private void collect(int count, List<Propagation> out) {
+        stream.synchronize();
         int l = config.lowResSize(), c = config.hidden();
         long lowBytes = (long) l * l * 4;
-        stream.download(decoder.lowRes(), 0, staging, 0, lowBytes);
-        stream.download(decoder.objectScores(), 0, staging, lowBytes, 4);
-        stream.download(decoder.ious(), 0, staging, lowBytes + 4, 4);
-        stream.download(decoder.pointers(), 0, staging, lowBytes + 8, (long) c * 2);
-        stream.synchronize();
-        FloatBuffer values = staging.buffer().asFloatBuffer();
-        float[] lowRes = new float[l * l];
-        values.get(lowRes);
-        float score = values.get();
-        float iou = values.get();
-        return new Propagation(lowRes, score, staging.getBf16((lowBytes + 8) / 2, c), iou);
+        for (int place = 0; place < count; place++) {
+            long at = resultsAt() + (long) place * resultStride;
+            ByteBuffer b = staging.buffer();
+            b.position(Math.toIntExact(at));
+            float[] lowRes = new float[l * l];
+            b.asFloatBuffer().get(lowRes);
+            float score = b.getFloat(Math.toIntExact(at + lowBytes));
+            float iou = b.getFloat(Math.toIntExact(at + lowBytes + 4));
+            out.add(new Propagation(lowRes, score, staging.getBf16((at + lowBytes + 8) / 2, c), iou));
+        }
+    }
+
+    /** {@link Sam3TrackerModel#pointerPosition}, kept for the distances below {@value #CACHED_DISTANCES}. */
+    private float[] pointerPosition(CpuThreadPool pool, int distance, int window) {
+        if (window != cachedWindow) {
+            java.util.Arrays.fill(pointerPosCache, null);
+            cachedWindow = window;
+        }
+        if (distance < 0 || distance >= CACHED_DISTANCES) {
+            return cpu.pointerPosition(pool, distance, window);
+        }
+        float[] enc = pointerPosCache[distance];
+        if (enc == null) {
+            enc = cpu.pointerPosition(pool, distance, window);
+            pointerPosCache[distance] = enc;
+        }
+        return enc;
     }
 
     /** The CPU reference's: the decoder with a mask prompt is not on the GPU, and it runs once per new object. */
@@ -283,10 +551,12 @@ public final class CudaSam3Tracker implements TrackerPasses {
     /**
      * As {@link Sam3TrackerModel#encodeMemory}: the memory encoder on {@code scaledMask} ([maskSize²], already
      * scaled) and the frame's features, plus {@code no_obj_embed_spatial} when absent, bf16 (the output is rounded
-     * before that sum, the CPU's after it).
+     * before that sum, the CPU's after it). The memory stays on the device: copied into a free slot of the bank and
+     * handed out as a handle (nothing waits for the device); with every slot taken, downloaded and handed out as a
+     * host memory.
      */
     @Override
-    public synchronized float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
+    public synchronized SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
             boolean present) {
         ensureOpen();
         int s = config.maskSize(), g = config.grid();
@@ -298,7 +568,58 @@ public final class CudaSam3Tracker implements TrackerPasses {
         StagedCopy.uploadF32(stream, staging, scaledMask, mask);
         StagedCopy.uploadF32(stream, staging, new float[] {present ? 1f : -1f}, presence);
         graphs.run(stream, List.of("memory encoder"), () -> encoder.forwardScaled(1, top, mask, presence));
-        return StagedCopy.downloadBf16(stream, staging, encoder.output(), (long) g * g * config.memDim());
+        int values = g * g * config.memDim();
+        DeviceMemory kept = slots.take(slot -> new DeviceMemory(this, values, slot));
+        if (kept != null) {
+            stream.copy(encoder.output(), slot(kept.slot()), featureBytes);
+            return kept;
+        }
+        if (spilled++ == 0) {
+            log.warn("the SAM 3 tracker's memory bank of {} slots is full: memories are kept on the host from now on"
+                    + " while it stays full (slower, same results); open the tracker with more slots", slots.capacity());
+        }
+        return SpatialMemory.host(StagedCopy.downloadBf16(stream, staging, encoder.output(), values));
+    }
+
+    /** A handle's values, downloaded (the device waits). */
+    synchronized float[] download(DeviceMemory d) {
+        ensureOpen();
+        if (d.owner() != this || !slots.holds(d.slot(), d)) {
+            throw new IllegalStateException("the values of a released memory (" + d + ")");
+        }
+        return StagedCopy.downloadBf16(stream, staging, slot(d.slot()), d.length());
+    }
+
+    /**
+     * A handle's slot back to the bank (the bank's lock only: a release never waits for a pass). A later pass may
+     * overwrite the slot: it is queued after every pass that read it, on the one stream.
+     */
+    void release(DeviceMemory d) {
+        slots.give(d.slot(), d);
+    }
+
+    private DeviceBuffer slot(int slot) {
+        return bank.slice(slot * featureBytes, featureBytes, "memory bank slot " + slot);
+    }
+
+    /** Memories the bank holds at most. */
+    public int bankSlots() {
+        return slots.capacity();
+    }
+
+    /** Memories in the bank now (released ones not counted; collected unreleased ones until reclaimed). */
+    public int bankSlotsTaken() {
+        return slots.taken();
+    }
+
+    /** Memories handed out as host ones so far because the bank was full. */
+    public synchronized long spilledMemories() {
+        return spilled;
+    }
+
+    /** Memories {@link #propagate} uploaded so far because they were not in the bank. */
+    public synchronized long uploadedMemories() {
+        return uploadedMemories;
     }
 
     /** The frame's features as bf16 on the device, unless they are the last uploaded. */
@@ -323,7 +644,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
     @Override
     public String describe() {
         return "memory attention, mask decoder and memory encoder on " + gpu.context().info().describe()
-                + " (bf16); new objects' pointers on the CPU (fp32)";
+                + " (bf16), memories in a device bank of " + slots.capacity() + "; new objects' pointers on the CPU"
+                + " (fp32)";
     }
 
     private void ensureOpen() {
@@ -332,13 +654,17 @@ public final class CudaSam3Tracker implements TrackerPasses {
         }
     }
 
-    /** Frees the graphs, the decoder's staging and the GPU workspace; the CPU model stays the caller's. */
+    /**
+     * Frees the graphs, the decoder's staging and the GPU workspace (the bank with it: handles still held read as
+     * released); the CPU model stays the caller's.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        slots.close();
         try {
             graphs.close();
             decoder.close();

@@ -98,12 +98,19 @@ final class ConceptTracker {
         float[] trackScores = new float[n];
         Propagation[] props = new Propagation[n];
         float[][] masks = new float[n][];
+        List<Sam3TrackerModel.Reads> reads = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Track tr = tracks.get(i);
             trackIds.add(tr.id);
             trackScores[i] = tr.score;
             MemoryPicker.Picked p = picker.pick(tr.memory, t);
-            props[i] = model.propagate(pool, f, p.spatial(), p.pointers(), picker.window());
+            reads.add(new Sam3TrackerModel.Reads(p.spatial(), p.pointers()));
+        }
+        if (n > 0) {
+            List<Propagation> got = model.propagateAll(pool, f, reads, picker.window());
+            for (int i = 0; i < n; i++) {
+                props[i] = got.get(i);
+            }
         }
         pool.forEach(n, i -> masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea()));
 
@@ -194,7 +201,7 @@ final class ConceptTracker {
                 continue;
             }
             Track tr = tracks.get(i);
-            float[] features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
+            SpatialMemory features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
             tr.memory.addTracked(t, features, props[i].pointer(), props[i].memoryScore());
             cohorts.add(tr.cohort);
         }
@@ -270,12 +277,24 @@ final class ConceptTracker {
         return new Result(out.objects(), hidden, lost, dropped);
     }
 
-    /** Ends a track: its memory, its place in its cohort, its heuristics' records. */
+    /** Ends a track: its memory (released), its place in its cohort, its heuristics' records. */
     private void drop(Track tr) {
+        tr.memory.release();
         tracks.remove(tr);
         tr.cohort.remove(tr);
         hotstart.forget(tr.id);
         occlusion.forget(tr.id);
+    }
+
+    /**
+     * Releases every track's memory ({@link SpatialMemory#release}: a GPU's slots go back at once rather than when the
+     * garbage collector finds them): for whoever ends this concept's tracking (the concept no longer asked for, the
+     * stream closed). The tracks are not stepped again after it.
+     */
+    void release() {
+        for (Track tr : tracks) {
+            tr.memory.release();
+        }
     }
 
     /** Every track's memory, in floats (for the bounded-memory checks). */

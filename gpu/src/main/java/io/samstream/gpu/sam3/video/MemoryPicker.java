@@ -119,7 +119,7 @@ final class MemoryPicker {
         return out;
     }
 
-    /** After frame t is stored: drops what frame t + 1 and later cannot read. */
+    /** After frame t is stored: drops (and releases) what frame t + 1 and later cannot read. */
     void prune(ObjectMemory memory, int t) {
         List<Integer> drop = new ArrayList<>();
         if (selection) {
@@ -136,7 +136,7 @@ final class MemoryPicker {
                 if (!latest && !(selected && rank <= window - 1)) {
                     drop.add(frame);
                 } else if (!latest && rank > numMaskmem - 1) {
-                    e.features = null;
+                    memory.dropFeatures(frame);
                 }
             }
         } else {
@@ -145,17 +145,17 @@ final class MemoryPicker {
                 if (frame < t + 1 - (window - 1)) {
                     drop.add(frame);
                 } else if (frame < t + 1 - (numMaskmem - 1)) {
-                    me.getValue().features = null;
+                    memory.dropFeatures(frame);
                 }
             }
         }
         drop.forEach(memory::dropTracked);
     }
 
-    private static float[] features(ObjectMemory.Entry e) {
-        if (e.features == null) {
+    private static SpatialMemory features(ObjectMemory.Entry e) {
+        if (e.features() == null) {
             throw new IllegalStateException("frame " + e.frame + "'s memory features were dropped but are read");
         }
-        return e.features;
+        return e.features();
     }
 }

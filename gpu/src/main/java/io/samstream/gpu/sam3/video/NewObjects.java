@@ -24,7 +24,7 @@ final class NewObjects {
     private NewObjects() {}
 
     /** A new object's conditioning memory. */
-    record Start(float[] features, float[] pointer) {}
+    record Start(SpatialMemory features, float[] pointer) {}
 
     static Start[] start(CpuThreadPool pool, TrackerPasses model, FrameFeatures f, List<Detection> dets, int width,
             int height) {

@@ -49,13 +49,21 @@ public final class Sam3TrackerModel implements TrackerPasses {
     private final float[][] spatialPositions;
 
     /** A spatial memory the frame attends: the features [grid², memDim] and their temporal slot (0..numMaskmem-1). */
-    public record Spatial(float[] features, int slot) {}
+    public record Spatial(SpatialMemory features, int slot) {
+        /** Features held on the host. */
+        public Spatial(float[] features, int slot) {
+            this(SpatialMemory.host(features), slot);
+        }
+    }
 
     /**
      * An object pointer [hidden] the frame attends and its temporal position (frames back, or a rank under memory
      * selection).
      */
     public record Pointer(float[] pointer, int distance) {}
+
+    /** What one object reads on a tracked frame: its spatial memories and its pointers (as {@link #propagate} takes). */
+    public record Reads(List<Spatial> spatial, List<Pointer> pointers) {}
 
     /**
      * What the memory attention reads for one object on one frame: {@code memory} and its position {@code pos}, both
@@ -154,12 +162,12 @@ public final class Sam3TrackerModel implements TrackerPasses {
         float[] memory = new float[total * m];
         float[] pos = new float[total * m];
         for (int i = 0; i < spatial.size(); i++) {
-            System.arraycopy(spatial.get(i).features(), 0, memory, i * n * m, n * m);
+            System.arraycopy(spatial.get(i).features().values(), 0, memory, i * n * m, n * m);
             System.arraycopy(spatialPositions[spatial.get(i).slot()], 0, pos, i * n * m, n * m);
         }
         for (int i = 0; i < pointers.size(); i++) {
             float[] ptr = pointers.get(i).pointer();
-            float[] enc = readout.pointerPosition(pool, pointers.get(i).distance(), pointerWindow);
+            float[] enc = pointerPosition(pool, pointers.get(i).distance(), pointerWindow);
             for (int s = 0; s < split; s++) {
                 int row = spatialTokens + i * split + s;
                 System.arraycopy(ptr, s * m, memory, row * m, m);
@@ -167,6 +175,16 @@ public final class Sam3TrackerModel implements TrackerPasses {
             }
         }
         return new MemoryInputs(memory, pos, total, pointerTokens);
+    }
+
+    /** The position [grid² x memDim] of a spatial memory in temporal slot {@code slot}: what {@link #memoryInputs} puts. */
+    public float[] spatialPosition(int slot) {
+        return spatialPositions[slot].clone();
+    }
+
+    /** The position [memDim] of each token of a pointer at {@code distance}: what {@link #memoryInputs} puts. */
+    public float[] pointerPosition(CpuThreadPool pool, int distance, int pointerWindow) {
+        return readout.pointerPosition(pool, distance, pointerWindow);
     }
 
     /**
@@ -194,17 +212,17 @@ public final class Sam3TrackerModel implements TrackerPasses {
     /**
      * A frame's memory features [grid², memDim] of the object's mask input (already scaled: values in [-10, 10] at
      * maskSize², see {@link MemoryMasks}), with the no-object embedding added when it is absent, rounded to bf16 as
-     * the predictor stores them.
+     * the predictor stores them; held on the host ({@link SpatialMemory#host}).
      */
     @Override
-    public float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         float[] mem = memoryEncoder.encode(pool, f.top(), scaledMask);
         int m = config.memDim();
         for (int i = 0; i < mem.length; i++) {
             float v = present ? mem[i] : mem[i] + noObjEmbedSpatial[i % m];
             mem[i] = Sam2Model.roundToBf16(v);
         }
-        return mem;
+        return SpatialMemory.host(mem);
     }
 
     /** The padding point the decoder gets when there are no points (the encoder appends a second one). */

@@ -18,11 +18,27 @@ public interface TrackerPasses extends AutoCloseable {
     Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow);
 
+    /**
+     * {@link #propagate} for each of a frame's objects, in order (what a concept's step needs at once). The passes
+     * may run them together and wait once; by default one after the other.
+     */
+    default List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+            int pointerWindow) {
+        List<Propagation> out = new java.util.ArrayList<>(objects.size());
+        for (Sam3TrackerModel.Reads r : objects) {
+            out.add(propagate(pool, f, r.spatial(), r.pointers(), pointerWindow));
+        }
+        return out;
+    }
+
     /** See {@link Sam3TrackerModel#pointerFromMask}. */
     float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask);
 
-    /** See {@link Sam3TrackerModel#encodeMemory}. */
-    float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
+    /**
+     * See {@link Sam3TrackerModel#encodeMemory}: the memory where these passes keep it (the CPU reference: a host array;
+     * a GPU's: a device slot). The caller owns it and {@link SpatialMemory#release}s it when no frame reads it again.
+     */
+    SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
 
     /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
     default String describe() {

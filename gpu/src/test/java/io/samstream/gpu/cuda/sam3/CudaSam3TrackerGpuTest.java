@@ -17,6 +17,7 @@ import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
+import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.file.Path;
@@ -41,7 +42,14 @@ import org.junit.jupiter.api.Test;
  * head's makes mask 2 the clear best of 1..3 (no near tie the bf16 image side could tip; a pointer from another
  * mask's token shows in its cosine). Checked: low-res logits (cosine, relative L2), object score (sign and value),
  * predicted IoU, pointer cosine; an absent object's mask all -1024 and its pointer no_obj_ptr; memory features
- * (cosine, relative L2). Skips with the reason where no GPU is usable.
+ * (cosine, relative L2).
+ *
+ * <p>The device memory bank over several frames and objects ({@link #overFrames}): each object's memories stay in
+ * the bank from the frame that encodes them to the last frame that reads them; a tracker whose bank is smaller than
+ * what the objects hold (memories spilled to the host, mixed with banked ones) and one without a bank must give
+ * exactly the same results (the memories are bf16 either way, the same values in the same places), the CPU reference
+ * reading the same memories the tolerances above, and the bank's slots come back as memories are released. Skips
+ * with the reason where no GPU is usable.
  */
 class CudaSam3TrackerGpuTest extends GpuTestBase {
     private static final double MIN_COSINE = 0.998, MAX_REL_L2 = 0.06, POINTER_COSINE = 0.99, IOU_TOL = 0.02;
@@ -63,6 +71,19 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
         // random weights at Sam2Shapes.random's scales: Linears N(0, 1/fan-in), LayerNorm weights near 1
         StateDict weights = Sam2Shapes.random(Sam3Shapes.trackerShapes(CudaSam3Test.RELEASE, config), 83);
         compare("release shapes, present", arranged(weights, true), config, 84);
+    }
+
+    @Test
+    void tinyDeviceBankOverFramesAndObjects() {
+        StateDict weights = Sam3Weights.videoStateDict(Sam3Weights.TINY, Sam3Weights.TINY_TRACKER);
+        overFrames("tiny bank", arranged(weights, true), Sam3Weights.TINY_TRACKER, 3, 9, 86);
+    }
+
+    @Test
+    void releaseShapesDeviceBankOverFramesAndObjects() {
+        Sam3TrackerConfig config = CudaSam3TrackerTest.RELEASE_TRACKER;
+        StateDict weights = Sam2Shapes.random(Sam3Shapes.trackerShapes(CudaSam3Test.RELEASE, config), 87);
+        overFrames("release bank", arranged(weights, true), config, 2, 4, 88);
     }
 
     @Test
@@ -116,12 +137,163 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             float[] maskA = scaledDisc(config.maskSize(), 0.4, 0.5, 0.25), maskB = scaledDisc(config.maskSize(), 0.6,
                     0.4, 0.2);
             GpuTestSupport.assertCosineAndRelL2(what + ", memory of frame A (present)",
-                    cpu.encodeMemory(pool, a, maskA, true), onGpu.encodeMemory(pool, a, maskA, true), MEMORY_COSINE,
+                    cpu.encodeMemory(pool, a, maskA, true).values(), onGpu.encodeMemory(pool, a, maskA, true).values(),
+                    MEMORY_COSINE,
                     MEMORY_REL_L2);
             GpuTestSupport.assertCosineAndRelL2(what + ", memory of frame B (absent, replayed)",
-                    cpu.encodeMemory(pool, b, maskB, false), onGpu.encodeMemory(pool, b, maskB, false), MEMORY_COSINE,
+                    cpu.encodeMemory(pool, b, maskB, false).values(), onGpu.encodeMemory(pool, b, maskB, false).values(),
+                    MEMORY_COSINE,
                     MEMORY_REL_L2);
         }
+    }
+
+    /**
+     * {@code objects} objects over {@code frames} frames, as a concept's tracks run: each starts on frame 0 with a
+     * conditioning memory (slot numMaskmem - 1) and a pointer, then on frame t reads its conditioning memory, its
+     * last numMaskmem - 1 tracked memories (slot = frames back - 1) and every pointer (at its distance), and stores
+     * the frame's memory (a disc per object and frame, present or absent by turns) and pointer; a memory no later
+     * frame reads is released. Three GPU trackers run it side by side, each on its own memories and pointers: the
+     * default bank and a bank of {@code objects + 1} slots (most memories spilled to the host from frame 1 on) with
+     * a frame's objects in one {@link CudaSam3Tracker#propagateAll}, and none, object by object ({@link
+     * CudaSam3Tracker#propagate}); their propagations and memories must be bit for bit the same. The CPU reference
+     * reads the banked tracker's memories (downloaded) and pointers: its propagations within {@link #check}'s
+     * tolerances, its memories within the memory tolerances. The bank's slots taken are the memories held, 0 once
+     * all are released; a released memory cannot be read, nor a closed tracker's.
+     */
+    private static void overFrames(String what, StateDict sd, Sam3TrackerConfig config, int objects, int frames,
+            long seed) {
+        Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
+        int k = config.numMaskmem(), window = Sam3TrackerConfig.MAX_OBJECT_POINTERS, side = config.maskSize();
+        try (CpuThreadPool pool = new CpuThreadPool(THREADS);
+             CudaSam3Tracker banked = CudaSam3Tracker.open(sd, config, cpu, 0);
+             CudaSam3Tracker few = CudaSam3Tracker.open(sd, config, cpu, 0, objects + 1);
+             CudaSam3Tracker none = CudaSam3Tracker.open(sd, config, cpu, 0, 0)) {
+            CudaSam3Tracker[] gpus = {banked, few, none};
+            Random rnd = new Random(seed);
+            // [tracker][object][frame]: memories (null once released) and pointers
+            SpatialMemory[][][] mem = new SpatialMemory[3][objects][frames];
+            float[][][][] ptr = new float[3][objects][frames][];
+            FrameFeatures f0 = features(cpu, pool, config, rnd);
+            for (int o = 0; o < objects; o++) {
+                float[] pointer = GpuTestSupport.randomBf16(rnd, config.hidden(), 1);
+                float[] disc = disc(side, o, 0);
+                for (int g = 0; g < 3; g++) {
+                    mem[g][o][0] = gpus[g].encodeMemory(pool, f0, disc, true);
+                    ptr[g][o][0] = pointer;
+                }
+            }
+            for (int t = 1; t < frames; t++) {
+                String at = what + ", frame " + t;
+                FrameFeatures ft = features(cpu, pool, config, rnd);
+                // the frame's objects: all at once on the banks (one wait; the small bank's runs cut by host
+                // memories), one by one without a bank
+                Propagation[][] all = new Propagation[3][objects];
+                for (int g = 0; g < 2; g++) {
+                    List<Sam3TrackerModel.Reads> reads = new ArrayList<>();
+                    for (int o = 0; o < objects; o++) {
+                        reads.add(new Sam3TrackerModel.Reads(spatial(mem[g][o], t, k), pointers(ptr[g][o], t, window)));
+                    }
+                    all[g] = gpus[g].propagateAll(pool, ft, reads, window).toArray(new Propagation[0]);
+                    assertEquals(objects, all[g].length);
+                }
+                for (int o = 0; o < objects; o++) {
+                    all[2][o] = none.propagate(pool, ft, spatial(mem[2][o], t, k), pointers(ptr[2][o], t, window),
+                            window);
+                }
+                for (int o = 0; o < objects; o++) {
+                    Propagation[] got = {all[0][o], all[1][o], all[2][o]};
+                    assertSame(at + ", object " + o + ", a small bank", got[0], got[1]);
+                    assertSame(at + ", object " + o + ", no bank", got[0], got[2]);
+                    SpatialMemory[] downloaded = new SpatialMemory[t];
+                    for (int u = 0; u < t; u++) {
+                        downloaded[u] = mem[0][o][u] == null ? null : SpatialMemory.host(mem[0][o][u].values());
+                    }
+                    check(at + ", object " + o + " against the CPU", sd, true,
+                            cpu.propagate(pool, ft, spatial(downloaded, t, k), pointers(ptr[0][o], t, window), window),
+                            got[0]);
+                    boolean present = (o + t) % 3 != 0;
+                    float[] disc = disc(side, o, t);
+                    for (int g = 0; g < 3; g++) {
+                        mem[g][o][t] = gpus[g].encodeMemory(pool, ft, disc, present);
+                        ptr[g][o][t] = got[g].pointer();
+                    }
+                    float[] memory = mem[0][o][t].values();
+                    assertArrayEquals(memory, mem[1][o][t].values(), at + ", object " + o + ": memory, small bank");
+                    assertArrayEquals(memory, mem[2][o][t].values(), at + ", object " + o + ": memory, no bank");
+                    GpuTestSupport.assertCosineAndRelL2(at + ", object " + o + ": memory against the CPU",
+                            cpu.encodeMemory(pool, ft, disc, present).values(), memory, MEMORY_COSINE, MEMORY_REL_L2);
+                    // frame t + 1 reads tracked frames t + 2 - k .. t: the one before goes
+                    int gone = t + 1 - k;
+                    if (gone >= 1) {
+                        for (int g = 0; g < 3; g++) {
+                            mem[g][o][gone].release();
+                            mem[g][o][gone] = null;
+                        }
+                    }
+                }
+                int held = objects * (1 + Math.min(t, k - 1));
+                assertEquals(held, banked.bankSlotsTaken(), at + ": the bank holds the memories held");
+                assertEquals(0, banked.spilledMemories() + banked.uploadedMemories(), at + ": nothing via the host");
+                assertEquals(objects + 1, few.bankSlotsTaken(), at + ": the small bank full");
+                assertEquals(0, none.bankSlotsTaken());
+            }
+            assertTrue(few.spilledMemories() > 0 && few.uploadedMemories() > 0, "the small bank spilled");
+            assertEquals((long) objects * frames, none.spilledMemories(), "no bank: every memory on the host");
+
+            SpatialMemory released = mem[0][0][frames - 1];
+            released.release();
+            released.release();   // twice: nothing
+            assertThrows(IllegalStateException.class, released::values);
+            FrameFeatures last = features(cpu, pool, config, rnd);
+            List<Sam3TrackerModel.Spatial> reads = List.of(new Sam3TrackerModel.Spatial(released, 0));
+            assertThrows(IllegalStateException.class, () -> banked.propagate(pool, last, reads, List.of(), window));
+            int before = banked.bankSlotsTaken();
+            for (int o = 0; o < objects; o++) {
+                for (int u = 0; u < frames; u++) {
+                    if (mem[0][o][u] != null) {
+                        mem[0][o][u].release();
+                    }
+                }
+            }
+            assertTrue(before > 0);
+            assertEquals(0, banked.bankSlotsTaken(), "every memory released: the bank is empty");
+            SpatialMemory kept = mem[1][0][0];
+            few.close();
+            assertThrows(IllegalStateException.class, kept::values, "a closed tracker's memory");
+            kept.release();   // after close: nothing
+        }
+    }
+
+    /** Object o's reads on frame t: its conditioning memory (frame 0) and tracked frames t - 1 .. t + 1 - k. */
+    private static List<Sam3TrackerModel.Spatial> spatial(SpatialMemory[] mem, int t, int k) {
+        List<Sam3TrackerModel.Spatial> out = new ArrayList<>();
+        out.add(new Sam3TrackerModel.Spatial(mem[0], k - 1));
+        for (int back = 1; back < k && t - back >= 1; back++) {
+            out.add(new Sam3TrackerModel.Spatial(mem[t - back], back - 1));
+        }
+        return out;
+    }
+
+    /** Every pointer before frame t (up to the window), at its distance. */
+    private static List<Sam3TrackerModel.Pointer> pointers(float[][] ptr, int t, int window) {
+        List<Sam3TrackerModel.Pointer> out = new ArrayList<>();
+        out.add(new Sam3TrackerModel.Pointer(ptr[0], t));
+        for (int d = 1; d < window && t - d >= 1; d++) {
+            out.add(new Sam3TrackerModel.Pointer(ptr[t - d], d));
+        }
+        return out;
+    }
+
+    /** A disc that moves with the frame, one place per object. */
+    private static float[] disc(int side, int object, int frame) {
+        return scaledDisc(side, 0.3 + 0.15 * object + 0.02 * frame, 0.35 + 0.1 * object, 0.15 + 0.02 * object);
+    }
+
+    private static void assertSame(String what, Propagation want, Propagation got) {
+        assertArrayEquals(want.lowRes(), got.lowRes(), what + ": low-res logits");
+        assertEquals(want.objectScore(), got.objectScore(), what + ": object score");
+        assertEquals(want.iou(), got.iou(), what + ": IoU");
+        assertArrayEquals(want.pointer(), got.pointer(), what + ": pointer");
     }
 
     private static void check(String what, StateDict sd, boolean present, Propagation want, Propagation got) {

@@ -60,12 +60,24 @@ class CudaSam3TrackerTest {
     void theMemoryHoldsWhatAFrameCanReadAndThePoolHoldsItsParts() {
         // 4 conditioning + 6 tracked memories of 72 x 72 tokens, 4 + 15 pointers of 256 / 64 tokens each
         assertEquals(10 * 5184 + 19 * 4, CudaSam3Tracker.maxMemory(RELEASE_TRACKER));
-        long pool = CudaSam3Tracker.poolBytes(RELEASE_TRACKER);
+        long pool = CudaSam3Tracker.poolBytes(RELEASE_TRACKER, 0);
         // the largest parts: the attention's keys, k and v over that memory, the memory and its position uploaded
         long memory = CudaSam3Tracker.maxMemory(RELEASE_TRACKER) * (3L * 64 + 2 * 256) * 2;
         long decoder = CudaSam2MaskDecoder.poolBytes(RELEASE_TRACKER.sam2Parts(), 1);
         assertTrue(pool > memory + decoder + CudaSam3Tracker.SPARE_BYTES, "pool " + pool);
         assertTrue(pool < 600_000_000L, "a few hundred MB at most: " + pool);
+    }
+
+    @Test
+    void theDefaultBankHoldsItsObjectsMemoriesAndGrowsThePoolByItsSlots() {
+        // per object: 4 conditioning memories, the 7 a frame may keep under memory selection, the one being encoded
+        assertEquals(4 + 7 + 1, CudaSam3Tracker.slotsPerObject(RELEASE_TRACKER));
+        int slots = CudaSam3Tracker.defaultSlots(RELEASE_TRACKER);
+        assertEquals(CudaSam3Tracker.DEFAULT_BANK_OBJECTS * 12, slots);
+        long slot = 72L * 72 * 64 * 2;   // a memory in bf16
+        assertEquals((slots - 1) * slot, CudaSam3Tracker.poolBytes(RELEASE_TRACKER, slots)
+                - CudaSam3Tracker.poolBytes(RELEASE_TRACKER, 0), "a bank of none still has one slot's room");
+        assertTrue(slots * slot < 600_000_000L, "the default bank: a few hundred MB, " + slots * slot);
     }
 
     /** The release's tracker with these widths and memory encoder kernels. */

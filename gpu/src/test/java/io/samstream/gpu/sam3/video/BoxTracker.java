@@ -11,13 +11,15 @@ import java.util.List;
  * Scripted tracker passes with known masks: an object's memory features carry the box of the mask they were made
  * from (low-resolution pixels); each propagation moves the box of the most recent spatial memory (the lowest
  * temporal slot) by a velocity and gives that box as the mask. An object whose box leaves the frame is absent from
- * then on. Pointers carry the box too; memory features have the real size.
+ * then on. Pointers carry the box too; memory features have the real size, and are counted ({@link #memories}).
  */
 final class BoxTracker implements TrackerPasses {
     final Sam3TrackerConfig config = Sam3Weights.TINY_TRACKER;
     int vx;
     int vy;
     int propagations;
+    /** Every memory it made, counted (the ones its objects' memories hold: {@link CountedMemories#live}). */
+    final CountedMemories memories = new CountedMemories();
 
     BoxTracker(int vx, int vy) {
         this.vx = vx;
@@ -34,7 +36,7 @@ final class BoxTracker implements TrackerPasses {
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
         propagations++;
         float[] last = spatial.stream().min(Comparator.comparingInt(Sam3TrackerModel.Spatial::slot))
-                .orElseThrow().features();
+                .orElseThrow().features().values();
         int n = config.lowResSize();
         float[] lowRes = new float[n * n];
         if (last[4] == 0f) {
@@ -77,7 +79,7 @@ final class BoxTracker implements TrackerPasses {
     }
 
     @Override
-    public float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         boolean[] on = new boolean[scaledMask.length];
         for (int i = 0; i < on.length; i++) {
             on[i] = scaledMask[i] > 0;
@@ -85,7 +87,7 @@ final class BoxTracker implements TrackerPasses {
         float[] box = pointerFromMask(pool, f, on);
         float[] features = new float[config.grid() * config.grid() * config.memDim()];
         System.arraycopy(box, 0, features, 0, 5);
-        return features;
+        return memories.of(features);
     }
 
     private float[] pointer(int x0, int y0, int x1, int y1) {

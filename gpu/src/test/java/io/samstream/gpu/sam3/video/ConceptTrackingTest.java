@@ -150,11 +150,16 @@ class ConceptTrackingTest {
         for (int t = 0; t < 8; t++) {
             VideoStep v = run.step(t, List.of(CIRCLE));
             events.add(t + ":" + ids(v) + "h" + v.hidden() + "l" + v.lost() + "d" + v.dropped());
+            if (t == 5) {
+                assertTrue(run.tracker().memories.live > 0, "the lost object still remembers");
+            }
         }
         assertEquals(List.of("0:[0]h[]l[]d[]", "1:[0]h[]l[]d[]", "2:[]h[0]l[]d[]", "3:[]h[0]l[]d[]",
                 "4:[]h[]l[0]d[]", "5:[]h[]l[]d[]", "6:[]h[]l[]d[0]", "7:[]h[]l[]d[]"), events);
         assertEquals(0, run.stream().objectCount());
         assertEquals(0, run.stream().heldFloats());
+        assertEquals(0, run.tracker().memories.live, "a forgotten object's memories are released");
+        assertEquals(0, run.tracker().memories.doubleReleases);
     }
 
     @Test
@@ -165,18 +170,25 @@ class ConceptTrackingTest {
         Run run = open(settings(), d, tracker);
         int frames = 100;
         long[] held = new long[frames];
+        int[] live = new int[frames];
         // per object: 4 conditioning frames (re-conditioned every 16th) and 16 tracked, 11 of them with features
         long bound = 2 * (20L * 32 + 11L * 512);
         for (int t = 0; t < frames; t++) {
             VideoStep s = run.step(t, List.of(CIRCLE, SQUARE));
             assertEquals(List.of(0L, 1L), ids(s), "frame " + t);
             held[t] = run.stream().heldFloats();
+            live[t] = tracker.memories.live;
             assertTrue(held[t] <= bound, "frame " + t + ": " + held[t]);
+            // what a GPU bank would hold: per object its 4 conditioning memories and 7 tracked ones at most
+            assertTrue(live[t] <= 2 * (4 + 7), "frame " + t + ": " + live[t] + " memories not released");
             assertTrue(run.stream().bookkeeping() <= 4, "bookkeeping " + run.stream().bookkeeping());
             if (t >= 80) {
                 assertEquals(held[t - 16], held[t], "frame " + t + ": flat once the conditioning frames are 4");
+                assertEquals(live[t - 16], live[t], "frame " + t + ": memories flat");
             }
         }
+        assertEquals(2 * frames, tracker.memories.made, "a memory a frame per object");
+        assertEquals(0, tracker.memories.doubleReleases + tracker.memories.lateReads);
         assertEquals(2 * (frames - 1), tracker.propagations, "every object propagated on every frame after its first");
     }
 

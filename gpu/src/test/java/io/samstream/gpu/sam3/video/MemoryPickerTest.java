@@ -17,9 +17,9 @@ class MemoryPickerTest {
 
     static ObjectMemory tracked(int from, int to, float score) {
         ObjectMemory m = new ObjectMemory(4);
-        m.addConditioning(from, tag(from), tag(from));
+        m.addConditioning(from, SpatialMemory.host(tag(from)), tag(from));
         for (int t = from + 1; t <= to; t++) {
-            m.addTracked(t, tag(t), tag(t), score);
+            m.addTracked(t, SpatialMemory.host(tag(t)), tag(t), score);
         }
         return m;
     }
@@ -35,7 +35,7 @@ class MemoryPickerTest {
         // conditioning first (slot 6), then places 6..1 from the end: frames 3, 4, 6, 7, 8, 9 in slots 5..0
         assertEquals(List.of(6, 5, 4, 3, 2, 1, 0), picked.spatial().stream().map(s -> s.slot()).toList());
         assertEquals(List.of(0f, 3f, 4f, 6f, 7f, 8f, 9f),
-                picked.spatial().stream().map(s -> s.features()[0]).toList());
+                picked.spatial().stream().map(s -> s.features().values()[0]).toList());
         // pointers: conditioning at its distance, then ranks 1..7 (the list's first place is never read)
         assertEquals(List.of(10, 1, 2, 3, 4, 5, 6, 7), picked.pointers().stream().map(s -> s.distance()).toList());
         assertEquals(List.of(0f, 9f, 8f, 7f, 6f, 4f, 3f, 2f),
@@ -58,7 +58,7 @@ class MemoryPickerTest {
         ObjectMemory m = tracked(0, 20, 0f);
         MemoryPicker.Picked picked = p.pick(m, 21);
         assertEquals(List.of(20f, 19f, 18f, 17f, 16f, 15f),
-                picked.spatial().stream().skip(1).map(s -> s.features()[0]).sorted((a, b) -> Float.compare(b, a))
+                picked.spatial().stream().skip(1).map(s -> s.features().values()[0]).sorted((a, b) -> Float.compare(b, a))
                         .toList());
         assertEquals(16, picked.pointers().size(), "conditioning + frames 20..6");
     }
@@ -68,11 +68,11 @@ class MemoryPickerTest {
         for (boolean selection : new boolean[] {true, false}) {
             MemoryPicker p = new MemoryPicker(selection, K, 16, 0.01f);
             ObjectMemory m = new ObjectMemory(4);
-            m.addConditioning(0, new float[64], new float[4]);
+            m.addConditioning(0, SpatialMemory.host(new float[64]), new float[4]);
             long[] held = new long[80];
             for (int t = 1; t < 80; t++) {
                 p.pick(m, t); // throws if a feature read was dropped
-                m.addTracked(t, new float[64], new float[4], t % 3 == 0 ? 0f : 0.5f);
+                m.addTracked(t, SpatialMemory.host(new float[64]), new float[4], t % 3 == 0 ? 0f : 0.5f);
                 p.prune(m, t);
                 held[t] = m.heldFloats();
                 // at most 15 selected frames and the latest, 6 + 1 of them with features, and the conditioning one
@@ -82,8 +82,8 @@ class MemoryPickerTest {
                 }
             }
             assertEquals(15, m.trackedFrames().size(), "selection " + selection);
-            assertNotNull(m.tracked(79).features);
-            assertNull(m.trackedFrames().firstEntry().getValue().features);
+            assertNotNull(m.tracked(79).features());
+            assertNull(m.trackedFrames().firstEntry().getValue().features());
         }
     }
 }

@@ -80,8 +80,8 @@ class Sam3VideoModelTest {
     void memoryFeaturesAreStoredInBf16AndAbsenceAddsTheNoObjectEmbedding() {
         float[] mask = new float[128 * 128];
         java.util.Arrays.fill(mask, -10f);
-        float[] present = model.tracker().encodeMemory(model.detector().pool(), features, mask, true);
-        float[] absent = model.tracker().encodeMemory(model.detector().pool(), features, mask, false);
+        float[] present = model.tracker().encodeMemory(model.detector().pool(), features, mask, true).values();
+        float[] absent = model.tracker().encodeMemory(model.detector().pool(), features, mask, false).values();
         assertEquals(8 * 8 * 8, present.length);
         for (float v : present) {
             assertEquals(0, Float.floatToRawIntBits(v) & 0xFFFF, "bf16: " + v);

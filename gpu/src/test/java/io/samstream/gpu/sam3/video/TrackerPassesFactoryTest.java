@@ -48,7 +48,7 @@ class TrackerPassesFactoryTest {
         }
 
         @Override
-        public float[] encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+        public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
             memories++;
             return cpu.encodeMemory(pool, f, scaledMask, present);
         }
