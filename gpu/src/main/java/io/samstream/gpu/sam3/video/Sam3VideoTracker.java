@@ -99,7 +99,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
                     for (Track tr : e.getValue().tracks()) {
                         dropped.add(tr.id);
                     }
-                    concepts.remove(e.getKey());
+                    concepts.remove(e.getKey()).release();
                 }
             }
             for (Concept c : asked) {
@@ -160,7 +160,8 @@ public final class Sam3VideoTracker implements AutoCloseable {
 
     /** Ends every object (the model stays open for other streams). */
     @Override
-    public void close() {
+    public synchronized void close() {
+        concepts.values().forEach(ConceptTracker::release);
         concepts.clear();
     }
 }
