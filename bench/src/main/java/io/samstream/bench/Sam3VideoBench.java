@@ -81,9 +81,9 @@ import java.util.stream.IntStream;
  * {@code --warmup} frames a stream first (16 by default: the memory bank and the 16 object pointers full), then
  * {@code --repeats} windows of {@code --frames} frames a stream, wall time each; the TSV gives the median window's
  * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
- * includes SAM 3's pre-processing of the 640 x 480 frame on the CPU; Meta's session pre-processes its whole video
- * when it starts, outside its timing, so {@code preprocess_ms} (that step alone, median) tells how much of a frame's
- * time it is.
+ * includes SAM 3's pre-processing of the 640 x 480 frame (on the device with {@code --device cuda}, else on the
+ * CPU); Meta's session pre-processes its whole video when it starts, outside its timing. {@code preprocess_ms} is
+ * the CPU reference's pre-processing of one frame (median): what a frame costs on the CPU path.
  *
  * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
  * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
@@ -198,7 +198,7 @@ public final class Sam3VideoBench {
                     + " CPU threads, clip " + width + "x" + height);
             System.out.println(rows.get(rows.size() - 1));
             int s = config.vision().imageSize();
-            VisionFeatures first = model.detector().encodeImage(Sam3Preprocessor.modelInput(clip[0], s));
+            VisionFeatures first = model.detector().encodeImage(clip[0]);
             Map<Concept, Calibration> calibrations = new LinkedHashMap<>();
             for (String phrase : PHRASES.subList(0, maxPhrases)) {
                 Concept concept = Concept.of(phrase);
@@ -206,6 +206,7 @@ public final class Sam3VideoBench {
                 rows.add("#calibration\t" + phrase + "\t" + calibrations.get(concept));
                 System.out.println(rows.get(rows.size() - 1));
             }
+            first.release();
             double preprocess = preprocessMs(clip[0], s);
             for (String sc : scenarios) {
                 int[] sp = scenario(sc);

@@ -18,6 +18,7 @@ import io.samstream.gpu.cuda.sam3.CudaSam3Neck;
 import io.samstream.gpu.cuda.sam3.CudaSam3Vit;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3Decoder;
@@ -96,7 +97,7 @@ public final class Sam3VitBench {
             StateDict decoderWeights = Sam2Shapes.random(Sam3Shapes.detectorPart(release, Sam3Decoder.PREFIX), 5);
             CudaSam3Decoder decoder = new CudaSam3Decoder(decoderWeights, detector, g, maxPrompt, kernels, stream, pool,
                     staging);
-            double[] decoderCallMs = wall(repeats, () -> decoder.forward(memory, pos, g, phrase));
+            double[] decoderCallMs = wall(repeats, () -> decoder.forward(FeatureMap.of(memory), pos, g, phrase));
             double[] decoderMs = time(ctx, stream, repeats, passes, b -> decoder.forward(valid));
 
             StateDict headWeights = Sam2Shapes.random(Sam3Shapes.detectorPart(release, Sam3MaskHead.PREFIX), 6);
@@ -106,7 +107,8 @@ public final class Sam3VitBench {
             VisionFeatures image = new VisionFeatures(g, new float[0], new float[][] {gaussian(rnd, 16L * tokens * d),
                     gaussian(rnd, 4L * tokens * d), gaussian(rnd, (long) tokens * d)}, pos);
             float[] embeddings = gaussian(rnd, (long) n * d);
-            double[] headCallMs = wall(repeats, () -> head.masks(memory, image, phrase, embeddings, n));
+            double[] headCallMs = wall(repeats, () -> head.masks(FeatureMap.of(memory), image, phrase, embeddings,
+                    n));
             double[] headMs = time(ctx, stream, repeats, passes, b -> head.forward(valid, 8));
 
             System.out.printf(Locale.ROOT, "gpu\t%s%n", ctx.info().describe());
