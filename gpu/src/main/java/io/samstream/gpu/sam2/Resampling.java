@@ -58,24 +58,16 @@ public final class Resampling {
 
     /** Bilinear resize of a single-channel map x [h, w] to [oh, ow]. */
     public static float[] bilinear(float[] x, int h, int w, int oh, int ow) {
-        float sy = (float) h / oh;
-        float sx = (float) w / ow;
-        int[] x0 = new int[ow];
-        int[] x1 = new int[ow];
-        float[] lx = new float[ow];
-        for (int ox = 0; ox < ow; ox++) {
-            float r = Math.max(sx * (ox + 0.5f) - 0.5f, 0f);
-            int i = Math.min((int) Math.floor(r), w - 1);
-            x0[ox] = i;
-            x1[ox] = i < w - 1 ? i + 1 : i;
-            lx[ox] = Math.min(Math.max(r - i, 0f), 1f);
-        }
+        LinearTaps rows = LinearTaps.of(h, oh);
+        LinearTaps cols = LinearTaps.of(w, ow);
+        int[] x0 = cols.lo();
+        int[] x1 = cols.hi();
+        float[] lx = cols.weight();
         float[] out = new float[oh * ow];
         for (int oy = 0; oy < oh; oy++) {
-            float r = Math.max(sy * (oy + 0.5f) - 0.5f, 0f);
-            int y0 = Math.min((int) Math.floor(r), h - 1);
-            int y1 = y0 < h - 1 ? y0 + 1 : y0;
-            float ly = Math.min(Math.max(r - y0, 0f), 1f);
+            int y0 = rows.lo()[oy];
+            int y1 = rows.hi()[oy];
+            float ly = rows.weight()[oy];
             float hy = 1f - ly;
             for (int ox = 0; ox < ow; ox++) {
                 float l = lx[ox];
@@ -85,6 +77,29 @@ public final class Resampling {
             }
         }
         return out;
+    }
+
+    /**
+     * The taps of a plain bilinear resize (align_corners=False, no antialias) along one axis of {@code in} samples to
+     * {@code out}, as torch computes them: per output index o, the source coordinate max((in / out)(o + 0.5) - 0.5, 0)
+     * in float, its floor clamped to in - 1 ({@code lo}), the next sample or lo again at the edge ({@code hi}), and
+     * hi's weight, the fraction clamped to [0, 1] ({@code weight}; lo's is 1 - weight).
+     */
+    public record LinearTaps(int[] lo, int[] hi, float[] weight) {
+        public static LinearTaps of(int in, int out) {
+            float scale = (float) in / out;
+            int[] lo = new int[out];
+            int[] hi = new int[out];
+            float[] weight = new float[out];
+            for (int o = 0; o < out; o++) {
+                float r = Math.max(scale * (o + 0.5f) - 0.5f, 0f);
+                int i = Math.min((int) Math.floor(r), in - 1);
+                lo[o] = i;
+                hi[o] = i < in - 1 ? i + 1 : i;
+                weight[o] = Math.min(Math.max(r - i, 0f), 1f);
+            }
+            return new LinearTaps(lo, hi, weight);
+        }
     }
 
     /** Nearest-neighbour 2x upsampling of x [h, w, c]. */

@@ -17,7 +17,7 @@ final class FusionEncoder {
         this.layers = new EncoderLayer[c.encoderLayers()];
         for (int i = 0; i < layers.length; i++) {
             layers[i] = new EncoderLayer(sd, Sam3Fusion.LAYERS_PREFIX + i + ".", d, c.heads(), c.encoderFfn(),
-                    true, false);
+                    true);
         }
     }
 
@@ -26,7 +26,8 @@ final class FusionEncoder {
         Sam3Fusion.checkInputs(FeatureMap.of(image), pos, tokens, prompt, d);
         float[] x = image.clone();
         for (EncoderLayer layer : layers) {
-            layer.forward(pool, x, tokens, pos, null, prompt.rows(), prompt.length(), null, prompt.padding());
+            layer.forward(pool, x, tokens, pos, null, prompt.rows(), prompt.rows(), prompt.length(),
+                    prompt.padding());
         }
         return x;
     }

@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.Conv2d;
+import io.samstream.gpu.cpu.CpuOps;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cpu.LayerNorm;
 import io.samstream.gpu.cpu.Linear;
@@ -45,8 +46,7 @@ final class GeometryEncoder {
         this.imgPreNorm = LayerNorm.load(sd, PREFIX + "img_pre_norm", m, Sam3Config.NORM_EPS);
         this.layers = new EncoderLayer[c.geometryLayers()];
         for (int i = 0; i < layers.length; i++) {
-            layers[i] = new EncoderLayer(sd, PREFIX + "encode." + i + ".", m, c.heads(), c.geometryFfn(), false,
-                    true);
+            layers[i] = new EncoderLayer(sd, PREFIX + "encode." + i + ".", m, c.heads(), c.geometryFfn(), false);
         }
         this.encodeNorm = LayerNorm.load(sd, PREFIX + "encode_norm", m, Sam3Config.NORM_EPS);
     }
@@ -94,8 +94,11 @@ final class GeometryEncoder {
         }
         System.arraycopy(cls, 0, tokens, n * d, d);
         float[] x = norm.apply(threads, finalProj.forward(threads, tokens, n + 1), n + 1);
+        // every layer's cross-attention keys: the image tokens with their position, added once for all layers
+        float[] imageTokens = image.tokens().values();
+        float[] keys = CpuOps.add(imageTokens, image.pos(), g * g * d);
         for (EncoderLayer layer : layers) {
-            layer.forward(threads, x, n + 1, null, null, image.tokens().values(), g * g, image.pos(), null);
+            layer.forward(threads, x, n + 1, null, null, imageTokens, keys, g * g, null);
         }
         encodeNorm.apply(threads, x, n + 1, x);
         return x;

@@ -6,8 +6,23 @@ package io.samstream.gpu.sam3;
  *
  * @param rows    [length, d]
  * @param padding per token, true for padding
+ * @param phrase  the phrase whose rows lead {@code rows} ({@link #concat} says so), or null when not known; only a
+ *                hint for work that depends on the phrase alone and may be kept per phrase ({@link DotProductScoring}),
+ *                which still reads the rows themselves
  */
-public record Prompt(float[] rows, boolean[] padding) {
+public record Prompt(float[] rows, boolean[] padding, TextFeatures phrase) {
+    public Prompt {
+        if (phrase != null && phrase.length() > padding.length) {
+            throw new IllegalArgumentException("a phrase of " + phrase.length() + " tokens cannot lead a prompt of "
+                    + padding.length);
+        }
+    }
+
+    /** A prompt of these rows, its phrase not known. */
+    public Prompt(float[] rows, boolean[] padding) {
+        this(rows, padding, null);
+    }
+
     public int length() {
         return padding.length;
     }
@@ -28,6 +43,6 @@ public record Prompt(float[] rows, boolean[] padding) {
         System.arraycopy(geometry, 0, rows, text.length() * d, geometryTokens * d);
         boolean[] padding = new boolean[n];
         System.arraycopy(text.padding(), 0, padding, 0, text.length());
-        return new Prompt(rows, padding);
+        return new Prompt(rows, padding, text);
     }
 }

@@ -88,16 +88,7 @@ final class Sam3FixtureRun {
             compare(label + " text", floats(pre + "text"), text.rows(), tolerance);
             boolean[] pad = Npy.read(dir.resolve(pre + "text_mask.npy")).toBooleans();
             assertArrayEquals(pad, text.padding(), label + " padding");
-            List<ExemplarBox> boxes = new ArrayList<>();
-            if (p.has("boxes")) {
-                for (int b = 0; b < p.get("boxes").size(); b++) {
-                    JsonNode box = p.get("boxes").get(b);
-                    boxes.add(new ExemplarBox((float) box.get(0).asDouble(), (float) box.get(1).asDouble(),
-                            (float) box.get(2).asDouble(), (float) box.get(3).asDouble(),
-                            p.get("labels").get(b).asBoolean()));
-                }
-            }
-            Detections det = model.detect(image, text, boxes);
+            Detections det = model.detect(image, text, FixturePrompts.boxes(p));
             if (has(pre + "memory")) {
                 compare(label + " memory", floats(pre + "memory"), det.memory().values(), tolerance);
             }

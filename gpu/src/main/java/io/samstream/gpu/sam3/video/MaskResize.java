@@ -1,5 +1,7 @@
 package io.samstream.gpu.sam3.video;
 
+import io.samstream.gpu.sam2.Resampling.LinearTaps;
+
 /**
  * Resizing of single-channel float maps as torch's {@code F.interpolate(mode="bilinear", align_corners=False)}
  * computes it: {@link #bilinear} without antialiasing, {@link #antialiased} with it ({@code antialias=True}: a
@@ -20,36 +22,25 @@ final class MaskResize {
     /**
      * A plain bilinear resize [h, w] to [oh, ow] that writes any range of output rows, so that callers can split one
      * resize across threads or take it a band at a time. Its values are those of {@code Resampling.bilinear}, bit for
-     * bit: out = hy (hx a + lx b) + ly (hx c + lx d), where each input row's horizontal interpolations (the
-     * brackets) are computed once for all the output rows that read them.
+     * bit (the same {@link LinearTaps}): out = hy (hx a + lx b) + ly (hx c + lx d), where each input row's horizontal
+     * interpolations (the brackets) are computed once for all the output rows that read them.
      */
     static final class Bilinear {
-        private final int h;
         private final int w;
         private final int ow;
-        private final float sy;
-        private final int[] x0;
-        private final int[] x1;
-        private final float[] lx;
+        private final LinearTaps xTaps;
+        private final LinearTaps yTaps;
+        /** 1 - xTaps.weight(), the lower column's weight. */
         private final float[] hx;
 
         Bilinear(int h, int w, int oh, int ow) {
-            this.h = h;
             this.w = w;
             this.ow = ow;
-            this.sy = (float) h / oh;
-            float sx = (float) w / ow;
-            x0 = new int[ow];
-            x1 = new int[ow];
-            lx = new float[ow];
+            this.xTaps = LinearTaps.of(w, ow);
+            this.yTaps = LinearTaps.of(h, oh);
             hx = new float[ow];
             for (int ox = 0; ox < ow; ox++) {
-                float r = Math.max(sx * (ox + 0.5f) - 0.5f, 0f);
-                int i = Math.min((int) Math.floor(r), w - 1);
-                x0[ox] = i;
-                x1[ox] = i < w - 1 ? i + 1 : i;
-                lx[ox] = Math.min(Math.max(r - i, 0f), 1f);
-                hx[ox] = 1f - lx[ox];
+                hx[ox] = 1f - xTaps.weight()[ox];
             }
         }
 
@@ -57,13 +48,10 @@ final class MaskResize {
         void rows(float[] x, int from, int to, float[] dst, int at) {
             Interpolated rows = new Interpolated(x);
             for (int oy = from; oy < to; oy++) {
-                float r = Math.max(sy * (oy + 0.5f) - 0.5f, 0f);
-                int y0 = Math.min((int) Math.floor(r), h - 1);
-                int y1 = y0 < h - 1 ? y0 + 1 : y0;
-                float ly = Math.min(Math.max(r - y0, 0f), 1f);
+                float ly = yTaps.weight()[oy];
                 float hy = 1f - ly;
-                float[] top = rows.get(y0);
-                float[] bottom = rows.get(y1);
+                float[] top = rows.get(yTaps.lo()[oy]);
+                float[] bottom = rows.get(yTaps.hi()[oy]);
                 int o = at + (oy - from) * ow;
                 for (int ox = 0; ox < ow; ox++) {
                     dst[o + ox] = hy * top[ox] + ly * bottom[ox];
@@ -91,6 +79,9 @@ final class MaskResize {
                 int slot = of[0] < of[1] ? 0 : 1;
                 float[] row = rows[slot];
                 int a = y * w;
+                int[] x0 = xTaps.lo();
+                int[] x1 = xTaps.hi();
+                float[] lx = xTaps.weight();
                 for (int ox = 0; ox < ow; ox++) {
                     row[ox] = hx[ox] * x[a + x0[ox]] + lx[ox] * x[a + x1[ox]];
                 }

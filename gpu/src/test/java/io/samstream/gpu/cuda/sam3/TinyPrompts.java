@@ -3,10 +3,10 @@ package io.samstream.gpu.cuda.sam3;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.samstream.gpu.sam3.ExemplarBox;
+import io.samstream.gpu.sam3.FixturePrompts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -42,15 +42,6 @@ final class TinyPrompts {
 
     /** The exemplar boxes of one prompt entry. */
     static List<ExemplarBox> boxes(JsonNode prompt) {
-        List<ExemplarBox> boxes = new ArrayList<>();
-        if (prompt.has("boxes")) {
-            for (int b = 0; b < prompt.get("boxes").size(); b++) {
-                JsonNode box = prompt.get("boxes").get(b);
-                boxes.add(new ExemplarBox((float) box.get(0).asDouble(), (float) box.get(1).asDouble(),
-                        (float) box.get(2).asDouble(), (float) box.get(3).asDouble(),
-                        prompt.get("labels").get(b).asBoolean()));
-            }
-        }
-        return boxes;
+        return FixturePrompts.boxes(prompt);
     }
 }

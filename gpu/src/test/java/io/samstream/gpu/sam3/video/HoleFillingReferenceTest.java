@@ -1,7 +1,9 @@
 package io.samstream.gpu.sam3.video;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -39,39 +41,88 @@ class HoleFillingReferenceTest {
                 }
             }
             int maxArea = trial % 4 == 0 ? 0 : 1 + r.nextInt(20);
-            assertArrayEquals(referenceFill(m, n, n, maxArea), HoleFilling.fill(m, n, n, maxArea), "trial " + trial);
+            checkFill(m, n, n, maxArea, "trial " + trial);
+        }
+        // noise (logits of exactly 0 are background), where filled holes join foreground regions, and sparse masks
+        // of objects smaller than maxArea
+        int[][] shapes = {{1, 1}, {1, 9}, {9, 1}, {7, 13}, {32, 32}, {40, 17}};
+        for (int[] hw : shapes) {
+            for (float density : new float[] {0.02f, 0.1f, 0.5f, 0.8f, 0.97f}) {
+                for (int maxArea : new int[] {1, 2, 4, 16, 64}) {
+                    float[] noise = new float[hw[0] * hw[1]];
+                    for (int i = 0; i < noise.length; i++) {
+                        float bg = r.nextInt(4) == 0 ? 0f : -r.nextFloat();
+                        noise[i] = r.nextFloat() < density ? 1f + r.nextFloat() : bg;
+                    }
+                    checkFill(noise, hw[0], hw[1], maxArea, hw[0] + "x" + hw[1] + " at " + density + ", maxArea "
+                            + maxArea);
+                }
+            }
         }
     }
 
-    /** fill_holes_in_mask_scores, written plainly. */
-    private static float[] referenceFill(float[] mask, int h, int w, int maxArea) {
-        float[] out = mask.clone();
-        if (maxArea <= 0) {
-            return out;
+    @Test
+    void fillsAHoleOfAtMostMaxAreaAndRemovesSprinkles() {
+        // a 3-pixel hole in a 5x5 block, and a lone foreground pixel away from it
+        int h = 9;
+        int w = 9;
+        float[] m = new float[h * w];
+        Arrays.fill(m, -1f);
+        for (int y = 1; y <= 5; y++) {
+            for (int x = 1; x <= 5; x++) {
+                m[y * w + x] = 2f;
+            }
         }
-        boolean[] bg = new boolean[out.length];
-        for (int i = 0; i < out.length; i++) {
-            bg[i] = out[i] <= 0;
+        m[3 * w + 2] = m[3 * w + 3] = m[3 * w + 4] = -2f;
+        m[7 * w + 7] = 3f;
+        float[] kept = HoleFilling.fill(m, h, w, 2);
+        assertEquals(-2f, kept[3 * w + 3], "a hole larger than maxArea stays");
+        assertEquals(-0.1f, kept[7 * w + 7], "a 1-pixel sprinkle goes");
+        float[] filled = HoleFilling.fill(m, h, w, 3);
+        assertEquals(0.1f, filled[3 * w + 3], "a hole of maxArea pixels is filled");
+        assertEquals(2f, filled[1 * w + 1], "the object stays");
+        float[] alone = new float[h * w];
+        Arrays.fill(alone, -1f);
+        alone[4 * w + 4] = alone[4 * w + 5] = alone[5 * w + 4] = 1f;
+        assertArrayEquals(alone, HoleFilling.fill(alone, h, w, 16), "an object smaller than maxArea, but all there is");
+        checkFill(m, h, w, 2, "hand-made, maxArea 2");
+        checkFill(m, h, w, 3, "hand-made, maxArea 3");
+    }
+
+    /**
+     * HoleFilling.fill against its rule, stated per pixel from flood-fill component areas: with maxArea > 0, a
+     * background pixel (logit <= 0) whose region has at most maxArea pixels is a hole; the foreground after filling
+     * is the input's foreground and the holes; a pixel of a foreground region (of that foreground) of at most
+     * min(maxArea, foreground pixels / 2) pixels is a sprinkle. A sprinkle becomes -0.1, else a hole 0.1, else the
+     * pixel keeps its logit. With maxArea <= 0 nothing changes.
+     */
+    private static void checkFill(float[] m, int h, int w, int maxArea, String label) {
+        float[] got = HoleFilling.fill(m, h, w, maxArea);
+        assertEquals(m.length, got.length, label);
+        if (maxArea <= 0) {
+            assertArrayEquals(m, got, label);
+            return;
+        }
+        boolean[] bg = new boolean[m.length];
+        for (int i = 0; i < m.length; i++) {
+            bg[i] = m[i] <= 0;
         }
         int[] bgArea = floodAreas(bg, h, w);
-        for (int i = 0; i < out.length; i++) {
-            if (bg[i] && bgArea[i] <= maxArea) {
-                out[i] = 0.1f;
-            }
-        }
-        boolean[] fg = new boolean[out.length];
-        int total = 0;
-        for (int i = 0; i < out.length; i++) {
-            fg[i] = out[i] > 0;
-            total += fg[i] ? 1 : 0;
+        boolean[] hole = new boolean[m.length];
+        boolean[] fg = new boolean[m.length];
+        int fgPixels = 0;
+        for (int i = 0; i < m.length; i++) {
+            hole[i] = bg[i] && bgArea[i] <= maxArea;
+            fg[i] = !bg[i] || hole[i];
+            fgPixels += fg[i] ? 1 : 0;
         }
         int[] fgArea = floodAreas(fg, h, w);
-        for (int i = 0; i < out.length; i++) {
-            if (fg[i] && fgArea[i] <= Math.min(total / 2, maxArea)) {
-                out[i] = -0.1f;
-            }
+        int bound = Math.min(maxArea, fgPixels / 2);
+        for (int i = 0; i < m.length; i++) {
+            boolean sprinkle = fg[i] && fgArea[i] <= bound;
+            float want = sprinkle ? -0.1f : hole[i] ? 0.1f : m[i];
+            assertEquals(want, got[i], label + ": pixel (" + i / w + ", " + i % w + ")");
         }
-        return out;
     }
 
     /** Component sizes by an 8-connected flood fill from each unlabelled pixel. */
