@@ -87,8 +87,8 @@ import java.util.stream.IntStream;
  *
  * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
  * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
- * object_memory_mb_per_object}: the object memories the streams hold (host floats), per object tracked. {@code
- * --long-frames N} adds one stream with one phrase stepped N frames, a {@code #long} row every 10 %: tracked
+ * object_memory_mb_per_object}: the values of the object memories the streams hold (in the GPU bank or on the
+ * host), at 4 bytes each, per object tracked. {@code --long-frames N} adds one stream with one phrase stepped N frames, a {@code #long} row every 10 %: tracked
  * objects, device memory, object memory and ms per frame (18,000 frames = 10 minutes of a 30 frames/s camera).
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
