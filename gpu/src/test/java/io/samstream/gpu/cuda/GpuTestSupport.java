@@ -3,6 +3,7 @@ package io.samstream.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
+import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.cuda.kernels.AttentionKernels;
 import io.samstream.gpu.cuda.kernels.EncoderOpsKernels;
 import io.samstream.gpu.cuda.kernels.Fp8GemmKernels;
@@ -278,6 +279,24 @@ public final class GpuTestSupport implements AutoCloseable {
             System.arraycopy(matrix, rows[i] * n, out, i * n, n);
         }
         return out;
+    }
+
+    /**
+     * An 8-bit test image of w x h: gradients, hard edges, noise and saturated bytes, so that every resize weight and
+     * the clipping matter. The same for the same seed.
+     */
+    public static RgbImage testImage(int w, int h, long seed) {
+        Random rnd = new Random(seed);
+        byte[] rgb = new byte[w * h * 3];
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                for (int c = 0; c < 3; c++) {
+                    int v = ((x * (c + 1) * 255) / Math.max(1, w - 1) + (y / 7 % 2) * 90 + rnd.nextInt(40)) % 256;
+                    rgb[(y * w + x) * 3 + c] = (byte) (rnd.nextInt(50) == 0 ? (rnd.nextBoolean() ? 0 : 255) : v);
+                }
+            }
+        }
+        return new RgbImage(w, h, rgb);
     }
 
     /** Token ids read as int64 from a fixture, as ints. */

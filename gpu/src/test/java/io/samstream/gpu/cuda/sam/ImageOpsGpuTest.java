@@ -40,18 +40,7 @@ class ImageOpsGpuTest extends GpuTestBase {
     private static final double ONE_LEVEL = 1.0 / 57.12 + 1e-6;
 
     private static RgbImage frame(int w, int h, long seed) {
-        Random rnd = new Random(seed);
-        byte[] rgb = new byte[w * h * 3];
-        for (int y = 0; y < h; y++) {
-            for (int x = 0; x < w; x++) {
-                for (int c = 0; c < 3; c++) {
-                    // gradients, hard edges and noise: every weight and the clipping matter
-                    int v = ((x * (c + 1) * 255) / Math.max(1, w - 1) + (y / 7 % 2) * 90 + rnd.nextInt(40)) % 256;
-                    rgb[(y * w + x) * 3 + c] = (byte) (rnd.nextInt(50) == 0 ? (rnd.nextBoolean() ? 0 : 255) : v);
-                }
-            }
-        }
-        return new RgbImage(w, h, rgb);
+        return GpuTestSupport.testImage(w, h, seed);
     }
 
     private float[] downloadF32(DeviceBuffer b, long fromFloat, int n) {

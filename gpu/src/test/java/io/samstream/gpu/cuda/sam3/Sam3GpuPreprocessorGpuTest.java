@@ -22,7 +22,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,19 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class Sam3GpuPreprocessorGpuTest extends GpuTestBase {
 
-    /** Gradients, hard edges, noise and saturated bytes: every weight and the clipping matter. */
     static RgbImage image(int w, int h, long seed) {
-        Random rnd = new Random(seed);
-        byte[] rgb = new byte[w * h * 3];
-        for (int y = 0; y < h; y++) {
-            for (int x = 0; x < w; x++) {
-                for (int c = 0; c < 3; c++) {
-                    int v = ((x * (c + 1) * 255) / Math.max(1, w - 1) + (y / 7 % 2) * 90 + rnd.nextInt(40)) % 256;
-                    rgb[(y * w + x) * 3 + c] = (byte) (rnd.nextInt(50) == 0 ? (rnd.nextBoolean() ? 0 : 255) : v);
-                }
-            }
-        }
-        return new RgbImage(w, h, rgb);
+        return GpuTestSupport.testImage(w, h, seed);
     }
 
     @Test
