@@ -29,7 +29,7 @@ final class DeviceMemory implements SpatialMemory {
     }
 
     @Override
-    public int length() {
+    public long length() {
         return length;
     }
 

@@ -18,7 +18,7 @@ final class CountedMemories {
             private boolean released;
 
             @Override
-            public int length() {
+            public long length() {
                 return values.length;
             }
 
