@@ -18,11 +18,11 @@ import io.samstream.gpu.cuda.sam2.CudaSam2MaskDecoder;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
-import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@link #encodeMemory}: the memory encoder on the caller's scaled mask ({@link
  *       CudaMemoryEncoder#forwardScaled}), the no-object embedding for an absent object, bf16 out, copied into a slot
- *       of the device bank (no download, no wait); the caller gets a {@link SpatialMemory} handle to it;</li>
+ *       of the device bank (no download, no wait); the caller gets a {@link FeatureMap} handle to it;</li>
  *   <li>{@link #propagate} / {@link #propagateAll}: the memory attention and the decoder without prompts, several
  *       masks, the best by IoU.
  *       The attention's memory input is assembled on the device by one copy-table launch ({@link
@@ -60,9 +60,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>The bank.</b> A fixed number of slots of [grid², memDim] bf16 (at the release's shapes 648 KiB each), given at
  * open (default {@link #defaultSlots}: {@value #DEFAULT_BANK_OBJECTS} objects of {@link #slotsPerObject} memories,
  * all streams of the model together, as they share its passes). Who holds which slot is {@link MemorySlots}'s; a
- * handle's {@link SpatialMemory#release} (its {@code ObjectMemory} pruning it, the object dropped) gives its slot
+ * handle's {@link FeatureMap#release} (its {@code ObjectMemory} pruning it, the object dropped) gives its slot
  * back, and a handle collected without a release gives it back too. When every slot is taken, the memory is
- * downloaded and handed out as a host memory ({@link SpatialMemory#host}), which {@link #propagate} uploads when it
+ * downloaded and handed out as a host memory ({@link FeatureMap#of}), which {@link #propagate} uploads when it
  * reads it: slower, never wrong, and the bank never grows (logged once; {@link #spilledMemories}). Memories of other
  * passes (host arrays, another GPU's handles) are read through their values the same way. Device memory is constant
  * over an endless stream: the pool is sized at open and nothing is allocated after.
@@ -362,7 +362,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
         for (int j = 0; j < objects.size(); j++) {
             List<Sam3TrackerModel.Spatial> spatial = objects.get(j).spatial();
             for (int i = 0; i < spatial.size(); i++) {
-                SpatialMemory mem = spatial.get(i).features();
+                FeatureMap mem = spatial.get(i).features();
                 if (!(mem instanceof DeviceMemory d && d.owner() == this)) {
                     if (elsewhere[j] == null) {
                         elsewhere[j] = new float[spatial.size()][];
@@ -556,7 +556,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * host memory.
      */
     @Override
-    public synchronized SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
+    public synchronized FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
             boolean present) {
         ensureOpen();
         int s = config.maskSize(), g = config.grid();
@@ -578,7 +578,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             log.warn("the SAM 3 tracker's memory bank of {} slots is full: memories are kept on the host from now on"
                     + " while it stays full (slower, same results); open the tracker with more slots", slots.capacity());
         }
-        return SpatialMemory.host(StagedCopy.downloadBf16(stream, staging, encoder.output(), values));
+        return FeatureMap.of(StagedCopy.downloadBf16(stream, staging, encoder.output(), values));
     }
 
     /** A handle's values, downloaded (the device waits). */

@@ -1,6 +1,6 @@
 package io.samstream.gpu.cuda.sam3;
+import io.samstream.gpu.sam3.FeatureMap;
 
-import io.samstream.gpu.sam3.video.SpatialMemory;
 
 /**
  * A memory {@link CudaSam3Tracker#encodeMemory} left in a slot of its device bank: the handle the caller's
@@ -9,7 +9,7 @@ import io.samstream.gpu.sam3.video.SpatialMemory;
  * the slot back (once; later calls do nothing); the handle itself is the slot's holder in {@link MemorySlots}, so a
  * handle dropped without a release frees its slot when it is collected.
  */
-final class DeviceMemory implements SpatialMemory {
+final class DeviceMemory implements FeatureMap {
     private final CudaSam3Tracker owner;
     private final int length;
     private final int slot;

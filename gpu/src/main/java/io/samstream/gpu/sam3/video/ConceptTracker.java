@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.VisionFeatures;
 import java.util.ArrayList;
@@ -201,7 +202,7 @@ final class ConceptTracker {
                 continue;
             }
             Track tr = tracks.get(i);
-            SpatialMemory features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
+            FeatureMap features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
             tr.memory.addTracked(t, features, props[i].pointer(), props[i].memoryScore());
             cohorts.add(tr.cohort);
         }
@@ -287,7 +288,7 @@ final class ConceptTracker {
     }
 
     /**
-     * Releases every track's memory ({@link SpatialMemory#release}: a GPU's slots go back at once rather than when the
+     * Releases every track's memory ({@link FeatureMap#release}: a GPU's slots go back at once rather than when the
      * garbage collector finds them): for whoever ends this concept's tracking (the concept no longer asked for, the
      * stream closed). The tracks are not stepped again after it.
      */

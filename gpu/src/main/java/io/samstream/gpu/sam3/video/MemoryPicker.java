@@ -1,5 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
+import io.samstream.gpu.sam3.FeatureMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -152,7 +153,7 @@ final class MemoryPicker {
         drop.forEach(memory::dropTracked);
     }
 
-    private static SpatialMemory features(ObjectMemory.Entry e) {
+    private static FeatureMap features(ObjectMemory.Entry e) {
         if (e.features() == null) {
             throw new IllegalStateException("frame " + e.frame + "'s memory features were dropped but are read");
         }

@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
 
@@ -24,7 +25,7 @@ final class NewObjects {
     private NewObjects() {}
 
     /** A new object's conditioning memory. */
-    record Start(SpatialMemory features, float[] pointer) {}
+    record Start(FeatureMap features, float[] pointer) {}
 
     static Start[] start(CpuThreadPool pool, TrackerPasses model, FrameFeatures f, List<Detection> dets, int width,
             int height) {

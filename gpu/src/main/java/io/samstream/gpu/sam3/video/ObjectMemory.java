@@ -1,5 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
+import io.samstream.gpu.sam3.FeatureMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableMap;
@@ -13,7 +14,7 @@ import java.util.TreeMap;
  * frame reads, and so what must be kept, is {@link MemoryPicker}'s rule; {@link #prune} drops the rest after each
  * frame, so the memory holds a fixed number of entries, a few with features, however long the stream.
  *
- * <p>It owns its features ({@link SpatialMemory}, which may hold a slot of a GPU's memory): every way a memory leaves
+ * <p>It owns its features ({@link FeatureMap}, which may hold a slot of a GPU's memory): every way a memory leaves
  * it releases that memory, exactly once (an entry replaced by another for its frame, the oldest conditioning frame
  * beyond the limit, a tracked frame dropped, features no later frame reads, {@link #release} of the whole); a memory
  * moved from a tracked frame to a conditioning one ({@link #promote}) stays held. Not thread-safe (its stream's).
@@ -22,14 +23,14 @@ final class ObjectMemory {
     /** One frame's memory. {@code features} is null once no later frame can read them (released then). */
     static final class Entry {
         final int frame;
-        private SpatialMemory features;
+        private FeatureMap features;
         float[] pointer;
         /** This object's {@code cal_mem_score} on the frame. */
         final float ownScore;
         /** The score memory selection compares: the mean of {@code ownScore} over the object's cohort. */
         float selectionScore;
 
-        Entry(int frame, SpatialMemory features, float[] pointer, float ownScore) {
+        Entry(int frame, FeatureMap features, float[] pointer, float ownScore) {
             this.frame = frame;
             this.features = features;
             this.pointer = pointer;
@@ -38,7 +39,7 @@ final class ObjectMemory {
         }
 
         /** The features, or null once dropped. */
-        SpatialMemory features() {
+        FeatureMap features() {
             return features;
         }
     }
@@ -58,7 +59,7 @@ final class ObjectMemory {
      * A conditioning frame (the object's first, or a re-conditioned one) with these features, which it now owns; the
      * oldest beyond the limit goes, and an entry of the same frame is replaced.
      */
-    void addConditioning(int frame, SpatialMemory features, float[] pointer) {
+    void addConditioning(int frame, FeatureMap features, float[] pointer) {
         if (features == null) {
             throw new IllegalArgumentException("a conditioning frame needs its features");
         }
@@ -81,7 +82,7 @@ final class ObjectMemory {
     }
 
     /** A tracked frame with these features, which it now owns (an earlier entry of the frame is replaced). */
-    void addTracked(int frame, SpatialMemory features, float[] pointer, float ownScore) {
+    void addTracked(int frame, FeatureMap features, float[] pointer, float ownScore) {
         if (conditioning.stream().anyMatch(e -> e.frame == frame)) {
             throw new IllegalStateException("frame " + frame + " is already a conditioning frame");
         }
@@ -148,8 +149,8 @@ final class ObjectMemory {
     }
 
     /** Releases {@code e}'s features unless they are {@code kept} (the same memory moving on); they are gone from it. */
-    private static void releaseUnless(Entry e, SpatialMemory kept) {
-        SpatialMemory f = e.features;
+    private static void releaseUnless(Entry e, FeatureMap kept) {
+        FeatureMap f = e.features;
         e.features = null;
         if (f != null && f != kept) {
             f.release();

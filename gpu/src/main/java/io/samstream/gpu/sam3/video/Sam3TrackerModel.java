@@ -13,6 +13,7 @@ import io.samstream.gpu.sam2.Sam2Config;
 import io.samstream.gpu.sam2.Sam2MaskDecoder;
 import io.samstream.gpu.sam2.Sam2Model;
 import io.samstream.gpu.sam2.Sam2PromptEncoder;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
@@ -49,10 +50,10 @@ public final class Sam3TrackerModel implements TrackerPasses {
     private final float[][] spatialPositions;
 
     /** A spatial memory the frame attends: the features [grid², memDim] and their temporal slot (0..numMaskmem-1). */
-    public record Spatial(SpatialMemory features, int slot) {
+    public record Spatial(FeatureMap features, int slot) {
         /** Features held on the host. */
         public Spatial(float[] features, int slot) {
-            this(SpatialMemory.host(features), slot);
+            this(FeatureMap.of(features), slot);
         }
     }
 
@@ -212,17 +213,17 @@ public final class Sam3TrackerModel implements TrackerPasses {
     /**
      * A frame's memory features [grid², memDim] of the object's mask input (already scaled: values in [-10, 10] at
      * maskSize², see {@link MemoryMasks}), with the no-object embedding added when it is absent, rounded to bf16 as
-     * the predictor stores them; held on the host ({@link SpatialMemory#host}).
+     * the predictor stores them; held on the host ({@link FeatureMap#of}).
      */
     @Override
-    public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         float[] mem = memoryEncoder.encode(pool, f.top(), scaledMask);
         int m = config.memDim();
         for (int i = 0; i < mem.length; i++) {
             float v = present ? mem[i] : mem[i] + noObjEmbedSpatial[i % m];
             mem[i] = Sam2Model.roundToBf16(v);
         }
-        return SpatialMemory.host(mem);
+        return FeatureMap.of(mem);
     }
 
     /** The padding point the decoder gets when there are no points (the encoder appends a second one). */

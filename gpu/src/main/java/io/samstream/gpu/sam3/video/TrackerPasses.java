@@ -3,6 +3,7 @@ package io.samstream.gpu.sam3.video;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
 
@@ -36,9 +37,9 @@ public interface TrackerPasses extends AutoCloseable {
 
     /**
      * See {@link Sam3TrackerModel#encodeMemory}: the memory where these passes keep it (the CPU reference: a host array;
-     * a GPU's: a device slot). The caller owns it and {@link SpatialMemory#release}s it when no frame reads it again.
+     * a GPU's: a device slot). The caller owns it and {@link FeatureMap#release}s it when no frame reads it again.
      */
-    SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
+    FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
 
     /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
     default String describe() {

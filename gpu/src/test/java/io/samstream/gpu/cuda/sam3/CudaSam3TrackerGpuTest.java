@@ -12,12 +12,12 @@ import io.samstream.gpu.cuda.GpuTestBase;
 import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
-import io.samstream.gpu.sam3.video.SpatialMemory;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.file.Path;
@@ -171,7 +171,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             CudaSam3Tracker[] gpus = {banked, few, none};
             Random rnd = new Random(seed);
             // [tracker][object][frame]: memories (null once released) and pointers
-            SpatialMemory[][][] mem = new SpatialMemory[3][objects][frames];
+            FeatureMap[][][] mem = new FeatureMap[3][objects][frames];
             float[][][][] ptr = new float[3][objects][frames][];
             FrameFeatures f0 = features(cpu, pool, config, rnd);
             for (int o = 0; o < objects; o++) {
@@ -204,9 +204,9 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
                     Propagation[] got = {all[0][o], all[1][o], all[2][o]};
                     assertSame(at + ", object " + o + ", a small bank", got[0], got[1]);
                     assertSame(at + ", object " + o + ", no bank", got[0], got[2]);
-                    SpatialMemory[] downloaded = new SpatialMemory[t];
+                    FeatureMap[] downloaded = new FeatureMap[t];
                     for (int u = 0; u < t; u++) {
-                        downloaded[u] = mem[0][o][u] == null ? null : SpatialMemory.host(mem[0][o][u].values());
+                        downloaded[u] = mem[0][o][u] == null ? null : FeatureMap.of(mem[0][o][u].values());
                     }
                     check(at + ", object " + o + " against the CPU", sd, true,
                             cpu.propagate(pool, ft, spatial(downloaded, t, k), pointers(ptr[0][o], t, window), window),
@@ -240,7 +240,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             assertTrue(few.spilledMemories() > 0 && few.uploadedMemories() > 0, "the small bank spilled");
             assertEquals((long) objects * frames, none.spilledMemories(), "no bank: every memory on the host");
 
-            SpatialMemory released = mem[0][0][frames - 1];
+            FeatureMap released = mem[0][0][frames - 1];
             released.release();
             released.release();   // twice: nothing
             assertThrows(IllegalStateException.class, released::values);
@@ -257,7 +257,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             }
             assertTrue(before > 0);
             assertEquals(0, banked.bankSlotsTaken(), "every memory released: the bank is empty");
-            SpatialMemory kept = mem[1][0][0];
+            FeatureMap kept = mem[1][0][0];
             few.close();
             assertThrows(IllegalStateException.class, kept::values, "a closed tracker's memory");
             kept.release();   // after close: nothing
@@ -265,7 +265,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
     }
 
     /** Object o's reads on frame t: its conditioning memory (frame 0) and tracked frames t - 1 .. t + 1 - k. */
-    private static List<Sam3TrackerModel.Spatial> spatial(SpatialMemory[] mem, int t, int k) {
+    private static List<Sam3TrackerModel.Spatial> spatial(FeatureMap[] mem, int t, int k) {
         List<Sam3TrackerModel.Spatial> out = new ArrayList<>();
         out.add(new Sam3TrackerModel.Spatial(mem[0], k - 1));
         for (int back = 1; back < k && t - back >= 1; back++) {

@@ -2,6 +2,7 @@ package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
 import java.util.Comparator;
@@ -79,7 +80,7 @@ final class BoxTracker implements TrackerPasses {
     }
 
     @Override
-    public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         boolean[] on = new boolean[scaledMask.length];
         for (int i = 0; i < on.length; i++) {
             on[i] = scaledMask[i] > 0;

@@ -1,4 +1,5 @@
 package io.samstream.gpu.sam3.video;
+import io.samstream.gpu.sam3.FeatureMap;
 
 /**
  * Memories for scripted tracker passes that keep count of themselves, as a GPU's bank would of its slots: how many
@@ -11,10 +12,10 @@ final class CountedMemories {
     int lateReads;
     int doubleReleases;
 
-    SpatialMemory of(float[] values) {
+    FeatureMap of(float[] values) {
         made++;
         live++;
-        return new SpatialMemory() {
+        return new FeatureMap() {
             private boolean released;
 
             @Override

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.samstream.gpu.sam3.FeatureMap;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -17,9 +18,9 @@ class MemoryPickerTest {
 
     static ObjectMemory tracked(int from, int to, float score) {
         ObjectMemory m = new ObjectMemory(4);
-        m.addConditioning(from, SpatialMemory.host(tag(from)), tag(from));
+        m.addConditioning(from, FeatureMap.of(tag(from)), tag(from));
         for (int t = from + 1; t <= to; t++) {
-            m.addTracked(t, SpatialMemory.host(tag(t)), tag(t), score);
+            m.addTracked(t, FeatureMap.of(tag(t)), tag(t), score);
         }
         return m;
     }
@@ -68,11 +69,11 @@ class MemoryPickerTest {
         for (boolean selection : new boolean[] {true, false}) {
             MemoryPicker p = new MemoryPicker(selection, K, 16, 0.01f);
             ObjectMemory m = new ObjectMemory(4);
-            m.addConditioning(0, SpatialMemory.host(new float[64]), new float[4]);
+            m.addConditioning(0, FeatureMap.of(new float[64]), new float[4]);
             long[] held = new long[80];
             for (int t = 1; t < 80; t++) {
                 p.pick(m, t); // throws if a feature read was dropped
-                m.addTracked(t, SpatialMemory.host(new float[64]), new float[4], t % 3 == 0 ? 0f : 0.5f);
+                m.addTracked(t, FeatureMap.of(new float[64]), new float[4], t % 3 == 0 ? 0f : 0.5f);
                 p.prune(m, t);
                 held[t] = m.heldFloats();
                 // at most 15 selected frames and the latest, 6 + 1 of them with features, and the conditioning one

@@ -7,11 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.gpu.sam3.FeatureMap;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * An object's memory owns its features ({@link SpatialMemory}, on a GPU a slot of its bank): every way one leaves it
+ * An object's memory owns its features ({@link FeatureMap}, on a GPU a slot of its bank): every way one leaves it
  * releases it exactly once, one that moves (a promotion) stays held, and over an endless stream the memories held
  * are exactly those a later frame may read, a constant number.
  */
@@ -29,9 +30,9 @@ class ObjectMemoryTest {
         m.addConditioning(9, c.of(new float[8]), POINTER);
         assertEquals(2, c.live, "a conditioning frame replaced releases the old memory");
 
-        SpatialMemory first = c.of(new float[8]);
+        FeatureMap first = c.of(new float[8]);
         m.addTracked(10, first, POINTER, 0.5f);
-        SpatialMemory second = c.of(new float[8]);
+        FeatureMap second = c.of(new float[8]);
         m.addTracked(10, second, POINTER, 0.5f);
         assertEquals(3, c.live, "a tracked frame replaced releases the old memory");
         assertThrows(IllegalStateException.class, first::values);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
@@ -48,7 +49,7 @@ class TrackerPassesFactoryTest {
         }
 
         @Override
-        public SpatialMemory encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+        public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
             memories++;
             return cpu.encodeMemory(pool, f, scaledMask, present);
         }
