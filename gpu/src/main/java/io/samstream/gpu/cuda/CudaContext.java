@@ -114,6 +114,14 @@ public final class CudaContext implements AutoCloseable {
         return info;
     }
 
+    /**
+     * Whether {@code other} is the same device's context: both are its primary context, so their memory, streams and
+     * events may be used together (two objects opened on one device are).
+     */
+    public boolean sameContext(CudaContext other) {
+        return other != null && info.ordinal() == other.info.ordinal();
+    }
+
     /** Makes this context current on the calling thread (a no-op when it already is). */
     public void bind() {
         if (closed) {

@@ -105,15 +105,16 @@ public final class Sam3Model implements AutoCloseable {
 
     /**
      * The tracker's image features of a frame: the second neck ({@code sam2_convs}) on the ViT's map, levels at 4x,
-     * 2x and 1x the grid, channels-last [(4g)², d], [(2g)², d], [g², d] ({@code sam2_backbone_out}'s backbone_fpn).
+     * 2x and 1x the grid, channels-last [(4g)², d], [(2g)², d], [g², d] ({@code sam2_backbone_out}'s backbone_fpn),
+     * as the backend hands them on (a GPU backend's stay on its device until read; the caller releases them).
      */
-    public float[][] trackerLevels(VisionFeatures image) {
+    public FeatureMap[] trackerLevels(VisionFeatures image) {
         Sam3Neck trackerNeck = backend.trackerNeck();
         if (trackerNeck == null) {
             throw new IllegalStateException("this SAM 3 checkpoint has no tracker neck (" + Sam3Neck.TRACKER
                     + "*): it is an image model's, not the video model's sam3.pt");
         }
-        return FeatureMap.values(trackerNeck.forward(image.trunk()));
+        return trackerNeck.forward(image.trunk());
     }
 
     /** The pool the model's passes run on (the tracker shares it). */

@@ -2,6 +2,8 @@ package io.samstream.gpu.cuda.sam3;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.BumpAllocator;
+import io.samstream.gpu.cuda.CudaEvent;
+import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
@@ -17,6 +19,7 @@ import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.Sam3Neck;
 import io.samstream.gpu.sam3.Sam3Trunk;
 import io.samstream.gpu.sam3.VisionFeatures;
+import java.util.function.Consumer;
 
 /**
  * SAM 3's GPU parts on a GPU of their own, sharing one context: opens the context, stream, staging and one pool sized
@@ -31,7 +34,8 @@ import io.samstream.gpu.sam3.VisionFeatures;
  * memories as an image has one per phrase) and are handed on as {@link FeatureMap}s that the next part reads in
  * place; the CPU gets their values only when it asks (the geometry encoder reads the 1x level, a test the trunk). A
  * map of another backend, or one spilled from its slot, is uploaded. The constant position encoding goes up once.
- * The tracker neck's levels are brought back at once: the tracker's 1x1 convolutions run on the CPU. An 8-bit frame
+ * The tracker neck's levels have slots of their own, which the tracker's passes on the same GPU read in place
+ * ({@link #readTrackerLevels}: {@code CudaSam3Tracker} makes its features there). An 8-bit frame
  * goes up as bytes and is resized and normalized on the device ({@link Sam3GpuPreprocessor}).
  */
 public final class CudaSam3 implements Sam3Backend {
@@ -68,6 +72,10 @@ public final class CudaSam3 implements Sam3Backend {
     /** The trunk's maps, the detector neck's levels (4x, 2x, 1x) and the fusion memories, each in its slots. */
     private final Slots trunks, memories;
     private final Slots[] levels = new Slots[3];
+    /** The tracker neck's levels (4x, 2x, 1x), when there is one. */
+    private final Slots[] trackerLevels = new Slots[3];
+    /** {@link #readTrackerLevels}: the neck's pass done; the reader's reads done. */
+    private final CudaEvent levelsWritten, levelsRead;
     private boolean closed;
 
     /** The factory a {@code Sam3Model} takes: its image parts on GPU {@code ordinal}. */
@@ -120,7 +128,13 @@ public final class CudaSam3 implements Sam3Backend {
         this.trunks = new Slots("sam3 trunk map", FRAMES, trunkValues);
         for (int i = 0; i < 3; i++) {
             levels[i] = new Slots("sam3 neck level " + (4 >> i) + "x", FRAMES, detectorNeck.levelValues(i));
+            if (withTrackerNeck) {
+                trackerLevels[i] = new Slots("sam3 tracker neck level " + (4 >> i) + "x", FRAMES,
+                        detectorNeck.levelValues(i));
+            }
         }
+        this.levelsWritten = new CudaEvent(gpu.context(), false);
+        this.levelsRead = new CudaEvent(gpu.context(), false);
         this.memories = new Slots("sam3 fusion memory", MEMORIES,
                 (long) tokens(config) * config.detector().dModel());
     }
@@ -167,6 +181,9 @@ public final class CudaSam3 implements Sam3Backend {
         long n = trunks.ring.spills() + memories.ring.spills();
         for (Slots l : levels) {
             n += l.ring.spills();
+        }
+        for (Slots l : trackerLevels) {
+            n += l == null ? 0 : l.ring.spills();
         }
         return n;
     }
@@ -219,6 +236,8 @@ public final class CudaSam3 implements Sam3Backend {
         closed = true;
         try {
             preprocessor.close(); // its pinned slots need the context
+            levelsWritten.close();
+            levelsRead.close();
         } finally {
             gpu.close();
         }
@@ -297,7 +316,10 @@ public final class CudaSam3 implements Sam3Backend {
         }
     }
 
-    /** The tracker's neck: its levels brought back at once (the tracker's convolutions read them on the CPU). */
+    /**
+     * The tracker's neck: its levels into their own slots, which the tracker's passes on this GPU read in place
+     * ({@link #readTrackerLevels}) and any other reader through their values.
+     */
     private final class TrackerNeck extends Part implements Sam3Neck {
         private final CudaSam3Neck part;
 
@@ -308,15 +330,44 @@ public final class CudaSam3 implements Sam3Backend {
         @Override
         public FeatureMap[] forward(FeatureMap trunkMap) {
             synchronized (CudaSam3.this) {
-                part.forward(trunkInput(trunkMap));
-                DeviceBuffer[] buffers = part.workspace().levels();
-                FeatureMap[] out = new FeatureMap[buffers.length];
-                for (int i = 0; i < buffers.length; i++) {
-                    out[i] = FeatureMap.of(StagedCopy.downloadBf16(gpu.stream(), gpu.staging(), buffers[i],
-                            part.levelValues(i)));
+                DeviceBuffer input = trunkInput(trunkMap);
+                FeatureRing.Resident[] out = new FeatureRing.Resident[3];
+                DeviceBuffer[] buffers = new DeviceBuffer[3];
+                for (int i = 0; i < 3; i++) {
+                    out[i] = trackerLevels[i].acquire();
+                    buffers[i] = trackerLevels[i].buffers[out[i].slot()];
                 }
+                part.forward(input, buffers);
                 return out;
             }
+        }
+    }
+
+    /**
+     * Queues {@code read} of the tracker neck's {@code levels} (4x, 2x, 1x; bf16, channels-last) on {@code reader}, a
+     * stream of this GPU's context: {@code reader} first waits for the neck's pass, and this backend's later passes
+     * wait for what {@code read} queued, so a slot is not rewritten under it. False, with nothing queued, when a level
+     * is not one of this backend's tracker levels still in its slot (then read its values).
+     */
+    boolean readTrackerLevels(FeatureMap[] levels, CudaStream reader, Consumer<DeviceBuffer[]> read) {
+        synchronized (this) {
+            if (closed || trackerNeck == null || levels.length != 3
+                    || !reader.context().sameContext(gpu.context())) {
+                return false;
+            }
+            DeviceBuffer[] buffers = new DeviceBuffer[3];
+            for (int i = 0; i < 3; i++) {
+                buffers[i] = trackerLevels[i].find(levels[i]);
+                if (buffers[i] == null) {
+                    return false;
+                }
+            }
+            gpu.stream().record(levelsWritten);
+            reader.waitFor(levelsWritten);
+            read.accept(buffers);
+            reader.record(levelsRead);
+            gpu.stream().waitFor(levelsRead);
+            return true;
         }
     }
 
@@ -402,14 +453,18 @@ public final class CudaSam3 implements Sam3Backend {
                 + align((long) tokens(config) * config.vision().embedDim() * 2)
                 + CudaSam3Decoder.poolBytes(config.detector(), config.vision().grid(), maxPromptTokens(config))
                 + CudaSam3MaskHead.poolBytes(config, maxPromptTokens(config), config.detector().queries())
-                + slotBytes(config) + Sam3GpuPreprocessor.poolBytes(config.vision().imageSize()) + SPARE_BYTES;
+                + slotBytes(config, trackerNeck) + Sam3GpuPreprocessor.poolBytes(config.vision().imageSize())
+                + SPARE_BYTES;
     }
 
-    /** {@link #FRAMES} trunk maps and neck levels, {@link #MEMORIES} fusion memories, bf16. */
-    static long slotBytes(Sam3Config config) {
+    /**
+     * {@link #FRAMES} trunk maps and neck levels (both necks' with a tracker neck), {@link #MEMORIES} fusion memories,
+     * bf16.
+     */
+    static long slotBytes(Sam3Config config, boolean trackerNeck) {
         long t = tokens(config), d = config.detector().dModel();
-        long frame = align(t * config.vision().embedDim() * 2) + align(16 * t * d * 2) + align(4 * t * d * 2)
-                + align(t * d * 2);
+        long levels = align(16 * t * d * 2) + align(4 * t * d * 2) + align(t * d * 2);
+        long frame = align(t * config.vision().embedDim() * 2) + (trackerNeck ? 2 : 1) * levels;
         return FRAMES * frame + MEMORIES * align(t * d * 2);
     }
 

@@ -7,10 +7,12 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
+import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.cuda.GraphCache;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.sam2.CudaMemoryAttention;
 import io.samstream.gpu.cuda.sam2.CudaMemoryEncoder;
@@ -23,6 +25,7 @@ import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
+import io.samstream.gpu.sam3.video.TrackerFrame;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
@@ -67,9 +70,12 @@ import org.slf4j.LoggerFactory;
  * passes (host arrays, another GPU's handles) are read through their values the same way. Device memory is constant
  * over an endless stream: the pool is sized at open and nothing is allocated after.
  *
- * <p>A frame's features go up once (bf16) for all the calls on them: the last {@link FrameFeatures} uploaded is known
- * by identity, so a frame's objects and memories reuse it. Each part's launches are captured into a CUDA graph per
- * shape (the propagation by memory tokens, pointer tokens and copies), at most {@value #MAX_GRAPHS}, through a {@link
+ * <p>A frame's features ({@link #features}) are made on the device from a {@link CudaSam3} tracker neck's levels on
+ * the same GPU (the 1x1 convolutions as GEMMs, into one of {@value #FRAMES} frame slots) and copied into the buffers
+ * the passes read when a frame's first pass comes; the features of other levels (the CPU reference's) go up once
+ * (bf16). The last frame there is known by identity, so a frame's objects and memories reuse it. Each part's
+ * launches are captured into a CUDA graph per shape (the propagation by memory tokens, pointer tokens and copies),
+ * at most {@value #MAX_GRAPHS}, through a {@link
  * GraphCache}. The memory attention holds the most a frame reads: {@link Sam3TrackerConfig#MAX_CONDITIONING_FRAMES}
  * conditioning frames, {@code numMaskmem - 1} tracked ones and their pointers. Owns its GPU workspace; the passes are
  * serialized (synchronized), slot releases take only the bank's own lock.
@@ -91,6 +97,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
     static final int MAX_GRAPHS = 32;
     /** Pool bytes beyond the estimate of the parts' weights and activations. */
     static final long SPARE_BYTES = 64L << 20;
+    /** Frames whose features stay on the device at once ({@link #features}): streams stepping side by side. */
+    static final int FRAMES = 4;
 
     private final Sam3TrackerConfig config;
     private final Sam3TrackerModel cpu;
@@ -101,6 +109,16 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private final CudaMemoryEncoder encoder;
     private final CudaSam2MaskDecoder decoder;
     private final Sam2Kernels ops;
+    private final GemmKernels gemm;
+    /**
+     * The decoder's conv_s0 / conv_s1 (1x1 convolutions as GEMMs) for {@link #features} on the device; null when the
+     * width is not a multiple of 64 (conv_s0's hidden / 8 outputs must be a multiple of 8 for the GEMM).
+     */
+    private final DeviceWeights.Bf16 convS0, convS1;
+    /** Frames' features made on the device ({@link #features}), each slot [top | s0 | s1] bf16 of {@link #frameValues}. */
+    private final FeatureRing frames;
+    private final DeviceBuffer[] frameSlots;
+    private final long frameValues;
     private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
             copyTable;
     private final int maxMemory, maxSpatial, maxPointerTokens;
@@ -119,7 +137,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private long spilled, uploadedMemories;
     private final GraphCache graphs = new GraphCache("SAM 3 tracker", MAX_GRAPHS);
     /** The frame whose features are on the device (none, when its upload did not finish). */
-    private WeakReference<FrameFeatures> uploaded = new WeakReference<>(null);
+    private WeakReference<TrackerFrame> uploaded = new WeakReference<>(null);
     private boolean closed;
 
     /** The factory a {@code Sam3VideoModel} takes: the tracker's passes on GPU {@code ordinal}, the default bank. */
@@ -206,6 +224,18 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.spatialPos = p.allocate(config.numMaskmem() * featureBytes, "SAM 3 tracker memory positions by slot");
         this.copyTable = p.allocate(2L * maxSpatial * Sam2Kernels.SPAN_BYTES, "SAM 3 tracker memory copy table");
         this.slots = new MemorySlots(slotCount);
+        this.gemm = GemmKernels.of(kernels);
+        DeviceWeights up = new DeviceWeights(p, stream, staging);
+        boolean convs = c % 64 == 0;
+        this.convS0 = convs ? up.linearBf16(sd, "sam_mask_decoder.conv_s0", c, c / 8) : null;
+        this.convS1 = convs ? up.linearBf16(sd, "sam_mask_decoder.conv_s1", c, c / 4) : null;
+        this.frameValues = frameValues(config);
+        this.frameSlots = new DeviceBuffer[FRAMES];
+        for (int i = 0; i < FRAMES; i++) {
+            frameSlots[i] = p.allocateBf16(frameValues, "SAM 3 tracker frame features (slot " + i + ")");
+        }
+        this.frames = new FeatureRing("SAM 3 tracker frame features", FRAMES, frameValues, this,
+                i -> StagedCopy.downloadBf16(stream, staging, frameSlots[i], frameValues));
         stream.fill16(frameOfSet, (short) 0);   // int 0: every pass reads the one frame's s0 / s1
         for (int slot = 0; slot < config.numMaskmem(); slot++) {
             StagedCopy.uploadBf16(stream, staging, cpu.spatialPosition(slot),
@@ -280,7 +310,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * The pool: the decoder's ({@link CudaSam2MaskDecoder#poolBytes}); the memory attention's and encoder's weights
      * (bounded at 4 bytes a value, each tensor 256-byte aligned) and tables; their activations at batch 1 over
      * {@link #maxMemory} tokens; this class's inputs; the bank of {@code slots} memories, the positions by temporal
-     * slot and the copy table; and {@link #SPARE_BYTES}.
+     * slot and the copy table; conv_s0 / conv_s1 and {@link #FRAMES} frame slots; and {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3TrackerConfig c, int slots) {
         Sam2Config parts = c.sam2Parts();
@@ -307,9 +337,11 @@ public final class CudaSam3Tracker implements TrackerPasses {
         long inputs = tokens * h * (2 + 4 + 2) + 2 * mem * md * 2 + s * s * 4;   // top, s0, s1; memory, pos; mask
         long feature = tokens * md * 2;
         long bank = (Math.max(1, slots) + c.numMaskmem()) * feature + 2L * maxSpatial(c) * Sam2Kernels.SPAN_BYTES;
+        long convs = align(h * (h / 8) * 2) + align(h / 8 * 2) + align(h * (h / 4) * 2) + align(h / 4 * 2);
+        long frames = FRAMES * align(frameValues(c) * 2);
         long allocations = 64 * 256;
         return CudaSam2MaskDecoder.poolBytes(parts, 1) + weights + tables + attention + encoder + inputs + bank
-                + allocations + SPARE_BYTES;
+                + convs + frames + allocations + SPARE_BYTES;
     }
 
     private static long align(long bytes) {
@@ -319,6 +351,95 @@ public final class CudaSam3Tracker implements TrackerPasses {
     @Override
     public Sam3TrackerConfig config() {
         return config;
+    }
+
+    /**
+     * As {@link Sam3TrackerModel#features}, on the device when the levels are a {@link CudaSam3} tracker neck's still in
+     * their slots on this GPU (and the width a multiple of 64, as Meta's are): the top level copied and conv_s0 / conv_s1 run as GEMMs (bf16, fp32 accumulation) into
+     * a frame slot of this tracker, read in place by the frame's passes; nothing comes back unless the CPU asks
+     * ({@link TrackerFrame#host}: a new object's pointer). Other levels: the CPU reference's convolutions on their
+     * values. With every frame slot held, the oldest frame is brought back to the host first ({@link FeatureRing}).
+     */
+    @Override
+    public TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels) {
+        int g = config.grid(), c = config.hidden();
+        long[] want = {16L * g * g * c, 4L * g * g * c, (long) g * g * c};
+        if (levels.length != 3) {
+            throw new IllegalArgumentException(levels.length + " tracker levels; 3 expected (4x, 2x, 1x)");
+        }
+        for (int i = 0; i < 3; i++) {
+            if (levels[i].length() != want[i]) {
+                throw new IllegalArgumentException("tracker level " + (4 >> i) + "x of " + levels[i].length()
+                        + " values; " + want[i] + " expected (grid " + g + ", width " + c + ")");
+            }
+        }
+        if (convS0 != null && levels[0] instanceof FeatureRing.Resident r && r.owner() instanceof CudaSam3 producer) {
+            synchronized (this) {
+                ensureOpen();
+                FeatureRing.Resident map = frames.acquire();
+                DeviceBuffer slot = frameSlots[map.slot()];
+                if (producer.readTrackerLevels(levels, stream, l -> {
+                    stream.copy(l[2], part(slot, 0), (long) g * g * c * 2);
+                    gemm.run(stream, l[0], convS0.w(), convS0.b(), null, part(slot, 1), 16 * g * g, c / 8, c, false);
+                    gemm.run(stream, l[1], convS1.w(), convS1.b(), null, part(slot, 2), 4 * g * g, c / 4, c, false);
+                })) {
+                    return new DeviceFrame(map);
+                }
+                map.release();
+            }
+        }
+        return TrackerFrame.of(cpu.features(pool, FeatureMap.values(levels)));
+    }
+
+    /** Values of a frame slot: top [g², c], s0 [16 g², c / 8], s1 [4 g², c / 4], each g² c. */
+    static long frameValues(Sam3TrackerConfig c) {
+        return 4L * c.grid() * c.grid() * c.hidden();
+    }
+
+    /** Part {@code i} of a frame slot (0: top, 1: s0, 2: s1, as {@link #frameValues} lays them out). */
+    private DeviceBuffer part(DeviceBuffer slot, int i) {
+        long bytes = (long) config.grid() * config.grid() * config.hidden() * 2;
+        long[] at = {0, bytes, 3 * bytes};
+        long[] size = {bytes, 2 * bytes, bytes};
+        return slot.slice(at[i], size[i], "frame features part " + i);
+    }
+
+    /** A frame whose features this tracker made in one of its frame slots. */
+    private final class DeviceFrame implements TrackerFrame {
+        private final FeatureRing.Resident map;
+        private FrameFeatures host;
+
+        DeviceFrame(FeatureRing.Resident map) {
+            this.map = map;
+        }
+
+        /** The slot holding the features, or null when they were brought back (the caller holds the lock). */
+        DeviceBuffer slot() {
+            return map.resident() ? frameSlots[map.slot()] : null;
+        }
+
+        CudaSam3Tracker owner() {
+            return CudaSam3Tracker.this;
+        }
+
+        @Override
+        public FrameFeatures host() {
+            synchronized (CudaSam3Tracker.this) {
+                if (host == null) {
+                    float[] v = map.values();
+                    int n = config.grid() * config.grid() * config.hidden();
+                    host = new FrameFeatures(java.util.Arrays.copyOfRange(v, 0, n), cpu.topPosition(),
+                            java.util.Arrays.copyOfRange(v, n, 3 * n), java.util.Arrays.copyOfRange(v, 3 * n, 4 * n),
+                            config.grid());
+                }
+                return host;
+            }
+        }
+
+        @Override
+        public void release() {
+            map.release();
+        }
     }
 
     /**
@@ -342,7 +463,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * was released is an {@link IllegalStateException}.
      */
     @Override
-    public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
+    public Propagation propagate(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
         return propagateAll(pool, f, List.of(new Sam3TrackerModel.Reads(spatial, pointers)), pointerWindow).get(0);
     }
@@ -355,7 +476,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * waits, and uses the staging buffer). Every object is checked before any GPU work; the results in order.
      */
     @Override
-    public List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+    public List<Propagation> propagateAll(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Reads> objects,
             int pointerWindow) {
         // values of memories not in this bank, fetched before this tracker's lock (another GPU's take its own)
         float[][][] elsewhere = new float[objects.size()][][];
@@ -544,8 +665,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
 
     /** The CPU reference's: the decoder with a mask prompt is not on the GPU, and it runs once per new object. */
     @Override
-    public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
-        return cpu.pointerFromMask(pool, f, mask);
+    public float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask) {
+        return cpu.pointerFromMask(pool, f.host(), mask);
     }
 
     /**
@@ -556,7 +677,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * host memory.
      */
     @Override
-    public synchronized FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask,
+    public synchronized FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask,
             boolean present) {
         ensureOpen();
         int s = config.maskSize(), g = config.grid();
@@ -622,22 +743,35 @@ public final class CudaSam3Tracker implements TrackerPasses {
         return uploadedMemories;
     }
 
-    /** The frame's features as bf16 on the device, unless they are the last uploaded. */
-    private void upload(FrameFeatures f) {
-        if (uploaded.get() == f) {
+    /**
+     * The frame's features into the buffers the passes read, unless they are there already: copied from this tracker's
+     * frame slot, or uploaded (bf16) from the CPU's values.
+     */
+    private void upload(TrackerFrame frame) {
+        if (uploaded.get() == frame) {
             return;
         }
-        int g = config.grid(), c = config.hidden();
-        if (f.side() != g || f.top().length != g * g * c || f.s0().length != 16 * g * g * (c / 8)
-                || f.s1().length != 4 * g * g * (c / 4)) {
-            throw new IllegalArgumentException("frame features of side " + f.side() + " (" + f.top().length + ", "
-                    + f.s0().length + ", " + f.s1().length + " values); the tracker's grid is " + g + " at width " + c);
-        }
         uploaded = new WeakReference<>(null);
-        StagedCopy.uploadBf16(stream, staging, f.top(), top);
-        StagedCopy.uploadBf16(stream, staging, f.s0(), s0);
-        StagedCopy.uploadBf16(stream, staging, f.s1(), s1);
-        uploaded = new WeakReference<>(f);
+        DeviceBuffer slot = frame instanceof DeviceFrame d && d.owner() == this ? d.slot() : null;
+        if (slot != null) {
+            long bytes = (long) config.grid() * config.grid() * config.hidden() * 2;
+            stream.copy(part(slot, 0), top, bytes);
+            stream.copy(part(slot, 1), s0, 2 * bytes);
+            stream.copy(part(slot, 2), s1, bytes);
+        } else {
+            FrameFeatures f = frame.host();
+            int g = config.grid(), c = config.hidden();
+            if (f.side() != g || f.top().length != g * g * c || f.s0().length != 16 * g * g * (c / 8)
+                    || f.s1().length != 4 * g * g * (c / 4)) {
+                throw new IllegalArgumentException("frame features of side " + f.side() + " (" + f.top().length
+                        + ", " + f.s0().length + ", " + f.s1().length + " values); the tracker's grid is " + g
+                        + " at width " + c);
+            }
+            StagedCopy.uploadBf16(stream, staging, f.top(), top);
+            StagedCopy.uploadBf16(stream, staging, f.s0(), s0);
+            StagedCopy.uploadBf16(stream, staging, f.s1(), s1);
+        }
+        uploaded = new WeakReference<>(frame);
     }
 
     /** "memory attention, mask decoder and memory encoder on GPU name (bf16); ..." for logs and masks.json. */

@@ -109,6 +109,11 @@ final class FeatureRing {
             return inSlot;
         }
 
+        /** The object that owns the ring (its monitor guards it): whose buffers hold the values. */
+        Object owner() {
+            return lock;
+        }
+
         /** Whether this map is one of {@code ring}'s (that ring's buffers can be read). */
         boolean of(FeatureRing ring) {
             return ring == FeatureRing.this;

@@ -1,7 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.VisionFeatures;
@@ -87,7 +86,7 @@ final class ConceptTracker {
         return started;
     }
 
-    Result step(int t, VisionFeatures vision, FrameFeatures f, int width, int height, boolean detect, int capacity,
+    Result step(int t, VisionFeatures vision, TrackerFrame f, int width, int height, boolean detect, int capacity,
             LongSupplier ids) {
         Sam3TrackerConfig c = model.config();
         int low = c.lowResSize();
@@ -182,7 +181,7 @@ final class ConceptTracker {
     }
 
     /** Memory of the frame for every track still tracked; re-conditioned cohorts made conditioning here. */
-    private void remember(int t, FrameFeatures f, Propagation[] props, float[][] masks, Set<Long> removed,
+    private void remember(int t, TrackerFrame f, Propagation[] props, float[][] masks, Set<Long> removed,
             List<int[]> recondition, List<Detection> dets) {
         int n = props.length;
         if (n == 0) {
@@ -230,7 +229,7 @@ final class ConceptTracker {
     }
 
     /** New objects of this frame, one cohort. */
-    private void start(int t, FrameFeatures f, List<Detection> fresh, List<Long> freshIds, int width, int height) {
+    private void start(int t, TrackerFrame f, List<Detection> fresh, List<Long> freshIds, int width, int height) {
         if (fresh.isEmpty()) {
             return;
         }

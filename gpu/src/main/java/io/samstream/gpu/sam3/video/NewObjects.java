@@ -1,7 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
@@ -27,7 +26,7 @@ final class NewObjects {
     /** A new object's conditioning memory. */
     record Start(FeatureMap features, float[] pointer) {}
 
-    static Start[] start(CpuThreadPool pool, TrackerPasses model, FrameFeatures f, List<Detection> dets, int width,
+    static Start[] start(CpuThreadPool pool, TrackerPasses model, TrackerFrame f, List<Detection> dets, int width,
             int height) {
         Sam3TrackerConfig c = model.config();
         int low = c.lowResSize();

@@ -118,12 +118,38 @@ public final class Sam3TrackerModel implements TrackerPasses {
         return new FrameFeatures(levels[2], topPos, s0, s1, g);
     }
 
+    /** The sine position encoding of the top level, [g², hidden] (what {@link FrameFeatures#topPos} holds). */
+    public float[] topPosition() {
+        return topPos;
+    }
+
+    /** {@link #features(CpuThreadPool, float[][])} of the levels' values, on the host. */
+    @Override
+    public TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels) {
+        return TrackerFrame.of(features(pool, FeatureMap.values(levels)));
+    }
+
+    @Override
+    public Propagation propagate(CpuThreadPool pool, TrackerFrame f, List<Spatial> spatial, List<Pointer> pointers,
+            int pointerWindow) {
+        return propagate(pool, f.host(), spatial, pointers, pointerWindow);
+    }
+
+    @Override
+    public float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask) {
+        return pointerFromMask(pool, f.host(), mask);
+    }
+
+    @Override
+    public FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask, boolean present) {
+        return encodeMemory(pool, f.host(), scaledMask, present);
+    }
+
     /**
      * The object on a tracked frame: the frame's features conditioned on its memories and pointers (the pointers'
      * distances encoded as fractions of {@code pointerWindow - 1}), decoded without prompts into three masks, the
      * best by predicted IoU; mask and pointer replaced by the no-object ones when the object score is not positive.
      */
-    @Override
     public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Spatial> spatial, List<Pointer> pointers,
             int pointerWindow) {
         MemoryInputs in = memoryInputs(pool, spatial, pointers, pointerWindow);
@@ -194,7 +220,6 @@ public final class Sam3TrackerModel implements TrackerPasses {
      * pointer is the projected first mask token when both the decoder's object score is positive and the mask is
      * not empty, else the no-object pointer.
      */
-    @Override
     public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
         float[] m = new float[mask.length];
         boolean any = false;
@@ -215,7 +240,6 @@ public final class Sam3TrackerModel implements TrackerPasses {
      * maskSize², see {@link MemoryMasks}), with the no-object embedding added when it is absent, rounded to bf16 as
      * the predictor stores them; held on the host ({@link FeatureMap#of}).
      */
-    @Override
     public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
         float[] mem = memoryEncoder.encode(pool, f.top(), scaledMask);
         int m = config.memDim();

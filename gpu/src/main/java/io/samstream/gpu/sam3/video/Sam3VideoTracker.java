@@ -1,7 +1,7 @@
 package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.image.RgbImage;
-import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Preprocessor;
 import io.samstream.gpu.sam3.VisionFeatures;
 import java.util.ArrayList;
@@ -113,9 +113,16 @@ public final class Sam3VideoTracker implements AutoCloseable {
                 VisionFeatures vision = encode.get();
                 boolean detect = t % settings.everyFrames() == 0;
                 boolean detected = false;
+                TrackerFrame features = null;
                 try {
-                    FrameFeatures features = model.tracker().features(model.detector().pool(),
-                            model.detector().trackerLevels(vision));
+                    FeatureMap[] levels = model.detector().trackerLevels(vision);
+                    try {
+                        features = passes.features(model.detector().pool(), levels);
+                    } finally {
+                        for (FeatureMap level : levels) {
+                            level.release(); // the passes keep what they read of them
+                        }
+                    }
                     for (ConceptTracker ct : concepts.values()) {
                         detected |= detect || !ct.started();
                         int capacity = settings.maxObjects() - objectCount();
@@ -128,6 +135,9 @@ public final class Sam3VideoTracker implements AutoCloseable {
                     }
                 } finally {
                     vision.release(); // the frame's features are not read again: a GPU backend reuses their slots
+                    if (features != null) {
+                        features.release();
+                    }
                 }
                 if (detected) {
                     detectionFrames++;

@@ -2,7 +2,6 @@ package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import java.util.List;
@@ -15,15 +14,22 @@ import java.util.List;
 public interface TrackerPasses extends AutoCloseable {
     Sam3TrackerConfig config();
 
+    /**
+     * A frame's tracker features from the tracker neck's levels ([(4g)², d], [(2g)², d], [g², d]; see {@link
+     * Sam3TrackerModel#features}): where these passes keep them (the CPU reference: on the host; a GPU's: in its
+     * slots, from levels that a backend on the same GPU left there). The caller releases the frame after its step.
+     */
+    TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels);
+
     /** See {@link Sam3TrackerModel#propagate}. */
-    Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
+    Propagation propagate(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow);
 
     /**
      * {@link #propagate} for each of a frame's objects, in order (what a concept's step needs at once). The passes
      * may run them together and wait once; by default one after the other.
      */
-    default List<Propagation> propagateAll(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Reads> objects,
+    default List<Propagation> propagateAll(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Reads> objects,
             int pointerWindow) {
         List<Propagation> out = new java.util.ArrayList<>(objects.size());
         for (Sam3TrackerModel.Reads r : objects) {
@@ -33,13 +39,13 @@ public interface TrackerPasses extends AutoCloseable {
     }
 
     /** See {@link Sam3TrackerModel#pointerFromMask}. */
-    float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask);
+    float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask);
 
     /**
      * See {@link Sam3TrackerModel#encodeMemory}: the memory where these passes keep it (the CPU reference: a host array;
      * a GPU's: a device slot). The caller owns it and {@link FeatureMap#release}s it when no frame reads it again.
      */
-    FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present);
+    FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask, boolean present);
 
     /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
     default String describe() {

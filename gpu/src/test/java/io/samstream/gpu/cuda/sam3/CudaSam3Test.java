@@ -57,12 +57,14 @@ class CudaSam3Test {
         // the feature slots: per image the trunk map and the three levels (4x, 2x, 1x at width 256), and memories
         long tokens = 72L * 72, levels = (16 + 4 + 1) * tokens * 256 * 2, memory = tokens * 256 * 2;
         long slots = CudaSam3.FRAMES * (trunkMap + levels) + CudaSam3.MEMORIES * memory;
-        assertEquals(slots, CudaSam3.slotBytes(RELEASE));
+        assertEquals(slots, CudaSam3.slotBytes(RELEASE, false));
+        assertEquals(slots + CudaSam3.FRAMES * levels, CudaSam3.slotBytes(RELEASE, true), "the tracker neck's levels");
         long preprocess = Sam3GpuPreprocessor.poolBytes(1008);
         assertEquals(trunkAndFusion + neck + workspace + trunkMap + head + slots + preprocess, image);
-        assertEquals(image + neck, video, "the video checkpoint's second neck: its weights only, the workspace is shared");
+        assertEquals(image + neck + CudaSam3.FRAMES * levels, video,
+                "the video checkpoint's second neck: its weights and level slots, the workspace is shared");
         // the trunk's 0.45 G weights (0.9 GB in bf16) dominate, then the necks' 3x3 rows at 288² (382 MB) and the
-        // feature slots (4 images, 266 MB)
+        // feature slots (4 images, 266 MB; the tracker neck's levels another 223 MB)
         assertTrue(video > 1_500_000_000L && video < 2_600_000_000L, "pool " + video);
     }
 

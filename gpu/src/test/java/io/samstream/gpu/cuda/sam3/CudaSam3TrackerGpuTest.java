@@ -13,11 +13,16 @@ import io.samstream.gpu.cuda.GpuTestSupport;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.FeatureMap;
+import io.samstream.gpu.sam3.Sam3Config;
+import io.samstream.gpu.sam3.Sam3ConfigInference;
+import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
+import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.sam3.video.Propagation;
 import io.samstream.gpu.sam3.video.Sam3TrackerModel;
+import io.samstream.gpu.sam3.video.TrackerFrame;
 import io.samstream.gpu.sam3.video.TrackerPasses;
 import io.samstream.gpu.tensor.Tensor;
 import java.nio.file.Path;
@@ -86,6 +91,61 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
         overFrames("release bank", arranged(weights, true), config, 2, 4, 88);
     }
 
+    /**
+     * A frame's features made on the device from a {@link CudaSam3} tracker neck's levels ({@link
+     * CudaSam3Tracker#features}) against the CPU reference's convolutions on the same levels' values: the top level
+     * exactly (a copy of bf16), conv_s0 / conv_s1 within bf16; a pass on the device frame as on its values uploaded.
+     * More frames than slots are held, so the oldest are brought back to the host and must still read the same. The
+     * tiny model 64 wide (the device convolutions' least width; the fixtures' 32 is made on the CPU).
+     */
+    @Test
+    void featuresAreMadeOnTheDeviceFromTheTrackerNecksLevels() {
+        Sam3Config wide = new Sam3Config(Sam3Weights.TINY.vision(), Sam3Weights.TINY.text(),
+                new Sam3Config.Detector(64, 4, 2, 64, 2, 64, 20, 1, 64, 7, 3, 64));
+        Sam3TrackerConfig config = new Sam3TrackerConfig(112, 8, 64, 8, 7, 2, 64, 2048, 256, 4, 3, 2, 7, 16);
+        StateDict sd = arranged(Sam3Weights.videoStateDict(wide, config), true);
+        Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
+        int frames = CudaSam3Tracker.FRAMES + 2;
+        List<TrackerFrame> made = new ArrayList<>();
+        List<FrameFeatures> want = new ArrayList<>();
+        try (Sam3Model detector = new Sam3Model(sd, Sam3ConfigInference.infer(sd), THREADS, CudaSam3.factory(0));
+             CudaSam3Tracker onGpu = CudaSam3Tracker.open(sd, config, cpu, 0);
+             CpuThreadPool pool = new CpuThreadPool(THREADS)) {
+            int side = wide.vision().imageSize();
+            Random rnd = new Random(89);
+            for (int t = 0; t < frames; t++) {
+                VisionFeatures v = detector.encodeImage(GpuTestSupport.randomBf16(rnd, 3 * side * side, 1));
+                FeatureMap[] levels = detector.trackerLevels(v);
+                TrackerFrame f = onGpu.features(pool, levels);
+                assertTrue(!(f instanceof TrackerFrame.Host), "frame " + t + ": made on the device");
+                want.add(cpu.features(pool, FeatureMap.values(levels)));
+                made.add(f);
+                for (FeatureMap l : levels) {
+                    l.release();
+                }
+                v.release();
+                FeatureMap memory = onGpu.encodeMemory(pool, f, scaledDisc(config.maskSize(), 0.5, 0.5, 0.3), true);
+                List<Sam3TrackerModel.Spatial> spatial = List.of(new Sam3TrackerModel.Spatial(memory, 1));
+                FrameFeatures exact = want.get(t);
+                TrackerFrame uploaded = TrackerFrame.of(new FrameFeatures(exact.top(), exact.topPos(),
+                        bf16(exact.s0()), bf16(exact.s1()), exact.side()));
+                Propagation onDevice = onGpu.propagate(pool, f, spatial, List.of(), 16);
+                Propagation fromHost = onGpu.propagate(pool, uploaded, spatial, List.of(), 16);
+                GpuTestSupport.assertCosineAndRelL2("frame " + t + ": a pass on the device frame, or on its values",
+                        fromHost.lowRes(), onDevice.lowRes(), 0.9999, 0.02);
+                memory.release();
+            }
+            for (int t = 0; t < frames; t++) {
+                FrameFeatures got = made.get(t).host();
+                String what = "frame " + t + (t < frames - CudaSam3Tracker.FRAMES ? " (brought back)" : "");
+                assertArrayEquals(want.get(t).top(), got.top(), what + ": the top level, copied");
+                GpuTestSupport.assertCosineAndRelL2(what + ": conv_s0", want.get(t).s0(), got.s0(), 0.9999, 0.01);
+                GpuTestSupport.assertCosineAndRelL2(what + ": conv_s1", want.get(t).s1(), got.s1(), 0.9999, 0.01);
+                made.get(t).release();
+            }
+        }
+    }
+
     @Test
     void theFactoryOpensOnTheGpuAndAClosedTrackerRefusesWork() {
         StateDict sd = Sam3Weights.videoStateDict(Sam3Weights.TINY, Sam3Weights.TINY_TRACKER);
@@ -96,7 +156,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             assertTrue(passes.describe().startsWith("memory attention, mask decoder and memory encoder on "),
                     passes.describe());
             assertEquals(config, passes.config());
-            FrameFeatures f = features(cpu, pool, config, new Random(85));
+            TrackerFrame f = features(cpu, pool, config, new Random(85));
             passes.close();
             float[] mask = new float[config.maskSize() * config.maskSize()];
             assertThrows(IllegalStateException.class, () -> passes.encodeMemory(pool, f, mask, true));
@@ -111,7 +171,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
         try (CpuThreadPool pool = new CpuThreadPool(THREADS);
              CudaSam3Tracker onGpu = CudaSam3Tracker.open(sd, config, cpu, 0)) {
             Random rnd = new Random(seed);
-            FrameFeatures a = features(cpu, pool, config, rnd), b = features(cpu, pool, config, rnd);
+            TrackerFrame a = features(cpu, pool, config, rnd), b = features(cpu, pool, config, rnd);
             int window = Sam3TrackerConfig.MAX_OBJECT_POINTERS;
             int[] slots = {config.numMaskmem() - 1, 2, 1, 0};
             int[] distances = {7, 3, 2, 1};
@@ -173,7 +233,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             // [tracker][object][frame]: memories (null once released) and pointers
             FeatureMap[][][] mem = new FeatureMap[3][objects][frames];
             float[][][][] ptr = new float[3][objects][frames][];
-            FrameFeatures f0 = features(cpu, pool, config, rnd);
+            TrackerFrame f0 = features(cpu, pool, config, rnd);
             for (int o = 0; o < objects; o++) {
                 float[] pointer = GpuTestSupport.randomBf16(rnd, config.hidden(), 1);
                 float[] disc = disc(side, o, 0);
@@ -184,7 +244,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             }
             for (int t = 1; t < frames; t++) {
                 String at = what + ", frame " + t;
-                FrameFeatures ft = features(cpu, pool, config, rnd);
+                TrackerFrame ft = features(cpu, pool, config, rnd);
                 // the frame's objects: all at once on the banks (one wait; the small bank's runs cut by host
                 // memories), one by one without a bank
                 Propagation[][] all = new Propagation[3][objects];
@@ -244,7 +304,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             released.release();
             released.release();   // twice: nothing
             assertThrows(IllegalStateException.class, released::values);
-            FrameFeatures last = features(cpu, pool, config, rnd);
+            TrackerFrame last = features(cpu, pool, config, rnd);
             List<Sam3TrackerModel.Spatial> reads = List.of(new Sam3TrackerModel.Spatial(released, 0));
             assertThrows(IllegalStateException.class, () -> banked.propagate(pool, last, reads, List.of(), window));
             int before = banked.bankSlotsTaken();
@@ -338,12 +398,12 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
     }
 
     /** A frame's tracker features from random neck levels, every map rounded to bf16 as the GPU reads it. */
-    static FrameFeatures features(Sam3TrackerModel cpu, CpuThreadPool pool, Sam3TrackerConfig c, Random rnd) {
+    static TrackerFrame features(Sam3TrackerModel cpu, CpuThreadPool pool, Sam3TrackerConfig c, Random rnd) {
         int g = c.grid(), d = c.hidden();
         float[][] levels = {GpuTestSupport.randomBf16(rnd, 16 * g * g * d, 1),
             GpuTestSupport.randomBf16(rnd, 4 * g * g * d, 1), GpuTestSupport.randomBf16(rnd, g * g * d, 1)};
         FrameFeatures f = cpu.features(pool, levels);
-        return new FrameFeatures(f.top(), f.topPos(), bf16(f.s0()), bf16(f.s1()), f.side());
+        return TrackerFrame.of(new FrameFeatures(f.top(), f.topPos(), bf16(f.s0()), bf16(f.s1()), f.side()));
     }
 
     /** A memory's features [grid², memDim], bf16 as the predictor stores them. */

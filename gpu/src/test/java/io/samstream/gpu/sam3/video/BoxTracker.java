@@ -1,7 +1,6 @@
 package io.samstream.gpu.sam3.video;
 
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.Sam3Weights;
@@ -32,8 +31,16 @@ final class BoxTracker implements TrackerPasses {
         return config;
     }
 
+    /** No features: the script reads only its memories' boxes. */
     @Override
-    public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
+    public TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels) {
+        return () -> {
+            throw new UnsupportedOperationException("scripted passes read no features");
+        };
+    }
+
+    @Override
+    public Propagation propagate(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Spatial> spatial,
             List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
         propagations++;
         float[] last = spatial.stream().min(Comparator.comparingInt(Sam3TrackerModel.Spatial::slot))
@@ -57,7 +64,7 @@ final class BoxTracker implements TrackerPasses {
     }
 
     @Override
-    public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
+    public float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask) {
         int m = config.maskSize();
         int x0 = m;
         int y0 = m;
@@ -80,7 +87,7 @@ final class BoxTracker implements TrackerPasses {
     }
 
     @Override
-    public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+    public FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask, boolean present) {
         boolean[] on = new boolean[scaledMask.length];
         for (int i = 0; i < on.length; i++) {
             on[i] = scaledMask[i] > 0;

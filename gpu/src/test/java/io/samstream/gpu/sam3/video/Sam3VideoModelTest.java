@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.FrameFeatures;
+import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Weights;
@@ -38,7 +39,7 @@ class Sam3VideoModelTest {
             input[i] = (float) Math.sin(i * 0.01);
         }
         features = model.tracker().features(model.detector().pool(),
-                model.detector().trackerLevels(model.detector().encodeImage(input)));
+                FeatureMap.values(model.detector().trackerLevels(model.detector().encodeImage(input))));
     }
 
     @AfterAll

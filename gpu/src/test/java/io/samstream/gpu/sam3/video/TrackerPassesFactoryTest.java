@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
-import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
@@ -37,19 +36,24 @@ class TrackerPassesFactoryTest {
         }
 
         @Override
-        public Propagation propagate(CpuThreadPool pool, FrameFeatures f, List<Sam3TrackerModel.Spatial> spatial,
+        public TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels) {
+            return cpu.features(pool, levels);
+        }
+
+        @Override
+        public Propagation propagate(CpuThreadPool pool, TrackerFrame f, List<Sam3TrackerModel.Spatial> spatial,
                 List<Sam3TrackerModel.Pointer> pointers, int pointerWindow) {
             propagations++;
             return cpu.propagate(pool, f, spatial, pointers, pointerWindow);
         }
 
         @Override
-        public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
+        public float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask) {
             return cpu.pointerFromMask(pool, f, mask);
         }
 
         @Override
-        public FeatureMap encodeMemory(CpuThreadPool pool, FrameFeatures f, float[] scaledMask, boolean present) {
+        public FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask, boolean present) {
             memories++;
             return cpu.encodeMemory(pool, f, scaledMask, present);
         }
