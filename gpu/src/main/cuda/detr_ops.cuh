@@ -7,7 +7,8 @@
 //   box_update:     boxes = sigmoid(delta + inverse_sigmoid(boxes));
 //   rpb_attention:  the cross-attention to the memory with the box relative position bias added to each score,
 //                   computed from the two axes' MLP outputs (bias(q, (j, i)) = ey[q, j] + ex[q, i], zero for the
-//                   presence row 0), fp32 online softmax, one CTA per (query row, head).
+//                   presence row 0), fp32 online softmax, one CTA per (block of query rows, head) sharing each tile
+//                   of keys and values, so the memory is read once a block of rows, not once a row.
 #pragma once
 
 #include "common.cuh"
@@ -15,7 +16,7 @@
 namespace detr_ops {
 
 constexpr int THREADS = 256;
-constexpr int ATTN_THREADS = 128;
+constexpr int ATTN_THREADS = 256;
 constexpr int MAX_HD = 64;
 
 // sign(8 v) log2(|8 v| + 1) / 3, as BoxRelativeBias.squash.
@@ -93,67 +94,104 @@ __device__ __forceinline__ void box_update(float* __restrict__ boxes, const floa
 
 // out [nq, d] for q [nq, d], k and v [H * W, d] (heads of hd columns), ey [(nq - 1) * H, ld], ex [(nq - 1) * W, ld]
 // (column h the bias of head h): softmax(q k^T * scale + bias) v per head, the bias zero for row 0 (the presence
-// token). CTA (row, head) of ATTN_THREADS threads; each thread an online softmax over its stride of keys, then the
-// threads' partial results combined through shared memory. hd <= MAX_HD.
+// token). CTA (block of RPB_ROWS query rows, head): tiles of RPB_KEYS keys and values go into shared memory (fp32,
+// the keys padded a column against bank conflicts) and are read by every row of the block, so the memory is read
+// nq / RPB_ROWS times instead of nq; warp w keeps rows w * RPB_ROWS_PER_WARP.. with an online softmax each: lane = key
+// for the scores (the query row broadcast from shared memory), lane = channel for the weighted sum (the
+// probabilities passed by shuffles; channels lane and lane + 32). hd <= MAX_HD.
+constexpr int RPB_WARPS = ATTN_THREADS / 32;
+constexpr int RPB_ROWS_PER_WARP = 2;
+constexpr int RPB_ROWS = RPB_WARPS * RPB_ROWS_PER_WARP;
+constexpr int RPB_KEYS = 64;
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
 __device__ __forceinline__ void rpb_attention(const bf16* __restrict__ q, const bf16* __restrict__ k,
                                               const bf16* __restrict__ v, const bf16* __restrict__ ey,
-                                              const bf16* __restrict__ ex, int ld, bf16* __restrict__ out, int d,
-                                              int hd, int H, int W, float scale) {
-    const int row = blockIdx.x, head = blockIdx.y, tid = threadIdx.x;
+                                              const bf16* __restrict__ ex, int ld, bf16* __restrict__ out, int nq,
+                                              int d, int hd, int H, int W, float scale) {
+    __shared__ float sq[RPB_ROWS][MAX_HD];
+    __shared__ float sk[RPB_KEYS][MAX_HD + 1];
+    __shared__ float sv[RPB_KEYS][MAX_HD];
+    const int head = blockIdx.y, row0 = blockIdx.x * RPB_ROWS;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int nk = H * W;
-    float qv[MAX_HD], acc[MAX_HD];
-#pragma unroll
-    for (int c = 0; c < MAX_HD; ++c) {
-        qv[c] = c < hd ? __bfloat162float(q[(long long)row * d + head * hd + c]) * scale : 0.f;
-        acc[c] = 0.f;
+    for (int i = tid; i < RPB_ROWS * MAX_HD; i += ATTN_THREADS) {
+        const int r = i / MAX_HD, c = i % MAX_HD;
+        sq[r][c] = row0 + r < nq && c < hd ? __bfloat162float(q[(long long)(row0 + r) * d + head * hd + c]) * scale
+                                           : 0.f;
     }
-    float m = -INFINITY, l = 0.f;
-    for (int t = tid; t < nk; t += ATTN_THREADS) {
-        const bf16* kr = k + (long long)t * d + head * hd;
-        float s = 0.f;
+    float m[RPB_ROWS_PER_WARP], l[RPB_ROWS_PER_WARP], acc0[RPB_ROWS_PER_WARP], acc1[RPB_ROWS_PER_WARP];
 #pragma unroll
-        for (int c = 0; c < MAX_HD; ++c)
-            if (c < hd) s += qv[c] * __bfloat162float(kr[c]);
-        if (row > 0) {
-            const int j = t / W, i = t % W;
-            s += __bfloat162float(ey[((long long)(row - 1) * H + j) * ld + head])
-                 + __bfloat162float(ex[((long long)(row - 1) * W + i) * ld + head]);
+    for (int rr = 0; rr < RPB_ROWS_PER_WARP; ++rr) {
+        m[rr] = -INFINITY;
+        l[rr] = acc0[rr] = acc1[rr] = 0.f;
+    }
+    for (int t0 = 0; t0 < nk; t0 += RPB_KEYS) {
+        __syncthreads();  // every warp is done with the previous tile (and, the first time, sq is written)
+        for (int i = tid; i < RPB_KEYS * MAX_HD; i += ATTN_THREADS) {
+            const int t = i / MAX_HD, c = i % MAX_HD;
+            const bool in = t0 + t < nk && c < hd;
+            const long long at = (long long)(t0 + t) * d + head * hd + c;
+            sk[t][c] = in ? __bfloat162float(k[at]) : 0.f;
+            sv[t][c] = in ? __bfloat162float(v[at]) : 0.f;
         }
-        const float mn = fmaxf(m, s), corr = expf(m - mn), p = expf(s - mn);
-        l = l * corr + p;
-        const bf16* vr = v + (long long)t * d + head * hd;
+        __syncthreads();
 #pragma unroll
-        for (int c = 0; c < MAX_HD; ++c)
-            if (c < hd) acc[c] = acc[c] * corr + p * __bfloat162float(vr[c]);
-        m = mn;
-    }
-    __shared__ float sm[ATTN_THREADS], sl[ATTN_THREADS];
-    __shared__ float sacc[ATTN_THREADS / 32][MAX_HD];
-    sm[tid] = m;
-    __syncthreads();
-    float mx = -INFINITY;
-    for (int i = 0; i < ATTN_THREADS; ++i) mx = fmaxf(mx, sm[i]);
-    const float f = m == -INFINITY ? 0.f : expf(m - mx);
-    l *= f;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) l += __shfl_xor_sync(0xffffffffu, l, off);
-    const int warp = tid / 32, lane = tid % 32;
-    if (lane == 0) sl[warp] = l;
-#pragma unroll
-    for (int c = 0; c < MAX_HD; ++c) {
-        float a = acc[c] * f;
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) a += __shfl_xor_sync(0xffffffffu, a, off);
-        if (lane == 0) sacc[warp][c] = a;
-    }
-    __syncthreads();
-    if (tid < hd) {
-        float total = 0.f, a = 0.f;
-        for (int w = 0; w < ATTN_THREADS / 32; ++w) {
-            total += sl[w];
-            a += sacc[w][tid];
+        for (int rr = 0; rr < RPB_ROWS_PER_WARP; ++rr) {
+            const int r = warp * RPB_ROWS_PER_WARP + rr, row = row0 + r;
+            if (row >= nq) break;  // warp-uniform
+            for (int s = 0; s < RPB_KEYS && t0 + s < nk; s += 32) {
+                const int t = t0 + s + lane;
+                float score = -INFINITY;
+                if (t < nk) {
+                    float a = 0.f;
+                    for (int c = 0; c < hd; ++c) a += sq[r][c] * sk[s + lane][c];
+                    if (row > 0) {
+                        const int j = t / W, i = t % W;
+                        a += __bfloat162float(ey[((long long)(row - 1) * H + j) * ld + head])
+                             + __bfloat162float(ex[((long long)(row - 1) * W + i) * ld + head]);
+                    }
+                    score = a;
+                }
+                const float mn = fmaxf(m[rr], warp_max(score));  // finite: key t0 + s exists
+                const float corr = expf(m[rr] - mn), p = expf(score - mn);
+                l[rr] = l[rr] * corr + warp_sum(p);
+                float a0 = acc0[rr] * corr, a1 = acc1[rr] * corr;
+                if (hd > 32) {
+#pragma unroll 8
+                    for (int u = 0; u < 32; ++u) {
+                        const float pu = __shfl_sync(0xffffffffu, p, u);
+                        a0 += pu * sv[s + u][lane];
+                        a1 += pu * sv[s + u][lane + 32];
+                    }
+                } else {
+#pragma unroll 8
+                    for (int u = 0; u < 32; ++u) a0 += __shfl_sync(0xffffffffu, p, u) * sv[s + u][lane];
+                }
+                acc0[rr] = a0;
+                acc1[rr] = a1;
+                m[rr] = mn;
+            }
         }
-        out[(long long)row * d + head * hd + tid] = __float2bfloat16(a / total);
+    }
+#pragma unroll
+    for (int rr = 0; rr < RPB_ROWS_PER_WARP; ++rr) {
+        const int row = row0 + warp * RPB_ROWS_PER_WARP + rr;
+        if (row >= nq) break;
+        bf16* o = out + (long long)row * d + head * hd;
+        if (lane < hd) o[lane] = __float2bfloat16(acc0[rr] / l[rr]);
+        if (lane + 32 < hd) o[lane + 32] = __float2bfloat16(acc1[rr] / l[rr]);
     }
 }
 

@@ -180,13 +180,13 @@ extern "C" __global__ void __launch_bounds__(256) samstream_detr_box_update(floa
     detr_ops::box_update(boxes, delta, n);
 }
 
-// Grid (rows, heads), block 128.
-extern "C" __global__ void __launch_bounds__(128) samstream_detr_rpb_attention(const bf16* q, const bf16* k,
+// Grid (ceil(rows / detr_ops::RPB_ROWS), heads), block detr_ops::ATTN_THREADS (256).
+extern "C" __global__ void __launch_bounds__(256) samstream_detr_rpb_attention(const bf16* q, const bf16* k,
                                                                               const bf16* v, const bf16* ey,
                                                                               const bf16* ex, int ld, bf16* out,
-                                                                              int d, int hd, int H, int W,
+                                                                              int rows, int d, int hd, int H, int W,
                                                                               float scale) {
-    detr_ops::rpb_attention(q, k, v, ey, ex, ld, out, d, hd, H, W, scale);
+    detr_ops::rpb_attention(q, k, v, ey, ex, ld, out, rows, d, hd, H, W, scale);
 }
 
 // ---- GroupNorm (+ ReLU) of one channels-last image: partial sums on a (64, G) grid, then the apply --------------

@@ -20,7 +20,9 @@ public final class DetrKernels {
     private static final String DELTAS = "samstream_detr_box_deltas", SINE = "samstream_detr_box_sine",
             LINEAR = "samstream_detr_small_linear", UPDATE = "samstream_detr_box_update",
             ATTENTION = "samstream_detr_rpb_attention";
-    private static final int THREADS = 256, ATTENTION_THREADS = 128;
+    private static final int THREADS = 256, ATTENTION_THREADS = 256;
+    /** Query rows a CTA of {@code samstream_detr_rpb_attention} takes (detr_ops::RPB_ROWS). */
+    private static final int ATTENTION_ROWS = 16;
     /** Head width the biased attention holds in registers (detr_ops::MAX_HD). */
     public static final int MAX_HEAD_DIM = 64;
     /** Columns of the rows box deltas writes (two used, the rest zero: the GEMM wants a multiple of 8). */
@@ -108,9 +110,10 @@ public final class DetrKernels {
         requireBf16(ey, (long) (rows - 1) * h * ld, op, "ey");
         requireBf16(ex, (long) (rows - 1) * w * ld, op, "ex");
         requireBf16(out, (long) rows * d, op, "out");
-        Pointer p = Pointer.to(ptr(q), ptr(k), ptr(v), ptr(ey), ptr(ex), ints(ld), ptr(out), ints(d), ints(d / heads),
-                ints(h), ints(w), Pointer.to(new float[] {scale}));
-        kernels.launch(ATTENTION, rows, heads, 1, ATTENTION_THREADS, 0, stream, p, op);
+        Pointer p = Pointer.to(ptr(q), ptr(k), ptr(v), ptr(ey), ptr(ex), ints(ld), ptr(out), ints(rows), ints(d),
+                ints(d / heads), ints(h), ints(w), Pointer.to(new float[] {scale}));
+        kernels.launch(ATTENTION, (rows + ATTENTION_ROWS - 1) / ATTENTION_ROWS, heads, 1, ATTENTION_THREADS, 0, stream,
+                p, op);
     }
 
     private static Pointer ints(int v) {
