@@ -126,6 +126,12 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
      * printed beside it.
      */
     static void checkImageIou(String what, float[] ref, float[] out, int k, int side, int[] hw) {
+        checkImageIou(what, ref, out, k, side, hw, MIN_IOU, MIN_IOU);
+    }
+
+    /** As above with the least IoU at the head's side ({@code minLow}) and at the image's ({@code minImage}). */
+    static void checkImageIou(String what, float[] ref, float[] out, int k, int side, int[] hw, double minLow,
+            double minImage) {
         int pixels = side * side, h = hw[0], w = hw[1];
         float[] a = new float[pixels], b = new float[pixels];
         System.arraycopy(ref, k * pixels, a, 0, pixels);
@@ -134,8 +140,8 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
         double iou = CocoMasks.iou(positive(Resampling.bilinear(a, side, side, h, w)),
                 positive(Resampling.bilinear(b, side, side, h, w)));
         System.out.printf("%s: mask IoU %.4f at %dx%d (%.4f at %dx%d)%n", what, iou, w, h, low, side, side);
-        assertTrue(iou >= MIN_IOU, what + ": mask IoU " + iou + " at " + w + "x" + h + " (" + low + " at " + side
-                + "x" + side + ")");
+        assertTrue(iou >= minImage && low >= minLow, what + ": mask IoU " + iou + " at " + w + "x" + h + " (" + low
+                + " at " + side + "x" + side + ")");
     }
 
     private static boolean[] positive(float[] logits) {
