@@ -6,6 +6,8 @@ import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.cuda.sam3.CudaSam3Tracker;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.sam2.Sam2Shapes;
+import io.samstream.gpu.sam3.FeatureMap;
+import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Model;
@@ -21,6 +23,7 @@ import io.samstream.gpu.sam3.video.Sam3ConceptDetector;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import io.samstream.gpu.sam3.video.Sam3VideoSettings;
 import io.samstream.gpu.sam3.video.Sam3VideoTracker;
+import io.samstream.gpu.sam3.video.TrackerPasses;
 import io.samstream.gpu.sam3.video.VideoStep;
 import io.samstream.gpu.tensor.Tensor;
 import java.io.IOException;
@@ -88,12 +91,17 @@ import java.util.stream.IntStream;
  * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
  * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
  * object_memory_mb_per_object}: the values of the object memories the streams hold (in the GPU bank or on the
- * host), at 4 bytes each, per object tracked. {@code --long-frames N} adds one stream with one phrase stepped N frames, a {@code #long} row every 10 %: tracked
- * objects, device memory, object memory and ms per frame (18,000 frames = 10 minutes of a 30 frames/s camera).
+ * host), at 4 bytes each, per object tracked. {@code --long-frames N} adds one stream with one phrase stepped N
+ * frames, a {@code #long} row every 10 %: tracked objects, device memory, object memory and ms per frame (18,000
+ * frames = 10 minutes of a 30 frames/s camera).
+ *
+ * <p><b>Profile.</b> {@code --profile N} adds, after the scenarios, one stream of one phrase whose N steps are timed
+ * part by part ({@link Sam3StepProfile}): {@code #profile} rows, where the time of a step goes.
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
  *      [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
  *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--seed 7] [--long-frames 0]
+ *      [--profile 0]
  *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
  * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
  * On the GPU machine tools/device/run-sam3-video-bench.sh runs it after Meta's {@code Sam3VideoPredictor}
@@ -115,13 +123,14 @@ public final class Sam3VideoBench {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
                     + "[--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
                     + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
-                    + "[--seed 7] [--long-frames 0] [--vocab FILE]");
+                    + "[--seed 7] [--long-frames 0] [--profile 0] [--vocab FILE]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
         String configName = "release", device = "cuda";
         List<String> scenarios = List.of("1x1", "4x1", "16x1");
         int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0, lanes = 4;
+        int profileFrames = 0;
         int threads = Runtime.getRuntime().availableProcessors();
         long seed = 7;
         boolean heuristics = false;
@@ -153,6 +162,7 @@ public final class Sam3VideoBench {
                 }
                 case "--seed" -> seed = Long.parseLong(v);
                 case "--long-frames" -> longFrames = Integer.parseInt(v);
+                case "--profile" -> profileFrames = Integer.parseInt(v);
                 case "--heuristics" -> heuristics = switch (v) {
                     case "on" -> true;
                     case "off" -> false;
@@ -190,7 +200,8 @@ public final class Sam3VideoBench {
                 + "frames_per_s_total_all\tobjects_per_frame\ttracks_per_frame\tdetections_per_frame\t"
                 + "device_memory_mb\tdevice_memory_growth_mb\tobject_memory_mb_per_object\tpreprocess_ms\tsettings");
         t0 = System.nanoTime();
-        try (Sam3VideoModel model = open(sd, tokenizer, threads, device);
+        try (Sam3StepProfile profile = profileFrames > 0 ? new Sam3StepProfile(device.equals("cuda") ? 0 : -1) : null;
+             Sam3VideoModel model = open(sd, tokenizer, threads, device, profile);
              CudaContext gpu = device.equals("cuda") ? CudaContext.open(0) : null) {
             String where = model.describe() + (gpu == null ? "" : "; " + gpu.info().describe());
             rows.add("#samstream\t" + configName + "\t" + where + "\tmodel opened in "
@@ -216,6 +227,11 @@ public final class Sam3VideoBench {
                         preprocess));
                 System.out.println(rows.get(rows.size() - 1));
                 Files.write(out, rows);
+            }
+            if (profile != null) {
+                List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
+                rows.addAll(profile(model, tokenizer, calibrations, concepts, settings(heuristics, calibrations,
+                        concepts, instances), profile, clip, warmup, profileFrames));
             }
             if (longFrames > 0) {
                 List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
@@ -278,11 +294,20 @@ public final class Sam3VideoBench {
                 : new Sam3TrackerConfig(112, 8, 32, 8, 7, 2, 64, 2048, 256, 4, 3, 2, 7, 16);
     }
 
-    /** The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there. */
-    private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device) {
+    /**
+     * The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there; with {@code profile}, its
+     * parts timed.
+     */
+    private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
+            Sam3StepProfile profile) {
         return switch (device) {
-            case "cpu" -> new Sam3VideoModel(sd, tokenizer, threads);
-            case "cuda" -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0), CudaSam3Tracker.factory(0));
+            case "cpu" -> profile == null ? new Sam3VideoModel(sd, tokenizer, threads)
+                    : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(Sam3Backend.cpu()),
+                            profile.wrap(TrackerPasses.Factory.cpu()));
+            case "cuda" -> profile == null
+                    ? new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0), CudaSam3Tracker.factory(0))
+                    : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(CudaSam3.factory(0)),
+                            profile.wrap(CudaSam3Tracker.factory(0)));
             default -> throw new IllegalArgumentException("--device " + device + ": cuda or cpu");
         };
     }
@@ -390,6 +415,8 @@ public final class Sam3VideoBench {
         private final Map<Concept, ConceptDetector> byConcept = new LinkedHashMap<>();
         long calls;
         long detections;
+        /** Times each detection while set ({@code --profile}). */
+        volatile Sam3StepProfile profile;
 
         PhraseDetector(Sam3VideoModel model, Sam3Tokenizer tokenizer, Map<Concept, Calibration> calibrations) {
             calibrations.forEach((concept, c) -> byConcept.put(concept, new Sam3ConceptDetector(model.detector(),
@@ -398,7 +425,12 @@ public final class Sam3VideoBench {
 
         @Override
         public List<Detection> detect(VisionFeatures image, Concept concept, boolean firstFrame) {
+            long t0 = System.nanoTime();
             List<Detection> d = byConcept.get(concept).detect(image, concept, firstFrame);
+            Sam3StepProfile p = profile;
+            if (p != null) {
+                p.add("detect (parts and CPU scoring)", System.nanoTime() - t0);
+            }
             calls++;
             detections += d.size();
             return d;
@@ -529,6 +561,55 @@ public final class Sam3VideoBench {
             }
         }
         return rows;
+    }
+
+    /**
+     * {@code --profile N}: one stream, {@code warmup} frames, then {@code frames} frames each drained before and after
+     * ({@link Sam3StepProfile}): each part's ms per step, the step's, the detection's (the concept detector: its parts
+     * and its CPU scoring), and alone, three times (median), the tracker's features of a frame: the tracker neck's
+     * levels read back to the host and the CPU's conv_s0 / conv_s1 on them.
+     */
+    private static List<String> profile(Sam3VideoModel model, Sam3Tokenizer tokenizer,
+            Map<Concept, Calibration> calibrations, List<Concept> concepts, Sam3VideoSettings settings,
+            Sam3StepProfile profile, RgbImage[] clip, int warmup, int frames) {
+        PhraseDetector detector = new PhraseDetector(model, tokenizer, calibrations);
+        try (Sam3VideoTracker st = model.openStream(settings, detector)) {
+            int f = 0;
+            for (; f < warmup; f++) {
+                st.step(clip[f % clip.length], concepts);
+            }
+            profile.start();
+            detector.profile = profile;
+            for (int i = 0; i < frames; i++, f++) {
+                profile.drain();
+                long t0 = System.nanoTime();
+                st.step(clip[f % clip.length], concepts);
+                profile.drain();
+                profile.add("step", System.nanoTime() - t0);
+            }
+            detector.profile = null;
+            List<String> rows = profile.rows(frames);
+            long[] levels = new long[3], convs = new long[3];
+            for (int i = 0; i < 3; i++) {
+                VisionFeatures v = model.detector().encodeImage(clip[i]);
+                profile.drain();
+                long t0 = System.nanoTime();
+                float[][] l = FeatureMap.values(model.detector().trackerLevels(v));
+                long t1 = System.nanoTime();
+                model.tracker().features(model.detector().pool(), l);
+                convs[i] = System.nanoTime() - t1;
+                levels[i] = t1 - t0;
+                v.release();
+            }
+            Arrays.sort(levels);
+            Arrays.sort(convs);
+            rows.add(String.format(Locale.ROOT, "#profile-alone	tracker levels to host (neck + read back)	%.2f",
+                    levels[1] / 1e6));
+            rows.add(String.format(Locale.ROOT, "#profile-alone	tracker features on the CPU (conv_s0, conv_s1)	%.2f",
+                    convs[1] / 1e6));
+            rows.forEach(System.out::println);
+            return rows;
+        }
     }
 
     /** SAM 3's pre-processing of one frame (resize to the model's square, normalize), median of 5, ms. */

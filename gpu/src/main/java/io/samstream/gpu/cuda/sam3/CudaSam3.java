@@ -7,6 +7,7 @@ import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
+import io.samstream.gpu.cuda.LaunchTimer;
 import io.samstream.gpu.cuda.StagedCopy;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.sam3.FeatureMap;
@@ -174,6 +175,15 @@ public final class CudaSam3 implements Sam3Backend {
             StagedCopy.uploadBf16(gpu.stream(), gpu.staging(), map.values(), staging);
             return staging;
         }
+    }
+
+    /**
+     * Times every kernel these parts launch from now on ({@code null}: stops); benchmarks only: the parts use no CUDA
+     * graphs, so each launch is timed by its own pair of events.
+     */
+    public synchronized void timeLaunches(LaunchTimer timer) {
+        requireOpen();
+        gpu.kernels().timeLaunches(timer);
     }
 
     /** Maps spilled from full rings so far (trunk, levels, memories): a sign that {@link #FRAMES} is too small. */
