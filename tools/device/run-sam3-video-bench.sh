@@ -12,7 +12,8 @@
 #    ~46 MB, more than can travel), a JRE of the modules it needs in .device/sam3video/jre.tar.xz (~11 MB: no
 #    java.desktop, which only ImageFiles uses), and Meta's sam3 package with ftfy (tools/sam3_fixtures/
 #    stage_meta_sam3.sh from SAM3_MIRROR, default /work/.mirror/facebookresearch+sam3/repo; never committed) in
-#    .ref/sam3_src.tar.xz (~2 MB). With the tree (~38 MB) that stays under the device tool's 64 MiB.
+#    .ref/sam3_src.tar.xz (~2 MB). The tree travels too: with the example models (~24 MB of its ~45 MB, none read
+#    here) moved aside for the call, tree and carry stay under the device tool's 64 MiB.
 # 2. One device call (timeout_s 600), carry [".device/sam3video/run", ".device/sam3video/jre.tar.xz",
 #    ".ref/sam3_src.tar.xz"]:
 #      bash tools/device/run-sam3-video-bench.sh
