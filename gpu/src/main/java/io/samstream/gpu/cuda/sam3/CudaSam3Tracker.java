@@ -7,12 +7,10 @@ import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
 import io.samstream.gpu.cuda.DeviceMemoryPool;
-import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.GpuWorkspace;
 import io.samstream.gpu.cuda.GraphCache;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
-import io.samstream.gpu.cuda.kernels.GemmKernels;
 import io.samstream.gpu.cuda.kernels.Sam2Kernels;
 import io.samstream.gpu.cuda.sam2.CudaMemoryAttention;
 import io.samstream.gpu.cuda.sam2.CudaMemoryEncoder;
@@ -71,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * over an endless stream: the pool is sized at open and nothing is allocated after.
  *
  * <p>A frame's features ({@link #features}) are made on the device from a {@link CudaSam3} tracker neck's levels on
- * the same GPU (the 1x1 convolutions as GEMMs, into one of {@value #FRAMES} frame slots) and copied into the buffers
+ * the same GPU ({@link TrackerFeatures}: the 1x1 convolutions as GEMMs, into frame slots) and copied into the buffers
  * the passes read when a frame's first pass comes; the features of other levels (the CPU reference's) go up once
  * (bf16). The last frame there is known by identity, so a frame's objects and memories reuse it. Each part's
  * launches are captured into a CUDA graph per shape (the propagation by memory tokens, pointer tokens and copies),
@@ -97,8 +95,6 @@ public final class CudaSam3Tracker implements TrackerPasses {
     static final int MAX_GRAPHS = 32;
     /** Pool bytes beyond the estimate of the parts' weights and activations. */
     static final long SPARE_BYTES = 64L << 20;
-    /** Frames whose features stay on the device at once ({@link #features}): streams stepping side by side. */
-    static final int FRAMES = 4;
 
     private final Sam3TrackerConfig config;
     private final Sam3TrackerModel cpu;
@@ -109,16 +105,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private final CudaMemoryEncoder encoder;
     private final CudaSam2MaskDecoder decoder;
     private final Sam2Kernels ops;
-    private final GemmKernels gemm;
-    /**
-     * The decoder's conv_s0 / conv_s1 (1x1 convolutions as GEMMs) for {@link #features} on the device; null when the
-     * width is not a multiple of 64 (conv_s0's hidden / 8 outputs must be a multiple of 8 for the GEMM).
-     */
-    private final DeviceWeights.Bf16 convS0, convS1;
-    /** Frames' features made on the device ({@link #features}), each slot [top | s0 | s1] bf16 of {@link #frameValues}. */
-    private final FeatureRing frames;
-    private final DeviceBuffer[] frameSlots;
-    private final long frameValues;
+    /** Frames' features made on the device ({@link #features}). */
+    private final TrackerFeatures frames;
     private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
             copyTable;
     private final int maxMemory, maxSpatial, maxPointerTokens;
@@ -224,18 +212,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.spatialPos = p.allocate(config.numMaskmem() * featureBytes, "SAM 3 tracker memory positions by slot");
         this.copyTable = p.allocate(2L * maxSpatial * Sam2Kernels.SPAN_BYTES, "SAM 3 tracker memory copy table");
         this.slots = new MemorySlots(slotCount);
-        this.gemm = GemmKernels.of(kernels);
-        DeviceWeights up = new DeviceWeights(p, stream, staging);
-        boolean convs = c % 64 == 0;
-        this.convS0 = convs ? up.linearBf16(sd, "sam_mask_decoder.conv_s0", c, c / 8) : null;
-        this.convS1 = convs ? up.linearBf16(sd, "sam_mask_decoder.conv_s1", c, c / 4) : null;
-        this.frameValues = frameValues(config);
-        this.frameSlots = new DeviceBuffer[FRAMES];
-        for (int i = 0; i < FRAMES; i++) {
-            frameSlots[i] = p.allocateBf16(frameValues, "SAM 3 tracker frame features (slot " + i + ")");
-        }
-        this.frames = new FeatureRing("SAM 3 tracker frame features", FRAMES, frameValues, this,
-                i -> StagedCopy.downloadBf16(stream, staging, frameSlots[i], frameValues));
+        this.frames = new TrackerFeatures(sd, config, cpu, kernels, stream, staging, p, this);
         stream.fill16(frameOfSet, (short) 0);   // int 0: every pass reads the one frame's s0 / s1
         for (int slot = 0; slot < config.numMaskmem(); slot++) {
             StagedCopy.uploadBf16(stream, staging, cpu.spatialPosition(slot),
@@ -310,7 +287,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * The pool: the decoder's ({@link CudaSam2MaskDecoder#poolBytes}); the memory attention's and encoder's weights
      * (bounded at 4 bytes a value, each tensor 256-byte aligned) and tables; their activations at batch 1 over
      * {@link #maxMemory} tokens; this class's inputs; the bank of {@code slots} memories, the positions by temporal
-     * slot and the copy table; conv_s0 / conv_s1 and {@link #FRAMES} frame slots; and {@link #SPARE_BYTES}.
+     * slot and the copy table; the frame features' ({@link TrackerFeatures#poolBytes}); and {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3TrackerConfig c, int slots) {
         Sam2Config parts = c.sam2Parts();
@@ -337,11 +314,9 @@ public final class CudaSam3Tracker implements TrackerPasses {
         long inputs = tokens * h * (2 + 4 + 2) + 2 * mem * md * 2 + s * s * 4;   // top, s0, s1; memory, pos; mask
         long feature = tokens * md * 2;
         long bank = (Math.max(1, slots) + c.numMaskmem()) * feature + 2L * maxSpatial(c) * Sam2Kernels.SPAN_BYTES;
-        long convs = align(h * (h / 8) * 2) + align(h / 8 * 2) + align(h * (h / 4) * 2) + align(h / 4 * 2);
-        long frames = FRAMES * align(frameValues(c) * 2);
         long allocations = 64 * 256;
         return CudaSam2MaskDecoder.poolBytes(parts, 1) + weights + tables + attention + encoder + inputs + bank
-                + convs + frames + allocations + SPARE_BYTES;
+                + TrackerFeatures.poolBytes(c) + allocations + SPARE_BYTES;
     }
 
     private static long align(long bytes) {
@@ -354,11 +329,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
     }
 
     /**
-     * As {@link Sam3TrackerModel#features}, on the device when the levels are a {@link CudaSam3} tracker neck's still in
-     * their slots on this GPU (and the width a multiple of 64, as Meta's are): the top level copied and conv_s0 / conv_s1 run as GEMMs (bf16, fp32 accumulation) into
-     * a frame slot of this tracker, read in place by the frame's passes; nothing comes back unless the CPU asks
-     * ({@link TrackerFrame#host}: a new object's pointer). Other levels: the CPU reference's convolutions on their
-     * values. With every frame slot held, the oldest frame is brought back to the host first ({@link FeatureRing}).
+     * As {@link Sam3TrackerModel#features}: on the device when the levels are a {@link CudaSam3} tracker neck's still in
+     * their slots on this GPU ({@link TrackerFeatures}), else the CPU reference's convolutions on their values.
      */
     @Override
     public TrackerFrame features(CpuThreadPool pool, FeatureMap[] levels) {
@@ -373,73 +345,14 @@ public final class CudaSam3Tracker implements TrackerPasses {
                         + " values; " + want[i] + " expected (grid " + g + ", width " + c + ")");
             }
         }
-        if (convS0 != null && levels[0] instanceof FeatureRing.Resident r && r.owner() instanceof CudaSam3 producer) {
-            synchronized (this) {
-                ensureOpen();
-                FeatureRing.Resident map = frames.acquire();
-                DeviceBuffer slot = frameSlots[map.slot()];
-                if (producer.readTrackerLevels(levels, stream, l -> {
-                    stream.copy(l[2], part(slot, 0), (long) g * g * c * 2);
-                    gemm.run(stream, l[0], convS0.w(), convS0.b(), null, part(slot, 1), 16 * g * g, c / 8, c, false);
-                    gemm.run(stream, l[1], convS1.w(), convS1.b(), null, part(slot, 2), 4 * g * g, c / 4, c, false);
-                })) {
-                    return new DeviceFrame(map);
-                }
-                map.release();
+        synchronized (this) {
+            ensureOpen();
+            TrackerFrame made = frames.make(levels);
+            if (made != null) {
+                return made;
             }
         }
         return TrackerFrame.of(cpu.features(pool, FeatureMap.values(levels)));
-    }
-
-    /** Values of a frame slot: top [g², c], s0 [16 g², c / 8], s1 [4 g², c / 4], each g² c. */
-    static long frameValues(Sam3TrackerConfig c) {
-        return 4L * c.grid() * c.grid() * c.hidden();
-    }
-
-    /** Part {@code i} of a frame slot (0: top, 1: s0, 2: s1, as {@link #frameValues} lays them out). */
-    private DeviceBuffer part(DeviceBuffer slot, int i) {
-        long bytes = (long) config.grid() * config.grid() * config.hidden() * 2;
-        long[] at = {0, bytes, 3 * bytes};
-        long[] size = {bytes, 2 * bytes, bytes};
-        return slot.slice(at[i], size[i], "frame features part " + i);
-    }
-
-    /** A frame whose features this tracker made in one of its frame slots. */
-    private final class DeviceFrame implements TrackerFrame {
-        private final FeatureRing.Resident map;
-        private FrameFeatures host;
-
-        DeviceFrame(FeatureRing.Resident map) {
-            this.map = map;
-        }
-
-        /** The slot holding the features, or null when they were brought back (the caller holds the lock). */
-        DeviceBuffer slot() {
-            return map.resident() ? frameSlots[map.slot()] : null;
-        }
-
-        CudaSam3Tracker owner() {
-            return CudaSam3Tracker.this;
-        }
-
-        @Override
-        public FrameFeatures host() {
-            synchronized (CudaSam3Tracker.this) {
-                if (host == null) {
-                    float[] v = map.values();
-                    int n = config.grid() * config.grid() * config.hidden();
-                    host = new FrameFeatures(java.util.Arrays.copyOfRange(v, 0, n), cpu.topPosition(),
-                            java.util.Arrays.copyOfRange(v, n, 3 * n), java.util.Arrays.copyOfRange(v, 3 * n, 4 * n),
-                            config.grid());
-                }
-                return host;
-            }
-        }
-
-        @Override
-        public void release() {
-            map.release();
-        }
     }
 
     /**
@@ -752,13 +665,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             return;
         }
         uploaded = new WeakReference<>(null);
-        DeviceBuffer slot = frame instanceof DeviceFrame d && d.owner() == this ? d.slot() : null;
-        if (slot != null) {
-            long bytes = (long) config.grid() * config.grid() * config.hidden() * 2;
-            stream.copy(part(slot, 0), top, bytes);
-            stream.copy(part(slot, 1), s0, 2 * bytes);
-            stream.copy(part(slot, 2), s1, bytes);
-        } else {
+        if (!frames.copy(frame, top, s0, s1)) {
             FrameFeatures f = frame.host();
             int g = config.grid(), c = config.hidden();
             if (f.side() != g || f.top().length != g * g * c || f.s0().length != 16 * g * g * (c / 8)

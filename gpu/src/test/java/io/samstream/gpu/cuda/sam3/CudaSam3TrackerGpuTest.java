@@ -105,7 +105,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
         Sam3TrackerConfig config = new Sam3TrackerConfig(112, 8, 64, 8, 7, 2, 64, 2048, 256, 4, 3, 2, 7, 16);
         StateDict sd = arranged(Sam3Weights.videoStateDict(wide, config), true);
         Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
-        int frames = CudaSam3Tracker.FRAMES + 2;
+        int frames = TrackerFeatures.FRAMES + 2;
         List<TrackerFrame> made = new ArrayList<>();
         List<FrameFeatures> want = new ArrayList<>();
         try (Sam3Model detector = new Sam3Model(sd, Sam3ConfigInference.infer(sd), THREADS, CudaSam3.factory(0));
@@ -137,7 +137,7 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
             }
             for (int t = 0; t < frames; t++) {
                 FrameFeatures got = made.get(t).host();
-                String what = "frame " + t + (t < frames - CudaSam3Tracker.FRAMES ? " (brought back)" : "");
+                String what = "frame " + t + (t < frames - TrackerFeatures.FRAMES ? " (brought back)" : "");
                 assertArrayEquals(want.get(t).top(), got.top(), what + ": the top level, copied");
                 GpuTestSupport.assertCosineAndRelL2(what + ": conv_s0", want.get(t).s0(), got.s0(), 0.9999, 0.01);
                 GpuTestSupport.assertCosineAndRelL2(what + ": conv_s1", want.get(t).s1(), got.s1(), 0.9999, 0.01);
