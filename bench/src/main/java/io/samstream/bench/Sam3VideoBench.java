@@ -594,7 +594,11 @@ public final class Sam3VideoBench {
                 VisionFeatures v = model.detector().encodeImage(clip[i]);
                 profile.drain();
                 long t0 = System.nanoTime();
-                float[][] l = FeatureMap.values(model.detector().trackerLevels(v));
+                FeatureMap[] maps = model.detector().trackerLevels(v);
+                float[][] l = FeatureMap.values(maps);
+                for (FeatureMap m : maps) {
+                    m.release();
+                }
                 long t1 = System.nanoTime();
                 model.tracker().features(model.detector().pool(), l);
                 convs[i] = System.nanoTime() - t1;
