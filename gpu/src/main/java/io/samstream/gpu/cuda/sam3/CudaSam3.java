@@ -118,9 +118,9 @@ public final class CudaSam3 implements Sam3Backend {
         CudaSam3Neck.Workspace necks = CudaSam3Neck.Workspace.allocate(gpu.pool(), config);
         CudaSam3Neck detectorNeck = new CudaSam3Neck(sd, Sam3Neck.DETECTOR, config, gpu.kernels(), gpu.stream(),
                 weights, necks);
-        this.neck = new Neck(detectorNeck);
-        this.trackerNeck = withTrackerNeck ? new TrackerNeck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
-                gpu.kernels(), gpu.stream(), weights, necks)) : null;
+        this.neck = new Neck(detectorNeck, levels);
+        this.trackerNeck = withTrackerNeck ? new Neck(new CudaSam3Neck(sd, Sam3Neck.TRACKER, config,
+                gpu.kernels(), gpu.stream(), weights, necks), trackerLevels) : null;
         this.decoderPart = new CudaSam3Decoder(sd, config.detector(), config.vision().grid(),
                 maxPromptTokens(config), gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
         this.head = new CudaSam3MaskHead(sd, config, maxPromptTokens(config), config.detector().queries(),
@@ -302,12 +302,19 @@ public final class CudaSam3 implements Sam3Backend {
         }
     }
 
-    /** The detector's neck: its levels into level slots, read in place by the fusion encoder and the mask head. */
+    /**
+     * A neck: its levels into its own level slots, read in place by the next parts (the detector's: the fusion
+     * encoder and the mask head; the tracker's: the tracker's passes on this GPU, {@link #readTrackerLevels}), by
+     * any other reader through their values.
+     */
     private final class Neck extends Part implements Sam3Neck {
         private final CudaSam3Neck part;
+        /** The slots of its levels (4x, 2x, 1x), filled when the constructor is done. */
+        private final Slots[] rings;
 
-        Neck(CudaSam3Neck part) {
+        Neck(CudaSam3Neck part, Slots[] rings) {
             this.part = part;
+            this.rings = rings;
         }
 
         @Override
@@ -317,35 +324,8 @@ public final class CudaSam3 implements Sam3Backend {
                 FeatureRing.Resident[] out = new FeatureRing.Resident[3];
                 DeviceBuffer[] buffers = new DeviceBuffer[3];
                 for (int i = 0; i < 3; i++) {
-                    out[i] = levels[i].acquire();
-                    buffers[i] = levels[i].buffers[out[i].slot()];
-                }
-                part.forward(input, buffers);
-                return out;
-            }
-        }
-    }
-
-    /**
-     * The tracker's neck: its levels into their own slots, which the tracker's passes on this GPU read in place
-     * ({@link #readTrackerLevels}) and any other reader through their values.
-     */
-    private final class TrackerNeck extends Part implements Sam3Neck {
-        private final CudaSam3Neck part;
-
-        TrackerNeck(CudaSam3Neck part) {
-            this.part = part;
-        }
-
-        @Override
-        public FeatureMap[] forward(FeatureMap trunkMap) {
-            synchronized (CudaSam3.this) {
-                DeviceBuffer input = trunkInput(trunkMap);
-                FeatureRing.Resident[] out = new FeatureRing.Resident[3];
-                DeviceBuffer[] buffers = new DeviceBuffer[3];
-                for (int i = 0; i < 3; i++) {
-                    out[i] = trackerLevels[i].acquire();
-                    buffers[i] = trackerLevels[i].buffers[out[i].slot()];
+                    out[i] = rings[i].acquire();
+                    buffers[i] = rings[i].buffers[out[i].slot()];
                 }
                 part.forward(input, buffers);
                 return out;
