@@ -77,34 +77,42 @@ final class Sam3StepProfile implements AutoCloseable {
             Sam3Decoder decoder = timed(Sam3Decoder.class, b.decoder(), "decoder");
             Sam3MaskHead maskHead = timed(Sam3MaskHead.class, b.maskHead(), "mask head");
             return new Sam3Backend() { // closes b itself: its parts may share what b owns
+                @Override
                 public Sam3Trunk trunk() {
                     return trunk;
                 }
 
+                @Override
                 public Sam3Neck neck() {
                     return neck;
                 }
 
+                @Override
                 public Sam3Neck trackerNeck() {
                     return trackerNeck;
                 }
 
+                @Override
                 public Sam3Fusion fusion() {
                     return fusion;
                 }
 
+                @Override
                 public Sam3Decoder decoder() {
                     return decoder;
                 }
 
+                @Override
                 public Sam3MaskHead maskHead() {
                     return maskHead;
                 }
 
+                @Override
                 public String describe() {
                     return b.describe();
                 }
 
+                @Override
                 public void close() {
                     b.close();
                 }

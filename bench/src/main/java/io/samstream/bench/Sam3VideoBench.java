@@ -172,6 +172,9 @@ public final class Sam3VideoBench {
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
+        if (profileFrames < 0) {
+            throw new IllegalArgumentException("--profile " + profileFrames + ": 0 (none) or more steps");
+        }
         if (frames < 1 || warmup < 1 || repeats < 1 || instances < 1) {
             throw new IllegalArgumentException("--frames, --warmup, --repeats and --instances must be at least 1");
         }
@@ -607,9 +610,9 @@ public final class Sam3VideoBench {
             }
             Arrays.sort(levels);
             Arrays.sort(convs);
-            rows.add(String.format(Locale.ROOT, "#profile-alone	tracker levels to host (neck + read back)	%.2f",
+            rows.add(String.format(Locale.ROOT, "#profile-alone\ttracker levels to host (neck + read back)\t%.2f",
                     levels[1] / 1e6));
-            rows.add(String.format(Locale.ROOT, "#profile-alone	tracker features on the CPU (conv_s0, conv_s1)	%.2f",
+            rows.add(String.format(Locale.ROOT, "#profile-alone\ttracker features on the CPU (conv_s0, conv_s1)\t%.2f",
                     convs[1] / 1e6));
             rows.forEach(System.out::println);
             return rows;
