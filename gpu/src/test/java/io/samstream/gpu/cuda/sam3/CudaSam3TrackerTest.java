@@ -23,8 +23,8 @@ class CudaSam3TrackerTest {
 
     @Test
     void theReleaseAndTheTinyTrackerAreSupported() {
-        assertEquals(List.of(), CudaSam3Tracker.unsupported(RELEASE_TRACKER));
-        assertEquals(List.of(), CudaSam3Tracker.unsupported(Sam3Weights.TINY_TRACKER));
+        assertEquals(List.of(), TrackerSizes.unsupported(RELEASE_TRACKER));
+        assertEquals(List.of(), TrackerSizes.unsupported(Sam3Weights.TINY_TRACKER));
     }
 
     @Test
@@ -40,7 +40,7 @@ class CudaSam3TrackerTest {
 
         Sam3TrackerConfig two = tracker(256, 60, 2048, 4, 3, 6);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> CudaSam3Tracker.checkSupported(two));
+                () -> TrackerSizes.checkSupported(two));
         assertTrue(e.getMessage().startsWith("the CUDA SAM 3 tracker cannot run " + two + ": "), e.getMessage());
         assertTrue(e.getMessage().contains("memory width 60") && e.getMessage().contains("fuser kernel 6"),
                 e.getMessage());
@@ -59,12 +59,12 @@ class CudaSam3TrackerTest {
     @Test
     void theMemoryHoldsWhatAFrameCanReadAndThePoolHoldsItsParts() {
         // 4 conditioning + 6 tracked memories of 72 x 72 tokens, 4 + 15 pointers of 256 / 64 tokens each
-        assertEquals(10 * 5184 + 19 * 4, CudaSam3Tracker.maxMemory(RELEASE_TRACKER));
-        long pool = CudaSam3Tracker.poolBytes(RELEASE_TRACKER, 0);
+        assertEquals(10 * 5184 + 19 * 4, TrackerSizes.maxMemory(RELEASE_TRACKER));
+        long pool = TrackerSizes.poolBytes(RELEASE_TRACKER, 0);
         // the largest parts: the attention's keys, k and v over that memory, the memory and its position uploaded
-        long memory = CudaSam3Tracker.maxMemory(RELEASE_TRACKER) * (3L * 64 + 2 * 256) * 2;
+        long memory = TrackerSizes.maxMemory(RELEASE_TRACKER) * (3L * 64 + 2 * 256) * 2;
         long decoder = CudaSam2MaskDecoder.poolBytes(RELEASE_TRACKER.sam2Parts(), 1);
-        assertTrue(pool > memory + decoder + CudaSam3Tracker.SPARE_BYTES, "pool " + pool);
+        assertTrue(pool > memory + decoder + TrackerSizes.SPARE_BYTES, "pool " + pool);
         assertTrue(pool < 600_000_000L, "a few hundred MB at most: " + pool);
     }
 
@@ -75,8 +75,8 @@ class CudaSam3TrackerTest {
         int slots = CudaSam3Tracker.defaultSlots(RELEASE_TRACKER);
         assertEquals(CudaSam3Tracker.DEFAULT_BANK_OBJECTS * 12, slots);
         long slot = 72L * 72 * 64 * 2;   // a memory in bf16
-        assertEquals((slots - 1) * slot, CudaSam3Tracker.poolBytes(RELEASE_TRACKER, slots)
-                - CudaSam3Tracker.poolBytes(RELEASE_TRACKER, 0), "a bank of none still has one slot's room");
+        assertEquals((slots - 1) * slot, TrackerSizes.poolBytes(RELEASE_TRACKER, slots)
+                - TrackerSizes.poolBytes(RELEASE_TRACKER, 0), "a bank of none still has one slot's room");
         assertTrue(slots * slot < 600_000_000L, "the default bank: a few hundred MB, " + slots * slot);
     }
 
@@ -88,7 +88,7 @@ class CudaSam3TrackerTest {
     }
 
     private static void assertProblem(Sam3TrackerConfig c, String expected) {
-        List<String> problems = CudaSam3Tracker.unsupported(c);
+        List<String> problems = TrackerSizes.unsupported(c);
         assertEquals(1, problems.size(), c + ": " + problems);
         assertTrue(problems.get(0).contains(expected), c + ": " + problems.get(0));
     }
