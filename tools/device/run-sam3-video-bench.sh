@@ -22,7 +22,8 @@
 # samstream what is left. With the defaults (FRAMES=10 a window, WARMUP=16, REPEATS=3) a session or stream steps
 # 47 frames, 752 at 16 streams; both programs write their TSV after every scenario, so a cut run keeps its rows.
 # Overrides: SCENARIOS, FRAMES, WARMUP, REPEATS, INSTANCES, HEURISTICS (off|on), META_ARGS, JAVA_ARGS (e.g.
-# "--long-frames 3000"), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
+# "--long-frames 3000"), JVM_ARGS (the JVM's own, e.g. "-XX:StartFlightRecording=filename=$OUT/s.jfr,settings=profile"
+# for a Flight Recorder profile: the JRE has jdk.jfr), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
 # compiled (its own torch.compile path, GEMM and convolution autotuning on ATen so that it fits a call; an untimed
 # pass compiles first): try it with JAVA=0 in a call of its own, and keep it beside samstream when both fit.
 #
@@ -42,7 +43,7 @@ if [ "${1:-run}" = stage ]; then
     zip -q -d "$jna" $(unzip -Z1 "$jna" | grep -E '^com/sun/jna/[a-z0-9]+-[^/]+/' | grep -v '^com/sun/jna/linux-x86-64/')
     cp "$d/COMMIT" "$d/run/"
     jre=$(mktemp -d)
-    jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported --strip-debug \
+    jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,jdk.jfr --strip-debug \
         --no-man-pages --no-header-files --output "$jre/jre"
     tar cf - -C "$jre" jre | xz -6 -T0 > "$d/jre.tar.xz"
     rm -rf "$jre"
@@ -113,7 +114,7 @@ if [ "${JAVA:-1}" != 0 ]; then
     cp=$(ls .device/sam3video/run/*.jar | tr '\n' ':')
     left=$(( ${BUDGET:-560} - ($(date +%s) - start) ))
     [ "$left" -gt 30 ] || left=30
-    timeout "$left" /tmp/sam3-jre/jre/bin/java -Xmx48g -cp "$cp" io.samstream.bench.Sam3VideoBench "$final/sam3-samstream.tsv" \
+    timeout "$left" /tmp/sam3-jre/jre/bin/java -Xmx48g ${JVM_ARGS:-} -cp "$cp" io.samstream.bench.Sam3VideoBench "$final/sam3-samstream.tsv" \
         --config release --device cuda "${common[@]}" ${JAVA_ARGS:-} > "$work/sam3-samstream-log.txt" 2>&1 \
         || { status=1; echo "samstream's run failed or ran out of time ($left s):"; tail -25 "$work/sam3-samstream-log.txt"; }
     keep_log sam3-samstream-log.txt
