@@ -299,18 +299,18 @@ public final class Sam3VideoBench {
 
     /**
      * The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there; with {@code profile}, its
-     * parts timed.
+     * parts timed, so the detection runs after the propagation, not beside it (each part drains the device alone).
      */
     private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
             Sam3StepProfile profile) {
         return switch (device) {
             case "cpu" -> profile == null ? new Sam3VideoModel(sd, tokenizer, threads)
                     : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(Sam3Backend.cpu()),
-                            profile.wrap(TrackerPasses.Factory.cpu()));
+                            profile.wrap(TrackerPasses.Factory.cpu()), false);
             case "cuda" -> profile == null
                     ? new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0), CudaSam3Tracker.factory(0))
                     : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(CudaSam3.factory(0)),
-                            profile.wrap(CudaSam3Tracker.factory(0)));
+                            profile.wrap(CudaSam3Tracker.factory(0)), false);
             default -> throw new IllegalArgumentException("--device " + device + ": cuda or cpu");
         };
     }

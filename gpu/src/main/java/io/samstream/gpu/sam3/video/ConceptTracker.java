@@ -31,7 +31,8 @@ import java.util.function.LongSupplier;
  *       frames in a row without a mask make it lost (reported once), {@code forgetAfter} more drop it.</li>
  * </ol>
  * On frames without detection (the cadence) the tracks are only propagated, remembered and published: a frame the
- * detector skipped says nothing about matches, so it counts for no heuristic.
+ * detector skipped says nothing about matches, so it counts for no heuristic. The detection of step 2 reads only the
+ * frame, so it starts before step 1 and runs beside it ({@link Overlap}); the results are the same either way.
  */
 final class ConceptTracker {
     /** Meta's {@code HIGH_CONF_THRESH} for the tracker's object score logit when re-conditioning. */
@@ -41,6 +42,7 @@ final class ConceptTracker {
     private final TrackerPasses model;
     private final CpuThreadPool pool;
     private final ConceptDetector detector;
+    private final Overlap overlap;
     private final Sam3VideoSettings settings;
     private final MemoryPicker picker;
     private final Hotstart hotstart;
@@ -52,11 +54,12 @@ final class ConceptTracker {
     record Result(List<TrackedObject> objects, List<Long> hidden, List<Long> lost, List<Long> dropped) {}
 
     ConceptTracker(Concept concept, TrackerPasses model, CpuThreadPool pool, ConceptDetector detector,
-            Sam3VideoSettings settings) {
+            Overlap overlap, Sam3VideoSettings settings) {
         this.concept = concept;
         this.model = model;
         this.pool = pool;
         this.detector = detector;
+        this.overlap = overlap;
         this.settings = settings;
         this.picker = new MemoryPicker(settings.memorySelection(), model.config().numMaskmem(),
                 settings.pointerWindow(), settings.memorySelectionThreshold());
@@ -106,13 +109,23 @@ final class ConceptTracker {
             MemoryPicker.Picked p = picker.pick(tr.memory, t);
             reads.add(new Sam3TrackerModel.Reads(p.spatial(), p.pointers()));
         }
-        if (n > 0) {
-            List<Propagation> got = model.propagateAll(pool, f, reads, picker.window());
-            for (int i = 0; i < n; i++) {
-                props[i] = got.get(i);
+        // the detection reads the frame and nothing of the tracks: it runs beside their propagation (Overlap)
+        Overlap.Pending<List<Detection>> detecting = detect
+                ? overlap.start(() -> detector.detect(vision, concept, firstFrame)) : null;
+        try {
+            if (n > 0) {
+                List<Propagation> got = model.propagateAll(pool, f, reads, picker.window());
+                for (int i = 0; i < n; i++) {
+                    props[i] = got.get(i);
+                }
             }
+            pool.forEach(n, i -> masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea()));
+        } catch (RuntimeException | Error e) {
+            if (detecting != null) {
+                detecting.abandon(e); // the caller releases the frame next: the detection must be done with it
+            }
+            throw e;
         }
-        pool.forEach(n, i -> masks[i] = HoleFilling.fill(props[i].lowRes(), low, low, settings.fillHoleArea()));
 
         List<Detection> fresh = new ArrayList<>();
         List<Long> freshIds = new ArrayList<>();
@@ -120,7 +133,7 @@ final class ConceptTracker {
         List<int[]> recondition = new ArrayList<>();
         List<Detection> dets = List.of();
         if (detect) {
-            dets = detector.detect(vision, concept, firstFrame);
+            dets = detecting.join();
             List<boolean[]> detBins = new ArrayList<>();
             float[] scores = new float[dets.size()];
             for (int d = 0; d < dets.size(); d++) {

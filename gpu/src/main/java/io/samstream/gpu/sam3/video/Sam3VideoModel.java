@@ -23,6 +23,7 @@ public final class Sam3VideoModel implements AutoCloseable {
     private final Sam3TrackerModel tracker;
     private final TrackerPasses passes;
     private final Sam3Tokenizer tokenizer;
+    private final Overlap overlap;
 
     /** The video model of a state_dict with both halves (Meta's sam3.pt); the tokenizer's vocabulary must match. */
     public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads) {
@@ -43,6 +44,16 @@ public final class Sam3VideoModel implements AutoCloseable {
      */
     public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads, Sam3Backend.Factory backend,
             TrackerPasses.Factory trackerPasses) {
+        this(checkpoint, tokenizer, threads, backend, trackerPasses, true);
+    }
+
+    /**
+     * As above; {@code overlapDetection} whether a frame's detection runs on a helper thread beside the propagation of
+     * the concept's tracks ({@link Overlap}: the same results, the detector's work hidden behind the tracker's), or
+     * after it on the stream's thread (a profile that times each part alone needs that).
+     */
+    public Sam3VideoModel(StateDict checkpoint, Sam3Tokenizer tokenizer, int threads, Sam3Backend.Factory backend,
+            TrackerPasses.Factory trackerPasses, boolean overlapDetection) {
         Sam3Config config = Sam3ConfigInference.infer(checkpoint);
         if (tokenizer.vocabularySize() != config.text().vocabSize()) {
             throw new IllegalArgumentException("the tokenizer's vocabulary has " + tokenizer.vocabularySize()
@@ -58,6 +69,7 @@ public final class Sam3VideoModel implements AutoCloseable {
             detector.close();
             throw e;
         }
+        this.overlap = overlapDetection ? Overlap.threads() : Overlap.serial();
     }
 
     /** sam3.pt and the vocabulary next to it ({@link Sam3Tokenizer#forCheckpoint}). */
@@ -88,6 +100,11 @@ public final class Sam3VideoModel implements AutoCloseable {
         return tokenizer;
     }
 
+    /** How its streams' steps run a frame's detection beside the tracks' propagation. */
+    Overlap overlap() {
+        return overlap;
+    }
+
     /**
      * Where the model runs, for logs: "detector: " its {@link Sam3Model#describe()}, "; tracker: " where its passes run
      * ({@link TrackerPasses#describe()}), or "CPU (fp32)".
@@ -113,9 +130,10 @@ public final class Sam3VideoModel implements AutoCloseable {
         return new Sam3VideoTracker(this, detector, passes, settings);
     }
 
-    /** Closes the tracker passes (when not the CPU reference's), then the detector. */
+    /** Stops the detection helpers, closes the tracker passes (when not the CPU reference's), then the detector. */
     @Override
     public void close() {
+        overlap.close();
         try {
             passes.close();
         } finally {

@@ -104,7 +104,7 @@ public final class Sam3VideoTracker implements AutoCloseable {
             }
             for (Concept c : asked) {
                 concepts.computeIfAbsent(c, k -> new ConceptTracker(k, passes, model.detector().pool(),
-                        detector, settings));
+                        detector, model.overlap(), settings));
             }
             List<TrackedObject> objects = new ArrayList<>();
             List<Long> hidden = new ArrayList<>();

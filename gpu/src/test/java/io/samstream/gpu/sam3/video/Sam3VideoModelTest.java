@@ -10,6 +10,7 @@ import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.sam2.FrameFeatures;
 import io.samstream.gpu.sam3.FeatureMap;
+import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Checkpoint;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
 import io.samstream.gpu.sam3.Sam3Weights;
@@ -154,6 +155,60 @@ class Sam3VideoModelTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    /**
+     * The real detector and tracker, the detection beside the propagation and after it: the same objects under the
+     * same ids, the same masks and scores, frame for frame (the two read the frame and nothing of each other).
+     */
+    @Test
+    void theDetectionBesideThePropagationGivesWhatItGivesAfterIt() {
+        Sam3VideoSettings s = Sam3VideoSettings.withoutTemporalDisambiguation().withThresholds(0.05f, 0.05f);
+        List<Concept> concepts = List.of(Concept.of("red circle"), Concept.of("square"));
+        try (Sam3VideoModel serial = new Sam3VideoModel(sd, model.tokenizer(), 2, Sam3Backend.cpu(),
+                TrackerPasses.Factory.cpu(), false)) {
+            assertTrue(model.overlap().overlaps() && !serial.overlap().overlaps());
+            Sam3VideoTracker beside = model.openStream(s);
+            Sam3VideoTracker after = serial.openStream(s);
+            int shown = 0;
+            for (int t = 0; t < 6; t++) {
+                float[] frame = new float[input.length];
+                for (int i = 0; i < frame.length; i++) {
+                    frame[i] = (float) Math.sin(i * 0.01 + t * 0.3);
+                }
+                VideoStep a = beside.step(frame, 40, 30, concepts);
+                VideoStep b = after.step(frame, 40, 30, concepts);
+                assertEquals(b.hidden(), a.hidden(), "frame " + t);
+                assertEquals(b.lost(), a.lost(), "frame " + t);
+                assertEquals(b.dropped(), a.dropped(), "frame " + t);
+                assertEquals(b.objects().size(), a.objects().size(), "frame " + t);
+                for (int i = 0; i < a.objects().size(); i++) {
+                    TrackedObject x = a.objects().get(i), y = b.objects().get(i);
+                    assertEquals(y.id(), x.id(), "frame " + t);
+                    assertEquals(y.concept(), x.concept(), "frame " + t);
+                    assertEquals(y.score(), x.score(), "frame " + t);
+                    assertEquals(y.trackerScore(), x.trackerScore(), "frame " + t);
+                    assertArrayEquals(y.box(), x.box(), "frame " + t);
+                    assertArrayEquals(y.mask(), x.mask(), "frame " + t);
+                }
+                shown += a.objects().size();
+            }
+            assertTrue(shown > 0, "the random detector finds something at these thresholds");
+            assertEquals(after.detectionFrames(), beside.detectionFrames());
+        }
+    }
+
+    /** A detector's failure ends the step with the detector's own error, not one wrapped by the helper thread. */
+    @Test
+    void aDetectorsFailureReachesTheStepUnwrapped() {
+        ConceptDetector failing = (image, concept, first) -> {
+            throw new IllegalArgumentException("no text features for '" + concept.phrase() + "'");
+        };
+        Sam3VideoTracker stream = model.openStream(Sam3VideoSettings.defaults(), failing);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> stream.step(input, 40, 30, List.of(Concept.of("red circle"))));
+        assertEquals("no text features for 'red circle'", e.getMessage());
+        stream.close();
     }
 
     /** Stream k's detections: a box of its own place moving right, inside the frame throughout. */
