@@ -609,6 +609,16 @@ extern "C" __global__ void __launch_bounds__(256) samstream_menc_scaled_mask(con
                                                                              int B, int l, int S) {
     memory_encoder_ops::scaled_mask(logits, binarize, out, B, l, S);
 }
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_shrinkage_count(const float* logits, int n, int l,
+                                                                                int S, int* counts) {
+    memory_encoder_ops::shrinkage_count(logits, n, l, S, counts);
+}
+extern "C" __global__ void __launch_bounds__(256) samstream_menc_scaled_mask_shrunk(const float* logits, int k, int l,
+                                                                                   int S, const int* counts,
+                                                                                   float threshold, float* out,
+                                                                                   float* presence) {
+    memory_encoder_ops::scaled_mask_shrunk(logits, k, l, S, counts, threshold, out, presence);
+}
 extern "C" __global__ void __launch_bounds__(256) samstream_menc_conv3x3_s2(const float* x, const float* w,
                                                                             const float* bias, float* y, int B, int H,
                                                                             int W, int Cin, int Cout) {

@@ -34,6 +34,7 @@ public final class Sam2Kernels {
             UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
             UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", COMBINE = "samstream_sdpa_combine", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
             ADD = "samstream_mem_add", SCALED_MASK = "samstream_menc_scaled_mask",
+            SHRINKAGE_COUNT = "samstream_menc_shrinkage_count", SCALED_MASK_SHRUNK = "samstream_menc_scaled_mask_shrunk",
             CONV3X3_S2 = "samstream_menc_conv3x3_s2", LN_GELU = "samstream_menc_layernorm_gelu",
             LN_GELU_BF16 = "samstream_menc_layernorm_gelu_bf16",
             DEPTHWISE = "samstream_menc_depthwise", COPY_SPANS = "samstream_step_copy_spans",
@@ -61,7 +62,7 @@ public final class Sam2Kernels {
         }
         kernels.add(SDPA_SM90, SDPA_SM90_SMEM);
         for (String name : new String[] {COMBINE, UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
-                CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT, NORMALIZE_RGB8}) {
+                SHRINKAGE_COUNT, SCALED_MASK_SHRUNK, CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT, NORMALIZE_RGB8}) {
             kernels.add(name, 0);
         }
     }
@@ -339,6 +340,42 @@ public final class Sam2Kernels {
         requireBytes(out, total * 4, op, "out (fp32)");
         Pointer params = Pointer.to(ptr(logits), ints(binarize ? 1 : 0), ptr(out), ints(batch), ints(l), ints(s));
         kernels.launch(SCALED_MASK, gridFor(total), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /** Objects {@link #shrinkageCount} takes at once (memory_encoder_ops.cuh's SHRINK_MAX_OBJECTS). */
+    public static final int SHRINK_MAX_OBJECTS = 64;
+
+    /**
+     * The areas of SAM 3's pixel-wise shrinkage rule over a concept's objects: fp32 logits {@code [objects, l, l]}
+     * upsampled bilinearly to {@code [s, s]}; adds to int {@code counts[2k]} the pixels where object k is above 0 and
+     * to {@code counts[2k + 1]} those where it is also the highest (the first of equals). The caller zeroes counts.
+     */
+    public void shrinkageCount(CudaStream stream, DeviceBuffer logits, int objects, int l, int s, DeviceBuffer counts) {
+        String op = String.format(Locale.ROOT, "shrinkageCount objects=%d %d -> %d", objects, l, s);
+        require(objects > 0 && objects <= SHRINK_MAX_OBJECTS, op + ": 1 to " + SHRINK_MAX_OBJECTS + " objects");
+        require(l > 0 && s > 0, op + ": dimensions must be positive");
+        requireBytes(logits, (long) objects * l * l * 4, op, "logits (fp32)");
+        requireBytes(counts, 2L * objects * 4, op, "counts (int)");
+        Pointer params = Pointer.to(ptr(logits), ints(objects), ints(l), ints(s), ptr(counts));
+        kernels.launch(SHRINKAGE_COUNT, gridFor((long) s * s), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
+    }
+
+    /**
+     * Object {@code k}'s memory-encoder input after {@link #shrinkageCount}: its logits upsampled to {@code out [s,
+     * s]} (fp32), clamped to at most -10 when it kept less than {@code threshold} of its area, sigmoid x20 - 10; fp32
+     * {@code presence[0]} 1 when it was not suppressed and its area is not 0, else -1.
+     */
+    public void scaledMaskShrunk(CudaStream stream, DeviceBuffer logits, int k, int l, int s, DeviceBuffer counts,
+            float threshold, DeviceBuffer out, DeviceBuffer presence) {
+        String op = String.format(Locale.ROOT, "scaledMaskShrunk object=%d %d -> %d", k, l, s);
+        require(k >= 0 && l > 0 && s > 0, op + ": dimensions must be positive");
+        requireBytes(logits, (long) (k + 1) * l * l * 4, op, "logits (fp32)");
+        requireBytes(counts, 2L * (k + 1) * 4, op, "counts (int)");
+        requireBytes(out, (long) s * s * 4, op, "out (fp32)");
+        requireBytes(presence, 4, op, "presence (fp32)");
+        Pointer params = Pointer.to(ptr(logits), ints(k), ints(l), ints(s), ptr(counts),
+                Pointer.to(new float[] {threshold}), ptr(out), ptr(presence));
+        kernels.launch(SCALED_MASK_SHRUNK, gridFor((long) s * s), 1, 1, ELEMENTWISE_THREADS, 0, stream, params, op);
     }
 
     /**

@@ -79,8 +79,10 @@ import org.slf4j.LoggerFactory;
  * <p>A frame's objects ({@link #propagateAll}, which a concept's step calls) are queued one after the other and the
  * host waits once for all of them (while their inputs and results fit the staging buffer). Each still runs as its
  * own batch-1 pass: batching them into one pass (the parts take a batch; SAM 2's {@code CudaSam2Tracker} groups
- * objects by memory shape) would need the attention's buffers per object. {@link #encodeMemory} still uploads each
- * object's scaled mask as fp32 and waits for that upload ([maskSize²]: 5.3 MB at the release shapes).
+ * objects by memory shape) would need the attention's buffers per object. A frame's memories
+ * ({@link #encodeTrackedMemories}) are made from the objects' low-resolution masks on the device; {@link
+ * #encodeMemory} (a new object's, from its prompt mask) still uploads the scaled mask as fp32 and waits for that
+ * upload ([maskSize²]: 5.3 MB at the release shapes).
  */
 public final class CudaSam3Tracker implements TrackerPasses {
     private static final Logger log = LoggerFactory.getLogger(CudaSam3Tracker.class);
@@ -104,7 +106,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
     /** Frames' features made on the device ({@link #features}). */
     private final TrackerFeatures frames;
     private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
-            copyTable;
+            copyTable, lowResMasks, shrinkAreas;
     private final int maxMemory, maxSpatial, maxPointerTokens;
     private final long featureBytes;
     /**
@@ -204,6 +206,10 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory position");
         this.mask = p.allocate((long) s * s * 4, "SAM 3 tracker scaled mask");
         this.presence = p.allocate(4, "SAM 3 tracker presence");
+        int l = config.lowResSize();
+        this.lowResMasks = p.allocate((long) Sam2Kernels.SHRINK_MAX_OBJECTS * l * l * 4,
+                "SAM 3 tracker low-res masks of a frame");
+        this.shrinkAreas = p.allocate(2L * Sam2Kernels.SHRINK_MAX_OBJECTS * 4, "SAM 3 tracker shrinkage areas");
         this.featureBytes = (long) g * g * config.memDim() * 2;
         this.bank = p.allocate(Math.max(1, slotCount) * featureBytes, "SAM 3 tracker memory bank");
         this.spatialPos = p.allocate(config.numMaskmem() * featureBytes, "SAM 3 tracker memory positions by slot");
@@ -494,7 +500,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
     public synchronized FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask,
             boolean present) {
         ensureOpen();
-        int s = config.maskSize(), g = config.grid();
+        int s = config.maskSize();
         if (scaledMask.length != s * s) {
             throw new IllegalArgumentException("scaled mask of " + scaledMask.length + " values; " + s + " x " + s
                     + " expected");
@@ -502,6 +508,67 @@ public final class CudaSam3Tracker implements TrackerPasses {
         upload(f);
         StagedCopy.uploadF32(stream, staging, scaledMask, mask);
         StagedCopy.uploadF32(stream, staging, new float[] {present ? 1f : -1f}, presence);
+        return encodeQueued();
+    }
+
+    /**
+     * As {@link TrackerPasses#encodeTrackedMemories}, on the device: the frame's low-resolution masks go up once
+     * ([n, lowRes²] fp32, 330 KB an object at the release shapes, not the encoder's 5.3 MB square), one kernel counts
+     * every object's area before and after the pixel-wise rule, then per wanted object one kernel writes its encoder
+     * input (upsampled, suppressed whole when it shrank below {@link TrackerPasses#SHRINK_THRESHOLD}, sigmoid x20 -
+     * 10) and its presence, and the encoder's graph runs on them: the host waits only for the upload. The same
+     * values as the CPU's rule up to float rounding (a pixel at the threshold of 0 may count differently). More than
+     * {@link Sam2Kernels#SHRINK_MAX_OBJECTS} objects: the host's rule, then {@link #encodeMemory}.
+     */
+    @Override
+    public synchronized List<FeatureMap> encodeTrackedMemories(CpuThreadPool pool, TrackerFrame f, float[][] lowRes,
+            boolean[] wanted) {
+        ensureOpen();
+        int n = lowRes.length, l = config.lowResSize(), s = config.maskSize();
+        if (wanted.length != n) {
+            throw new IllegalArgumentException(wanted.length + " wanted flags for " + n + " masks");
+        }
+        for (float[] m : lowRes) {
+            if (m.length != l * l) {
+                throw new IllegalArgumentException("low-resolution mask of " + m.length + " values; " + l + " x " + l
+                        + " expected");
+            }
+        }
+        if (n > Sam2Kernels.SHRINK_MAX_OBJECTS) {
+            return TrackerPasses.super.encodeTrackedMemories(pool, f, lowRes, wanted);
+        }
+        List<FeatureMap> out = new ArrayList<>(java.util.Collections.nCopies(n, null));
+        boolean any = false;
+        for (boolean w : wanted) {
+            any |= w;
+        }
+        if (!any) {
+            return out;
+        }
+        upload(f);
+        float[] all = new float[n * l * l];
+        for (int k = 0; k < n; k++) {
+            System.arraycopy(lowRes[k], 0, all, k * l * l, l * l);
+        }
+        StagedCopy.uploadF32(stream, staging, all, lowResMasks);
+        stream.fill16(shrinkAreas, (short) 0);
+        ops.shrinkageCount(stream, lowResMasks, n, l, s, shrinkAreas);
+        for (int k = 0; k < n; k++) {
+            if (wanted[k]) {
+                ops.scaledMaskShrunk(stream, lowResMasks, k, l, s, shrinkAreas, TrackerPasses.SHRINK_THRESHOLD, mask,
+                        presence);
+                out.set(k, encodeQueued());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The memory encoder's graph on the scaled mask and presence in place, its output kept in a slot of the bank or,
+     * the bank full, downloaded.
+     */
+    private FeatureMap encodeQueued() {
+        int g = config.grid();
         graphs.run(stream, List.of("memory encoder"), () -> encoder.forwardScaled(1, top, mask, presence));
         int values = g * g * config.memDim();
         DeviceMemory kept = slots.take(slot -> new DeviceMemory(this, values, slot));

@@ -84,7 +84,7 @@ final class TrackerSizes {
     /**
      * The pool: the decoder's ({@link CudaSam2MaskDecoder#poolBytes}); the memory attention's and encoder's weights
      * (bounded at 4 bytes a value, each tensor 256-byte aligned) and tables; their activations at batch 1 over
-     * {@link #maxMemory} tokens; the tracker's inputs; the bank of {@code slots} memories, the positions by temporal
+     * {@link #maxMemory} tokens; the tracker's inputs (a frame's low-resolution masks among them); the bank of {@code slots} memories, the positions by temporal
      * slot and the copy table; the frame features' ({@link TrackerFeatures#poolBytes}); and {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3TrackerConfig c, int slots) {
@@ -110,6 +110,8 @@ final class TrackerSizes {
         long downChannels = 1L << (2 * c.downsampleLayers());
         long encoder = s * s * (4 + 4 + 2 + 2 + 5) + tokens * (downChannels + 6 * h + md) * 2;
         long inputs = tokens * h * (2 + 4 + 2) + 2 * mem * md * 2 + s * s * 4;   // top, s0, s1; memory, pos; mask
+        long l = c.lowResSize();                                  // a frame's low-res masks and their shrinkage areas
+        inputs += Sam2Kernels.SHRINK_MAX_OBJECTS * (l * l * 4 + 2 * 4);
         long feature = tokens * md * 2;
         long bank = (Math.max(1, slots) + c.numMaskmem()) * feature + 2L * maxSpatial(c) * Sam2Kernels.SPAN_BYTES;
         long allocations = 64 * 256;

@@ -207,15 +207,14 @@ final class ConceptTracker {
         for (int i = 0; i < n; i++) {
             kept[i] = !removed.contains(tracks.get(i).id);
         }
-        MemoryMasks.Tracked inputs = MemoryMasks.fromTracked(pool, masks, low, side, kept);
+        List<FeatureMap> memories = model.encodeTrackedMemories(pool, f, masks, kept);
         Set<Cohort> cohorts = new java.util.LinkedHashSet<>();
         for (int i = 0; i < n; i++) {
             if (!kept[i]) {
                 continue;
             }
             Track tr = tracks.get(i);
-            FeatureMap features = model.encodeMemory(pool, f, inputs.scaled()[i], inputs.present()[i]);
-            tr.memory.addTracked(t, features, props[i].pointer(), props[i].memoryScore());
+            tr.memory.addTracked(t, memories.get(i), props[i].pointer(), props[i].memoryScore());
             cohorts.add(tr.cohort);
         }
         cohorts.forEach(co -> co.score(t));

@@ -47,6 +47,27 @@ public interface TrackerPasses extends AutoCloseable {
      */
     FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask, boolean present);
 
+    /**
+     * The memories of a concept's objects on a tracked frame ({@code _tracker_update_memories}): their low-resolution
+     * masks [lowRes²] upsampled to the encoder's square, the pixel-wise shrinkage rule across all of them
+     * ({@link #SHRINK_THRESHOLD}), then {@link #encodeMemory} for each {@code wanted} object (null for the others,
+     * which still count in the rule), present when its area after the rule is not 0. By default {@link
+     * MemoryMasks#fromTracked} on the host; a GPU's passes take the small masks up and do all of it there.
+     */
+    default List<FeatureMap> encodeTrackedMemories(CpuThreadPool pool, TrackerFrame f, float[][] lowRes,
+            boolean[] wanted) {
+        MemoryMasks.Tracked inputs = MemoryMasks.fromTracked(pool, lowRes, config().lowResSize(), config().maskSize(),
+                wanted);
+        List<FeatureMap> out = new java.util.ArrayList<>(lowRes.length);
+        for (int k = 0; k < lowRes.length; k++) {
+            out.add(wanted[k] ? encodeMemory(pool, f, inputs.scaled()[k], inputs.present()[k]) : null);
+        }
+        return out;
+    }
+
+    /** An object that keeps less than this fraction of its area under the pixel-wise rule is suppressed whole. */
+    float SHRINK_THRESHOLD = MaskOverlaps.SHRINK_THRESHOLD;
+
     /** Where the passes run, for logs and masks.json, e.g. "memory attention ... on GPU (bf16)"; null: the CPU. */
     default String describe() {
         return null;

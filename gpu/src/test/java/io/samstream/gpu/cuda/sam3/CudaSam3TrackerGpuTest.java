@@ -92,6 +92,73 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
     }
 
     /**
+     * A frame's memories from its objects' low-resolution masks on the device ({@link
+     * CudaSam3Tracker#encodeTrackedMemories}: upsampling, the pixel-wise shrinkage rule, scaling and the encoder
+     * there) against the CPU's rule and encoder on the same masks: a large disc; a smaller, lower one inside it (it
+     * keeps none of its area under the rule: suppressed whole, absent); one not wanted (null on both sides, but in
+     * the rule); an empty mask (absent); a disc alone. At the release shapes and the tiny model's.
+     */
+    @Test
+    void trackedMemoriesFromLowResolutionMasksMatchTheCpuRule() {
+        Sam3TrackerConfig release = CudaSam3TrackerTest.RELEASE_TRACKER;
+        trackedMemories("release shapes", arranged(Sam2Shapes.random(Sam3Shapes.trackerShapes(CudaSam3Test.RELEASE,
+                release), 89), true), release, 90);
+        trackedMemories("tiny", arranged(Sam3Weights.videoStateDict(Sam3Weights.TINY, Sam3Weights.TINY_TRACKER), true),
+                Sam3Weights.TINY_TRACKER, 91);
+    }
+
+    private static void trackedMemories(String what, StateDict sd, Sam3TrackerConfig config, long seed) {
+        Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
+        int l = config.lowResSize();
+        try (CpuThreadPool pool = new CpuThreadPool(THREADS);
+             CudaSam3Tracker onGpu = CudaSam3Tracker.open(sd, config, cpu, 0)) {
+            TrackerFrame f = features(cpu, pool, config, new Random(seed));
+            float[] empty = new float[l * l];
+            java.util.Arrays.fill(empty, -6f);
+            float[][] low = {lowDisc(l, 0.35, 0.40, 0.25, 8f), lowDisc(l, 0.40, 0.42, 0.12, 4f),
+                lowDisc(l, 0.75, 0.75, 0.15, 8f), empty, lowDisc(l, 0.80, 0.20, 0.10, 8f)};
+            boolean[] wanted = {true, true, false, true, true};
+            List<FeatureMap> want = cpu.encodeTrackedMemories(pool, f, low, wanted);
+            List<FeatureMap> got = onGpu.encodeTrackedMemories(pool, f, low, wanted);
+            assertEquals(low.length, got.size());
+            for (int k = 0; k < low.length; k++) {
+                if (!wanted[k]) {
+                    assertEquals(null, want.get(k));
+                    assertEquals(null, got.get(k), what + ": object " + k + " was not wanted");
+                    continue;
+                }
+                GpuTestSupport.assertCosineAndRelL2(what + ", tracked memory of object " + k, want.get(k).values(),
+                        got.get(k).values(), MEMORY_COSINE, MEMORY_REL_L2);
+            }
+            // the case means something: alone, the inner disc's memory is another (present, not suppressed)
+            float[] alone = cpu.encodeTrackedMemories(pool, f, new float[][] {low[1]}, new boolean[] {true}).get(0)
+                    .values();
+            assertTrue(cosine(alone, want.get(1).values()) < 0.999, what + ": the rule suppressed the inner disc");
+        }
+    }
+
+    /** Low-resolution logits of a disc at (cx, cy) of radius r (fractions of the side): amp at its centre, 0 at its edge. */
+    private static float[] lowDisc(int l, double cx, double cy, double r, float amp) {
+        float[] m = new float[l * l];
+        for (int y = 0; y < l; y++) {
+            for (int x = 0; x < l; x++) {
+                m[y * l + x] = (float) (amp * (1.0 - Math.hypot(x + 0.5 - cx * l, y + 0.5 - cy * l) / (r * l)));
+            }
+        }
+        return m;
+    }
+
+    private static double cosine(float[] a, float[] b) {
+        double dot = 0, aa = 0, bb = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += (double) a[i] * b[i];
+            aa += (double) a[i] * a[i];
+            bb += (double) b[i] * b[i];
+        }
+        return dot / Math.sqrt(Math.max(aa * bb, 1e-30));
+    }
+
+    /**
      * A frame's features made on the device from a {@link CudaSam3} tracker neck's levels ({@link
      * CudaSam3Tracker#features}) against the CPU reference's convolutions on the same levels' values: the top level
      * exactly (a copy of bf16), conv_s0 / conv_s1 within bf16; a pass on the device frame as on its values uploaded.
