@@ -96,7 +96,9 @@ import java.util.stream.IntStream;
  * frames = 10 minutes of a 30 frames/s camera).
  *
  * <p><b>Profile.</b> {@code --profile N} adds, after the scenarios, one stream of one phrase whose N steps are timed
- * part by part ({@link Sam3StepProfile}): {@code #profile} rows, where the time of a step goes.
+ * part by part ({@link Sam3StepProfile}): {@code #profile} rows, where the time of a step goes. It runs on a model of
+ * its own, opened after the scenarios', whose steps run the detection after the propagation rather than beside it
+ * (so the parts add up to a longer step than the scenarios' 1 x 1).
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
  *      [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
@@ -203,25 +205,16 @@ public final class Sam3VideoBench {
                 + "frames_per_s_total_all\tobjects_per_frame\ttracks_per_frame\tdetections_per_frame\t"
                 + "device_memory_mb\tdevice_memory_growth_mb\tobject_memory_mb_per_object\tpreprocess_ms\tsettings");
         t0 = System.nanoTime();
-        try (Sam3StepProfile profile = profileFrames > 0 ? new Sam3StepProfile(device.equals("cuda") ? 0 : -1) : null;
-             Sam3VideoModel model = open(sd, tokenizer, threads, device, profile);
+        try (Sam3VideoModel model = open(sd, tokenizer, threads, device, null);
              CudaContext gpu = device.equals("cuda") ? CudaContext.open(0) : null) {
             String where = model.describe() + (gpu == null ? "" : "; " + gpu.info().describe());
             rows.add("#samstream\t" + configName + "\t" + where + "\tmodel opened in "
                     + String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9) + ", " + threads
                     + " CPU threads, clip " + width + "x" + height);
             System.out.println(rows.get(rows.size() - 1));
-            int s = config.vision().imageSize();
-            VisionFeatures first = model.detector().encodeImage(clip[0]);
-            Map<Concept, Calibration> calibrations = new LinkedHashMap<>();
-            for (String phrase : PHRASES.subList(0, maxPhrases)) {
-                Concept concept = Concept.of(phrase);
-                calibrations.put(concept, calibrate(model.detector(), tokenizer, first, concept, instances));
-                rows.add("#calibration\t" + phrase + "\t" + calibrations.get(concept));
-                System.out.println(rows.get(rows.size() - 1));
-            }
-            first.release();
-            double preprocess = preprocessMs(clip[0], s);
+            Map<Concept, Calibration> calibrations = calibrations(model, tokenizer, clip[0], maxPhrases, instances,
+                    rows);
+            double preprocess = preprocessMs(clip[0], config.vision().imageSize());
             for (String sc : scenarios) {
                 int[] sp = scenario(sc);
                 List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
@@ -231,19 +224,43 @@ public final class Sam3VideoBench {
                 System.out.println(rows.get(rows.size() - 1));
                 Files.write(out, rows);
             }
-            if (profile != null) {
-                List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
-                rows.addAll(profile(model, tokenizer, calibrations, concepts, settings(heuristics, calibrations,
-                        concepts, instances), profile, clip, warmup, profileFrames));
-            }
             if (longFrames > 0) {
                 List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
                 rows.addAll(longRun(new PhraseDetector(model, tokenizer, calibrations), concepts,
                         settings(heuristics, calibrations, concepts, instances), model, gpu, clip, longFrames));
             }
         }
+        if (profileFrames > 0) {
+            // a model of its own: timing each part alone needs its detection after the propagation (Overlap)
+            try (Sam3StepProfile profile = new Sam3StepProfile(device.equals("cuda") ? 0 : -1);
+                 Sam3VideoModel model = open(sd, tokenizer, threads, device, profile)) {
+                Map<Concept, Calibration> calibrations = calibrations(model, tokenizer, clip[0], 1, instances,
+                        new ArrayList<>());
+                List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
+                rows.addAll(profile(model, tokenizer, calibrations, concepts, settings(heuristics, calibrations,
+                        concepts, instances), profile, clip, warmup, profileFrames));
+            }
+        }
         Files.write(out, rows);
         System.out.println(String.join("\n", rows));
+    }
+
+    /** The first {@code phrases} phrases' thresholds on the clip's first frame ({@link #calibrate}), as rows too. */
+    private static Map<Concept, Calibration> calibrations(Sam3VideoModel model, Sam3Tokenizer tokenizer,
+            RgbImage first, int phrases, int instances, List<String> rows) {
+        VisionFeatures vision = model.detector().encodeImage(first);
+        Map<Concept, Calibration> calibrations = new LinkedHashMap<>();
+        try {
+            for (String phrase : PHRASES.subList(0, phrases)) {
+                Concept concept = Concept.of(phrase);
+                calibrations.put(concept, calibrate(model.detector(), tokenizer, vision, concept, instances));
+                rows.add("#calibration\t" + phrase + "\t" + calibrations.get(concept));
+                System.out.println(rows.get(rows.size() - 1));
+            }
+        } finally {
+            vision.release();
+        }
+        return calibrations;
     }
 
     /**
@@ -299,7 +316,8 @@ public final class Sam3VideoBench {
 
     /**
      * The video model on {@code device}, as ModelCheckpoints.openSam3Video opens it there; with {@code profile}, its
-     * parts timed, so the detection runs after the propagation, not beside it (each part drains the device alone).
+     * parts timed, so the detection runs after the propagation, not beside it (each part drains the device alone):
+     * the profile's model is not the scenarios'.
      */
     private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
             Sam3StepProfile profile) {
