@@ -21,8 +21,9 @@ import java.util.regex.Pattern;
  *
  * <p>The vocabulary is not part of samstream: SAM 3's {@code bpe_simple_vocab_16e6.txt.gz} (from Meta's sam3
  * repository, {@code sam3/assets/}, under the SAM License) is read from the checkpoint's folder
- * ({@link #forCheckpoint}). Any vocabulary in the same format works; the tests use one trained by
- * tools/sam3_fixtures/train_test_vocab.py.
+ * ({@link #forCheckpoint}), unless the checkpoint has one of its own beside it ({@code <checkpoint
+ * file>.vocab.txt.gz}, as the bundled demo model has). Any vocabulary in the same format works; the tests and the
+ * demo model use one trained by tools/sam3_fixtures/train_test_vocab.py.
  *
  * <p>Thread-safe; a text longer than {@link #MAX_TEXT_CHARS} characters is refused.
  */
@@ -63,14 +64,24 @@ public final class Sam3Tokenizer {
 
     /** The tokenizer of a SAM 3 checkpoint: {@value #VOCABULARY_FILE} in the checkpoint's folder. */
     public static Sam3Tokenizer forCheckpoint(Path checkpoint) {
+        Path own = ownVocabulary(checkpoint);
+        if (Files.isRegularFile(own)) {
+            return load(own);
+        }
         Path folder = checkpoint.toAbsolutePath().getParent();
         Path file = folder.resolve(VOCABULARY_FILE);
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("SAM 3's text vocabulary " + VOCABULARY_FILE + " is not next to "
                     + checkpoint + ": copy it there from Meta's sam3 repository (sam3/assets/" + VOCABULARY_FILE
-                    + "; SAM License)");
+                    + "; SAM License), or give the checkpoint its own as " + own.getFileName());
         }
         return load(file);
+    }
+
+    /** A checkpoint's own vocabulary, which {@link #forCheckpoint} prefers: {@code <checkpoint file>.vocab.txt.gz}. */
+    public static Path ownVocabulary(Path checkpoint) {
+        Path abs = checkpoint.toAbsolutePath();
+        return abs.resolveSibling(abs.getFileName() + ".vocab.txt.gz");
     }
 
     public Path source() {

@@ -128,6 +128,21 @@ class Sam3TokenizerTest {
         assertArrayEquals(tokenizer.tokenize("red circle", 32), Sam3Tokenizer.load(plain).tokenize("red circle", 32));
     }
 
+    /** A checkpoint's own vocabulary ({@code demo.pt.vocab.txt.gz}) wins over the folder's Meta vocabulary. */
+    @Test
+    void aCheckpointsOwnVocabularyIsPreferred(@TempDir Path dir) throws IOException {
+        Path folderVocab = dir.resolve(Sam3Tokenizer.VOCABULARY_FILE);
+        Files.writeString(folderVocab, "#version: another\nr e\n");
+        Path own = Sam3Tokenizer.ownVocabulary(dir.resolve("demo.pt"));
+        assertEquals(dir.resolve("demo.pt.vocab.txt.gz").toAbsolutePath(), own);
+        int folders = Sam3Tokenizer.load(folderVocab).vocabularySize();
+        assertTrue(folders != 814);
+        assertEquals(folders, Sam3Tokenizer.forCheckpoint(dir.resolve("demo.pt")).vocabularySize(), "the folder's");
+        Files.copy(TEST_VOCAB, own);
+        assertEquals(814, Sam3Tokenizer.forCheckpoint(dir.resolve("demo.pt")).vocabularySize(), "its own");
+        assertEquals(folders, Sam3Tokenizer.forCheckpoint(dir.resolve("other.pt")).vocabularySize(), "not another's");
+    }
+
     private static int[] ints(JsonNode array) {
         int[] out = new int[array.size()];
         for (int i = 0; i < out.length; i++) {
