@@ -8,12 +8,17 @@ import java.util.List;
 
 /**
  * The example models shipped in {@code examples/}: the SAM one is the default when no checkpoint is configured;
- * the SAM 2.1 one is what {@code samstream demo --model sam2} runs (memory mode).
+ * the SAM 2.1 one is what {@code samstream demo --model sam2} runs (memory mode), the SAM 3 one {@code --model
+ * sam3} (concept mode).
  */
 final class BundledModel {
     static final String FILE = "examples/sam-demo-synthetic.pth";
     /** A tiny SAM 2.1 (with its {@code .layout.json}), see tools/sam2_demo_model/README.md. */
     static final String SAM2_FILE = "examples/sam2-demo-synthetic.pt";
+    /**
+     * A tiny SAM 3 (with its own vocabulary beside it, {@code .vocab.txt.gz}), see tools/sam3_demo_model/README.md.
+     */
+    static final String SAM3_FILE = "examples/sam3-demo-synthetic.pt";
 
     private BundledModel() {}
 

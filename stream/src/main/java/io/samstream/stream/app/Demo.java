@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -65,19 +66,31 @@ public final class Demo {
     /** The bundled models the demo can run instead of the configuration's checkpoint. */
     public enum Model {
         /** examples/sam-demo-synthetic.pth: SAM, kalman tracking (the default with no checkpoint configured). */
-        SAM(BundledModel.FILE),
+        SAM(BundledModel.FILE, List.of()),
         /** examples/sam2-demo-synthetic.pt: a tiny SAM 2.1, memory mode. */
-        SAM2(BundledModel.SAM2_FILE);
+        SAM2(BundledModel.SAM2_FILE, List.of()),
+        /**
+         * examples/sam3-demo-synthetic.pt: a tiny SAM 3, concept mode: it looks for "red circle" and "square" (the
+         * clip's red disc and green box) with nothing prompted.
+         */
+        SAM3(BundledModel.SAM3_FILE, List.of("red circle", "square"));
 
         private final String file;
+        private final List<String> concepts;
 
-        Model(String file) {
+        Model(String file, List<String> concepts) {
             this.file = file;
+            this.concepts = concepts;
         }
 
         /** The model's file in the checkout (examples/...). */
         public String file() {
             return file;
+        }
+
+        /** What the demo's stream looks for with this model; none: the clip's shapes are prompted by their boxes. */
+        public List<String> concepts() {
+            return concepts;
         }
 
         /** Where the bundled file is ($SAMSTREAM_HOME, the jar's checkout, the working directory). */
@@ -108,7 +121,9 @@ public final class Demo {
             Files.deleteIfExists(out.resolve(name));
         }
         String location = "testpattern:" + WIDTH + "x" + HEIGHT + "@12?frames=" + frames + "&seed=" + SEED;
-        PromptSpec prompts = base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
+        List<String> concepts = model.map(Model::concepts).orElse(List.of());
+        PromptSpec prompts = !concepts.isEmpty() ? PromptSpec.ofConcepts(concepts)
+                : base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
         StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),
                 prompts);
         SamstreamConfig config = new SamstreamConfig(checkpoint, base.device(), base.cpuThreads(), base.kafka(),
@@ -126,7 +141,10 @@ public final class Demo {
                     rt.embeddedBrokerDir().map(d -> " (embedded broker, data kept in " + d + ")").orElse(""));
             rt.httpServer().ifPresent(h -> print.printf("console: %s (API: %sapi/v1/streams, metrics: %smetrics)%n",
                     h.url(), h.url(), h.url()));
-            print.println(base.tracking().enabled()
+            print.println(!concepts.isEmpty()
+                    ? "looking for " + concepts.stream().map(c -> '"' + c + '"').collect(Collectors.joining(" and "))
+                            + " on every frame: each object found gets its id (from 1000000) and is followed"
+                    : base.tracking().enabled()
                     ? "tracking the clip's shapes: ids 1-" + prompts.objects().size() + " prompted with their boxes in frame 0"
                             + " (as a user would draw them), then followed"
                     : "tracking off: the configured prompts on every frame");

@@ -36,7 +36,9 @@ public final class DemoUi {
     static SamstreamConfig config(SamstreamConfig base, Optional<Demo.Model> model, Path out, OptionalInt port) {
         Optional<Path> checkpoint = model.isPresent() ? Optional.of(model.get().locate()) : base.checkpoint();
         List<PromptSpec.ObjectPrompt> boxes = Demo.firstFrameBoxes().objects();
-        PromptSpec prompts = new PromptSpec(boxes.subList(0, Math.min(PROMPTED, boxes.size())), 0);
+        List<String> concepts = model.map(Demo.Model::concepts).orElse(List.of());
+        PromptSpec prompts = !concepts.isEmpty() ? PromptSpec.ofConcepts(concepts)
+                : new PromptSpec(boxes.subList(0, Math.min(PROMPTED, boxes.size())), 0);
         StreamSpec stream = new StreamSpec(STREAM, LOCATION, StreamSpec.Live.TRUE, base.streamDefaults().decoder(), prompts);
         HttpSettings h = base.http();
         HttpSettings http = new HttpSettings(true, "127.0.0.1", port.orElse(h.port()), h.token(), h.tls(),
@@ -85,8 +87,14 @@ public final class DemoUi {
                     rt.bootstrapServers());
             print.printf("console: %s%s%n", url, base.http().token().isPresent() ? "  (it asks for samstream.http.token)"
                     : "");
-            print.printf("objects 1-%d follow two of the shapes; click another shape to follow it (shift-click: a"
-                    + " background point, drag: a box). Ctrl-C stops.%n", PROMPTED);
+            List<String> concepts = model.map(Demo.Model::concepts).orElse(List.of());
+            if (concepts.isEmpty()) {
+                print.printf("objects 1-%d follow two of the shapes; click another shape to follow it (shift-click: a"
+                        + " background point, drag: a box). Ctrl-C stops.%n", PROMPTED);
+            } else {
+                print.printf("looking for %s: each shape found is followed under its own id. Ctrl-C stops.%n",
+                        String.join(" and ", concepts));
+            }
             print.flush();
             java.util.concurrent.CompletableFuture<Void> stop = java.util.concurrent.CompletableFuture.runAsync(() -> {
                 try {

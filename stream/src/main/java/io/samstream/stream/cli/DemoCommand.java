@@ -41,10 +41,11 @@ final class DemoCommand implements Callable<Integer> {
             description = "Configuration file to start from (model, device, Kafka brokers); its streams are not used.")
     Path configFile;
 
-    @Option(names = "--model", paramLabel = "sam|sam2",
-            description = "A bundled model: sam (examples/sam-demo-synthetic.pth, kalman tracking; the default) or"
-                    + " sam2 (examples/sam2-demo-synthetic.pt, a tiny SAM 2.1: memory mode). Not with a"
-                    + " configuration that sets samstream.model.checkpoint.")
+    @Option(names = "--model", paramLabel = "sam|sam2|sam3",
+            description = "A bundled model: sam (examples/sam-demo-synthetic.pth, kalman tracking; the default),"
+                    + " sam2 (examples/sam2-demo-synthetic.pt, a tiny SAM 2.1: memory mode) or sam3"
+                    + " (examples/sam3-demo-synthetic.pt, a tiny SAM 3: it looks for \"red circle\" and \"square\")."
+                    + " Not with a configuration that sets samstream.model.checkpoint.")
     String model;
 
     @Option(names = "--ui", description = "Live, with the web console on 127.0.0.1 until Ctrl-C (see above).")
@@ -68,7 +69,8 @@ final class DemoCommand implements Callable<Integer> {
             bundled = Optional.of(switch (model) {
                 case "sam" -> Demo.Model.SAM;
                 case "sam2" -> Demo.Model.SAM2;
-                default -> throw new ParameterException(spec.commandLine(), "--model must be sam or sam2, got '"
+                case "sam3" -> Demo.Model.SAM3;
+                default -> throw new ParameterException(spec.commandLine(), "--model must be sam, sam2 or sam3, got '"
                         + model + "'");
             });
         }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.record.MaskRecordJson;
+import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.testkit.TestModels;
 import io.samstream.testkit.connectors.ObjectMasks;
 import io.samstream.stream.track.DemoScene;
@@ -152,6 +153,56 @@ class EngineCommandsTest {
         assertTrue(Files.size(out.resolve("overlay.mp4")) > 0);
     }
 
+    /**
+     * {@code demo --model sam3}: the bundled SAM 3 in concept mode, nothing prompted. Every record is read back in
+     * order and names the model; every object carries the concept that found it, under an id from 1000000; on frame
+     * 0 "red circle" finds the clip's red disc and "square" its green box (box IoU against the generator's boxes).
+     */
+    @Test
+    void demoModelSam3FindsTheConceptsWithNothingPrompted() throws Exception {
+        Path conf = Files.writeString(dir.resolve("demo-sam3.conf"), "samstream { cpu.threads = 2 }");
+        Path out = dir.resolve("demo-sam3");
+        Result r = run("demo", "--model", "sam3", "-c", conf.toString(), "--out", out.toString(), "--frames", "3");
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("read back from Kafka: 3 records (3 published)"), r.all());
+        assertTrue(r.out.contains("looking for \"red circle\" and \"square\""), r.all());
+        List<String> lines = Files.readAllLines(out.resolve("masks.jsonl"));
+        assertEquals(3, lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            MaskRecord rec = MaskRecordJson.read(lines.get(i).getBytes(StandardCharsets.UTF_8));
+            assertEquals(i, rec.frame());
+            assertEquals("sam3-demo-synthetic", rec.model());
+            for (MaskRecord.ObjectMask o : rec.objects()) {
+                assertTrue(List.of("red circle", "square").contains(o.concept()), lines.get(i));
+                assertTrue(o.id() >= 1_000_000, "found objects' ids start at 1000000: " + o.id());
+            }
+        }
+        MaskRecord first = MaskRecordJson.read(lines.get(0).getBytes(StandardCharsets.UTF_8));
+        List<TestPatternSource.PatternObject> shapes = new TestPatternSource("demo", 320, 240, 12, 1, 0, false)
+                .objectsAt(0);
+        assertEquals("disc", shapes.get(0).kind());
+        assertEquals("box", shapes.get(1).kind());
+        assertTrue(bestBoxIou(first, "red circle", shapes.get(0).box()) >= 0.7, lines.get(0));
+        assertTrue(bestBoxIou(first, "square", shapes.get(1).box()) >= 0.6, lines.get(0));
+    }
+
+    /** The best box IoU of a concept's objects in a record with a box [x0, y0, x1, y1]. */
+    private static double bestBoxIou(MaskRecord rec, String concept, int[] b) {
+        double best = 0;
+        for (MaskRecord.ObjectMask o : rec.objects()) {
+            if (!concept.equals(o.concept())) {
+                continue;
+            }
+            double ix = Math.max(0, Math.min(o.box().x1(), b[2]) - Math.max(o.box().x0(), b[0]));
+            double iy = Math.max(0, Math.min(o.box().y1(), b[3]) - Math.max(o.box().y0(), b[1]));
+            double inter = ix * iy;
+            double union = (double) (o.box().x1() - o.box().x0()) * (o.box().y1() - o.box().y0())
+                    + (double) (b[2] - b[0]) * (b[3] - b[1]) - inter;
+            best = Math.max(best, inter / union);
+        }
+        return best;
+    }
+
     /** {@code --model} and a configured checkpoint both name a model: refused, naming both. */
     @Test
     void demoModelWithAConfiguredCheckpointIsRefused() throws Exception {
@@ -159,9 +210,9 @@ class EngineCommandsTest {
         Result r = run("demo", "--model", "sam2", "-c", conf.toString(), "--out", dir.resolve("x").toString());
         assertEquals(2, r.code, r.all());
         assertTrue(r.err.contains("--model sam2 and samstream.model.checkpoint = " + TINY), r.all());
-        r = run("demo", "--model", "sam3", "--out", dir.resolve("x").toString());
+        r = run("demo", "--model", "sam4", "--out", dir.resolve("x").toString());
         assertEquals(2, r.code, r.all());
-        assertTrue(r.err.contains("--model must be sam or sam2, got 'sam3'"), r.all());
+        assertTrue(r.err.contains("--model must be sam, sam2 or sam3, got 'sam4'"), r.all());
     }
 
     /** memory needs SAM 2.1, kalman needs SAM: the error names the key and the checkpoint. */
