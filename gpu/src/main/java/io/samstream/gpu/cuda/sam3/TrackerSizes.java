@@ -84,8 +84,9 @@ final class TrackerSizes {
     /**
      * The pool: the decoder's ({@link CudaSam2MaskDecoder#poolBytes}); the memory attention's and encoder's weights
      * (bounded at 4 bytes a value, each tensor 256-byte aligned) and tables; their activations at batch 1 over
-     * {@link #maxMemory} tokens; the tracker's inputs (a frame's low-resolution masks among them); the bank of {@code slots} memories, the positions by temporal
-     * slot and the copy table; the frame features' ({@link TrackerFeatures#poolBytes}); and {@link #SPARE_BYTES}.
+     * {@link #maxMemory} tokens; the tracker's inputs (a frame's low-resolution masks among them); the bank of
+     * {@code slots} memories, the positions by temporal slot and the copy table; the frame features' ({@link
+     * TrackerFeatures#poolBytes}); and {@link #SPARE_BYTES}.
      */
     static long poolBytes(Sam3TrackerConfig c, int slots) {
         Sam2Config parts = c.sam2Parts();
