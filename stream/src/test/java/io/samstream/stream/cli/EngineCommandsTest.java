@@ -123,18 +123,10 @@ class EngineCommandsTest {
      */
     @Test
     void demoModelSam2RunsTheBundledSam2InMemoryMode() throws Exception {
-        Path conf = Files.writeString(dir.resolve("demo-sam2.conf"), "samstream { cpu.threads = 2 }");
-        Path out = dir.resolve("demo-sam2");
-        Result r = run("demo", "--model", "sam2", "-c", conf.toString(), "--out", out.toString(), "--frames", "3");
-        assertEquals(0, r.code, r.all());
-        assertTrue(r.out.contains("read back from Kafka: 3 records (3 published)"), r.all());
-        assertTrue(r.out.contains("frames 0..2 in order"), r.all());
-        List<String> lines = Files.readAllLines(out.resolve("masks.jsonl"));
-        assertEquals(3, lines.size());
+        DemoRun demo = demo("sam2", 3, "sam2-demo-synthetic");
+        List<String> lines = demo.lines();
         for (int i = 0; i < lines.size(); i++) {
             MaskRecord rec = MaskRecordJson.read(lines.get(i).getBytes(StandardCharsets.UTF_8));
-            assertEquals(i, rec.frame());
-            assertEquals("sam2-demo-synthetic", rec.model(), "the bundled SAM 2.1 names the records");
             TreeSet<Integer> ids = new TreeSet<>(rec.hidden());
             for (MaskRecord.ObjectMask o : rec.objects()) {
                 assertTrue(ids.add(o.id()), "object " + o.id() + " twice in frame " + i);
@@ -150,7 +142,7 @@ class EngineCommandsTest {
                 assertEquals(4, rec.objects().size(), "every prompted object has a mask on its prompted frame");
             }
         }
-        assertTrue(Files.size(out.resolve("overlay.mp4")) > 0);
+        assertTrue(Files.size(demo.out().resolve("overlay.mp4")) > 0);
     }
 
     /**
@@ -160,20 +152,13 @@ class EngineCommandsTest {
      */
     @Test
     void demoModelSam3FindsTheConceptsWithNothingPrompted() throws Exception {
-        Path conf = Files.writeString(dir.resolve("demo-sam3.conf"), "samstream { cpu.threads = 2 }");
-        Path out = dir.resolve("demo-sam3");
-        Result r = run("demo", "--model", "sam3", "-c", conf.toString(), "--out", out.toString(), "--frames", "3");
-        assertEquals(0, r.code, r.all());
-        assertTrue(r.out.contains("read back from Kafka: 3 records (3 published)"), r.all());
-        assertTrue(r.out.contains("looking for \"red circle\" and \"square\""), r.all());
-        List<String> lines = Files.readAllLines(out.resolve("masks.jsonl"));
-        assertEquals(3, lines.size());
-        for (int i = 0; i < lines.size(); i++) {
-            MaskRecord rec = MaskRecordJson.read(lines.get(i).getBytes(StandardCharsets.UTF_8));
-            assertEquals(i, rec.frame());
-            assertEquals("sam3-demo-synthetic", rec.model());
+        DemoRun demo = demo("sam3", 3, "sam3-demo-synthetic");
+        assertTrue(demo.result().out.contains("looking for \"red circle\" and \"square\""), demo.result().all());
+        List<String> lines = demo.lines();
+        for (String line : lines) {
+            MaskRecord rec = MaskRecordJson.read(line.getBytes(StandardCharsets.UTF_8));
             for (MaskRecord.ObjectMask o : rec.objects()) {
-                assertTrue(List.of("red circle", "square").contains(o.concept()), lines.get(i));
+                assertTrue(List.of("red circle", "square").contains(o.concept()), line);
                 assertTrue(o.id() >= 1_000_000, "found objects' ids start at 1000000: " + o.id());
             }
         }
@@ -184,6 +169,31 @@ class EngineCommandsTest {
         assertEquals("box", shapes.get(1).kind());
         assertTrue(bestBoxIou(first, "red circle", shapes.get(0).box()) >= 0.7, lines.get(0));
         assertTrue(bestBoxIou(first, "square", shapes.get(1).box()) >= 0.6, lines.get(0));
+    }
+
+    /** A demo's output: what it printed, its folder, and masks.jsonl's lines. */
+    record DemoRun(Result result, Path out, List<String> lines) {}
+
+    /**
+     * {@code demo --model model} over {@code frames} frames (2 CPU threads): it exits 0, every record is read back from
+     * Kafka in order and names {@code name}.
+     */
+    private DemoRun demo(String model, int frames, String name) throws Exception {
+        Path conf = Files.writeString(dir.resolve("demo-" + model + ".conf"), "samstream { cpu.threads = 2 }");
+        Path out = dir.resolve("demo-" + model);
+        Result r = run("demo", "--model", model, "-c", conf.toString(), "--out", out.toString(), "--frames",
+                String.valueOf(frames));
+        assertEquals(0, r.code, r.all());
+        assertTrue(r.out.contains("read back from Kafka: " + frames + " records (" + frames + " published)"), r.all());
+        assertTrue(r.out.contains("frames 0.." + (frames - 1) + " in order"), r.all());
+        List<String> lines = Files.readAllLines(out.resolve("masks.jsonl"));
+        assertEquals(frames, lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            MaskRecord rec = MaskRecordJson.read(lines.get(i).getBytes(StandardCharsets.UTF_8));
+            assertEquals(i, rec.frame());
+            assertEquals(name, rec.model(), "the bundled model names the records");
+        }
+        return new DemoRun(r, out, lines);
     }
 
     /** The best box IoU of a concept's objects in a record with a box [x0, y0, x1, y1]. */
