@@ -93,6 +93,15 @@ public final class Demo {
             return concepts;
         }
 
+        /**
+         * The demo stream's prompts: {@code model}'s concepts when it has some (SAM 3), else {@code otherwise} (the
+         * clip's shapes by their boxes, or the configuration's prompts).
+         */
+        static PromptSpec prompts(Optional<Model> model, PromptSpec otherwise) {
+            List<String> concepts = model.map(Model::concepts).orElse(List.of());
+            return concepts.isEmpty() ? otherwise : PromptSpec.ofConcepts(concepts);
+        }
+
         /** Where the bundled file is ($SAMSTREAM_HOME, the jar's checkout, the working directory). */
         public Path locate() {
             return BundledModel.locate(file);
@@ -121,9 +130,9 @@ public final class Demo {
             Files.deleteIfExists(out.resolve(name));
         }
         String location = "testpattern:" + WIDTH + "x" + HEIGHT + "@12?frames=" + frames + "&seed=" + SEED;
-        List<String> concepts = model.map(Model::concepts).orElse(List.of());
-        PromptSpec prompts = !concepts.isEmpty() ? PromptSpec.ofConcepts(concepts)
-                : base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts();
+        PromptSpec prompts = Model.prompts(model,
+                base.tracking().enabled() ? firstFrameBoxes() : base.streamDefaults().prompts());
+        List<String> concepts = prompts.concepts();
         StreamSpec stream = new StreamSpec(STREAM, location, StreamSpec.Live.FALSE, base.streamDefaults().decoder(),
                 prompts);
         SamstreamConfig config = new SamstreamConfig(checkpoint, base.device(), base.cpuThreads(), base.kafka(),

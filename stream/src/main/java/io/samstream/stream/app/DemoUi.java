@@ -36,9 +36,8 @@ public final class DemoUi {
     static SamstreamConfig config(SamstreamConfig base, Optional<Demo.Model> model, Path out, OptionalInt port) {
         Optional<Path> checkpoint = model.isPresent() ? Optional.of(model.get().locate()) : base.checkpoint();
         List<PromptSpec.ObjectPrompt> boxes = Demo.firstFrameBoxes().objects();
-        List<String> concepts = model.map(Demo.Model::concepts).orElse(List.of());
-        PromptSpec prompts = !concepts.isEmpty() ? PromptSpec.ofConcepts(concepts)
-                : new PromptSpec(boxes.subList(0, Math.min(PROMPTED, boxes.size())), 0);
+        PromptSpec prompts = Demo.Model.prompts(model,
+                new PromptSpec(boxes.subList(0, Math.min(PROMPTED, boxes.size())), 0));
         StreamSpec stream = new StreamSpec(STREAM, LOCATION, StreamSpec.Live.TRUE, base.streamDefaults().decoder(), prompts);
         HttpSettings h = base.http();
         HttpSettings http = new HttpSettings(true, "127.0.0.1", port.orElse(h.port()), h.token(), h.tls(),

@@ -34,7 +34,8 @@ public final class Sam2Kernels {
             UNPARTITION_ADD = "samstream_hiera_window_unpartition_add", MAXPOOL = "samstream_hiera_maxpool2x2",
             UPSAMPLE_ADD = "samstream_fpn_upsample2x_add", COMBINE = "samstream_sdpa_combine", ROPE = "samstream_mem_rope", RELU = "samstream_mem_relu",
             ADD = "samstream_mem_add", SCALED_MASK = "samstream_menc_scaled_mask",
-            SHRINKAGE_COUNT = "samstream_menc_shrinkage_count", SCALED_MASK_SHRUNK = "samstream_menc_scaled_mask_shrunk",
+            SHRINKAGE_COUNT = "samstream_menc_shrinkage_count",
+            SCALED_MASK_SHRUNK = "samstream_menc_scaled_mask_shrunk",
             CONV3X3_S2 = "samstream_menc_conv3x3_s2", LN_GELU = "samstream_menc_layernorm_gelu",
             LN_GELU_BF16 = "samstream_menc_layernorm_gelu_bf16",
             DEPTHWISE = "samstream_menc_depthwise", COPY_SPANS = "samstream_step_copy_spans",
@@ -62,7 +63,8 @@ public final class Sam2Kernels {
         }
         kernels.add(SDPA_SM90, SDPA_SM90_SMEM);
         for (String name : new String[] {COMBINE, UNFOLD, PARTITION, UNPARTITION_ADD, MAXPOOL, UPSAMPLE_ADD, ROPE, RELU, ADD, SCALED_MASK,
-                SHRINKAGE_COUNT, SCALED_MASK_SHRUNK, CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT, NORMALIZE_RGB8}) {
+                SHRINKAGE_COUNT, SCALED_MASK_SHRUNK, CONV3X3_S2, LN_GELU, LN_GELU_BF16, DEPTHWISE, COPY_SPANS, NO_OBJECT,
+                NORMALIZE_RGB8}) {
             kernels.add(name, 0);
         }
     }

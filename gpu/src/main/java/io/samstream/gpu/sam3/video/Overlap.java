@@ -108,7 +108,7 @@ final class Overlap implements AutoCloseable {
             }
         }
 
-        /** The result, waiting through interrupts (the frame must not be released under the helper), then re-flagged. */
+        /** The result, waiting through interrupts (the frame must not be released under the helper); re-flagged. */
         private static <T> T uninterruptibly(Future<T> f) throws ExecutionException {
             boolean interrupted = false;
             try {
