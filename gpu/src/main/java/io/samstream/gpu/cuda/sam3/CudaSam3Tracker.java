@@ -28,8 +28,6 @@ import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * SAM 3's tracker passes on one GPU in bf16: SAM 2.1's memory attention, mask decoder and memory encoder ({@link
@@ -58,11 +56,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>The bank.</b> A fixed number of slots of [grid², memDim] bf16 (at the release's shapes 648 KiB each), given at
  * open (default {@link #defaultSlots}: {@value #DEFAULT_BANK_OBJECTS} objects of {@link #slotsPerObject} memories,
- * all streams of the model together, as they share its passes). Who holds which slot is {@link MemorySlots}'s; a
- * handle's {@link FeatureMap#release} (its {@code ObjectMemory} pruning it, the object dropped) gives its slot
- * back, and a handle collected without a release gives it back too. When every slot is taken, the memory is
- * downloaded and handed out as a host memory ({@link FeatureMap#of}), which {@link #propagate} uploads when it
- * reads it: slower, never wrong, and the bank never grows (logged once; {@link #spilledMemories}). Memories of other
+ * all streams of the model together, as they share its passes): {@link MemoryBank}. A handle's {@link
+ * FeatureMap#release} (its {@code ObjectMemory} pruning it, the object dropped) gives its slot back, and a handle
+ * collected without a release gives it back too. With every slot taken a memory is handed out as a host one, which
+ * {@link #propagate} uploads when it reads it: slower, never wrong ({@link #spilledMemories}). Memories of other
  * passes (host arrays, another GPU's handles) are read through their values the same way. Device memory is constant
  * over an endless stream: the pool is sized at open and nothing is allocated after.
  *
@@ -79,13 +76,11 @@ import org.slf4j.LoggerFactory;
  * <p>A frame's objects ({@link #propagateAll}, which a concept's step calls) are queued one after the other and the
  * host waits once for all of them (while their inputs and results fit the staging buffer). Each still runs as its
  * own batch-1 pass: batching them into one pass (the parts take a batch; SAM 2's {@code CudaSam2Tracker} groups
- * objects by memory shape) would need the attention's buffers per object. A frame's memories
- * ({@link #encodeTrackedMemories}) are made from the objects' low-resolution masks on the device; {@link
- * #encodeMemory} (a new object's, from its prompt mask) still uploads the scaled mask as fp32 and waits for that
- * upload ([maskSize²]: 5.3 MB at the release shapes).
+ * objects by memory shape) would need the attention's buffers per object. Memories are made by {@link
+ * TrackerMemoryEncoder}: a tracked frame's from the objects' low-resolution masks on the device ({@link
+ * #encodeTrackedMemories}), a new object's from its prompt mask ({@link #encodeMemory}, uploaded as fp32).
  */
 public final class CudaSam3Tracker implements TrackerPasses {
-    private static final Logger log = LoggerFactory.getLogger(CudaSam3Tracker.class);
     private static final long STAGING_BYTES = 32L << 20;
     /** Objects the default bank holds memories for, all streams together ({@link #defaultSlots}). */
     public static final int DEFAULT_BANK_OBJECTS = 64;
@@ -100,13 +95,12 @@ public final class CudaSam3Tracker implements TrackerPasses {
     private final CudaStream stream;
     private final PinnedBuffer staging;
     private final CudaMemoryAttention attention;
-    private final CudaMemoryEncoder encoder;
+    private final TrackerMemoryEncoder encoder;
     private final CudaSam2MaskDecoder decoder;
     private final Sam2Kernels ops;
     /** Frames' features made on the device ({@link #features}). */
     private final TrackerFeatures frames;
-    private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, mask, presence, bank, spatialPos,
-            copyTable, lowResMasks, shrinkAreas;
+    private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, spatialPos, copyTable;
     private final int maxMemory, maxSpatial, maxPointerTokens;
     private final long featureBytes;
     /**
@@ -116,11 +110,11 @@ public final class CudaSam3Tracker implements TrackerPasses {
      */
     private final long tableStride, rowStride, inputStride, resultStride;
     private final int runObjects;
-    private final MemorySlots slots;
+    private final MemoryBank bank;
     /** Pointer positions by distance for {@link #cachedWindow}. */
     private final float[][] pointerPosCache = new float[CACHED_DISTANCES][];
     private int cachedWindow = -1;
-    private long spilled, uploadedMemories;
+    private long uploadedMemories;
     private final GraphCache graphs = new GraphCache("SAM 3 tracker", MAX_GRAPHS);
     /** The frame whose features are on the device (none, when its upload did not finish). */
     private WeakReference<TrackerFrame> uploaded = new WeakReference<>(null);
@@ -197,24 +191,17 @@ public final class CudaSam3Tracker implements TrackerPasses {
         CudaKernels kernels = gpu.kernels();
         this.ops = Sam2Kernels.of(kernels);
         DeviceMemoryPool p = gpu.pool();
-        int g = config.grid(), c = config.hidden(), s = config.maskSize();
+        int g = config.grid(), c = config.hidden();
         this.top = p.allocateBf16((long) g * g * c, "SAM 3 tracker features");
         this.s0 = p.allocateBf16(16L * g * g * (c / 8), "SAM 3 tracker conv_s0 features");
         this.s1 = p.allocateBf16(4L * g * g * (c / 4), "SAM 3 tracker conv_s1 features");
         this.frameOfSet = p.allocate(4, "SAM 3 tracker frame of the object");
         this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory");
         this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory position");
-        this.mask = p.allocate((long) s * s * 4, "SAM 3 tracker scaled mask");
-        this.presence = p.allocate(4, "SAM 3 tracker presence");
-        int l = config.lowResSize();
-        this.lowResMasks = p.allocate((long) Sam2Kernels.SHRINK_MAX_OBJECTS * l * l * 4,
-                "SAM 3 tracker low-res masks of a frame");
-        this.shrinkAreas = p.allocate(2L * Sam2Kernels.SHRINK_MAX_OBJECTS * 4, "SAM 3 tracker shrinkage areas");
         this.featureBytes = (long) g * g * config.memDim() * 2;
-        this.bank = p.allocate(Math.max(1, slotCount) * featureBytes, "SAM 3 tracker memory bank");
+        this.bank = new MemoryBank(this, slotCount, g * g * config.memDim(), stream, staging, p);
         this.spatialPos = p.allocate(config.numMaskmem() * featureBytes, "SAM 3 tracker memory positions by slot");
         this.copyTable = p.allocate(2L * maxSpatial * Sam2Kernels.SPAN_BYTES, "SAM 3 tracker memory copy table");
-        this.slots = new MemorySlots(slotCount);
         this.frames = new TrackerFeatures(sd, config, cpu, kernels, stream, staging, p, this);
         stream.fill16(frameOfSet, (short) 0);   // int 0: every pass reads the one frame's s0 / s1
         for (int slot = 0; slot < config.numMaskmem(); slot++) {
@@ -222,7 +209,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
                     spatialPos.slice(slot * featureBytes, featureBytes, "memory position of slot " + slot));
         }
         this.attention = new CudaMemoryAttention(sd, parts, 1, maxMemory, kernels, stream, p, staging);
-        this.encoder = new CudaMemoryEncoder(sd, parts, 1, kernels, stream, p, staging);
+        this.encoder = new TrackerMemoryEncoder(sd, config, kernels, stream, p, staging, graphs, bank);
         this.decoder = new CudaSam2MaskDecoder(sd, parts, 1, kernels, stream, p, staging);
     }
 
@@ -304,7 +291,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             List<Sam3TrackerModel.Spatial> spatial = objects.get(j).spatial();
             for (int i = 0; i < spatial.size(); i++) {
                 FeatureMap mem = spatial.get(i).features();
-                if (!(mem instanceof DeviceMemory d && d.owner() == this)) {
+                if (!bank.owns(mem)) {
                     if (elsewhere[j] == null) {
                         elsewhere[j] = new float[spatial.size()][];
                     }
@@ -355,7 +342,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
                 throw new IllegalArgumentException("a memory of " + sp.features().length() + " values in temporal slot "
                         + sp.slot() + "; " + n + " x " + md + " in 0.." + (config.numMaskmem() - 1) + " expected");
             }
-            if (sp.features() instanceof DeviceMemory d && d.owner() == this && !slots.holds(d.slot(), d)) {
+            if (sp.features() instanceof DeviceMemory d && bank.owns(d) && !bank.holds(d)) {
                 throw new IllegalStateException("a released memory is read (" + d + ")");
             }
         }
@@ -398,7 +385,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             Sam3TrackerModel.Spatial sp = spatial.get(i);
             if (elsewhere == null || elsewhere[i] == null) {
                 DeviceMemory d = (DeviceMemory) sp.features();
-                Sam2Kernels.putSpan(table, bank.address() + d.slot() * featureBytes,
+                Sam2Kernels.putSpan(table, bank.address(d.slot()),
                         memory.address() + i * featureBytes, featureBytes);
                 spans++;
             }
@@ -494,7 +481,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
      * scaled) and the frame's features, plus {@code no_obj_embed_spatial} when absent, bf16 (the output is rounded
      * before that sum, the CPU's after it). The memory stays on the device: copied into a free slot of the bank and
      * handed out as a handle (nothing waits for the device); with every slot taken, downloaded and handed out as a
-     * host memory.
+     * host memory ({@link TrackerMemoryEncoder}, {@link MemoryBank}).
      */
     @Override
     public synchronized FeatureMap encodeMemory(CpuThreadPool pool, TrackerFrame f, float[] scaledMask,
@@ -506,25 +493,19 @@ public final class CudaSam3Tracker implements TrackerPasses {
                     + " expected");
         }
         upload(f);
-        StagedCopy.uploadF32(stream, staging, scaledMask, mask);
-        StagedCopy.uploadF32(stream, staging, new float[] {present ? 1f : -1f}, presence);
-        return encodeQueued();
+        return encoder.fromScaledMask(top, scaledMask, present);
     }
 
     /**
-     * As {@link TrackerPasses#encodeTrackedMemories}, on the device: the frame's low-resolution masks go up once
-     * ([n, lowRes²] fp32, 330 KB an object at the release shapes, not the encoder's 5.3 MB square), one kernel counts
-     * every object's area before and after the pixel-wise rule, then per wanted object one kernel writes its encoder
-     * input (upsampled, suppressed whole when it shrank below {@link TrackerPasses#SHRINK_THRESHOLD}, sigmoid x20 -
-     * 10) and its presence, and the encoder's graph runs on them: the host waits only for the upload. The same
-     * values as the CPU's rule up to float rounding (a pixel at the threshold of 0 may count differently). More than
-     * {@link Sam2Kernels#SHRINK_MAX_OBJECTS} objects: the host's rule, then {@link #encodeMemory}.
+     * As {@link TrackerPasses#encodeTrackedMemories}, on the device from the objects' low-resolution masks ({@link
+     * TrackerMemoryEncoder#fromLowResolution}): the host waits only for their upload. More than {@link
+     * Sam2Kernels#SHRINK_MAX_OBJECTS} objects: the host's rule, then {@link #encodeMemory}.
      */
     @Override
     public synchronized List<FeatureMap> encodeTrackedMemories(CpuThreadPool pool, TrackerFrame f, float[][] lowRes,
             boolean[] wanted) {
         ensureOpen();
-        int n = lowRes.length, l = config.lowResSize(), s = config.maskSize();
+        int n = lowRes.length, l = config.lowResSize();
         if (wanted.length != n) {
             throw new IllegalArgumentException(wanted.length + " wanted flags for " + n + " masks");
         }
@@ -537,86 +518,34 @@ public final class CudaSam3Tracker implements TrackerPasses {
         if (n > Sam2Kernels.SHRINK_MAX_OBJECTS) {
             return TrackerPasses.super.encodeTrackedMemories(pool, f, lowRes, wanted);
         }
-        List<FeatureMap> out = new ArrayList<>(java.util.Collections.nCopies(n, null));
-        boolean any = false;
-        for (boolean w : wanted) {
-            any |= w;
-        }
-        if (!any) {
-            return out;
-        }
         upload(f);
-        float[] all = new float[n * l * l];
-        for (int k = 0; k < n; k++) {
-            System.arraycopy(lowRes[k], 0, all, k * l * l, l * l);
-        }
-        StagedCopy.uploadF32(stream, staging, all, lowResMasks);
-        stream.fill16(shrinkAreas, (short) 0);
-        ops.shrinkageCount(stream, lowResMasks, n, l, s, shrinkAreas);
-        for (int k = 0; k < n; k++) {
-            if (wanted[k]) {
-                ops.scaledMaskShrunk(stream, lowResMasks, k, l, s, shrinkAreas, TrackerPasses.SHRINK_THRESHOLD, mask,
-                        presence);
-                out.set(k, encodeQueued());
-            }
-        }
-        return out;
-    }
-
-    /**
-     * The memory encoder's graph on the scaled mask and presence in place, its output kept in a slot of the bank or,
-     * the bank full, downloaded.
-     */
-    private FeatureMap encodeQueued() {
-        int g = config.grid();
-        graphs.run(stream, List.of("memory encoder"), () -> encoder.forwardScaled(1, top, mask, presence));
-        int values = g * g * config.memDim();
-        DeviceMemory kept = slots.take(slot -> new DeviceMemory(this, values, slot));
-        if (kept != null) {
-            stream.copy(encoder.output(), slot(kept.slot()), featureBytes);
-            return kept;
-        }
-        if (spilled++ == 0) {
-            log.warn("the SAM 3 tracker's memory bank of {} slots is full: memories are kept on the host from now on"
-                    + " while it stays full (slower, same results); open the tracker with more slots", slots.capacity());
-        }
-        return FeatureMap.of(StagedCopy.downloadBf16(stream, staging, encoder.output(), values));
+        return encoder.fromLowResolution(top, lowRes, wanted);
     }
 
     /** A handle's values, downloaded (the device waits). */
     synchronized float[] download(DeviceMemory d) {
         ensureOpen();
-        if (d.owner() != this || !slots.holds(d.slot(), d)) {
-            throw new IllegalStateException("the values of a released memory (" + d + ")");
-        }
-        return StagedCopy.downloadBf16(stream, staging, slot(d.slot()), d.length());
+        return bank.download(d);
     }
 
-    /**
-     * A handle's slot back to the bank (the bank's lock only: a release never waits for a pass). A later pass may
-     * overwrite the slot: it is queued after every pass that read it, on the one stream.
-     */
+    /** A handle's slot back to the bank (the bank's lock only: a release never waits for a pass). */
     void release(DeviceMemory d) {
-        slots.give(d.slot(), d);
-    }
-
-    private DeviceBuffer slot(int slot) {
-        return bank.slice(slot * featureBytes, featureBytes, "memory bank slot " + slot);
+        bank.release(d);
     }
 
     /** Memories the bank holds at most. */
     public int bankSlots() {
-        return slots.capacity();
+        return bank.capacity();
     }
 
     /** Memories in the bank now (released ones not counted; collected unreleased ones until reclaimed). */
     public int bankSlotsTaken() {
-        return slots.taken();
+        return bank.taken();
     }
 
     /** Memories handed out as host ones so far because the bank was full. */
     public synchronized long spilledMemories() {
-        return spilled;
+        return bank.spilled();
     }
 
     /** Memories {@link #propagate} uploaded so far because they were not in the bank. */
@@ -653,7 +582,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
     @Override
     public String describe() {
         return "memory attention, mask decoder and memory encoder on " + gpu.context().info().describe()
-                + " (bf16), memories in a device bank of " + slots.capacity() + "; new objects' pointers on the CPU"
+                + " (bf16), memories in a device bank of " + bank.capacity() + "; new objects' pointers on the CPU"
                 + " (fp32)";
     }
 
@@ -673,7 +602,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
             return;
         }
         closed = true;
-        slots.close();
+        bank.close();
         try {
             graphs.close();
             decoder.close();
