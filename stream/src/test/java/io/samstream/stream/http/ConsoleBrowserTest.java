@@ -21,12 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -61,7 +57,7 @@ class ConsoleBrowserTest {
         SamstreamConfig base = ConfigLoader.validate(ConfigFactory.parseString("samstream { device = cpu }")
                 .withFallback(ConfigFactory.defaultReference()).resolve(), "test");
         try (SamstreamRuntime rt = DemoUi.start(base, Optional.of(Demo.Model.SAM), dir.resolve("demo"), OptionalInt.of(0));
-             KafkaConsumer<String, byte[]> masks = masksFromNow(rt)) {
+             KafkaConsumer<String, byte[]> masks = MasksTopic.fromNow(rt)) {
             ChromeDriver browser = ConsoleBrowser.start();
             try {
                 browser.get(rt.httpServer().orElseThrow().url());
@@ -222,16 +218,5 @@ class ConsoleBrowserTest {
     /** The largest id of the demo stream's prompts now. */
     private static int maxPrompted(SamstreamRuntime rt) {
         return rt.engine().stream("demo").orElseThrow().promptedIds().stream().mapToInt(Integer::intValue).max().orElse(0);
-    }
-
-    /** A consumer of the masks topic positioned at its end now. */
-    private static KafkaConsumer<String, byte[]> masksFromNow(SamstreamRuntime rt) {
-        KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                rt.bootstrapServers()), new StringDeserializer(), new ByteArrayDeserializer());
-        TopicPartition tp = new TopicPartition(rt.kafkaSink().orElseThrow().kafka().topic(), 0);
-        c.assign(List.of(tp));
-        c.seekToEnd(List.of(tp));
-        c.position(tp);
-        return c;
     }
 }

@@ -17,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.interactions.Actions;
@@ -26,8 +25,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The console's concept controls in a real browser (headless Chromium, {@link ConsoleBrowser}) against an engine on a
  * tiny SAM 3 checkpoint ({@link TinySam3Checkpoint}) with a live test-pattern stream: the configured concept is listed;
- * a phrase typed and sent is listed (as text, never HTML) and the engine's prompts look for it; a box dragged on the picture goes with the
- * next phrase as its exemplar, in frame pixels; the same phrase again and a phrase over the limit are refused with
+ * a phrase typed and sent is listed (as text, never HTML) and the engine's prompts look for it; a box dragged on the
+ * picture goes with the next phrase as its exemplar, in frame pixels; the same phrase again and a phrase over the limit are refused with
  * their reasons on the message line; remove stops the engine looking for it.
  */
 @Timeout(300)
@@ -58,24 +57,24 @@ class ConsoleConceptsBrowserTest {
                 // A phrase typed and sent: listed, and the engine's prompts look for it.
                 find(browser, "person");
                 wait.until(d -> listed(browser).equals(List.of("square", "person")));
-                waitFor(() -> texts(dock).equals(List.of("square", "person")), "the engine looks for person");
+                waitFor(() -> ConsolePage.concepts(dock).equals(List.of("square", "person")), "the engine looks for person");
                 assertEquals(List.of("square", "person"), apiConcepts(api), "the API's stream view lists them");
-                assertTrue(status(browser).contains("looks for \"person\""), status(browser));
+                assertTrue(ConsolePage.status(browser).contains("looks for \"person\""), ConsolePage.status(browser));
 
                 // A phrase is user text: shown as typed, never read as HTML.
                 find(browser, "<i>box</i>");
                 wait.until(d -> listed(browser).equals(List.of("square", "person", "<i>box</i>")));
                 assertTrue(browser.findElements(By.cssSelector(CARD + ".concepts i")).isEmpty(), "no element made");
                 browser.findElement(By.cssSelector(CARD + ".concept-list li:nth-child(3) button")).click();
-                waitFor(() -> texts(dock).equals(List.of("square", "person")), "the engine no longer looks for it");
+                waitFor(() -> ConsolePage.concepts(dock).equals(List.of("square", "person")), "the engine no longer looks for it");
 
                 // The same phrase again: concept_exists; one past max-concept-chars: bad_concept.
                 find(browser, "person");
-                wait.until(d -> status(browser).contains("concept_exists"));
+                wait.until(d -> ConsolePage.status(browser).contains("concept_exists"));
                 assertTrue(browser.findElement(By.id("status")).getDomAttribute("class").contains("error"));
                 find(browser, "a forklift truck");
-                wait.until(d -> status(browser).contains("bad_concept"));
-                assertEquals(List.of("square", "person"), texts(dock), "refused phrases change nothing");
+                wait.until(d -> ConsolePage.status(browser).contains("bad_concept"));
+                assertEquals(List.of("square", "person"), ConsolePage.concepts(dock), "refused phrases change nothing");
 
                 // A box dragged on the picture goes with the next phrase as its exemplar (frame pixels: 96 x 64).
                 By picture = By.cssSelector(CARD + "canvas[data-frame]");
@@ -87,7 +86,7 @@ class ConsoleConceptsBrowserTest {
                         .moveByOffset(w / 4, h / 4).release().perform();
                 wait.until(d -> d.findElement(By.cssSelector(CARD + ".exemplars")).getText().startsWith("1 exemplar box"));
                 find(browser, "crate");
-                waitFor(() -> texts(dock).contains("crate"), "the engine looks for crate");
+                waitFor(() -> ConsolePage.concepts(dock).contains("crate"), "the engine looks for crate");
                 ConceptPrompt crate = dock.concepts().stream().filter(c -> c.text().equals("crate")).findFirst()
                         .orElseThrow();
                 assertEquals(1, crate.boxes().size(), "the dragged box went with it: " + crate);
@@ -98,7 +97,7 @@ class ConsoleConceptsBrowserTest {
 
                 // Remove: the engine stops looking for it and the list drops it.
                 browser.findElement(By.cssSelector(CARD + ".concept-list li[data-concept='person'] button")).click();
-                waitFor(() -> texts(dock).equals(List.of("square", "crate")), "the engine no longer looks for person");
+                waitFor(() -> ConsolePage.concepts(dock).equals(List.of("square", "crate")), "the engine no longer looks for person");
                 wait.until(d -> listed(browser).equals(List.of("square", "crate")));
             } finally {
                 browser.quit();
@@ -113,19 +112,8 @@ class ConsoleConceptsBrowserTest {
         browser.findElement(By.cssSelector(CARD + "form.add-concept button[type='submit']")).click();
     }
 
-    /** The phrases the card lists, in order. */
-    @SuppressWarnings("unchecked")
     private static List<String> listed(ChromeDriver browser) {
-        return (List<String>) ((JavascriptExecutor) browser).executeScript("return [...document.querySelectorAll("
-                + "\"" + CARD + ".concept-list li\")].map(li => li.querySelector('.phrase').textContent);");
-    }
-
-    private static String status(ChromeDriver browser) {
-        return browser.findElement(By.id("status")).getText();
-    }
-
-    private static List<String> texts(StreamHandle h) {
-        return h.concepts().stream().map(ConceptPrompt::text).toList();
+        return ConsolePage.listed(browser, CARD);
     }
 
     private static List<String> apiConcepts(ApiEngine api) throws Exception {
