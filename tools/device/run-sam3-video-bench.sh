@@ -43,7 +43,7 @@ if [ "${1:-run}" = stage ]; then
     zip -q -d "$jna" $(unzip -Z1 "$jna" | grep -E '^com/sun/jna/[a-z0-9]+-[^/]+/' | grep -v '^com/sun/jna/linux-x86-64/')
     cp "$d/COMMIT" "$d/run/"
     jre=$(mktemp -d)
-    jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.unsupported,jdk.jfr --strip-debug \
+    jlink --add-modules java.base,java.logging,java.management,java.xml,jdk.management,jdk.unsupported,jdk.jfr --strip-debug \
         --no-man-pages --no-header-files --output "$jre/jre"
     tar cf - -C "$jre" jre | xz -6 -T0 > "$d/jre.tar.xz"
     rm -rf "$jre"
