@@ -42,8 +42,8 @@ import io.samstream.gpu.sam2.Sam2Model;
  * the -1024 fill of absent objects' masks, {@code obj_ptr_proj} of the chosen token or {@code no_obj_ptr}
  * ({@code sam2_decoder_ops.cuh}).
  *
- * <p><b>Not here:</b> mask prompts (SAM2VideoPredictor's mask inputs skip the decoder; the tracker gives points and
- * boxes only), so the dense prompt is always {@code no_mask_embed}. Precision as {@code CudaMaskDecoder}: the image
+ * <p>The dense prompt is {@code no_mask_embed} unless the caller gives one (SAM 3's tracker: a detection's mask as
+ * the prompt of a new object's pointer); SAM2VideoPredictor's mask inputs skip the decoder. Precision as {@code CudaMaskDecoder}: the image
  * side bf16 with fp32 accumulation, the token side and the masks fp32.
  *
  * <p><b>Memory:</b> weights and the activations of {@code maxSets} sets of up to {@link #MAX_SPARSE} sparse tokens
@@ -349,6 +349,15 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
      */
     public void forward(int sets, int sparse, boolean multimask, DeviceBuffer image, DeviceBuffer s0, DeviceBuffer s1,
                         DeviceBuffer frameOfSet) {
+        forward(sets, sparse, multimask, image, null, s0, s1, frameOfSet);
+    }
+
+    /**
+     * As above with a dense prompt: {@code dense} bf16 {@code [sets, f*f, hidden]} (a mask prompt's embedding, made
+     * by the caller) added to the image in place of {@code no_mask_embed}; null: {@code no_mask_embed}.
+     */
+    public void forward(int sets, int sparse, boolean multimask, DeviceBuffer image, DeviceBuffer dense,
+                        DeviceBuffer s0, DeviceBuffer s1, DeviceBuffer frameOfSet) {
         ensureOpen();
         if (sets < 1 || sets > maxSets) {
             throw new IllegalArgumentException(sets + " sets; the decoder takes 1 to " + maxSets);
@@ -365,7 +374,11 @@ public final class CudaSam2MaskDecoder implements AutoCloseable {
                 sparse, c);
         stream.copy(tokens, queries, (long) rows * c * 4);
         long img = (long) sets * t;
-        dk.addPeriodicTo(stream, image, noMask, keys, img * c, c);
+        if (dense == null) {
+            dk.addPeriodicTo(stream, image, noMask, keys, img * c, c);
+        } else {
+            dk.addPeriodicTo(stream, image, dense, keys, img * c, img * c);
+        }
         transformer.forward(stream, workspace, sets, nq, null);
 
         // upscaling with the high-resolution features

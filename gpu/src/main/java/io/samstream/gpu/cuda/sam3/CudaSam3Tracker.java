@@ -47,8 +47,8 @@ import java.util.List;
  *       (the spatial sine position + its temporal slot's embedding, {@link Sam3TrackerModel#spatialPosition}) from a
  *       table uploaded once at open. Only the pointer rows and their positions ({@link
  *       Sam3TrackerModel#pointerPosition}, a few hundred values) go up per call;</li>
- *   <li>{@link #pointerFromMask} stays on the CPU reference: a mask as the decoder's dense prompt is not in the GPU
- *       decoder, and it runs once per new (or re-conditioned) object.</li>
+ *   <li>{@link #pointerFromMask}: the mask's dense prompt made on the host (small) and uploaded, the decoder on the
+ *       device; once per new (or re-conditioned) object.</li>
  * </ul>
  * The memory input is exactly what the previous design uploaded (the CPU's fp32 memory inputs rounded to bf16): the
  * memories are bf16 already, and the same positions are rounded the same way once instead of every call; so results
@@ -101,6 +101,8 @@ public final class CudaSam3Tracker implements TrackerPasses {
     /** Frames' features made on the device ({@link #features}). */
     private final TrackerFeatures frames;
     private final DeviceBuffer top, s0, s1, frameOfSet, memory, memoryPos, spatialPos, copyTable;
+    /** A mask prompt's dense embedding [grid², hidden] bf16 ({@link #pointerFromMask}). */
+    private final DeviceBuffer dense;
     private final int maxMemory, maxSpatial, maxPointerTokens;
     private final long featureBytes;
     /**
@@ -196,6 +198,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
         this.s0 = p.allocateBf16(16L * g * g * (c / 8), "SAM 3 tracker conv_s0 features");
         this.s1 = p.allocateBf16(4L * g * g * (c / 4), "SAM 3 tracker conv_s1 features");
         this.frameOfSet = p.allocate(4, "SAM 3 tracker frame of the object");
+        this.dense = p.allocateBf16((long) g * g * c, "SAM 3 tracker mask prompt");
         this.memory = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory");
         this.memoryPos = p.allocateBf16((long) maxMemory * config.memDim(), "SAM 3 tracker memory position");
         this.featureBytes = (long) g * g * config.memDim() * 2;
@@ -470,10 +473,36 @@ public final class CudaSam3Tracker implements TrackerPasses {
         return enc;
     }
 
-    /** The CPU reference's: the decoder with a mask prompt is not on the GPU, and it runs once per new object. */
+    /**
+     * As {@link Sam3TrackerModel#pointerFromMask}: the mask's dense prompt made on the host ({@link
+     * Sam3TrackerModel#maskPromptEmbedding}: two small convolutions, [grid², hidden]) and uploaded (bf16), then the
+     * decoder on the device against the frame's own features (no memory), one mask, the padding point as the only
+     * sparse prompt; the pointer is {@code obj_ptr_proj} of mask token 0 when the object score is above 0, else
+     * {@code no_obj_ptr} (an empty mask: {@code no_obj_ptr} without a pass). The host waits for the pointer. What
+     * differs from the CPU: the image side in bf16, the pointer rounded to bf16, as {@link #propagate}'s.
+     */
     @Override
     public float[] pointerFromMask(CpuThreadPool pool, TrackerFrame f, boolean[] mask) {
-        return cpu.pointerFromMask(pool, f.host(), mask);
+        int s = config.maskSize(), c = config.hidden();
+        if (mask.length != s * s) {
+            throw new IllegalArgumentException("mask of " + mask.length + " values; " + s + " x " + s + " expected");
+        }
+        if (Sam3TrackerModel.empty(mask)) {
+            return cpu.noObjectPointer();
+        }
+        float[] prompt = cpu.maskPromptEmbedding(pool, mask);   // host work, outside the lock
+        synchronized (this) {
+            ensureOpen();
+            upload(f);
+            StagedCopy.uploadBf16(stream, staging, prompt, dense);
+            decoder.stageNoPrompts(1);
+            graphs.run(stream, List.of("pointer from mask"), () -> decoder.forward(1, 2, false, top, dense, s0, s1,
+                    frameOfSet));
+            stream.download(decoder.objectScores(), 0, staging, 0, 4);
+            stream.download(decoder.pointers(), 0, staging, 8, (long) c * 2);
+            stream.synchronize();
+            return staging.buffer().getFloat(0) > 0 ? staging.getBf16(4, c) : cpu.noObjectPointer();
+        }
     }
 
     /**
@@ -582,8 +611,7 @@ public final class CudaSam3Tracker implements TrackerPasses {
     @Override
     public String describe() {
         return "memory attention, mask decoder and memory encoder on " + gpu.context().info().describe()
-                + " (bf16), memories in a device bank of " + bank.capacity() + "; new objects' pointers on the CPU"
-                + " (fp32)";
+                + " (bf16), memories in a device bank of " + bank.capacity();
     }
 
     private void ensureOpen() {

@@ -110,7 +110,8 @@ final class TrackerSizes {
         // channels), x, its depthwise output, the 4x-wide hidden rows and the output at the grid
         long downChannels = 1L << (2 * c.downsampleLayers());
         long encoder = s * s * (4 + 4 + 2 + 2 + 5) + tokens * (downChannels + 6 * h + md) * 2;
-        long inputs = tokens * h * (2 + 4 + 2) + 2 * mem * md * 2 + s * s * 4;   // top, s0, s1; memory, pos; mask
+        // top, s0, s1, a mask prompt; memory, pos; mask
+        long inputs = tokens * h * (2 + 4 + 2 + 2) + 2 * mem * md * 2 + s * s * 4;
         long l = c.lowResSize();                                  // a frame's low-res masks and their shrinkage areas
         inputs += Sam2Kernels.SHRINK_MAX_OBJECTS * (l * l * 4 + 2 * 4);
         long feature = tokens * md * 2;

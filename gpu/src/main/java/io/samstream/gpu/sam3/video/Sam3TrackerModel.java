@@ -221,18 +221,39 @@ public final class Sam3TrackerModel implements TrackerPasses {
      * not empty, else the no-object pointer.
      */
     public float[] pointerFromMask(CpuThreadPool pool, FrameFeatures f, boolean[] mask) {
+        if (empty(mask)) {
+            return noObjectPointer();
+        }
+        Sam2MaskDecoder.Output out = maskDecoder.decode(pool, f.top(), paddingPoint(), 2, promptEncoder.densePe(),
+                maskPromptEmbedding(pool, mask), f, false);
+        return out.objectScore() > 0 ? objPtrProj.forward(pool, out.tokens()[0], 1) : noObjectPointer();
+    }
+
+    /**
+     * The dense prompt [grid², hidden] of a binary mask [maskSize²]: what {@link #pointerFromMask} gives the decoder
+     * in place of {@code no_mask_embed} (the GPU's passes make it here and run the decoder on it).
+     */
+    public float[] maskPromptEmbedding(CpuThreadPool pool, boolean[] mask) {
         float[] m = new float[mask.length];
-        boolean any = false;
         for (int i = 0; i < mask.length; i++) {
-            if (mask[i]) {
-                m[i] = 1f;
-                any = true;
+            m[i] = mask[i] ? 1f : 0f;
+        }
+        return maskPrompt.embed(pool, m);
+    }
+
+    /** {@code no_obj_ptr}: the pointer of an object judged absent (a copy). */
+    public float[] noObjectPointer() {
+        return noObjPtr.clone();
+    }
+
+    /** Whether a mask has no pixel set: its object's pointer is {@link #noObjectPointer} whatever the decoder says. */
+    public static boolean empty(boolean[] mask) {
+        for (boolean b : mask) {
+            if (b) {
+                return false;
             }
         }
-        float[] dense = maskPrompt.embed(pool, m);
-        Sam2MaskDecoder.Output out = maskDecoder.decode(pool, f.top(), paddingPoint(), 2, promptEncoder.densePe(),
-                dense, f, false);
-        return any && out.objectScore() > 0 ? objPtrProj.forward(pool, out.tokens()[0], 1) : noObjPtr.clone();
+        return true;
     }
 
     /**

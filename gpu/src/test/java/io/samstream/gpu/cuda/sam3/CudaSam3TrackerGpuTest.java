@@ -107,6 +107,59 @@ class CudaSam3TrackerGpuTest extends GpuTestBase {
                 Sam3Weights.TINY_TRACKER, 91);
     }
 
+    /**
+     * A new object's pointer from its mask ({@link CudaSam3Tracker#pointerFromMask}: the dense prompt made on the host,
+     * the decoder on the device) against the CPU reference's, on frame A (the graph captured) and frame B (replayed:
+     * B's features, B's mask): present, the pointer's cosine; absent, exactly {@code no_obj_ptr}; an empty mask,
+     * {@code no_obj_ptr} on both sides. The tiny model present and absent, the release shapes present.
+     */
+    @Test
+    void pointersFromMasksMatchTheCpuReference() {
+        StateDict tiny = Sam3Weights.videoStateDict(Sam3Weights.TINY, Sam3Weights.TINY_TRACKER);
+        pointersFromMasks("tiny, present", arranged(tiny, true), Sam3Weights.TINY_TRACKER, 92);
+        pointersFromMasks("tiny, absent", arranged(tiny, false), Sam3Weights.TINY_TRACKER, 93);
+        Sam3TrackerConfig release = CudaSam3TrackerTest.RELEASE_TRACKER;
+        pointersFromMasks("release shapes, present", arranged(Sam2Shapes.random(Sam3Shapes.trackerShapes(
+                CudaSam3Test.RELEASE, release), 94), true), release, 95);
+    }
+
+    private static void pointersFromMasks(String what, StateDict sd, Sam3TrackerConfig config, long seed) {
+        Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
+        boolean present = sd.get(SCORE_BIAS).data()[0] > 0;
+        float[] noObjPtr = sd.get("tracker.no_obj_ptr").data();
+        int side = config.maskSize();
+        try (CpuThreadPool pool = new CpuThreadPool(THREADS);
+             CudaSam3Tracker onGpu = CudaSam3Tracker.open(sd, config, cpu, 0)) {
+            Random rnd = new Random(seed);
+            TrackerFrame a = features(cpu, pool, config, rnd), b = features(cpu, pool, config, rnd);
+            boolean[][] masks = {binary(scaledDisc(side, 0.4, 0.5, 0.25)), binary(scaledDisc(side, 0.6, 0.4, 0.15))};
+            TrackerFrame[] frames = {a, b};
+            for (int i = 0; i < 2; i++) {
+                String at = what + ", frame " + (i == 0 ? "A" : "B (replayed)");
+                float[] want = cpu.pointerFromMask(pool, frames[i], masks[i]);
+                float[] got = onGpu.pointerFromMask(pool, frames[i], masks[i]);
+                if (present) {
+                    GpuTestSupport.assertCosineAndRelL2(at + ": pointer", want, got, POINTER_COSINE, 1.0);
+                } else {
+                    assertArrayEquals(noObjPtr, want, at + ": the arranged score bias decides the reference");
+                    assertArrayEquals(noObjPtr, got, at + ": an absent object's pointer is no_obj_ptr");
+                }
+            }
+            boolean[] empty = new boolean[side * side];
+            assertArrayEquals(noObjPtr, cpu.pointerFromMask(pool, a, empty), what + ": an empty mask, CPU");
+            assertArrayEquals(noObjPtr, onGpu.pointerFromMask(pool, a, empty), what + ": an empty mask, GPU");
+            assertThrows(IllegalArgumentException.class, () -> onGpu.pointerFromMask(pool, a, new boolean[side]));
+        }
+    }
+
+    private static boolean[] binary(float[] scaled) {
+        boolean[] m = new boolean[scaled.length];
+        for (int i = 0; i < m.length; i++) {
+            m[i] = scaled[i] > 0;
+        }
+        return m;
+    }
+
     private static void trackedMemories(String what, StateDict sd, Sam3TrackerConfig config, long seed) {
         Sam3TrackerModel cpu = new Sam3TrackerModel(sd, config);
         int l = config.lowResSize();
