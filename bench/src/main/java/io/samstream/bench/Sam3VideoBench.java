@@ -86,7 +86,9 @@ import java.util.stream.IntStream;
  * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
  * includes SAM 3's pre-processing of the 640 x 480 frame (on the device with {@code --device cuda}, else on the
  * CPU); Meta's session pre-processes its whole video when it starts, outside its timing. {@code preprocess_ms} is
- * the CPU reference's pre-processing of one frame (median): what a frame costs on the CPU path.
+ * the CPU reference's pre-processing of one frame (median): what a frame costs on the CPU path. After each scenario
+ * a {@code #windows} row per window says what it did: its first frame, frames/s, ids no step of its streams had shown
+ * before, detections a frame a stream, its slowest frame (ms), to tell why one window is slower than another.
  *
  * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
  * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
@@ -218,10 +220,13 @@ public final class Sam3VideoBench {
             for (String sc : scenarios) {
                 int[] sp = scenario(sc);
                 List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
+                List<String> windows = new ArrayList<>();
                 rows.add(measure(model, tokenizer, gpu, heuristics, calibrations, concepts, instances, clip, sp[0],
                         lanes, frames, warmup, repeats, configName + "\t" + device,
-                        preprocess));
+                        preprocess, windows));
                 System.out.println(rows.get(rows.size() - 1));
+                rows.addAll(windows);
+                windows.forEach(System.out::println);
                 Files.write(out, rows);
             }
             if (longFrames > 0) {
@@ -461,7 +466,8 @@ public final class Sam3VideoBench {
     /** One scenario: {@code streams} streams asking for {@code concepts}; the TSV row (see the class comment). */
     private static String measure(Sam3VideoModel model, Sam3Tokenizer tokenizer, CudaContext gpu, boolean heuristics,
             Map<Concept, Calibration> calibrations, List<Concept> concepts, int instances, RgbImage[] clip,
-            int streams, int lanes, int frames, int warmup, int repeats, String label, double preprocess) {
+            int streams, int lanes, int frames, int warmup, int repeats, String label, double preprocess,
+            List<String> windows) {
         Sam3VideoSettings settings = settings(heuristics, calibrations, concepts, instances);
         List<Sam3VideoTracker> st = new ArrayList<>();
         List<PhraseDetector> detectors = new ArrayList<>();
@@ -472,25 +478,50 @@ public final class Sam3VideoBench {
         }
         ExecutorService side = Executors.newFixedThreadPool(Math.max(1, Math.min(streams, lanes) - 1));
         int f = 0;
+        // the ids each stream has shown (for the windows' new ids)
+        List<java.util.Set<Long>> seen = new ArrayList<>();
+        for (int k = 0; k < st.size(); k++) {
+            seen.add(new java.util.HashSet<>());
+        }
         for (; f < warmup; f++) {
-            stepAll(st, clip[f % clip.length], concepts, lanes, side);
+            List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, lanes, side);
+            for (int k = 0; k < st.size(); k++) {
+                for (var o : done.get(k).objects()) {
+                    seen.get(k).add(o.id());
+                }
+            }
         }
         long memoryWarm = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long calls0 = detectors.stream().mapToLong(d -> d.calls).sum();
         long dets0 = detectors.stream().mapToLong(d -> d.detections).sum();
         double[] fps = new double[repeats];
         long shown = 0, tracked = 0, steps = 0;
+        // what each window did, to tell why one is slower than another: ids not seen before, detections, the
+        // slowest frame
+        windows.add("#windows\tstreams\twindow\tfirst_frame\tframes_per_s_total\tnew_ids\tdetections_per_frame"
+                + "\tslowest_frame_ms");
         for (int r = 0; r < repeats; r++) {
             long t0 = System.nanoTime();
+            long windowDets = detectors.stream().mapToLong(d -> d.detections).sum();
+            long newIds = 0, slowest = 0;
+            int first = f;
             for (int i = 0; i < frames; i++, f++) {
+                long s0 = System.nanoTime();
                 List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, lanes, side);
+                slowest = Math.max(slowest, System.nanoTime() - s0);
                 for (int k = 0; k < st.size(); k++) {
                     shown += done.get(k).objects().size();
                     tracked += st.get(k).objectCount();
                     steps++;
+                    for (var o : done.get(k).objects()) {
+                        newIds += seen.get(k).add(o.id()) ? 1 : 0;
+                    }
                 }
             }
             fps[r] = (double) streams * frames / ((System.nanoTime() - t0) / 1e9);
+            windowDets = detectors.stream().mapToLong(d -> d.detections).sum() - windowDets;
+            windows.add(String.format(Locale.ROOT, "#windows\t%d\t%d\t%d\t%.2f\t%d\t%.2f\t%.1f", streams, r, first,
+                    fps[r], newIds, (double) windowDets / ((long) streams * frames), slowest / 1e6));
         }
         side.shutdownNow();
         long memoryEnd = gpu == null ? 0 : gpu.deviceMemoryUsed();
