@@ -1,8 +1,15 @@
 package io.samstream.stream.http;
 
+import com.typesafe.config.ConfigFactory;
+import io.samstream.config.ConfigLoader;
+import io.samstream.stream.app.Demo;
+import io.samstream.stream.app.DemoUi;
+import io.samstream.stream.app.SamstreamRuntime;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.Assumptions;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
@@ -23,6 +30,13 @@ final class ConsoleBrowser {
         Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
                 "no " + CHROMIUM + " or " + CHROMEDRIVER + " here: install Debian's chromium and chromium-driver"
                         + " (.ci/run does) to run the console's browser tests");
+    }
+
+    /** {@code samstream demo --ui --model model} on the CPU, its HTTP server on a free port; close it. */
+    static SamstreamRuntime demo(Demo.Model model, Path dir) throws Exception {
+        return DemoUi.start(ConfigLoader.validate(ConfigFactory.parseString("samstream { device = cpu }")
+                .withFallback(ConfigFactory.defaultReference()).resolve(), "test"), Optional.of(model), dir,
+                OptionalInt.of(0));
     }
 
     /** A fresh headless browser (its own profile); quit() it. */

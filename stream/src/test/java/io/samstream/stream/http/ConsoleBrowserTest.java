@@ -3,9 +3,6 @@ package io.samstream.stream.http;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
-import io.samstream.config.ConfigLoader;
-import io.samstream.config.SamstreamConfig;
 import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.connectors.video.TestPatternSource;
@@ -18,8 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -54,9 +49,7 @@ class ConsoleBrowserTest {
     @Test
     void aClickOnAShapeFollowsItAsANewObject() throws Exception {
         ConsoleBrowser.assumeInstalled();
-        SamstreamConfig base = ConfigLoader.validate(ConfigFactory.parseString("samstream { device = cpu }")
-                .withFallback(ConfigFactory.defaultReference()).resolve(), "test");
-        try (SamstreamRuntime rt = DemoUi.start(base, Optional.of(Demo.Model.SAM), dir.resolve("demo"), OptionalInt.of(0));
+        try (SamstreamRuntime rt = ConsoleBrowser.demo(Demo.Model.SAM, dir.resolve("demo"));
              KafkaConsumer<String, byte[]> masks = MasksTopic.fromNow(rt)) {
             ChromeDriver browser = ConsoleBrowser.start();
             try {

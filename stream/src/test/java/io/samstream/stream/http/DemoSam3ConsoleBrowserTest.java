@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.ConfigFactory;
-import io.samstream.config.ConfigLoader;
 import io.samstream.config.PromptSpec;
-import io.samstream.config.SamstreamConfig;
 import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.stream.app.Demo;
-import io.samstream.stream.app.DemoUi;
 import io.samstream.stream.app.SamstreamRuntime;
 import io.samstream.stream.engine.StreamHandle;
 import java.net.URI;
@@ -25,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -69,10 +64,7 @@ class DemoSam3ConsoleBrowserTest {
     @Test
     void aConceptIsRemovedAndAddedBackFromTheConsole() throws Exception {
         ConsoleBrowser.assumeInstalled();
-        SamstreamConfig base = ConfigLoader.validate(ConfigFactory.parseString("samstream { device = cpu }")
-                .withFallback(ConfigFactory.defaultReference()).resolve(), "test");
-        try (SamstreamRuntime rt = DemoUi.start(base, Optional.of(Demo.Model.SAM3), dir.resolve("demo"),
-                OptionalInt.of(0))) {
+        try (SamstreamRuntime rt = ConsoleBrowser.demo(Demo.Model.SAM3, dir.resolve("demo"))) {
             StreamHandle demo = rt.engine().stream("demo").orElseThrow();
             assertTrue(demo.findsConcepts(), "the bundled SAM 3 finds objects by concepts");
             String url = rt.httpServer().orElseThrow().url();
