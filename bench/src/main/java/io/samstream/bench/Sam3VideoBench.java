@@ -10,15 +10,12 @@ import io.samstream.gpu.sam3.FeatureMap;
 import io.samstream.gpu.sam3.Sam3Backend;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
-import io.samstream.gpu.sam3.Sam3Model;
 import io.samstream.gpu.sam3.Sam3Preprocessor;
 import io.samstream.gpu.sam3.Sam3Shapes;
 import io.samstream.gpu.sam3.Sam3TrackerConfig;
 import io.samstream.gpu.sam3.VisionFeatures;
 import io.samstream.gpu.sam3.text.Sam3Tokenizer;
 import io.samstream.gpu.sam3.video.Concept;
-import io.samstream.gpu.sam3.video.ConceptDetector;
-import io.samstream.gpu.sam3.video.Detection;
 import io.samstream.gpu.sam3.video.Sam3ConceptDetector;
 import io.samstream.gpu.sam3.video.Sam3VideoModel;
 import io.samstream.gpu.sam3.video.Sam3VideoSettings;
@@ -117,8 +114,6 @@ public final class Sam3VideoBench {
     /** The tracker's object-score bias that makes every tracked object present (see the class comment). */
     static final String OBJECT_SCORE_BIAS = "tracker.sam_mask_decoder.pred_obj_score_head.layers.2.bias";
     static final float PRESENT_LOGIT = 10f;
-    /** Meta's mask NMS IoU ({@code det_nms_thresh}). */
-    static final float META_NMS_IOU = 0.1f;
 
     private Sam3VideoBench() {}
 
@@ -258,7 +253,7 @@ public final class Sam3VideoBench {
         try {
             for (String phrase : PHRASES.subList(0, phrases)) {
                 Concept concept = Concept.of(phrase);
-                calibrations.put(concept, calibrate(model.detector(), tokenizer, vision, concept, instances));
+                calibrations.put(concept, Calibration.calibrate(model.detector(), tokenizer, vision, concept, instances));
                 rows.add("#calibration\t" + phrase + "\t" + calibrations.get(concept));
                 System.out.println(rows.get(rows.size() - 1));
             }
@@ -348,7 +343,7 @@ public final class Sam3VideoBench {
             List<Concept> concepts, int instances) {
         Sam3VideoSettings d = heuristics ? Sam3VideoSettings.defaults()
                 : Sam3VideoSettings.withoutTemporalDisambiguation();
-        float threshold = 1f, nms = META_NMS_IOU;
+        float threshold = 1f, nms = Calibration.META_NMS_IOU;
         for (Concept c : concepts) {
             threshold = Math.min(threshold, calibrations.get(c).threshold());
             nms = Math.min(nms, calibrations.get(c).nmsIou());
@@ -357,110 +352,6 @@ public final class Sam3VideoBench {
                 d.hotstartDelay(), d.hotstartUnmatched(), d.hotstartDuplicates(), d.occlusionIou(), d.fillHoleArea(),
                 d.reconditionEvery(), d.memorySelection(), d.memorySelectionThreshold(), d.pointerWindow(),
                 instances * concepts.size(), d.lostAfter(), d.forgetAfter());
-    }
-
-    /**
-     * A threshold and NMS IoU and what they gave on frame 0: {@code detections} after NMS, out of the best
-     * probabilities {@code best}; {@code note} says when NMS had to go or ties let more through.
-     */
-    record Calibration(float threshold, float nmsIou, int detections, float[] best, String note) {
-        @Override
-        public String toString() {
-            StringBuilder b = new StringBuilder();
-            for (int i = 0; i < Math.min(best.length, 8); i++) {
-                b.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "%.5f", best[i]));
-            }
-            return String.format(Locale.ROOT, "threshold %.6f, nms %.2f, %d detections on frame 0 (best %s)%s",
-                    threshold, nmsIou, detections, b, note.isEmpty() ? "" : "; " + note);
-        }
-    }
-
-    /**
-     * The class comment's rule on frame 0's features: the threshold just below the k-th best probability for the
-     * smallest k >= target whose detections keep {@code target} after Meta's NMS (one more candidate below
-     * the others adds at most one survivor, so the count grows with k and a binary search finds k), else NMS off.
-     */
-    static Calibration calibrate(Sam3Model detector, Sam3Tokenizer tokenizer, VisionFeatures frame0, Concept concept,
-            int target) {
-        List<Detection> all = new Sam3ConceptDetector(detector, tokenizer, 0f, 0f).detect(frame0, concept, true);
-        float[] p = new float[all.size()];
-        for (int i = 0; i < p.length; i++) {
-            p[i] = -all.get(i).score();
-        }
-        Arrays.sort(p);
-        for (int i = 0; i < p.length; i++) {
-            p[i] = -p[i];
-        }
-        if (p.length < target) {
-            throw new IllegalStateException(concept + ": only " + p.length + " queries, " + target + " instances asked");
-        }
-        int lo = target, hi = p.length;
-        if (count(detector, tokenizer, frame0, concept, thresholdAt(p, hi), META_NMS_IOU) >= target) {
-            while (lo < hi) {
-                int mid = (lo + hi) >>> 1;
-                if (count(detector, tokenizer, frame0, concept, thresholdAt(p, mid), META_NMS_IOU) >= target) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            float t = thresholdAt(p, lo);
-            return new Calibration(t, META_NMS_IOU, count(detector, tokenizer, frame0, concept, t, META_NMS_IOU), p,
-                    "");
-        }
-        float t = thresholdAt(p, target);
-        int n = count(detector, tokenizer, frame0, concept, t, 0f);
-        return new Calibration(t, 0f, n, p, "NMS off: no threshold leaves " + target + " detections after NMS at "
-                + META_NMS_IOU + (n > target ? "; ties let " + n + " through" : ""));
-    }
-
-    /**
-     * The best probability below the k-th best of {@code p} (sorted, best first), or 0: exactly k pass {@code >
-     * threshold} unless the k-th ties with the next (then all the tied ones), whatever precision the scores have.
-     */
-    static float thresholdAt(float[] p, int k) {
-        for (int j = k; j < p.length; j++) {
-            if (p[j] < p[k - 1]) {
-                return p[j];
-            }
-        }
-        return 0f;
-    }
-
-    private static int count(Sam3Model detector, Sam3Tokenizer tokenizer, VisionFeatures frame0, Concept concept,
-            float threshold, float nmsIou) {
-        return new Sam3ConceptDetector(detector, tokenizer, threshold, nmsIou).detect(frame0, concept, true).size();
-    }
-
-    /**
-     * A stream's detector: for each phrase the model's detector ({@link Sam3ConceptDetector}, as {@link
-     * Sam3VideoModel#openStream(Sam3VideoSettings)} makes it) at that phrase's threshold and NMS IoU, counting the
-     * detections it hands over.
-     */
-    private static final class PhraseDetector implements ConceptDetector {
-        private final Map<Concept, ConceptDetector> byConcept = new LinkedHashMap<>();
-        long calls;
-        long detections;
-        /** Times each detection while set ({@code --profile}). */
-        volatile Sam3StepProfile profile;
-
-        PhraseDetector(Sam3VideoModel model, Sam3Tokenizer tokenizer, Map<Concept, Calibration> calibrations) {
-            calibrations.forEach((concept, c) -> byConcept.put(concept, new Sam3ConceptDetector(model.detector(),
-                    tokenizer, c.threshold(), c.nmsIou())));
-        }
-
-        @Override
-        public List<Detection> detect(VisionFeatures image, Concept concept, boolean firstFrame) {
-            long t0 = System.nanoTime();
-            List<Detection> d = byConcept.get(concept).detect(image, concept, firstFrame);
-            Sam3StepProfile p = profile;
-            if (p != null) {
-                p.add("detect (parts and CPU scoring)", System.nanoTime() - t0);
-            }
-            calls++;
-            detections += d.size();
-            return d;
-        }
     }
 
     /** One scenario: {@code streams} streams asking for {@code concepts}; the TSV row (see the class comment). */
