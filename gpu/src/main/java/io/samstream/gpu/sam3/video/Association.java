@@ -37,14 +37,14 @@ record Association(List<Integer> newDetections, List<Integer> unmatchedTracks, L
      * @param scores     their scores (probabilities)
      * @param tracks     binary masks of the tracks, the same size
      */
-    static Association of(List<boolean[]> detections, float[] scores, List<boolean[]> tracks, float assocIou,
+    static Association of(List<PackedMask> detections, float[] scores, List<PackedMask> tracks, float assocIou,
             float trackAssocIou, float newDetThreshold) {
         int nd = detections.size();
         int nt = tracks.size();
         List<Integer> empty = new ArrayList<>();
         boolean[] nonEmpty = new boolean[nt];
         for (int t = 0; t < nt; t++) {
-            nonEmpty[t] = MaskOverlaps.area(tracks.get(t)) > 0;
+            nonEmpty[t] = tracks.get(t).area() > 0;
             if (!nonEmpty[t]) {
                 empty.add(t);
             }
@@ -70,7 +70,7 @@ record Association(List<Integer> newDetections, List<Integer> unmatchedTracks, L
         float[][] iou = new float[nd][nt];
         for (int d = 0; d < nd; d++) {
             for (int t = 0; t < nt; t++) {
-                iou[d][t] = MaskOverlaps.iou(detections.get(d), tracks.get(t));
+                iou[d][t] = detections.get(d).iou(tracks.get(t));
             }
         }
         for (int t = 0; t < nt; t++) {

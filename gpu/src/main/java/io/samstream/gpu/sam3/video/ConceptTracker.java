@@ -134,18 +134,17 @@ final class ConceptTracker {
         List<Detection> dets = List.of();
         if (detect) {
             dets = detecting.join();
-            List<boolean[]> detBins = new ArrayList<>();
+            PackedMask[] detBins = new PackedMask[dets.size()];
             float[] scores = new float[dets.size()];
+            List<Detection> found = dets;
+            pool.forEach(dets.size(), d -> detBins[d] = PackedMask.of(found.get(d).maskLogits()));
             for (int d = 0; d < dets.size(); d++) {
-                detBins.add(MaskOverlaps.binary(dets.get(d).maskLogits()));
                 scores[d] = dets.get(d).score();
             }
-            List<boolean[]> trackBins = new ArrayList<>();
-            for (float[] m : masks) {
-                trackBins.add(MaskOverlaps.binary(m));
-            }
-            Association a = Association.of(detBins, scores, trackBins, settings.assocIou(), settings.trackAssocIou(),
-                    settings.newDetectionThreshold());
+            PackedMask[] trackBins = new PackedMask[n];
+            pool.forEach(n, i -> trackBins[i] = PackedMask.of(masks[i]));
+            Association a = Association.of(List.of(detBins), scores, List.of(trackBins), settings.assocIou(),
+                    settings.trackAssocIou(), settings.newDetectionThreshold());
             List<Integer> chosen = new ArrayList<>(a.newDetections());
             if (chosen.size() > capacity) {
                 chosen.sort(Comparator.comparingDouble((Integer d) -> -scores[d]));

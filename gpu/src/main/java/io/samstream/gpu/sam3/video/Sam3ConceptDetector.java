@@ -83,9 +83,9 @@ public final class Sam3ConceptDetector implements ConceptDetector {
         List<Detection> order = new ArrayList<>(dets);
         order.sort(Comparator.comparingDouble((Detection d) -> d.score()).reversed()
                 .thenComparing(Comparator.comparingInt(Detection::query).reversed()));
-        List<boolean[]> bins = new ArrayList<>();
+        List<PackedMask> bins = new ArrayList<>();
         for (Detection d : order) {
-            bins.add(MaskOverlaps.binary(d.maskLogits()));
+            bins.add(PackedMask.of(d.maskLogits()));
         }
         boolean[] removed = new boolean[order.size()];
         List<Detection> kept = new ArrayList<>();
@@ -95,7 +95,7 @@ public final class Sam3ConceptDetector implements ConceptDetector {
             }
             kept.add(order.get(i));
             for (int j = i + 1; j < order.size(); j++) {
-                if (!removed[j] && MaskOverlaps.iou(bins.get(i), bins.get(j)) > iouThreshold) {
+                if (!removed[j] && bins.get(i).iou(bins.get(j)) > iouThreshold) {
                     removed[j] = true;
                 }
             }

@@ -1,0 +1,44 @@
+package io.samstream.gpu.sam3.video;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class PackedMaskTest {
+    /** Bits and booleans agree to the bit: area, and IoU with MaskOverlaps.iou, at sizes that end mid-word. */
+    @Test
+    void overlapsAreTheBooleanMasksOnes() {
+        Random rnd = new Random(3);
+        for (int pixels : new int[] {1, 63, 64, 65, 77 * 83, 288 * 288}) {
+            for (double density : new double[] {0, 0.02, 0.5, 1}) {
+                float[] a = logits(rnd, pixels, density), b = logits(rnd, pixels, density / 2 + 0.1);
+                boolean[] ab = MaskOverlaps.binary(a), bb = MaskOverlaps.binary(b);
+                PackedMask pa = PackedMask.of(a), pb = PackedMask.of(bb);
+                String at = pixels + " pixels at density " + density;
+                assertEquals(MaskOverlaps.area(ab), pa.area(), at);
+                assertEquals(MaskOverlaps.area(bb), pb.area(), at);
+                assertEquals(MaskOverlaps.iou(ab, bb), pa.iou(pb), at);
+                assertEquals(MaskOverlaps.iou(bb, ab), pb.iou(pa), at);
+                assertEquals(MaskOverlaps.iou(ab, ab), pa.iou(PackedMask.of(ab)), at);
+            }
+        }
+        assertEquals(0f, PackedMask.of(new float[100]).iou(PackedMask.of(new boolean[100])), "both empty: 0");
+    }
+
+    @Test
+    void masksOfOtherSizesAreRefused() {
+        assertThrows(IllegalArgumentException.class, () -> PackedMask.of(new float[64]).iou(PackedMask.of(
+                new float[65])));
+    }
+
+    /** Logits of which about {@code density} are above 0 (a few exactly 0, which is not above). */
+    private static float[] logits(Random rnd, int n, double density) {
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = rnd.nextInt(50) == 0 ? 0f : rnd.nextDouble() < density ? 1 + rnd.nextFloat() : -rnd.nextFloat();
+        }
+        return out;
+    }
+}
