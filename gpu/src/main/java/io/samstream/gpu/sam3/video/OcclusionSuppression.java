@@ -33,10 +33,10 @@ final class OcclusionSuppression {
             return;
         }
         int n = ids.size();
-        boolean[][] bin = new boolean[n][];
+        PackedMask[] bin = new PackedMask[n];
         int[] last = new int[n];
         for (int i = 0; i < n; i++) {
-            bin[i] = MaskOverlaps.binary(masks[i]);
+            bin[i] = PackedMask.of(masks[i]);
             Integer known = lastOccluded.get(ids.get(i));
             last[i] = known != null ? known : removed.contains(ids.get(i)) ? ALWAYS : NEVER;
         }
@@ -44,7 +44,7 @@ final class OcclusionSuppression {
         if (n > 1) {
             for (int i = 0; i < n; i++) {
                 for (int j = i + 1; j < n; j++) {
-                    if (!(MaskOverlaps.iou(bin[i], bin[j]) >= threshold)) {
+                    if (!(bin[i].iou(bin[j]) >= threshold)) {
                         continue;
                     }
                     if (last[i] > last[j] && last[j] > NEVER) {
@@ -58,7 +58,7 @@ final class OcclusionSuppression {
         }
         Map<Long, Integer> next = new HashMap<>();
         for (int i = 0; i < n; i++) {
-            boolean occluded = MaskOverlaps.area(bin[i]) == 0;
+            boolean occluded = bin[i].area() == 0;
             next.put(ids.get(i), occluded || suppress[i] ? frame : last[i]);
             if (suppress[i]) {
                 java.util.Arrays.fill(masks[i], SUPPRESSED_LOGIT);
