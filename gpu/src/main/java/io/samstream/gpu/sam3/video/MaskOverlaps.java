@@ -18,17 +18,6 @@ final class MaskOverlaps {
 
     private MaskOverlaps() {}
 
-    /** Intersection over union of two binary masks (0 when both are empty). */
-    static float iou(boolean[] a, boolean[] b) {
-        int inter = 0;
-        int union = 0;
-        for (int i = 0; i < a.length; i++) {
-            inter += a[i] && b[i] ? 1 : 0;
-            union += a[i] || b[i] ? 1 : 0;
-        }
-        return (float) inter / Math.max(union, 1);
-    }
-
     /** The pixels of logits above 0. */
     static boolean[] binary(float[] logits) {
         boolean[] out = new boolean[logits.length];

@@ -3,8 +3,8 @@ package io.samstream.gpu.sam3.video;
 /**
  * A binary mask as bits, 64 pixels a word, with its area: two masks' overlap is an AND and a popcount a word instead
  * of two branches a pixel. For what the per-frame rules compare many times: every detection with every track
- * ({@link Association}), detections with each other (mask NMS). The overlap is {@link MaskOverlaps#iou}'s to the
- * bit (the same integer counts, the same division).
+ * ({@link Association}), detections with each other (mask NMS), tracks with each other (occlusion). The IoU is
+ * intersection / max(union, 1) of the pixel counts: 0 when both masks are empty.
  */
 final class PackedMask {
     private final long[] words;

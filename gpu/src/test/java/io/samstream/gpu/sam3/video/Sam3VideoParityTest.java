@@ -147,7 +147,7 @@ class Sam3VideoParityTest {
             int theirArea = area(theirs);
             int ourArea = area(o.mask());
             // two empty masks agree (an object kept with its mask suppressed by an overlapping one)
-            float iou = theirArea + ourArea == 0 ? 1f : MaskOverlaps.iou(theirs, o.mask());
+            float iou = theirArea + ourArea == 0 ? 1f : PackedMask.of(theirs).iou(PackedMask.of(o.mask()));
             report.add(where + ": object " + ids[i] + " mask IoU " + iou + " (areas " + theirArea + " / " + ourArea
                     + "), score " + probs[i] + " / " + o.score());
             assertTrue(iou >= 0.99f, where + ": mask IoU of " + ids[i] + " is " + iou);
