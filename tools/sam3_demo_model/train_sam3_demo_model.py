@@ -21,6 +21,15 @@ One training step:
     the memory; per frame SAM 2's loss (20 x focal + dice of the best of 3 masks, IoU MSE, object-score BCE).
 Both share one ViT pass. bf16 autocast, AdamW, warm-up then cosine over a wall-clock budget (--minutes).
 
+--track-only (with --init): the detector frozen (ViT, text, detection neck, fusion, decoder, heads); only the
+  tracker and the tracker's neck (the ViT's sam2_convs) learn, from tracking clips alone. Both losses share one
+  gradient clip, so in a joint step the detection loss (about 25 against the tracker's 1) sets the clipped
+  gradient's size and the tracker barely moves: the second joint run's tracking IoU stayed at 0.37 for 500 steps.
+  --image-mix P: that share of its steps are prompt steps: single frames, each object prompted by a box or 1-3
+  points (the SAM 2 demo's prompts) on a conditioning frame, SAM 2's loss on the decoder's masks. A track started
+  from a mask never trains the decoder on its first frame; the SAM 2 demo's first run, without such steps, did not
+  follow its prompts either (IoU 0.22; 0.90 with them).
+
 Usage (Meta's sam3 on --sam3, e.g. .ref/sam3_src staged by tools/sam3_fixtures/stage_meta_sam3.sh):
   python3 tools/sam3_demo_model/train_sam3_demo_model.py --sam3 .ref/sam3_src --minutes 6.5 --out OUT
   --smoke: a few steps on the CPU at a tiny batch and a small evaluation: every code path once.
@@ -450,6 +459,21 @@ def track(tracker, feats, pos, sizes, first, gt, frames, train, absent_weight=1.
     return masks, scores, total
 
 
+def prompt_step(tracker, feats, pos, sizes, gt0, gen):
+    """Objects [N] on single frames (feats / pos hold [HW, N, C]), each prompted by a box or 1-3 points on a
+    conditioning frame (no memory): SAM 2's losses of the decoder's masks against gt0 [N,S,S], summed."""
+    kind = "box" if gen.py.random() < 0.5 else str(gen.py.choice((1, 1, 2, 3)))
+    points = sam2_demo.prompts(gen, gt0, kind, CONFIG["image_size"])
+    tracker.track_step(frame_idx=0, is_init_cond_frame=True, current_vision_feats=feats,
+                       current_vision_pos_embeds=pos, feat_sizes=sizes, image=None, point_inputs=points,
+                       mask_inputs=None, output_dict={"cond_frame_outputs": {}, "non_cond_frame_outputs": {}},
+                       num_frames=1)
+    _, high_multi, ious, _, _, _, score = tracker.last_sam_outputs
+    mk, io, c, present, best = sam2_demo.frame_losses(high_multi, ious, score, gt0)
+    return dict(mask=(mk * present).sum(), iou=(io * present).sum(), cls=c.sum(), present=float(present.sum()),
+                best_iou=float((best * present).sum()))
+
+
 def make_clips(gen, n_clips, chunk, size, sizes=SIZES, tp_frac=0.4):
     """Clips as the SAM 2 demo makes them, at this model's input: images [n*T,3,S,S], visible masks at S."""
     parts = []
@@ -465,6 +489,8 @@ def make_clips(gen, n_clips, chunk, size, sizes=SIZES, tp_frac=0.4):
 def param_groups(model, wd):
     decay, no_decay = [], []
     for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
         last = name.split(".")[-1]
         if p.ndim < 2 or "pos_embed" in name or "embed" in last or "tpos" in name or "token" in name \
                 or "query_embed" in name or "positional_embedding" in name:
@@ -625,6 +651,11 @@ def main():
     ap.add_argument("--iou-aware", action="store_true", help="Meta's IoU-aware score targets (default: 1 per match)")
     ap.add_argument("--init", help="start from this checkpoint's weights (one this script wrote), e.g. to go on "
                     "training across device calls")
+    ap.add_argument("--track-only", action="store_true", help="train the tracker (and its neck) alone on tracking "
+                    "clips, the detector frozen; use with --init")
+    ap.add_argument("--image-mix", type=float, default=0.0, help="with --track-only: share of steps that prompt "
+                    "objects on single frames (boxes, points) instead of tracking clips")
+    ap.add_argument("--image-objects", type=int, default=4, help="objects a frame in those steps")
     ap.add_argument("--amp", action="store_true", help="bf16 autocast on the CPU too (it is always on with CUDA)")
     if "--smoke" in sys.argv[1:]:  # CPU-sized defaults; flags given still win
         ap.set_defaults(images=2, chunk=2, clips=2, frames=3, track_from=0.0, warmup=2, minutes=1.0, max_steps=3)
@@ -653,22 +684,28 @@ def main():
     if a.init:
         init = torch.load(a.init, map_location=device)["model"]
         model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init.items()})
+    if a.track_only:
+        if a.clips < 1:
+            ap.error("--track-only needs --clips of at least 1")
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith("tracker.") or ".sam2_convs." in name)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     n_det = sum(p.numel() for p in model.detector.parameters())
     gpu = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
     log(f"torch {torch.__version__}, {tv}, device {gpu}, config "
         f"{ {k: v for k, v in CONFIG.items() if k != 'prompts'} }, tracker {TRACKER}, {n_params} parameters "
-        f"({n_det} detector), built in {time.time() - t_build:.1f} s, args {vars(a)}")
+        f"({n_det} detector; {sum(p.numel() for p in model.parameters() if p.requires_grad)} trained), built in {time.time() - t_build:.1f} s, args {vars(a)}")
     opt = torch.optim.AdamW(param_groups(model, a.wd), lr=a.lr, betas=(0.9, 0.999))
     S = CONFIG["image_size"]
     mask_size = 4 * S // CONFIG["patch"]
     det_gen = PaletteScenes(TRAIN_SEED, device)
     clip_gens = {False: PaletteClips(TRAIN_SEED + 1, device, a.frames, None),
                  True: PaletteClips(TRAIN_SEED + 2, device, a.frames, sam2_demo.EVENTS)}
+    image_gen = PaletteClips(TRAIN_SEED + 3, device, 1, None)
     budget = a.minutes * 60
     start = time.time()
-    step, hist, tracking_steps, skipped = 0, [], 0, 0
+    step, hist, tracking_steps, skipped, prompt_steps = 0, [], 0, 0, 0
     # A failure mid-run (on the GPU, where this script gets one call) still saves what was trained and evaluates it.
     error = None
     try:
@@ -680,38 +717,55 @@ def main():
             lr = a.lr * min(1.0, (step + 1) / a.warmup) * cosine
             for g in opt.param_groups:
                 g["lr"] = lr
-            sc = render_scenes(det_gen, a.images, a.chunk, S)
-            phrases, img_ids, targets = sample_phrases(det_gen.py, sc["kind"], sc["colour"], sc["valid"])
-            # targets of each phrase, valid ones first: masks at the mask head's size (soft), [N, T, s, s]
-            tvalid = targets.to(torch.uint8).sort(dim=1, descending=True, stable=True)
-            order = tvalid.indices.to(device)
-            tvalid = tvalid.values.bool().to(device)
-            tm = masks_at(sc["masks"], mask_size)[img_ids.to(device)]
-            tm = torch.gather(tm, 1, order.view(*order.shape, 1, 1).expand(-1, -1, mask_size, mask_size))
-            images = sc["images"]
-            with_track = elapsed >= a.track_from * budget and a.clips > 0
+            if not a.track_only:
+                sc = render_scenes(det_gen, a.images, a.chunk, S)
+                phrases, img_ids, targets = sample_phrases(det_gen.py, sc["kind"], sc["colour"], sc["valid"])
+                # targets of each phrase, valid ones first: masks at the mask head's size (soft), [N, T, s, s]
+                tvalid = targets.to(torch.uint8).sort(dim=1, descending=True, stable=True)
+                order = tvalid.indices.to(device)
+                tvalid = tvalid.values.bool().to(device)
+                tm = masks_at(sc["masks"], mask_size)[img_ids.to(device)]
+                tm = torch.gather(tm, 1, order.view(*order.shape, 1, 1).expand(-1, -1, mask_size, mask_size))
+                images = sc["images"]
+            with_track = (a.track_only or elapsed >= a.track_from * budget) and a.clips > 0
+            prompting = a.track_only and det_gen.py.random() < a.image_mix
+            frames = 1 if prompting else a.frames
             if with_track:
                 events = det_gen.py.random() < a.events
-                cgen = clip_gens[events]
-                clip = make_clips(cgen, a.clips, min(a.chunk, a.clips), S)
-                obj_clip, obj_slot = sam2_demo.pick_objects(cgen, clip["gt"], clip["focus"], a.frames, a.per_clip)
+                cgen = image_gen if prompting else clip_gens[events]
+                # a prompt step renders as many frames as a clip step
+                n_clips = a.clips * a.frames if prompting else a.clips
+                clip = make_clips(cgen, n_clips, min(a.chunk, a.clips) * a.frames // frames, S)
+                obj_clip, obj_slot = sam2_demo.pick_objects(cgen, clip["gt"], clip["focus"], frames,
+                                                            a.image_objects if prompting else a.per_clip)
                 with_track = obj_clip.numel() > 0
+            if a.track_only and not with_track:
+                continue  # no object in these clips
             if with_track:
-                rows = (obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device)).flatten()
-                images = torch.cat([images, clip["images"][rows]])
-                gt = clip["gt"][obj_clip[:, None] * a.frames + torch.arange(a.frames, device=device), obj_slot[:, None]]
+                rows = (obj_clip[:, None] * frames + torch.arange(frames, device=device)).flatten()
+                images = clip["images"][rows] if a.track_only else torch.cat([images, clip["images"][rows]])
+                gt = clip["gt"][obj_clip[:, None] * frames + torch.arange(frames, device=device), obj_slot[:, None]]
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 backbone = model.detector.backbone.forward_image(images)
-                out = ground(model, FindStage, backbone, phrases, img_ids, device)
-                det_loss, parts = detection_loss(out, tm, tvalid, a.iou_aware)
+                if a.track_only:
+                    det_loss = torch.zeros((), device=device)
+                    parts = dict(ce=0.0, presence=0.0, l1=0.0, giou=0.0, mask=0.0, dice=0.0)
+                else:
+                    out = ground(model, FindStage, backbone, phrases, img_ids, device)
+                    det_loss, parts = detection_loss(out, tm, tvalid, a.iou_aware)
                 loss = det_loss
                 trk = None
                 if with_track:
-                    B = sc["images"].shape[0]
+                    B = 0 if a.track_only else sc["images"].shape[0]
                     feats, pos, sizes = tracker_features(model.tracker, backbone,
                                                          torch.arange(B, B + rows.numel(), device=device))
-                    _, _, trk = track(model.tracker, feats, pos, sizes, gt[:, 0:1].float(), gt, a.frames, train=True)
-                    n_of = obj_clip.numel() * (a.frames - 1)
+                    if prompting:
+                        trk = prompt_step(model.tracker, feats, pos, sizes, gt[:, 0], image_gen)
+                        n_of = obj_clip.numel()
+                    else:
+                        _, _, trk = track(model.tracker, feats, pos, sizes, gt[:, 0:1].float(), gt, a.frames,
+                                          train=True)
+                        n_of = obj_clip.numel() * (a.frames - 1)
                     loss = loss + a.track_weight * (trk["mask"] + trk["iou"] + trk["cls"]) / n_of
             opt.zero_grad(set_to_none=True)
             if not torch.isfinite(loss):  # skip the step rather than spoil the weights; give up after 20
@@ -721,12 +775,13 @@ def main():
                     raise RuntimeError("20 steps with a non-finite loss")
                 continue
             loss.backward()
-            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            gnorm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
             opt.step()
             step += 1
             row = [det_loss.item()] + [parts[k] for k in ("ce", "presence", "l1", "giou", "mask", "dice")]
             if trk is not None:
                 tracking_steps += 1
+                prompt_steps += int(prompting)
                 row += [scalar(trk["mask"]) / n_of, scalar(trk["iou"]) / n_of, scalar(trk["cls"]) / n_of,
                         trk["best_iou"] / max(trk["present"], 1)]
             hist.append(row)
@@ -745,7 +800,8 @@ def main():
         error = f"{type(e).__name__}: {e}"
         log(f"training stopped at step {step} by {error}\n{traceback.format_exc()}")
     train_s = time.time() - start
-    log(f"trained {step} steps ({tracking_steps} with tracking clips) in {train_s:.0f} s"
+    log(f"trained {step} steps ({tracking_steps} with tracking clips, {prompt_steps} of them prompt steps) in "
+        f"{train_s:.0f} s"
         + (f", peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB" if device.type == "cuda" else ""))
 
     sd = fp16_state_dict(model)
@@ -767,7 +823,7 @@ def main():
         log(f"evaluation failed: {traceback.format_exc()}")
     summary = dict(config={k: v for k, v in CONFIG.items() if k != "prompts"}, tracker=TRACKER,
                    parameters=n_params, detector_parameters=n_det, checkpoint_bytes=size, steps=step,
-                   tracking_steps=tracking_steps, skipped_steps=skipped, training_error=error,
+                   tracking_steps=tracking_steps, prompt_steps=prompt_steps, skipped_steps=skipped, training_error=error,
                    train_seconds=round(train_s),
                    eval_seconds=round(time.time() - t_eval), torch=torch.__version__,
                    device=torch.cuda.get_device_name() if device.type == "cuda" else "cpu", args=vars(a), eval=results,

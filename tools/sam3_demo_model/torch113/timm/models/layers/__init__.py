@@ -1,0 +1,1 @@
+from timm.layers import *  # noqa: F401,F403
