@@ -1,5 +1,4 @@
 # Stand-ins for timm's three helpers Meta's sam3 imports (CPU smoke runs on torch 1.13; see ../../sitecustomize.py)
-import torch
 import torch.nn as nn
 
 
@@ -8,12 +7,17 @@ def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0):
 
 
 class DropPath(nn.Module):
+    """Stochastic depth: in training, each sample's residual branch is dropped with probability p."""
+
     def __init__(self, p=0.0):
         super().__init__()
         self.p = p
 
     def forward(self, x):
-        return x
+        if not self.training or self.p == 0.0:
+            return x
+        keep = 1.0 - self.p
+        return x * x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep) / keep
 
 
 class Mlp(nn.Module):
