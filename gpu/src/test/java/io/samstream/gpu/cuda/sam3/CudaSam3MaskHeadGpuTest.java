@@ -123,10 +123,10 @@ class CudaSam3MaskHeadGpuTest extends GpuTestBase {
      * Sam3Image} does, then thresholded. At the tiny fixture's 32x32 a mask of 85 pixels loses 1.2 % of IoU for each
      * pixel whose logit sits within bf16's rounding of zero (the fixture has logits of 0.003); upsampled, such a pixel
      * moves the mask's edge by a fraction of a pixel, which is the difference a user sees. The low-resolution IoU is
-     * printed beside it.
+     * printed beside it, not bounded.
      */
     static void checkImageIou(String what, float[] ref, float[] out, int k, int side, int[] hw) {
-        checkImageIou(what, ref, out, k, side, hw, MIN_IOU, MIN_IOU);
+        checkImageIou(what, ref, out, k, side, hw, 0, MIN_IOU);
     }
 
     /** As above with the least IoU at the head's side ({@code minLow}) and at the image's ({@code minImage}). */
