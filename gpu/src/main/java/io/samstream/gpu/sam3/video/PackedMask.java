@@ -21,23 +21,32 @@ final class PackedMask {
         this.area = n;
     }
 
-    /** The pixels of {@code logits} above 0 (as {@link MaskOverlaps#binary}). */
+    /**
+     * The pixels of {@code logits} above 0 (as {@link MaskOverlaps#binary}). A word is built in a register and stored
+     * once, its bits set without a branch: a frame packs every detection's mask (hundreds with a loose threshold).
+     */
     static PackedMask of(float[] logits) {
         long[] w = new long[(logits.length + 63) >>> 6];
-        for (int i = 0; i < logits.length; i++) {
-            if (logits[i] > 0) {
-                w[i >>> 6] |= 1L << i;
+        for (int k = 0; k < w.length; k++) {
+            int base = k << 6, end = Math.min(64, logits.length - base);
+            long bits = 0;
+            for (int b = 0; b < end; b++) {
+                bits |= (logits[base + b] > 0 ? 1L : 0L) << b;
             }
+            w[k] = bits;
         }
         return new PackedMask(w, logits.length);
     }
 
     static PackedMask of(boolean[] mask) {
         long[] w = new long[(mask.length + 63) >>> 6];
-        for (int i = 0; i < mask.length; i++) {
-            if (mask[i]) {
-                w[i >>> 6] |= 1L << i;
+        for (int k = 0; k < w.length; k++) {
+            int base = k << 6, end = Math.min(64, mask.length - base);
+            long bits = 0;
+            for (int b = 0; b < end; b++) {
+                bits |= (mask[base + b] ? 1L : 0L) << b;
             }
+            w[k] = bits;
         }
         return new PackedMask(w, mask.length);
     }

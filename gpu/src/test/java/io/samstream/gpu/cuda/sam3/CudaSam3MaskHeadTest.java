@@ -7,11 +7,14 @@ import org.junit.jupiter.api.Test;
 
 /** The mask head's host side, no GPU needed. */
 class CudaSam3MaskHeadTest {
-    /** The logits back query by query: out[k][px] = byPixel[px][k], at sizes that end mid-block. */
+    /**
+     * The logits back query by query: out[k][px] = byPixel[px][k], at sizes that end mid-block, and one large enough
+     * to be turned on several threads, ending mid-task.
+     */
     @Test
     void logitsComeBackQueryByQuery() {
         Random rnd = new Random(5);
-        for (int[] c : new int[][] {{1, 8, 1}, {63, 8, 5}, {64, 8, 8}, {1000, 16, 9}, {82944 / 16, 152, 150}}) {
+        for (int[] c : new int[][] {{1, 8, 1}, {63, 8, 5}, {64, 8, 8}, {1000, 16, 9}, {82944 / 16, 152, 150}, {10037, 152, 150}}) {
             int count = c[0], nPad = c[1], n = c[2];
             float[] byPixel = new float[count * nPad];
             for (int i = 0; i < byPixel.length; i++) {
