@@ -134,16 +134,15 @@ final class ConceptTracker {
         List<Detection> dets = List.of();
         if (detect) {
             dets = detecting.join();
-            PackedMask[] detBins = new PackedMask[dets.size()];
+            List<PackedMask> detBins = new ArrayList<>(dets.size());
             float[] scores = new float[dets.size()];
-            List<Detection> found = dets;
-            pool.forEach(dets.size(), d -> detBins[d] = PackedMask.of(found.get(d).maskLogits()));
             for (int d = 0; d < dets.size(); d++) {
+                detBins.add(dets.get(d).bits());
                 scores[d] = dets.get(d).score();
             }
             PackedMask[] trackBins = new PackedMask[n];
             pool.forEach(n, i -> trackBins[i] = PackedMask.of(masks[i]));
-            Association a = Association.of(List.of(detBins), scores, List.of(trackBins), settings.assocIou(),
+            Association a = Association.of(detBins, scores, List.of(trackBins), settings.assocIou(),
                     settings.trackAssocIou(), settings.newDetectionThreshold());
             List<Integer> chosen = new ArrayList<>(a.newDetections());
             if (chosen.size() > capacity) {

@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * The video model's detections on a frame ({@code Sam3VideoBase.run_backbone_and_detection} with the detector's
@@ -69,13 +70,14 @@ public final class Sam3ConceptDetector implements ConceptDetector {
         float[] masks = model.masks(det, which);
         det.memory().release(); // read by the decoder and the mask head, not again
         int pixels = masks.length / which.length;
-        List<Detection> all = new ArrayList<>();
-        for (int i = 0; i < which.length; i++) {
+        Detection[] all = new Detection[which.length];
+        // each detection's mask copied out and packed to bits: hundreds with a loose threshold, so on the pool
+        IntStream.range(0, which.length).parallel().forEach(i -> {
             float[] m = new float[pixels];
             System.arraycopy(masks, i * pixels, m, 0, pixels);
-            all.add(new Detection(which[i], probs[which[i]], xyxy(det.boxes(), which[i]), m));
-        }
-        return nmsIou > 0 ? suppress(all, nmsIou) : all;
+            all[i] = new Detection(which[i], probs[which[i]], xyxy(det.boxes(), which[i]), m);
+        });
+        return nmsIou > 0 ? suppress(List.of(all), nmsIou) : List.of(all);
     }
 
     /** {@code nms_masks} over detections already above the threshold: survivors in query order. */
@@ -83,10 +85,6 @@ public final class Sam3ConceptDetector implements ConceptDetector {
         List<Detection> order = new ArrayList<>(dets);
         order.sort(Comparator.comparingDouble((Detection d) -> d.score()).reversed()
                 .thenComparing(Comparator.comparingInt(Detection::query).reversed()));
-        List<PackedMask> bins = new ArrayList<>();
-        for (Detection d : order) {
-            bins.add(PackedMask.of(d.maskLogits()));
-        }
         boolean[] removed = new boolean[order.size()];
         List<Detection> kept = new ArrayList<>();
         for (int i = 0; i < order.size(); i++) {
@@ -95,7 +93,7 @@ public final class Sam3ConceptDetector implements ConceptDetector {
             }
             kept.add(order.get(i));
             for (int j = i + 1; j < order.size(); j++) {
-                if (!removed[j] && bins.get(i).iou(bins.get(j)) > iouThreshold) {
+                if (!removed[j] && order.get(i).bits().iou(order.get(j).bits()) > iouThreshold) {
                     removed[j] = true;
                 }
             }
