@@ -21,6 +21,7 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.VisionFeatures;
+import java.nio.ShortBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -176,12 +177,26 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         return memory;
     }
 
-    /** The logits of the last pass of {@code n} queries, brought back as {@code [n, (4 grid)²]}. Synchronous. */
+    /**
+     * The logits of the last pass of {@code n} queries, brought back as {@code [n, (4 grid)²]}. Synchronous. Whole
+     * pixels at a time through the staging buffer, each chunk turned query-major straight from its bf16 values.
+     */
     public float[] logits(int n) {
         int nPad = CudaSam3Vit.roundUp8(n);
         int count = 16 * grid * grid;
-        float[] byPixel = StagedCopy.downloadBf16(stream, staging, logits, (long) count * nPad);
-        return byQuery(byPixel, count, nPad, n);
+        float[] out = new float[n * count];
+        int chunk = (int) Math.min(count, staging.bytes() / 2 / nPad);
+        if (chunk < 1) {
+            throw new IllegalStateException("mask head: a staging buffer of " + staging.bytes()
+                    + " bytes cannot hold one pixel's " + nPad + " bf16 logits");
+        }
+        for (int p0 = 0; p0 < count; p0 += chunk) {
+            int m = Math.min(chunk, count - p0);
+            stream.download(logits, (long) p0 * nPad * 2, staging, 0, (long) m * nPad * 2);
+            stream.synchronize();
+            byQuery(staging.buffer().asShortBuffer(), m, nPad, n, out, count, p0);
+        }
+        return out;
     }
 
     /** Pixels a block of {@link #byQuery} reads before it writes them out query by query. */
@@ -191,31 +206,30 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
     private static final long PARALLEL_FROM = 1 << 20;
 
     /**
-     * {@code [count, nPad]} (pixel-major, as the logits GEMM writes them) to {@code [n, count]}, the first {@code n}
-     * of each pixel's values: by blocks of pixels, so that the writes of one query stay in cache (pixel by pixel,
-     * each pixel's values land a whole mask apart). A frame with a loose threshold brings back hundreds of masks
-     * (tens of MB), so large ones are turned on the common pool, each task a range of pixels of every query.
+     * {@code pixels} rows of {@code [pixels, nPad]} bf16 (pixel-major, as the logits GEMM writes them) into {@code
+     * out [n, count]} as floats from pixel {@code at}, the first {@code n} of each pixel's values: by blocks of
+     * pixels, so that the writes of one query stay in cache (pixel by pixel, each pixel's values land a whole mask
+     * apart). A frame with a loose threshold brings back hundreds of masks (tens of MB), so large ones are turned on
+     * the common pool, each task a range of pixels of every query.
      */
-    static float[] byQuery(float[] byPixel, int count, int nPad, int n) {
-        float[] out = new float[n * count];
-        int tasks = (count + TASK_PIXELS - 1) / TASK_PIXELS;
+    static void byQuery(ShortBuffer src, int pixels, int nPad, int n, float[] out, int count, int at) {
+        int tasks = (pixels + TASK_PIXELS - 1) / TASK_PIXELS;
         IntStream range = IntStream.range(0, tasks);
-        if ((long) n * count >= PARALLEL_FROM) {
+        if ((long) n * pixels >= PARALLEL_FROM) {
             range = range.parallel();
         }
         range.forEach(task -> {
-            int end = Math.min(count, (task + 1) * TASK_PIXELS);
+            int end = Math.min(pixels, (task + 1) * TASK_PIXELS);
             for (int p0 = task * TASK_PIXELS; p0 < end; p0 += TRANSPOSE_BLOCK) {
                 int p1 = Math.min(end, p0 + TRANSPOSE_BLOCK);
                 for (int k = 0; k < n; k++) {
-                    int o = k * count;
+                    int o = k * count + at;
                     for (int px = p0; px < p1; px++) {
-                        out[o + px] = byPixel[px * nPad + k];
+                        out[o + px] = io.samstream.gpu.cuda.Bf16.toFloat(src.get(px * nPad + k));
                     }
                 }
             }
         });
-        return out;
     }
 
     /**
