@@ -185,17 +185,8 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         int nPad = CudaSam3Vit.roundUp8(n);
         int count = 16 * grid * grid;
         float[] out = new float[n * count];
-        int chunk = (int) Math.min(count, staging.bytes() / 2 / nPad);
-        if (chunk < 1) {
-            throw new IllegalStateException("mask head: a staging buffer of " + staging.bytes()
-                    + " bytes cannot hold one pixel's " + nPad + " bf16 logits");
-        }
-        for (int p0 = 0; p0 < count; p0 += chunk) {
-            int m = Math.min(chunk, count - p0);
-            stream.download(logits, (long) p0 * nPad * 2, staging, 0, (long) m * nPad * 2);
-            stream.synchronize();
-            byQuery(staging.buffer().asShortBuffer(), m, nPad, n, out, count, p0);
-        }
+        StagedCopy.downloadBf16Rows(stream, staging, logits, count, nPad, (values, first, pixels) ->
+                byQuery(values, pixels, nPad, n, out, count, first));
         return out;
     }
 
