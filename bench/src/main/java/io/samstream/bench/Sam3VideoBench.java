@@ -1,9 +1,11 @@
 package io.samstream.bench;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.cuda.sam3.CudaSam3Tracker;
+import io.samstream.gpu.cuda.sam3.CudaSam3Vit;
 import io.samstream.gpu.image.RgbImage;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam3.FeatureMap;
@@ -94,6 +96,10 @@ import java.util.stream.IntStream;
  * frames, a {@code #long} row every 10 %: tracked objects, device memory, object memory and ms per frame (18,000
  * frames = 10 minutes of a 30 frames/s camera).
  *
+ * <p>{@code --precision fp8} runs the trunk's block Linears on the e4m3 tensor cores ({@code
+ * samstream.model.precision = fp8}, {@link CudaSam3Vit}; compute capability 9.0), bf16 by default; the
+ * {@code #samstream} row says which.
+ *
  * <p><b>Profile.</b> {@code --profile N} adds, after the scenarios, one stream of one phrase whose N steps are timed
  * part by part ({@link Sam3StepProfile}): {@code #profile} rows, where the time of a step goes. It runs on a model of
  * its own, opened after the scenarios', whose steps run the detection after the propagation rather than beside it
@@ -102,7 +108,7 @@ import java.util.stream.IntStream;
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
  *      [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
  *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--seed 7] [--long-frames 0]
- *      [--profile 0]
+ *      [--profile 0] [--precision bf16|fp8]
  *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
  * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
  * On the GPU machine tools/device/run-sam3-video-bench.sh runs it after Meta's {@code Sam3VideoPredictor}
@@ -122,7 +128,7 @@ public final class Sam3VideoBench {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
                     + "[--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
                     + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
-                    + "[--seed 7] [--long-frames 0] [--profile 0] [--vocab FILE]");
+                    + "[--seed 7] [--long-frames 0] [--profile 0] [--precision bf16|fp8] [--vocab FILE]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
@@ -133,6 +139,7 @@ public final class Sam3VideoBench {
         int threads = Runtime.getRuntime().availableProcessors();
         long seed = 7;
         boolean heuristics = false;
+        ModelPrecision precision = ModelPrecision.BF16;
         Path vocab = Path.of("gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz");
         for (int i = 1; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
@@ -168,6 +175,7 @@ public final class Sam3VideoBench {
                     default -> throw new IllegalArgumentException("--heuristics " + v + ": on or off");
                 };
                 case "--vocab" -> vocab = Path.of(v);
+                case "--precision" -> precision = ModelPrecision.parse(v, "--precision");
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -202,9 +210,9 @@ public final class Sam3VideoBench {
                 + "frames_per_s_total_all\tobjects_per_frame\ttracks_per_frame\tdetections_per_frame\t"
                 + "device_memory_mb\tdevice_memory_growth_mb\tobject_memory_mb_per_object\tpreprocess_ms\tsettings");
         t0 = System.nanoTime();
-        try (Sam3VideoModel model = open(sd, tokenizer, threads, device, null);
+        try (Sam3VideoModel model = open(sd, tokenizer, threads, device, precision, null);
              CudaContext gpu = device.equals("cuda") ? CudaContext.open(0) : null) {
-            String where = model.describe() + (gpu == null ? "" : "; " + gpu.info().describe());
+            String where = model.describe() + (gpu == null ? "" : "; trunk " + precision + "; " + gpu.info().describe());
             rows.add("#samstream\t" + configName + "\t" + where + "\tmodel opened in "
                     + String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9) + ", " + threads
                     + " CPU threads, clip " + width + "x" + height);
@@ -233,7 +241,7 @@ public final class Sam3VideoBench {
         if (profileFrames > 0) {
             // a model of its own: timing each part alone needs its detection after the propagation (Overlap)
             try (Sam3StepProfile profile = new Sam3StepProfile(device.equals("cuda") ? 0 : -1);
-                 Sam3VideoModel model = open(sd, tokenizer, threads, device, profile)) {
+                 Sam3VideoModel model = open(sd, tokenizer, threads, device, precision, profile)) {
                 Map<Concept, Calibration> calibrations = calibrations(model, tokenizer, clip[0], 1, instances,
                         new ArrayList<>());
                 List<Concept> concepts = List.of(Concept.of(PHRASES.get(0)));
@@ -320,14 +328,15 @@ public final class Sam3VideoBench {
      * the profile's model is not the scenarios'.
      */
     private static Sam3VideoModel open(StateDict sd, Sam3Tokenizer tokenizer, int threads, String device,
-            Sam3StepProfile profile) {
+            ModelPrecision precision, Sam3StepProfile profile) {
         return switch (device) {
             case "cpu" -> profile == null ? new Sam3VideoModel(sd, tokenizer, threads)
                     : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(Sam3Backend.cpu()),
                             profile.wrap(TrackerPasses.Factory.cpu()), false);
             case "cuda" -> profile == null
-                    ? new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0), CudaSam3Tracker.factory(0))
-                    : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(CudaSam3.factory(0)),
+                    ? new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(0, precision),
+                            CudaSam3Tracker.factory(0))
+                    : new Sam3VideoModel(sd, tokenizer, threads, profile.wrap(CudaSam3.factory(0, precision)),
                             profile.wrap(CudaSam3Tracker.factory(0)), false);
             default -> throw new IllegalArgumentException("--device " + device + ": cuda or cpu");
         };

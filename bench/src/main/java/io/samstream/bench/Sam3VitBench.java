@@ -1,5 +1,6 @@
 package io.samstream.bench;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.CudaContext;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -10,6 +11,7 @@ import io.samstream.gpu.cuda.DeviceMemoryPool;
 import io.samstream.gpu.cuda.DeviceWeights;
 import io.samstream.gpu.cuda.PinnedBuffer;
 import io.samstream.gpu.cuda.StagedCopy;
+import io.samstream.gpu.cuda.kernels.Fp8GemmKernels;
 import io.samstream.gpu.cuda.sam3.CudaSam3;
 import io.samstream.gpu.cuda.sam3.CudaSam3Decoder;
 import io.samstream.gpu.cuda.sam3.CudaSam3FusionEncoder;
@@ -39,7 +41,8 @@ import java.util.function.IntConsumer;
  * queries) and the mask head (5 queries' masks at 288²). GPU ms per image between CUDA events over back-to-back
  * passes of one image, the median of repeats; for the decoder and the mask head also the wall time of a whole call
  * through the host seam (the inputs staged as bf16, the outputs brought back), what a frame pays today. Kernel by
- * kernel from Java (no graph).
+ * kernel from Java (no graph). Where the GPU runs the e4m3 GEMM (compute capability 9.0), the trunk is timed a
+ * second time with its blocks' Linears in FP8 ({@code samstream.model.precision = fp8}), the same weights.
  *
  * <pre>java -cp ... io.samstream.bench.Sam3VitBench [--repeats 7] [--passes 5] [--prompt 33]</pre>
  */
@@ -68,10 +71,20 @@ public final class Sam3VitBench {
              CudaStream stream = new CudaStream(ctx);
              PinnedBuffer staging = new PinnedBuffer(ctx, 64L << 20, "staging")) {
             CudaKernels kernels = new CudaKernels(ctx);
-            CudaSam3Vit vit = new CudaSam3Vit(Sam2Shapes.random(Sam3Shapes.trunkShapes(vision), 1), vision, 1, kernels,
-                    stream, pool, staging);
+            StateDict trunkWeights = Sam2Shapes.random(Sam3Shapes.trunkShapes(vision), 1);
+            CudaSam3Vit vit = new CudaSam3Vit(trunkWeights, vision, 1, ModelPrecision.BF16, kernels, stream, pool,
+                    staging);
             stream.fill16(vit.input(), (short) 0x3f00);
             double[] vitMs = time(ctx, stream, repeats, passes, b -> vit.forward(1));
+            double[] vitFp8Ms = null;
+            if (Fp8GemmKernels.of(kernels).gemmRuns()) {
+                long mark = pool.mark();
+                CudaSam3Vit vit8 = new CudaSam3Vit(trunkWeights, vision, 1, ModelPrecision.FP8, kernels, stream, pool,
+                        staging);
+                stream.fill16(vit8.input(), (short) 0x3f00);
+                vitFp8Ms = time(ctx, stream, repeats, passes, b -> vit8.forward(1));
+                pool.release(mark);
+            }
 
             Sam3Config release = new Sam3Config(vision, new Sam3Config.Text(49408, 32, 1024, 24, 16, 4096, 512),
                     detector);
@@ -113,6 +126,9 @@ public final class Sam3VitBench {
 
             System.out.printf(Locale.ROOT, "gpu\t%s%n", ctx.info().describe());
             print("sam3 vit " + vision, vitMs);
+            if (vitFp8Ms != null) {
+                print("sam3 vit fp8 (block Linears e4m3)", vitFp8Ms);
+            }
             print("sam3 neck (one of the two a video frame runs)", neckMs);
             print("sam3 fusion encoder " + detector.encoderLayers() + " layers, " + tokens + " tokens, " + prompt
                     + " prompt tokens", fusionMs);

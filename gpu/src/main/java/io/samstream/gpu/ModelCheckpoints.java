@@ -1,6 +1,7 @@
 package io.samstream.gpu;
 
 import io.samstream.config.Device;
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.CheckpointException;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
@@ -137,11 +138,13 @@ public final class ModelCheckpoints {
      * Opens a SAM 3 image model for {@code device}: {@code cuda} with its ViT trunk, necks, fusion encoder, decoder and
      * mask head on GPU {@code gpu} ({@link CudaSam3}, one context; the text encoder, geometry encoder and scoring stay
      * on the CPU reference), failing with the reason when CUDA cannot be used; {@code auto} there when it can, else on
-     * the CPU; {@code cpu} all on the CPU. The one place the SAM 3 image path picks its parts' device.
+     * the CPU; {@code cpu} all on the CPU. The trunk's block Linears in {@code precision} on the GPU
+     * ({@code samstream.model.precision}; the CPU is the fp32 reference). The one place the SAM 3 image path picks its
+     * parts' device.
      */
-    public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu) {
+    public static Sam3Model openSam3(StateDict sd, int threads, Device device, int gpu, ModelPrecision precision) {
         return onGpu(device, gpu, SAM3_GPU_PARTS, () -> new Sam3Model(sd, Sam3ConfigInference.infer(sd), threads,
-                CudaSam3.factory(gpu)), () -> new Sam3Model(sd, threads));
+                CudaSam3.factory(gpu, precision)), () -> new Sam3Model(sd, threads));
     }
 
     /** What SAM 3 puts on the GPU, for the log lines. */
@@ -203,16 +206,18 @@ public final class ModelCheckpoints {
      * tokenizer's vocabulary read from next to {@code checkpoint}: the detector's parts on GPU {@code gpu} as {@link
      * #openSam3} puts them for {@code device}, and with {@code cuda} there too the tracker's memory attention, mask
      * decoder and memory encoder ({@link CudaSam3Tracker}; both or neither); the rest on the CPU (fp32 reference)
-     * with {@code threads} threads. An
-     * image-only model (no tracker) is refused naming what is missing.
+     * with {@code threads} threads, the trunk's block Linears in {@code precision} on the GPU. An image-only model (no
+     * tracker) is refused naming what is missing.
      */
-    public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads, Device device, int gpu) {
+    public static Sam3VideoModel openSam3Video(StateDict sd, Path checkpoint, int threads, Device device, int gpu,
+                                               ModelPrecision precision) {
         if (!Sam3Checkpoint.hasTracker(sd)) {
             Sam3Checkpoint.tracker(sd); // throws, naming what is missing
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(checkpoint);
         Sam3VideoModel model = onGpu(device, gpu, SAM3_GPU_PARTS + " and its tracker",
-                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu), CudaSam3Tracker.factory(gpu)),
+                () -> new Sam3VideoModel(sd, tokenizer, threads, CudaSam3.factory(gpu, precision),
+                        CudaSam3Tracker.factory(gpu)),
                 () -> new Sam3VideoModel(sd, tokenizer, threads));
         log.info("model: SAM 3 video, {} from {}, {}", model, checkpoint, model.describe());
         return model;

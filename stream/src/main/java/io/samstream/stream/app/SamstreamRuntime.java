@@ -141,7 +141,7 @@ public final class SamstreamRuntime implements AutoCloseable {
         int firstGpu = config.gpus().all() || config.gpus().ordinals().isEmpty() ? 0 : config.gpus().ordinals().get(0);
         if (trackingMode == TrackingMode.CONCEPT) {
             Sam3VideoModel conceptModel = ModelCheckpoints.openSam3Video(weights, checkpoint, config.cpuThreads(),
-                    config.device(), firstGpu);
+                    config.device(), firstGpu, config.cuda().precision());
             resources.add(conceptModel);
             String where = conceptModel.describe();
             backendName = "SAM 3 concept tracking, " + where + ": " + conceptModel;

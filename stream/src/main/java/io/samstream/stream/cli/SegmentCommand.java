@@ -2,6 +2,7 @@ package io.samstream.stream.cli;
 
 import io.samstream.config.ConfigLoader;
 import io.samstream.config.Device;
+import io.samstream.config.ModelPrecision;
 import io.samstream.config.ModelSparsity;
 import io.samstream.config.SamstreamConfig;
 import io.samstream.gpu.ModelCheckpoints;
@@ -173,7 +174,7 @@ final class SegmentCommand implements Callable<Integer> {
         StateDict weights = ModelCheckpoints.load(ckpt);
         ModelCheckpoints.Family family = ModelCheckpoints.family(weights);
         if (family == ModelCheckpoints.Family.SAM3) {
-            return segmentSam3(ckpt, weights, rgb, dev, nThreads);
+            return segmentSam3(ckpt, weights, rgb, dev, nThreads, config.cuda().precision());
         }
         if (text != null) {
             throw new ParameterException(spec.commandLine(), "--text needs a SAM 3 checkpoint; " + ckpt + " is a "
@@ -266,7 +267,8 @@ final class SegmentCommand implements Callable<Integer> {
      * its instances. Points, --prompts, --auto, --multimask, --npy and 2:4 sparsity are the other models'; asking for
      * them is an error naming the flag.
      */
-    private int segmentSam3(Path ckpt, StateDict weights, RgbImage rgb, Device dev, int nThreads) throws Exception {
+    private int segmentSam3(Path ckpt, StateDict weights, RgbImage rgb, Device dev, int nThreads,
+                            ModelPrecision precision) throws Exception {
         String what = ckpt + " is a SAM 3 checkpoint: ";
         if (text == null || text.isBlank()) {
             throw new ParameterException(spec.commandLine(), what + "give the phrase to find with --text");
@@ -291,7 +293,8 @@ final class SegmentCommand implements Callable<Integer> {
             boxes.add(new float[] {(float) c[0], (float) c[1], (float) c[2], (float) c[3]});
         }
         Sam3Tokenizer tokenizer = Sam3Tokenizer.forCheckpoint(ckpt);
-        try (Sam3Image sam3 = new Sam3Image(ModelCheckpoints.openSam3(weights, nThreads, dev, 0), tokenizer)) {
+        try (Sam3Image sam3 = new Sam3Image(ModelCheckpoints.openSam3(weights, nThreads, dev, 0, precision),
+                tokenizer)) {
             long t0 = System.nanoTime();
             Sam3Image.Encoded encoded = sam3.encode(rgb);
             log.info("encoded {} ({}x{}) in {} ms", image.getFileName(), rgb.width(), rgb.height(),

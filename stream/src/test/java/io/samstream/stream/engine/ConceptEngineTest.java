@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.config.Device;
 import io.samstream.config.EngineSettings;
 import io.samstream.config.Limits;
@@ -56,7 +57,8 @@ class ConceptEngineTest {
         Path checkpoint = TinySam3Checkpoint.write(dir);
         // The engine's own opener: the file's family, configuration and tokenizer, as `samstream run` opens sam3.pt.
         assertEquals(ModelCheckpoints.Family.SAM3, ModelCheckpoints.family(ModelCheckpoints.load(checkpoint)));
-        model = ModelCheckpoints.openSam3Video(ModelCheckpoints.load(checkpoint), checkpoint, 2, Device.CPU, 0);
+        model = ModelCheckpoints.openSam3Video(ModelCheckpoints.load(checkpoint), checkpoint, 2, Device.CPU, 0,
+                ModelPrecision.BF16);
         assertTrue(Files.size(checkpoint) < 6_000_000, "tiny: " + Files.size(checkpoint) + " bytes");
     }
 

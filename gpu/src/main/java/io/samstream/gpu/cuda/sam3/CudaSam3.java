@@ -1,5 +1,6 @@
 package io.samstream.gpu.cuda.sam3;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.BumpAllocator;
 import io.samstream.gpu.cuda.CudaEvent;
@@ -79,34 +80,43 @@ public final class CudaSam3 implements Sam3Backend {
     private final CudaEvent levelsWritten, levelsRead;
     private boolean closed;
 
-    /** The factory a {@code Sam3Model} takes: its image parts on GPU {@code ordinal}. */
+    /** The factory a {@code Sam3Model} takes: its image parts on GPU {@code ordinal}, the trunk in bf16. */
     public static Sam3Backend.Factory factory(int ordinal) {
-        return (sd, config, cpuPool) -> open(sd, config, ordinal);
+        return factory(ordinal, ModelPrecision.BF16);
+    }
+
+    /** As above, the trunk's block Linears in {@code precision} ({@code samstream.model.precision}). */
+    public static Sam3Backend.Factory factory(int ordinal, ModelPrecision precision) {
+        return (sd, config, cpuPool) -> open(sd, config, ordinal, precision);
     }
 
     /**
-     * Opens GPU {@code ordinal} and uploads every image part (the tracker's neck when the detector weights have it).
-     * Shapes the kernels cannot run fail before any GPU work.
+     * Opens GPU {@code ordinal} and uploads every image part (the tracker's neck when the detector weights have it),
+     * the trunk's block Linears in {@code precision} ({@link CudaSam3Vit}). Shapes the kernels cannot run fail before
+     * any GPU work.
      */
-    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal) {
+    public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal, ModelPrecision precision) {
         CudaSam3Vit.checkSupported(config.vision(), 1);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
         CudaSam3Neck.checkSupported(config);
         CudaSam3Decoder.checkSupported(config.detector(), config.vision().grid(), maxPromptTokens(config));
         CudaSam3MaskHead.checkSupported(config, maxPromptTokens(config), config.detector().queries());
         boolean trackerNeck = sd.hasPrefix(Sam3Neck.TRACKER);
-        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck), "SAM 3");
+        GpuWorkspace gpu = GpuWorkspace.open(ordinal, STAGING_BYTES, poolBytes(config, trackerNeck, precision),
+                "SAM 3");
         try {
-            return new CudaSam3(sd, config, trackerNeck, gpu);
+            return new CudaSam3(sd, config, trackerNeck, precision, gpu);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
         }
     }
 
-    private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, GpuWorkspace gpu) {
+    private CudaSam3(StateDict sd, Sam3Config config, boolean withTrackerNeck, ModelPrecision precision,
+                     GpuWorkspace gpu) {
         this.gpu = gpu;
-        this.vit = new CudaSam3Vit(sd, config.vision(), 1, gpu.kernels(), gpu.stream(), gpu.pool(), gpu.staging());
+        this.vit = new CudaSam3Vit(sd, config.vision(), 1, precision, gpu.kernels(), gpu.stream(), gpu.pool(),
+                gpu.staging());
         // one pinned slot: a pass waits for its trunk anyway
         this.preprocessor = new Sam3GpuPreprocessor(gpu.kernels(), gpu.stream(), gpu.pool(),
                 config.vision().imageSize(), Sam3GpuPreprocessor.DEFAULT_MAX_SIDE,
@@ -431,13 +441,13 @@ public final class CudaSam3 implements Sam3Backend {
     }
 
     /**
-     * The pool: the trunk's ({@link #trunkBytes}), the fusion encoder's, the necks' (one or two necks' weights, their
+     * The pool: the trunk's in {@code precision} ({@link CudaSam3Vit#poolBytes}), the fusion encoder's, the necks' (one or two necks' weights, their
      * shared workspace and the input of a given map), the decoder's, the mask head's (its rows are the necks'), the
      * feature slots ({@link #slotBytes}), the pre-processing's ({@link Sam3GpuPreprocessor#poolBytes}) and
      * {@link #SPARE_BYTES}.
      */
-    static long poolBytes(Sam3Config config, boolean trackerNeck) {
-        return trunkBytes(config.vision())
+    static long poolBytes(Sam3Config config, boolean trackerNeck, ModelPrecision precision) {
+        return CudaSam3Vit.poolBytes(config.vision(), precision)
                 + CudaSam3FusionEncoder.poolBytes(config.detector(), tokens(config), maxPromptTokens(config))
                 + (trackerNeck ? 2 : 1) * CudaSam3Neck.weightBytes(config) + CudaSam3Neck.workspaceBytes(config)
                 + align((long) tokens(config) * config.vision().embedDim() * 2)
@@ -456,25 +466,6 @@ public final class CudaSam3 implements Sam3Backend {
         long levels = align(16 * t * d * 2) + align(4 * t * d * 2) + align(t * d * 2);
         long frame = align(t * config.vision().embedDim() * 2) + (trackerNeck ? 2 : 1) * levels;
         return FRAMES * frame + MEMORIES * align(t * d * 2);
-    }
-
-    /**
-     * The trunk's share: its weights in bf16 (upper bound: every trunk tensor, each 256-byte aligned, padding of the
-     * MLP and the patch rows included) plus one image's activations.
-     */
-    static long trunkBytes(Sam3Config.Vision v) {
-        long e = v.embedDim(), grid = v.grid(), mlp = CudaSam3Vit.roundUp8(v.mlpHidden());
-        long patchCols = CudaSam3Vit.roundUp8(3 * v.patchSize() * v.patchSize());
-        long perBlock = 4 * align(e * 2) + align(3 * e * e * 2) + align(3 * e * 2) + align(e * e * 2) + align(e * 2)
-                + align(mlp * e * 2) + align(mlp * 2) + align(e * mlp * 2) + align(e * 2);
-        long weights = v.depth() * perBlock + align(e * patchCols * 2) + align(grid * grid * e * 2) + 2 * align(e * 2)
-                + 4 * align(grid * grid * v.headDim() / 2 * 4);
-        int per = (v.grid() + v.windowSize() - 1) / v.windowSize();
-        long padded = Math.max(grid * grid, (long) per * per * v.windowSize() * v.windowSize());
-        long activations = align(3L * v.imageSize() * v.imageSize() * 4) + 2 * align(grid * grid * e * 2)
-                + 2 * align(padded * e * 2) + align(padded * 3 * e * 2)
-                + align(grid * grid * Math.max(mlp, patchCols) * 2);
-        return weights + activations;
     }
 
     private static long align(long bytes) {

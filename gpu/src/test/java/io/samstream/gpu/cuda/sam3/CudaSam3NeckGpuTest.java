@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
@@ -71,7 +72,7 @@ class CudaSam3NeckGpuTest extends GpuTestBase {
         StateDict sd = Sam3Checkpoint.detector(Sam3Weights.videoStateDict(config, Sam3Weights.TINY_TRACKER));
         float[] image = CudaSam3VitGpuTest.image(config.vision().imageSize(), 45);
         try (CpuThreadPool threads = new CpuThreadPool(2);
-             CudaSam3 backend = CudaSam3.open(sd, config, 0);
+             CudaSam3 backend = CudaSam3.open(sd, config, 0, ModelPrecision.BF16);
              Sam3Neck cpuNeck = Sam3Neck.cpu().open(sd, Sam3Neck.DETECTOR, config, threads);
              Sam3Neck cpuTracker = Sam3Neck.cpu().open(sd, Sam3Neck.TRACKER, config, threads)) {
             assertNotNull(backend.trackerNeck(), "the video checkpoint's second neck");

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3ConfigInference;
@@ -51,9 +52,10 @@ class CudaSam3Test {
         long head = CudaSam3MaskHead.poolBytes(RELEASE, CudaSam3.maxPromptTokens(RELEASE), 200)
                 + CudaSam3Decoder.poolBytes(RELEASE.detector(), 72, CudaSam3.maxPromptTokens(RELEASE));
         long trunkMap = 72L * 72 * 1024 * 2;
-        long image = CudaSam3.poolBytes(RELEASE, false);
-        long video = CudaSam3.poolBytes(RELEASE, true);
-        long trunkAndFusion = CudaSam3.trunkBytes(RELEASE.vision()) + fusion + CudaSam3.SPARE_BYTES;
+        long image = CudaSam3.poolBytes(RELEASE, false, ModelPrecision.BF16);
+        long video = CudaSam3.poolBytes(RELEASE, true, ModelPrecision.BF16);
+        long trunkAndFusion = CudaSam3Vit.poolBytes(RELEASE.vision(), ModelPrecision.BF16) + fusion
+                + CudaSam3.SPARE_BYTES;
         // the feature slots: per image the trunk map and the three levels (4x, 2x, 1x at width 256), and memories
         long tokens = 72L * 72, levels = (16 + 4 + 1) * tokens * 256 * 2, memory = tokens * 256 * 2;
         long slots = CudaSam3.FRAMES * (trunkMap + levels) + CudaSam3.MEMORIES * memory;
@@ -66,6 +68,23 @@ class CudaSam3Test {
         // the trunk's 0.45 G weights (0.9 GB in bf16) dominate, then the necks' 3x3 rows at 288² (382 MB) and the
         // feature slots (4 images, 266 MB; the tracker neck's levels another 223 MB)
         assertTrue(video > 1_500_000_000L && video < 2_600_000_000L, "pool " + video);
+    }
+
+    @Test
+    void anFp8TrunkTakesOneByteAValueForItsBlockLinearsPlusScalesAndItsE4m3Rows() {
+        Sam3Config.Vision v = RELEASE.vision();
+        long e = 1024, mlp = 4736, tokens = 72L * 72, depth = 32;
+        // per block, bf16 against e4m3 + an fp32 scale per output channel: qkv [3e, e], proj [e, e], fc1 [mlp, e],
+        // fc2 [e, mlp]
+        long saved = depth * ((3 * e * e + e * e + 2 * mlp * e) - 4 * (3 * e + e + mlp + e));
+        // the e4m3 rows (the widest Linear input: the MLP's), their row scales and fc2's block scales (4736 = 37 x 128)
+        long rows = tokens * mlp + tokens * 4 + tokens * 37 * 4;
+        long bf16 = CudaSam3Vit.poolBytes(v, ModelPrecision.BF16), fp8 = CudaSam3Vit.poolBytes(v, ModelPrecision.FP8);
+        long allocations = depth * 8 + 3;   // each 256-byte aligned
+        assertTrue(Math.abs((bf16 - fp8) - (saved - rows)) <= allocations * 256L,
+                "bf16 " + bf16 + ", fp8 " + fp8 + ": " + (bf16 - fp8) + " saved, expected " + (saved - rows));
+        assertEquals(CudaSam3.poolBytes(RELEASE, true, ModelPrecision.BF16) - bf16 + fp8,
+                CudaSam3.poolBytes(RELEASE, true, ModelPrecision.FP8), "only the trunk's share changes");
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.samstream.config.ModelPrecision;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
 import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.Cuda;
@@ -152,8 +153,8 @@ class Sam3GpuPreprocessorGpuTest extends GpuTestBase {
         int s = vision.imageSize();
         long mark = gpu.pool.mark();
         try (Sam3GpuPreprocessor pre = new Sam3GpuPreprocessor(gpu.kernels, gpu.stream, gpu.pool, s)) {
-            CudaSam3Vit vit = new CudaSam3Vit(Sam3Checkpoint.detector(checkpoint), vision, 1, gpu.kernels, gpu.stream,
-                    gpu.pool, gpu.staging);
+            CudaSam3Vit vit = new CudaSam3Vit(Sam3Checkpoint.detector(checkpoint), vision, 1, ModelPrecision.BF16,
+                    gpu.kernels, gpu.stream, gpu.pool, gpu.staging);
             float[] fromCpu = vit.forward(Sam3Preprocessor.modelInput(rgb, s)).values();
             gpu.stream.fill16(vit.input(), (short) -1);
             pre.enqueue(rgb, vit.input());
