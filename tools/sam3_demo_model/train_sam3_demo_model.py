@@ -18,7 +18,8 @@ One training step:
     L1 x 5 + GIoU x 2 on matched boxes, mask focal x 200 + dice x 10 on matched masks (last layer);
   tracking (after --track-from of the budget): C clips of T frames, up to 2 objects a clip given as a mask on
     frame 0 (as the video model starts a track from a detection), tracked by track_step with gradients through
-    the memory; per frame SAM 2's loss (20 x focal + dice of the best of 3 masks, IoU MSE, object-score BCE).
+    the memory; per frame SAM 2's loss (20 x focal + dice of the best of 3 masks, IoU MSE, object-score BCE,
+    --absent-weight times on frames where the object is hidden or gone).
 Both share one ViT pass. bf16 autocast, AdamW, warm-up then cosine over a wall-clock budget (--minutes).
 
 --track-only (with --init): the detector frozen (ViT, text, detection neck, fusion, decoder, heads); only the
@@ -504,6 +505,9 @@ def main():
                     help="share of the budget trained on detection alone before tracking clips join")
     ap.add_argument("--track-weight", type=float, default=1.0, help="weight of the tracking loss")
     ap.add_argument("--events", type=float, default=0.5, help="share of tracking steps with EVENTS clips")
+    ap.add_argument("--absent-weight", type=float, default=1.0,
+                    help="weight of the object score's BCE on frames where the object is absent (as the SAM 2 "
+                         "demo's; the tracker has never called an object absent at 1)")
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--wd", type=float, default=0.05)
     ap.add_argument("--warmup", type=int, default=100)
@@ -626,7 +630,7 @@ def main():
                         n_of = obj_clip.numel()
                     else:
                         _, _, trk = track(model.tracker, feats, pos, sizes, gt[:, 0:1].float(), gt, a.frames,
-                                          train=True)
+                                          train=True, absent_weight=a.absent_weight)
                         n_of = obj_clip.numel() * (a.frames - 1)
                     loss = loss + a.track_weight * (trk["mask"] + trk["iou"] + trk["cls"]) / n_of
             opt.zero_grad(set_to_none=True)
