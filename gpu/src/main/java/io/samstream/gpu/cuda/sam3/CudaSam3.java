@@ -97,6 +97,7 @@ public final class CudaSam3 implements Sam3Backend {
      */
     public static CudaSam3 open(StateDict sd, Sam3Config config, int ordinal, ModelPrecision precision) {
         CudaSam3Vit.checkSupported(config.vision(), 1);
+        CudaSam3Vit.checkPrecision(config.vision(), precision);
         CudaSam3FusionEncoder.checkSupported(config.detector(), tokens(config), maxPromptTokens(config));
         CudaSam3Neck.checkSupported(config);
         CudaSam3Decoder.checkSupported(config.detector(), config.vision().grid(), maxPromptTokens(config));

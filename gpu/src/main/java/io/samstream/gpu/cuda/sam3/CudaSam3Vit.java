@@ -38,9 +38,10 @@ import java.util.List;
  *       position, global blocks' scaled to the window size, tables from the CPU's {@code RotaryEncoding}) → SDPA →
  *       proj GEMM → unpartition added to x; then {@code x = x + fc2(GELU(fc1(norm2(x))))}, the residual fused.</li>
  * </ol>
- * An MLP width that is not a multiple of 8 (the tiny test model's 222) is zero-padded: fc1's extra rows and bias are
- * 0, GELU(0) = 0, and fc2's extra columns are 0, so the result is unchanged. The weights and the activations of
- * {@code maxBatch} images come from the pool; a pass allocates nothing. Not thread-safe.
+ * An MLP width that is not a multiple of 8 (16 with FP8; the tiny test model's 222) is zero-padded ({@link
+ * #mlpColumns}): fc1's extra rows and bias are 0, GELU(0) = 0, and fc2's extra columns are 0, so the result is
+ * unchanged. The weights and the activations of {@code maxBatch} images come from the pool; a pass allocates nothing.
+ * Not thread-safe.
  *
  * <p><b>FP8</b> ({@link ModelPrecision#FP8}, Hopper only; {@code samstream.model.precision}): each block's four Linears
  * run on the e4m3 tensor cores ({@link Fp8GemmKernels}), weights quantized once at load with one scale per output
@@ -52,6 +53,8 @@ import java.util.List;
  */
 public final class CudaSam3Vit implements Sam3Trunk {
     private static final float EPS = (float) Sam3Config.NORM_EPS;
+    /** The widest row FP8's fused LayerNorm + quantize kernel takes (the release's 1024 fits). */
+    static final int FP8_MAX_WIDTH = 1280;
 
     /** A block Linear: its bf16 weight, or with FP8 its e4m3 form (the other null), and its bf16 bias. */
     private record Linear(DeviceBuffer w, Fp8Weight fp8, DeviceBuffer b) {}
@@ -89,12 +92,13 @@ public final class CudaSam3Vit implements Sam3Trunk {
      *
      * @param sd        the detector's weights under Meta's key names ({@code backbone.vision_backbone.trunk.*})
      * @param precision the blocks' Linears in bf16 or FP8 (FP8 needs the e4m3 GEMM: compute capability 9.0)
-     * @throws IllegalArgumentException when the kernels cannot run these shapes ({@link #checkSupported}), or FP8 on a
-     *                                  GPU without the e4m3 GEMM
+     * @throws IllegalArgumentException when the kernels cannot run these shapes ({@link #checkSupported},
+     *                                  {@link #checkPrecision}), or FP8 on a GPU without the e4m3 GEMM
      */
     public CudaSam3Vit(StateDict sd, Sam3Config.Vision vision, int maxBatch, ModelPrecision precision,
                        CudaKernels kernels, CudaStream stream, DeviceMemoryPool pool, PinnedBuffer staging) {
         checkSupported(vision, maxBatch);
+        checkPrecision(vision, precision);
         this.v = vision;
         this.pool = pool;
         this.fp8Gemm = Fp8GemmKernels.of(kernels);
@@ -114,7 +118,7 @@ public final class CudaSam3Vit implements Sam3Trunk {
         this.heads = vision.heads();
         this.hd = vision.headDim();
         this.ws = vision.windowSize();
-        this.mlpCols = roundUp8(vision.mlpHidden());
+        this.mlpCols = mlpColumns(vision, precision);
         int p = vision.patchSize();
         this.patchCols = roundUp8(3 * p * p);
         this.fp8BlockScaledMlp = fp8 && mlpCols % Fp8GemmKernels.SCALE_BLOCK == 0;
@@ -289,7 +293,7 @@ public final class CudaSam3Vit implements Sam3Trunk {
      */
     public static long poolBytes(Sam3Config.Vision v, ModelPrecision precision) {
         boolean fp8 = precision == ModelPrecision.FP8;
-        long e = v.embedDim(), grid = v.grid(), mlp = roundUp8(v.mlpHidden());
+        long e = v.embedDim(), grid = v.grid(), mlp = mlpColumns(v, precision);
         long patchCols = roundUp8(3 * v.patchSize() * v.patchSize());
         long perBlock = 4 * align(e * 2) + linearBytes(3 * e, e, fp8) + align(3 * e * 2) + linearBytes(e, e, fp8)
                 + align(e * 2) + linearBytes(mlp, e, fp8) + align(mlp * 2) + linearBytes(e, mlp, fp8) + align(e * 2);
@@ -314,6 +318,14 @@ public final class CudaSam3Vit implements Sam3Trunk {
 
     private static long align(long bytes) {
         return BumpAllocator.alignUp(Math.max(bytes, 1));
+    }
+
+    /** Why the FP8 kernels cannot run this trunk's widths, as an exception; nothing in bf16 or when they can. */
+    public static void checkPrecision(Sam3Config.Vision v, ModelPrecision precision) {
+        if (precision == ModelPrecision.FP8 && (v.embedDim() % 16 != 0 || v.embedDim() > FP8_MAX_WIDTH)) {
+            throw new IllegalArgumentException("samstream.model.precision = fp8: SAM 3's trunk of width "
+                    + v.embedDim() + " (fp8 needs a multiple of 16 up to " + FP8_MAX_WIDTH + ")");
+        }
     }
 
     /** Tokens of one image's windows, padding included (the most any block's attention sees). */
@@ -343,6 +355,15 @@ public final class CudaSam3Vit implements Sam3Trunk {
     private Linear linear(DeviceWeights up, float[] w, int out, int in, DeviceBuffer bias, String what) {
         return fp8 ? new Linear(null, Fp8WeightUpload.upload(w, out, in, pool, stream, staging, what), bias)
                 : new Linear(up.bf16(w, what), null, bias);
+    }
+
+    /**
+     * The MLP's width as the kernels hold it: the hidden width zero-padded to a multiple of 8 (the bf16 GEMM's rows),
+     * or of 16 with FP8 (fc2's e4m3 rows of k are whole 16-byte units).
+     */
+    static int mlpColumns(Sam3Config.Vision v, ModelPrecision precision) {
+        int align = precision == ModelPrecision.FP8 ? 16 : 8;
+        return (v.mlpHidden() + align - 1) / align * align;
     }
 
     static int roundUp8(int n) {

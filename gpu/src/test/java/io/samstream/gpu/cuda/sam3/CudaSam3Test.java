@@ -88,6 +88,29 @@ class CudaSam3Test {
     }
 
     @Test
+    void fp8TrunkWidthsTheKernelsCannotRunAreRefusedBeforeAnyGpuWork() {
+        Sam3Config.Vision r = RELEASE.vision();
+        assertDoesNotThrow(() -> CudaSam3Vit.checkPrecision(r, ModelPrecision.FP8));
+        Sam3Config.Vision odd = new Sam3Config.Vision(r.imageSize(), r.patchSize(), 1032, r.depth(), 12,
+                r.mlpHidden(), r.windowSize(), r.globalBlocks(), r.pretrainGrid(), r.levels());
+        assertDoesNotThrow(() -> CudaSam3Vit.checkPrecision(odd, ModelPrecision.BF16));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CudaSam3Vit.checkPrecision(odd, ModelPrecision.FP8));
+        assertTrue(e.getMessage().contains("width 1032") && e.getMessage().contains("precision = fp8"),
+                e.getMessage());
+        Sam3Config.Vision wide = new Sam3Config.Vision(r.imageSize(), r.patchSize(), 1536, r.depth(), 16,
+                r.mlpHidden(), r.windowSize(), r.globalBlocks(), r.pretrainGrid(), r.levels());
+        assertThrows(IllegalArgumentException.class, () -> CudaSam3Vit.checkPrecision(wide, ModelPrecision.FP8));
+        // fc2's e4m3 rows of k are whole 16-byte units: the tiny model's MLP of 222 is padded to 224 either way,
+        // one of 232 to 232 in bf16 and 240 in fp8
+        Sam3Config.Vision mlp232 = new Sam3Config.Vision(r.imageSize(), r.patchSize(), r.embedDim(), r.depth(),
+                r.heads(), 232, r.windowSize(), r.globalBlocks(), r.pretrainGrid(), r.levels());
+        assertEquals(232, CudaSam3Vit.mlpColumns(mlp232, ModelPrecision.BF16));
+        assertEquals(240, CudaSam3Vit.mlpColumns(mlp232, ModelPrecision.FP8));
+        assertEquals(4736, CudaSam3Vit.mlpColumns(r, ModelPrecision.FP8));
+    }
+
+    @Test
     void theNecksWeightsAndWorkspaceAtTheReleaseShapes() {
         // the weights counted from the checkpoint's shapes, independently of the formula: bf16, 2 bytes a value; the
         // 0.5x level (convs.3) is in the checkpoint but dropped (scalp=1), so not uploaded
