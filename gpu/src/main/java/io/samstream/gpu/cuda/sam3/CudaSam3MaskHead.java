@@ -21,10 +21,8 @@ import io.samstream.gpu.sam3.Prompt;
 import io.samstream.gpu.sam3.Sam3Config;
 import io.samstream.gpu.sam3.Sam3MaskHead;
 import io.samstream.gpu.sam3.VisionFeatures;
-import java.nio.ShortBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.IntStream;
 
 /**
  * SAM 3's mask head ({@code UniversalSegmentationHead} with its {@code PixelDecoder}) on the GPU in bf16 with fp32
@@ -186,41 +184,8 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         int count = 16 * grid * grid;
         float[] out = new float[n * count];
         StagedCopy.downloadBf16Rows(stream, staging, logits, count, nPad, (values, first, pixels) ->
-                byQuery(values, pixels, nPad, n, out, count, first));
+                io.samstream.gpu.cuda.Bf16.getTransposed(values, pixels, nPad, n, out, count, first));
         return out;
-    }
-
-    /** Pixels a block of {@link #byQuery} reads before it writes them out query by query. */
-    private static final int TRANSPOSE_BLOCK = 64;
-    /** Pixels one task of {@link #byQuery} turns; fewer values than {@link #PARALLEL_FROM} stay on one thread. */
-    private static final int TASK_PIXELS = 64 * TRANSPOSE_BLOCK;
-    private static final long PARALLEL_FROM = 1 << 20;
-
-    /**
-     * {@code pixels} rows of {@code [pixels, nPad]} bf16 (pixel-major, as the logits GEMM writes them) into {@code
-     * out [n, count]} as floats from pixel {@code at}, the first {@code n} of each pixel's values: by blocks of
-     * pixels, so that the writes of one query stay in cache (pixel by pixel, each pixel's values land a whole mask
-     * apart). A frame with a loose threshold brings back hundreds of masks (tens of MB), so large ones are turned on
-     * the common pool, each task a range of pixels of every query.
-     */
-    static void byQuery(ShortBuffer src, int pixels, int nPad, int n, float[] out, int count, int at) {
-        int tasks = (pixels + TASK_PIXELS - 1) / TASK_PIXELS;
-        IntStream range = IntStream.range(0, tasks);
-        if ((long) n * pixels >= PARALLEL_FROM) {
-            range = range.parallel();
-        }
-        range.forEach(task -> {
-            int end = Math.min(pixels, (task + 1) * TASK_PIXELS);
-            for (int p0 = task * TASK_PIXELS; p0 < end; p0 += TRANSPOSE_BLOCK) {
-                int p1 = Math.min(end, p0 + TRANSPOSE_BLOCK);
-                for (int k = 0; k < n; k++) {
-                    int o = k * count + at;
-                    for (int px = p0; px < p1; px++) {
-                        out[o + px] = io.samstream.gpu.cuda.Bf16.toFloat(src.get(px * nPad + k));
-                    }
-                }
-            }
-        });
     }
 
     /**

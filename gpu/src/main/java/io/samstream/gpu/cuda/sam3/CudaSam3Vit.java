@@ -336,23 +336,23 @@ public final class CudaSam3Vit implements Sam3Trunk {
 
     private Block load(DeviceWeights up, StateDict sd, String p, boolean global) {
         int hidden = v.mlpHidden();
-        Linear fc1 = linear(up, padRows(sd.get(p + "mlp.fc1.weight", hidden, e).data(), hidden, e, mlpCols),
+        Linear fc1 = loadLinear(up, padRows(sd.get(p + "mlp.fc1.weight", hidden, e).data(), hidden, e, mlpCols),
                 mlpCols, e, up.bf16(padRows(sd.get(p + "mlp.fc1.bias", hidden).data(), hidden, 1, mlpCols),
                         p + "mlp.fc1.bias"), p + "mlp.fc1.weight");
-        Linear fc2 = linear(up, padColumns(sd.get(p + "mlp.fc2.weight", e, hidden).data(), e, hidden, mlpCols), e,
+        Linear fc2 = loadLinear(up, padColumns(sd.get(p + "mlp.fc2.weight", e, hidden).data(), e, hidden, mlpCols), e,
                 mlpCols, up.bf16(sd.get(p + "mlp.fc2.bias", e).data(), p + "mlp.fc2.bias"), p + "mlp.fc2.weight");
-        return new Block(up.normBf16(sd, p + "norm1", e), linear(up, sd, p + "attn.qkv", 3 * e, e),
-                linear(up, sd, p + "attn.proj", e, e), up.normBf16(sd, p + "norm2", e), fc1, fc2, global);
+        return new Block(up.normBf16(sd, p + "norm1", e), loadLinear(up, sd, p + "attn.qkv", 3 * e, e),
+                loadLinear(up, sd, p + "attn.proj", e, e), up.normBf16(sd, p + "norm2", e), fc1, fc2, global);
     }
 
     /** A checkpoint Linear {@code [out, in]} and its bias in this trunk's precision. */
-    private Linear linear(DeviceWeights up, StateDict sd, String name, int out, int in) {
-        return linear(up, sd.get(name + ".weight", out, in).data(), out, in,
+    private Linear loadLinear(DeviceWeights up, StateDict sd, String name, int out, int in) {
+        return loadLinear(up, sd.get(name + ".weight", out, in).data(), out, in,
                 up.bf16(sd.get(name + ".bias", out).data(), name + ".bias"), name + ".weight");
     }
 
     /** Weight values {@code [out, in]}: bf16, or with FP8 e4m3 with one scale per output channel (quantized here). */
-    private Linear linear(DeviceWeights up, float[] w, int out, int in, DeviceBuffer bias, String what) {
+    private Linear loadLinear(DeviceWeights up, float[] w, int out, int in, DeviceBuffer bias, String what) {
         return fp8 ? new Linear(null, Fp8WeightUpload.upload(w, out, in, pool, stream, staging, what), bias)
                 : new Linear(up.bf16(w, what), null, bias);
     }
