@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.samstream.connectors.record.MaskRecord;
 import io.samstream.connectors.record.MaskRecordJson;
 import io.samstream.connectors.video.TestPatternSource;
+import io.samstream.connectors.video.VideoFrame;
 import io.samstream.testkit.TestModels;
 import io.samstream.testkit.connectors.ObjectMasks;
 import io.samstream.stream.track.DemoScene;
@@ -15,7 +16,9 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -169,6 +172,56 @@ class EngineCommandsTest {
         assertEquals("box", shapes.get(1).kind());
         assertTrue(bestBoxIou(first, "red circle", shapes.get(0).box()) >= 0.7, lines.get(0));
         assertTrue(bestBoxIou(first, "square", shapes.get(1).box()) >= 0.6, lines.get(0));
+    }
+
+    /**
+     * The hidden-object test of issue #33: with nothing prompted, the concepts find the clip's red disc and green box
+     * and each is followed to the end of the clip under one id. On every frame where at least half of a shape shows
+     * (the box is covered for a few frames), an object of its concept covers it at mask IoU 0.5 or more, and it is
+     * the same object on all of them.
+     *
+     * <p>Disabled until the bundled checkpoint passes it: with examples/sam3-demo-synthetic.pt the disc keeps its id
+     * but its tracked mask is a blob (IoU 0.38-0.57 after frame 0), and the box, covered on frames 5-10, comes back
+     * under a new id on frame 11 (bench/results/2026-12-06-h100-sam3-demo-training.md says why). The demo tracker
+     * needs more training on the GPU machine; enable this test with the checkpoint that passes it.
+     */
+    @Disabled("issue #33: the bundled demo tracker loses the covered box's id; enable with a checkpoint that passes")
+    @Test
+    void demoModelSam3FollowsEachShapeItFindsUnderOneId() throws Exception {
+        int frames = 24;
+        DemoRun demo = demo("sam3", frames, "sam3-demo-synthetic");
+        String[] concepts = {"red circle", "square"};
+        for (int k = 0; k < concepts.length; k++) {
+            TestPatternSource source = new TestPatternSource("demo", 320, 240, 12, frames, 0, false);
+            TreeSet<Long> ids = new TreeSet<>();
+            StringBuilder trace = new StringBuilder();
+            long fullArea = -1;
+            for (int i = 0; i < frames; i++) {
+                VideoFrame f = source.next();
+                boolean[] truth = DemoScene.truth(source, f, k);
+                long area = 0;
+                for (boolean b : truth) {
+                    area += b ? 1 : 0;
+                }
+                fullArea = Math.max(fullArea, area);
+                MaskRecord rec = MaskRecordJson.read(demo.lines().get(i).getBytes(StandardCharsets.UTF_8));
+                long best = -1;
+                double bestIou = 0;
+                for (MaskRecord.ObjectMask o : rec.objects()) {
+                    double iou = concepts[k].equals(o.concept()) ? DemoScene.iou(DemoScene.decode(o), truth) : 0;
+                    if (iou > bestIou) {
+                        bestIou = iou;
+                        best = o.id();
+                    }
+                }
+                trace.append(String.format(Locale.ROOT, " %d:%d@%.2f(%d px)", i, best, bestIou, area));
+                if (2 * area >= fullArea) {
+                    assertTrue(bestIou >= 0.5, concepts[k] + " on frame " + i + ":" + trace);
+                    ids.add(best);
+                }
+            }
+            assertEquals(1, ids.size(), concepts[k] + " under one id:" + trace);
+        }
     }
 
     /** A demo's output: what it printed, its folder, and masks.jsonl's lines. */
