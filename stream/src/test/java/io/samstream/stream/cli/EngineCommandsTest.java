@@ -193,7 +193,7 @@ class EngineCommandsTest {
         String[] concepts = {"red circle", "square"};
         for (int k = 0; k < concepts.length; k++) {
             TestPatternSource source = new TestPatternSource("demo", 320, 240, 12, frames, 0, false);
-            TreeSet<Long> ids = new TreeSet<>();
+            TreeSet<Integer> ids = new TreeSet<>();
             StringBuilder trace = new StringBuilder();
             long fullArea = -1;
             for (int i = 0; i < frames; i++) {
@@ -205,7 +205,7 @@ class EngineCommandsTest {
                 }
                 fullArea = Math.max(fullArea, area);
                 MaskRecord rec = MaskRecordJson.read(demo.lines().get(i).getBytes(StandardCharsets.UTF_8));
-                long best = -1;
+                int best = -1;
                 double bestIou = 0;
                 for (MaskRecord.ObjectMask o : rec.objects()) {
                     double iou = concepts[k].equals(o.concept()) ? DemoScene.iou(DemoScene.decode(o), truth) : 0;
