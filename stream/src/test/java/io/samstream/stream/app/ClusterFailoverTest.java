@@ -92,10 +92,16 @@ class ClusterFailoverTest {
                 // Three JVMs start, load the model and join: on a loaded 2-core machine that alone can take minutes.
                 awaitStart(() -> allAlive(engines) && running(engines).values().stream().allMatch(s -> !s.isEmpty())
                         && everyStreamPublished(tap, 10), "three engines running every stream");
-                Map<EngineProcess, Set<String>> owners = running(engines);
-                EngineProcess victim = engines.stream().filter(e -> owners.get(e).stream().anyMatch(FILES::contains))
+                // The victim runs a file and a live stream (the flood's target). The logs may show a partition's
+                // two streams starting one after the other on its owner, so the snapshot is taken once one does.
+                var owners = new java.util.concurrent.atomic.AtomicReference<Map<EngineProcess, Set<String>>>();
+                awaitStart(() -> {
+                    owners.set(running(engines));
+                    return engines.stream().anyMatch(e -> runsFileAndLive(owners.get().get(e)));
+                }, "an engine running a file and a live stream");
+                EngineProcess victim = engines.stream().filter(e -> runsFileAndLive(owners.get().get(e)))
                         .findFirst().orElseThrow();
-                Set<String> moved = owners.get(victim);
+                Set<String> moved = owners.get().get(victim);
                 // The flood, on one of the victim's live streams; the kill once the victim handled all of it.
                 String flooded = moved.stream().filter(LIVE::contains).findFirst().orElseThrow();
                 for (int i = 0; i < FLOOD; i++) {
@@ -208,8 +214,8 @@ class ClusterFailoverTest {
                     assertTrue(beforeIds.containsAll(afterIds), id + ": ids before " + beforeIds + ", after " + afterIds);
                 }
                 for (EngineProcess e : engines) {
-                    if (e != victim && owners.containsKey(e)) {
-                        assertTrue(e.count("taken over from engine " + victim.name) > 0 || !owners.get(e).isEmpty());
+                    if (e != victim && owners.get().containsKey(e)) {
+                        assertTrue(e.count("taken over from engine " + victim.name) > 0 || !owners.get().get(e).isEmpty());
                     }
                 }
                 // The joiner took streams over from the others (records of them by another engine before it
@@ -262,6 +268,10 @@ class ClusterFailoverTest {
             }
             Thread.sleep(200);
         }
+    }
+
+    private static boolean runsFileAndLive(Set<String> streams) {
+        return streams != null && streams.stream().anyMatch(FILES::contains) && streams.stream().anyMatch(LIVE::contains);
     }
 
     /** The streams each live engine runs now (started and not ended or removed), from their logs. */
