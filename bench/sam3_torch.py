@@ -111,6 +111,9 @@ def build(args):
     builder = importlib.import_module("sam3.model_builder")
     predictor_mod = importlib.import_module("sam3.model.sam3_video_predictor")
     t0 = time.time()
+    # the same random weights in every run: unseeded, the frame-0 calibration (and with it the detections a frame
+    # and Meta's time a frame) moved between calls (2026-12-07: 91, then 12 tied detections; 7.9, then 10.9 frames/s)
+    torch.manual_seed(args.seed)
     model = builder.build_sam3_video_model(checkpoint_path=None, load_from_HF=False, bpe_path=VOCAB,
                                            apply_temporal_disambiguation=args.heuristics == "on", device="cuda",
                                            compile=args.compile).eval()
@@ -268,6 +271,7 @@ def main():
     p.add_argument("--heuristics", choices=("off", "on"), default="off",
                    help="Meta's temporal disambiguation (hot-start, re-conditioning, memory selection)")
     p.add_argument("--size", default="640x480", help="the clip's frame size, WxH")
+    p.add_argument("--seed", type=int, default=0, help="seeds the random weights (the same model in every run)")
     p.add_argument("--compile", action="store_true", help="build with compile=True (Meta's torch.compile path)")
     p.add_argument("--compile-mode", default="meta",
                    help="meta: Meta's mode per part; any torch.compile mode: that mode for every part")
