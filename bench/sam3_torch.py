@@ -112,7 +112,7 @@ def build(args):
     predictor_mod = importlib.import_module("sam3.model.sam3_video_predictor")
     t0 = time.time()
     # the same random weights in every run: unseeded, the frame-0 calibration (and with it the detections a frame
-    # and Meta's time a frame) moved between calls (2026-12-07: 91, then 12 tied detections; 7.9, then 10.9 frames/s)
+    # and Meta's time a frame) moves from call to call
     torch.manual_seed(args.seed)
     model = builder.build_sam3_video_model(checkpoint_path=None, load_from_HF=False, bpe_path=VOCAB,
                                            apply_temporal_disambiguation=args.heuristics == "on", device="cuda",

@@ -181,8 +181,9 @@ class EngineCommandsTest {
      * the same object on all of them.
      *
      * <p>Disabled until the bundled checkpoint passes it: with examples/sam3-demo-synthetic.pt the disc keeps its id
-     * but its tracked mask is a blob (IoU 0.38-0.57 after frame 0), and the box, covered on frames 5-10, comes back
-     * under a new id on frame 11 (bench/results/2026-12-06-h100-sam3-demo-training.md says why). The demo tracker
+     * but its tracked mask also takes in the yellow diamond nearby (IoU about 0.55 after frame 0), and the box,
+     * covered on frames 5-10, comes back under a new id on frame 11
+     * (bench/results/2026-12-06-h100-sam3-demo-training.md says why). The demo tracker
      * needs more training on the GPU machine; enable this test with the checkpoint that passes it.
      */
     @Disabled("issue #33: the bundled demo tracker loses the covered box's id; enable with a checkpoint that passes")
