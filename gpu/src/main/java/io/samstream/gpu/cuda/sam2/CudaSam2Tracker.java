@@ -7,6 +7,7 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.CudaContext;
+import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +49,11 @@ import java.util.Set;
  * prompt shape; a round reads the memories the round before stored. Each pass is one CUDA graph replay: its inputs are a copy table (which bank slots
  * feed which memory rows, which new memory goes to which slot) and a few small arrays uploaded before the replay; only
  * the chosen low-resolution masks, scores, IoUs and pointers come back.
+ *
+ * <p><b>Pipelining.</b> The host never waits for the GPU between passes: each pass stages its inputs and receives its
+ * results in a slot of a {@link PassRing}, read when the slot comes round again or at the step's end. The image
+ * encoder runs on a stream of its own into one of two sets of feature buffers (sides): while the objects of one
+ * encoder pass's frames run, the next encoder pass (its frames copied in, encoded) runs beside them on the other side.
  *
  * <p><b>Banks.</b> Every object tracked holds a fixed bank in device memory: its conditioning memory and pointer, a ring
  * of {@code numMaskmem - 1} memories and one of 15 pointers, written in place frame after frame: memory per object is
@@ -70,7 +77,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
      */
     public record Request(Stream stream, byte[] rgb, List<ObjectPrompt> prompts) {}
 
-    private static final int MAX_GRAPHS = 64;
+    private static final int MAX_GRAPHS = 128;
+    /** Pinned bytes the passes in flight may take (at least two passes, at most eight). */
+    private static final long RING_BUDGET = 128L << 20;
     private static final int POINTERS = Sam2Config.MAX_OBJECT_POINTERS;
 
     private final Sam2Config config;
@@ -79,9 +88,10 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final CudaKernels kernels;
     private final Sam2Kernels ops;
     private final EncoderOpsKernels encoderOps;
-    private final CudaStream stream;
+    private final CudaStream stream, encoderStream;
     private final DeviceMemoryPool pool;
     private final PinnedBuffer io, rgbHost;
+    private final PassRing inFlight;
     private final CpuThreadPool cpu;
     private final MemoryReadout readout;
     private final CudaSam2ImageEncoder imageEncoder;
@@ -90,11 +100,17 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final CudaMemoryEncoder memoryEncoder;
     private final GraphCache graphs = new GraphCache("SAM 2 step", MAX_GRAPHS);
     private final int s, t, c, memDim, l, split, maxMemory, ring;
-    private final long featureBytes, pointerBytes, bankBytes, ioInputBytes;
+    private final long featureBytes, pointerBytes, bankBytes, framesBytes;
     private final DeviceBank.Layout bankLayout;
     private final PassInputs inputs;
-    private final DeviceBuffer rgb, curr, image, memory, memoryPos, gatherTable, storeTable, pointerPos, frameOfSet,
+    private final DeviceBuffer curr, image, memory, memoryPos, gatherTable, storeTable, pointerPos, frameOfSet,
             noMemEmbed, spatialPos, banks;
+    /** Per side: the frames (rgb) and the encoder's outputs the objects' passes read. */
+    private final DeviceBuffer[] rgb = new DeviceBuffer[2], top = new DeviceBuffer[2], s0 = new DeviceBuffer[2],
+            s1 = new DeviceBuffer[2];
+    /** Per side: its frames left the pinned buffer; its features are encoded; its objects' passes are queued. */
+    private final CudaEvent[] framesCopied = new CudaEvent[2], encoded = new CudaEvent[2], consumed = new CudaEvent[2];
+    private int nextSide;
     private final float[][] pointerPosCache = new float[POINTERS][];
     private final Deque<Integer> freeBanks = new ArrayDeque<>();
     private boolean closed;
@@ -149,6 +165,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     /** One object of a pass: its frame's slot in the encoder pass, the stream, id, bank (null: new). */
     private record Work(int frameIndex, Stream stream, int objectId, DeviceBank bank, ObjectPrompt prompt, int frame) {}
 
+    /** Where a result goes: request {@code request}'s list, in the order these are made. */
+    private record Placed(int request, Work work) {}
+
     /**
      * Opens GPU {@code ordinal} and uploads the model's weights; a configuration the kernels cannot run is an
      * {@link IllegalArgumentException} naming what, before any GPU work.
@@ -190,22 +209,33 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         this.bankBytes = (ring + 1) * featureBytes + POINTERS * pointerBytes;
         int n = limits.maxObjects();
         int spansPerObject = 1 + 2 * config.numMaskmem() + 2 * POINTERS;
-        this.ioInputBytes = PassInputs.bytes(n, config.numMaskmem(), split, memDim);
-        long ioResultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
+        long inputBytes = PassInputs.bytes(n, config.numMaskmem(), split, memDim);
+        long resultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
+        int slots = PassRing.slots(inputBytes, resultBytes, RING_BUDGET);
+        this.framesBytes = (long) limits.maxFrames() * s * s * 3;
         this.kernels = new CudaKernels(context);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             this.ops = Sam2Kernels.of(kernels);
             this.encoderOps = EncoderOpsKernels.of(kernels);
             this.stream = add(opened, new CudaStream(context));
-            this.io = add(opened, new PinnedBuffer(context, Math.max(ioInputBytes + ioResultBytes, 64L << 20),
-                    "SAM 2 step inputs and results"));
-            this.rgbHost = add(opened, new PinnedBuffer(context, (long) limits.maxFrames() * s * s * 3,
-                    "SAM 2 step frames"));
+            this.encoderStream = add(opened, new CudaStream(context));
+            // before the first pass, the weights' uploads are staged here too
+            this.io = add(opened, new PinnedBuffer(context, Math.max(PassRing.bytes(slots, inputBytes, resultBytes),
+                    64L << 20), "SAM 2 step inputs and results"));
+            this.inFlight = add(opened, new PassRing(context, io, slots, inputBytes, resultBytes));
+            this.rgbHost = add(opened, new PinnedBuffer(context, 2 * framesBytes, "SAM 2 step frames"));
+            for (int side = 0; side < 2; side++) {
+                framesCopied[side] = add(opened, new CudaEvent(context, false));
+                encoded[side] = add(opened, new CudaEvent(context, false));
+                consumed[side] = add(opened, new CudaEvent(context, false));
+            }
             this.pool = add(opened, new DeviceMemoryPool(context, poolBytes(config, limits)));
             this.cpu = add(opened, new CpuThreadPool(1));
             this.readout = new MemoryReadout(sd, config);
-            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, limits.maxFrames(), kernels, stream, pool, io);
+            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, limits.maxFrames(), kernels, encoderStream, pool,
+                    io);
+            encoderStream.synchronize();    // the encoder's weights left the pinned buffer
             this.memoryAttention = new CudaMemoryAttention(sd, config, n, maxMemory, kernels, stream, pool, io);
             this.maskDecoder = add(opened, new CudaSam2MaskDecoder(sd, config, n, kernels, stream, pool, io));
             this.memoryEncoder = new CudaMemoryEncoder(sd, config, n, kernels, stream, pool, io);
@@ -216,7 +246,12 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 System.arraycopy(readout.spatialPosition(slot), 0, positions, slot * t * memDim, t * memDim);
             }
             this.spatialPos = up.bf16(positions, "memory positions by temporal slot");
-            this.rgb = pool.allocate((long) limits.maxFrames() * s * s * 3, "frames (rgb)");
+            for (int side = 0; side < 2; side++) {
+                rgb[side] = pool.allocate(framesBytes, "frames (rgb), side " + side);
+                top[side] = pool.allocate(imageEncoder.top().bytes(), "stride-16 features, side " + side);
+                s0[side] = pool.allocate(imageEncoder.s0().bytes(), "conv_s0 features, side " + side);
+                s1[side] = pool.allocate(imageEncoder.s1().bytes(), "conv_s1 features, side " + side);
+            }
             this.curr = pool.allocateBf16((long) n * t * c, "objects' frame features");
             this.image = pool.allocateBf16((long) n * t * c, "prompted objects' features + no_mem_embed");
             this.memory = pool.allocateBf16((long) n * maxMemory * memDim, "objects' memories");
@@ -233,6 +268,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 freeBanks.push(i);
             }
             stream.synchronize();
+            encoderStream.synchronize();
         } catch (RuntimeException e) {
             graphs.close();
             for (int i = opened.size() - 1; i >= 0; i--) {
@@ -260,7 +296,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         long s = config.imageSize(), c = config.hidden(), md = config.memDim();
         long t = (long) config.featureSize() * config.featureSize();
         long maxMemory = config.numMaskmem() * t + (long) POINTERS * (c / md);
-        long perFrame = 96 * s * s * 4 + s * s * 3;
+        long side = s / 4;
+        long features = t * c * 2 + side * side * (c / 8) * 2 + (side / 2) * (side / 2) * (c / 4) * 2;
+        long perFrame = 96 * s * s * 4 + 2 * (s * s * 3 + features);             // + the two sides' frames and outputs
         long perObject = maxMemory * (2 * c + 3 * md) * 2 + t * (8 * c + config.memAttnFfn()) * 2
                 + (long) Sam2Kernels.MAX_SPLITS * t * (c * 4 + 8)              // memory attention
                 + 8 * s * s * 4                                                // memory encoder
@@ -386,45 +424,97 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
                     + newBanks + " more would pass the tracker's limit of " + limits.maxBanks());
         }
+        List<StepPlan.Pass> passes = StepPlan.plan(streamOf, followed, prompts, limits.maxFrames());
+        Map<Work, ObjectResult> results = new IdentityHashMap<>();
+        List<Placed> placed = new ArrayList<>();
+        try {
+            int[] sides = new int[passes.size()];
+            for (int p = 0; p < passes.size(); p++) {
+                sides[p] = nextSide;
+                nextSide ^= 1;
+            }
+            if (!passes.isEmpty()) {
+                encode(requests, passes.get(0), sides[0]);
+            }
+            for (int p = 0; p < passes.size(); p++) {
+                if (p + 1 < passes.size()) {
+                    encode(requests, passes.get(p + 1), sides[p + 1]);   // runs beside this pass's objects
+                }
+                runObjects(requests, passes.get(p), sides[p], results, placed);
+            }
+            inFlight.drain();
+        } catch (RuntimeException e) {
+            inFlight.abandon();
+            try {
+                stream.synchronize();
+                encoderStream.synchronize();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
         List<List<ObjectResult>> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
             out.add(new ArrayList<>());
         }
-        for (StepPlan.Pass pass : StepPlan.plan(streamOf, followed, prompts, limits.maxFrames())) {
-            runPass(requests, pass, out);
+        for (Placed p : placed) {
+            out.get(p.request()).add(results.get(p.work()));
         }
         return out;
     }
 
     /**
-     * One encoder pass over the pass's frames (request indices; slot j holds the j-th), then each unit's objects, unit
-     * after unit: what a step of that unit's requests alone does after its encoder pass.
+     * Queues a pass's frames (request indices; encoder slot j holds the j-th) on the encoder's stream: copied in,
+     * encoded, the features written to {@code side}'s buffers once the passes that read them before are done.
      */
-    private void runPass(List<Request> requests, StepPlan.Pass pass, List<List<ObjectResult>> out) {
+    private void encode(List<Request> requests, StepPlan.Pass pass, int side) {
         List<Integer> frames = pass.frames();
         int b = frames.size();
+        if (b == 0) {
+            return;
+        }
+        framesCopied[side].synchronize();    // this side's pinned frames are free again
+        ByteBuffer host = slice(rgbHost.buffer(), side * framesBytes);
+        for (int frame : frames) {
+            host.put(requests.get(frame).rgb());
+        }
+        encoderStream.upload(rgbHost, side * framesBytes, rgb[side], 0, (long) b * s * s * 3);
+        encoderStream.record(framesCopied[side]);
+        encoderStream.waitFor(consumed[side]);
+        DeviceBuffer frameRgb = rgb[side];
+        graphs.run(encoderStream, List.of("encoder", b, side), () -> {
+            ops.normalizeRgb8(encoderStream, frameRgb, imageEncoder.input(), b, s);
+            imageEncoder.forward(b);
+            long q = s / 4;    // conv_s0's side; conv_s1's is half of it
+            encoderStream.copy(imageEncoder.top(), top[side], (long) b * t * c * 2);
+            encoderStream.copy(imageEncoder.s0(), s0[side], b * q * q * (c / 8) * 2);
+            encoderStream.copy(imageEncoder.s1(), s1[side], b * (q / 2) * (q / 2) * (c / 4) * 2);
+        });
+        encoderStream.record(encoded[side]);
+    }
+
+    /** Queues the objects of a pass whose frames {@link #encode} queued on {@code side}, unit after unit. */
+    private void runObjects(List<Request> requests, StepPlan.Pass pass, int side, Map<Work, ObjectResult> results,
+                            List<Placed> placed) {
+        List<Integer> frames = pass.frames();
         Map<Integer, Integer> slotOf = new java.util.HashMap<>();
-        if (b > 0) {
-            ByteBuffer host = rgbHost.buffer();
-            host.clear();
-            for (int j = 0; j < b; j++) {
-                slotOf.put(frames.get(j), j);
-                host.put(requests.get(frames.get(j)).rgb());
-            }
-            stream.upload(rgbHost, 0, rgb, 0, (long) b * s * s * 3);
-            graphs.run(stream, List.of("encoder", b), () -> {
-                ops.normalizeRgb8(stream, rgb, imageEncoder.input(), b, s);
-                imageEncoder.forward(b);
-            });
+        for (int j = 0; j < frames.size(); j++) {
+            slotOf.put(frames.get(j), j);
+        }
+        if (!frames.isEmpty()) {
+            stream.waitFor(encoded[side]);
         }
         for (List<Integer> unit : pass.units()) {
-            runUnit(requests, unit, slotOf, out);
+            runUnit(requests, unit, slotOf, side, results, placed);
+        }
+        if (!frames.isEmpty()) {
+            stream.record(consumed[side]);
         }
     }
 
     /** A unit's requests (one frame per stream) after their frames were encoded: the objects' passes. */
-    private void runUnit(List<Request> requests, List<Integer> unit, Map<Integer, Integer> slotOf,
-                         List<List<ObjectResult>> out) {
+    private void runUnit(List<Request> requests, List<Integer> unit, Map<Integer, Integer> slotOf, int side,
+                         Map<Work, ObjectResult> results, List<Placed> placed) {
         List<Work> tracked = new ArrayList<>();
         List<Work> prompted = new ArrayList<>();
         Map<Integer, Integer> requestOfSlot = new java.util.HashMap<>();
@@ -450,10 +540,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 prompted.add(new Work(slot, st, p.objectId(), null, p, frame));
             }
         }
-        if (tracked.isEmpty() && prompted.isEmpty()) {
-            return;
-        }
-        Map<Work, ObjectResult> results = new LinkedHashMap<>();
         // tracked objects, one pass per memory shape
         Map<List<Integer>, List<Work>> byShape = new LinkedHashMap<>();
         for (Work w : tracked) {
@@ -461,7 +547,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
         for (List<Work> group : byShape.values()) {
             for (List<Work> chunk : chunks(group)) {
-                results.putAll(trackPass(chunk));
+                trackPass(chunk, side, results);
             }
         }
         // prompted objects, one pass per prompt shape
@@ -471,21 +557,21 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         }
         for (List<Work> group : byPoints.values()) {
             for (List<Work> chunk : chunks(group)) {
-                results.putAll(promptPass(chunk));
+                promptPass(chunk, side, results);
             }
         }
         for (Work w : tracked) {
-            out.get(requestOfSlot.get(w.frameIndex())).add(results.get(w));
+            placed.add(new Placed(requestOfSlot.get(w.frameIndex()), w));
         }
         for (Work w : prompted) {
-            out.get(requestOfSlot.get(w.frameIndex())).add(results.get(w));
+            placed.add(new Placed(requestOfSlot.get(w.frameIndex()), w));
         }
     }
 
     private List<List<Work>> chunks(List<Work> group) {
         List<List<Work>> out = new ArrayList<>();
         for (int from = 0; from < group.size(); from += limits.maxObjects()) {
-            out.add(group.subList(from, Math.min(group.size(), from + limits.maxObjects())));
+            out.add(List.copyOf(group.subList(from, Math.min(group.size(), from + limits.maxObjects()))));
         }
         return out;
     }
@@ -499,23 +585,26 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     }
 
     /** Gather → memory attention → decoder (no prompt, several masks) → memory encoder → store, for one shape. */
-    private Map<Work, ObjectResult> trackPass(List<Work> chunk) {
+    private void trackPass(List<Work> chunk, int side, Map<Work, ObjectResult> results) {
         int n = chunk.size();
         List<Integer> shape = memoryShape(chunk.get(0));
         int memories = shape.get(0), pointers = shape.get(1);
         int pointerTokens = pointers * split;
         int m = memories * t + pointerTokens;
+        int slot = inFlight.acquire();
+        long base = inFlight.inputsAt(slot);
         ByteBuffer in = io.buffer();
-        ByteBuffer gather = slice(in, 0);
-        ByteBuffer store = slice(in, inputs.storeOffset());
-        ByteBuffer ptrPos = slice(in, inputs.pointerPosOffset());
-        ByteBuffer frames = slice(in, inputs.frameOffset());
+        ByteBuffer gather = slice(in, base);
+        ByteBuffer store = slice(in, base + inputs.storeOffset());
+        ByteBuffer ptrPos = slice(in, base + inputs.pointerPosOffset());
+        ByteBuffer frames = slice(in, base + inputs.frameOffset());
         int gathers = 0;
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
             DeviceBank bank = w.bank();
             List<Integer> cond = List.of(bank.conditioningFrame);
-            gathers += span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
+            gathers += span(gather, topOf(side, w.frameIndex()), curr.address() + (long) j * t * c * 2,
+                    (long) t * c * 2);
             long memBase = memory.address() + (long) j * m * memDim * 2;
             long posBase = memoryPos.address() + (long) j * m * memDim * 2;
             List<MemoryReadout.Spatial> spatial = readout.spatial(cond, bank::hasFeatures, w.frame());
@@ -544,27 +633,26 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
             span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
         }
-        inputs.upload(gather.position(), store.position(), ptrPos.position(), frames.position());
+        inputs.upload(base, gather.position(), store.position(), ptrPos.position(), frames.position());
         maskDecoder.stageNoPrompts(n);
         int spans = gathers;
-        graphs.run(stream, List.of("tracked", n, memories, pointers), () -> {
+        graphs.run(stream, List.of("tracked", n, memories, pointers, side), () -> {
             ops.copySpans(stream, gatherTable, spans);
             memoryAttention.forward(n, curr, memory, memoryPos, m, pointerTokens);
-            maskDecoder.forward(n, 2, true, memoryAttention.output(), imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
+            maskDecoder.forward(n, 2, true, memoryAttention.output(), s0[side], s1[side], frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), new boolean[n], maskDecoder.objectScores());
             ops.copySpans(stream, storeTable, 2 * n);
         });
-        Map<Work, ObjectResult> out = results(chunk, false);
+        queueResults(slot, chunk, false, results);
         for (Work w : chunk) {
             DeviceBank bank = w.bank();
             bank.featureFrame[w.frame() % ring] = w.frame();
             bank.pointerFrame[w.frame() % (POINTERS - 1)] = w.frame();
         }
-        return out;
     }
 
     /** Features + no_mem_embed → decoder with the prompts → memory encoder (binarized mask) → a new bank. */
-    private Map<Work, ObjectResult> promptPass(List<Work> chunk) {
+    private void promptPass(List<Work> chunk, int side, Map<Work, ObjectResult> results) {
         int n = chunk.size();
         if (freeBanks.size() < n) {
             throw new IllegalStateException("tracking " + (limits.maxBanks() - freeBanks.size()) + " objects, "
@@ -575,53 +663,63 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         float[][][] coords = new float[n][][];
         int[][] labels = new int[n][];
         List<DeviceBank> made = new ArrayList<>();
+        int slot = inFlight.acquire();
+        long base = inFlight.inputsAt(slot);
         ByteBuffer in = io.buffer();
-        ByteBuffer gather = slice(in, 0);
-        ByteBuffer store = slice(in, inputs.storeOffset());
-        ByteBuffer frames = slice(in, inputs.frameOffset());
+        ByteBuffer gather = slice(in, base);
+        ByteBuffer store = slice(in, base + inputs.storeOffset());
+        ByteBuffer frames = slice(in, base + inputs.frameOffset());
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
             coords[j] = w.prompt().allPoints();
             labels[j] = w.prompt().allLabels();
             DeviceBank bank = new DeviceBank(freeBanks.pop(), w.frame(), bankLayout);
             made.add(bank);
-            span(gather, topOf(w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
+            span(gather, topOf(side, w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
             frames.putInt(w.frameIndex());
             span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
             span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
         }
-        inputs.upload(gather.position(), store.position(), 0, frames.position());
+        inputs.upload(base, gather.position(), store.position(), 0, frames.position());
         maskDecoder.stagePrompts(coords, labels);
         boolean[] fromPrompt = new boolean[n];
         Arrays.fill(fromPrompt, true);
-        graphs.run(stream, List.of("prompted", n, points), () -> {
+        graphs.run(stream, List.of("prompted", n, points, side), () -> {
             ops.copySpans(stream, gatherTable, n);
             stream.copy(curr, image, (long) n * t * c * 2);
             encoderOps.addPeriodic(stream, image, noMemEmbed, (long) n * t * c, c);
-            maskDecoder.forward(n, points + 1, multimask, image, imageEncoder.s0(), imageEncoder.s1(), frameOfSet);
+            maskDecoder.forward(n, points + 1, multimask, image, s0[side], s1[side], frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), fromPrompt, maskDecoder.objectScores());
             ops.copySpans(stream, storeTable, 2 * n);
         });
-        Map<Work, ObjectResult> out = results(chunk, true);
+        queueResults(slot, chunk, true, results);
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
             w.stream().banksById.put(w.objectId(), made.get(j));
         }
-        return out;
     }
 
-    /** The decoder's outputs of a pass's objects, brought back (waits for the pass). */
-    private Map<Work, ObjectResult> results(List<Work> chunk, boolean conditioning) {
+    /**
+     * Queues the download of the decoder's outputs of a pass's objects into its slot; they are read into
+     * {@code results} when the slot comes round or the step ends.
+     */
+    private void queueResults(int slot, List<Work> chunk, boolean conditioning, Map<Work, ObjectResult> results) {
         int n = chunk.size();
         long lowBytes = (long) n * l * l * 4;
-        long at = ioInputBytes;
+        long at = inFlight.resultsAt(slot);
         stream.download(maskDecoder.lowRes(), 0, io, at, lowBytes);
         stream.download(maskDecoder.objectScores(), 0, io, at + lowBytes, n * 4L);
         stream.download(maskDecoder.ious(), 0, io, at + lowBytes + n * 4L, n * 4L);
         stream.download(maskDecoder.pointers(), 0, io, at + lowBytes + n * 8L, n * pointerBytes);
-        stream.synchronize();
-        ByteBuffer res = io.buffer();
-        Map<Work, ObjectResult> out = new LinkedHashMap<>();
+        inFlight.queued(slot, stream, (pinned, from) -> read(chunk, conditioning, pinned, from, results));
+    }
+
+    /** Reads a finished pass's results from {@code at} in the pinned buffer. */
+    private void read(List<Work> chunk, boolean conditioning, PinnedBuffer pinned, long at,
+                      Map<Work, ObjectResult> out) {
+        int n = chunk.size();
+        long lowBytes = (long) n * l * l * 4;
+        ByteBuffer res = pinned.buffer();
         for (int j = 0; j < n; j++) {
             Work w = chunk.get(j);
             float[] low = new float[l * l];
@@ -629,15 +727,15 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             res.asFloatBuffer().get(low);
             float score = res.getFloat(Math.toIntExact(at + lowBytes + j * 4L));
             float iou = res.getFloat(Math.toIntExact(at + lowBytes + n * 4L + j * 4L));
-            float[] ptr = io.getBf16((at + lowBytes + n * 8L) / 2 + (long) j * c, c);
+            float[] ptr = pinned.getBf16((at + lowBytes + n * 8L) / 2 + (long) j * c, c);
             out.put(w, new ObjectResult(w.objectId(), low, l, score, ptr, conditioning, iou));
         }
-        return out;
     }
 
-    /** The stride-16 features of request i of the encoder pass. */
-    private long topOf(int frameIndex) {
-        return imageEncoder.top().address() + (long) frameIndex * t * c * 2;
+
+    /** The stride-16 features of frame {@code frameIndex} of {@code side}'s encoder pass. */
+    private long topOf(int side, int frameIndex) {
+        return top[side].address() + (long) frameIndex * t * c * 2;
     }
 
     private float[] pointerPosition(int distance) {
@@ -665,9 +763,16 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         try {
             graphs.close();
             maskDecoder.close();
+            inFlight.close();
+            for (int side = 0; side < 2; side++) {
+                framesCopied[side].close();
+                encoded[side].close();
+                consumed[side].close();
+            }
             pool.close();
             io.close();
             rgbHost.close();
+            encoderStream.close();
             stream.close();
             cpu.close();
             kernels.close();

@@ -37,7 +37,7 @@ final class PassInputs {
         this.memDim = memDim;
     }
 
-    /** Bytes the inputs of {@code n} objects take at the start of the pinned buffer (the results go after them). */
+    /** Bytes the inputs of {@code n} objects take from a pass's start in the pinned buffer (offsets below: from it). */
     static long bytes(int n, int numMaskmem, int split, int memDim) {
         int spansPerObject = 1 + 2 * numMaskmem + 2 * POINTERS;
         return align((long) n * spansPerObject * Sam2Kernels.SPAN_BYTES)
@@ -74,13 +74,16 @@ final class PassInputs {
         return b.slice().order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** Uploads the filled parts of the staged tables and arrays (async, before the pass's replay). */
-    void upload(int gatherBytes, int storeBytes, int pointerPosBytes, int frameBytes) {
-        stream.upload(io, 0, gatherTable, 0, gatherBytes);
-        stream.upload(io, storeOffset(), storeTable, 0, storeBytes);
+    /**
+     * Uploads the filled parts of the tables and arrays staged from {@code at} in the pinned buffer (async, before
+     * the pass's replay; the pinned bytes must stay until the pass is done).
+     */
+    void upload(long at, int gatherBytes, int storeBytes, int pointerPosBytes, int frameBytes) {
+        stream.upload(io, at, gatherTable, 0, gatherBytes);
+        stream.upload(io, at + storeOffset(), storeTable, 0, storeBytes);
         if (pointerPosBytes > 0) {
-            stream.upload(io, pointerPosOffset(), pointerPos, 0, pointerPosBytes);
+            stream.upload(io, at + pointerPosOffset(), pointerPos, 0, pointerPosBytes);
         }
-        stream.upload(io, frameOffset(), frameOfSet, 0, frameBytes);
+        stream.upload(io, at + frameOffset(), frameOfSet, 0, frameBytes);
     }
 }

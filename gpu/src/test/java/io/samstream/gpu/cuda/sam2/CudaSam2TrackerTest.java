@@ -1,5 +1,6 @@
 package io.samstream.gpu.cuda.sam2;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -44,5 +45,17 @@ class CudaSam2TrackerTest {
         // each bank: the conditioning memory + 6 recent ones (64 x 64 x 64 bf16) and 16 pointers (256 bf16)
         long bank = (7L * 4096 * 64 + 16 * 256) * 2;
         assertTrue(banks - one >= 255 * bank, (banks - one) + " for 255 more banks of " + bank);
+    }
+
+    @Test
+    void thePassesInFlightFitTheirPinnedBudget() {
+        long budget = 128L << 20;
+        // one object's pass (inputs ~80 KB, a 256 x 256 fp32 mask and a pointer): the cap of eight
+        assertEquals(8, PassRing.slots(80_000, 262_664, budget));
+        // 64 objects a pass: as many as fit, within the budget
+        int k = PassRing.slots(5L << 20, 64L * 262_664, budget);
+        assertTrue(k >= 2 && k < 8 && PassRing.bytes(k, 5L << 20, 64L * 262_664) <= budget, "slots " + k);
+        // a pass larger than the budget still gets two slots: the host stages one while the GPU runs the other
+        assertEquals(2, PassRing.slots(1 << 20, 200L << 20, budget));
     }
 }
