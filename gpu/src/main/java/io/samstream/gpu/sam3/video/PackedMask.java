@@ -26,16 +26,24 @@ final class PackedMask {
      * once, its bits set without a branch: a frame packs every detection's mask (hundreds with a loose threshold).
      */
     static PackedMask of(float[] logits) {
-        long[] w = new long[(logits.length + 63) >>> 6];
+        return of(logits, 0, logits.length);
+    }
+
+    /** As {@link #of(float[])} for the {@code pixels} values of {@code logits} from {@code from}. */
+    static PackedMask of(float[] logits, int from, int pixels) {
+        if (from < 0 || pixels < 0 || from > logits.length - pixels) {
+            throw new IndexOutOfBoundsException(pixels + " pixels from " + from + " of " + logits.length);
+        }
+        long[] w = new long[(pixels + 63) >>> 6];
         for (int k = 0; k < w.length; k++) {
-            int base = k << 6, end = Math.min(64, logits.length - base);
+            int base = from + (k << 6), end = Math.min(64, pixels - (k << 6));
             long bits = 0;
             for (int b = 0; b < end; b++) {
                 bits |= (logits[base + b] > 0 ? 1L : 0L) << b;
             }
             w[k] = bits;
         }
-        return new PackedMask(w, logits.length);
+        return new PackedMask(w, pixels);
     }
 
     static PackedMask of(boolean[] mask) {

@@ -71,12 +71,10 @@ public final class Sam3ConceptDetector implements ConceptDetector {
         det.memory().release(); // read by the decoder and the mask head, not again
         int pixels = masks.length / which.length;
         Detection[] all = new Detection[which.length];
-        // each detection's mask copied out and packed to bits: hundreds with a loose threshold, so on the pool
-        IntStream.range(0, which.length).parallel().forEach(i -> {
-            float[] m = new float[pixels];
-            System.arraycopy(masks, i * pixels, m, 0, pixels);
-            all[i] = new Detection(which[i], probs[which[i]], xyxy(det.boxes(), which[i]), m);
-        });
+        // each detection's mask packed to bits (hundreds with a loose threshold, so on the pool); its logits stay a
+        // view of the frame's array until a rule reads them
+        IntStream.range(0, which.length).parallel().forEach(i -> all[i] = new Detection(which[i], probs[which[i]],
+                xyxy(det.boxes(), which[i]), masks, i * pixels, pixels));
         return nmsIou > 0 ? suppress(List.of(all), nmsIou) : List.of(all);
     }
 

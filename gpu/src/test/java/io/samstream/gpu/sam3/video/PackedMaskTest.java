@@ -1,6 +1,8 @@
 package io.samstream.gpu.sam3.video;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Random;
@@ -25,6 +27,28 @@ class PackedMaskTest {
             }
         }
         assertEquals(0f, PackedMask.of(new float[100]).iou(PackedMask.of(new boolean[100])), "both empty: 0");
+    }
+
+    /**
+     * A detection made from a frame's array of all masks packs the same bits as one made from its own copy, and its
+     * logits, copied out when first read, are its slice of that array.
+     */
+    @Test
+    void aDetectionOnASliceIsTheSameAsOneOnACopy() {
+        Random rnd = new Random(5);
+        int pixels = 77 * 83, n = 3;
+        float[] all = logits(rnd, n * pixels, 0.3);
+        for (int i = 0; i < n; i++) {
+            float[] own = java.util.Arrays.copyOfRange(all, i * pixels, (i + 1) * pixels);
+            Detection view = new Detection(i, 0.5f, new float[4], all, i * pixels, pixels);
+            Detection copy = new Detection(i, 0.5f, new float[4], own);
+            assertEquals(copy.bits().area(), view.bits().area(), "detection " + i);
+            assertEquals(1f, view.bits().iou(copy.bits()), "detection " + i);
+            assertArrayEquals(own, view.maskLogits(), "detection " + i);
+            assertSame(view.maskLogits(), view.maskLogits(), "copied out once");
+            assertSame(own, copy.maskLogits(), "a detection on its own array keeps it");
+        }
+        assertThrows(IndexOutOfBoundsException.class, () -> PackedMask.of(all, 2 * pixels + 1, pixels));
     }
 
     @Test
