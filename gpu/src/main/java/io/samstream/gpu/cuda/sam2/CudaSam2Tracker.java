@@ -7,7 +7,6 @@ import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cpu.CpuThreadPool;
 import io.samstream.gpu.cuda.Bf16;
 import io.samstream.gpu.cuda.CudaContext;
-import io.samstream.gpu.cuda.CudaEvent;
 import io.samstream.gpu.cuda.CudaKernels;
 import io.samstream.gpu.cuda.CudaStream;
 import io.samstream.gpu.cuda.DeviceBuffer;
@@ -52,8 +51,8 @@ import java.util.Set;
  *
  * <p><b>Pipelining.</b> The host never waits for the GPU between passes: each pass stages its inputs and receives its
  * results in a slot of a {@link PassRing}, read when the slot comes round again or at the step's end. The image
- * encoder runs on a stream of its own into one of two sets of feature buffers (sides): while the objects of one
- * encoder pass's frames run, the next encoder pass (its frames copied in, encoded) runs beside them on the other side.
+ * encoder runs on a stream of its own into one of two sets of buffers ({@link EncoderSides}): while the objects of
+ * one encoder pass's frames run, the next encoder pass (its frames copied in, encoded) runs beside them.
  *
  * <p><b>Banks.</b> Every object tracked holds a fixed bank in device memory: its conditioning memory and pointer, a ring
  * of {@code numMaskmem - 1} memories and one of 15 pointers, written in place frame after frame: memory per object is
@@ -88,29 +87,23 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final CudaKernels kernels;
     private final Sam2Kernels ops;
     private final EncoderOpsKernels encoderOps;
-    private final CudaStream stream, encoderStream;
+    private final CudaStream stream;
     private final DeviceMemoryPool pool;
-    private final PinnedBuffer io, rgbHost;
+    private final PinnedBuffer io;
     private final PassRing inFlight;
     private final CpuThreadPool cpu;
     private final MemoryReadout readout;
-    private final CudaSam2ImageEncoder imageEncoder;
+    private final EncoderSides encoder;
     private final CudaMemoryAttention memoryAttention;
     private final CudaSam2MaskDecoder maskDecoder;
     private final CudaMemoryEncoder memoryEncoder;
     private final GraphCache graphs = new GraphCache("SAM 2 step", MAX_GRAPHS);
     private final int s, t, c, memDim, l, split, maxMemory, ring;
-    private final long featureBytes, pointerBytes, bankBytes, framesBytes;
+    private final long featureBytes, pointerBytes, bankBytes;
     private final DeviceBank.Layout bankLayout;
     private final PassInputs inputs;
     private final DeviceBuffer curr, image, memory, memoryPos, gatherTable, storeTable, pointerPos, frameOfSet,
             noMemEmbed, spatialPos, banks;
-    /** Per side: the frames (rgb) and the encoder's outputs the objects' passes read. */
-    private final DeviceBuffer[] rgb = new DeviceBuffer[2], top = new DeviceBuffer[2], s0 = new DeviceBuffer[2],
-            s1 = new DeviceBuffer[2];
-    /** Per side: its frames left the pinned buffer; its features are encoded; its objects' passes are queued. */
-    private final CudaEvent[] framesCopied = new CudaEvent[2], encoded = new CudaEvent[2], consumed = new CudaEvent[2];
-    private int nextSide;
     private final float[][] pointerPosCache = new float[POINTERS][];
     private final Deque<Integer> freeBanks = new ArrayDeque<>();
     private boolean closed;
@@ -212,30 +205,21 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         long inputBytes = PassInputs.bytes(n, config.numMaskmem(), split, memDim);
         long resultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
         int slots = PassRing.slots(inputBytes, resultBytes, RING_BUDGET);
-        this.framesBytes = (long) limits.maxFrames() * s * s * 3;
         this.kernels = new CudaKernels(context);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             this.ops = Sam2Kernels.of(kernels);
             this.encoderOps = EncoderOpsKernels.of(kernels);
             this.stream = add(opened, new CudaStream(context));
-            this.encoderStream = add(opened, new CudaStream(context));
             // before the first pass, the weights' uploads are staged here too
             this.io = add(opened, new PinnedBuffer(context, Math.max(PassRing.bytes(slots, inputBytes, resultBytes),
                     64L << 20), "SAM 2 step inputs and results"));
             this.inFlight = add(opened, new PassRing(context, io, slots, inputBytes, resultBytes));
-            this.rgbHost = add(opened, new PinnedBuffer(context, 2 * framesBytes, "SAM 2 step frames"));
-            for (int side = 0; side < 2; side++) {
-                framesCopied[side] = add(opened, new CudaEvent(context, false));
-                encoded[side] = add(opened, new CudaEvent(context, false));
-                consumed[side] = add(opened, new CudaEvent(context, false));
-            }
             this.pool = add(opened, new DeviceMemoryPool(context, poolBytes(config, limits)));
             this.cpu = add(opened, new CpuThreadPool(1));
             this.readout = new MemoryReadout(sd, config);
-            this.imageEncoder = new CudaSam2ImageEncoder(sd, config, limits.maxFrames(), kernels, encoderStream, pool,
-                    io);
-            encoderStream.synchronize();    // the encoder's weights left the pinned buffer
+            this.encoder = add(opened, new EncoderSides(sd, config, limits.maxFrames(), context, kernels, pool, io,
+                    graphs));
             this.memoryAttention = new CudaMemoryAttention(sd, config, n, maxMemory, kernels, stream, pool, io);
             this.maskDecoder = add(opened, new CudaSam2MaskDecoder(sd, config, n, kernels, stream, pool, io));
             this.memoryEncoder = new CudaMemoryEncoder(sd, config, n, kernels, stream, pool, io);
@@ -246,12 +230,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 System.arraycopy(readout.spatialPosition(slot), 0, positions, slot * t * memDim, t * memDim);
             }
             this.spatialPos = up.bf16(positions, "memory positions by temporal slot");
-            for (int side = 0; side < 2; side++) {
-                rgb[side] = pool.allocate(framesBytes, "frames (rgb), side " + side);
-                top[side] = pool.allocate(imageEncoder.top().bytes(), "stride-16 features, side " + side);
-                s0[side] = pool.allocate(imageEncoder.s0().bytes(), "conv_s0 features, side " + side);
-                s1[side] = pool.allocate(imageEncoder.s1().bytes(), "conv_s1 features, side " + side);
-            }
             this.curr = pool.allocateBf16((long) n * t * c, "objects' frame features");
             this.image = pool.allocateBf16((long) n * t * c, "prompted objects' features + no_mem_embed");
             this.memory = pool.allocateBf16((long) n * maxMemory * memDim, "objects' memories");
@@ -268,7 +246,6 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                 freeBanks.push(i);
             }
             stream.synchronize();
-            encoderStream.synchronize();
         } catch (RuntimeException e) {
             graphs.close();
             for (int i = opened.size() - 1; i >= 0; i--) {
@@ -296,9 +273,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         long s = config.imageSize(), c = config.hidden(), md = config.memDim();
         long t = (long) config.featureSize() * config.featureSize();
         long maxMemory = config.numMaskmem() * t + (long) POINTERS * (c / md);
-        long side = s / 4;
-        long features = t * c * 2 + side * side * (c / 8) * 2 + (side / 2) * (side / 2) * (c / 4) * 2;
-        long perFrame = 96 * s * s * 4 + 2 * (s * s * 3 + features);             // + the two sides' frames and outputs
+        long perFrame = 96 * s * s * 4 + EncoderSides.sideBytesPerFrame(config);
         long perObject = maxMemory * (2 * c + 3 * md) * 2 + t * (8 * c + config.memAttnFfn()) * 2
                 + (long) Sam2Kernels.MAX_SPLITS * t * (c * 4 + 8)              // memory attention
                 + 8 * s * s * 4                                                // memory encoder
@@ -430,8 +405,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         try {
             int[] sides = new int[passes.size()];
             for (int p = 0; p < passes.size(); p++) {
-                sides[p] = nextSide;
-                nextSide ^= 1;
+                sides[p] = encoder.nextSide();
             }
             if (!passes.isEmpty()) {
                 encode(requests, passes.get(0), sides[0]);
@@ -447,7 +421,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             inFlight.abandon();
             try {
                 stream.synchronize();
-                encoderStream.synchronize();
+                encoder.synchronize();
             } catch (RuntimeException again) {
                 e.addSuppressed(again);
             }
@@ -463,34 +437,11 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         return out;
     }
 
-    /**
-     * Queues a pass's frames (request indices; encoder slot j holds the j-th) on the encoder's stream: copied in,
-     * encoded, the features written to {@code side}'s buffers once the passes that read them before are done.
-     */
+    /** Queues the encoder pass of a pass's frames (request indices; encoder slot j holds the j-th) on {@code side}. */
     private void encode(List<Request> requests, StepPlan.Pass pass, int side) {
-        List<Integer> frames = pass.frames();
-        int b = frames.size();
-        if (b == 0) {
-            return;
+        if (!pass.frames().isEmpty()) {
+            encoder.encode(pass.frames().stream().map(i -> requests.get(i).rgb()).toList(), side);
         }
-        framesCopied[side].synchronize();    // this side's pinned frames are free again
-        ByteBuffer host = slice(rgbHost.buffer(), side * framesBytes);
-        for (int frame : frames) {
-            host.put(requests.get(frame).rgb());
-        }
-        encoderStream.upload(rgbHost, side * framesBytes, rgb[side], 0, (long) b * s * s * 3);
-        encoderStream.record(framesCopied[side]);
-        encoderStream.waitFor(consumed[side]);
-        DeviceBuffer frameRgb = rgb[side];
-        graphs.run(encoderStream, List.of("encoder", b, side), () -> {
-            ops.normalizeRgb8(encoderStream, frameRgb, imageEncoder.input(), b, s);
-            imageEncoder.forward(b);
-            long q = s / 4;    // conv_s0's side; conv_s1's is half of it
-            encoderStream.copy(imageEncoder.top(), top[side], (long) b * t * c * 2);
-            encoderStream.copy(imageEncoder.s0(), s0[side], b * q * q * (c / 8) * 2);
-            encoderStream.copy(imageEncoder.s1(), s1[side], b * (q / 2) * (q / 2) * (c / 4) * 2);
-        });
-        encoderStream.record(encoded[side]);
     }
 
     /** Queues the objects of a pass whose frames {@link #encode} queued on {@code side}, unit after unit. */
@@ -502,13 +453,13 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             slotOf.put(frames.get(j), j);
         }
         if (!frames.isEmpty()) {
-            stream.waitFor(encoded[side]);
+            encoder.awaitEncoded(stream, side);
         }
         for (List<Integer> unit : pass.units()) {
             runUnit(requests, unit, slotOf, side, results, placed);
         }
         if (!frames.isEmpty()) {
-            stream.record(consumed[side]);
+            encoder.markConsumed(stream, side);
         }
     }
 
@@ -639,7 +590,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         graphs.run(stream, List.of("tracked", n, memories, pointers, side), () -> {
             ops.copySpans(stream, gatherTable, spans);
             memoryAttention.forward(n, curr, memory, memoryPos, m, pointerTokens);
-            maskDecoder.forward(n, 2, true, memoryAttention.output(), s0[side], s1[side], frameOfSet);
+            maskDecoder.forward(n, 2, true, memoryAttention.output(), encoder.s0(side), encoder.s1(side), frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), new boolean[n], maskDecoder.objectScores());
             ops.copySpans(stream, storeTable, 2 * n);
         });
@@ -688,7 +639,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             ops.copySpans(stream, gatherTable, n);
             stream.copy(curr, image, (long) n * t * c * 2);
             encoderOps.addPeriodic(stream, image, noMemEmbed, (long) n * t * c, c);
-            maskDecoder.forward(n, points + 1, multimask, image, s0[side], s1[side], frameOfSet);
+            maskDecoder.forward(n, points + 1, multimask, image, encoder.s0(side), encoder.s1(side), frameOfSet);
             memoryEncoder.forward(n, curr, maskDecoder.lowRes(), fromPrompt, maskDecoder.objectScores());
             ops.copySpans(stream, storeTable, 2 * n);
         });
@@ -735,7 +686,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
 
     /** The stride-16 features of frame {@code frameIndex} of {@code side}'s encoder pass. */
     private long topOf(int side, int frameIndex) {
-        return top[side].address() + (long) frameIndex * t * c * 2;
+        return encoder.top(side, frameIndex);
     }
 
     private float[] pointerPosition(int distance) {
@@ -764,15 +715,9 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             graphs.close();
             maskDecoder.close();
             inFlight.close();
-            for (int side = 0; side < 2; side++) {
-                framesCopied[side].close();
-                encoded[side].close();
-                consumed[side].close();
-            }
+            encoder.close();
             pool.close();
             io.close();
-            rgbHost.close();
-            encoderStream.close();
             stream.close();
             cpu.close();
             kernels.close();
