@@ -91,6 +91,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
     private final DeviceMemoryPool pool;
     private final PinnedBuffer io;
     private final PassRing inFlight;
+    private final PassResults outputs;
     private final CpuThreadPool cpu;
     private final MemoryReadout readout;
     private final EncoderSides encoder;
@@ -203,7 +204,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
         int n = limits.maxObjects();
         int spansPerObject = 1 + 2 * config.numMaskmem() + 2 * POINTERS;
         long inputBytes = PassInputs.bytes(n, config.numMaskmem(), split, memDim);
-        long resultBytes = (long) n * ((long) l * l * 4 + 8 + pointerBytes);
+        long resultBytes = PassResults.bytes(n, l, c);
         int slots = PassRing.slots(inputBytes, resultBytes, RING_BUDGET);
         this.kernels = new CudaKernels(context);
         List<AutoCloseable> opened = new ArrayList<>();
@@ -222,6 +223,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
                     graphs));
             this.memoryAttention = new CudaMemoryAttention(sd, config, n, maxMemory, kernels, stream, pool, io);
             this.maskDecoder = add(opened, new CudaSam2MaskDecoder(sd, config, n, kernels, stream, pool, io));
+            this.outputs = new PassResults(maskDecoder, io, l, c);
             this.memoryEncoder = new CudaMemoryEncoder(sd, config, n, kernels, stream, pool, io);
             DeviceWeights up = new DeviceWeights(pool, stream, io);
             this.noMemEmbed = up.bf16(sd.get("no_mem_embed", 1, 1, c).data(), "no_mem_embed");
@@ -554,7 +556,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             Work w = chunk.get(j);
             DeviceBank bank = w.bank();
             List<Integer> cond = List.of(bank.conditioningFrame);
-            gathers += span(gather, topOf(side, w.frameIndex()), curr.address() + (long) j * t * c * 2,
+            gathers += span(gather, encoder.top(side, w.frameIndex()), curr.address() + (long) j * t * c * 2,
                     (long) t * c * 2);
             long memBase = memory.address() + (long) j * m * memDim * 2;
             long posBase = memoryPos.address() + (long) j * m * memDim * 2;
@@ -626,7 +628,7 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             labels[j] = w.prompt().allLabels();
             DeviceBank bank = new DeviceBank(freeBanks.pop(), w.frame(), bankLayout);
             made.add(bank);
-            span(gather, topOf(side, w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
+            span(gather, encoder.top(side, w.frameIndex()), curr.address() + (long) j * t * c * 2, (long) t * c * 2);
             frames.putInt(w.frameIndex());
             span(store, memoryEncoder.output().address() + j * featureBytes, bank.feature(w.frame()), featureBytes);
             span(store, maskDecoder.pointers().address() + j * pointerBytes, bank.pointer(w.frame()), pointerBytes);
@@ -656,37 +658,12 @@ public final class CudaSam2Tracker implements Sam2Tracking {
      */
     private void queueResults(int slot, List<Work> chunk, boolean conditioning, Map<Work, ObjectResult> results) {
         int n = chunk.size();
-        long lowBytes = (long) n * l * l * 4;
-        long at = inFlight.resultsAt(slot);
-        stream.download(maskDecoder.lowRes(), 0, io, at, lowBytes);
-        stream.download(maskDecoder.objectScores(), 0, io, at + lowBytes, n * 4L);
-        stream.download(maskDecoder.ious(), 0, io, at + lowBytes + n * 4L, n * 4L);
-        stream.download(maskDecoder.pointers(), 0, io, at + lowBytes + n * 8L, n * pointerBytes);
-        inFlight.queued(slot, stream, (pinned, from) -> read(chunk, conditioning, pinned, from, results));
-    }
-
-    /** Reads a finished pass's results from {@code at} in the pinned buffer. */
-    private void read(List<Work> chunk, boolean conditioning, PinnedBuffer pinned, long at,
-                      Map<Work, ObjectResult> out) {
-        int n = chunk.size();
-        long lowBytes = (long) n * l * l * 4;
-        ByteBuffer res = pinned.buffer();
-        for (int j = 0; j < n; j++) {
-            Work w = chunk.get(j);
-            float[] low = new float[l * l];
-            res.position(Math.toIntExact(at + (long) j * l * l * 4));
-            res.asFloatBuffer().get(low);
-            float score = res.getFloat(Math.toIntExact(at + lowBytes + j * 4L));
-            float iou = res.getFloat(Math.toIntExact(at + lowBytes + n * 4L + j * 4L));
-            float[] ptr = pinned.getBf16((at + lowBytes + n * 8L) / 2 + (long) j * c, c);
-            out.put(w, new ObjectResult(w.objectId(), low, l, score, ptr, conditioning, iou));
-        }
-    }
-
-
-    /** The stride-16 features of frame {@code frameIndex} of {@code side}'s encoder pass. */
-    private long topOf(int side, int frameIndex) {
-        return encoder.top(side, frameIndex);
+        outputs.download(stream, inFlight.resultsAt(slot), n);
+        inFlight.queued(slot, stream, (pinned, at) -> {
+            for (int j = 0; j < n; j++) {
+                results.put(chunk.get(j), outputs.read(at, n, j, chunk.get(j).objectId(), conditioning));
+            }
+        });
     }
 
     private float[] pointerPosition(int distance) {

@@ -45,9 +45,16 @@ final class EncoderSides implements AutoCloseable {
      * three outputs, twice.
      */
     static long sideBytesPerFrame(Sam2Config config) {
-        long s = config.imageSize(), c = config.hidden(), q = s / 4;
+        long s = config.imageSize();
+        long[] out = outputBytesPerFrame(config);
+        return 2 * (s * s * 3 + out[0] + out[1] + out[2]);
+    }
+
+    /** Bytes per frame of the three outputs (bf16): stride-16 features, conv_s0 (at S/4), conv_s1 (at S/8). */
+    private static long[] outputBytesPerFrame(Sam2Config config) {
+        long c = config.hidden(), q = config.imageSize() / 4;
         long t = (long) config.featureSize() * config.featureSize();
-        return 2 * (s * s * 3 + t * c * 2 + q * q * (c / 8) * 2 + (q / 2) * (q / 2) * (c / 4) * 2);
+        return new long[] {t * c * 2, q * q * (c / 8) * 2, (q / 2) * (q / 2) * (c / 4) * 2};
     }
 
     /** Uploads the encoder's weights and allocates both sides for {@code maxFrames} frames a pass. */
@@ -57,11 +64,11 @@ final class EncoderSides implements AutoCloseable {
         this.maxFrames = maxFrames;
         this.graphs = graphs;
         this.ops = Sam2Kernels.of(kernels);
-        long c = config.hidden(), q = s / 4;
+        long[] out = outputBytesPerFrame(config);
         this.framesBytes = (long) maxFrames * s * s * 3;
-        this.topFrameBytes = (long) config.featureSize() * config.featureSize() * c * 2;
-        this.s0FrameBytes = q * q * (c / 8) * 2;
-        this.s1FrameBytes = (q / 2) * (q / 2) * (c / 4) * 2;
+        this.topFrameBytes = out[0];
+        this.s0FrameBytes = out[1];
+        this.s1FrameBytes = out[2];
         try {
             this.stream = own(new CudaStream(context));
             this.framesHost = own(new PinnedBuffer(context, 2 * framesBytes, "SAM 2 step frames"));
