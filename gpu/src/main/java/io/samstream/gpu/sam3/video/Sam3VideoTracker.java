@@ -68,6 +68,27 @@ public final class Sam3VideoTracker implements AutoCloseable {
     }
 
     /**
+     * Encodes a frame ahead of its step (the ViT and the detector's neck, most of a frame's GPU work), so that a
+     * stream's next frame, when it is already there (a file, a camera's backlog), is encoded while the current one's
+     * step runs: the step's CPU work then overlaps GPU work at one stream as lanes of streams overlap it at several.
+     * Reads nothing of the stream's state, so it may run on another thread beside {@link #step}. The frame must be
+     * stepped ({@link #step(Encoded, List)}) or closed.
+     */
+    public Encoded encode(RgbImage image) {
+        return new Encoded(model.detector().encodeImage(image), image.width(), image.height());
+    }
+
+    /** {@link #step(RgbImage, List)} of a frame {@link #encode}d ahead; the step takes its features over. */
+    public VideoStep step(Encoded frame, List<Concept> concepts) {
+        VisionFeatures vision = frame.take();
+        try {
+            return step(() -> vision, frame.width, frame.height, concepts);
+        } finally {
+            vision.release(); // no-op when the step released them; released here when it did not encode
+        }
+    }
+
+    /**
      * The next frame as the model's input ([3, S, S], normalized, as {@link Sam3Preprocessor#modelInput} makes it)
      * of a frame of width x height, with the concepts to look for. A bad argument is refused before the stream
      * moves on.
@@ -145,6 +166,35 @@ public final class Sam3VideoTracker implements AutoCloseable {
             }
             objects.sort(Comparator.comparingLong(TrackedObject::id));
             return new VideoStep(t, objects, hidden, lost, dropped);
+        }
+    }
+
+    /** A frame's image features made ahead of its step ({@link #encode}); closing an unstepped one releases them. */
+    public static final class Encoded implements AutoCloseable {
+        private VisionFeatures vision;
+        private final int width, height;
+
+        private Encoded(VisionFeatures vision, int width, int height) {
+            this.vision = vision;
+            this.width = width;
+            this.height = height;
+        }
+
+        private synchronized VisionFeatures take() {
+            if (vision == null) {
+                throw new IllegalStateException("a frame encoded ahead was stepped or closed already");
+            }
+            VisionFeatures v = vision;
+            vision = null;
+            return v;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (vision != null) {
+                vision.release();
+                vision = null;
+            }
         }
     }
 

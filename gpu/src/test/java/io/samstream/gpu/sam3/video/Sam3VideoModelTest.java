@@ -198,6 +198,66 @@ class Sam3VideoModelTest {
         }
     }
 
+    /**
+     * A stream's next frame encoded ahead on another thread while the current one steps (as the engine does for a
+     * batch's frames of one stream) gives what encoding in the step gives, exactly; a frame encoded ahead is stepped
+     * once.
+     */
+    @Test
+    void framesEncodedAheadStepAsFramesEncodedInTheStep() throws Exception {
+        Sam3VideoSettings s = Sam3VideoSettings.withoutTemporalDisambiguation().withThresholds(0.05f, 0.05f);
+        List<Concept> concepts = List.of(Concept.of("red circle"), Concept.of("square"));
+        int frames = 6, w = 40, h = 30;
+        io.samstream.gpu.image.RgbImage[] clip = new io.samstream.gpu.image.RgbImage[frames];
+        for (int t = 0; t < frames; t++) {
+            byte[] rgb = new byte[w * h * 3];
+            for (int i = 0; i < rgb.length; i++) {
+                rgb[i] = (byte) (128 + 127 * Math.sin(i * 0.05 + t * 0.4));
+            }
+            clip[t] = new io.samstream.gpu.image.RgbImage(w, h, rgb);
+        }
+        Sam3VideoTracker plain = model.openStream(s);
+        Sam3VideoTracker ahead = model.openStream(s);
+        java.util.concurrent.ExecutorService encoder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Sam3VideoTracker.Encoded> next = encoder.submit(() -> ahead.encode(clip[0]));
+            int shown = 0;
+            for (int t = 0; t < frames; t++) {
+                Sam3VideoTracker.Encoded mine = next.get();
+                if (t + 1 < frames) {
+                    io.samstream.gpu.image.RgbImage following = clip[t + 1];
+                    next = encoder.submit(() -> ahead.encode(following));
+                }
+                VideoStep b = ahead.step(mine, concepts);
+                VideoStep a = plain.step(clip[t], concepts);
+                assertThrows(IllegalStateException.class, () -> ahead.step(mine, concepts), "stepped once");
+                mine.close(); // a no-op once stepped
+                assertEquals(a.frame(), b.frame());
+                assertEquals(a.hidden(), b.hidden(), "frame " + t);
+                assertEquals(a.lost(), b.lost(), "frame " + t);
+                assertEquals(a.objects().size(), b.objects().size(), "frame " + t);
+                for (int i = 0; i < a.objects().size(); i++) {
+                    TrackedObject x = a.objects().get(i), y = b.objects().get(i);
+                    assertEquals(x.id(), y.id(), "frame " + t);
+                    assertEquals(x.score(), y.score(), "frame " + t);
+                    assertArrayEquals(x.box(), y.box(), "frame " + t);
+                    assertArrayEquals(x.mask(), y.mask(), "frame " + t);
+                }
+                shown += a.objects().size();
+            }
+            assertTrue(shown > 0, "the random detector finds something at these thresholds");
+            assertEquals(plain.nextFrame(), ahead.nextFrame());
+            // encoded ahead, then not looked at (no concepts): the step moves on and lets the features go
+            try (Sam3VideoTracker.Encoded idle = ahead.encode(clip[0])) {
+                assertTrue(ahead.step(idle, List.of()).objects().isEmpty());
+            }
+        } finally {
+            encoder.shutdownNow();
+            plain.close();
+            ahead.close();
+        }
+    }
+
     /** A detector's failure ends the step with the detector's own error, not one wrapped by the helper thread. */
     @Test
     void aDetectorsFailureReachesTheStepUnwrapped() {
