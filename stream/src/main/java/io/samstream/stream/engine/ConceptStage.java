@@ -3,6 +3,7 @@ package io.samstream.stream.engine;
 import akka.NotUsed;
 import akka.stream.javadsl.Flow;
 import io.samstream.connectors.video.VideoFrame;
+import io.samstream.gpu.sam3.video.Sam3VideoTracker;
 import io.samstream.stream.track.TrackedFrame;
 import io.samstream.stream.track.concept.ConceptStreamTracker;
 import java.util.ArrayList;
@@ -52,10 +53,10 @@ final class ConceptStage {
         TrackedFrame[] frames = new TrackedFrame[jobs.size()];
         List<CompletableFuture<Void>> others = new ArrayList<>();
         for (List<Integer> lane : lanes.subList(Math.min(1, lanes.size()), lanes.size())) {
-            others.add(CompletableFuture.runAsync(() -> steps(jobs, lane, frames, metrics), streams));
+            others.add(CompletableFuture.runAsync(() -> steps(jobs, lane, frames, metrics, null), streams));
         }
         if (!lanes.isEmpty()) {
-            steps(jobs, lanes.get(0), frames, metrics);
+            steps(jobs, lanes.get(0), frames, metrics, lanes.size() == 1 ? streams : null);
         }
         others.forEach(CompletableFuture::join);
         List<Job.Decoded> out = new ArrayList<>(jobs.size());
@@ -82,15 +83,45 @@ final class ConceptStage {
         return lanes;
     }
 
-    private static void steps(List<Job> jobs, List<Integer> lane, TrackedFrame[] frames, EngineMetrics.Gpu metrics) {
-        for (int i : lane) {
-            frames[i] = step(jobs.get(i), metrics);
+    /**
+     * A lane's frames in order. With {@code ahead} (a batch of one lane: one stream), when the next frame is the same
+     * stream's, its image features are made ahead on {@code ahead} while this one steps ({@link
+     * ConceptStreamTracker#encode}), so that the stream's CPU work overlaps GPU work as several lanes overlap one
+     * another's. Only then: several lanes already do, and each frame made ahead holds a second frame's features on
+     * the device, whose ring the lanes share.
+     */
+    private static void steps(List<Job> jobs, List<Integer> lane, TrackedFrame[] frames, EngineMetrics.Gpu metrics,
+            Executor ahead) {
+        CompletableFuture<Sam3VideoTracker.Encoded> next = null;
+        for (int k = 0; k < lane.size(); k++) {
+            Job job = jobs.get(lane.get(k));
+            CompletableFuture<Sam3VideoTracker.Encoded> mine = next;
+            next = ahead != null && k + 1 < lane.size() ? encodeAhead(job, jobs.get(lane.get(k + 1)), ahead) : null;
+            frames[lane.get(k)] = step(job, mine, metrics);
         }
     }
 
-    /** One frame's objects, or null when its stream failed (now or before). */
-    private static TrackedFrame step(Job job, EngineMetrics.Gpu metrics) {
+    /** {@code following}'s features made on {@code ahead} when it is {@code job}'s stream's next frame; else null. */
+    private static CompletableFuture<Sam3VideoTracker.Encoded> encodeAhead(Job job, Job following, Executor ahead) {
+        if (following.stream() != job.stream() || job.stream().failed()) {
+            return null;
+        }
+        VideoFrame f = following.frame();
+        return CompletableFuture.supplyAsync(() -> job.stream().tracker(ConceptStreamTracker.class)
+                .encode(f.width(), f.height(), f.rgb()), ahead);
+    }
+
+    /**
+     * One frame's objects, or null when its stream failed (now or before); {@code ahead} its features made ahead (may
+     * be null; one that failed is made again here, one of a failed stream released).
+     */
+    private static TrackedFrame step(Job job, CompletableFuture<Sam3VideoTracker.Encoded> ahead,
+            EngineMetrics.Gpu metrics) {
+        Sam3VideoTracker.Encoded encoded = ahead == null ? null : ahead.exceptionally(e -> null).join();
         if (job.stream().failed()) {
+            if (encoded != null) {
+                encoded.close();
+            }
             return null;
         }
         try {
@@ -98,10 +129,13 @@ final class ConceptStage {
             StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
             long t0 = System.nanoTime();
             TrackedFrame frame = job.stream().tracker(ConceptStreamTracker.class).step(f.width(), f.height(), f.rgb(),
-                    prompts.trackPrompts(f.width(), f.height()));
+                    prompts.trackPrompts(f.width(), f.height()), encoded);
             metrics.decoderTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             return frame;
         } catch (RuntimeException | Error ex) {
+            if (encoded != null) {
+                encoded.close(); // a no-op when the step took its features
+            }
             Stages.failFrame(job, ex);
             return null;
         }

@@ -1,6 +1,7 @@
 package io.samstream.stream.track.concept;
 
 import io.samstream.gpu.image.RgbImage;
+import io.samstream.gpu.sam3.video.Concept;
 import io.samstream.gpu.sam3.video.Sam3VideoTracker;
 import io.samstream.gpu.sam3.video.VideoStep;
 import io.samstream.stream.track.ConceptPrompt;
@@ -44,7 +45,30 @@ public final class ConceptStreamTracker implements StreamTracker {
      * time, in order.
      */
     public TrackedFrame step(int width, int height, byte[] rgb, TrackPrompts prompts) {
-        RgbImage image = new RgbImage(width, height, rgb);
+        return step(width, height, rgb, prompts, null);
+    }
+
+    /**
+     * The next frame's image features, made ahead of its {@link #step(int, int, byte[], TrackPrompts,
+     * Sam3VideoTracker.Encoded) step} while this stream's current step may still run (see {@link
+     * Sam3VideoTracker#encode}).
+     */
+    public Sam3VideoTracker.Encoded encode(int width, int height, byte[] rgb) {
+        return tracker.encode(new RgbImage(width, height, rgb));
+    }
+
+    /**
+     * {@link #step(int, int, byte[], TrackPrompts)} with the frame's features made ahead by {@link #encode} (null:
+     * made here); the step takes them over.
+     */
+    public TrackedFrame step(int width, int height, byte[] rgb, TrackPrompts prompts,
+            Sam3VideoTracker.Encoded ahead) {
+        try (ahead) { // a no-op once the step took the features; releases them when it failed first
+            return stepOnce(new RgbImage(width, height, rgb), prompts, ahead);
+        }
+    }
+
+    private TrackedFrame stepOnce(RgbImage image, TrackPrompts prompts, Sam3VideoTracker.Encoded ahead) {
         List<Integer> ended = List.of();
         if (generation == -1) {
             generation = prompts.generation();
@@ -56,11 +80,13 @@ public final class ConceptStreamTracker implements StreamTracker {
             log.info("stream {}: prompts reset: its concepts are detected afresh", stream);
             ended = frames.of(tracker.step(image, List.of())).lost();
         }
-        return step(image, prompts.concepts(), ended);
+        return step(image, ahead, prompts.concepts(), ended);
     }
 
-    private TrackedFrame step(RgbImage image, List<ConceptPrompt> concepts, List<Integer> ended) {
-        VideoStep s = tracker.step(image, ConceptInputs.of(concepts, image.width(), image.height()));
+    private TrackedFrame step(RgbImage image, Sam3VideoTracker.Encoded ahead, List<ConceptPrompt> concepts,
+            List<Integer> ended) {
+        List<Concept> wanted = ConceptInputs.of(concepts, image.width(), image.height());
+        VideoStep s = ahead != null ? tracker.step(ahead, wanted) : tracker.step(image, wanted);
         TrackedFrame f = frames.of(s);
         if (!ended.isEmpty()) {
             List<Integer> lost = new ArrayList<>(ended);
