@@ -79,7 +79,10 @@ import java.util.stream.IntStream;
  * <p><b>Timing.</b> A scenario opens {@code streams} streams on the one model, each asking for {@code phrases}
  * phrases; frame t of every stream is stepped before frame t + 1, the streams side by side in {@code --lanes} lanes
  * (4, as the engine steps a micro-batch's streams: {@code ConceptStage.SIDE_BY_SIDE}; stream i in lane i mod 4, a
- * lane's streams one after another; the GPU parts serialize their own passes).
+ * lane's streams one after another; the GPU parts serialize their own passes). {@code --batch N} steps N frames of
+ * every stream as one of the engine's micro-batches (default 1: frame by frame, a live camera the engine keeps up
+ * with; 8, the engine's {@code max-batch}: a file, or a camera's backlog): where the batch is one stream's, its next
+ * frame is encoded ahead while the current one steps ({@link Sam3VideoTracker#encode}), as the engine does.
  * {@code --warmup} frames a stream first (16 by default: the memory bank and the 16 object pointers full), then
  * {@code --repeats} windows of {@code --frames} frames a stream, wall time each; the TSV gives the median window's
  * total frames/s (and each window's), and ms per frame of a stream = streams x 1000 / total frames/s. Each step
@@ -107,8 +110,8 @@ import java.util.stream.IntStream;
  *
  * <pre>java -Xmx48g -cp ... io.samstream.bench.Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu]
  *      [--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] [--repeats 3]
- *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--seed 7] [--long-frames 0]
- *      [--profile 0] [--precision bf16|fp8]
+ *      [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--batch 1] [--seed 7]
+ *      [--long-frames 0] [--profile 0] [--precision bf16|fp8]
  *      [--vocab gpu/src/test/resources/fixtures/sam3/tokenizer/test_bpe_vocab.txt.gz]</pre>
  * A smoke run on a CPU: {@code --config tiny --device cpu --scenarios 1x1,2x2 --frames 4 --repeats 2}.
  * On the GPU machine tools/device/run-sam3-video-bench.sh runs it after Meta's {@code Sam3VideoPredictor}
@@ -127,7 +130,7 @@ public final class Sam3VideoBench {
         if (args.length < 1 || args[0].startsWith("--")) {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
                     + "[--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
-                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
+                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--batch 1] "
                     + "[--seed 7] [--long-frames 0] [--profile 0] [--precision bf16|fp8] [--vocab FILE]");
             System.exit(2);
         }
@@ -135,6 +138,7 @@ public final class Sam3VideoBench {
         String configName = "release", device = "cuda";
         List<String> scenarios = List.of("1x1", "4x1", "16x1");
         int frames = 10, warmup = 16, repeats = 3, instances = 5, width = 640, height = 480, longFrames = 0, lanes = 4;
+        int batch = 1;
         int profileFrames = 0;
         int threads = Runtime.getRuntime().availableProcessors();
         long seed = 7;
@@ -160,6 +164,12 @@ public final class Sam3VideoBench {
                     height = Integer.parseInt(wh[1]);
                 }
                 case "--threads" -> threads = Integer.parseInt(v);
+                case "--batch" -> {
+                    batch = Integer.parseInt(v);
+                    if (batch < 1) {
+                        throw new IllegalArgumentException("--batch " + v + ": at least 1");
+                    }
+                }
                 case "--lanes" -> {
                     lanes = Integer.parseInt(v);
                     if (lanes < 1) {
@@ -225,7 +235,7 @@ public final class Sam3VideoBench {
                 List<Concept> concepts = new ArrayList<>(calibrations.keySet()).subList(0, sp[1]);
                 List<String> windows = new ArrayList<>();
                 rows.add(measure(model, tokenizer, gpu, heuristics, calibrations, concepts, instances, clip, sp[0],
-                        lanes, frames, warmup, repeats, configName + "\t" + device,
+                        lanes, batch, frames, warmup, repeats, configName + "\t" + device,
                         preprocess, windows));
                 System.out.println(rows.get(rows.size() - 1));
                 rows.addAll(windows);
@@ -366,7 +376,7 @@ public final class Sam3VideoBench {
     /** One scenario: {@code streams} streams asking for {@code concepts}; the TSV row (see the class comment). */
     private static String measure(Sam3VideoModel model, Sam3Tokenizer tokenizer, CudaContext gpu, boolean heuristics,
             Map<Concept, Calibration> calibrations, List<Concept> concepts, int instances, RgbImage[] clip,
-            int streams, int lanes, int frames, int warmup, int repeats, String label, double preprocess,
+            int streams, int lanes, int batch, int frames, int warmup, int repeats, String label, double preprocess,
             List<String> windows) {
         Sam3VideoSettings settings = settings(heuristics, calibrations, concepts, instances);
         List<Sam3VideoTracker> st = new ArrayList<>();
@@ -377,19 +387,23 @@ public final class Sam3VideoBench {
             st.add(model.openStream(settings, d));
         }
         ExecutorService side = Executors.newFixedThreadPool(Math.max(1, Math.min(streams, lanes) - 1));
+        ExecutorService ahead = Executors.newCachedThreadPool();
         int f = 0;
         // the ids each stream has shown (for the windows' new ids)
         List<java.util.Set<Long>> seen = new ArrayList<>();
         for (int k = 0; k < st.size(); k++) {
             seen.add(new java.util.HashSet<>());
         }
-        for (; f < warmup; f++) {
-            List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, lanes, side);
-            for (int k = 0; k < st.size(); k++) {
-                for (var o : done.get(k).objects()) {
-                    seen.get(k).add(o.id());
+        while (f < warmup) {
+            int n = Math.min(batch, warmup - f);
+            for (VideoStep[] done : stepAll(st, group(clip, f, n), concepts, lanes, side, ahead)) {
+                for (int k = 0; k < st.size(); k++) {
+                    for (var o : done[k].objects()) {
+                        seen.get(k).add(o.id());
+                    }
                 }
             }
+            f += n;
         }
         long memoryWarm = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long calls0 = detectors.stream().mapToLong(d -> d.calls).sum();
@@ -405,18 +419,23 @@ public final class Sam3VideoBench {
             long windowDets = detectors.stream().mapToLong(d -> d.detections).sum();
             long newIds = 0, slowest = 0;
             int first = f;
-            for (int i = 0; i < frames; i++, f++) {
+            for (int i = 0; i < frames; ) {
+                int n = Math.min(batch, frames - i);
                 long s0 = System.nanoTime();
-                List<VideoStep> done = stepAll(st, clip[f % clip.length], concepts, lanes, side);
-                slowest = Math.max(slowest, System.nanoTime() - s0);
-                for (int k = 0; k < st.size(); k++) {
-                    shown += done.get(k).objects().size();
-                    tracked += st.get(k).objectCount();
-                    steps++;
-                    for (var o : done.get(k).objects()) {
-                        newIds += seen.get(k).add(o.id()) ? 1 : 0;
+                VideoStep[][] group = stepAll(st, group(clip, f, n), concepts, lanes, side, ahead);
+                slowest = Math.max(slowest, (System.nanoTime() - s0) / n); // a batch's frames: their mean
+                for (VideoStep[] done : group) {
+                    for (int k = 0; k < st.size(); k++) {
+                        shown += done[k].objects().size();
+                        tracked += st.get(k).objectCount(); // at the batch's end
+                        steps++;
+                        for (var o : done[k].objects()) {
+                            newIds += seen.get(k).add(o.id()) ? 1 : 0;
+                        }
                     }
                 }
+                i += n;
+                f += n;
             }
             fps[r] = (double) streams * frames / ((System.nanoTime() - t0) / 1e9);
             windowDets = detectors.stream().mapToLong(d -> d.detections).sum() - windowDets;
@@ -424,6 +443,7 @@ public final class Sam3VideoBench {
                     fps[r], newIds, (double) windowDets / ((long) streams * frames), slowest / 1e6));
         }
         side.shutdownNow();
+        ahead.shutdownNow();
         long memoryEnd = gpu == null ? 0 : gpu.deviceMemoryUsed();
         long held = st.stream().mapToLong(Sam3VideoTracker::heldFloats).sum();
         int objects = st.stream().mapToInt(Sam3VideoTracker::objectCount).sum();
@@ -443,40 +463,72 @@ public final class Sam3VideoBench {
                 (double) tracked / steps, calls == 0 ? 0 : (double) dets / calls,
                 gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", memoryEnd / 1e6),
                 gpu == null ? "-" : String.format(Locale.ROOT, "%.0f", (memoryEnd - memoryWarm) / 1e6),
-                objects == 0 ? 0 : held * 4 / 1e6 / objects, preprocess, settingsText(settings, calibrations, concepts));
+                objects == 0 ? 0 : held * 4 / 1e6 / objects, preprocess,
+                "batches of " + batch + " frames a stream, " + settingsText(settings, calibrations, concepts));
+    }
+
+    /** Frames {@code first .. first + n - 1} of the clip (cycled). */
+    private static RgbImage[] group(RgbImage[] clip, int first, int n) {
+        RgbImage[] g = new RgbImage[n];
+        for (int i = 0; i < n; i++) {
+            g[i] = clip[(first + i) % clip.length];
+        }
+        return g;
     }
 
     /**
-     * One frame of every stream, in {@code lanes} lanes (stream i in lane i mod lanes, a lane's streams in order): lane
-     * 0 on this thread, the others on {@code side}. The steps come back in the streams' order.
+     * A micro-batch of {@code group.length} frames of every stream, as the engine's {@code ConceptStage} steps one:
+     * {@code lanes} lanes (stream i in lane i mod lanes; lane 0 on this thread, the others on {@code side}), a lane's
+     * steps frame by frame, its streams in order. With one lane, where its next step is the same stream's (one
+     * stream, a batch of several frames), that frame is encoded ahead on {@code ahead} while this one steps. The
+     * steps come back by frame, then stream.
      */
-    private static List<VideoStep> stepAll(List<Sam3VideoTracker> streams, RgbImage frame, List<Concept> concepts,
-            int lanes, ExecutorService side) {
-        VideoStep[] steps = new VideoStep[streams.size()];
+    private static VideoStep[][] stepAll(List<Sam3VideoTracker> streams, RgbImage[] group, List<Concept> concepts,
+            int lanes, ExecutorService side, ExecutorService ahead) {
+        VideoStep[][] steps = new VideoStep[group.length][streams.size()];
         int n = Math.min(lanes, streams.size());
         List<Future<?>> others = new ArrayList<>();
         for (int lane = 1; lane < n; lane++) {
             int l = lane;
-            others.add(side.submit(() -> stepLane(streams, l, n, frame, concepts, steps)));
+            others.add(side.submit(() -> stepLane(streams, l, n, group, concepts, steps, ahead)));
         }
-        stepLane(streams, 0, n, frame, concepts, steps);
-        try {
-            for (Future<?> o : others) {
-                o.get();
+        stepLane(streams, 0, n, group, concepts, steps, ahead);
+        for (Future<?> o : others) {
+            get(o);
+        }
+        return steps;
+    }
+
+    private static void stepLane(List<Sam3VideoTracker> streams, int lane, int lanes, RgbImage[] group,
+            List<Concept> concepts, VideoStep[][] steps, ExecutorService ahead) {
+        List<int[]> order = new ArrayList<>(); // {frame, stream}
+        for (int j = 0; j < group.length; j++) {
+            for (int i = lane; i < streams.size(); i += lanes) {
+                order.add(new int[] {j, i});
             }
+        }
+        Future<Sam3VideoTracker.Encoded> next = null;
+        for (int k = 0; k < order.size(); k++) {
+            int j = order.get(k)[0], i = order.get(k)[1];
+            Sam3VideoTracker stream = streams.get(i);
+            Future<Sam3VideoTracker.Encoded> mine = next;
+            next = null;
+            if (lanes == 1 && k + 1 < order.size() && order.get(k + 1)[1] == i) {
+                RgbImage following = group[order.get(k + 1)[0]];
+                next = ahead.submit(() -> stream.encode(following));
+            }
+            steps[j][i] = mine == null ? stream.step(group[j], concepts) : stream.step(get(mine), concepts);
+        }
+    }
+
+    private static <T> T get(Future<T> f) {
+        try {
+            return f.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
         } catch (ExecutionException e) {
             throw new IllegalStateException("a stream's step failed", e.getCause());
-        }
-        return Arrays.asList(steps);
-    }
-
-    private static void stepLane(List<Sam3VideoTracker> streams, int lane, int lanes, RgbImage frame,
-            List<Concept> concepts, VideoStep[] steps) {
-        for (int i = lane; i < streams.size(); i += lanes) {
-            steps[i] = streams.get(i).step(frame, concepts);
         }
     }
 
