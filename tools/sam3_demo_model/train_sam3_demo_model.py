@@ -140,8 +140,37 @@ class PaletteScenes(SceneGenerator):
         return s
 
 
-class PaletteClips(sam2_demo.ClipGenerator, PaletteScenes):
-    """The SAM 2 demo's moving clips (ClipGenerator), in palette colours."""
+class LookalikeScenes(PaletteScenes):
+    """PaletteScenes where a `lookalike` share of the mixed-style scenes (of clips, under ClipGenerator: the draw is
+    held over a clip's frames) gives every shape the first one's kind and palette colour (+-8 per channel): look-alike
+    distractors, so that a tracker must follow its object by its memory and motion rather than by how it looks. With
+    `lookalike` 0 no number is drawn, so the draws are those of the runs before it."""
+
+    lookalike = 0.0
+
+    def _shapes(self, n, H, W, tp):
+        s = super()._shapes(n, H, W, tp)
+        if self.lookalike <= 0 or tp:
+            return s
+        same = self.coin(self.lookalike, n).view(n, 1)
+        s["kind"] = torch.where(same, s["kind"][:, :1].expand_as(s["kind"]), s["kind"])
+        self.colour = torch.where(same, self.colour[:, :1].expand_as(self.colour), self.colour)
+        near = (self.palette[self.colour] + self.uniform(-8, 8, n, MAX_SHAPES, 3)).clamp(0, 255)
+        s["rgb"] = torch.where(same.unsqueeze(-1), near, s["rgb"])
+        # boxes and diamonds made so here keep PaletteScenes' rule: turned by +-0.25 rad at most
+        square_or_diamond = (s["kind"] == 1) | (s["kind"] == 3)
+        s["theta"] = torch.where(same & square_or_diamond & (s["theta"].abs() > 0.25),
+                                 self.uniform(-0.25, 0.25, n, MAX_SHAPES), s["theta"])
+        return s
+
+
+class PaletteClips(sam2_demo.ClipGenerator, LookalikeScenes):
+    """The SAM 2 demo's moving clips (ClipGenerator), in palette colours; `lookalike` the share of mixed-style clips
+    whose shapes all look alike (LookalikeScenes), applied before ClipGenerator picks and moves the occluder."""
+
+    def __init__(self, seed, device, frames, events=None, lookalike=0.0):
+        super().__init__(seed, device, frames, events)
+        self.lookalike = lookalike
 
 
 MEAN, STD = 0.5, 0.5  # Sam3Processor's normalization
@@ -427,18 +456,18 @@ def evaluate_detection(model, FindStage, device, n_images, chunk, tp_frac, log, 
 
 
 @torch.no_grad()
-def evaluate_tracking(model, device, n_clips, frames, chunk, events, log, name):
+def evaluate_tracking(model, device, n_clips, frames, chunk, events, log, name, lookalike=0.0, tp_frac=0.5):
     """Held-out clips: each object given as its mask on frame 0 (as a detection starts a track), then tracked as a
     stream (eval mode). J: mean IoU over frames where the object is visible (after frame 0); presence accuracy,
     absent recall (absent frames scored absent), present recall; J_return over frames where it is visible again
     after an absent one. The same measures as the SAM 2 demo's."""
     tracker = model.tracker
-    gen = PaletteClips(EVAL_SEED, device, frames, events)
+    gen = PaletteClips(EVAL_SEED, device, frames, events, lookalike)
     S = CONFIG["image_size"]
     j = n_present = correct = n_frames = absent_ok = n_absent = present_ok = n_ret = 0
     j_ret = 0.0
     for _ in range(max(1, n_clips // chunk)):
-        clip = make_clips(gen, chunk, chunk, S, tp_frac=0.5)
+        clip = make_clips(gen, chunk, chunk, S, tp_frac=tp_frac)
         obj_clip, obj_slot = sam2_demo.pick_objects(gen, clip["gt"], clip["focus"], frames, MAX_SHAPES)
         if obj_clip.numel() == 0:
             continue
@@ -478,13 +507,17 @@ def evaluate(model, FindStage, device, smoke, log):
     model.eval()
     if smoke:
         det = {"mixed": evaluate_detection(model, FindStage, device, 4, 2, 0.35, log, "mixed")}
-        trk = {"events": evaluate_tracking(model, device, 2, 5, 2, sam2_demo.EVENTS, log, "events")}
+        trk = {"events": evaluate_tracking(model, device, 2, 5, 2, sam2_demo.EVENTS, log, "events"),
+               "lookalike": evaluate_tracking(model, device, 2, 5, 2, None, log, "lookalike", 1.0, 0.0)}
     else:
         det = {"testpattern-320x240": evaluate_detection(model, FindStage, device, 256, 32, 1.0, log,
                                                          "testpattern"),
                "mixed": evaluate_detection(model, FindStage, device, 256, 32, 0.0, log, "mixed")}
         trk = {"clips": evaluate_tracking(model, device, 48, 16, 8, None, log, "clips"),
-               "events": evaluate_tracking(model, device, 48, 16, 8, sam2_demo.EVENTS, log, "events")}
+               "events": evaluate_tracking(model, device, 48, 16, 8, sam2_demo.EVENTS, log, "events"),
+               # mixed-style clips whose shapes all look alike (the demo clip's failure: a second blob on another
+               # shape)
+               "lookalike": evaluate_tracking(model, device, 48, 16, 8, None, log, "lookalike", 1.0, 0.0)}
     model.train()
     return dict(detection=det, tracking=trk)
 
@@ -505,6 +538,9 @@ def main():
                     help="share of the budget trained on detection alone before tracking clips join")
     ap.add_argument("--track-weight", type=float, default=1.0, help="weight of the tracking loss")
     ap.add_argument("--events", type=float, default=0.5, help="share of tracking steps with EVENTS clips")
+    ap.add_argument("--lookalike", type=float, default=0.0,
+                    help="share of mixed-style tracking clips whose shapes all look alike (kind and colour of the "
+                         "first), so that the tracker learns to tell its object from look-alikes (0: none)")
     ap.add_argument("--absent-weight", type=float, default=1.0,
                     help="weight of the object score's BCE on frames where the object is absent (as the SAM 2 "
                          "demo's; the tracker has never called an object absent at 1)")
@@ -529,6 +565,8 @@ def main():
     if a.frames < 2 or a.images < 1 or a.chunk < 1 or a.clips < 0 or a.per_clip < 1 or a.minutes <= 0:
         ap.error("--frames must be at least 2 (frame 0 starts a track), --images, --chunk and --per-clip at least 1, "
                  "--clips at least 0 and --minutes positive; got %s" % vars(a))
+    if not 0.0 <= a.lookalike <= 1.0:
+        ap.error("--lookalike is a share, 0 to 1; got %s" % a.lookalike)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     amp = device.type == "cuda" or a.amp
     torch.manual_seed(TRAIN_SEED)
@@ -566,8 +604,8 @@ def main():
     S = CONFIG["image_size"]
     mask_size = 4 * S // CONFIG["patch"]
     det_gen = PaletteScenes(TRAIN_SEED, device)
-    clip_gens = {False: PaletteClips(TRAIN_SEED + 1, device, a.frames, None),
-                 True: PaletteClips(TRAIN_SEED + 2, device, a.frames, sam2_demo.EVENTS)}
+    clip_gens = {False: PaletteClips(TRAIN_SEED + 1, device, a.frames, None, a.lookalike),
+                 True: PaletteClips(TRAIN_SEED + 2, device, a.frames, sam2_demo.EVENTS, a.lookalike)}
     image_gen = PaletteClips(TRAIN_SEED + 3, device, 1, None)
     budget = a.minutes * 60
     start = time.time()
