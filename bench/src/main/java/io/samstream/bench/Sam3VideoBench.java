@@ -90,7 +90,8 @@ import java.util.stream.IntStream;
  * CPU); Meta's session pre-processes its whole video when it starts, outside its timing. {@code preprocess_ms} is
  * the CPU reference's pre-processing of one frame (median): what a frame costs on the CPU path. After each scenario
  * a {@code #windows} row per window says what it did: its first frame, frames/s, ids no step of its streams had shown
- * before, detections a frame a stream, its slowest frame (ms), to tell why one window is slower than another.
+ * before, detections a frame a stream, its slowest frame (ms; with {@code --batch} N the mean frame of its slowest
+ * batch), to tell why one window is slower than another.
  *
  * <p><b>Memory.</b> {@code device_memory_mb}: the GPU's memory in use (cuMemGetInfo: every process) at the end of
  * the timed windows, and {@code device_memory_growth_mb} since the end of the warm-up; {@code
