@@ -178,19 +178,7 @@ class Sam3VideoModelTest {
                 }
                 VideoStep a = beside.step(frame, 40, 30, concepts);
                 VideoStep b = after.step(frame, 40, 30, concepts);
-                assertEquals(b.hidden(), a.hidden(), "frame " + t);
-                assertEquals(b.lost(), a.lost(), "frame " + t);
-                assertEquals(b.dropped(), a.dropped(), "frame " + t);
-                assertEquals(b.objects().size(), a.objects().size(), "frame " + t);
-                for (int i = 0; i < a.objects().size(); i++) {
-                    TrackedObject x = a.objects().get(i), y = b.objects().get(i);
-                    assertEquals(y.id(), x.id(), "frame " + t);
-                    assertEquals(y.concept(), x.concept(), "frame " + t);
-                    assertEquals(y.score(), x.score(), "frame " + t);
-                    assertEquals(y.trackerScore(), x.trackerScore(), "frame " + t);
-                    assertArrayEquals(y.box(), x.box(), "frame " + t);
-                    assertArrayEquals(y.mask(), x.mask(), "frame " + t);
-                }
+                assertSameStep(b, a);
                 shown += a.objects().size();
             }
             assertTrue(shown > 0, "the random detector finds something at these thresholds");
@@ -232,17 +220,7 @@ class Sam3VideoModelTest {
                 VideoStep a = plain.step(clip[t], concepts);
                 assertThrows(IllegalStateException.class, () -> ahead.step(mine, concepts), "stepped once");
                 mine.close(); // a no-op once stepped
-                assertEquals(a.frame(), b.frame());
-                assertEquals(a.hidden(), b.hidden(), "frame " + t);
-                assertEquals(a.lost(), b.lost(), "frame " + t);
-                assertEquals(a.objects().size(), b.objects().size(), "frame " + t);
-                for (int i = 0; i < a.objects().size(); i++) {
-                    TrackedObject x = a.objects().get(i), y = b.objects().get(i);
-                    assertEquals(x.id(), y.id(), "frame " + t);
-                    assertEquals(x.score(), y.score(), "frame " + t);
-                    assertArrayEquals(x.box(), y.box(), "frame " + t);
-                    assertArrayEquals(x.mask(), y.mask(), "frame " + t);
-                }
+                assertSameStep(a, b);
                 shown += a.objects().size();
             }
             assertTrue(shown > 0, "the random detector finds something at these thresholds");
@@ -269,6 +247,25 @@ class Sam3VideoModelTest {
                 () -> stream.step(input, 40, 30, List.of(Concept.of("red circle"))));
         assertEquals("no text features for 'red circle'", e.getMessage());
         stream.close();
+    }
+
+    /** The same frame, ids, hidden, lost and dropped ids, and per object the same concept, scores, box and mask. */
+    private static void assertSameStep(VideoStep expected, VideoStep actual) {
+        String at = "frame " + expected.frame();
+        assertEquals(expected.frame(), actual.frame());
+        assertEquals(expected.hidden(), actual.hidden(), at);
+        assertEquals(expected.lost(), actual.lost(), at);
+        assertEquals(expected.dropped(), actual.dropped(), at);
+        assertEquals(expected.objects().size(), actual.objects().size(), at);
+        for (int i = 0; i < expected.objects().size(); i++) {
+            TrackedObject x = expected.objects().get(i), y = actual.objects().get(i);
+            assertEquals(x.id(), y.id(), at);
+            assertEquals(x.concept(), y.concept(), at);
+            assertEquals(x.score(), y.score(), at);
+            assertEquals(x.trackerScore(), y.trackerScore(), at);
+            assertArrayEquals(x.box(), y.box(), at);
+            assertArrayEquals(x.mask(), y.mask(), at);
+        }
     }
 
     /** Stream k's detections: a box of its own place moving right, inside the frame throughout. */
