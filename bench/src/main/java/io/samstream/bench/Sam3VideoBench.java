@@ -131,8 +131,8 @@ public final class Sam3VideoBench {
         if (args.length < 1 || args[0].startsWith("--")) {
             System.err.println("usage: Sam3VideoBench OUT.tsv [--config release|tiny] [--device cuda|cpu] "
                     + "[--scenarios 1x1,4x1,16x1] [--frames 10] [--warmup 16] "
-                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] [--batch 1] "
-                    + "[--seed 7] [--long-frames 0] [--profile 0] [--precision bf16|fp8] [--vocab FILE]");
+                    + "[--repeats 3] [--instances 5] [--heuristics off|on] [--size 640x480] [--threads N] [--lanes 4] "
+                    + "[--batch 1] [--seed 7] [--long-frames 0] [--profile 0] [--precision bf16|fp8] [--vocab FILE]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
