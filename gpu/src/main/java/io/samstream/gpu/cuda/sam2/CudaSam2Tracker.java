@@ -369,29 +369,11 @@ public final class CudaSam2Tracker implements Sam2Tracking {
             if (r.stream().owner() != this) {
                 throw new IllegalArgumentException("request " + i + " of the step: a stream of another tracker");
             }
-            if (r.rgb() == null || r.rgb().length != 3 * s * s) {
-                throw new IllegalArgumentException("request " + i + " of the step: RGB frame of "
-                        + (r.rgb() == null ? 0 : r.rgb().length) + " bytes; the model takes " + s + " x " + s
-                        + " (resize first)");
-            }
-            try {
-                StepPlan.checkPrompts(r.prompts());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("request " + i + " of the step: " + e.getMessage(), e);
-            }
+            StepPlan.checkRequest(i, r.rgb(), s, r.prompts());
         }
-        Map<Stream, Integer> streamIndex = new java.util.IdentityHashMap<>();
         List<Stream> streams = new ArrayList<>();
-        int[] streamOf = new int[requests.size()];
-        List<List<ObjectPrompt>> prompts = new ArrayList<>();
-        for (int i = 0; i < requests.size(); i++) {
-            Stream st = requests.get(i).stream();
-            streamOf[i] = streamIndex.computeIfAbsent(st, k -> {
-                streams.add(k);
-                return streams.size() - 1;
-            });
-            prompts.add(requests.get(i).prompts());
-        }
+        int[] streamOf = StepPlan.streamIndexes(requests.stream().map(Request::stream).toList(), streams);
+        List<List<ObjectPrompt>> prompts = requests.stream().map(Request::prompts).toList();
         List<Set<Integer>> followed = new ArrayList<>();
         for (Stream st : streams) {
             followed.add(st.banksById.keySet());

@@ -3,13 +3,15 @@ package io.samstream.gpu.cuda.sam2;
 import io.samstream.gpu.sam2.ObjectPrompt;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
  * How a {@link CudaSam2Tracker#step} runs, decided on the host before any GPU work: which requests' frames each
  * encoder pass encodes and which units of requests then run ({@link #plan}), how many objects the step adds
- * ({@link #newObjects}), and whether a frame's prompts are ones the GPU decoder takes ({@link #checkPrompts}).
+ * ({@link #newObjects}), and whether a request's frame and prompts are ones the GPU takes ({@link #checkRequest}).
  */
 final class StepPlan {
     private StepPlan() {}
@@ -113,5 +115,38 @@ final class StepPlan {
                 }
             }
         }
+    }
+
+    /**
+     * Request {@code i}'s frame (RGB bytes of a {@code side} x {@code side} model input) and prompts ({@link
+     * #checkPrompts}), checked; the error names the request.
+     */
+    static void checkRequest(int i, byte[] rgb, int side, List<ObjectPrompt> prompts) {
+        if (rgb == null || rgb.length != 3 * side * side) {
+            throw new IllegalArgumentException("request " + i + " of the step: RGB frame of "
+                    + (rgb == null ? 0 : rgb.length) + " bytes; the model takes " + side + " x " + side
+                    + " (resize first)");
+        }
+        try {
+            checkPrompts(prompts);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("request " + i + " of the step: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Request i's stream as an index into {@code distinct}, which gets each of {@code owners} (told apart by identity)
+     * once, in the order of their first request: {@link #plan}'s {@code streamOf}.
+     */
+    static <T> int[] streamIndexes(List<T> owners, List<T> distinct) {
+        Map<T, Integer> index = new IdentityHashMap<>();
+        int[] of = new int[owners.size()];
+        for (int i = 0; i < owners.size(); i++) {
+            of[i] = index.computeIfAbsent(owners.get(i), k -> {
+                distinct.add(k);
+                return distinct.size() - 1;
+            });
+        }
+        return of;
     }
 }

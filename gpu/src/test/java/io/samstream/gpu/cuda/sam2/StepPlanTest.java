@@ -1,5 +1,6 @@
 package io.samstream.gpu.cuda.sam2;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,6 +32,33 @@ class StepPlanTest {
         IllegalArgumentException nan = assertThrows(IllegalArgumentException.class,
                 () -> StepPlan.checkPrompts(List.of(ObjectPrompt.box(5, Float.NaN, 0, 10, 10))));
         assertTrue(nan.getMessage().contains("object 5: a point that is not a finite number"), nan.getMessage());
+    }
+
+    /** A request's frame and prompts are checked with its index named; a good one passes. */
+    @Test
+    void aBadRequestIsRefusedNamingIt() {
+        StepPlan.checkRequest(0, new byte[3 * 4 * 4], 4, List.of(ObjectPrompt.point(1, 1, 1, true)));
+        IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
+                () -> StepPlan.checkRequest(1, new byte[3], 4, List.of()));
+        assertEquals("request 1 of the step: RGB frame of 3 bytes; the model takes 4 x 4 (resize first)",
+                size.getMessage());
+        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+                () -> StepPlan.checkRequest(2, null, 4, List.of()));
+        assertTrue(none.getMessage().startsWith("request 2 of the step: RGB frame of 0 bytes"), none.getMessage());
+        IllegalArgumentException twice = assertThrows(IllegalArgumentException.class, () -> StepPlan.checkRequest(3,
+                new byte[3 * 4 * 4], 4, List.of(ObjectPrompt.point(7, 1, 1, true), ObjectPrompt.point(7, 2, 2, true))));
+        assertEquals("request 3 of the step: two prompts for object 7 on one frame", twice.getMessage());
+    }
+
+    /** Streams are numbered by their first request, told apart by identity, each listed once. */
+    @Test
+    void requestsAreGroupedByTheirStreamsIdentity() {
+        String a = new String("cam"), b = new String("cam"), c = new String("other");
+        List<String> distinct = new ArrayList<>();
+        assertArrayEquals(new int[] {0, 1, 0, 2, 1}, StepPlan.streamIndexes(List.of(a, b, a, c, b), distinct));
+        assertEquals(3, distinct.size());
+        assertTrue(distinct.get(0) == a && distinct.get(1) == b && distinct.get(2) == c, "first-request order");
+        assertArrayEquals(new int[0], StepPlan.streamIndexes(List.of(), new ArrayList<>()));
     }
 
     private static List<List<ObjectPrompt>> noPrompts(int n) {
