@@ -4,21 +4,32 @@ package io.samstream.gpu.sam3.video;
  * A binary mask as bits, 64 pixels a word, with its area: two masks' overlap is an AND and a popcount a word instead
  * of two branches a pixel. For what the per-frame rules compare many times: every detection with every track
  * ({@link Association}), detections with each other (mask NMS), tracks with each other (occlusion). The IoU is
- * intersection / max(union, 1) of the pixel counts: 0 when both masks are empty.
+ * intersection / max(union, 1) of the pixel counts: 0 when both masks are empty. A mask keeps the span of its words
+ * that hold a pixel, so two masks compare only where their spans meet: an object's rows, not the frame's.
  */
 final class PackedMask {
     private final long[] words;
     private final int pixels;
     private final int area;
+    /** The first and one past the last word with a pixel set (0, 0 when the mask is empty). */
+    private final int from, to;
 
     private PackedMask(long[] words, int pixels) {
         this.words = words;
         this.pixels = pixels;
-        int n = 0;
-        for (long w : words) {
-            n += Long.bitCount(w);
+        int n = 0, first = -1, last = -1;
+        for (int i = 0; i < words.length; i++) {
+            if (words[i] != 0) {
+                n += Long.bitCount(words[i]);
+                last = i;
+                if (first < 0) {
+                    first = i;
+                }
+            }
         }
         this.area = n;
+        this.from = Math.max(first, 0);
+        this.to = last + 1;
     }
 
     /**
@@ -69,9 +80,21 @@ final class PackedMask {
             throw new IllegalArgumentException("masks of " + pixels + " and " + o.pixels + " pixels");
         }
         int inter = 0;
-        for (int i = 0; i < words.length; i++) {
+        for (int i = Math.max(from, o.from), end = Math.min(to, o.to); i < end; i++) {
             inter += Long.bitCount(words[i] & o.words[i]);
         }
         return (float) inter / Math.max(area + o.area - inter, 1);
+    }
+
+    /**
+     * {@code iou(o) > threshold} (threshold ≥ 0), without counting when the areas alone rule it out: the intersection
+     * is at most the smaller area and the union at least the larger, and float division is monotone, so a ratio of
+     * areas at or below the threshold bounds the IoU's float too.
+     */
+    boolean iouAbove(PackedMask o, float threshold) {
+        if ((float) Math.min(area, o.area) / Math.max(Math.max(area, o.area), 1) <= threshold) {
+            return false;
+        }
+        return iou(o) > threshold;
     }
 }

@@ -91,7 +91,7 @@ public final class Sam3ConceptDetector implements ConceptDetector {
             }
             kept.add(order.get(i));
             for (int j = i + 1; j < order.size(); j++) {
-                if (!removed[j] && order.get(i).bits().iou(order.get(j).bits()) > iouThreshold) {
+                if (!removed[j] && order.get(i).bits().iouAbove(order.get(j).bits(), iouThreshold)) {
                     removed[j] = true;
                 }
             }

@@ -30,6 +30,32 @@ class PackedMaskTest {
     }
 
     /**
+     * Objects, not noise: rectangles anywhere on frames whose rows end mid-word, apart, touching, nested or crossing,
+     * so that the word spans the IoU compares meet in every way (and not at all). The IoU is the pixel count's, and
+     * iouAbove is iou() > threshold at thresholds that the ratio of areas decides and ones it does not.
+     */
+    @Test
+    void objectsCompareOnlyWhereTheirSpansMeet() {
+        Random rnd = new Random(11);
+        for (int[] size : new int[][] {{288, 288}, {77, 83}, {5, 3}}) {
+            int w = size[0], h = size[1];
+            for (int trial = 0; trial < 200; trial++) {
+                boolean[] a = rectangle(rnd, w, h), b = rnd.nextInt(8) == 0 ? a.clone() : rectangle(rnd, w, h);
+                PackedMask pa = PackedMask.of(a), pb = PackedMask.of(b);
+                String at = w + "x" + h + " trial " + trial;
+                assertEquals(iou(a, b), pa.iou(pb), at);
+                assertEquals(iou(b, a), pb.iou(pa), at);
+                for (float t : new float[] {0f, 0.1f, 0.5f, pa.iou(pb), 0.99f}) {
+                    assertEquals(pa.iou(pb) > t, pa.iouAbove(pb, t), at + " threshold " + t);
+                    assertEquals(pb.iou(pa) > t, pb.iouAbove(pa, t), at + " threshold " + t);
+                }
+            }
+        }
+        PackedMask empty = PackedMask.of(new boolean[64 * 5]);
+        assertEquals(false, empty.iouAbove(empty, 0f), "both empty: IoU 0, not above 0");
+    }
+
+    /**
      * A detection made from a frame's array of all masks packs the same bits as one made from its own copy, and its
      * logits, copied out when first read, are its slice of that array.
      */
@@ -64,6 +90,19 @@ class PackedMaskTest {
             out[i] = rnd.nextInt(50) == 0 ? 0f : rnd.nextDouble() < density ? 1 + rnd.nextFloat() : -rnd.nextFloat();
         }
         return out;
+    }
+
+    /** A w x h frame with one filled rectangle (at times empty: a rectangle of no rows). */
+    private static boolean[] rectangle(Random rnd, int w, int h) {
+        boolean[] m = new boolean[w * h];
+        int x0 = rnd.nextInt(w), y0 = rnd.nextInt(h);
+        int x1 = x0 + rnd.nextInt(w - x0 + 1), y1 = y0 + rnd.nextInt(h - y0 + 1);
+        for (int y = y0; y < y1; y++) {
+            for (int x = x0; x < x1; x++) {
+                m[y * w + x] = true;
+            }
+        }
+        return m;
     }
 
     /** Intersection over union counted pixel by pixel (0 when both are empty). */
