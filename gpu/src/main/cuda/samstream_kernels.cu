@@ -95,7 +95,7 @@ SAMSTREAM_GEMM_E4M3_SM90_TMA(samstream_gemm_e4m3_sm90tmap_128x128, 128, 6, true)
 //   e4m3o: lin1, C = GELU((qa . qw^T) a_scale[row] w_scale[col] + bias) written as e4m3 through map_c (u8 [M, N], box
 //          128 x 64) with out_scale [M, N / 128] (one scale per row and 128 columns); N % 128 == 0, no residual.
 //   e4m3b: lin2, a_scale [M, K / 128] (lin1's out_scale) applied per k tile in the mainloop, w_scale, bias and residual
-//          in the bf16 epilogue; 128-wide tiles.
+//          in the bf16 epilogue; the cooperative 128 x 128 tile only (the ping-pong one lost: 2026-12-05-h100-fp8-blockscale).
 #define SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(NAME, BN, STAGES, PINGPONG)                                               \
     extern "C" __global__ void __launch_bounds__(384, 1) NAME(                                                     \
         const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,                      \
@@ -118,7 +118,6 @@ SAMSTREAM_GEMM_E4M3_OUT_SM90_TMA(samstream_gemm_e4m3o_sm90tmap_128x128, 128, 6, 
     }                                                                                                              \
     SAMSTREAM_SMEM(NAME, (gemm_sm90_tma::Config<BN, STAGES, true, PINGPONG>::SMEM_BYTES))
 SAMSTREAM_GEMM_E4M3_BLOCK_SM90_TMA(samstream_gemm_e4m3b_sm90tmas_128x128, 128, 6, false)
-SAMSTREAM_GEMM_E4M3_BLOCK_SM90_TMA(samstream_gemm_e4m3b_sm90tmap_128x128, 128, 6, true)
 
 // ---- 2:4-sparse GEMM (gemm_sparse.cuh): same epilogue; W as compressed values + mma.sp metadata ------
 // Tile: BN weight rows (output columns) x BM activation rows, 64 x 64 warp tiles, K step 64, 3 stages.

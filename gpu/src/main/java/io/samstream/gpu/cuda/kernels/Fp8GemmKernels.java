@@ -33,7 +33,10 @@ public final class Fp8GemmKernels {
         HTP128x128("tmap", 128, 6);
 
         final String symbol;
-        /** The block-scaled variants (gemm_fp8_sm90_blockscale.cuh): e4m3 out (lin1), block-scaled A in (lin2). */
+        /**
+         * The block-scaled variants (gemm_fp8_sm90_blockscale.cuh): e4m3 out (lin1) on every tile, block-scaled A in
+         * (lin2) on {@link #blockScaledTile()}'s alone.
+         */
         final String e4m3OutSymbol, blockInSymbol;
         final int bm = 128, bn, smem;
         static final int THREADS = 384;
@@ -42,7 +45,7 @@ public final class Fp8GemmKernels {
         Fp8Tile(String pipeline, int bn, int stages) {
             this.symbol = "samstream_gemm_e4m3_sm90" + pipeline + "_128x" + bn;
             this.e4m3OutSymbol = "samstream_gemm_e4m3o_sm90" + pipeline + "_128x" + bn;
-            this.blockInSymbol = bn == 128 ? "samstream_gemm_e4m3b_sm90" + pipeline + "_128x" + bn : null;
+            this.blockInSymbol = bn == 128 && pipeline.equals("tmas") ? "samstream_gemm_e4m3b_sm90tmas_128x128" : null;
             this.bn = bn;
             this.smem = stages * (bm + bn) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2 + 1024;
         }
@@ -206,7 +209,8 @@ public final class Fp8GemmKernels {
                                Fp8Tile tile) {
         int n = w.n(), k = w.k();
         String op = String.format(Locale.ROOT, "gemmE4m3BlockScaled m=%d n=%d k=%d", m, n, k);
-        require(tile.blockInSymbol != null, op + ": the block-scaled GEMM has 128-wide tiles only, not " + tile);
+        require(tile.blockInSymbol != null, op + ": the block-scaled GEMM runs on " + blockScaledTile() + " only, not "
+                + tile);
         requireGemm(op, m, n, k, qa, aBlockScales, w);
         require(k % SCALE_BLOCK == 0, op + ": k must be a multiple of " + SCALE_BLOCK + " (one scale per block)");
         requireBytes(aBlockScales, (long) m * (k / SCALE_BLOCK) * 4, op, "aBlockScales");
@@ -241,9 +245,10 @@ public final class Fp8GemmKernels {
     }
 
     /**
-     * The block-scaled GEMM's tile: cooperative 128 x 128. Its 64-row temporary fragment fits beside the accumulators
-     * without spills (ptxas: 167 registers), and the two consumer warpgroups' MMAs overlap each other's promotion;
-     * the ping-pong 128 x 128 spills 8 bytes and ptxas serializes its wgmma (C7520), so it is only a bench candidate.
+     * The block-scaled GEMM's tile, its only one: cooperative 128 x 128. Its 64-row temporary fragment fits beside the
+     * accumulators without spills (ptxas: 167 registers), and the two consumer warpgroups' MMAs overlap each other's
+     * promotion. The ping-pong 128 x 128 spilled, ptxas serialized its wgmma (C7520), and it lost (1.107 against
+     * 1.022 ms, bench/results/2026-12-05-h100-fp8-blockscale.md), so it is gone.
      */
     public static Fp8Tile blockScaledTile() {
         return Fp8Tile.HTS128x128;

@@ -77,12 +77,13 @@ class KernelTableTest {
         KernelTable table = KernelTable.bundled();
         for (Fp8GemmKernels.Fp8Tile t : Fp8GemmKernels.Fp8Tile.values()) {
             assertEquals(table.smem(t.e4m3OutSymbol), t.smem, t + " against " + t.e4m3OutSymbol + "'s shared memory");
-            if (t.bn == 128) {
+            if (t == Fp8GemmKernels.blockScaledTile()) {
                 assertEquals(table.smem(t.blockInSymbol), t.smem, t + " against " + t.blockInSymbol);
             } else {
-                assertEquals(null, t.blockInSymbol, t + ": no block-scaled kernel for 256-wide tiles");
+                assertEquals(null, t.blockInSymbol, t + ": the block-scaled kernel has one tile");
             }
         }
+        assertFalse(table.hasEntry("samstream_gemm_e4m3b_sm90tmap_128x128"), "the losing ping-pong variant is gone");
         assertEquals(128, Fp8GemmKernels.Fp8Tile.valueOf(Fp8GemmKernels.blockScaledTile().name()).bn);
     }
 
