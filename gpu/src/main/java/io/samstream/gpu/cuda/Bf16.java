@@ -73,49 +73,20 @@ public final class Bf16 {
         });
     }
 
-    /** Rows a block of {@link #getTransposed} reads before it writes them out column by column. */
-    private static final int TRANSPOSE_BLOCK = 64;
-
-    /**
-     * Reads {@code rows} rows of {@code rowValues} bf16 values of {@code src} (from element 0) column-major: the first
-     * {@code columns} values of row r go to {@code dst[c * stride + at + r]}, c = 0 .. columns - 1 (the SAM 3 mask
-     * head's pixel-major logits turned into one mask after another). By blocks of rows, so that the writes of a column
-     * stay in cache (row by row, a row's values land {@code stride} apart); on the common pool from {@value
-     * #PARALLEL_FROM} values, as the other bulk conversions.
-     */
-    public static void getTransposed(ShortBuffer src, int rows, int rowValues, int columns, float[] dst, int stride,
-                                     int at) {
-        chunks(rows, (long) rows * columns, CHUNK / TRANSPOSE_BLOCK, (lo, hi) -> {
-            for (int r0 = lo; r0 < hi; r0 += TRANSPOSE_BLOCK) {
-                int r1 = Math.min(hi, r0 + TRANSPOSE_BLOCK);
-                for (int c = 0; c < columns; c++) {
-                    int o = c * stride + at;
-                    for (int r = r0; r < r1; r++) {
-                        dst[o + r] = toFloat(src.get(r * rowValues + c));
-                    }
-                }
-            }
-        });
-    }
-
     private interface Range {
         void run(int lo, int hi);
     }
 
-    private static void chunks(int count, Range range) {
-        chunks(count, count, CHUNK, range);
-    }
-
     /**
-     * {@code range} over [0, count) on the calling thread when the work is under {@value #PARALLEL_FROM} values, else in
-     * chunks of {@code chunk} on the common pool.
+     * {@code range} over [0, count) on the calling thread when under {@value #PARALLEL_FROM} values, else in chunks of
+     * {@value #CHUNK} on the common pool.
      */
-    private static void chunks(int count, long values, int chunk, Range range) {
-        if (values < PARALLEL_FROM) {
+    private static void chunks(int count, Range range) {
+        if (count < PARALLEL_FROM) {
             range.run(0, count);
             return;
         }
-        int n = (count + chunk - 1) / chunk;
-        IntStream.range(0, n).parallel().forEach(c -> range.run(c * chunk, Math.min(count, (c + 1) * chunk)));
+        int n = (count + CHUNK - 1) / CHUNK;
+        IntStream.range(0, n).parallel().forEach(c -> range.run(c * CHUNK, Math.min(count, (c + 1) * CHUNK)));
     }
 }

@@ -63,7 +63,7 @@ public final class StagedCopy {
     /**
      * The first {@code rows} rows of {@code rowValues} bf16 values each of {@code src}, handed to {@code consumer} chunk
      * by chunk as the staging buffer holds them, never splitting a row: for a caller that lays the values out
-     * itself (the SAM 3 mask head turns its pixel-major logits query-major) without a float copy of them all first.
+     * itself without a float copy of them all first.
      */
     public static void downloadBf16Rows(CudaStream stream, PinnedBuffer staging, DeviceBuffer src, int rows,
             int rowValues, Rows consumer) {

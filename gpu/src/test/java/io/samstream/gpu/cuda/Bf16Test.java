@@ -68,36 +68,4 @@ class Bf16Test {
             assertEquals(0f, back[4], "nothing read before the offset");
         }
     }
-
-    /**
-     * Rows back column by column (the SAM 3 mask head's logits, query by query): out[k][px] = float(byPixel[px][k])
-     * for the first n of nPad values a row, at sizes that end mid-block, one large enough to be turned on several
-     * threads and ending mid-chunk, and each in chunks of whole rows as the staging buffer brings them (the last
-     * chunk shorter).
-     */
-    @Test
-    void rowsComeBackColumnByColumn() {
-        Random rnd = new Random(5);
-        for (int[] c : new int[][] {{1, 8, 1, 1}, {63, 8, 5, 63}, {64, 8, 8, 10}, {1000, 16, 9, 333},
-                {82944 / 16, 152, 150, 5184}, {10037, 152, 150, 10037}, {10037, 152, 150, 4000}}) {
-            int count = c[0], nPad = c[1], n = c[2], chunk = c[3];
-            short[] byPixel = new short[count * nPad];
-            for (int i = 0; i < byPixel.length; i++) {
-                byPixel[i] = Bf16.fromFloat((float) rnd.nextGaussian());
-            }
-            float[] want = new float[n * count];
-            for (int px = 0; px < count; px++) {
-                for (int k = 0; k < n; k++) {
-                    want[k * count + px] = Bf16.toFloat(byPixel[px * nPad + k]);
-                }
-            }
-            float[] out = new float[n * count];
-            for (int p0 = 0; p0 < count; p0 += chunk) {
-                int m = Math.min(chunk, count - p0);
-                ShortBuffer staging = ShortBuffer.wrap(byPixel, p0 * nPad, m * nPad).slice();
-                Bf16.getTransposed(staging, m, nPad, n, out, count, p0);
-            }
-            assertArrayEquals(want, out, count + " x " + nPad + " in chunks of " + chunk);
-        }
-    }
 }

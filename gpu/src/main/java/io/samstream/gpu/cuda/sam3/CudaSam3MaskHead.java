@@ -34,8 +34,8 @@ import java.util.List;
  *   <li>twice: nearest 2x upsampling of x added onto the neck's next level (2x, then 4x), a 3x3 convolution (im2col
  *       rows and a GEMM), GroupNorm(8) and ReLU in place;</li>
  *   <li>{@code instance_seg_head} (a 1x1 convolution, a GEMM) gives the per-pixel embeddings [(4 grid)², d];</li>
- *   <li>the mask logits are one more GEMM: the pixels by the queries' mask embeddings (zero rows pad them to a
- *       multiple of 8), {@code [(4 grid)², n]}, transposed on the host.</li>
+ *   <li>the mask logits are one more GEMM, written query-major so that a query's mask is one contiguous run: the
+ *       queries' mask embeddings (zero rows pad them to a multiple of 8) by the pixels, {@code [n, (4 grid)²]}.</li>
  * </ol>
  * The 3x3 convolutions' rows buffer is the caller's (CudaSam3 shares the necks'). Weights and the activations of up
  * to {@code maxQueries} queries and {@code maxPrompt} valid prompt tokens come from the pool; a pass allocates
@@ -176,21 +176,16 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
     }
 
     /**
-     * The logits of the last pass of {@code n} queries, brought back as {@code [n, (4 grid)²]}. Synchronous. Whole
-     * pixels at a time through the staging buffer, each chunk turned query-major straight from its bf16 values.
+     * The logits of the last pass's first {@code n} queries, {@code [n, (4 grid)²]} as the pass wrote them (the
+     * padding queries' rows stay behind). Synchronous.
      */
     public float[] logits(int n) {
-        int nPad = CudaSam3Vit.roundUp8(n);
-        int count = 16 * grid * grid;
-        float[] out = new float[n * count];
-        StagedCopy.downloadBf16Rows(stream, staging, logits, count, nPad, (values, first, pixels) ->
-                io.samstream.gpu.cuda.Bf16.getTransposed(values, pixels, nPad, n, out, count, first));
-        return out;
+        return StagedCopy.downloadBf16(stream, staging, logits, (long) n * 16 * grid * grid);
     }
 
     /**
      * Queues one pass from the uploaded memory, levels, the first {@code promptTokens} prompt rows and {@code nPad}
-     * embeddings (a multiple of 8) to the logits {@code [(4 grid)², nPad]}; the levels' buffers are overwritten.
+     * embeddings (a multiple of 8) to the logits {@code [nPad, (4 grid)²]}; the levels' buffers are overwritten.
      */
     public void forward(int promptTokens, int nPad) {
         forward(memory, promptTokens, nPad);
@@ -212,7 +207,7 @@ public final class CudaSam3MaskHead implements Sam3MaskHead {
         upscale(1, conv, 2 * grid, level0);
         int px0 = 16 * t;
         gemm.run(stream, conv, instance.w(), instance.b(), null, pixels, px0, d, d, false);
-        gemm.run(stream, pixels, embeddings, null, null, logits, px0, nPad, d, false);
+        gemm.run(stream, embeddings, pixels, null, null, logits, nPad, px0, d, false);
     }
 
     /**
