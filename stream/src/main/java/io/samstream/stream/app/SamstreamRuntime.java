@@ -158,8 +158,7 @@ public final class SamstreamRuntime implements AutoCloseable {
             models.add(memoryModel);
             backendName = "SAM 2.1 memory mode: " + memoryModel.describe();
             log.info("{}: {}; tracking in memory mode, {}", checkpoint, memoryModel.config(), memoryModel.describe());
-            gpus = List.of(new GpuLane(SamModels.DeviceBackend.CPU, Segmenter.memory(memoryModel, modelName),
-                    Optional.empty()));
+            gpus = List.of(GpuLane.of(Segmenter.memory(memoryModel, modelName), Optional.empty()));
         } else {
             List<SamModels.DeviceBackend> backends = SamModels.openAll(weights, config.device(), config.gpus(),
                     config.cpuThreads(), config.batching().maxBatch(), config.sparsity(),

@@ -20,9 +20,9 @@ import java.util.Optional;
  * @param discovery discovery of new objects on its backend (with tracking on); empty: none
  */
 public record GpuLane(int gpu, Segmenter segmenter, Optional<Discovery> discovery) {
-    /** On the GPU the segmenter's backend runs on (a CUDA backend's ordinal, else the CPU). */
+    /** On the GPU the segmenter's model runs on ({@link Segmenter#gpu}). */
     public static GpuLane of(Segmenter segmenter, Optional<Discovery> discovery) {
-        return new GpuLane(SamModels.gpuOf(segmenter.backend()), segmenter, discovery);
+        return new GpuLane(segmenter.gpu(), segmenter, discovery);
     }
 
     /**

@@ -7,6 +7,8 @@ import io.samstream.connectors.record.MaskRecord.ObjectMask;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.connectors.video.DevicePicture;
 import io.samstream.connectors.video.HostYuvPicture;
+import io.samstream.gpu.SamModels;
+import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.image.DeviceYuvImage;
 import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.FrameImage;
@@ -84,6 +86,18 @@ public final class Segmenter {
     /** The SAM backend; null in memory mode ({@link #memoryModel}) and concept tracking ({@link #conceptModel}). */
     public SamBackend backend() {
         return backend;
+    }
+
+    /**
+     * The GPU its model work runs on (a CUDA SAM backend's or SAM 2.1 tracker's ordinal), else
+     * {@link SamModels.DeviceBackend#CPU}. SAM 3's concept model splits its parts between a GPU and the
+     * CPU and counts as the CPU here.
+     */
+    public int gpu() {
+        if (memoryModel instanceof CudaSam2Tracker cuda) {
+            return cuda.context().info().ordinal();
+        }
+        return SamModels.gpuOf(backend);
     }
 
     /**
