@@ -247,8 +247,7 @@ public final class Fp8GemmKernels {
     /**
      * The block-scaled GEMM's tile, its only one: cooperative 128 x 128. Its 64-row temporary fragment fits beside the
      * accumulators without spills (ptxas: 167 registers), and the two consumer warpgroups' MMAs overlap each other's
-     * promotion. The ping-pong 128 x 128 spilled, ptxas serialized its wgmma (C7520), and it lost (1.107 against
-     * 1.022 ms, bench/results/2026-12-05-h100-fp8-blockscale.md), so it is gone.
+     * promotion. The ping-pong variant lost its benchmark and is gone (bench/results/2026-12-05-h100-fp8-blockscale.md).
      */
     public static Fp8Tile blockScaledTile() {
         return Fp8Tile.HTS128x128;
