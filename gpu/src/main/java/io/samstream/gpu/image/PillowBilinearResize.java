@@ -155,23 +155,28 @@ public final class PillowBilinearResize {
         return new RgbImage(outWidth, rowCount, out);
     }
 
+    /** Columns of {@code in} resampled to the rows of {@code w}; each output row sums whole source rows in turn. */
     private static RgbImage resampleVertical(RgbImage in, Weights w) {
         byte[] src = in.rgb();
         int stride = in.width() * 3;
         int outHeight = w.outSize();
         byte[] out = new byte[outHeight * stride];
-        int o = 0;
+        int[] acc = new int[stride];
         for (int yy = 0; yy < outHeight; yy++) {
             int start = w.start(yy);
             int count = w.count(yy);
             int base = w.base(yy);
-            for (int c = 0; c < stride; c++) {
-                int acc = 1 << (PRECISION_BITS - 1);
-                int p = start * stride + c;
-                for (int i = 0; i < count; i++, p += stride) {
-                    acc += (src[p] & 0xFF) * w.fixed[base + i];
+            java.util.Arrays.fill(acc, 1 << (PRECISION_BITS - 1));
+            for (int i = 0; i < count; i++) {
+                int k = w.fixed[base + i];
+                int p = (start + i) * stride;
+                for (int c = 0; c < stride; c++) {
+                    acc[c] += (src[p + c] & 0xFF) * k;
                 }
-                out[o++] = clip8(acc);
+            }
+            int o = yy * stride;
+            for (int c = 0; c < stride; c++) {
+                out[o + c] = clip8(acc[c]);
             }
         }
         return new RgbImage(in.width(), outHeight, out);
