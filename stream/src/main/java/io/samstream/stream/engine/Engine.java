@@ -213,12 +213,18 @@ public final class Engine implements AutoCloseable {
                         () -> meters.batchesInFlight.get() == 0));
         // SAM 2.1 (memory mode) and SAM 3 (concepts) have no separate encoder stage: each frame is one tracker step.
         Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
-                ? batches.via(Stages.memory(encoderPool, meters))
+                ? batches.via(Stages.memory(encoderPool, waveHost, meters))
                 : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool,
                         system.dispatchers().lookup(BLOCKING_DISPATCHER), meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
+        // Memory mode: frames resized to the model's input ahead of the model's stage, on the host pool.
+        Flow<Job, Job, NotUsed> inputs = tracking instanceof MemoryTracking memory
+                ? Stages.memoryInputs(memory.inputSide(), Runtime.getRuntime().availableProcessors(), waveHost,
+                        meters)
+                : Flow.create();
         Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)
+                .via(inputs)
                 .via(model)
                 .via(Stages.records(segmenter, Runtime.getRuntime().availableProcessors(), ForkJoinPool.commonPool()))
                 .watchTermination((mat, done) -> {

@@ -77,12 +77,13 @@ public final class EngineMetrics {
          * Where a frame's latency goes, by stage: {@code queue-wait} (from capture to its batch leaving for the
          * encoder, per frame), {@code decode} and {@code postprocess} (per wave: the mask decoder with the
          * choice among its outputs; the masks' upscaling and summaries), {@code ack} (per record: from the
-         * hand-over to the sinks to their acknowledgement). The encoder's and the whole decoder stage's times
+         * hand-over to the sinks to their acknowledgement), {@code model-input} (memory mode, per frame: its resize
+         * to the model's input, ahead of the model's stage). The encoder's and the whole decoder stage's times
          * are {@code samstream.encoder.time} and {@code samstream.decoder.time}.
          */
         Timer stageTime(String stage) {
             return Timer.builder("samstream.stage.time").tags("stage", stage, "gpu", gpu)
-                    .description("time per stage (queue-wait, decode, postprocess, ack)").publishPercentileHistogram()
+                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input)").publishPercentileHistogram()
                     .register(registry);
         }
     }

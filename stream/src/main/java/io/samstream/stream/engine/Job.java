@@ -6,8 +6,15 @@ import io.samstream.gpu.model.ImageEmbedding;
 import io.samstream.stream.track.TrackedFrame;
 import java.util.List;
 
-/** A frame on its way through the pipeline, with the stream it belongs to. */
-record Job(StreamHandle stream, VideoFrame frame) {
+/**
+ * A frame on its way through the pipeline, with the stream it belongs to; in memory mode also the frame resized to the
+ * model's input ahead of the model's stage ({@link Stages#memoryInputs}), or null where that was not done.
+ */
+record Job(StreamHandle stream, VideoFrame frame, byte[] modelInput) {
+    Job(StreamHandle stream, VideoFrame frame) {
+        this(stream, frame, null);
+    }
+
     /**
      * A batch after the encoder: one embedding per job (null for a job whose stream failed), or the error that
      * failed the batch. The decoder closes the embeddings when the batch is decoded.

@@ -108,16 +108,44 @@ final class Stages {
     }
 
     /**
-     * Memory mode (SAM 2.1 on the CPU): each frame of a batch, in order, is one step of its stream's
+     * Memory mode (SAM 2.1): each frame of a batch, in order, is one step of its stream's
      * {@link io.samstream.stream.track.memory.MemoryTracker} (image encoder, memory attention, heads and memory encoder
-     * per object), one batch at a time on {@code executor}. A frame that fails fails its stream only.
+     * per object), one batch at a time on {@code executor}; the streams' host work before and after the model's call
+     * (the frame resized to the model's input, the masks brought to the frame's size) runs at once on {@code host}.
+     * A frame that fails fails its stream only.
      */
-    static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, EngineMetrics.Gpu metrics) {
+    static Flow<List<Job>, Job.Decoded, NotUsed> memory(Executor executor, Executor host, EngineMetrics.Gpu metrics) {
         return Flow.<List<Job>>create().mapAsync(1, jobs -> {
             batchLeaves(jobs, metrics);
-            return CompletableFuture.supplyAsync(() -> memoryBatch(jobs, metrics), executor)
+            return CompletableFuture.supplyAsync(() -> memoryBatch(jobs, host, metrics), executor)
                     .whenComplete((r, e) -> metrics.batchesInFlight.decrementAndGet());
         }).mapConcat(list -> list);
+    }
+
+    /**
+     * Memory mode, before the batcher: each frame whose stream follows objects resized to the model's {@code side} x
+     * {@code side} input, {@code parallelism} frames at once on {@code host}, in order. That is the costliest host
+     * part of a step (a 1080p frame's Pillow resize), taken off the model's stage so it overlaps the GPU's work on
+     * earlier batches. A frame this skips (its stream failed or follows nothing yet, its bytes unreadable) is
+     * resized, or fails its stream, where it is prepared, as before. Each resize is timed as stage {@code model-input}.
+     */
+    static Flow<Job, Job, NotUsed> memoryInputs(int side, int parallelism, Executor host, EngineMetrics.Gpu metrics) {
+        return Flow.<Job>create().mapAsync(parallelism, job -> {
+            if (job.stream().failed() || job.stream().prompts().forFrame(job.frame().index()).state().ids().isEmpty()) {
+                return CompletableFuture.completedFuture(job);
+            }
+            return CompletableFuture.supplyAsync(() -> {
+                VideoFrame f = job.frame();
+                long t0 = System.nanoTime();
+                try {
+                    byte[] input = MemoryTracker.modelInput(side, f.width(), f.height(), f.rgb());
+                    metrics.stageTime("model-input").record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    return new Job(job.stream(), f, input);
+                } catch (RuntimeException | Error ex) {
+                    return job; // its preparation meets the same fault and fails the stream, naming it
+                }
+            }, host);
+        });
     }
 
     /** A batch left the batching queue for the model: its size, and each frame's wait since its capture. */
@@ -137,15 +165,16 @@ final class Stages {
      * steps in frame order), each frame prepared by its stream's tracker before the call and its outcome read after.
      * A frame that finishing the stream's earlier frames could change ({@link MemoryTracker#prepareAhead}: new prompts,
      * a reset, a new size, an object about to be lost or forgotten) waits for a later call, after their finish; so the
-     * outcome is the one stepping frame by frame gives. A model that does not batch (the CPU reference) takes the batch
+     * outcome is the one stepping frame by frame gives. Preparing and finishing touch only the frame's stream, so the
+     * streams of a call are prepared, and later finished, at once on {@code host}. A model that does not batch (the CPU reference) takes the batch
      * wave by wave (the k-th frame of every stream), one frame at a time. A frame that fails fails its stream only;
      * when a call is refused, its streams go through one by one so that only the stream at fault fails.
      * Each frame's model time is charged to its stream's {@link FairShare} when the batch is done.
      */
-    private static List<Job.Decoded> memoryBatch(List<Job> jobs, EngineMetrics.Gpu metrics) {
+    private static List<Job.Decoded> memoryBatch(List<Job> jobs, Executor host, EngineMetrics.Gpu metrics) {
         long[] cost = new long[jobs.size()];
         try {
-            return memorySteps(jobs, metrics, cost);
+            return memorySteps(jobs, host, metrics, cost);
         } finally {
             for (int i = 0; i < jobs.size(); i++) {
                 jobs.get(i).stream().share().done(cost[i]);
@@ -154,51 +183,22 @@ final class Stages {
     }
 
     /** {@link #memoryBatch}'s steps; each frame's model time (nanoseconds) added to {@code cost}. */
-    private static List<Job.Decoded> memorySteps(List<Job> jobs, EngineMetrics.Gpu metrics, long[] cost) {
+    private static List<Job.Decoded> memorySteps(List<Job> jobs, Executor host, EngineMetrics.Gpu metrics,
+                                                 long[] cost) {
         Job.Decoded[] out = new Job.Decoded[jobs.size()];
         Map<Object, java.util.ArrayDeque<Integer>> queues = new java.util.LinkedHashMap<>();
         for (int i = 0; i < jobs.size(); i++) {
             queues.computeIfAbsent(jobs.get(i).stream(), k -> new java.util.ArrayDeque<>()).add(i);
         }
         while (queues.values().stream().anyMatch(q -> !q.isEmpty())) {
+            // Each stream's frames for this call, prepared on the host pool (streams at once, a stream's in order).
+            List<Prepared> prepared = eachStream(host, List.copyOf(queues.values()),
+                    queue -> prepareStream(jobs, queue, out));
             List<Integer> toModel = new ArrayList<>();
             List<MemoryTracker.Pending> pending = new ArrayList<>();
-            for (java.util.ArrayDeque<Integer> queue : queues.values()) {
-                List<MemoryTracker.Pending> unfinished = new ArrayList<>();
-                while (!queue.isEmpty()) {
-                    int i = queue.peek();
-                    Job job = jobs.get(i);
-                    if (job.stream().failed()) {
-                        out[i] = new Job.Decoded(job, null);
-                        queue.poll();
-                        continue;
-                    }
-                    try {
-                        MemoryTracker tracker = job.stream().tracker(MemoryTracker.class);
-                        if (!unfinished.isEmpty() && !tracker.model().batches()) {
-                            break; // one frame of a stream per call: wave by wave
-                        }
-                        VideoFrame f = job.frame();
-                        StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
-                        MemoryTracker.Pending p = tracker.prepareAhead(unfinished, f.index(), f.width(), f.height(),
-                                f.rgb(), prompts.trackPrompts(f.width(), f.height()));
-                        if (p == null) {
-                            break; // after the stream's frames in this call are finished
-                        }
-                        queue.poll();
-                        if (p.done() != null) {
-                            out[i] = new Job.Decoded(job, p.done());
-                        } else {
-                            toModel.add(i);
-                            pending.add(p);
-                            unfinished.add(p);
-                        }
-                    } catch (RuntimeException | Error ex) {
-                        queue.poll();
-                        out[i] = new Job.Decoded(job, null);
-                        failFrame(job, ex);
-                    }
-                }
+            for (Prepared p : prepared) {
+                toModel.addAll(p.toModel());
+                pending.addAll(p.pending());
             }
             if (toModel.isEmpty()) {
                 continue;
@@ -207,22 +207,104 @@ final class Stages {
             long[] callCost = new long[toModel.size()];
             List<List<ObjectResult>> results = trackCall(jobs, toModel, pending, callCost);
             metrics.decoderTime.record((System.nanoTime() - t0) / toModel.size(), TimeUnit.NANOSECONDS);
+            List<int[]> runs = new ArrayList<>(); // [from, to) of the call's frames, one stream's each
             for (int w = 0; w < toModel.size(); w++) {
                 cost[toModel.get(w)] += callCost[w];
-                Job job = jobs.get(toModel.get(w));
-                out[toModel.get(w)] = new Job.Decoded(job, null);
-                if (results.get(w) == null || job.stream().failed()) {
-                    continue;
-                }
-                try {
-                    out[toModel.get(w)] = new Job.Decoded(job, job.stream().tracker(MemoryTracker.class).finish(pending.get(w),
-                            results.get(w)));
-                } catch (RuntimeException | Error ex) {
-                    failFrame(job, ex);
+                out[toModel.get(w)] = new Job.Decoded(jobs.get(toModel.get(w)), null);
+                if (w == 0 || jobs.get(toModel.get(w)).stream() != jobs.get(toModel.get(w - 1)).stream()) {
+                    runs.add(new int[] {w, w + 1});
+                } else {
+                    runs.get(runs.size() - 1)[1] = w + 1;
                 }
             }
+            // Each stream's outcomes read on the host pool too (masks at the frame's size), a stream's in order.
+            eachStream(host, runs, run -> {
+                for (int w = run[0]; w < run[1]; w++) {
+                    Job job = jobs.get(toModel.get(w));
+                    if (results.get(w) == null || job.stream().failed()) {
+                        continue;
+                    }
+                    try {
+                        out[toModel.get(w)] = new Job.Decoded(job, job.stream().tracker(MemoryTracker.class)
+                                .finish(pending.get(w), results.get(w)));
+                    } catch (RuntimeException | Error ex) {
+                        failFrame(job, ex);
+                    }
+                }
+                return null;
+            });
         }
         return List.of(out);
+    }
+
+    /** One stream's frames prepared for a call: their indices in the batch and what the model needs for each. */
+    private record Prepared(List<Integer> toModel, List<MemoryTracker.Pending> pending) {}
+
+    /**
+     * The frames at the head of one stream's {@code queue} that can go to the next call, prepared in order (taken off
+     * the queue); frames that need no model call, or whose stream failed, get their outcome in {@code out} here.
+     * Touches only this stream's state, so streams are prepared at once.
+     */
+    private static Prepared prepareStream(List<Job> jobs, java.util.ArrayDeque<Integer> queue, Job.Decoded[] out) {
+        List<Integer> toModel = new ArrayList<>();
+        List<MemoryTracker.Pending> unfinished = new ArrayList<>();
+        while (!queue.isEmpty()) {
+            int i = queue.peek();
+            Job job = jobs.get(i);
+            if (job.stream().failed()) {
+                out[i] = new Job.Decoded(job, null);
+                queue.poll();
+                continue;
+            }
+            try {
+                MemoryTracker tracker = job.stream().tracker(MemoryTracker.class);
+                if (!unfinished.isEmpty() && !tracker.model().batches()) {
+                    break; // one frame of a stream per call: wave by wave
+                }
+                VideoFrame f = job.frame();
+                StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
+                MemoryTracker.Pending p = tracker.prepareAhead(unfinished, f.index(), f.width(), f.height(),
+                        f.rgb(), job.modelInput(), prompts.trackPrompts(f.width(), f.height()));
+                if (p == null) {
+                    break; // after the stream's frames in this call are finished
+                }
+                queue.poll();
+                if (p.done() != null) {
+                    out[i] = new Job.Decoded(job, p.done());
+                } else {
+                    toModel.add(i);
+                    unfinished.add(p);
+                }
+            } catch (RuntimeException | Error ex) {
+                queue.poll();
+                out[i] = new Job.Decoded(job, null);
+                failFrame(job, ex);
+            }
+        }
+        return new Prepared(toModel, unfinished);
+    }
+
+    /**
+     * {@code work} for each of {@code parts} (one stream's each), at once on {@code host}, results in order; the
+     * last part runs on the calling thread, and a single part runs there alone. The work catches its frames'
+     * failures itself; anything else it throws is rethrown here, after every part is done.
+     */
+    private static <P, R> List<R> eachStream(Executor host, List<P> parts, java.util.function.Function<P, R> work) {
+        List<CompletableFuture<R>> others = new ArrayList<>(parts.size());
+        for (int k = 0; k < parts.size() - 1; k++) {
+            P part = parts.get(k);
+            others.add(CompletableFuture.supplyAsync(() -> work.apply(part), host));
+        }
+        R last = parts.isEmpty() ? null : work.apply(parts.get(parts.size() - 1));
+        CompletableFuture.allOf(others.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+        List<R> results = new ArrayList<>(parts.size());
+        for (CompletableFuture<R> f : others) {
+            results.add(f.join());
+        }
+        if (!parts.isEmpty()) {
+            results.add(last);
+        }
+        return results;
     }
 
     /**

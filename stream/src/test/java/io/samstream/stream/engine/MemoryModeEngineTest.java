@@ -1,5 +1,6 @@
 package io.samstream.stream.engine;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -190,6 +191,31 @@ class MemoryModeEngineTest {
                 + counting.streamRuns);
     }
 
+    /**
+     * A frame whose stream follows objects is resized to the model's input ahead of the model's stage (stage
+     * {@code model-input}, once per frame), and the model gets, in frame order, the bytes Pillow's resize of that
+     * very frame gives.
+     */
+    @Test
+    void framesReachTheModelResizedAheadOfItsStage() throws Exception {
+        CountingModel counting = new CountingModel(model);
+        EngineMetrics metrics = EngineMetrics.inMemory();
+        try (Engine engine = new Engine(settings(), Segmenter.memory(counting, "sam2-tiny-fixture"),
+                spec -> new TestPatternSource(spec.id(), W, H, 10, FRAMES, 3, false), new CollectingSink(), metrics)) {
+            StreamHandle h = addCam(engine);
+            assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS).state());
+        }
+        TestPatternSource source = new TestPatternSource("cam", W, H, 10, FRAMES, 3, false);
+        int side = model.config().imageSize();
+        assertEquals(FRAMES, counting.frames.size(), "one model input per frame");
+        for (int i = 0; i < FRAMES; i++) {
+            assertArrayEquals(MemoryTracker.modelInput(side, W, H, source.render(i)),
+                    counting.frames.get(i), "frame " + i);
+        }
+        assertEquals(FRAMES, metrics.registry().get("samstream.stage.time").tags("stage", "model-input").timer()
+                .count(), "every frame resized ahead of the model's stage");
+    }
+
     /** Stream "cam": 12 test-pattern frames, a box for object 1 and a point for object 2 from frame 0. */
     private static StreamHandle addCam(Engine engine) {
         return engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=12", false,
@@ -246,6 +272,8 @@ class MemoryModeEngineTest {
         final List<Integer> batches = java.util.Collections.synchronizedList(new ArrayList<>());
         /** Per call, the most frames of one stream in it. */
         final List<Integer> streamRuns = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Every frame the model stepped, in the order it stepped them. */
+        final List<byte[]> frames = java.util.Collections.synchronizedList(new ArrayList<>());
         static final int REFUSED = 99;
 
         CountingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
@@ -282,6 +310,7 @@ class MemoryModeEngineTest {
                 public List<io.samstream.gpu.sam2.ObjectResult> track(byte[] rgb,
                         List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
                     refuse(prompts);
+                    frames.add(rgb.clone());
                     return s.track(rgb, prompts);
                 }
 

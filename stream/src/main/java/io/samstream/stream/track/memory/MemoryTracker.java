@@ -194,7 +194,15 @@ public final class MemoryTracker implements StreamTracker {
      * caller's ({@link Sam2Tracking#track(List, List, List)} for several streams at once), then {@link #finish}.
      */
     public synchronized Pending prepare(long frame, int width, int height, byte[] rgb, TrackPrompts prompts) {
-        return prepare(frame, width, height, rgb, prompts, false);
+        return prepare(frame, width, height, rgb, null, prompts, false);
+    }
+
+    /**
+     * A {@code width x height} frame as the model takes it: resized to its {@code side x side} input with Pillow's
+     * bilinear filter, as SAM 2's reference pre-processing does. Depends on nothing else, so it can be made ahead.
+     */
+    public static byte[] modelInput(int side, int width, int height, byte[] rgb) {
+        return PillowBilinearResize.resize(new RgbImage(width, height, rgb), side, side).rgb();
     }
 
     /**
@@ -210,8 +218,17 @@ public final class MemoryTracker implements StreamTracker {
      */
     public synchronized Pending prepareAhead(List<Pending> unfinished, long frame, int width, int height, byte[] rgb,
                                              TrackPrompts prompts) {
+        return prepareAhead(unfinished, frame, width, height, rgb, null, prompts);
+    }
+
+    /**
+     * {@link #prepareAhead(List, long, int, int, byte[], TrackPrompts)} with the frame already resized to the model's
+     * input ({@link #modelInput}, made ahead of time); null, or bytes of another size, and it is resized here.
+     */
+    public synchronized Pending prepareAhead(List<Pending> unfinished, long frame, int width, int height, byte[] rgb,
+                                             byte[] modelInput, TrackPrompts prompts) {
         if (unfinished.isEmpty()) {
-            return prepare(frame, width, height, rgb, prompts, false);
+            return prepare(frame, width, height, rgb, modelInput, prompts, false);
         }
         Pending last = unfinished.get(unfinished.size() - 1);
         if (last.done() != null || last.stream() != tracker || prompts.generation() != generation
@@ -242,7 +259,7 @@ public final class MemoryTracker implements StreamTracker {
                 return null;
             }
         }
-        Pending p = prepare(frame, width, height, rgb, prompts, true);
+        Pending p = prepare(frame, width, height, rgb, modelInput, prompts, true);
         if (!p.prompts().isEmpty()) {
             throw new IllegalStateException("stream " + stream + ": frame " + frame + " prepared ahead with new prompts");
         }
@@ -250,7 +267,8 @@ public final class MemoryTracker implements StreamTracker {
     }
 
     /** {@link #prepare}; {@code ahead}: frames before it are prepared and not finished (never {@code done}). */
-    private Pending prepare(long frame, int width, int height, byte[] rgb, TrackPrompts prompts, boolean ahead) {
+    private Pending prepare(long frame, int width, int height, byte[] rgb, byte[] modelInput, TrackPrompts prompts,
+                            boolean ahead) {
         if (prompts.generation() != generation || width != this.width || height != this.height) {
             if (generation != Long.MIN_VALUE) {
                 log.info("stream {}: {} at frame {}: every object starts over", stream,
@@ -329,8 +347,9 @@ public final class MemoryTracker implements StreamTracker {
             return new Pending(frame, tracker, null, List.of(), current, lostIds,
                     new TrackedFrame(List.of(), List.of(), lostIds));
         }
-        RgbImage square = PillowBilinearResize.resize(new RgbImage(width, height, rgb), s, s);
-        return new Pending(frame, tracker, square.rgb(), newPrompts, current, lostIds, null);
+        byte[] square = modelInput != null && modelInput.length == (long) s * s * 3 ? modelInput
+                : modelInput(s, width, height, rgb);
+        return new Pending(frame, tracker, square, newPrompts, current, lostIds, null);
     }
 
     /** The second half of {@link #step}: the model's results for a {@link #prepare}d frame read into its outcome. */

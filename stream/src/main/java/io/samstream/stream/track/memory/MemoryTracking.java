@@ -18,6 +18,11 @@ public final class MemoryTracking implements Tracking {
         this.settings = settings;
     }
 
+    /** The side of the model's square input, which every frame is resized to ({@link MemoryTracker#modelInput}). */
+    public int inputSide() {
+        return model.config().imageSize();
+    }
+
     @Override
     public MemoryTracker open(String stream, TrackingMeters meters) {
         return new MemoryTracker(stream, model, settings.hiddenLostAfter(), settings.memoryForgetAfter(),
