@@ -23,6 +23,11 @@ public record ObjectResult(int objectId, float[] lowResLogits, int lowResSide, f
         return Resampling.bilinear(lowResLogits, lowResSide, lowResSide, h, w);
     }
 
+    /** The summary of the mask at h x w ({@link #logits} above 0), made without the h x w logits. */
+    public io.samstream.gpu.mask.MaskSummary summary(int h, int w) {
+        return Resampling.bilinearSummary(lowResLogits, lowResSide, lowResSide, h, w);
+    }
+
     /** The mask at h x w: the logits bilinearly resized (align_corners=False), then > 0. */
     public boolean[] mask(int h, int w) {
         float[] up = logits(h, w);

@@ -1,5 +1,7 @@
 package io.samstream.gpu.sam2;
 
+import io.samstream.gpu.mask.MaskSummary;
+
 /**
  * The resamplings of SAM 2 on channels-last maps [h, w, c], each as torch computes it: bicubic
  * ({@code F.interpolate(mode="bicubic")}, A = -0.75, align_corners=False, edge taps clamped), bilinear
@@ -77,6 +79,71 @@ public final class Resampling {
             }
         }
         return out;
+    }
+
+    /**
+     * {@code MaskSummary.of(bilinear(x, h, w, oh, ow), oh, ow)} without the [oh, ow] map: the same float operations in
+     * the same order, so the same bits and counts, computed column by column in the summary's column-major order. Each
+     * output column first blends its two source columns ({@code hx * a + l * b}, as {@link #bilinear}), then each row
+     * of it blends two of those; nothing is read with a row's stride, and nothing of the frame's size is allocated but
+     * the bits.
+     */
+    public static MaskSummary bilinearSummary(float[] x, int h, int w, int oh, int ow) {
+        LinearTaps rows = LinearTaps.of(h, oh);
+        LinearTaps cols = LinearTaps.of(w, ow);
+        int[] y0 = rows.lo();
+        int[] y1 = rows.hi();
+        float[] ly = rows.weight();
+        float[] hy = new float[oh];
+        for (int oy = 0; oy < oh; oy++) {
+            hy[oy] = 1f - ly[oy];
+        }
+        long[] bits = new long[(int) (((long) oh * ow + 63) >>> 6)];
+        float[] column = new float[h];
+        long area = 0;
+        long stable = 0;
+        long loose = 0;
+        int bx0 = ow;
+        int by0 = oh;
+        int bx1 = 0;
+        int by1 = 0;
+        long p = 0; // the bit of (ox, oy): ox * oh + oy
+        for (int ox = 0; ox < ow; ox++) {
+            int a = cols.lo()[ox];
+            int b = cols.hi()[ox];
+            float l = cols.weight()[ox];
+            float hx = 1f - l;
+            for (int i = 0; i < h; i++) {
+                column[i] = hx * x[i * w + a] + l * x[i * w + b];
+            }
+            int first = -1;
+            int last = -1;
+            for (int oy = 0; oy < oh; oy++, p++) {
+                float v = hy[oy] * column[y0[oy]] + ly[oy] * column[y1[oy]];
+                if (v > MaskSummary.STABILITY_OFFSET) {
+                    stable++;
+                }
+                if (v > -MaskSummary.STABILITY_OFFSET) {
+                    loose++;
+                }
+                if (v > 0) {
+                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
+                    area++;
+                    if (first < 0) {
+                        first = oy;
+                    }
+                    last = oy;
+                }
+            }
+            if (first >= 0) {
+                bx0 = Math.min(bx0, ox);
+                bx1 = ox + 1;
+                by0 = Math.min(by0, first);
+                by1 = Math.max(by1, last + 1);
+            }
+        }
+        int[] box = area == 0 ? new int[4] : new int[] {bx0, by0, bx1, by1};
+        return new MaskSummary(oh, ow, bits, area, box, stable, loose);
     }
 
     /**

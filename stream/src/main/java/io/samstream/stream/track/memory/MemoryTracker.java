@@ -372,7 +372,7 @@ public final class MemoryTracker implements StreamTracker {
             }
             // Shown when its object score says visible and its mask at the frame's size has pixels: a record never
             // carries an empty mask (an empty one counts as a hidden frame).
-            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
+            MaskSummary m = r.visible() ? r.summary(height, width) : null;
             boolean visible = m != null && m.area() > 0;
             if (visible && hidden.hiddenFor(id) > 0 && !r.conditioning()) {
                 claims.add(new Claim(id, r, m, null));
@@ -387,7 +387,7 @@ public final class MemoryTracker implements StreamTracker {
                 continue;
             }
             k.frames++;
-            MaskSummary m = r.visible() ? MaskSummary.of(r.logits(height, width), height, width) : null;
+            MaskSummary m = r.visible() ? r.summary(height, width) : null;
             if (m != null && m.area() > 0) {
                 claims.add(new Claim(id, r, m, k));
             } else {
