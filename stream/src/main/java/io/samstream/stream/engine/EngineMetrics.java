@@ -83,8 +83,8 @@ public final class EngineMetrics {
          */
         Timer stageTime(String stage) {
             return Timer.builder("samstream.stage.time").tags("stage", stage, "gpu", gpu)
-                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input)").publishPercentileHistogram()
-                    .register(registry);
+                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input)")
+                    .publishPercentileHistogram().register(registry);
         }
     }
 

@@ -166,8 +166,8 @@ final class Stages {
      * A frame that finishing the stream's earlier frames could change ({@link MemoryTracker#prepareAhead}: new prompts,
      * a reset, a new size, an object about to be lost or forgotten) waits for a later call, after their finish; so the
      * outcome is the one stepping frame by frame gives. Preparing and finishing touch only the frame's stream, so the
-     * streams of a call are prepared, and later finished, at once on {@code host}. A model that does not batch (the CPU reference) takes the batch
-     * wave by wave (the k-th frame of every stream), one frame at a time. A frame that fails fails its stream only;
+     * streams of a call are prepared, and later finished, at once on {@code host}. A model that does not batch (the
+     * CPU reference) takes the batch wave by wave (the k-th frame of every stream), one frame at a time. A frame that fails fails its stream only;
      * when a call is refused, its streams go through one by one so that only the stream at fault fails.
      * Each frame's model time is charged to its stream's {@link FairShare} when the batch is done.
      */
@@ -192,7 +192,7 @@ final class Stages {
         }
         while (queues.values().stream().anyMatch(q -> !q.isEmpty())) {
             // Each stream's frames for this call, prepared on the host pool (streams at once, a stream's in order).
-            List<Prepared> prepared = eachStream(host, List.copyOf(queues.values()),
+            List<Prepared> prepared = eachStream(host, queues.values().stream().filter(q -> !q.isEmpty()).toList(),
                     queue -> prepareStream(jobs, queue, out));
             List<Integer> toModel = new ArrayList<>();
             List<MemoryTracker.Pending> pending = new ArrayList<>();
