@@ -68,36 +68,96 @@ public final class MaskSummary {
         if (logits.length != (long) h * w) {
             throw new IllegalArgumentException(logits.length + " logits do not make a " + h + "x" + w + " mask");
         }
-        long[] bits = new long[(int) (((long) h * w + 63) >>> 6)];
-        long area = 0;
-        long stable = 0;
-        long loose = 0;
-        int x0 = w;
-        int y0 = h;
-        int x1 = 0;
-        int y1 = 0;
+        Columns c = new Columns(h, w);
+        float[] column = new float[h];
         for (int x = 0; x < w; x++) {
             for (int y = 0; y < h; y++) {
-                float v = logits[y * w + x];
+                column[y] = logits[y * w + x];
+            }
+            c.add(column);
+        }
+        return c.summary();
+    }
+
+    /**
+     * A summary made from a mask's logits a column at a time, left to right, so that a caller that computes them
+     * (resizing, say) needs no {@code h x w} map: the same summary as {@link #of} on the same values.
+     */
+    public static final class Columns {
+        private final int height;
+        private final int width;
+        private final long[] bits;
+        /** Columns added so far. */
+        private int x;
+        private long area;
+        private long stable;
+        private long loose;
+        private int x0;
+        private int y0;
+        private int x1;
+        private int y1;
+
+        public Columns(int h, int w) {
+            if (h <= 0 || w <= 0) {
+                throw new IllegalArgumentException("mask size must be positive, got " + h + "x" + w);
+            }
+            height = h;
+            width = w;
+            bits = new long[(int) (((long) h * w + 63) >>> 6)];
+            x0 = w;
+            y0 = h;
+        }
+
+        /** The next column's logits, top to bottom (its first {@code h} values). */
+        public void add(float[] column) {
+            if (x == width) {
+                throw new IllegalStateException("all " + width + " columns are in");
+            }
+            long[] b = bits;
+            int h = height;
+            long p = (long) x * h;
+            long stableHere = 0;
+            long looseHere = 0;
+            long set = 0;
+            int first = -1;
+            int last = -1;
+            for (int y = 0; y < h; y++, p++) {
+                float v = column[y];
                 if (v > STABILITY_OFFSET) {
-                    stable++;
+                    stableHere++;
                 }
                 if (v > -STABILITY_OFFSET) {
-                    loose++;
+                    looseHere++;
                 }
                 if (v > 0) {
-                    long p = (long) x * h + y;
-                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
-                    area++;
-                    x0 = Math.min(x0, x);
-                    y0 = Math.min(y0, y);
-                    x1 = Math.max(x1, x + 1);
-                    y1 = Math.max(y1, y + 1);
+                    b[(int) (p >>> 6)] |= 1L << (p & 63);
+                    set++;
+                    if (first < 0) {
+                        first = y;
+                    }
+                    last = y;
                 }
             }
+            stable += stableHere;
+            loose += looseHere;
+            if (set > 0) {
+                area += set;
+                x0 = Math.min(x0, x);
+                x1 = x + 1;
+                y0 = Math.min(y0, first);
+                y1 = Math.max(y1, last + 1);
+            }
+            x++;
         }
-        int[] box = area == 0 ? new int[4] : new int[] {x0, y0, x1, y1};
-        return new MaskSummary(h, w, bits, area, box, stable, loose);
+
+        /** The summary of the {@code w} columns added. */
+        public MaskSummary summary() {
+            if (x != width) {
+                throw new IllegalStateException(x + " columns of " + width + " added");
+            }
+            int[] box = area == 0 ? new int[4] : new int[] {x0, y0, x1, y1};
+            return new MaskSummary(height, width, bits, area, box, stable, loose);
+        }
     }
 
     public int height() {

@@ -83,10 +83,10 @@ public final class Resampling {
 
     /**
      * {@code MaskSummary.of(bilinear(x, h, w, oh, ow), oh, ow)} without the [oh, ow] map: the same float operations in
-     * the same order, so the same bits and counts, computed column by column in the summary's column-major order. Each
-     * output column first blends its two source columns ({@code hx * a + l * b}, as {@link #bilinear}), then each row
-     * of it blends two of those; nothing is read with a row's stride, and nothing of the frame's size is allocated but
-     * the bits.
+     * the same order, so the same bits and counts, made column by column in the summary's column-major order
+     * ({@link MaskSummary.Columns}). Each output column first blends its two source columns ({@code hx * a + l * b},
+     * as {@link #bilinear}), then each row of it blends two of those; nothing is read with a row's stride, and nothing
+     * of the frame's size is allocated but the bits.
      */
     public static MaskSummary bilinearSummary(float[] x, int h, int w, int oh, int ow) {
         LinearTaps rows = LinearTaps.of(h, oh);
@@ -98,16 +98,9 @@ public final class Resampling {
         for (int oy = 0; oy < oh; oy++) {
             hy[oy] = 1f - ly[oy];
         }
-        long[] bits = new long[(int) (((long) oh * ow + 63) >>> 6)];
         float[] column = new float[h];
-        long area = 0;
-        long stable = 0;
-        long loose = 0;
-        int bx0 = ow;
-        int by0 = oh;
-        int bx1 = 0;
-        int by1 = 0;
-        long p = 0; // the bit of (ox, oy): ox * oh + oy
+        float[] out = new float[oh];
+        MaskSummary.Columns summary = new MaskSummary.Columns(oh, ow);
         for (int ox = 0; ox < ow; ox++) {
             int a = cols.lo()[ox];
             int b = cols.hi()[ox];
@@ -116,34 +109,12 @@ public final class Resampling {
             for (int i = 0; i < h; i++) {
                 column[i] = hx * x[i * w + a] + l * x[i * w + b];
             }
-            int first = -1;
-            int last = -1;
-            for (int oy = 0; oy < oh; oy++, p++) {
-                float v = hy[oy] * column[y0[oy]] + ly[oy] * column[y1[oy]];
-                if (v > MaskSummary.STABILITY_OFFSET) {
-                    stable++;
-                }
-                if (v > -MaskSummary.STABILITY_OFFSET) {
-                    loose++;
-                }
-                if (v > 0) {
-                    bits[(int) (p >>> 6)] |= 1L << (p & 63);
-                    area++;
-                    if (first < 0) {
-                        first = oy;
-                    }
-                    last = oy;
-                }
+            for (int oy = 0; oy < oh; oy++) {
+                out[oy] = hy[oy] * column[y0[oy]] + ly[oy] * column[y1[oy]];
             }
-            if (first >= 0) {
-                bx0 = Math.min(bx0, ox);
-                bx1 = ox + 1;
-                by0 = Math.min(by0, first);
-                by1 = Math.max(by1, last + 1);
-            }
+            summary.add(out);
         }
-        int[] box = area == 0 ? new int[4] : new int[] {bx0, by0, bx1, by1};
-        return new MaskSummary(oh, ow, bits, area, box, stable, loose);
+        return summary.summary();
     }
 
     /**

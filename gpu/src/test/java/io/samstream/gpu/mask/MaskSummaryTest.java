@@ -98,6 +98,23 @@ class MaskSummaryTest {
         assertThrows(IndexOutOfBoundsException.class, () -> new MaskSummary(2, 2, new long[1], 0, new int[4], 0, 0).get(2, 0));
     }
 
+    /** Column by column, a mask set in its last column only: its box starts there; a column too many or too few fails. */
+    @Test
+    void columnsMakeTheSummaryOfTheirValuesAndRefuseAWrongCount() {
+        MaskSummary.Columns c = new MaskSummary.Columns(3, 2);
+        c.add(new float[] {-5f, -0.5f, -2f});
+        assertThrows(IllegalStateException.class, c::summary, "one column of two");
+        c.add(new float[] {0.5f, 3f, -1f});
+        MaskSummary m = c.summary();
+        assertEquals(2, m.area());
+        assertArrayEquals(new int[] {1, 0, 2, 2}, m.box());
+        assertEquals(1, m.stableCount());
+        assertEquals(3, m.looseCount(), "-0.5, 0.5 and 3 are above -1");
+        assertEquals(MaskSummary.of(new float[] {-5f, 0.5f, -0.5f, 3f, -2f, -1f}, 3, 2).rle().countsString(),
+                m.rle().countsString());
+        assertThrows(IllegalStateException.class, () -> c.add(new float[3]), "a third column");
+    }
+
     @Test
     void minusTakesTheOtherMasksPixelsOutAndRecountsAreaAndBox() {
         int h = 9;
