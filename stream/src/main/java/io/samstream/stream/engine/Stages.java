@@ -287,24 +287,25 @@ final class Stages {
     /**
      * {@code work} for each of {@code parts} (one stream's each), at once on {@code host}, results in order; the
      * last part runs on the calling thread, and a single part runs there alone. The work catches its frames'
-     * failures itself; anything else it throws is rethrown here, after every part is done.
+     * failures itself; anything else it throws is rethrown here (in a CompletionException), after every part is done.
      */
     private static <P, R> List<R> eachStream(Executor host, List<P> parts, java.util.function.Function<P, R> work) {
-        List<CompletableFuture<R>> others = new ArrayList<>(parts.size());
+        List<CompletableFuture<R>> all = new ArrayList<>(parts.size());
         for (int k = 0; k < parts.size() - 1; k++) {
             P part = parts.get(k);
-            others.add(CompletableFuture.supplyAsync(() -> work.apply(part), host));
-        }
-        R last = parts.isEmpty() ? null : work.apply(parts.get(parts.size() - 1));
-        CompletableFuture.allOf(others.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
-        List<R> results = new ArrayList<>(parts.size());
-        for (CompletableFuture<R> f : others) {
-            results.add(f.join());
+            all.add(CompletableFuture.supplyAsync(() -> work.apply(part), host));
         }
         if (!parts.isEmpty()) {
-            results.add(last);
+            CompletableFuture<R> mine = new CompletableFuture<>();
+            try {
+                mine.complete(work.apply(parts.get(parts.size() - 1)));
+            } catch (RuntimeException | Error e) {
+                mine.completeExceptionally(e);
+            }
+            all.add(mine);
         }
-        return results;
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+        return all.stream().map(CompletableFuture::join).toList();
     }
 
     /**
