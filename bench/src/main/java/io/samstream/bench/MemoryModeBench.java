@@ -55,17 +55,24 @@ public final class MemoryModeBench {
     private MemoryModeBench() {}
 
     /** One row's figures. */
+    /**
+     * One row; {@code meanBatch}: frames a batch took to the model's stage, on average; {@code modelMsPerFrame}: a
+     * model call's time over its frames, averaged over the calls (so frames/s x that / 1000 is roughly the share of
+     * the wall time the model's calls took: near 1, the model is the limit; well below, the host is).
+     */
     record Row(int streams, int objects, long published, long dropped, double seconds, double p50Ms, double p99Ms,
-               long deviceAtTenth, long deviceAtEnd) {
+               long deviceAtTenth, long deviceAtEnd, double meanBatch, double modelMsPerFrame) {
         String markdown() {
-            return String.format(Locale.ROOT, "| %d | %d | %d | %d | %.1f | %.1f | %.0f | %.0f | %.0f -> %.0f |", streams,
-                    objects, published, dropped, published / seconds, published / seconds / streams, p50Ms, p99Ms,
-                    deviceAtTenth / 1048576.0, deviceAtEnd / 1048576.0);
+            return String.format(Locale.ROOT,
+                    "| %d | %d | %d | %d | %.1f | %.1f | %.0f | %.0f | %.0f -> %.0f | %.1f | %.2f |", streams, objects,
+                    published, dropped, published / seconds, published / seconds / streams, p50Ms, p99Ms,
+                    deviceAtTenth / 1048576.0, deviceAtEnd / 1048576.0, meanBatch, modelMsPerFrame);
         }
     }
 
     static final String HEADER = "| streams | objects each | published | dropped | frames/s | per stream | p50 ms | p99 ms"
-            + " | device MiB (tenth -> end) |\n|---|---|---|---|---|---|---|---|---|";
+            + " | device MiB (tenth -> end) | mean batch | model ms a frame |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|---|";
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
@@ -138,10 +145,11 @@ public final class MemoryModeBench {
         long deviceAtEnd;
         long t0;
         long t1;
+        EngineMetrics metrics = EngineMetrics.inMemory();
         try (FrameSink sink = StreamBench.noSink(latencies); Engine engine = new Engine(settings,
                 Segmenter.memory(tracking, "bench"),
                 spec -> FrameSources.open(new SourceSpec(spec.id(), spec.location(), DecoderPreference.AUTO, Map.of())),
-                sink, EngineMetrics.inMemory())) {
+                sink, metrics)) {
             t0 = System.nanoTime();
             List<CompletableFuture<StreamHandle.Result>> done = new ArrayList<>();
             for (int s = 0; s < streams; s++) {
@@ -166,8 +174,11 @@ public final class MemoryModeBench {
             t1 = System.nanoTime();
         }
         long[] l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+        var batch = metrics.registry().find("samstream.batch.size").summary();
+        var model = metrics.registry().find("samstream.decoder.time").timer();
         return new Row(streams, objects, published, dropped, (t1 - t0) / 1e9, StreamBench.pct(l, 0.5) / 1e6,
-                StreamBench.pct(l, 0.99) / 1e6, deviceAtTenth, deviceAtEnd);
+                StreamBench.pct(l, 0.99) / 1e6, deviceAtTenth, deviceAtEnd, batch == null ? 0 : batch.mean(),
+                model == null ? 0 : model.mean(TimeUnit.MILLISECONDS));
     }
 
     /** Frame-0 boxes of {@code count} objects: the scene's shapes first, then cells of a 4 x 4 grid. */

@@ -29,6 +29,8 @@ class MemoryModeBenchTest {
             assertTrue(row.seconds() >= 3, "the row ran its time: " + row);
             assertTrue(row.p50Ms() > 0 && row.p99Ms() >= row.p50Ms(), "latency: " + row);
             assertEquals(0, row.deviceAtEnd(), "no device memory on the CPU");
+            assertTrue(row.meanBatch() >= 1 && row.meanBatch() <= 2, "batches of 1 or 2 frames: " + row);
+            assertTrue(row.modelMsPerFrame() > 0, "the model's calls took time: " + row);
             String md = row.markdown();
             assertTrue(md.startsWith("| 2 | 2 | " + row.published() + " | " + row.dropped() + " | "), md);
             assertEquals(MemoryModeBench.HEADER.split("\n")[0].split("\\|").length, md.split("\\|").length, md);
