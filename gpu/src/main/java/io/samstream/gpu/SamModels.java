@@ -172,6 +172,12 @@ public final class SamModels {
         return backend instanceof CudaSamBackend c ? c.context().info().ordinal() : DeviceBackend.CPU;
     }
 
+    /** The GPU a SAM 2.1 tracker steps on (the CUDA tracker's ordinal), else {@link DeviceBackend#CPU}. */
+    public static int gpuOf(io.samstream.gpu.sam2.Sam2Tracking tracking) {
+        return tracking instanceof io.samstream.gpu.cuda.sam2.CudaSam2Tracker c ? c.context().info().ordinal()
+                : DeviceBackend.CPU;
+    }
+
     /** What {@link #openAll} asks of the host's GPUs (replaced in tests). */
     interface Gpus {
         /** GPUs visible, 0 without a usable driver or kernels. */

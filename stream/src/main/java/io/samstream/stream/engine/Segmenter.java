@@ -8,7 +8,6 @@ import io.samstream.connectors.video.VideoFrame;
 import io.samstream.connectors.video.DevicePicture;
 import io.samstream.connectors.video.HostYuvPicture;
 import io.samstream.gpu.SamModels;
-import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.image.DeviceYuvImage;
 import io.samstream.gpu.image.HostYuvImage;
 import io.samstream.gpu.image.FrameImage;
@@ -94,10 +93,7 @@ public final class Segmenter {
      * CPU and counts as the CPU here.
      */
     public int gpu() {
-        if (memoryModel instanceof CudaSam2Tracker cuda) {
-            return cuda.context().info().ordinal();
-        }
-        return SamModels.gpuOf(backend);
+        return memoryModel != null ? SamModels.gpuOf(memoryModel) : SamModels.gpuOf(backend);
     }
 
     /**
