@@ -26,10 +26,8 @@
 # for a Flight Recorder profile: the JRE has jdk.jfr), META=0 or JAVA=0 to skip one side. META_COMPILE=1 runs Meta
 # compiled (its own torch.compile path, GEMM and convolution autotuning on ATen so that it fits a call; an untimed
 # pass compiles first): try it with JAVA=0 in a call of its own, and keep it beside samstream when both fit.
-# Compiling took more than 250 s, so with META_COMPILE=1 Inductor and Triton cache into one folder that comes back
-# as $OUT/inductor-cache.tar.xz (when it is at most 16 MB), also from a call cut short; put it at
-# .device/sam3video/inductor-cache.tar.xz and carry it, and the next call starts from what the last one compiled.
-# It is derived from Meta's code on that GPU's torch: keep it out of git, as .device is.
+# On an H100 the compile did not finish within a call, and its Inductor cache packs to more than a call returns
+# (bench/results/2026-12-08-h100-memory-mode-host.md), so it cannot be carried to the next call either.
 #
 # Back in $OUT (the device tool returns at most 8 files; TESTS=1 adds tests-log.txt): sam3-meta.tsv, sam3-samstream.tsv, their logs (the last
 # 4 MB of each) and nvidia-smi.txt. Exit status: non-zero when either side failed or ran out of time.
@@ -101,29 +99,14 @@ if [ "${META:-1}" != 0 ]; then
     echo "=== Meta's Sam3VideoPredictor ($(date -u +%T))"
     [ -d .ref/sam3_src ] || tar xJf .ref/sam3_src.tar.xz -C .ref
     meta=()
-    cache=/tmp/sam3-inductor
     if [ "${META_COMPILE:-0}" = 1 ]; then
         meta=(--compile)
         export TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN TORCHINDUCTOR_MAX_AUTOTUNE_CONV_BACKENDS=ATEN
-        # Inductor's and Triton's caches in one folder: what a call compiled is kept there as it finishes, so a
-        # call cut short by its timeout still leaves its finished graphs and kernels for the next one
-        export TORCHINDUCTOR_CACHE_DIR=$cache TRITON_CACHE_DIR=$cache/triton TORCHINDUCTOR_FX_GRAPH_CACHE=1 \
-            TORCHINDUCTOR_AUTOGRAD_CACHE=1
-        if [ -s .device/sam3video/inductor-cache.tar.xz ] && [ ! -d "$cache" ]; then
-            tar xJf .device/sam3video/inductor-cache.tar.xz -C /tmp && echo "inductor cache: $(du -sh "$cache")"
-        fi
     fi
     PYTHONPATH="$PWD/.ref/sam3_src:$PWD/tools/sam3_fixtures" timeout "${META_TIMEOUT:-240}" python3 bench/sam3_torch.py \
         "$final/sam3-meta.tsv" "${common[@]}" ${meta[@]+"${meta[@]}"} ${META_ARGS:-} > "$work/sam3-meta-log.txt" 2>&1 \
         || { status=1; echo "Meta's run failed or ran out of time:"; tail -25 "$work/sam3-meta-log.txt"; }
     keep_log sam3-meta-log.txt
-    if [ "${META_COMPILE:-0}" = 1 ] && [ -d "$cache" ]; then
-        # back in $OUT for the next call or session to carry (the device tool returns files of up to 16 MB)
-        tar cf - -C /tmp sam3-inductor | xz -3 -T0 > "$final/inductor-cache.tar.xz"
-        size=$(stat -c %s "$final/inductor-cache.tar.xz")
-        echo "inductor cache: $(du -sh "$cache" | cut -f1) in the folder, $size bytes packed"
-        [ "$size" -le 16000000 ] || { echo "too large to come back: dropped"; rm -f "$final/inductor-cache.tar.xz"; }
-    fi
     cat "$final/sam3-meta.tsv" 2>/dev/null
 fi
 
