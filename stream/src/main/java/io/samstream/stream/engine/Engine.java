@@ -36,6 +36,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -207,20 +208,23 @@ public final class Engine implements AutoCloseable {
         Tracking tracking = gpu.tracking(settings.tracking());
         Executor encoderPool = system.dispatchers().lookup(ENCODER_DISPATCHER + "-" + lanes.size());
         Executor decoderPool = system.dispatchers().lookup(DECODER_DISPATCHER + "-" + lanes.size());
-        // One frame buffered per producer: what waits in the hub only adds latency.
+        // One frame buffered per producer: what waits in the hub only adds latency. The memory stage asks for a batch
+        // only when its model is free, so there a batch leaves as soon as it is asked for.
+        BooleanSupplier behindIdle = tracking instanceof MemoryTracking ? () -> true
+                : () -> meters.batchesInFlight.get() == 0;
         Flow<Job, List<Job>, NotUsed> batches = Flow.<Job>create()
                 .via(new DeadlineBatcher<Job>(settings.batching().maxBatch(), settings.batching().maxLatency(),
-                        () -> meters.batchesInFlight.get() == 0));
+                        behindIdle));
         // SAM 2.1 (memory mode) and SAM 3 (concepts) have no separate encoder stage: each frame is one tracker step.
         Flow<Job, Job.Decoded, NotUsed> model = tracking instanceof MemoryTracking
-                ? batches.via(Stages.memory(encoderPool, waveHost, meters))
+                ? batches.via(MemoryStage.flow(encoderPool, waveHost, meters))
                 : tracking instanceof ConceptTracking ? batches.via(ConceptStage.flow(encoderPool,
                         system.dispatchers().lookup(BLOCKING_DISPATCHER), meters))
                 : batches.via(Stages.encoder(segmenter, inFlight, encoderPool, meters))
                         .via(Stages.decoder(segmenter, decoderPool, waveHost, meters));
         // Memory mode: frames resized to the model's input ahead of the model's stage, on the host pool.
         Flow<Job, Job, NotUsed> inputs = tracking instanceof MemoryTracking memory
-                ? Stages.memoryInputs(memory.inputSide(), Runtime.getRuntime().availableProcessors(), waveHost,
+                ? MemoryStage.inputs(memory.inputSide(), Runtime.getRuntime().availableProcessors(), waveHost,
                         meters)
                 : Flow.create();
         Sink<Job, NotUsed> merge = MergeHub.of(Job.class, 1)

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * A frame on its way through the pipeline, with the stream it belongs to; in memory mode also the frame resized to the
- * model's input ahead of the model's stage ({@link Stages#memoryInputs}), or null where that was not done.
+ * model's input ahead of the model's stage ({@link MemoryStage#inputs}), or null where that was not done.
  */
 record Job(StreamHandle stream, VideoFrame frame, byte[] modelInput) {
     Job(StreamHandle stream, VideoFrame frame) {

@@ -216,6 +216,159 @@ class MemoryModeEngineTest {
                 .count(), "every frame resized ahead of the model's stage");
     }
 
+    /**
+     * The model's stage is pipelined: a frame's call may start before the frame before it of its stream is finished
+     * (its masks summarized meanwhile), and yet each frame's record is what stepping the stream's tracker frame by
+     * frame gives, with every event a step can have: an object hidden and back, one lost, then found again from its
+     * memory, one lost and its memory dropped, one added and one removed by prompts. The model is {@link io.samstream.stream.track.memory.ScriptedSam2},
+     * one frame a call and batching; its first call waits, so that the clip's other frames make one batch.
+     */
+    @Test
+    void aFramesCallMayStartBeforeTheFrameBeforeIsFinishedAndTheRecordsAreFrameByFrames() throws Exception {
+        int frames = 20;
+        String[] changes = {"{\"stream\":\"cam\",\"op\":\"add\",\"object\":3,\"box\":[5,50,40,90],\"frame\":13}",
+            "{\"stream\":\"cam\",\"op\":\"remove\",\"object\":2,\"frame\":16}"};
+        PromptSpec spec = new PromptSpec(List.of(new ObjectPrompt(1, null, new double[] {5, 5, 40, 30}),
+                new ObjectPrompt(2, null, new double[] {70, 50, 120, 90}),
+                new ObjectPrompt(4, null, new double[] {70, 5, 120, 30})), 0);
+        // Object 1: seen on steps 0-1, lost on 4 (three hidden frames), seen again from 9: found again on 10.
+        // Object 2: hidden on steps 6-7, back on 8. Object 3: from its prompt on. Object 4: seen on step 0 only, lost
+        // on 3, its memory dropped on 11 (8 frames later).
+        io.samstream.stream.track.memory.ScriptedSam2.Script script = (id, step) -> switch (id) {
+            case 1 -> step < 2 || step >= 9 ? new int[] {1, 1, 5, 5} : null;
+            case 2 -> step == 6 || step == 7 ? null : new int[] {8, 8, 14, 14};
+            case 4 -> step == 0 ? new int[] {9, 1, 14, 4} : null;
+            default -> new int[] {1, 9, 5, 14};
+        };
+        Engine.Settings s = new Engine.Settings(new EngineSettings.Batching(frames, Duration.ofMillis(500)),
+                settings().pipeline(), settings().reconnect(),
+                new EngineSettings.Tracking(true, 3, 0.5, 0.6, 0.85, 3).withMode(TrackingMode.MEMORY)
+                        .withMemoryRefind(8, 2), Optional.empty());
+
+        // Frame by frame: the stream's tracker stepped alone, the prompts as the engine resolves them.
+        StreamPrompts prompts = new StreamPrompts("cam", spec);
+        for (String c : changes) {
+            prompts.apply(PromptMessage.parse("cam", c), 0, W, H);
+        }
+        MemoryTracker alone = new MemoryTracker("cam", new io.samstream.stream.track.memory.ScriptedSam2(
+                model.config(), script, 0), 3, 8, 2, io.samstream.stream.track.TrackingMeters.none());
+        TestPatternSource clip = new TestPatternSource("cam", W, H, 10, frames, 3, false);
+        List<String> expected = new ArrayList<>();
+        for (int f = 0; f < frames; f++) {
+            io.samstream.stream.track.TrackedFrame t = alone.step(f, W, H, clip.render(f),
+                    prompts.take(f).trackPrompts(W, H));
+            expected.add(f + " " + t.masks().stream().map(m -> m.id() + ":" + m.summary().area()).toList()
+                    + " hidden " + t.hidden() + " lost " + t.lost());
+            if (f == 10) {
+                assertEquals(List.of(4), alone.remembered(), "object 1 found again on frame 10");
+            }
+            if (f == 11) {
+                assertEquals(List.of(), alone.remembered(), "object 4 forgotten on frame 11");
+            }
+        }
+
+        for (int limit : new int[] {0, 8}) {
+            WatchingModel watching = new WatchingModel(new io.samstream.stream.track.memory.ScriptedSam2(
+                    model.config(), script, limit));
+            CollectingSink sink = new CollectingSink();
+            try (Engine engine = new Engine(s, Segmenter.memory(watching, "scripted"),
+                    spec2 -> new TestPatternSource(spec2.id(), W, H, 10, frames, 3, false), sink,
+                    EngineMetrics.inMemory())) {
+                StreamHandle h = engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=20", false, spec));
+                watching.handle.set(h);
+                for (String c : changes) {
+                    engine.applyPrompt(PromptMessage.parse("cam", c));
+                }
+                assertEquals(StreamHandle.State.ENDED, h.result().toCompletableFuture().get(200, TimeUnit.SECONDS)
+                        .state());
+            }
+            List<String> got = new ArrayList<>();
+            for (MaskRecord r : sink.of("cam")) {
+                got.add(r.frame() + " " + r.objects().stream().map(o -> o.id() + ":" + o.area()).toList()
+                        + " hidden " + r.hidden() + " lost " + r.lost());
+            }
+            assertEquals(expected, got, "batching " + (limit > 0) + ": the records are frame by frame's");
+            if (limit == 0) {
+                assertEquals(List.of(4, 1), watching.rememberedAtStep.get(11), "frame 11 went to the model while frame"
+                        + " 10, which finds object 1 again, was not finished: " + watching.rememberedAtStep);
+            }
+        }
+    }
+
+    /**
+     * A model that notes, at each step of its (one) stream, the lost objects its tracker still remembers then; its
+     * first step waits 300 ms, so that the frames after it gather into one batch.
+     */
+    static final class WatchingModel implements io.samstream.gpu.sam2.Sam2Tracking {
+        final io.samstream.gpu.sam2.Sam2Tracking inner;
+        final java.util.concurrent.atomic.AtomicReference<StreamHandle> handle =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        final java.util.Map<Integer, List<Integer>> rememberedAtStep = new java.util.concurrent.ConcurrentHashMap<>();
+
+        WatchingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public io.samstream.gpu.sam2.Sam2Config config() {
+            return inner.config();
+        }
+
+        @Override
+        public String describe() {
+            return "watching " + inner.describe();
+        }
+
+        @Override
+        public boolean batches() {
+            return inner.batches();
+        }
+
+        @Override
+        public StreamTracker openStream() {
+            StreamTracker s = inner.openStream();
+            return new StreamTracker() {
+                int step;
+
+                @Override
+                public List<io.samstream.gpu.sam2.ObjectResult> track(byte[] rgb,
+                        List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
+                    StreamHandle h = handle.get();
+                    if (h != null) {
+                        rememberedAtStep.put(step, h.tracker(MemoryTracker.class).remembered());
+                    }
+                    if (step++ == 0) {
+                        try {
+                            Thread.sleep(300);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return s.track(rgb, prompts);
+                }
+
+                @Override
+                public java.util.Set<Integer> objects() {
+                    return s.objects();
+                }
+
+                @Override
+                public void remove(int objectId) {
+                    s.remove(objectId);
+                }
+
+                @Override
+                public void close() {
+                    s.close();
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
     /** Stream "cam": 12 test-pattern frames, a box for object 1 and a point for object 2 from frame 0. */
     private static StreamHandle addCam(Engine engine) {
         return engine.add(TestSources.spec("cam", "testpattern:128x96@10?frames=12", false,

@@ -182,12 +182,13 @@ public final class MemoryTracker implements StreamTracker {
     }
 
     /**
-     * What a frame needs from the model, made by {@link #prepare}: the stream's tracker, the frame at the model's
-     * size and the prompts that add objects on it; or, when no object is to be followed, the frame's outcome
-     * ({@code done}).
+     * What a frame needs from the model, made by {@link #prepare}: the frame's size, the stream's tracker, the frame at
+     * the model's size and the prompts that add objects on it; or, when no object is to be followed, the frame's
+     * outcome ({@code done}).
      */
-    public record Pending(long frame, Sam2Tracking.StreamTracker stream, byte[] square, List<ObjectPrompt> prompts,
-                          Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds, TrackedFrame done) {}
+    public record Pending(long frame, int width, int height, Sam2Tracking.StreamTracker stream, byte[] square,
+                          List<ObjectPrompt> prompts, Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds,
+                          TrackedFrame done) {}
 
     /**
      * The first half of {@link #step}: prompts and resets applied, the frame resized; the model's call is the
@@ -344,22 +345,48 @@ public final class MemoryTracker implements StreamTracker {
             // Nothing to follow: the frame is not encoded (no memory refers to it).
             meters.active().set(0);
             keepState(frame);
-            return new Pending(frame, tracker, null, List.of(), current, lostIds,
+            return new Pending(frame, width, height, tracker, null, List.of(), current, lostIds,
                     new TrackedFrame(List.of(), List.of(), lostIds));
         }
         byte[] square = modelInput != null && modelInput.length == (long) s * s * 3 ? modelInput
                 : modelInput(s, width, height, rgb);
-        return new Pending(frame, tracker, square, newPrompts, current, lostIds, null);
+        return new Pending(frame, width, height, tracker, square, newPrompts, current, lostIds, null);
     }
 
     /** The second half of {@link #step}: the model's results for a {@link #prepare}d frame read into its outcome. */
-    public synchronized TrackedFrame finish(Pending p, List<ObjectResult> results) {
+    public TrackedFrame finish(Pending p, List<ObjectResult> results) {
+        List<MaskSummary> masks = new ArrayList<>(results.size());
+        for (ObjectResult r : results) {
+            masks.add(mask(p, r));
+        }
+        return finish(p, results, masks);
+    }
+
+    /**
+     * An object's mask on a {@link #prepare}d frame as {@link #finish} reads it: its logits at the frame's size, above
+     * 0, summarized; null when its object score says it is not visible. The costly host part of a step, and it
+     * depends on the result and the frame's size only, so it can be made on any thread while the model runs on.
+     */
+    public static MaskSummary mask(Pending p, ObjectResult r) {
+        return r.visible() ? r.summary(p.height(), p.width()) : null;
+    }
+
+    /**
+     * {@link #finish(Pending, List)} with each result's {@link #mask} made already ({@code summaries[i]} for {@code
+     * results[i]}).
+     */
+    public synchronized TrackedFrame finish(Pending p, List<ObjectResult> results, List<MaskSummary> summaries) {
+        if (summaries.size() != results.size()) {
+            throw new IllegalArgumentException(results.size() + " results but " + summaries.size() + " masks");
+        }
         long frame = p.frame();
         Map<Integer, TrackPrompts.Seed> current = p.current();
         List<Integer> lostIds = new ArrayList<>(p.lostIds());
         Map<Integer, ObjectResult> byId = new HashMap<>();
-        for (ObjectResult r : results) {
-            byId.put(r.objectId(), r);
+        Map<Integer, MaskSummary> maskOf = new HashMap<>();
+        for (int i = 0; i < results.size(); i++) {
+            byId.put(results.get(i).objectId(), results.get(i));
+            maskOf.put(results.get(i).objectId(), summaries.get(i));
         }
         Outcome o = new Outcome(frame, p, lostIds);
         // Objects visible on the frame before (or prompted on this one) are shown as they are. An object coming back
@@ -372,7 +399,7 @@ public final class MemoryTracker implements StreamTracker {
             }
             // Shown when its object score says visible and its mask at the frame's size has pixels: a record never
             // carries an empty mask (an empty one counts as a hidden frame).
-            MaskSummary m = r.visible() ? r.summary(height, width) : null;
+            MaskSummary m = maskOf.get(id);
             boolean visible = m != null && m.area() > 0;
             if (visible && hidden.hiddenFor(id) > 0 && !r.conditioning()) {
                 claims.add(new Claim(id, r, m, null));
@@ -387,7 +414,7 @@ public final class MemoryTracker implements StreamTracker {
                 continue;
             }
             k.frames++;
-            MaskSummary m = r.visible() ? r.summary(height, width) : null;
+            MaskSummary m = maskOf.get(id);
             if (m != null && m.area() > 0) {
                 claims.add(new Claim(id, r, m, k));
             } else {
