@@ -83,7 +83,7 @@ public final class EngineMetrics {
          */
         Timer stageTime(String stage) {
             return Timer.builder("samstream.stage.time").tags("stage", stage, "gpu", gpu)
-                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input)")
+                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input, mask-summary, mask-wait)")
                     .publishPercentileHistogram().register(registry);
         }
     }

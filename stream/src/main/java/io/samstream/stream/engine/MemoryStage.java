@@ -11,6 +11,7 @@ import akka.stream.stage.AbstractOutHandler;
 import akka.stream.stage.AsyncCallback;
 import akka.stream.stage.GraphStage;
 import akka.stream.stage.GraphStageLogic;
+import io.micrometer.core.instrument.Timer;
 import io.samstream.connectors.video.VideoFrame;
 import io.samstream.gpu.mask.MaskSummary;
 import io.samstream.gpu.sam2.ObjectPrompt;
@@ -248,6 +249,9 @@ final class MemoryStage extends GraphStage<FlowShape<List<Job>, List<Job.Decoded
         private final Runnable modelFree;
         private final java.util.function.Consumer<List<Job.Decoded>> done;
         private final java.util.function.Consumer<Throwable> failed;
+        /** An object's mask made on the host pool; the stage's wait for a round's masks when it finishes it. */
+        private final Timer summaryTime = metrics.stageTime("mask-summary");
+        private final Timer finishWait = metrics.stageTime("mask-wait");
         private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
         /** The last round called and not yet finished (its masks summarized meanwhile). */
         private Round inFlight;
@@ -343,11 +347,13 @@ final class MemoryStage extends GraphStage<FlowShape<List<Job>, List<Job.Decoded
                 for (int j = 0; j < results.size(); j++) {
                     int k = j;
                     parts.add(CompletableFuture.runAsync(() -> {
+                        long t0 = System.nanoTime();
                         try {
                             m.masks[k] = MemoryTracker.mask(p, results.get(k));
                         } catch (RuntimeException | Error ex) {
                             m.error = ex;
                         }
+                        summaryTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
                     }, host));
                 }
             }
@@ -366,7 +372,9 @@ final class MemoryStage extends GraphStage<FlowShape<List<Job>, List<Job.Decoded
             if (inFlight == r) {
                 inFlight = null;
             }
+            long t0 = System.nanoTime();
             Masks[] masks = r.masks.join();
+            finishWait.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             for (int w = 0; w < r.frames.size(); w++) {
                 Job job = r.batch.jobs.get(r.frames.get(w));
                 if (r.results.get(w) == null || job.stream().failed()) {
