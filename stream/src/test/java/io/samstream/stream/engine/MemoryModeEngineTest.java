@@ -299,15 +299,44 @@ class MemoryModeEngineTest {
      * A model that notes, at each step of its (one) stream, the lost objects its tracker still remembers then; its
      * first step waits 300 ms, so that the frames after it gather into one batch.
      */
-    static final class WatchingModel implements io.samstream.gpu.sam2.Sam2Tracking {
-        final io.samstream.gpu.sam2.Sam2Tracking inner;
+    static final class WatchingModel extends ForwardingModel {
         final java.util.concurrent.atomic.AtomicReference<StreamHandle> handle =
                 new java.util.concurrent.atomic.AtomicReference<>();
         final java.util.Map<Integer, List<Integer>> rememberedAtStep = new java.util.concurrent.ConcurrentHashMap<>();
 
         WatchingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
+            super(inner);
+        }
+
+        @Override
+        void beforeTrack(int step, byte[] rgb, List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
+            StreamHandle h = handle.get();
+            if (h != null) {
+                rememberedAtStep.put(step, h.tracker(MemoryTracker.class).remembered());
+            }
+            if (step == 0) {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    /**
+     * A model that forwards to {@code inner}, each of its streams' steps first shown to {@link #beforeTrack} (with the
+     * stream's step count, 0 for its first).
+     */
+    abstract static class ForwardingModel implements io.samstream.gpu.sam2.Sam2Tracking {
+        final io.samstream.gpu.sam2.Sam2Tracking inner;
+
+        ForwardingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
             this.inner = inner;
         }
+
+        /** Called before each step of a stream; may throw to refuse it. */
+        abstract void beforeTrack(int step, byte[] rgb, List<io.samstream.gpu.sam2.ObjectPrompt> prompts);
 
         @Override
         public io.samstream.gpu.sam2.Sam2Config config() {
@@ -316,7 +345,7 @@ class MemoryModeEngineTest {
 
         @Override
         public String describe() {
-            return "watching " + inner.describe();
+            return getClass().getSimpleName() + " of " + inner.describe();
         }
 
         @Override
@@ -333,17 +362,7 @@ class MemoryModeEngineTest {
                 @Override
                 public List<io.samstream.gpu.sam2.ObjectResult> track(byte[] rgb,
                         List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
-                    StreamHandle h = handle.get();
-                    if (h != null) {
-                        rememberedAtStep.put(step, h.tracker(MemoryTracker.class).remembered());
-                    }
-                    if (step++ == 0) {
-                        try {
-                            Thread.sleep(300);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
+                    beforeTrack(step++, rgb, prompts);
                     return s.track(rgb, prompts);
                 }
 
@@ -362,6 +381,12 @@ class MemoryModeEngineTest {
                     s.close();
                 }
             };
+        }
+
+        /** The interface's batched call: each stream's frame in turn. */
+        final List<List<io.samstream.gpu.sam2.ObjectResult>> eachStream(List<StreamTracker> streams,
+                List<byte[]> frames, List<List<io.samstream.gpu.sam2.ObjectPrompt>> prompts) {
+            return io.samstream.gpu.sam2.Sam2Tracking.super.track(streams, frames, prompts);
         }
 
         @Override
@@ -420,8 +445,7 @@ class MemoryModeEngineTest {
      * The model as a batching one (as the GPU tracker: a bad batch is refused before any stream moves on), its
      * several-stream calls counted; it refuses prompts for object {@link #REFUSED}.
      */
-    static final class CountingModel implements io.samstream.gpu.sam2.Sam2Tracking {
-        final io.samstream.gpu.sam2.Sam2Tracking inner;
+    static final class CountingModel extends ForwardingModel {
         final List<Integer> batches = java.util.Collections.synchronizedList(new ArrayList<>());
         /** Per call, the most frames of one stream in it. */
         final List<Integer> streamRuns = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -430,7 +454,7 @@ class MemoryModeEngineTest {
         static final int REFUSED = 99;
 
         CountingModel(io.samstream.gpu.sam2.Sam2Tracking inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         int largestBatch() {
@@ -446,42 +470,9 @@ class MemoryModeEngineTest {
         }
 
         @Override
-        public io.samstream.gpu.sam2.Sam2Config config() {
-            return inner.config();
-        }
-
-        @Override
-        public String describe() {
-            return "counting " + inner.describe();
-        }
-
-        @Override
-        public StreamTracker openStream() {
-            StreamTracker s = inner.openStream();
-            return new StreamTracker() {
-                @Override
-                public List<io.samstream.gpu.sam2.ObjectResult> track(byte[] rgb,
-                        List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
-                    refuse(prompts);
-                    frames.add(rgb.clone());
-                    return s.track(rgb, prompts);
-                }
-
-                @Override
-                public java.util.Set<Integer> objects() {
-                    return s.objects();
-                }
-
-                @Override
-                public void remove(int objectId) {
-                    s.remove(objectId);
-                }
-
-                @Override
-                public void close() {
-                    s.close();
-                }
-            };
+        void beforeTrack(int step, byte[] rgb, List<io.samstream.gpu.sam2.ObjectPrompt> prompts) {
+            refuse(prompts);
+            frames.add(rgb.clone());
         }
 
         @Override
@@ -503,11 +494,7 @@ class MemoryModeEngineTest {
             streams.forEach(st -> perStream.merge(st, 1, Integer::sum));
             streamRuns.add(perStream.values().stream().mapToInt(Integer::intValue).max().orElse(0));
             prompts.forEach(CountingModel::refuse);
-            return io.samstream.gpu.sam2.Sam2Tracking.super.track(streams, frames, prompts);
-        }
-
-        @Override
-        public void close() {
+            return eachStream(streams, frames, prompts);
         }
     }
 }
