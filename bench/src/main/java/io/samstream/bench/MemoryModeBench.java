@@ -60,23 +60,23 @@ public final class MemoryModeBench {
      * model call's time over its frames, averaged over the calls (so frames/s x that / 1000 is roughly the share of
      * the wall time the model's calls took: near 1, the model is the limit; well below, the host is); {@code
      * maskMs}: an object's mask made at the frame's size on the host pool (stage {@code mask-summary}), on average;
-     * {@code maskWaitShare}: the share of the wall time the model's stage waited for a round's masks after the next
-     * call (stage {@code mask-wait}): near 0, the masks are made while the model runs.
+     * {@code finishWaitShare}: the share of the wall time the model's stage waited for earlier calls' frames to be
+     * finished before it could call again (stage {@code finish-wait}): near 0, the host keeps up with the model.
      */
     record Row(int streams, int objects, long published, long dropped, double seconds, double p50Ms, double p99Ms,
                long deviceAtTenth, long deviceAtEnd, double meanBatch, double modelMsPerFrame, double maskMs,
-               double maskWaitShare) {
+               double finishWaitShare) {
         String markdown() {
             return String.format(Locale.ROOT,
                     "| %d | %d | %d | %d | %.1f | %.1f | %.0f | %.0f | %.0f -> %.0f | %.1f | %.2f | %.2f | %.1f %% |",
                     streams, objects, published, dropped, published / seconds, published / seconds / streams, p50Ms,
                     p99Ms, deviceAtTenth / 1048576.0, deviceAtEnd / 1048576.0, meanBatch, modelMsPerFrame, maskMs,
-                    100 * maskWaitShare);
+                    100 * finishWaitShare);
         }
     }
 
     static final String HEADER = "| streams | objects each | published | dropped | frames/s | per stream | p50 ms | p99 ms"
-            + " | device MiB (tenth -> end) | mean batch | model ms a frame | host ms a mask | waiting for masks |\n"
+            + " | device MiB (tenth -> end) | mean batch | model ms a frame | host ms a mask | waiting for finishes |\n"
             + "|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
     public static void main(String[] args) throws Exception {
@@ -182,13 +182,13 @@ public final class MemoryModeBench {
         var batch = metrics.registry().find("samstream.batch.size").summary();
         var model = metrics.registry().find("samstream.decoder.time").timer();
         var mask = metrics.registry().find("samstream.stage.time").tag("stage", "mask-summary").timer();
-        var maskWait = metrics.registry().find("samstream.stage.time").tag("stage", "mask-wait").timer();
+        var finishWait = metrics.registry().find("samstream.stage.time").tag("stage", "finish-wait").timer();
         double wall = (t1 - t0) / 1e9;
         return new Row(streams, objects, published, dropped, wall, StreamBench.pct(l, 0.5) / 1e6,
                 StreamBench.pct(l, 0.99) / 1e6, deviceAtTenth, deviceAtEnd, batch == null ? 0 : batch.mean(),
                 model == null ? 0 : model.mean(TimeUnit.MILLISECONDS),
                 mask == null ? 0 : mask.mean(TimeUnit.MILLISECONDS),
-                maskWait == null ? 0 : maskWait.totalTime(TimeUnit.SECONDS) / wall);
+                finishWait == null ? 0 : finishWait.totalTime(TimeUnit.SECONDS) / wall);
     }
 
     /** Frame-0 boxes of {@code count} objects: the scene's shapes first, then cells of a 4 x 4 grid. */

@@ -32,7 +32,7 @@ class MemoryModeBenchTest {
             assertTrue(row.meanBatch() >= 1 && row.meanBatch() <= 2, "batches of 1 or 2 frames: " + row);
             assertTrue(row.modelMsPerFrame() > 0, "the model's calls took time: " + row);
             assertTrue(row.maskMs() > 0, "masks were made on the host pool: " + row);
-            assertTrue(row.maskWaitShare() >= 0 && row.maskWaitShare() < 1, "the stage's wait for masks: " + row);
+            assertTrue(row.finishWaitShare() >= 0 && row.finishWaitShare() < 1, "the stage's wait for finishes: " + row);
             String md = row.markdown();
             assertTrue(md.startsWith("| 2 | 2 | " + row.published() + " | " + row.dropped() + " | "), md);
             assertEquals(MemoryModeBench.HEADER.split("\n")[0].split("\\|").length, md.split("\\|").length, md);

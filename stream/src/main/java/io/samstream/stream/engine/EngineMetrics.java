@@ -83,7 +83,8 @@ public final class EngineMetrics {
          */
         Timer stageTime(String stage) {
             return Timer.builder("samstream.stage.time").tags("stage", stage, "gpu", gpu)
-                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input, mask-summary, mask-wait)")
+                    .description("time per stage (queue-wait, decode, postprocess, ack, model-input, mask-summary,"
+                            + " finish-wait)")
                     .publishPercentileHistogram().register(registry);
         }
     }

@@ -21,9 +21,9 @@ final class MemoryCalls {
     /**
      * The model's results for a call's prepared frames, in order (a stream's frames consecutive in the list, in
      * frame order); null for a frame whose stream failed. A call the model refuses goes stream by stream: each
-     * stream's frames in one call when the model batches, else frame by frame; {@code settle} (the round before
-     * finished) runs first, so that a stream that makes room for its new objects does so as stepping frame by frame
-     * would. Each frame's share of the time is put in {@code cost} ({@link #apportion}).
+     * stream's frames in one call when the model batches, else frame by frame; {@code settle} (every round called
+     * before finished) runs first, so that a stream that makes room for its new objects does so as stepping frame by
+     * frame would. Each frame's share of the time is put in {@code cost} ({@link #apportion}).
      */
     static List<List<ObjectResult>> trackCall(List<Job> jobs, List<Integer> toModel,
                                                       List<MemoryTracker.Pending> pending, long[] cost,
@@ -96,7 +96,7 @@ final class MemoryCalls {
     /**
      * Frames {@code from..to-1} of a call, one stream's (one frame unless the model batches): their results, or nulls
      * when the model refuses them and the stream fails. A tracker that batches refuses a bad call before any work
-     * (its object limit among the reasons): the round before is finished ({@code settle}), the stream's lost objects
+     * (its object limit among the reasons): the rounds before are finished ({@code settle}), the stream's lost objects
      * whose memory was kept make room, and the frames are tried once more.
      */
     private static List<List<ObjectResult>> trackStream(List<Job> jobs, List<Integer> toModel,

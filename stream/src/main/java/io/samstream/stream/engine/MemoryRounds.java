@@ -15,36 +15,44 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The rounds of {@link MemoryStage}: a batch's frames go to the model in rounds (one model call each); round N+1 is
- * prepared and called while round N's masks are made on the host pool, and round N is finished (the streams'
- * bookkeeping) after that call. A frame joins a round while its stream's frames of the round before are unfinished
- * only where {@link MemoryTracker#prepareAhead} allows. The work runs one task at a time on {@code executor}, in the
- * order submitted: each batch's rounds, and the finish of a round left unfinished when no batch followed; the state
- * here is touched by those tasks only. Batches are handed on in order, once every frame of theirs is finished.
+ * The rounds of {@link MemoryStage}: a batch's frames go to the model in rounds, one model call each. A called round's
+ * masks are made on the host pool, one task an object, and the round is then finished there too (its streams'
+ * bookkeeping, frame after frame), round after round in call order; meanwhile the stage's thread prepares and calls
+ * the next round. A frame joins a round while frames of its stream are unfinished only where {@link
+ * MemoryTracker#prepareAhead} allows (their finish cannot change it, nor touch the objects its call steps); otherwise
+ * it waits for a later round. At most {@value #MAX_OPEN} rounds are called and not yet finished. The stage's work runs
+ * one task at a time on {@code executor}, in the order submitted; batches are handed on in order, once every frame of
+ * theirs is finished.
  */
 final class MemoryRounds {
+    /** Rounds called and not yet finished, at most: one being finished while the next is called. */
+    static final int MAX_OPEN = 2;
+
     private final Executor executor;
     private final Executor host;
     private final EngineMetrics.Gpu metrics;
     private final Runnable modelFree;
     private final Consumer<List<Job.Decoded>> done;
     private final Consumer<Throwable> failed;
-    /** An object's mask made on the host pool; the stage's wait for a round's masks when it finishes it. */
+    /** An object's mask made on the host pool; the stage's wait for earlier rounds to be finished. */
     private final Timer summaryTime;
     private final Timer finishWait;
     private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
-    /** The last round called and not yet finished (its masks summarized meanwhile). */
-    private Round inFlight;
-    /** Batches not yet out, in order. */
+    /** Rounds called and not yet seen finished, in call order (the stage's tasks only). */
+    private final List<Round> open = new ArrayList<>();
+    /** The last round's finish: the next round's follows it (the stage's tasks only). */
+    private CompletableFuture<Void> finishes = CompletableFuture.completedFuture(null);
+    /** Batches not yet out, in order (under this object's lock, as their counts). */
     private final Deque<Batch> batches = new ArrayDeque<>();
 
     /**
      * @param executor  runs the rounds, one task at a time
-     * @param host      prepares a round's streams at once and makes its masks
+     * @param host      prepares a round's streams at once, makes its masks and finishes it
      * @param modelFree told when a batch's last call is done: the next batch may come
      * @param done      given each batch's outcomes, in batch order
      * @param failed    told of a failure that is no frame's (the stage fails)
@@ -58,7 +66,7 @@ final class MemoryRounds {
         this.done = done;
         this.failed = failed;
         this.summaryTime = metrics.stageTime("mask-summary");
-        this.finishWait = metrics.stageTime("mask-wait");
+        this.finishWait = metrics.stageTime("finish-wait");
     }
 
     /** Queues a batch: its rounds run after those of the batches before it. */
@@ -78,55 +86,79 @@ final class MemoryRounds {
 
     /**
      * A batch's frames, round after round until each is called or done: each round's frames prepared (ahead of the
-     * round in flight where they may be), called, then the round before finished.
+     * unfinished rounds where they may be) and called; a frame that must wait for its stream's unfinished frames is
+     * tried again in a later round, after the oldest unfinished round is finished when nothing else could go.
      */
     private void batch(Batch b) {
-        batches.add(b);
+        synchronized (this) {
+            batches.add(b);
+        }
         Map<StreamHandle, ArrayDeque<Integer>> queues = new LinkedHashMap<>();
         for (int i = 0; i < b.jobs.size(); i++) {
             queues.computeIfAbsent(b.jobs.get(i).stream(), k -> new ArrayDeque<>()).add(i);
         }
         while (queues.values().stream().anyMatch(q -> !q.isEmpty())) {
-            Round before = inFlight;
+            open.removeIf(r -> r.finished.isDone());
+            List<Round> unfinished = List.copyOf(open);
             List<Prepared> prepared = eachStream(host, queues.values().stream().filter(q -> !q.isEmpty())
-                    .toList(), queue -> prepareStream(b, queue, before));
+                    .toList(), queue -> prepareStream(b, queue, unfinished));
             List<Integer> toModel = new ArrayList<>();
             List<MemoryTracker.Pending> pending = new ArrayList<>();
             for (Prepared p : prepared) {
                 toModel.addAll(p.toModel());
                 pending.addAll(p.pending());
             }
-            Round next = toModel.isEmpty() ? null : call(b, toModel, pending, () -> finish(before));
-            finish(before);
-            if (next != null) {
-                inFlight = next;
-            } else if (prepared.stream().allMatch(p -> p.taken() == 0) && before == null) {
-                throw new IllegalStateException("memory mode: no frame of the batch could be prepared");
+            if (!toModel.isEmpty()) {
+                if (open.size() >= MAX_OPEN) {
+                    waitFor(open.get(0));
+                }
+                open.add(call(b, toModel, pending));
+            } else if (prepared.stream().allMatch(p -> p.taken() == 0)) {
+                if (open.isEmpty()) {
+                    throw new IllegalStateException("memory mode: no frame of the batch could be prepared");
+                }
+                waitFor(open.get(0)); // the frames left wait for their streams' frames before them
             }
         }
-        b.prepared = true;
-        release();
-        modelFree.run();
-        Round left = inFlight;
-        if (left != null) {
-            // Finished by the next batch after its first call, or here once its masks are made if none came.
-            left.masks.whenComplete((m, e) -> run(() -> finish(left)));
+        synchronized (this) {
+            b.prepared = true;
+            release();
         }
+        modelFree.run();
     }
 
-    /** The model's call for a round's prepared frames; their masks summarized on the host pool meanwhile. */
-    private Round call(Batch b, List<Integer> toModel, List<MemoryTracker.Pending> pending, Runnable settle) {
+    /** Waits until round {@code r} is finished. */
+    private void waitFor(Round r) {
+        long t0 = System.nanoTime();
+        r.finished.join();
+        finishWait.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The model's call for a round's prepared frames; their masks then made on the host pool and the round finished
+     * there after the round before. A refused call waits for every unfinished round first (see {@link MemoryCalls}).
+     */
+    private Round call(Batch b, List<Integer> toModel, List<MemoryTracker.Pending> pending) {
         long t0 = System.nanoTime();
         long[] callCost = new long[toModel.size()];
-        List<List<ObjectResult>> results = MemoryCalls.trackCall(b.jobs, toModel, pending, callCost, settle);
+        List<List<ObjectResult>> results = MemoryCalls.trackCall(b.jobs, toModel, pending, callCost,
+                () -> open.forEach(this::waitFor));
         metrics.decoderTime.record((System.nanoTime() - t0) / toModel.size(), TimeUnit.NANOSECONDS);
         for (int w = 0; w < toModel.size(); w++) {
             b.cost[toModel.get(w)] += callCost[w];
             b.out[toModel.get(w)] = new Job.Decoded(b.jobs.get(toModel.get(w)), null);
         }
         Round r = new Round(b, toModel, pending, results);
-        r.masks = summarize(r);
-        b.open++;
+        synchronized (this) {
+            b.open++;
+        }
+        CompletableFuture<Masks[]> masks = summarize(r);
+        r.finished = finishes.thenCombine(masks, (v, m) -> m).thenAcceptAsync(m -> finish(r, m), host)
+                .exceptionally(e -> {
+                    failed.accept(e);
+                    return null;
+                });
+        finishes = r.finished;
         return r;
     }
 
@@ -158,20 +190,10 @@ final class MemoryRounds {
     }
 
     /**
-     * A called round's frames read into their outcomes, in order, once its masks are made (nothing if it is null
-     * or finished already); then the batches that are complete leave.
+     * A called round's frames read into their outcomes, in order, with their masks; then the batches that are
+     * complete leave. A frame's failure fails its stream.
      */
-    private void finish(Round r) {
-        if (r == null || r.finished) {
-            return;
-        }
-        r.finished = true;
-        if (inFlight == r) {
-            inFlight = null;
-        }
-        long t0 = System.nanoTime();
-        Masks[] masks = r.masks.join();
-        finishWait.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    private void finish(Round r, Masks[] masks) {
         for (int w = 0; w < r.frames.size(); w++) {
             Job job = r.batch.jobs.get(r.frames.get(w));
             if (r.results.get(w) == null || job.stream().failed()) {
@@ -187,11 +209,13 @@ final class MemoryRounds {
                 Stages.failFrame(job, ex);
             }
         }
-        r.batch.open--;
-        release();
+        synchronized (this) {
+            r.batch.open--;
+            release();
+        }
     }
 
-    /** Hands on the batches at the head that are complete, in order. */
+    /** Hands on the batches at the head that are complete, in order; under the lock. */
     private void release() {
         while (!batches.isEmpty() && batches.peek().complete()) {
             Batch b = batches.poll();
@@ -236,8 +260,8 @@ final class MemoryRounds {
         final List<Integer> frames;
         final List<MemoryTracker.Pending> pending;
         final List<List<ObjectResult>> results;
-        CompletableFuture<Masks[]> masks;
-        boolean finished;
+        /** Done once every frame of the round is finished. */
+        CompletableFuture<Void> finished;
 
         Round(Batch batch, List<Integer> frames, List<MemoryTracker.Pending> pending,
               List<List<ObjectResult>> results) {
@@ -247,7 +271,7 @@ final class MemoryRounds {
             this.results = results;
         }
 
-        /** This round's frames of {@code stream} (prepared, not yet finished), in order. */
+        /** This round's frames of {@code stream}, in order. */
         List<MemoryTracker.Pending> of(StreamHandle stream) {
             List<MemoryTracker.Pending> mine = new ArrayList<>();
             for (int w = 0; w < frames.size(); w++) {
@@ -274,11 +298,11 @@ final class MemoryRounds {
 
     /**
      * The frames at the head of one stream's {@code queue} that can go to the next call, prepared in order (taken off
-     * the queue), ahead of the stream's frames in round {@code before} (called, not yet finished); frames that need no
+     * the queue), ahead of the stream's frames in {@code rounds} (called, maybe not yet finished); frames that need no
      * model call, or whose stream failed, get their outcome here. A model that does not batch (the CPU reference)
      * takes one frame of a stream a call. Touches only this stream's state, so streams are prepared at once.
      */
-    private static Prepared prepareStream(Batch b, ArrayDeque<Integer> queue, Round before) {
+    private static Prepared prepareStream(Batch b, ArrayDeque<Integer> queue, List<Round> rounds) {
         List<Integer> toModel = new ArrayList<>();
         List<MemoryTracker.Pending> mine = new ArrayList<>();
         List<MemoryTracker.Pending> unfinished = null;
@@ -298,7 +322,10 @@ final class MemoryRounds {
                     break; // one frame of a stream per call: wave by wave
                 }
                 if (unfinished == null) {
-                    unfinished = before == null ? new ArrayList<>() : before.of(job.stream());
+                    unfinished = new ArrayList<>();
+                    for (Round r : rounds) {
+                        unfinished.addAll(r.of(job.stream()));
+                    }
                 }
                 VideoFrame f = job.frame();
                 StreamPrompts.Snapshot prompts = job.stream().prompts().take(f.index());
@@ -327,26 +354,38 @@ final class MemoryRounds {
     }
 
     /**
-     * {@code work} for each of {@code parts} (one stream's each), at once on {@code host}, results in order; the
-     * last part runs on the calling thread, and a single part runs there alone. The work catches its frames'
-     * failures itself; anything else it throws is rethrown here (in a CompletionException), after every part is done.
+     * {@code work} for each of {@code parts} (one stream's each), results in order: offered to {@code host} and run by
+     * the calling thread too, each part by whichever thread takes it first, so the caller never waits for a part
+     * queued behind other work on the pool (a round's masks, say); it waits only for parts a pool thread has begun.
+     * The work catches its frames' failures itself; anything else it throws is rethrown here (in a
+     * CompletionException), after every part is done.
      */
     private static <P, R> List<R> eachStream(Executor host, List<P> parts, Function<P, R> work) {
-        List<CompletableFuture<R>> all = new ArrayList<>(parts.size());
-        for (int k = 0; k < parts.size() - 1; k++) {
+        int n = parts.size();
+        List<CompletableFuture<R>> results = new ArrayList<>(n);
+        List<Runnable> runs = new ArrayList<>(n);
+        for (int k = 0; k < n; k++) {
             P part = parts.get(k);
-            all.add(CompletableFuture.supplyAsync(() -> work.apply(part), host));
+            CompletableFuture<R> result = new CompletableFuture<>();
+            AtomicBoolean taken = new AtomicBoolean();
+            results.add(result);
+            runs.add(() -> {
+                if (taken.compareAndSet(false, true)) {
+                    try {
+                        result.complete(work.apply(part));
+                    } catch (RuntimeException | Error e) {
+                        result.completeExceptionally(e);
+                    }
+                }
+            });
         }
-        if (!parts.isEmpty()) {
-            CompletableFuture<R> mine = new CompletableFuture<>();
-            try {
-                mine.complete(work.apply(parts.get(parts.size() - 1)));
-            } catch (RuntimeException | Error e) {
-                mine.completeExceptionally(e);
-            }
-            all.add(mine);
+        for (int k = 0; k < n - 1; k++) {
+            host.execute(runs.get(k));
         }
-        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
-        return all.stream().map(CompletableFuture::join).toList();
+        for (int k = n - 1; k >= 0; k--) {
+            runs.get(k).run();
+        }
+        CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+        return results.stream().map(CompletableFuture::join).toList();
     }
 }

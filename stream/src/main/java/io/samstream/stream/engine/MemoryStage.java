@@ -29,19 +29,16 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>finish</b>: each object's mask brought to the frame's size and summarized (the costly host part), then the
  *       stream's bookkeeping (hidden, lost, found again).</li>
  * </ol>
- * The rounds are pipelined: the masks of round N are summarized on the {@code host} pool while the model runs round
- * N+1, and round N's bookkeeping runs after that call. Round N+1 may therefore hold a frame whose stream's frames in
- * round N are not finished yet: only where {@link MemoryTracker#prepareAhead} says their finish cannot change it;
- * otherwise the frame waits for a later round. So each stream's outcome is the one stepping frame by frame gives, and
- * only the summaries, which touch no state, ever run beside the model. The rounds run one at a time on {@code
- * executor}, in order; a round's streams are prepared at once on {@code host} ({@link MemoryRounds}; the calls and
- * their fallbacks: {@link MemoryCalls}).
+ * The rounds are pipelined ({@link MemoryRounds}): round N is finished on the {@code host} pool while the model runs
+ * round N+1 on the stage's thread. Round N+1 may therefore hold a frame whose stream's frames in round N are not
+ * finished yet: only where {@link MemoryTracker#prepareAhead} says their finish cannot change it (nor touch the
+ * objects the call steps); otherwise the frame waits for a later round. So each stream's outcome is the one stepping
+ * frame by frame gives. The calls and their fallbacks are {@link MemoryCalls}'.
  *
  * <p>The stage asks its upstream (the micro-batcher) for a batch when the model is free: after the last call of the
- * batch before. A batch's frames leave, in batch order, once all of them are finished (its last round is finished by
- * the next batch's work after that batch's first call, or as soon as its summaries are done when no batch waits).
- * A frame that fails fails its stream only; when a call is refused, its streams go through one by one so that only the
- * stream at fault fails. Each frame's model time is charged to its stream's {@link FairShare} when its batch leaves.
+ * batch before. A batch's frames leave, in batch order, once all of them are finished. A frame that fails fails its
+ * stream only; when a call is refused, its streams go through one by one so that only the stream at fault fails.
+ * Each frame's model time is charged to its stream's {@link FairShare} when its batch leaves.
  */
 final class MemoryStage extends GraphStage<FlowShape<List<Job>, List<Job.Decoded>>> {
     private final Executor executor;

@@ -75,9 +75,12 @@ import org.slf4j.LoggerFactory;
  * The frame goes to the model resized to its square input (Pillow's bilinear); prompts are
  * scaled to that input. Masks come back at the frame's size: the low-resolution logits resized bilinearly,
  * above 0. A record's {@code score} is the decoder's predicted IoU of the chosen mask, as in kalman mode.
- * Not thread-safe: a stream's frames are stepped one after the other. {@link #step} is {@link #prepare}, the model's
- * call, {@link #finish}; to give a batching model a stream's consecutive frames in one call, {@link #prepareAhead}
- * prepares a frame before the ones before it are finished, where their finish cannot change it.
+ * A stream's frames are prepared in order and finished in order; {@link #step} is {@link #prepare}, the model's call,
+ * {@link #finish}. To give a batching model a stream's consecutive frames in one call, or to prepare the next call
+ * while the frames of the last are finished on another thread, {@link #prepareAhead} prepares a frame before the
+ * ones before it are finished, where their finish cannot change it. Preparing and finishing hold the tracker's lock;
+ * the model's call for a frame must not run beside the finish of the frame before it unless that frame was prepared
+ * ahead of it (then that finish does not touch the objects the call steps).
  */
 public final class MemoryTracker implements StreamTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
@@ -111,6 +114,10 @@ public final class MemoryTracker implements StreamTracker {
     private final Map<Integer, double[]> resume = new HashMap<>();
     private final List<Integer> lostByMove = new ArrayList<>();
     private boolean stepped;
+    /** The last frame prepared and the last finished, by {@link Pending#seq}; the last finished's index. */
+    private long preparedSeq;
+    private long finishedSeq;
+    private long lastFinished = -1;
     private int stateEvery;
     private final NavigableMap<Long, MemoryTrackerState> states = new TreeMap<>();
 
@@ -154,6 +161,14 @@ public final class MemoryTracker implements StreamTracker {
         this.tracker = model.openStream();
     }
 
+    /**
+     * The index of the last frame whose outcome {@link #finish} made (-1 before any): how far the stream's outcomes
+     * have got while later frames may already be with the model.
+     */
+    public synchronized long lastFinished() {
+        return lastFinished;
+    }
+
     /** The model its streams run on. */
     public Sam2Tracking model() {
         return model;
@@ -184,9 +199,9 @@ public final class MemoryTracker implements StreamTracker {
     /**
      * What a frame needs from the model, made by {@link #prepare}: the frame's size, the stream's tracker, the frame at
      * the model's size and the prompts that add objects on it; or, when no object is to be followed, the frame's
-     * outcome ({@code done}).
+     * outcome ({@code done}). {@code seq} numbers a tracker's prepared frames in order.
      */
-    public record Pending(long frame, int width, int height, Sam2Tracking.StreamTracker stream, byte[] square,
+    public record Pending(long seq, long frame, int width, int height, Sam2Tracking.StreamTracker stream, byte[] square,
                           List<ObjectPrompt> prompts, Map<Integer, TrackPrompts.Seed> current, List<Integer> lostIds,
                           TrackedFrame done) {}
 
@@ -216,6 +231,8 @@ public final class MemoryTracker implements StreamTracker {
      * object hidden long enough to be lost within them, a lost one whose memory is kept old enough to be forgotten
      * within them). Otherwise nothing {@link #finish} does to the stream's bookkeeping in between bears on this
      * frame's preparation or on the model's work for it, and the outcome is the one stepping frame by frame gives.
+     * Frames of {@code unfinished} that were finished meanwhile (on another thread) are left out: so a caller may pass
+     * every frame it has not seen finished yet.
      */
     public synchronized Pending prepareAhead(List<Pending> unfinished, long frame, int width, int height, byte[] rgb,
                                              TrackPrompts prompts) {
@@ -228,6 +245,13 @@ public final class MemoryTracker implements StreamTracker {
      */
     public synchronized Pending prepareAhead(List<Pending> unfinished, long frame, int width, int height, byte[] rgb,
                                              byte[] modelInput, TrackPrompts prompts) {
+        List<Pending> open = new ArrayList<>(unfinished.size());
+        for (Pending p : unfinished) {
+            if (p.done() != null || p.seq() > finishedSeq) {
+                open.add(p);
+            }
+        }
+        unfinished = open;
         if (unfinished.isEmpty()) {
             return prepare(frame, width, height, rgb, modelInput, prompts, false);
         }
@@ -345,12 +369,12 @@ public final class MemoryTracker implements StreamTracker {
             // Nothing to follow: the frame is not encoded (no memory refers to it).
             meters.active().set(0);
             keepState(frame);
-            return new Pending(frame, width, height, tracker, null, List.of(), current, lostIds,
+            return new Pending(++preparedSeq, frame, width, height, tracker, null, List.of(), current, lostIds,
                     new TrackedFrame(List.of(), List.of(), lostIds));
         }
         byte[] square = modelInput != null && modelInput.length == (long) s * s * 3 ? modelInput
                 : modelInput(s, width, height, rgb);
-        return new Pending(frame, width, height, tracker, square, newPrompts, current, lostIds, null);
+        return new Pending(++preparedSeq, frame, width, height, tracker, square, newPrompts, current, lostIds, null);
     }
 
     /** The second half of {@link #step}: the model's results for a {@link #prepare}d frame read into its outcome. */
@@ -379,6 +403,8 @@ public final class MemoryTracker implements StreamTracker {
         if (summaries.size() != results.size()) {
             throw new IllegalArgumentException(results.size() + " results but " + summaries.size() + " masks");
         }
+        finishedSeq = Math.max(finishedSeq, p.seq());
+        lastFinished = p.frame();
         long frame = p.frame();
         Map<Integer, TrackPrompts.Seed> current = p.current();
         List<Integer> lostIds = new ArrayList<>(p.lostIds());

@@ -187,4 +187,30 @@ class MemoryTrackerAheadTest {
         assertNull(t.prepareAhead(unfinished, 3, W, H, clip.render(3), promptsOf(0)),
                 "an object could be lost (its memory dropped) within the frames before");
     }
+
+    /**
+     * A caller that finishes frames on another thread passes every frame it has not seen finished: those finished
+     * meanwhile are left out, so a frame after them is prepared as after finished frames (here with an object added,
+     * which a frame prepared ahead could not have), and {@link MemoryTracker#lastFinished} says how far it got.
+     */
+    @Test
+    void framesFinishedMeanwhileAreLeftOutOfTheUnfinished() {
+        ScriptedSam2 model = new ScriptedSam2(config, script(), 8);
+        MemoryTracker t = new MemoryTracker("s", model, 3, 0, 1, TrackingMeters.none());
+        assertEquals(-1, t.lastFinished());
+        List<MemoryTracker.Pending> seen = new ArrayList<>();
+        seen.add(t.prepareAhead(seen, 0, W, H, clip.render(0), promptsOf(0)));
+        seen.add(t.prepareAhead(seen, 1, W, H, clip.render(1), promptsOf(0)));
+        assertNull(t.prepareAhead(seen, 2, W, H, clip.render(2), promptsOf(6)), "an object added: waits");
+        List<List<ObjectResult>> results = model.track(List.of(seen.get(0).stream(), seen.get(1).stream()),
+                List.of(seen.get(0).square(), seen.get(1).square()), List.of(seen.get(0).prompts(), List.of()));
+        t.finish(seen.get(0), results.get(0));
+        assertEquals(0, t.lastFinished());
+        assertNull(t.prepareAhead(seen, 2, W, H, clip.render(2), promptsOf(6)), "frame 1 is still unfinished");
+        t.finish(seen.get(1), results.get(1));
+        assertEquals(1, t.lastFinished());
+        MemoryTracker.Pending third = t.prepareAhead(seen, 2, W, H, clip.render(2), promptsOf(6));
+        assertNotNull(third, "both frames before it finished: prepared, its new object with it");
+        assertEquals(List.of(3), third.prompts().stream().map(io.samstream.gpu.sam2.ObjectPrompt::objectId).toList());
+    }
 }
