@@ -13,7 +13,6 @@ import io.samstream.connectors.video.SourceSpec;
 import io.samstream.connectors.video.TestPatternSource;
 import io.samstream.gpu.ModelCheckpoints;
 import io.samstream.gpu.checkpoint.CheckpointLoader;
-import io.samstream.gpu.checkpoint.StateDict;
 import io.samstream.gpu.cuda.sam2.CudaSam2Tracker;
 import io.samstream.gpu.sam2.Sam2Shapes;
 import io.samstream.gpu.sam2.Sam2Tracking;
@@ -43,12 +42,14 @@ import java.util.concurrent.TimeUnit;
  * frames/s in total and per stream, capture-to-publish latency p50/p99, and the device memory in use after a tenth of
  * the run and at its end (a bank per object: flat while the objects stay).
  *
- * <pre>java -cp ... io.samstream.bench.MemoryModeBench OUT.md [--model hiera_tiny|hiera_base_plus | --checkpoint CKPT]
- *      [--device cuda|cpu] [--live 1,4,8,16] [--objects 1,4] [--seconds 60] [--size 1920x1080] [--max-batch 8]</pre>
+ * <pre>java -cp ... io.samstream.bench.MemoryModeBench OUT.md [--model hiera_tiny|hiera_base_plus | --checkpoint CKPT
+ *      | --stand-in MS] [--device cuda|cpu] [--live 1,4,8,16] [--objects 1,4] [--seconds 60] [--size 1920x1080]
+ *      [--max-batch 8]</pre>
  *
  * {@code --model} takes random weights at a release's shapes (input 1024: what the step costs, not what it finds);
- * {@code --checkpoint} a SAM 2.1 checkpoint. The engine's other settings are reference.conf's (memory mode's lost
- * objects included), batches of {@code --max-batch} frames. Records go to a sink that takes them at once (no Kafka):
+ * {@code --checkpoint} a SAM 2.1 checkpoint; {@code --stand-in MS} a stand-in whose call sleeps MS ms a frame
+ * ({@link StandInSam2}: the engine's host work alone against a model of that speed, on any machine). The engine's
+ * other settings are reference.conf's (memory mode's lost objects included), batches of {@code --max-batch} frames. Records go to a sink that takes them at once (no Kafka):
  * the figures are the engine's, decode of the generated frames included.
  */
 public final class MemoryModeBench {
@@ -81,13 +82,15 @@ public final class MemoryModeBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: MemoryModeBench OUT.md [--model hiera_tiny | --checkpoint CKPT] [--device cuda|cpu]"
-                    + " [--live 1,4,8,16] [--objects 1,4] [--seconds 60] [--size 1920x1080] [--max-batch 8]");
+            System.err.println("usage: MemoryModeBench OUT.md [--model hiera_tiny | --checkpoint CKPT | --stand-in MS]"
+                    + " [--device cuda|cpu] [--live 1,4,8,16] [--objects 1,4] [--seconds 60] [--size 1920x1080]"
+                    + " [--max-batch 8]");
             System.exit(2);
         }
         Path out = Path.of(args[0]);
         String model = "hiera_tiny";
         Path checkpoint = null;
+        Double standIn = null;
         Device device = Device.CUDA;
         int[] live = {1, 4, 8, 16};
         int[] objects = {1, 4};
@@ -103,6 +106,7 @@ public final class MemoryModeBench {
             switch (args[i++]) {
                 case "--model" -> model = value;
                 case "--checkpoint" -> checkpoint = Path.of(value);
+                case "--stand-in" -> standIn = Double.parseDouble(value);
                 case "--device" -> device = Device.parse(value, "--device");
                 case "--live" -> live = counts(value, "--live");
                 case "--objects" -> objects = counts(value, "--objects");
@@ -116,11 +120,12 @@ public final class MemoryModeBench {
                 default -> throw new IllegalArgumentException("unknown option " + args[i - 1]);
             }
         }
-        StateDict weights = checkpoint != null ? CheckpointLoader.load(checkpoint)
-                : Sam2Shapes.random(Sam2Shapes.model(Sam2Shapes.release(model)), 5);
-        String name = checkpoint != null ? checkpoint.getFileName().toString() : model + " (random weights)";
+        String name = standIn != null ? "stand-in" : checkpoint != null ? checkpoint.getFileName().toString()
+                : model + " (random weights)";
         List<String> rows = new ArrayList<>();
-        try (Sam2Tracking tracking = ModelCheckpoints.openSam2Tracking(weights,
+        try (Sam2Tracking tracking = standIn != null ? new StandInSam2(standIn) : ModelCheckpoints.openSam2Tracking(
+                checkpoint != null ? CheckpointLoader.load(checkpoint)
+                        : Sam2Shapes.random(Sam2Shapes.model(Sam2Shapes.release(model)), 5),
                 Runtime.getRuntime().availableProcessors(), device, 0, maxBatch)) {
             String header = String.format(Locale.ROOT, "# SAM 2.1 memory mode, live %dx%d cameras at 30 frames/s%n%n"
                     + "Model: %s on %s; %d s a row, batches of up to %d frames.%n%n%s", width, height, name,

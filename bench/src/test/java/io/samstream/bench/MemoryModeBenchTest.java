@@ -2,6 +2,7 @@ package io.samstream.bench;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.samstream.config.Device;
@@ -37,6 +38,23 @@ class MemoryModeBenchTest {
             assertTrue(md.startsWith("| 2 | 2 | " + row.published() + " | " + row.dropped() + " | "), md);
             assertEquals(MemoryModeBench.HEADER.split("\n")[0].split("\\|").length, md.split("\\|").length, md);
         }
+    }
+
+    /**
+     * The stand-in model: its calls take the time asked a frame, its discs are made into masks by the engine, and a
+     * time it cannot sleep is refused, naming the option.
+     */
+    @Test
+    @Timeout(120)
+    void aRowWithTheStandInModelMeasuresTheEnginesHostWork() throws Exception {
+        try (StandInSam2 standIn = new StandInSam2(5)) {
+            MemoryModeBench.Row row = MemoryModeBench.run(standIn, 2, 2, 3, 320, 240, 2);
+            assertTrue(row.published() > 0, "frames published: " + row);
+            assertTrue(row.modelMsPerFrame() >= 5, "a call sleeps 5 ms a frame: " + row);
+            assertTrue(row.maskMs() > 0, "the discs were made into masks: " + row);
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new StandInSam2(-1));
+        assertTrue(e.getMessage().contains("--stand-in"), e.getMessage());
     }
 
     @Test
