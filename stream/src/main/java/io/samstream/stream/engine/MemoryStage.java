@@ -162,5 +162,4 @@ final class MemoryStage extends GraphStage<FlowShape<List<Job>, List<Job.Decoded
             }
         };
     }
-
 }
