@@ -78,7 +78,7 @@ if [ "${MEMORY:-0}" = 1 ]; then
     rm -rf /tmp/sam2-engine && mkdir -p /tmp/sam2-engine && tar xJf .device/sam3video/engine.tar.xz -C /tmp/sam2-engine
     ecp=$(ls -d /tmp/sam2-engine/engine/* | tr '\n' ':')
     # ENGINE_FIRST: class folders or jars put ahead of the staged engine's (another build's stream classes, for an
-    # A/B in one call); JVM_ARGS: e.g. a Flight Recorder profile
+    # A/B in one call: tools/device/stage-engine-first.sh REV makes them); JVM_ARGS: e.g. a Flight Recorder profile
     live=${LIVE:-1,4,8} rows=$(( $(echo "${LIVE:-1,4,8}" | tr ',' '\n' | wc -l) * $(echo "${OBJECTS:-1}" | tr ',' '\n' | wc -l) ))
     timeout $(( rows * (${ROW_SECONDS:-60} + 40) + 60 )) "$java" -Xmx48g ${JVM_ARGS:-} -cp "${ENGINE_FIRST:+$ENGINE_FIRST:}$cp$ecp" \
         io.samstream.bench.MemoryModeBench \
