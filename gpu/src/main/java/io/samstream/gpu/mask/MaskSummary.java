@@ -150,6 +150,137 @@ public final class MaskSummary {
             x++;
         }
 
+        /**
+         * The next column as the vertical pass of a bilinear resize makes it: row y is {@code hy[y] * src[a] +
+         * ly[y] * src[b]}, in float, for the run k holding y (rows {@code from[k]} to {@code from[k + 1] - 1} blend
+         * the same two values {@code a = lo[k]}, {@code b = hi[k]}). The bits and counts are those of {@link
+         * #add(float[])} of those rows, but a run whose two values lie, with a margin for the blend's rounding, on one
+         * side of each threshold (0 and +-{@link #STABILITY_OFFSET}) is taken whole without blending its rows: far
+         * from a mask's edge nearly every run is.
+         */
+        public void addBlended(float[] src, int[] from, int[] lo, int[] hi, float[] hy, float[] ly) {
+            if (x == width) {
+                throw new IllegalStateException("all " + width + " columns are in");
+            }
+            if (from[from.length - 1] != height || from[0] != 0) {
+                throw new IllegalArgumentException("runs cover rows " + from[0] + ".." + from[from.length - 1]
+                        + " of a column of " + height);
+            }
+            long[] b = bits;
+            long p0 = (long) x * height;
+            long stableHere = 0;
+            long looseHere = 0;
+            long set = 0;
+            int first = -1;
+            int last = -1;
+            for (int k = 0; k + 1 < from.length; k++) {
+                int r0 = from[k];
+                int r1 = from[k + 1];
+                float c0 = src[lo[k]];
+                float c1 = src[hi[k]];
+                // A blend of c0 and c1 lies within [min, max] widened by its rounding (a few ulps of the larger).
+                float margin = 1e-6f * Math.max(Math.abs(c0), Math.abs(c1)) + 1e-30f;
+                float low = Math.min(c0, c1) - margin;
+                float high = Math.max(c0, c1) + margin;
+                if (uniform(low, high)) {
+                    int n = r1 - r0;
+                    if (low > STABILITY_OFFSET) {
+                        stableHere += n;
+                    }
+                    if (low > -STABILITY_OFFSET) {
+                        looseHere += n;
+                    }
+                    if (low > 0) {
+                        setRange(b, p0 + r0, p0 + r1);
+                        set += n;
+                        if (first < 0) {
+                            first = r0;
+                        }
+                        last = r1 - 1;
+                    }
+                    continue;
+                }
+                for (int y = r0; y < r1; y++) {
+                    float v = hy[y] * c0 + ly[y] * c1;
+                    if (v > STABILITY_OFFSET) {
+                        stableHere++;
+                    }
+                    if (v > -STABILITY_OFFSET) {
+                        looseHere++;
+                    }
+                    if (v > 0) {
+                        long p = p0 + y;
+                        b[(int) (p >>> 6)] |= 1L << (p & 63);
+                        set++;
+                        if (first < 0) {
+                            first = y;
+                        }
+                        last = y;
+                    }
+                }
+            }
+            stable += stableHere;
+            loose += looseHere;
+            if (set > 0) {
+                area += set;
+                x0 = Math.min(x0, x);
+                x1 = x + 1;
+                y0 = Math.min(y0, first);
+                y1 = Math.max(y1, last + 1);
+            }
+            x++;
+        }
+
+        /**
+         * Whether every value in [low, high] is on one side of each threshold (0 and +-{@link #STABILITY_OFFSET}), so
+         * that all of them give the same bits and counts as {@code low}.
+         */
+        public static boolean uniform(float low, float high) {
+            return sideOf(low, high, 0f) && sideOf(low, high, STABILITY_OFFSET) && sideOf(low, high, -STABILITY_OFFSET);
+        }
+
+        /**
+         * The next column, every value of which is on the side of each threshold that {@code v} is ({@link #uniform}).
+         */
+        public void addUniform(float v) {
+            if (x == width) {
+                throw new IllegalStateException("all " + width + " columns are in");
+            }
+            long p0 = (long) x * height;
+            if (v > STABILITY_OFFSET) {
+                stable += height;
+            }
+            if (v > -STABILITY_OFFSET) {
+                loose += height;
+            }
+            if (v > 0) {
+                setRange(bits, p0, p0 + height);
+                area += height;
+                x0 = Math.min(x0, x);
+                x1 = x + 1;
+                y0 = 0;
+                y1 = height;
+            }
+            x++;
+        }
+
+        /** Whether every value in [low, high] is on one side of threshold t ({@code v > t} the same for all). */
+        private static boolean sideOf(float low, float high, float t) {
+            return t < low || high <= t;
+        }
+
+        /** Sets bits [from, to). */
+        private static void setRange(long[] b, long from, long to) {
+            while (from < to) {
+                int word = (int) (from >>> 6);
+                int bit = (int) (from & 63);
+                int n = (int) Math.min(64 - bit, to - from);
+                long mask = n == 64 ? -1L : ((1L << n) - 1) << bit;
+                b[word] |= mask;
+                from += n;
+            }
+        }
+
         /** The summary of the {@code w} columns added. */
         public MaskSummary summary() {
             if (x != width) {

@@ -86,7 +86,10 @@ public final class Resampling {
      * the same order, so the same bits and counts, made column by column in the summary's column-major order
      * ({@link MaskSummary.Columns}). Each output column first blends its two source columns ({@code hx * a + l * b},
      * as {@link #bilinear}), then each row of it blends two of those; nothing is read with a row's stride, and nothing
-     * of the frame's size is allocated but the bits.
+     * of the frame's size is allocated but the bits. Rows that blend the same two values far from every threshold
+     * are counted as a run without blending each ({@link MaskSummary.Columns#addBlended}), and a column whose two
+     * source columns are far from every threshold as a whole: the same bits and counts, at a fraction of the work
+     * for an object that covers a small part of the frame.
      */
     public static MaskSummary bilinearSummary(float[] x, int h, int w, int oh, int ow) {
         LinearTaps rows = LinearTaps.of(h, oh);
@@ -98,21 +101,53 @@ public final class Resampling {
         for (int oy = 0; oy < oh; oy++) {
             hy[oy] = 1f - ly[oy];
         }
+        // The output rows in runs that blend the same two source rows (about oh / h rows each when upscaling).
+        int runs = 0;
+        int[] from = new int[oh + 1];
+        int[] lo = new int[oh];
+        int[] hi = new int[oh];
+        for (int oy = 0; oy < oh; oy++) {
+            if (oy == 0 || y0[oy] != lo[runs - 1] || y1[oy] != hi[runs - 1]) {
+                from[runs] = oy;
+                lo[runs] = y0[oy];
+                hi[runs] = y1[oy];
+                runs++;
+            }
+        }
+        from[runs] = oh;
+        from = java.util.Arrays.copyOf(from, runs + 1);
+        // Each source column's extremes: an output column blends two source columns, so its values lie between
+        // theirs (widened by two blends' rounding); one that lies on one side of every threshold is not blended.
+        float[] colMin = new float[w];
+        float[] colMax = new float[w];
+        for (int j = 0; j < w; j++) {
+            float mn = x[j];
+            float mx = x[j];
+            for (int i = 1; i < h; i++) {
+                mn = Math.min(mn, x[i * w + j]);
+                mx = Math.max(mx, x[i * w + j]);
+            }
+            colMin[j] = mn;
+            colMax[j] = mx;
+        }
         float[] column = new float[h];
-        float[] out = new float[oh];
         MaskSummary.Columns summary = new MaskSummary.Columns(oh, ow);
         for (int ox = 0; ox < ow; ox++) {
             int a = cols.lo()[ox];
             int b = cols.hi()[ox];
+            float mn = Math.min(colMin[a], colMin[b]);
+            float mx = Math.max(colMax[a], colMax[b]);
+            float margin = 1e-6f * Math.max(Math.abs(mn), Math.abs(mx)) + 1e-30f;
+            if (MaskSummary.Columns.uniform(mn - margin, mx + margin)) {
+                summary.addUniform(mn - margin);
+                continue;
+            }
             float l = cols.weight()[ox];
             float hx = 1f - l;
             for (int i = 0; i < h; i++) {
                 column[i] = hx * x[i * w + a] + l * x[i * w + b];
             }
-            for (int oy = 0; oy < oh; oy++) {
-                out[oy] = hy[oy] * column[y0[oy]] + ly[oy] * column[y1[oy]];
-            }
-            summary.add(out);
+            summary.addBlended(column, from, lo, hi, hy, ly);
         }
         return summary.summary();
     }

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link ObjectResult#summary} (the fused {@link Resampling#bilinearSummary}) against the summary of the resized logits
  * it stands for: the same bits, area, box and stability counts, up- and downscaled, on odd sizes, on a mask touching
- * the edges, on a mask with a hole, and on an empty one.
+ * the edges, on a mask with a hole, on an empty one, and on logits at and around the thresholds (0 and +-1, a float
+ * step either side, subnormals, huge values, NaN and infinities), where rows taken as a whole run must still come out
+ * as blending each would.
  */
 class ObjectResultSummaryTest {
     private static final int SIDE = 32;
@@ -21,7 +23,7 @@ class ObjectResultSummaryTest {
         Random random = new Random(7);
         int[][] sizes = {{1080, 1920}, {96, 128}, {17, 45}, {31, 7}, {1, 1}, {32, 32}, {2160, 3840}};
         for (int[] hw : sizes) {
-            for (int kind = 0; kind < 4; kind++) {
+            for (int kind = 0; kind < 8; kind++) {
                 float[] low = logits(kind, random);
                 ObjectResult r = new ObjectResult(1, low, SIDE, 1f, new float[4], false);
                 MaskSummary expected = MaskSummary.of(r.logits(hw[0], hw[1]), hw[0], hw[1]);
@@ -47,9 +49,44 @@ class ObjectResultSummaryTest {
         assertArrayEquals(new int[4], empty.summary(96, 128).box());
     }
 
-    /** 0: noise around 0; 1: a disc touching the top-left edge; 2: a ring (a hole); 3: empty (all -1024). */
+    /** Values at and next to the summary's thresholds, and the odd ones a blend must not be trusted with. */
+    private static final float[] EDGES = {0f, -0f, 1f, -1f, Math.nextUp(0f), Math.nextDown(0f), Math.nextUp(1f),
+        Math.nextDown(1f), Math.nextUp(-1f), Math.nextDown(-1f), 1e-40f, -1e-40f, 1e30f, -1e30f, 3f, -3f};
+
+    /**
+     * 0: noise around 0; 1: a disc touching the top-left edge; 2: a ring (a hole); 3: empty (all -1024); 4: blocks of
+     * 4 x 4 cells each holding one of {@link #EDGES} (equal neighbours right at a threshold); 5: cells drawn from
+     * {@link #EDGES} one by one, with a NaN and infinities among them; 6: +5 but for a disc of -5 (whole columns
+     * set); 7: pairs of columns of one value of {@link #EDGES} each (whole columns right at a threshold).
+     */
     private static float[] logits(int kind, Random random) {
         float[] x = new float[SIDE * SIDE];
+        if (kind == 6 || kind == 7) {
+            for (int y = 0; y < SIDE; y++) {
+                for (int i = 0; i < SIDE; i++) {
+                    x[y * SIDE + i] = kind == 7 ? EDGES[(i / 2) % EDGES.length]
+                            : Math.hypot(y - 16, i - 16) < 5 ? -5f : 5f;
+                }
+            }
+            return x;
+        }
+        if (kind == 4) {
+            for (int y = 0; y < SIDE; y++) {
+                for (int i = 0; i < SIDE; i++) {
+                    x[y * SIDE + i] = EDGES[((y / 4) * (SIDE / 4) + i / 4) % EDGES.length];
+                }
+            }
+            return x;
+        }
+        if (kind == 5) {
+            for (int k = 0; k < x.length; k++) {
+                x[k] = EDGES[random.nextInt(EDGES.length)];
+            }
+            x[5] = Float.NaN;
+            x[SIDE * 7 + 3] = Float.POSITIVE_INFINITY;
+            x[SIDE * 20 + 30] = Float.NEGATIVE_INFINITY;
+            return x;
+        }
         for (int y = 0; y < SIDE; y++) {
             for (int i = 0; i < SIDE; i++) {
                 double d = Math.hypot(y - 10, i - 12);
