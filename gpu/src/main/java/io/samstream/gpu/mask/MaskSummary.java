@@ -96,6 +96,13 @@ public final class MaskSummary {
         private int y0;
         private int x1;
         private int y1;
+        /** The column being added: its counts and first and last set row so far, and room for its blended rows. */
+        private long colStable;
+        private long colLoose;
+        private long colSet;
+        private int colFirst;
+        private int colLast;
+        private final float[] scratch;
 
         public Columns(int h, int w) {
             if (h <= 0 || w <= 0) {
@@ -104,50 +111,16 @@ public final class MaskSummary {
             height = h;
             width = w;
             bits = new long[(int) (((long) h * w + 63) >>> 6)];
+            scratch = new float[h];
             x0 = w;
             y0 = h;
         }
 
         /** The next column's logits, top to bottom (its first {@code h} values). */
         public void add(float[] column) {
-            if (x == width) {
-                throw new IllegalStateException("all " + width + " columns are in");
-            }
-            long[] b = bits;
-            int h = height;
-            long p = (long) x * h;
-            long stableHere = 0;
-            long looseHere = 0;
-            long set = 0;
-            int first = -1;
-            int last = -1;
-            for (int y = 0; y < h; y++, p++) {
-                float v = column[y];
-                if (v > STABILITY_OFFSET) {
-                    stableHere++;
-                }
-                if (v > -STABILITY_OFFSET) {
-                    looseHere++;
-                }
-                if (v > 0) {
-                    b[(int) (p >>> 6)] |= 1L << (p & 63);
-                    set++;
-                    if (first < 0) {
-                        first = y;
-                    }
-                    last = y;
-                }
-            }
-            stable += stableHere;
-            loose += looseHere;
-            if (set > 0) {
-                area += set;
-                x0 = Math.min(x0, x);
-                x1 = x + 1;
-                y0 = Math.min(y0, first);
-                y1 = Math.max(y1, last + 1);
-            }
-            x++;
+            beginColumn();
+            values(column, 0, height);
+            endColumn();
         }
 
         /**
@@ -159,20 +132,15 @@ public final class MaskSummary {
          * from a mask's edge nearly every run is.
          */
         public void addBlended(float[] src, int[] from, int[] lo, int[] hi, float[] hy, float[] ly) {
-            if (x == width) {
-                throw new IllegalStateException("all " + width + " columns are in");
-            }
             if (from[from.length - 1] != height || from[0] != 0) {
                 throw new IllegalArgumentException("runs cover rows " + from[0] + ".." + from[from.length - 1]
                         + " of a column of " + height);
             }
-            long[] b = bits;
-            long p0 = (long) x * height;
-            long stableHere = 0;
-            long looseHere = 0;
-            long set = 0;
-            int first = -1;
-            int last = -1;
+            beginColumn();
+            // Consecutive whole runs on the same sides of the thresholds are taken as one.
+            int runFrom = 0;
+            float runValue = 0f;
+            int runSides = -1;
             for (int k = 0; k + 1 < from.length; k++) {
                 int r0 = from[k];
                 int r1 = from[k + 1];
@@ -181,54 +149,40 @@ public final class MaskSummary {
                 // A blend of c0 and c1 lies within [min, max] widened by its rounding (a few ulps of the larger).
                 float margin = 1e-6f * Math.max(Math.abs(c0), Math.abs(c1)) + 1e-30f;
                 float low = Math.min(c0, c1) - margin;
-                float high = Math.max(c0, c1) + margin;
-                if (uniform(low, high)) {
-                    int n = r1 - r0;
-                    if (low > STABILITY_OFFSET) {
-                        stableHere += n;
-                    }
-                    if (low > -STABILITY_OFFSET) {
-                        looseHere += n;
-                    }
-                    if (low > 0) {
-                        setRange(b, p0 + r0, p0 + r1);
-                        set += n;
-                        if (first < 0) {
-                            first = r0;
+                if (uniform(low, Math.max(c0, c1) + margin)) {
+                    int sides = sides(low);
+                    if (sides != runSides) {
+                        if (runSides >= 0) {
+                            run(runFrom, r0, runValue);
                         }
-                        last = r1 - 1;
+                        runFrom = r0;
+                        runValue = low;
+                        runSides = sides;
                     }
                     continue;
                 }
-                for (int y = r0; y < r1; y++) {
-                    float v = hy[y] * c0 + ly[y] * c1;
-                    if (v > STABILITY_OFFSET) {
-                        stableHere++;
-                    }
-                    if (v > -STABILITY_OFFSET) {
-                        looseHere++;
-                    }
-                    if (v > 0) {
-                        long p = p0 + y;
-                        b[(int) (p >>> 6)] |= 1L << (p & 63);
-                        set++;
-                        if (first < 0) {
-                            first = y;
-                        }
-                        last = y;
-                    }
+                if (runSides >= 0) {
+                    run(runFrom, r0, runValue);
+                    runSides = -1;
                 }
+                for (int y = r0; y < r1; y++) {
+                    scratch[y] = hy[y] * c0 + ly[y] * c1;
+                }
+                values(scratch, r0, r1);
             }
-            stable += stableHere;
-            loose += looseHere;
-            if (set > 0) {
-                area += set;
-                x0 = Math.min(x0, x);
-                x1 = x + 1;
-                y0 = Math.min(y0, first);
-                y1 = Math.max(y1, last + 1);
+            if (runSides >= 0) {
+                run(runFrom, height, runValue);
             }
-            x++;
+            endColumn();
+        }
+
+        /**
+         * The next column, every value of which is on the side of each threshold that {@code v} is ({@link #uniform}).
+         */
+        public void addUniform(float v) {
+            beginColumn();
+            run(0, height, v);
+            endColumn();
         }
 
         /**
@@ -239,27 +193,84 @@ public final class MaskSummary {
             return sideOf(low, high, 0f) && sideOf(low, high, STABILITY_OFFSET) && sideOf(low, high, -STABILITY_OFFSET);
         }
 
-        /**
-         * The next column, every value of which is on the side of each threshold that {@code v} is ({@link #uniform}).
-         */
-        public void addUniform(float v) {
+        /** Which side of each threshold {@code v} is on, as bits (+1, 0, -1). */
+        private static int sides(float v) {
+            return (v > STABILITY_OFFSET ? 4 : 0) | (v > 0 ? 2 : 0) | (v > -STABILITY_OFFSET ? 1 : 0);
+        }
+
+        private void beginColumn() {
             if (x == width) {
                 throw new IllegalStateException("all " + width + " columns are in");
             }
-            long p0 = (long) x * height;
+            colStable = 0;
+            colLoose = 0;
+            colSet = 0;
+            colFirst = -1;
+            colLast = -1;
+        }
+
+        /** Rows {@code from..to-1} of the column with the logits {@code v[from..to-1]}: the thresholding rule. */
+        private void values(float[] v, int from, int to) {
+            long[] b = bits;
+            long p = (long) x * height + from;
+            long stableHere = 0;
+            long looseHere = 0;
+            long set = 0;
+            int first = -1;
+            int last = -1;
+            for (int y = from; y < to; y++, p++) {
+                float value = v[y];
+                if (value > STABILITY_OFFSET) {
+                    stableHere++;
+                }
+                if (value > -STABILITY_OFFSET) {
+                    looseHere++;
+                }
+                if (value > 0) {
+                    b[(int) (p >>> 6)] |= 1L << (p & 63);
+                    set++;
+                    if (first < 0) {
+                        first = y;
+                    }
+                    last = y;
+                }
+            }
+            colStable += stableHere;
+            colLoose += looseHere;
+            if (set > 0) {
+                colSet += set;
+                colFirst = colFirst < 0 ? first : colFirst;
+                colLast = last;
+            }
+        }
+
+        /** Rows {@code from..to-1} of the column, all on the side of each threshold that {@code v} is. */
+        private void run(int from, int to, float v) {
+            int n = to - from;
             if (v > STABILITY_OFFSET) {
-                stable += height;
+                colStable += n;
             }
             if (v > -STABILITY_OFFSET) {
-                loose += height;
+                colLoose += n;
             }
             if (v > 0) {
-                setRange(bits, p0, p0 + height);
-                area += height;
+                long p0 = (long) x * height;
+                setRange(bits, p0 + from, p0 + to);
+                colSet += n;
+                colFirst = colFirst < 0 ? from : colFirst;
+                colLast = to - 1;
+            }
+        }
+
+        private void endColumn() {
+            stable += colStable;
+            loose += colLoose;
+            if (colSet > 0) {
+                area += colSet;
                 x0 = Math.min(x0, x);
                 x1 = x + 1;
-                y0 = 0;
-                y1 = height;
+                y0 = Math.min(y0, colFirst);
+                y1 = Math.max(y1, colLast + 1);
             }
             x++;
         }
