@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  *   <li>a new generation (a reset) or a new frame size starts every object over;</li>
  *   <li>an object whose object score says it is not visible, or whose mask at the frame's size is empty, is
  *       listed in {@code hidden}; an object back from hidden (hidden on the frame before, not prompted on this one)
- *       whose mask lies more than {@value #ON_ANOTHER} under a mask shown or claimed on this frame has slid onto
- *       that object and stays hidden too (see claims below); after
+ *       whose mask lies more than {@value MaskClaims#ON_ANOTHER} under a mask shown or claimed on this frame has slid
+ *       onto that object and stays hidden too (see claims below); after
  *       {@code hiddenLostAfter} such frames in a row it is lost ({@link HiddenObjects}): listed once in
  *       {@code lost};</li>
  *   <li>a lost object keeps its memory for {@code forgetAfter} more frames ({@code memory-forget-after}) and the
@@ -49,8 +49,8 @@ import org.slf4j.LoggerFactory;
  *       are not published meanwhile (it is in neither {@code objects} nor {@code hidden}). When its object score
  *       says visible on {@code foundAfter} frames in a row ({@code memory-found-after}), each time with a
  *       non-empty mask clear of every mask shown or claimed before it on that frame (neither mask more than {@value
- *       #FOUND_MAX_OVERLAP} under the other: it never takes another object's region), it is <b>found again</b>:
- *       published from that frame on under its id and prompt revision, counted as kalman mode counts a
+ *       MaskClaims#FOUND_MAX_OVERLAP} under the other: it never takes another object's region), it is <b>found
+ *       again</b>: published from that frame on under its id and prompt revision, counted as kalman mode counts a
  *       re-identified object ({@link TrackingMeters#reidentified}). After {@code forgetAfter}
  *       frames without being found its memory is dropped for good ({@link Sam2Tracking.StreamTracker#remove}:
  *       on the GPU its bank is freed), so memory per stream stays bounded; it is not tracked again until its
@@ -84,10 +84,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class MemoryTracker implements StreamTracker {
     private static final Logger log = LoggerFactory.getLogger(MemoryTracker.class);
-    /** A lost object's mask more than this share of which is another published mask, or the other way, is not clear. */
-    static final double FOUND_MAX_OVERLAP = 0.3;
-    /** An object back from hidden with more than this share of its mask under another shown mask stays hidden. */
-    static final double ON_ANOTHER = 0.5;
 
     private final String stream;
     private final Sam2Tracking model;
@@ -453,11 +449,11 @@ public final class MemoryTracker implements StreamTracker {
         claims.sort(Comparator.comparingDouble((Claim c) -> -c.result().objectScore()));
         for (Claim c : claims) {
             if (c.lost() == null) {
-                o.observe(c.id(), c.result(), c.mask(), !onAnother(c.mask(), o.taken));
+                o.observe(c.id(), c.result(), c.mask(), !MaskClaims.onAnother(c.mask(), o.taken));
                 continue;
             }
             Remembered k = c.lost();
-            boolean seen = clearOf(c.mask(), o.taken);
+            boolean seen = MaskClaims.clearOf(c.mask(), o.taken);
             k.seenInARow = seen ? k.seenInARow + 1 : 0;
             if (!seen) {
                 continue;
@@ -551,44 +547,6 @@ public final class MemoryTracker implements StreamTracker {
                 }
             }
         }
-    }
-
-    /**
-     * Whether more than {@value #ON_ANOTHER} of {@code m} lies under one of {@code others}: an object back from
-     * hidden with such a mask has slid onto another object (kalman mode's "jumped"), not come out.
-     */
-    static boolean onAnother(MaskSummary m, List<MaskSummary> others) {
-        long[] a = m.columnMajorBits();
-        for (MaskSummary o : others) {
-            if (intersection(a, o) > ON_ANOTHER * m.area()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static long intersection(long[] a, MaskSummary o) {
-        long[] b = o.columnMajorBits();
-        long inter = 0;
-        for (int i = 0; i < a.length; i++) {
-            inter += Long.bitCount(a[i] & b[i]);
-        }
-        return inter;
-    }
-
-    /**
-     * Whether {@code m} lies clear of every mask in {@code others}: neither more than {@value #FOUND_MAX_OVERLAP}
-     * under the other.
-     */
-    static boolean clearOf(MaskSummary m, List<MaskSummary> others) {
-        long[] a = m.columnMajorBits();
-        for (MaskSummary o : others) {
-            long inter = intersection(a, o);
-            if (inter > FOUND_MAX_OVERLAP * m.area() || inter > FOUND_MAX_OVERLAP * o.area()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**

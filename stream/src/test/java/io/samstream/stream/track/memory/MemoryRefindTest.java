@@ -226,14 +226,14 @@ class MemoryRefindTest {
     @Test
     void clearMeansNeitherMaskMostlyUnderTheOther() {
         MaskSummary a = MaskSummary.of(logits(0, 0, 10, 10), 20, 20);
-        assertTrue(MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(10, 10, 20, 20), 20, 20))), "apart");
-        assertTrue(MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(8, 0, 20, 10), 20, 20))), "20 % overlap");
-        assertTrue(!MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(6, 0, 20, 10), 20, 20))), "40 %");
-        assertTrue(!MemoryTracker.clearOf(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
+        assertTrue(MaskClaims.clearOf(a, List.of(MaskSummary.of(logits(10, 10, 20, 20), 20, 20))), "apart");
+        assertTrue(MaskClaims.clearOf(a, List.of(MaskSummary.of(logits(8, 0, 20, 10), 20, 20))), "20 % overlap");
+        assertTrue(!MaskClaims.clearOf(a, List.of(MaskSummary.of(logits(6, 0, 20, 10), 20, 20))), "40 %");
+        assertTrue(!MaskClaims.clearOf(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
                 "a small mask wholly under it");
-        assertTrue(MemoryTracker.onAnother(MaskSummary.of(logits(2, 2, 4, 4), 20, 20), List.of(a)), "wholly on it");
-        assertTrue(!MemoryTracker.onAnother(MaskSummary.of(logits(6, 0, 20, 10), 20, 20), List.of(a)), "2/7 on it");
-        assertTrue(!MemoryTracker.onAnother(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
+        assertTrue(MaskClaims.onAnother(MaskSummary.of(logits(2, 2, 4, 4), 20, 20), List.of(a)), "wholly on it");
+        assertTrue(!MaskClaims.onAnother(MaskSummary.of(logits(6, 0, 20, 10), 20, 20), List.of(a)), "2/7 on it");
+        assertTrue(!MaskClaims.onAnother(a, List.of(MaskSummary.of(logits(2, 2, 4, 4), 20, 20))),
                 "a small mask under it takes little of it");
     }
 
